@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The command layer: option parsing, messages and output.  Exit codes and
+ * message formats are defined here and nowhere else.
+ */
+#ifndef XIPTOOL_CMD_H
+#define XIPTOOL_CMD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <popt.h>
+
+#include "xip.h"
+
+/* Exit codes, the same for every subcommand. */
+enum {
+	EXIT_OK = 0,		/* success */
+	EXIT_PROBLEMS = 1,	/* the check ran and found problems */
+	EXIT_USAGE = 2,		/* usage error */
+	EXIT_RUNTIME = 3,	/* I/O, corrupt or unsupported input, permission */
+	EXIT_CANNOT_EXEC = 126,	/* exec: found but cannot be executed */
+	EXIT_NOT_FOUND = 127,	/* exec: not found */
+};
+
+#define XIP_COMMAND(name, summary) int cmd_##name(int argc, const char **argv);
+#include "commands.h"
+#undef XIP_COMMAND
+
+/* Global options. */
+extern int opt_verbose;
+extern int opt_quiet;
+
+/*
+ * The command being run, for messages: "xiptool <cmd>: <object>: <reason>".
+ */
+extern const char *cmd_name;
+
+void msg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void msg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void msg_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print the library's error record (which names the object) and return
+ * the exit code for @err. */
+int msg_lib_error(int err);
+/* Exit code for a negative errno from the library. */
+int exit_code_for(int err);
+
+/*
+ * Option parsing for a subcommand.  cmd_parse() handles --help/--usage,
+ * reports bad options (exit 2) and returns the leftover arguments, which
+ * must number between @min_args and @max_args (-1: no limit).
+ * Returns EXIT_OK, or an exit code to return at once (help shown: -1).
+ */
+struct cmd_args {
+	poptContext pc;
+	const char **argv;	/* leftover arguments (NULL-terminated) */
+	int argc;
+	const char **argv0;	/* private: argv with the program name */
+	char prog[64];
+};
+#define CMD_HELP_SHOWN (-1)
+int cmd_parse(int argc, const char **argv, const struct poptOption *options,
+	      const char *usage, int min_args, int max_args,
+	      struct cmd_args *args);
+void cmd_args_free(struct cmd_args *args);
+/* A usage error: one line, then "Try ..."; returns EXIT_USAGE. */
+int cmd_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Parse a size argument (K/M/G/T suffixes); usage error on failure. */
+int cmd_parse_size(const char *what, const char *text, uint64_t *bytes);
+
+/* Include in every option table, after the command's own options. */
+#define CMD_HELP_OPTIONS \
+	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, poptHelpOptions, 0, \
+	  "Help options:", NULL }
+
+/*
+ * Key/value output ("Block size:  4096", or one JSON object through
+ * libsmartcols).
+ */
+struct kv;
+struct kv *kv_new(const char *json_name);
+void kv_str(struct kv *kv, const char *label, const char *key, const char *val);
+void kv_u64(struct kv *kv, const char *label, const char *key, uint64_t val);
+void kv_bool(struct kv *kv, const char *label, const char *key, bool val);
+int kv_print(struct kv *kv, bool json);
+void kv_free(struct kv *kv);
+
+#endif

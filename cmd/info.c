@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * xiptool info: identify an image and describe its geometry and XIP
+ * capability.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "cmd.h"
+
+static const char info_usage[] = "[--json] IMAGE";
+
+static void info_fill(struct kv *kv, const char *spec,
+		      const struct xip_image_info *in)
+{
+	kv_str(kv, "Image", "image", spec);
+	kv_str(kv, "Type", "type", in->fstype);
+	kv_u64(kv, "Size", "size", in->size);
+	kv_u64(kv, "Block size", "block-size", in->block_size);
+	kv_u64(kv, "Page size", "page-size", in->page_size);
+	kv_bool(kv, "XIP capable", "xip-capable", in->xip_capable);
+	if (!in->xip_capable)
+		kv_str(kv, "Not XIP capable because", "xip-reason",
+		       in->xip_reason);
+	kv_u64(kv, "Groups", "groups", in->groups);
+	kv_u64(kv, "Blocks", "blocks", in->blocks);
+	kv_u64(kv, "Blocks used", "blocks-used", in->blocks - in->blocks_free);
+	kv_u64(kv, "Blocks free", "blocks-free", in->blocks_free);
+	kv_u64(kv, "Blocks reserved", "blocks-reserved", in->blocks_reserved);
+	kv_u64(kv, "Inodes", "inodes", in->inodes);
+	kv_u64(kv, "Inodes used", "inodes-used", in->inodes - in->inodes_free);
+	kv_u64(kv, "Inodes free", "inodes-free", in->inodes_free);
+	kv_str(kv, "Label", "label", in->label);
+	kv_str(kv, "UUID", "uuid", in->uuid);
+	kv_str(kv, "State", "state",
+	       (in->state & EXT2_ERROR_FS) ? "errors" :
+	       (in->state & EXT2_VALID_FS) ? "clean" : "not clean");
+}
+
+int cmd_info(int argc, const char **argv)
+{
+	struct xip_image_info in;
+	struct xip_segment *seg;
+	struct xip_image *img;
+	struct cmd_args args;
+	const char *spec;
+	char fstype[64];
+	int json = 0, rc, ret;
+	struct kv *kv;
+	const struct poptOption options[] = {
+		{ "json", 'J', POPT_ARG_NONE, &json, 0,
+		  "print the result as JSON", NULL },
+		CMD_HELP_OPTIONS,
+		POPT_TABLEEND
+	};
+
+	rc = cmd_parse(argc, argv, options, info_usage, 1, 1, &args);
+	if (rc)
+		return rc;
+	spec = args.argv[0];
+	ret = segment_open(spec, 0, &seg);
+	if (!ret) {
+		ret = xip_identify(seg, fstype, sizeof(fstype));
+		if (ret == -ENODATA)
+			ret = 0;	/* let the superblock check say why */
+		if (ret)
+			segment_close(seg);
+	}
+	if (!ret)
+		ret = xip_image_open_segment(seg, 0, &img);
+	if (ret) {
+		rc = msg_lib_error(ret);
+		cmd_args_free(&args);
+		return rc;
+	}
+	xip_image_info(img, &in);
+	kv = kv_new("image");
+	info_fill(kv, spec, &in);
+	rc = kv_print(kv, json) ? EXIT_RUNTIME : EXIT_OK;
+	kv_free(kv);
+	xip_image_close(img);
+	cmd_args_free(&args);
+	return rc;
+}

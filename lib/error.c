@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The error record: a negative errno plus a message with the context of
+ * the failure, kept per thread.  Also a few small parsing helpers.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <et/com_err.h>
+
+#include "xip.h"
+
+static __thread char err_msg[XIP_ERRMSG_MAX];
+static __thread int err_code;
+
+const char *xip_errmsg(void)
+{
+	return err_msg;
+}
+
+int xip_errcode(void)
+{
+	return err_code;
+}
+
+void xip_error_clear(void)
+{
+	err_msg[0] = '\0';
+	err_code = 0;
+}
+
+int xip_verror(int err, const char *fmt, va_list ap)
+{
+	err_code = err;
+	vsnprintf(err_msg, sizeof(err_msg), fmt, ap);
+	return err;
+}
+
+int xip_error(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	xip_verror(err, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+int xip_errno_from_ext2(errcode_t code)
+{
+	if (code > 0 && code < 4096)
+		return (int)-code;
+	switch (code) {
+	case EXT2_ET_NO_MEMORY:
+		return -ENOMEM;
+	case EXT2_ET_RO_FILSYS:
+		return -EROFS;
+	case EXT2_ET_BLOCK_ALLOC_FAIL:
+	case EXT2_ET_INODE_ALLOC_FAIL:
+	case EXT2_ET_DIR_NO_SPACE:
+	case EXT2_ET_TOOSMALL:
+		return -ENOSPC;
+	case EXT2_ET_FILE_NOT_FOUND:
+		return -ENOENT;
+	case EXT2_ET_FILE_TOO_BIG:
+		return -EFBIG;
+	case EXT2_ET_NO_DIRECTORY:
+		return -ENOTDIR;
+	case EXT2_ET_DIR_EXISTS:
+		return -EEXIST;
+	case EXT2_ET_SHORT_READ:
+	case EXT2_ET_SHORT_WRITE:
+		return -EIO;
+	case EXT2_ET_UNSUPP_FEATURE:
+	case EXT2_ET_RO_UNSUPP_FEATURE:
+	case EXT2_ET_UNIMPLEMENTED:
+		return -EOPNOTSUPP;
+	default:
+		return -EUCLEAN;
+	}
+}
+
+int xip_error_ext2(errcode_t code, const char *fmt, ...)
+{
+	char ctx[XIP_ERRMSG_MAX];
+	const char *what = error_message(code);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ctx, sizeof(ctx), fmt, ap);
+	va_end(ap);
+	/* libext2fs messages start with a capital; ours are lower case */
+	return xip_error(xip_errno_from_ext2(code), "%s%s%c%s", ctx,
+			 ctx[0] ? ": " : "", what ? tolower((unsigned char)what[0]) : '?',
+			 what && what[0] ? what + 1 : "");
+}
+
+int xip_parse_size(const char *text, uint64_t *bytes)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	if (!text || !*text || !isdigit((unsigned char)*text))
+		return xip_error(-EINVAL, "invalid size '%s'", text ? text : "");
+	errno = 0;
+	v = strtoull(text, &end, 0);
+	if (errno)
+		return xip_error(-ERANGE, "size '%s' is too large", text);
+	switch (toupper((unsigned char)*end)) {
+	case '\0':
+		break;
+	case 'K':
+		shift = 10;
+		break;
+	case 'M':
+		shift = 20;
+		break;
+	case 'G':
+		shift = 30;
+		break;
+	case 'T':
+		shift = 40;
+		break;
+	default:
+		return xip_error(-EINVAL, "invalid size '%s'", text);
+	}
+	if (*end) {
+		end++;
+		/* accept K, KB, KiB and the like */
+		if (*end == 'i' || *end == 'I')
+			end++;
+		if (*end == 'B' || *end == 'b')
+			end++;
+		if (*end)
+			return xip_error(-EINVAL, "invalid size '%s'", text);
+	}
+	if (shift && v > (UINT64_MAX >> shift))
+		return xip_error(-ERANGE, "size '%s' is too large", text);
+	*bytes = (uint64_t)v << shift;
+	return 0;
+}
+
+long xip_host_page_size(void)
+{
+	static long page;
+
+	if (!page)
+		page = sysconf(_SC_PAGESIZE);
+	return page;
+}

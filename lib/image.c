@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Images: an ext2 file system on a segment, opened through the segment
+ * io_manager.  The superblock is checked against the segment before
+ * libext2fs is trusted with it; XIP capability is reported here.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <blkid.h>
+
+#include "xip.h"
+
+#define SB_OFFSET 1024
+#define LOCK_TIMEOUT_MS 5000
+
+static uint64_t sb_blocks_count(const struct ext2_super_block *sb)
+{
+	uint64_t n = sb->s_blocks_count;
+
+	if (sb->s_feature_incompat & EXT4_FEATURE_INCOMPAT_64BIT)
+		n |= (uint64_t)sb->s_blocks_count_hi << 32;
+	return n;
+}
+
+/*
+ * The checks the kernel makes in ext2_fill_super() before it trusts the
+ * geometry, plus the image size against the block count, which libext2fs
+ * does not compare.  This also bounds every allocation libext2fs makes
+ * from superblock fields by the size of the image.
+ */
+static int check_superblock(struct xip_segment *seg)
+{
+	const struct ext2_super_block *sb;
+	uint64_t blocks, bs, groups;
+	const char *p = seg->path;
+
+	if (segment_range(seg, SB_OFFSET, sizeof(*sb), (void **)&sb))
+		return xip_error(-EUCLEAN,
+				 "%s: too small to hold an ext2 superblock (%" PRIu64 " bytes)",
+				 p, seg->size);
+	if (sb->s_magic != EXT2_SUPER_MAGIC)
+		return xip_error(-EUCLEAN,
+				 "%s: no ext2 superblock (bad magic 0x%04x)", p,
+				 sb->s_magic);
+	if (sb->s_log_block_size > EXT2_MAX_BLOCK_LOG_SIZE - EXT2_MIN_BLOCK_LOG_SIZE)
+		return xip_error(-EUCLEAN,
+				 "%s: superblock: invalid block size (log %u)",
+				 p, sb->s_log_block_size);
+	bs = (uint64_t)EXT2_MIN_BLOCK_SIZE << sb->s_log_block_size;
+	blocks = sb_blocks_count(sb);
+	if (sb->s_first_data_block != (bs == 1024 ? 1u : 0u) &&
+	    sb->s_first_data_block != 0)
+		return xip_error(-EUCLEAN,
+				 "%s: superblock: invalid first data block %u",
+				 p, sb->s_first_data_block);
+	if (blocks <= sb->s_first_data_block)
+		return xip_error(-EUCLEAN,
+				 "%s: superblock: invalid block count %" PRIu64,
+				 p, blocks);
+	if (blocks > seg->size / bs)
+		return xip_error(-EUCLEAN,
+				 "%s: superblock claims %" PRIu64 " blocks of %" PRIu64
+				 " bytes but the image holds only %" PRIu64 " bytes",
+				 p, blocks, bs, seg->size);
+	if (sb->s_blocks_per_group < 8 || sb->s_blocks_per_group > 8 * bs ||
+	    sb->s_blocks_per_group % 8)
+		return xip_error(-EUCLEAN,
+				 "%s: superblock: invalid blocks per group %u",
+				 p, sb->s_blocks_per_group);
+	groups = (blocks - sb->s_first_data_block + sb->s_blocks_per_group - 1) /
+		 sb->s_blocks_per_group;
+	if (sb->s_inodes_per_group == 0 || sb->s_inodes_per_group > 8 * bs ||
+	    (uint64_t)sb->s_inodes_per_group * groups != sb->s_inodes_count)
+		return xip_error(-EUCLEAN,
+				 "%s: superblock: invalid inode count %u (%u per group, %" PRIu64 " groups)",
+				 p, sb->s_inodes_count, sb->s_inodes_per_group,
+				 groups);
+	if (sb->s_rev_level > EXT2_DYNAMIC_REV)
+		return xip_error(-EOPNOTSUPP,
+				 "%s: superblock: unsupported revision %u", p,
+				 sb->s_rev_level);
+	if (sb->s_rev_level == EXT2_DYNAMIC_REV &&
+	    (sb->s_inode_size < EXT2_GOOD_OLD_INODE_SIZE ||
+	     sb->s_inode_size > bs ||
+	     (sb->s_inode_size & (sb->s_inode_size - 1))))
+		return xip_error(-EUCLEAN,
+				 "%s: superblock: invalid inode size %u", p,
+				 sb->s_inode_size);
+	return 0;
+}
+
+static int open_fs(struct xip_image *img, int flags)
+{
+	int eflags = EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS;
+	errcode_t err;
+
+	if (flags & XIP_IMG_WRITE)
+		eflags |= EXT2_FLAG_RW;
+	err = ext2fs_open2(img->chan_name, NULL, eflags, 0, 0, xip_io_manager,
+			   &img->fs);
+	if (err) {
+		img->fs = NULL;
+		return xip_error_ext2(err, "%s", img->seg->path);
+	}
+	if (!(flags & XIP_IMG_FORCE)) {
+		err = ext2fs_check_desc(img->fs);
+		if (err)
+			return xip_error_ext2(err, "%s: group descriptors",
+					      img->seg->path);
+	}
+	img->block_size = img->fs->blocksize;
+	return 0;
+}
+
+int xip_image_open_segment(struct xip_segment *seg, int flags,
+			   struct xip_image **imgp)
+{
+	struct xip_image *img;
+	int ret;
+
+	*imgp = NULL;
+	if ((flags & XIP_IMG_WRITE) && !seg->writable) {
+		segment_close(seg);
+		return xip_error(-EROFS, "%s: opened read-only", seg->path);
+	}
+	img = calloc(1, sizeof(*img));
+	if (!img) {
+		segment_close(seg);
+		return xip_error(-ENOMEM, "out of memory");
+	}
+	img->seg = seg;
+	img->writable = flags & XIP_IMG_WRITE;
+	ret = 0;
+	if (!(flags & XIP_IMG_NOLOCK))
+		ret = segment_lock(seg, img->writable, LOCK_TIMEOUT_MS);
+	if (!ret)
+		ret = check_superblock(seg);
+	if (!ret)
+		ret = xipio_register(seg, img->chan_name, sizeof(img->chan_name));
+	if (!ret)
+		ret = open_fs(img, flags);
+	if (ret) {
+		int saved = xip_errcode();
+		char msg[XIP_ERRMSG_MAX];
+
+		snprintf(msg, sizeof(msg), "%s", xip_errmsg());
+		img->writable = false;	/* nothing to write back */
+		xip_image_close(img);
+		xip_error(saved ? saved : ret, "%s", msg);
+		return ret;
+	}
+	*imgp = img;
+	return 0;
+}
+
+int xip_image_open(const char *spec, int flags, struct xip_image **imgp)
+{
+	struct xip_segment *seg;
+	int ret;
+
+	*imgp = NULL;
+	ret = segment_open(spec, (flags & XIP_IMG_WRITE) ? XIP_SEG_WRITE : 0,
+			   &seg);
+	if (ret)
+		return ret;
+	return xip_image_open_segment(seg, flags, imgp);
+}
+
+int xip_image_flush(struct xip_image *img)
+{
+	errcode_t err;
+
+	if (!img->writable)
+		return 0;
+	if (img->fs && (img->fs->flags & EXT2_FLAG_DIRTY)) {
+		err = ext2fs_flush(img->fs);
+		if (err)
+			return xip_error_ext2(err, "%s: writing metadata",
+					      img->seg->path);
+	}
+	return segment_sync(img->seg);
+}
+
+int xip_image_close(struct xip_image *img)
+{
+	int ret = 0;
+
+	if (!img)
+		return 0;
+	if (img->fs) {
+		ret = xip_image_flush(img);
+		/* already flushed: close must not write again */
+		img->fs->flags &= ~EXT2_FLAG_DIRTY;
+		ext2fs_close_free(&img->fs);
+	}
+	xipio_unregister(img->seg);
+	segment_close(img->seg);
+	free(img);
+	return ret;
+}
+
+int xip_identify(struct xip_segment *seg, char *type, size_t len)
+{
+	const char *value = NULL;
+	blkid_probe pr;
+	int ret;
+
+	type[0] = '\0';
+	pr = blkid_new_probe();
+	if (!pr)
+		return xip_error(-ENOMEM, "out of memory");
+	if (blkid_probe_set_device(pr, seg->fd, 0, (blkid_loff_t)seg->size)) {
+		blkid_free_probe(pr);
+		return xip_error(-EIO, "%s: cannot probe", seg->path);
+	}
+	blkid_probe_enable_superblocks(pr, 1);
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
+	blkid_probe_enable_partitions(pr, 1);
+	ret = blkid_do_safeprobe(pr);
+	if (ret == 0 && !blkid_probe_lookup_value(pr, "TYPE", &value, NULL))
+		snprintf(type, len, "%s", value);
+	else if (ret == 0 &&
+		 !blkid_probe_lookup_value(pr, "PTTYPE", &value, NULL))
+		snprintf(type, len, "%s partition table", value);
+	blkid_free_probe(pr);
+	if (ret == -2)
+		return xip_error(-EMEDIUMTYPE,
+				 "%s: ambiguous: more than one file system signature",
+				 seg->path);
+	if (!type[0])
+		return xip_error(-ENODATA, "%s: no known file system found",
+				 seg->path);
+	if (!strcmp(type, "ext2") || !strcmp(type, "ext3") ||
+	    !strcmp(type, "ext4"))
+		return 0;
+	return xip_error(-EMEDIUMTYPE, "%s: holds %s, not an ext2 file system",
+			 seg->path, type);
+}
+
+int xip_image_xip_capable(const struct xip_image *img, unsigned int page_size,
+			  char *why, size_t whylen)
+{
+	unsigned int bs = img->fs->blocksize;
+
+	if (!page_size)
+		page_size = (unsigned int)xip_host_page_size();
+	if (why && whylen)
+		why[0] = '\0';
+	if (bs != page_size) {
+		snprintf(why, whylen,
+			 "block size %u differs from page size %u", bs,
+			 page_size);
+		return 0;
+	}
+	if (img->seg->size % page_size) {
+		snprintf(why, whylen,
+			 "image size %" PRIu64 " is not a multiple of the page size %u",
+			 img->seg->size, page_size);
+		return 0;
+	}
+	return 1;
+}
+
+static void format_uuid(const uint8_t *u, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	int j = 0;
+
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[j++] = '-';
+		out[j++] = hex[u[i] >> 4];
+		out[j++] = hex[u[i] & 15];
+	}
+	out[j] = '\0';
+}
+
+static const char *fs_type(const struct ext2_super_block *sb)
+{
+	if (sb->s_feature_incompat & ~(EXT2_FEATURE_INCOMPAT_FILETYPE |
+				       EXT2_FEATURE_INCOMPAT_META_BG |
+				       EXT3_FEATURE_INCOMPAT_RECOVER |
+				       EXT3_FEATURE_INCOMPAT_JOURNAL_DEV))
+		return "ext4";
+	if (sb->s_feature_ro_compat & ~(EXT2_FEATURE_RO_COMPAT_SPARSE_SUPER |
+					EXT2_FEATURE_RO_COMPAT_LARGE_FILE))
+		return "ext4";
+	if (sb->s_feature_compat & EXT3_FEATURE_COMPAT_HAS_JOURNAL)
+		return "ext3";
+	return "ext2";
+}
+
+int xip_image_info(const struct xip_image *img, struct xip_image_info *info)
+{
+	struct ext2_super_block *sb = img->fs->super;
+
+	memset(info, 0, sizeof(*info));
+	info->size = img->seg->size;
+	info->block_size = img->fs->blocksize;
+	info->page_size = (unsigned int)xip_host_page_size();
+	info->xip_capable = xip_image_xip_capable(img, 0, info->xip_reason,
+						  sizeof(info->xip_reason)) == 1;
+	info->groups = img->fs->group_desc_count;
+	info->blocks = ext2fs_blocks_count(sb);
+	info->blocks_free = ext2fs_free_blocks_count(sb);
+	info->blocks_reserved = ext2fs_r_blocks_count(sb);
+	info->inodes = sb->s_inodes_count;
+	info->inodes_free = sb->s_free_inodes_count;
+	memcpy(info->label, sb->s_volume_name, EXT2_LABEL_LEN);
+	info->label[EXT2_LABEL_LEN] = '\0';
+	format_uuid(sb->s_uuid, info->uuid);
+	snprintf(info->fstype, sizeof(info->fstype), "%s", fs_type(sb));
+	info->state = sb->s_state;
+	info->rev_level = sb->s_rev_level;
+	info->features_compat = sb->s_feature_compat;
+	info->features_incompat = sb->s_feature_incompat;
+	info->features_ro_compat = sb->s_feature_ro_compat;
+	return 0;
+}

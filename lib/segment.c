@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Segments: a file, tmpfs file, block device or DAX device mapped into
+ * memory, and the seed's direct_access on top of it.  Every pointer the
+ * library forms into image bytes comes from segment_direct_access() or
+ * segment_range(), which check it against the segment's bounds.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xip.h"
+
+#define SECTOR_SIZE 512
+
+static const char *const type_names[] = {
+	[XIP_SEGTYPE_NONE] = "none",
+	[XIP_SEGTYPE_SR] = "sr",
+	[XIP_SEGTYPE_SW] = "sw",
+	[XIP_SEGTYPE_ER] = "er",
+	[XIP_SEGTYPE_EW] = "ew",
+	[XIP_SEGTYPE_SN] = "sn",
+	[XIP_SEGTYPE_EN] = "en",
+};
+
+const char *segment_type_name(enum xip_seg_type type)
+{
+	if ((unsigned int)type >= sizeof(type_names) / sizeof(type_names[0]))
+		return "unknown";
+	return type_names[type];
+}
+
+int segment_type_parse(const char *name, enum xip_seg_type *type)
+{
+	for (unsigned int i = XIP_SEGTYPE_SR;
+	     i < sizeof(type_names) / sizeof(type_names[0]); i++) {
+		if (!strcasecmp(name, type_names[i])) {
+			*type = i;
+			return 0;
+		}
+	}
+	return xip_error(-EINVAL,
+			 "unknown segment type '%s' (sr, sw, er, ew, sn or en)",
+			 name);
+}
+
+bool segment_type_writable(enum xip_seg_type type)
+{
+	/* dcssblk rejects writes to SR, ER (and SC) segments */
+	return type != XIP_SEGTYPE_SR && type != XIP_SEGTYPE_ER;
+}
+
+bool segment_type_exclusive(enum xip_seg_type type)
+{
+	return type == XIP_SEGTYPE_ER || type == XIP_SEGTYPE_EW ||
+	       type == XIP_SEGTYPE_EN;
+}
+
+/* Size of a device-DAX character device, from sysfs. */
+static int dax_size(const struct stat *st, uint64_t *size)
+{
+	char path[PATH_MAX];
+	unsigned long long v;
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/size",
+		 major(st->st_rdev), minor(st->st_rdev));
+	f = fopen(path, "re");
+	if (!f)
+		return -ENODEV;
+	n = fscanf(f, "%llu", &v);
+	fclose(f);
+	if (n != 1)
+		return -ENODEV;
+	*size = v;
+	return 0;
+}
+
+static int segment_probe(struct xip_segment *seg, const struct stat *st)
+{
+	struct statfs sfs;
+	uint64_t bytes;
+
+	if (S_ISREG(st->st_mode)) {
+		seg->kind = XIP_SEG_FILE;
+		if (fstatfs(seg->fd, &sfs) == 0 &&
+		    (sfs.f_type == TMPFS_MAGIC || sfs.f_type == HUGETLBFS_MAGIC))
+			seg->kind = XIP_SEG_SHM;
+		seg->size = (uint64_t)st->st_size;
+		return 0;
+	}
+	if (S_ISBLK(st->st_mode)) {
+		seg->kind = XIP_SEG_BLOCKDEV;
+		if (ioctl(seg->fd, BLKGETSIZE64, &bytes) < 0)
+			return xip_error(-errno, "%s: cannot get device size: %s",
+					 seg->path, strerror(errno));
+		seg->size = bytes;
+		return 0;
+	}
+	if (S_ISCHR(st->st_mode) && dax_size(st, &bytes) == 0) {
+		seg->kind = XIP_SEG_DAX;
+		seg->size = bytes;
+		return 0;
+	}
+	if (S_ISDIR(st->st_mode))
+		return xip_error(-EISDIR, "%s: is a directory", seg->path);
+	return xip_error(-ENODEV,
+			 "%s: not a regular file, block device or DAX device",
+			 seg->path);
+}
+
+static int segment_map(struct xip_segment *seg)
+{
+	int prot = PROT_READ | (seg->writable ? PROT_WRITE : 0);
+	void *p;
+
+	if (seg->size == 0)
+		return xip_error(-EINVAL, "%s: empty (size 0)", seg->path);
+	if (seg->size > (uint64_t)SIZE_MAX / 2)
+		return xip_error(-EFBIG, "%s: too large to map", seg->path);
+	p = mmap(NULL, (size_t)seg->size, prot, MAP_SHARED, seg->fd, 0);
+	if (p == MAP_FAILED)
+		return xip_error(-errno, "%s: cannot map: %s", seg->path,
+				 strerror(errno));
+	seg->base = p;
+	return 0;
+}
+
+static int segment_setup(struct xip_segment *seg, int flags)
+{
+	struct stat st;
+	int ret;
+
+	if (fstat(seg->fd, &st) < 0)
+		return xip_error(-errno, "%s: %s", seg->path, strerror(errno));
+	ret = segment_probe(seg, &st);
+	if (ret)
+		return ret;
+	if ((flags & XIP_SEG_WRITE) && S_ISREG(st.st_mode) &&
+	    !(st.st_mode & 0222))
+		return xip_error(-EROFS, "%s: read-only (no write permission)",
+				 seg->path);
+	if (segment_type_exclusive(seg->type) &&
+	    flock(seg->fd, LOCK_EX | LOCK_NB) < 0)
+		return xip_error(-EBUSY,
+				 "%s: exclusive segment (type %s) is held by another process",
+				 seg->name ? seg->name : seg->path,
+				 segment_type_name(seg->type));
+	seg->writable = flags & XIP_SEG_WRITE;
+	seg->page_size = (unsigned int)xip_host_page_size();
+	return segment_map(seg);
+}
+
+static struct xip_segment *segment_alloc(const char *path)
+{
+	struct xip_segment *seg = calloc(1, sizeof(*seg));
+
+	if (!seg)
+		return NULL;
+	seg->fd = -1;
+	seg->path = strdup(path);
+	if (!seg->path) {
+		free(seg);
+		return NULL;
+	}
+	return seg;
+}
+
+static int open_path(struct xip_segment *seg, int flags)
+{
+	int oflags = O_CLOEXEC | ((flags & XIP_SEG_WRITE) ? O_RDWR : O_RDONLY);
+
+	seg->fd = open(seg->path, oflags);
+	if (seg->fd >= 0)
+		return 0;
+	if ((flags & XIP_SEG_WRITE) && (errno == EROFS || errno == EACCES ||
+					errno == EPERM))
+		return xip_error(-EROFS, "%s: read-only: %s", seg->path,
+				 strerror(errno));
+	return xip_error(-errno, "%s: %s", seg->path, strerror(errno));
+}
+
+int segment_open(const char *spec, int flags, struct xip_segment **segp)
+{
+	enum xip_seg_type type = XIP_SEGTYPE_NONE;
+	struct xip_segment *seg;
+	char *path = NULL;
+	int ret;
+
+	*segp = NULL;
+	if (!spec || !*spec)
+		return xip_error(-EINVAL, "empty image name");
+	if (spec[0] == '@') {
+		ret = registry_resolve(spec + 1, &path, &type);
+		if (ret)
+			return ret;
+		if ((flags & XIP_SEG_WRITE) && !segment_type_writable(type)) {
+			free(path);
+			return xip_error(-EROFS,
+					 "%s: segment is read-only (type %s)",
+					 spec, segment_type_name(type));
+		}
+	}
+	seg = segment_alloc(path ? path : spec);
+	free(path);
+	if (!seg)
+		return xip_error(-ENOMEM, "%s: out of memory", spec);
+	seg->type = type;
+	if (spec[0] == '@' && !(seg->name = strdup(spec + 1))) {
+		segment_close(seg);
+		return xip_error(-ENOMEM, "%s: out of memory", spec);
+	}
+	ret = open_path(seg, flags);
+	if (!ret)
+		ret = segment_setup(seg, flags);
+	if (ret) {
+		segment_close(seg);
+		return ret;
+	}
+	*segp = seg;
+	return 0;
+}
+
+int segment_open_fd(int fd, const char *path, int flags,
+		    struct xip_segment **segp)
+{
+	struct xip_segment *seg;
+	int ret;
+
+	*segp = NULL;
+	seg = segment_alloc(path ? path : "(fd)");
+	if (!seg)
+		return xip_error(-ENOMEM, "out of memory");
+	seg->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (seg->fd < 0) {
+		ret = xip_error(-errno, "%s: %s", seg->path, strerror(errno));
+		segment_close(seg);
+		return ret;
+	}
+	ret = segment_setup(seg, flags);
+	if (ret) {
+		segment_close(seg);
+		return ret;
+	}
+	*segp = seg;
+	return 0;
+}
+
+void segment_close(struct xip_segment *seg)
+{
+	if (!seg)
+		return;
+	if (seg->base)
+		munmap(seg->base, (size_t)seg->size);
+	if (seg->fd >= 0)
+		close(seg->fd);
+	free(seg->path);
+	free(seg->name);
+	free(seg);
+}
+
+int segment_direct_access(struct xip_segment *seg, uint64_t sector,
+			  void **addr)
+{
+	uint64_t per_page, pgoff;
+
+	if (!seg || seg->gone || !seg->base)
+		return -ENODEV;
+	per_page = seg->page_size / SECTOR_SIZE;
+	if (sector % per_page)
+		return -EINVAL;
+	pgoff = sector / per_page;
+	if (pgoff >= seg->size / seg->page_size)
+		return -ERANGE;
+	*addr = seg->base + pgoff * seg->page_size;
+	return 0;
+}
+
+int segment_range(struct xip_segment *seg, uint64_t off, uint64_t len,
+		  void **addr)
+{
+	if (!seg || seg->gone || !seg->base)
+		return -ENODEV;
+	if (off > seg->size || len > seg->size - off)
+		return -ERANGE;
+	*addr = seg->base + off;
+	return 0;
+}
+
+int segment_sync(struct xip_segment *seg)
+{
+	if (!seg || seg->gone || !seg->base)
+		return -ENODEV;
+	if (!seg->writable)
+		return 0;
+	if (msync(seg->base, (size_t)seg->size, MS_SYNC) < 0)
+		return xip_error(-errno, "%s: msync: %s", seg->path,
+				 strerror(errno));
+	if (seg->kind == XIP_SEG_BLOCKDEV && fsync(seg->fd) < 0)
+		return xip_error(-errno, "%s: fsync: %s", seg->path,
+				 strerror(errno));
+	return 0;
+}
+
+int segment_lock(struct xip_segment *seg, bool exclusive, int timeout_ms)
+{
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	int op = (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB;
+	int waited = 0;
+
+	if (!seg || seg->fd < 0)
+		return -ENODEV;
+	/* an exclusive segment type holds LOCK_EX from segment_open() */
+	if (segment_type_exclusive(seg->type))
+		return 0;
+	while (flock(seg->fd, op) < 0) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return xip_error(-errno, "%s: lock: %s", seg->path,
+					 strerror(errno));
+		if (waited >= timeout_ms)
+			return xip_error(-EBUSY,
+					 "%s: busy: another xiptool holds it %s",
+					 seg->name ? seg->name : seg->path,
+					 exclusive ? "open" : "open for writing");
+		nanosleep(&pause, NULL);
+		waited += 10;
+	}
+	return 0;
+}

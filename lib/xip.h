@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * libxip: execute-in-place images and memory segments.
+ *
+ * The one public header of the library.  Every function returns 0 (or a
+ * non-negative count) on success and a negative errno on failure; the
+ * detailed reason (which inode, which block) is left in a thread-local
+ * error record that xip_errmsg() returns.  The library never prints and
+ * never exits.
+ */
+#ifndef XIP_H
+#define XIP_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <ext2fs/ext2fs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Error record (error.c)                                              */
+/* ------------------------------------------------------------------ */
+
+#define XIP_ERRMSG_MAX 512
+
+/* The message of the last failure in this thread ("" when none). */
+const char *xip_errmsg(void);
+/* The negative errno of the last failure in this thread (0 when none). */
+int xip_errcode(void);
+/* Record a failure and return @err (a negative errno) for tail calls. */
+int xip_error(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int xip_verror(int err, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+/* Record a libext2fs failure: the message keeps libext2fs' own text. */
+int xip_error_ext2(errcode_t code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Map a libext2fs error code to a negative errno. */
+int xip_errno_from_ext2(errcode_t code);
+void xip_error_clear(void);
+
+/* ------------------------------------------------------------------ */
+/* Segments (segment.c): a memory mapping with direct_access          */
+/* ------------------------------------------------------------------ */
+
+enum xip_seg_kind {
+	XIP_SEG_FILE,		/* a regular file (image file) */
+	XIP_SEG_SHM,		/* a file on tmpfs or hugetlbfs */
+	XIP_SEG_BLOCKDEV,	/* a block device */
+	XIP_SEG_DAX,		/* a device-DAX character device */
+};
+
+/* Segment types, after the s390 DCSS types. */
+enum xip_seg_type {
+	XIP_SEGTYPE_NONE = 0,	/* a plain image, not an attached segment */
+	XIP_SEGTYPE_SR,		/* shared read-only */
+	XIP_SEGTYPE_SW,		/* shared writable */
+	XIP_SEGTYPE_ER,		/* exclusive read-only */
+	XIP_SEGTYPE_EW,		/* exclusive writable */
+	XIP_SEGTYPE_SN,		/* shared, no data (zero-filled) */
+	XIP_SEGTYPE_EN,		/* exclusive, no data (zero-filled) */
+};
+
+/* segment_open() flags */
+#define XIP_SEG_WRITE	0x01	/* map PROT_WRITE (fails with -EROFS if not) */
+#define XIP_SEG_EXCL	0x02	/* take the exclusive holder lock */
+
+struct xip_segment {
+	char *path;		/* the backing file or device */
+	char *name;		/* segment name when attached (@NAME) */
+	int fd;			/* open on the backing file, O_CLOEXEC */
+	enum xip_seg_kind kind;
+	enum xip_seg_type type;
+	bool writable;		/* mapped with PROT_WRITE */
+	bool gone;		/* released: direct_access gives -ENODEV */
+	uint8_t *base;		/* start of the mapping */
+	uint64_t size;		/* bytes of the backing object */
+	unsigned int page_size;	/* the host page size */
+};
+
+/*
+ * Open a segment from a specification: "@NAME" names an attached segment,
+ * anything else is a path (image file, block device, DAX device, tmpfs
+ * file).  Read-only segment types and files without any write permission
+ * bit refuse XIP_SEG_WRITE with -EROFS.
+ */
+int segment_open(const char *spec, int flags, struct xip_segment **segp);
+/* Map an already open file descriptor (dup'ed; the caller keeps @fd). */
+int segment_open_fd(int fd, const char *path, int flags,
+		    struct xip_segment **segp);
+void segment_close(struct xip_segment *seg);
+
+/*
+ * The seed's direct_access: @sector is in 512-byte units and must be
+ * page aligned (-EINVAL); the whole page must lie inside the segment
+ * (-ERANGE); a released segment gives -ENODEV.  On success *addr points
+ * at the page's bytes.
+ */
+int segment_direct_access(struct xip_segment *seg, uint64_t sector,
+			  void **addr);
+/*
+ * A bounds-checked pointer to @len bytes at byte offset @off (any
+ * alignment), computed in 64 bits: -ERANGE if any byte lies outside.
+ */
+int segment_range(struct xip_segment *seg, uint64_t off, uint64_t len,
+		  void **addr);
+/* msync for file-backed segments; fsync for block devices. */
+int segment_sync(struct xip_segment *seg);
+/*
+ * Advisory holder lock on the backing object (flock): writers take it
+ * exclusive, readers and running programs shared.  Waits at most
+ * @timeout_ms milliseconds, then -EBUSY.
+ */
+int segment_lock(struct xip_segment *seg, bool exclusive, int timeout_ms);
+const char *segment_type_name(enum xip_seg_type type);
+int segment_type_parse(const char *name, enum xip_seg_type *type);
+bool segment_type_writable(enum xip_seg_type type);
+bool segment_type_exclusive(enum xip_seg_type type);
+
+/*
+ * Resolve "@NAME" to the backing path and type of an attached segment
+ * (registry.c).  Returns -ENOENT when no such segment exists.
+ */
+int registry_resolve(const char *name, char **pathp, enum xip_seg_type *typep);
+
+/* ------------------------------------------------------------------ */
+/* The segment io_manager (xipio.c)                                    */
+/* ------------------------------------------------------------------ */
+
+/* A libext2fs io_manager whose device is a segment: memcpy, no cache. */
+extern io_manager xip_io_manager;
+
+/*
+ * Register @seg with the io_manager and write the channel name to pass to
+ * ext2fs_open2()/ext2fs_initialize() into @buf.  The registration lasts
+ * until xipio_unregister().
+ */
+int xipio_register(struct xip_segment *seg, char *buf, size_t len);
+void xipio_unregister(struct xip_segment *seg);
+/* The segment behind an io_channel of xip_io_manager (NULL otherwise). */
+struct xip_segment *xipio_segment(io_channel channel);
+
+/* ------------------------------------------------------------------ */
+/* Images (image.c)                                                    */
+/* ------------------------------------------------------------------ */
+
+/* xip_image_open() flags */
+#define XIP_IMG_WRITE	0x01	/* open for writing (exclusive lock) */
+#define XIP_IMG_NOLOCK	0x02	/* take no holder lock */
+#define XIP_IMG_FORCE	0x04	/* skip the descriptor check (verify) */
+
+struct xip_image {
+	struct xip_segment *seg;
+	ext2_filsys fs;
+	unsigned int block_size;
+	bool writable;
+	char chan_name[64];
+};
+
+/*
+ * Open the ext2 file system on a segment (path or @NAME).  The superblock
+ * is validated against the segment before libext2fs sees it; the group
+ * descriptors are checked with ext2fs_check_desc().
+ */
+int xip_image_open(const char *spec, int flags, struct xip_image **imgp);
+/* Same, on a segment the caller opened; the image takes ownership. */
+int xip_image_open_segment(struct xip_segment *seg, int flags,
+			   struct xip_image **imgp);
+/* Write back dirty metadata (when writable) and msync. */
+int xip_image_flush(struct xip_image *img);
+/* Flush, close the file system and the segment. */
+int xip_image_close(struct xip_image *img);
+
+/*
+ * Identify what a segment holds with libblkid.  Returns 0 for ext2/3/4
+ * (type written to @type), -EMEDIUMTYPE for another known format (its name
+ * in @type and the error record), -ENODATA when nothing is recognised.
+ */
+int xip_identify(struct xip_segment *seg, char *type, size_t len);
+
+/*
+ * Is the image XIP-capable for pages of @page_size bytes (0: the host's)?
+ * Returns 1 when capable, 0 when not (reason in @why), negative on error.
+ */
+int xip_image_xip_capable(const struct xip_image *img, unsigned int page_size,
+			  char *why, size_t whylen);
+
+struct xip_image_info {
+	uint64_t size;			/* bytes of the segment */
+	unsigned int block_size;
+	unsigned int page_size;		/* host page size */
+	bool xip_capable;
+	char xip_reason[256];		/* why not, when !xip_capable */
+	uint32_t groups;
+	uint64_t blocks, blocks_free, blocks_reserved;
+	uint32_t inodes, inodes_free;
+	char label[EXT2_LABEL_LEN + 1];
+	char uuid[37];
+	char fstype[16];		/* ext2, ext3 or ext4 */
+	uint16_t state;
+	uint32_t rev_level;
+	uint32_t features_compat, features_incompat, features_ro_compat;
+};
+int xip_image_info(const struct xip_image *img, struct xip_image_info *info);
+
+/* ------------------------------------------------------------------ */
+/* Small helpers (error.c)                                             */
+/* ------------------------------------------------------------------ */
+
+/* Parse "123", "4K", "2M", "1G", "1T" (binary units) into bytes. */
+int xip_parse_size(const char *text, uint64_t *bytes);
+long xip_host_page_size(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XIP_H */

@@ -1,0 +1,1 @@
+# attach: files of this part of the product

@@ -1,0 +1,1 @@
+# bench: files of this part of the product

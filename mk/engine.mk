@@ -1,0 +1,1 @@
+# engine: files of this part of the product

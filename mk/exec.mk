@@ -1,0 +1,1 @@
+# exec: files of this part of the product

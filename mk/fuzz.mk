@@ -1,0 +1,1 @@
+# fuzz: files of this part of the product

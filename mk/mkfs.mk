@@ -1,0 +1,1 @@
+# mkfs: files of this part of the product

@@ -1,0 +1,1 @@
+# packaging: files of this part of the product

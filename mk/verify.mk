@@ -1,0 +1,1 @@
+# verify: files of this part of the product

@@ -1,0 +1,184 @@
+/* Unit tests of lib/segment.c: mapping and direct_access. */
+#include "unit.h"
+
+static void test_direct_access_errors(void **state)
+{
+	const char *p = unit_path("seg16k");
+	long page = xip_host_page_size();
+	uint64_t spp = page / 512;
+	struct xip_segment *seg;
+	void *addr = NULL;
+
+	unit_fill_file(p, 4 * page, 0x5a);
+	assert_int_equal(segment_open(p, 0, &seg), 0);
+	assert_int_equal(seg->size, 4 * page);
+	assert_int_equal(seg->kind, XIP_SEG_FILE);
+	assert_false(seg->writable);
+
+	assert_int_equal(segment_direct_access(seg, 0, &addr), 0);
+	assert_ptr_equal(addr, seg->base);
+	assert_int_equal(((uint8_t *)addr)[0], 0x5a);
+	assert_int_equal(segment_direct_access(seg, 3 * spp, &addr), 0);
+	assert_ptr_equal(addr, seg->base + 3 * page);
+	/* misaligned sector */
+	assert_int_equal(segment_direct_access(seg, 1, &addr), -EINVAL);
+	assert_int_equal(segment_direct_access(seg, spp + 1, &addr), -EINVAL);
+	/* the page would run past the end */
+	assert_int_equal(segment_direct_access(seg, 4 * spp, &addr), -ERANGE);
+	assert_int_equal(segment_direct_access(seg, UINT64_MAX - spp + 1, &addr),
+			 -ERANGE);
+	/* a released segment */
+	seg->gone = true;
+	assert_int_equal(segment_direct_access(seg, 0, &addr), -ENODEV);
+	assert_int_equal(segment_range(seg, 0, 1, &addr), -ENODEV);
+	seg->gone = false;
+	segment_close(seg);
+	assert_int_equal(segment_direct_access(NULL, 0, &addr), -ENODEV);
+}
+
+static void test_partial_last_page(void **state)
+{
+	const char *p = unit_path("partial");
+	long page = xip_host_page_size();
+	struct xip_segment *seg;
+	void *addr;
+
+	unit_fill_file(p, 2 * page + 100, 1);
+	assert_int_equal(segment_open(p, 0, &seg), 0);
+	assert_int_equal(segment_direct_access(seg, page / 512, &addr), 0);
+	/* the last page is not whole: out of range, as in the seed */
+	assert_int_equal(segment_direct_access(seg, 2 * page / 512, &addr),
+			 -ERANGE);
+	/* but its bytes are reachable by range */
+	assert_int_equal(segment_range(seg, 2 * page, 100, &addr), 0);
+	assert_int_equal(segment_range(seg, 2 * page, 101, &addr), -ERANGE);
+	assert_int_equal(segment_range(seg, 2 * page + 100, 0, &addr), 0);
+	assert_int_equal(segment_range(seg, 2 * page + 101, 0, &addr), -ERANGE);
+	assert_int_equal(segment_range(seg, 1, UINT64_MAX, &addr), -ERANGE);
+	assert_int_equal(segment_range(seg, UINT64_MAX, 2, &addr), -ERANGE);
+	segment_close(seg);
+}
+
+static void test_write_and_readonly(void **state)
+{
+	const char *p = unit_path("rw");
+	long page = xip_host_page_size();
+	struct xip_segment *seg;
+	uint8_t byte;
+	void *addr;
+
+	unit_fill_file(p, page, 0);
+	assert_int_equal(segment_open(p, XIP_SEG_WRITE, &seg), 0);
+	assert_true(seg->writable);
+	assert_int_equal(segment_direct_access(seg, 0, &addr), 0);
+	((uint8_t *)addr)[10] = 0xab;
+	assert_int_equal(segment_sync(seg), 0);
+	segment_close(seg);
+	unit_peek(p, 10, &byte, 1);
+	assert_int_equal(byte, 0xab);
+
+	/* no write permission bit: read-only even for root */
+	assert_int_equal(chmod(p, 0444), 0);
+	assert_int_equal(segment_open(p, XIP_SEG_WRITE, &seg), -EROFS);
+	assert_null(seg);
+	assert_non_null(strstr(xip_errmsg(), "read-only"));
+	assert_int_equal(segment_open(p, 0, &seg), 0);
+	segment_close(seg);
+}
+
+static void test_bad_objects(void **state)
+{
+	const char *p = unit_path("empty");
+	struct xip_segment *seg;
+
+	unit_fill_file(p, 0, 0);
+	assert_int_equal(segment_open(p, 0, &seg), -EINVAL);
+	assert_non_null(strstr(xip_errmsg(), "empty"));
+	assert_int_equal(segment_open(unit_tmpdir(), 0, &seg), -EISDIR);
+	assert_int_equal(segment_open(unit_path("missing"), 0, &seg), -ENOENT);
+	assert_non_null(strstr(xip_errmsg(), "missing"));
+	assert_int_equal(segment_open("", 0, &seg), -EINVAL);
+	assert_int_equal(segment_open("/dev/null", 0, &seg), -ENODEV);
+}
+
+static void test_shm_kind(void **state)
+{
+	char p[] = "/dev/shm/xipunit.XXXXXX";
+	struct xip_segment *seg;
+	int fd = mkstemp(p);
+
+	if (fd < 0)
+		return; /* not available here: nothing to check */
+	assert_int_equal(ftruncate(fd, xip_host_page_size()), 0);
+	assert_int_equal(segment_open_fd(fd, p, XIP_SEG_WRITE, &seg), 0);
+	assert_int_equal(seg->kind, XIP_SEG_SHM);
+	segment_close(seg);
+	close(fd);
+	unlink(p);
+}
+
+static void test_types(void **state)
+{
+	enum xip_seg_type t;
+
+	assert_int_equal(segment_type_parse("sr", &t), 0);
+	assert_int_equal(t, XIP_SEGTYPE_SR);
+	assert_int_equal(segment_type_parse("EW", &t), 0);
+	assert_int_equal(t, XIP_SEGTYPE_EW);
+	assert_int_equal(segment_type_parse("sc", &t), -EINVAL);
+	assert_false(segment_type_writable(XIP_SEGTYPE_SR));
+	assert_false(segment_type_writable(XIP_SEGTYPE_ER));
+	assert_true(segment_type_writable(XIP_SEGTYPE_SW));
+	assert_true(segment_type_exclusive(XIP_SEGTYPE_ER));
+	assert_false(segment_type_exclusive(XIP_SEGTYPE_SN));
+	assert_string_equal(segment_type_name(XIP_SEGTYPE_EN), "en");
+}
+
+static void test_lock(void **state)
+{
+	const char *p = unit_path("lock");
+	struct xip_segment *a, *b;
+
+	unit_fill_file(p, xip_host_page_size(), 0);
+	assert_int_equal(segment_open(p, XIP_SEG_WRITE, &a), 0);
+	assert_int_equal(segment_open(p, 0, &b), 0);
+	assert_int_equal(segment_lock(a, true, 0), 0);
+	assert_int_equal(segment_lock(b, false, 50), -EBUSY);
+	segment_close(a);
+	assert_int_equal(segment_lock(b, false, 50), 0);
+	segment_close(b);
+}
+
+static void test_parse_size(void **state)
+{
+	uint64_t v;
+
+	assert_int_equal(xip_parse_size("4096", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(xip_parse_size("4K", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(xip_parse_size("2MiB", &v), 0);
+	assert_int_equal(v, 2 << 20);
+	assert_int_equal(xip_parse_size("3g", &v), 0);
+	assert_int_equal(v, 3ULL << 30);
+	assert_int_equal(xip_parse_size("1X", &v), -EINVAL);
+	assert_int_equal(xip_parse_size("-1", &v), -EINVAL);
+	assert_int_equal(xip_parse_size("", &v), -EINVAL);
+	assert_int_equal(xip_parse_size("99999999999T", &v), -ERANGE);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_direct_access_errors),
+		cmocka_unit_test(test_partial_last_page),
+		cmocka_unit_test(test_write_and_readonly),
+		cmocka_unit_test(test_bad_objects),
+		cmocka_unit_test(test_shm_kind),
+		cmocka_unit_test(test_types),
+		cmocka_unit_test(test_lock),
+		cmocka_unit_test(test_parse_size),
+	};
+
+	return cmocka_run_group_tests_name("segment", tests, NULL, NULL);
+}

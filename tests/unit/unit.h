@@ -1,0 +1,107 @@
+/* Shared helpers of the cmocka unit tests. */
+#ifndef XIP_UNIT_H
+#define XIP_UNIT_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "xip.h"
+
+/* A fresh temporary directory for the test binary, removed at exit. */
+static char unit_dir[256];
+
+static void unit_cleanup(void)
+{
+	char cmd[300];
+
+	if (unit_dir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", unit_dir);
+		if (system(cmd))
+			fprintf(stderr, "cannot remove %s\n", unit_dir);
+	}
+}
+
+static inline const char *unit_tmpdir(void)
+{
+	if (!unit_dir[0]) {
+		const char *base = getenv("TMPDIR");
+
+		snprintf(unit_dir, sizeof(unit_dir), "%s/xipunit.XXXXXX",
+			 base ? base : "/tmp");
+		if (!mkdtemp(unit_dir))
+			abort();
+		atexit(unit_cleanup);
+	}
+	return unit_dir;
+}
+
+static inline char *unit_path(const char *name)
+{
+	static char buf[4][512];
+	static int k;
+	char *p = buf[k++ & 3];
+
+	snprintf(p, 512, "%s/%s", unit_tmpdir(), name);
+	return p;
+}
+
+/* Write @len bytes of @byte into a new file. */
+static inline void unit_fill_file(const char *path, size_t len, int byte)
+{
+	FILE *f = fopen(path, "w");
+	char buf[4096];
+
+	assert_non_null(f);
+	memset(buf, byte, sizeof(buf));
+	while (len) {
+		size_t n = len < sizeof(buf) ? len : sizeof(buf);
+
+		assert_int_equal(fwrite(buf, 1, n, f), n);
+		len -= n;
+	}
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Make an ext2 image with the real mke2fs. */
+static inline void unit_mke2fs(const char *path, const char *size,
+			       unsigned int block_size, const char *extra)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd),
+		 "rm -f '%s' && mke2fs -q -F -t ext2 -b %u -L unitlabel %s '%s' %s >/dev/null 2>&1",
+		 path, block_size, extra ? extra : "", path, size);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Overwrite bytes of a file at an offset. */
+static inline void unit_poke(const char *path, off_t off, const void *data,
+			     size_t len)
+{
+	int fd = open(path, O_WRONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, data, len, off), (ssize_t)len);
+	close(fd);
+}
+
+static inline void unit_peek(const char *path, off_t off, void *data, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, data, len, off), (ssize_t)len);
+	close(fd);
+}
+
+#endif
