@@ -22,7 +22,8 @@ enum {
 	EXIT_NOT_FOUND = 127,	/* exec: not found */
 };
 
-#define XIP_COMMAND(name, summary) int cmd_##name(int argc, const char **argv);
+#define XIP_COMMAND(ident, name, summary) \
+	int cmd_##ident(int argc, const char **argv);
 #include "commands.h"
 #undef XIP_COMMAND
 

@@ -15,7 +15,7 @@ struct command {
 };
 
 static const struct command commands[] = {
-#define XIP_COMMAND(n, s) { #n, cmd_##n, s },
+#define XIP_COMMAND(ident, name, summary) { name, cmd_##ident, summary },
 #include "commands.h"
 #undef XIP_COMMAND
 };
