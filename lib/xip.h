@@ -209,6 +209,59 @@ struct xip_image_info {
 int xip_image_info(const struct xip_image *img, struct xip_image_info *info);
 
 /* ------------------------------------------------------------------ */
+/* Path lookup and the get_xip_page engine (page.c, file.c)            */
+/* ------------------------------------------------------------------ */
+
+/* xip_lookup() flags */
+#define XIP_LOOKUP_NOFOLLOW	0x01	/* do not follow a final symlink */
+
+/*
+ * Resolve an absolute path inside the image ("." and ".." handled,
+ * symlinks followed inside the image with a loop limit, never above the
+ * root).  -ENOENT, -ENOTDIR, -ELOOP as the kernel would.
+ */
+int xip_lookup(struct xip_image *img, const char *path, int flags,
+	       ext2_ino_t *ino);
+/* Read an inode, its number checked against the image first. */
+int xip_read_inode(struct xip_image *img, ext2_ino_t ino,
+		   struct ext2_inode_large *inode);
+
+/*
+ * The seed's get_xip_page: a pointer to the bytes of file page @pgoff
+ * (pages of the image's block size) of inode @ino inside the segment.  The
+ * block number is validated against the image and the segment before the
+ * pointer is formed.  A hole gives -ENODATA unless @create, which
+ * allocates a block near the file's others, clears it, then links it in.
+ */
+int xip_get_page(struct xip_image *img, ext2_ino_t ino, uint64_t pgoff,
+		 bool create, void **ptr);
+/* The physical block behind file page @pgoff (0 for a hole), validated. */
+int xip_bmap(struct xip_image *img, ext2_ino_t ino, uint64_t pgoff,
+	     blk64_t *pblk);
+
+/* A run of physically contiguous data blocks of a file. */
+struct xip_run {
+	uint64_t lblk;		/* first file page */
+	blk64_t pblk;		/* first physical block */
+	uint64_t len;		/* number of blocks */
+};
+/*
+ * The data runs of a file in file order, holes left out (the array is
+ * malloc'ed; free() it).
+ */
+int xip_file_runs(struct xip_image *img, ext2_ino_t ino,
+		  struct xip_run **runs, size_t *nruns);
+
+/* do_xip_mapping_read: up to @len bytes at @off, stops at i_size. */
+ssize_t xip_file_read(struct xip_image *img, ext2_ino_t ino, uint64_t off,
+		      void *buf, size_t len);
+/* generic_file_xip_write: allocates holes, grows i_size, updates times. */
+ssize_t xip_file_write(struct xip_image *img, ext2_ino_t ino, uint64_t off,
+		       const void *buf, size_t len);
+/* xip_truncate_page + block freeing; growing leaves a hole. */
+int xip_file_truncate(struct xip_image *img, ext2_ino_t ino, uint64_t size);
+
+/* ------------------------------------------------------------------ */
 /* Small helpers (error.c)                                             */
 /* ------------------------------------------------------------------ */
 
