@@ -18,6 +18,6 @@ tests_unit_test_image_SOURCES = tests/unit/test_image.c tests/unit/unit.h
 tests_unit_test_image_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_image_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/test_segment tests/unit/test_xipio tests/unit/test_image
-TESTS += tests/cli/cli.bats tests/cli/info.bats
-EXTRA_DIST += tests/cli/cli.bats tests/cli/info.bats
+TESTS += tests/cli/cli.bats tests/cli/info.bats tests/cli/manpages.bats
+EXTRA_DIST += tests/cli/cli.bats tests/cli/info.bats tests/cli/manpages.bats
 endif
