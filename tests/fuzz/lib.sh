@@ -1,0 +1,34 @@
+# Shared by the fuzz test scripts (sourced, POSIX sh).
+
+top_src=${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_build=${TOP_BUILDDIR:-$top_src}
+fuzz_src=$top_src/tests/fuzz
+fuzz_build=$top_build/tests/fuzz
+
+# fuzz_kind TARGET: which seed corpus and dictionary a target takes
+fuzz_kind() {
+	case $1 in
+	elf* | exec* | align*) echo elf ;;
+	*) echo ext2 ;;
+	esac
+}
+
+# fuzz_regress TARGET OUTDIR: write the regression inputs of TARGET
+# (tests/fuzz/regress/TARGET/NAME.hex as `xxd -a` dumps, NAME.sh as
+# generators called with the output path) as files in OUTDIR.
+fuzz_regress() {
+	mkdir -p "$2"
+	for f in "$fuzz_src/regress/$1"/*; do
+		[ -e "$f" ] || continue
+		b=$(basename "$f")
+		case $b in
+		*.hex) xxd -r "$f" "$2/${b%.hex}" || return 1 ;;
+		*.sh) sh "$f" "$2/${b%.sh}" || return 1 ;;
+		esac
+	done
+}
+
+# tap_log FILE: the tail of FILE as TAP comments
+tap_log() {
+	tail -n "${2:-40}" "$1" | sed 's/^/# /'
+}

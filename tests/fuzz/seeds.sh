@@ -1,0 +1,137 @@
+#!/bin/sh
+# Generate the seed corpora of the fuzz targets: small ext2 images made by
+# the real mke2fs -d (and by xiptool mkfs when it exists) from a tree that
+# exercises every code path of lookup and the block map, and small ELF
+# files compiled here.  Nothing binary is stored in the repository.
+#
+#   seeds.sh OUTDIR [XIPTOOL]
+#
+# Writes OUTDIR/ext2/* and OUTDIR/elf/*.
+set -eu
+
+out=$1
+xiptool=${2:-}
+PATH=/usr/sbin:/sbin:$PATH
+CC=${CC:-cc}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/xipseeds.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+mkdir -p "$out/ext2" "$out/elf"
+
+# Deterministic images: fixed time, UUID and hash seed.
+E2FSPROGS_FAKE_TIME=1700000000
+export E2FSPROGS_FAKE_TIME
+uuid=5eed5eed-0000-4000-8000-000000000001
+
+# --- the tree --------------------------------------------------------------
+t=$tmp/tree
+mkdir -p "$t/dir/sub/deeper" "$t/big" "$t/empty"
+printf 'hello, xip\n' > "$t/hello.txt"
+printf '#!/bin/sh\necho hi\n' > "$t/dir/script.sh"
+: > "$t/dir/empty-file"
+# 40 KiB: indirect blocks with 1 KiB blocks
+i=0
+while [ $i -lt 640 ]; do
+	printf 'line %05d of a file that needs indirect blocks....\n' $i
+	i=$((i + 1))
+done > "$t/dir/sub/forty"
+# holes: data at 0, 50 KiB, 300 KiB (double indirect with 1 KiB blocks)
+printf 'head' > "$t/sparse"
+printf 'mid' | dd of="$t/sparse" bs=1024 seek=50 conv=notrunc 2>/dev/null
+printf 'tail' | dd of="$t/sparse" bs=1024 seek=300 conv=notrunc 2>/dev/null
+# a hole at the end only
+truncate -s 20000 "$t/dir/hole-at-end"
+# many entries (hard links): directories of several blocks
+i=0
+while [ $i -lt 48 ]; do
+	ln "$t/hello.txt" "$t/big/entry-with-a-rather-long-name-$i"
+	i=$((i + 1))
+done
+ln -s hello.txt "$t/fast-link"
+ln -s dir/sub/deeper/../../sub/./forty "$t/rel-link"
+ln -s /dir/sub "$t/abs-link"
+ln -s ../../../../../../../../../../../../../../../../../hello.txt \
+	"$t/dir/slow-link-with-a-target-longer-than-sixty-bytes"
+ln -s loop-b "$t/loop-a"
+ln -s loop-a "$t/loop-b"
+ln -s .. "$t/dir/sub/up"
+ln -s missing "$t/dangling"
+ln "$t/hello.txt" "$t/dir/hard-link"
+
+# mkimg NAME SIZE [mke2fs options...]: an image padded to SIZE
+mkimg() {
+	name=$1 size=$2
+	shift 2
+	rm -f "$tmp/img"
+	truncate -s "$size" "$tmp/img"
+	mke2fs -q -F -U "$uuid" -E hash_seed=$uuid "$@" "$tmp/img" >/dev/null
+	cp "$tmp/img" "$out/ext2/$name"
+}
+
+mkimg k4 256K -t ext2 -b 4096 -N 64 -m 0 -d "$t"
+mkimg k4-empty 256K -t ext2 -b 4096 -N 16 -m 0
+mkimg k4-rev0 256K -t ext2 -b 4096 -N 64 -m 0 -r 0 -d "$t"
+mkimg k4-plain 256K -t ext2 -b 4096 -N 64 -m 0 \
+	-O ^resize_inode,^dir_index,^filetype,^sparse_super,^large_file \
+	-d "$t"
+mkimg k1 512K -t ext2 -b 1024 -N 64 -m 0 -d "$t"
+mkimg k1-plain 512K -t ext2 -b 1024 -N 64 -m 0 -I 128 \
+	-O ^resize_inode,^dir_index,^ext_attr -d "$t"
+mkimg k2 384K -t ext2 -b 2048 -N 64 -m 0 -d "$t"
+mkimg k1-groups 768K -t ext2 -b 1024 -g 256 -N 64 -m 0 -d "$t"
+mkimg ext4-k4 512K -t ext4 -b 4096 -N 64 -m 0 -O ^has_journal -d "$t"
+mkimg ext4-k1 512K -t ext4 -b 1024 -N 64 -m 0 \
+	-O ^has_journal,^metadata_csum,^64bit,inline_data -d "$t"
+if [ -n "$xiptool" ] && "$xiptool" help mkfs >/dev/null 2>&1; then
+	rm -f "$tmp/img"
+	if "$xiptool" mkfs -d "$t" "$tmp/img" 256K >/dev/null 2>&1 ||
+	   "$xiptool" mkfs --root "$t" "$tmp/img" 256K >/dev/null 2>&1; then
+		cp "$tmp/img" "$out/ext2/xiptool-mkfs"
+	fi
+fi
+
+# --- ELF files ---------------------------------------------------------------
+cat > "$tmp/hello.c" <<'C'
+#include <stdio.h>
+int counter = 42;
+int main(int argc, char **argv) { printf("%s %d\n", argv[0], counter + argc); return 0; }
+C
+cat > "$tmp/tiny.c" <<'C'
+static const char msg[] = "tiny\n";
+char bss[8192];
+void _start(void)
+{
+	long r;
+	__asm__ volatile("syscall" : "=a"(r) : "a"(1), "D"(1), "S"(msg), "d"(5)
+			 : "rcx", "r11", "memory");
+	__asm__ volatile("syscall" : : "a"(60), "D"(bss[0]));
+	for (;;)
+		;
+}
+C
+cat > "$tmp/lib.c" <<'C'
+int lib_value = 7;
+int lib_add(int a, int b) { return a + b + lib_value; }
+C
+elf() {
+	name=$1
+	shift
+	if "$CC" "$@" -o "$out/elf/$name" 2>/dev/null; then
+		strip "$out/elf/$name" 2>/dev/null || true
+	fi
+}
+elf hello-pie "$tmp/hello.c" -O1 -pie -fPIE
+elf hello-nopie "$tmp/hello.c" -O1 -no-pie
+elf hello-max-page-64k "$tmp/hello.c" -O1 -Wl,-z,max-page-size=65536
+elf hello-noseparate "$tmp/hello.c" -O1 -Wl,-z,noseparate-code
+elf lib.so "$tmp/lib.c" -O1 -shared -fPIC
+if [ "$(uname -m)" = x86_64 ]; then
+	elf tiny-static "$tmp/tiny.c" -O1 -nostdlib -static -no-pie \
+		-fno-stack-protector -Wl,--build-id=none
+	elf tiny-static-pie "$tmp/tiny.c" -O1 -nostdlib -static-pie -fPIE \
+		-fno-stack-protector -Wl,--build-id=none
+	elf tiny-page-1k "$tmp/tiny.c" -O1 -nostdlib -static -no-pie \
+		-fno-stack-protector -Wl,-z,max-page-size=1024 \
+		-Wl,-z,common-page-size=1024
+fi
+"$CC" -c "$tmp/lib.c" -o "$out/elf/lib.o" 2>/dev/null || true
+exit 0

@@ -1,0 +1,6 @@
+/*
+ * The fuzz targets, one line each: XIP_FUZZ_TARGET(name) for
+ * tests/fuzz/fuzz_<name>.c, which defines fuzz_target_<name>().
+ */
+XIP_FUZZ_TARGET(image)
+XIP_FUZZ_TARGET(elf)
