@@ -42,6 +42,11 @@ void msg_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print the library's error record (which names the object) and return
  * the exit code for @err. */
 int msg_lib_error(int err);
+/*
+ * Print the library's error record about file @path: as is when it names
+ * the path already, else prefixed with it ("/bin/sh: inode 12: ...").
+ */
+int msg_path_error(const char *path, int err);
 /* Exit code for a negative errno from the library. */
 int exit_code_for(int err);
 

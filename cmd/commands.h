@@ -5,3 +5,6 @@
  * completion entries.  Keep the list in alphabetical order.
  */
 XIP_COMMAND(info, "info", "show what an image holds and whether it is XIP-capable")
+XIP_COMMAND(ls, "ls", "list a directory of an image")
+XIP_COMMAND(read, "read", "copy a file of an image to stdout, straight from the segment")
+XIP_COMMAND(stat, "stat", "show an inode of an image: owner, size, times, block runs, holes")

@@ -74,6 +74,20 @@ int msg_lib_error(int err)
 	return exit_code_for(err);
 }
 
+int msg_path_error(const char *path, int err)
+{
+	const char *m = xip_errmsg();
+	size_t n = strlen(path);
+
+	if (!m || !*m)
+		msg_error("%s: %s", path, strerror(-err));
+	else if (!strncmp(m, path, n) && m[n] == ':')
+		msg_error("%s", m);
+	else
+		msg_error("%s: %s", path, m);
+	return exit_code_for(err);
+}
+
 int cmd_usage_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -231,7 +245,7 @@ static int kv_print_json(struct kv *kv)
 			break;
 		case KV_BOOL:
 			scols_column_set_json_type(cl, SCOLS_JSON_BOOLEAN);
-			v = strcmp(v, "yes") ? "false" : "true";
+			v = strcmp(v, "yes") ? "0" : "1";
 			break;
 		default:
 			scols_column_set_json_type(cl, SCOLS_JSON_STRING);

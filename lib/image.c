@@ -194,6 +194,7 @@ int xip_image_close(struct xip_image *img)
 		ret = xip_image_flush(img);
 		/* already flushed: close must not write again */
 		img->fs->flags &= ~EXT2_FLAG_DIRTY;
+		xip_engine_free(img);
 		ext2fs_close_free(&img->fs);
 	}
 	xipio_unregister(img->seg);

@@ -160,6 +160,7 @@ struct xip_image {
 	unsigned int block_size;
 	bool writable;
 	char chan_name[64];
+	struct xip_engine *engine;	/* page.c's private state (lazy) */
 };
 
 /*
@@ -260,6 +261,73 @@ ssize_t xip_file_write(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 		       const void *buf, size_t len);
 /* xip_truncate_page + block freeing; growing leaves a hole. */
 int xip_file_truncate(struct xip_image *img, ext2_ino_t ino, uint64_t size);
+
+/*
+ * The seed's read actor: called with consecutive pieces of the file in
+ * file order, each a pointer straight into the segment (or to a page of
+ * zeros for a hole).  A negative return stops the read with that error.
+ */
+typedef int (*xip_read_actor)(void *ctx, const void *data, size_t len);
+/*
+ * do_xip_mapping_read with an actor: up to @len bytes at @off, stops at
+ * i_size.  Returns the bytes passed to the actor; an error after some
+ * bytes returns the count (the next call reports the error).
+ */
+ssize_t xip_file_read_actor(struct xip_image *img, ext2_ino_t ino,
+			    uint64_t off, size_t len, xip_read_actor actor,
+			    void *ctx);
+
+/* Release the engine's per-image state (called by xip_image_close). */
+void xip_engine_free(struct xip_image *img);
+
+/* Resolve all but the last component of @path: its directory and name. */
+int xip_lookup_parent(struct xip_image *img, const char *path,
+		      ext2_ino_t *dir, char name[EXT2_NAME_LEN + 1]);
+
+/* A directory entry (xip_dir_list). */
+struct xip_dirent {
+	ext2_ino_t ino;
+	unsigned int type;		/* EXT2_FT_* from the entry */
+	char name[EXT2_NAME_LEN + 1];
+};
+/*
+ * The entries of directory @ino in on-disk order, "." and ".." included
+ * (the array is malloc'ed; free() it).  -ENOTDIR for a non-directory.
+ */
+int xip_dir_list(struct xip_image *img, ext2_ino_t ino,
+		 struct xip_dirent **ents, size_t *nents);
+
+/* The target of symlink @ino, NUL-terminated; -EINVAL if not a symlink. */
+int xip_readlink(struct xip_image *img, ext2_ino_t ino, char *buf,
+		 size_t len);
+
+/* What stat shows of an inode. */
+struct xip_stat {
+	ext2_ino_t ino;
+	uint32_t mode;			/* type and permission bits */
+	uint32_t uid, gid;
+	uint32_t links;
+	uint64_t size;
+	uint64_t sectors;		/* i_blocks in 512-byte units */
+	uint32_t flags;			/* i_flags */
+	uint32_t generation;
+	int64_t atime, mtime, ctime;	/* seconds since the epoch */
+	uint32_t atime_ns, mtime_ns, ctime_ns;
+	uint64_t rdev;			/* device files: the device number */
+	bool extents;			/* mapped by an extent tree */
+	uint64_t data_blocks;		/* mapped file pages below i_size */
+	uint64_t hole_blocks;		/* unmapped file pages below i_size */
+	size_t nruns;			/* physically contiguous runs */
+	bool contiguous;		/* at most one run */
+};
+int xip_stat_inode(struct xip_image *img, ext2_ino_t ino, struct xip_stat *st);
+
+/*
+ * Create an empty regular file @path (its parent must exist) with the
+ * permission bits @mode; -EEXIST if the name exists.
+ */
+int xip_create(struct xip_image *img, const char *path, unsigned int mode,
+	       ext2_ino_t *ino);
 
 /* ------------------------------------------------------------------ */
 /* ELF parsing and validation (elf.c)                                  */

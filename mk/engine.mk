@@ -1,1 +1,14 @@
 # engine: files of this part of the product
+libxip_a_SOURCES += lib/engine.h lib/page.c lib/file.c
+xiptool_SOURCES += cmd/read.c cmd/ls.c cmd/stat.c
+dist_man_MANS += man/xiptool-read.1 man/xiptool-ls.1 man/xiptool-stat.1
+
+if ENABLE_TESTS
+check_PROGRAMS += tests/unit/test_page
+tests_unit_test_page_SOURCES = tests/unit/test_page.c tests/unit/unit.h
+tests_unit_test_page_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_page_LDADD = $(UNIT_LDADD)
+TESTS += tests/unit/test_page
+TESTS += tests/cli/read.bats tests/cli/ls.bats tests/cli/stat.bats
+EXTRA_DIST += tests/cli/read.bats tests/cli/ls.bats tests/cli/stat.bats
+endif

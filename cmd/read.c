@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * xiptool read: copy a file of an image to stdout or a file, straight from
+ * the segment (write(2) from the page pointers; holes as zeros).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+static const char read_usage[] =
+	"[--offset N] [--length N] [-o FILE] IMAGE PATH";
+
+struct out {
+	int fd;
+	const char *name;
+};
+
+static int out_actor(void *ctx, const void *data, size_t len)
+{
+	struct out *o = ctx;
+	const char *p = data;
+
+	while (len) {
+		ssize_t n = write(o->fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return xip_error(n < 0 ? -errno : -EIO, "%s: write error: %s",
+					 o->name, strerror(n < 0 ? errno : EIO));
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int read_copy(struct xip_image *img, const char *path, uint64_t off,
+		     uint64_t len, struct out *o)
+{
+	ext2_ino_t ino;
+	ssize_t n;
+	int ret;
+
+	ret = xip_lookup(img, path, 0, &ino);
+	if (ret)
+		return msg_path_error(path, ret);
+	while (len) {
+		n = xip_file_read_actor(img, ino, off, len > SIZE_MAX ? SIZE_MAX :
+					(size_t)len, out_actor, o);
+		if (n < 0) {
+			if (!strncmp(xip_errmsg(), o->name, strlen(o->name)))
+				return msg_lib_error((int)n);
+			return msg_path_error(path, (int)n);
+		}
+		if (n == 0)
+			break;
+		off += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
+	return EXIT_OK;
+}
+
+int cmd_read(int argc, const char **argv)
+{
+	char *offset_s = NULL, *length_s = NULL, *output = NULL;
+	uint64_t off = 0, len = UINT64_MAX;
+	struct out o = { STDOUT_FILENO, "stdout" };
+	struct xip_image *img;
+	struct cmd_args args;
+	int rc, ret;
+	const struct poptOption options[] = {
+		{ "offset", '\0', POPT_ARG_STRING, &offset_s, 0,
+		  "start at byte N of the file (K, M, G suffixes)", "N" },
+		{ "length", '\0', POPT_ARG_STRING, &length_s, 0,
+		  "copy at most N bytes", "N" },
+		{ "output", 'o', POPT_ARG_STRING, &output, 0,
+		  "write to FILE instead of stdout", "FILE" },
+		CMD_HELP_OPTIONS,
+		POPT_TABLEEND
+	};
+
+	rc = cmd_parse(argc, argv, options, read_usage, 2, 2, &args);
+	if (rc)
+		return rc;
+	if (offset_s)
+		rc = cmd_parse_size("--offset", offset_s, &off);
+	if (!rc && length_s)
+		rc = cmd_parse_size("--length", length_s, &len);
+	if (rc)
+		goto out;
+	ret = xip_image_open(args.argv[0], 0, &img);
+	if (ret) {
+		rc = msg_lib_error(ret);
+		goto out;
+	}
+	if (output) {
+		o.name = output;
+		o.fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			    0666);
+		if (o.fd < 0) {
+			msg_error("%s: %s", output, strerror(errno));
+			rc = EXIT_RUNTIME;
+		}
+	}
+	if (!rc)
+		rc = read_copy(img, args.argv[1], off, len, &o);
+	if (output && o.fd >= 0 && close(o.fd) && !rc) {
+		msg_error("%s: %s", output, strerror(errno));
+		rc = EXIT_RUNTIME;
+	}
+	xip_image_close(img);
+out:
+	free(offset_s);
+	free(length_s);
+	free(output);
+	cmd_args_free(&args);
+	return rc;
+}

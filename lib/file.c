@@ -1,0 +1,647 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Files on top of get_xip_page: path lookup, directories, symlinks, stat,
+ * and the seed's do_xip_mapping_read, generic_file_xip_write and
+ * xip_truncate_page.  Every byte of file data is copied straight between
+ * the caller's buffer and the segment; there is no cache and no bounce
+ * buffer, and no read-ahead.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+#define U64(x) ((unsigned long long)(x))
+#define XIP_MAXSYMLINKS 40
+
+/* Holes read as this (block sizes go up to 64 KiB). */
+static const uint8_t zero_page[65536];
+
+static uint64_t blocks_for(uint64_t size, uint64_t bs)
+{
+	return size / bs + (size % bs != 0);
+}
+
+/* ---- directories -------------------------------------------------------- */
+
+/* Called per live entry; a non-zero return stops the scan with it. */
+typedef int (*dirent_fn)(void *ctx, ext2_ino_t ino, const char *name,
+			 unsigned int len, unsigned int type);
+
+static int dir_block_scan(struct xip_map *m, uint64_t lblk, const uint8_t *p,
+			  dirent_fn fn, void *ctx)
+{
+	ext2_filsys fs = m->img->fs;
+	unsigned int bs = m->img->block_size, off = 0, rec, nlen;
+	const struct ext2_dir_entry *de;
+	int ret;
+
+	while (off < bs) {
+		if (bs - off < 8)
+			goto corrupt;
+		de = (const struct ext2_dir_entry *)(p + off);
+		if (ext2fs_get_rec_len(fs, (struct ext2_dir_entry *)de, &rec))
+			goto corrupt;
+		nlen = (unsigned int)ext2fs_dirent_name_len(de);
+		if (rec < 8 || rec % 4 || rec > bs - off || nlen + 8 > rec)
+			goto corrupt;
+		if (de->inode) {
+			if (de->inode > fs->super->s_inodes_count || !nlen)
+				goto corrupt;
+			ret = fn(ctx, de->inode, de->name, nlen,
+				 ext2fs_has_feature_filetype(fs->super) ?
+				 (unsigned int)ext2fs_dirent_file_type(de) : 0);
+			if (ret)
+				return ret;
+		}
+		off += rec;
+	}
+	return 0;
+corrupt:
+	return xip_error(-EUCLEAN,
+			 "directory inode %u: block %llu: corrupt entry at offset %u",
+			 m->ino, U64(lblk), off);
+}
+
+static int dir_scan(struct xip_image *img, ext2_ino_t dir, dirent_fn fn,
+		    void *ctx)
+{
+	uint64_t lblk = 0, end, n;
+	struct xip_map m;
+	blk64_t pblk;
+	void *p;
+	int ret;
+
+	ret = map_open(img, dir, &m);
+	if (ret)
+		return ret;
+	if (!LINUX_S_ISDIR(m.inode.i_mode)) {
+		map_close(&m);
+		return xip_error(-ENOTDIR, "inode %u: not a directory", dir);
+	}
+	end = blocks_for(EXT2_I_SIZE(&m.inode), img->block_size);
+	while (lblk < end) {
+		ret = map_block(&m, lblk, &pblk, &n);
+		if (ret)
+			break;
+		if (!pblk) {
+			lblk += n;
+			continue;
+		}
+		ret = engine_block_ptr(img, dir, pblk, &p);
+		if (!ret)
+			ret = dir_block_scan(&m, lblk, p, fn, ctx);
+		if (ret)
+			break;
+		lblk++;
+	}
+	map_close(&m);
+	return ret;
+}
+
+struct find_ctx {
+	const char *name;
+	unsigned int len;
+	ext2_ino_t ino;
+};
+
+static int find_fn(void *ctx, ext2_ino_t ino, const char *name,
+		   unsigned int len, unsigned int type)
+{
+	struct find_ctx *f = ctx;
+
+	(void)type;
+	if (len != f->len || memcmp(name, f->name, len))
+		return 0;
+	f->ino = ino;
+	return 1;
+}
+
+/* 0 and *ino, -ENOENT (no error record), or another error. */
+static int dir_find(struct xip_image *img, ext2_ino_t dir, const char *name,
+		    unsigned int len, ext2_ino_t *ino)
+{
+	struct find_ctx f = { name, len, 0 };
+	int ret = dir_scan(img, dir, find_fn, &f);
+
+	if (ret < 0)
+		return ret;
+	if (!f.ino)
+		return -ENOENT;
+	*ino = f.ino;
+	return 0;
+}
+
+struct list_ctx {
+	struct xip_dirent *ents;
+	size_t n, cap;
+};
+
+static int list_fn(void *ctx, ext2_ino_t ino, const char *name,
+		   unsigned int len, unsigned int type)
+{
+	struct list_ctx *l = ctx;
+	struct xip_dirent *e;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 32;
+
+		e = realloc(l->ents, cap * sizeof(*e));
+		if (!e)
+			return xip_error(-ENOMEM, "out of memory");
+		l->ents = e;
+		l->cap = cap;
+	}
+	e = &l->ents[l->n++];
+	e->ino = ino;
+	e->type = type;
+	memcpy(e->name, name, len);
+	e->name[len] = '\0';
+	return 0;
+}
+
+int xip_dir_list(struct xip_image *img, ext2_ino_t ino,
+		 struct xip_dirent **ents, size_t *nents)
+{
+	struct list_ctx l = { NULL, 0, 0 };
+	int ret = dir_scan(img, ino, list_fn, &l);
+
+	if (ret) {
+		free(l.ents);
+		*ents = NULL;
+		*nents = 0;
+		return ret;
+	}
+	*ents = l.ents;
+	*nents = l.n;
+	return 0;
+}
+
+/* ---- symlinks ----------------------------------------------------------- */
+
+int xip_readlink(struct xip_image *img, ext2_ino_t ino, char *buf, size_t len)
+{
+	struct xip_map m;
+	uint64_t size, n;
+	blk64_t pblk;
+	void *p;
+	int ret;
+
+	ret = map_open(img, ino, &m);
+	if (ret)
+		return ret;
+	size = EXT2_I_SIZE(&m.inode);
+	if (!LINUX_S_ISLNK(m.inode.i_mode)) {
+		ret = xip_error(-EINVAL, "inode %u: not a symbolic link", ino);
+	} else if (size >= len || size >= img->block_size) {
+		ret = xip_error(-ENAMETOOLONG,
+				"inode %u: symbolic link of %llu bytes is too long",
+				ino, U64(size));
+	} else if (m.nomap) {
+		memcpy(buf, m.inode.i_block, size);
+		buf[size] = '\0';
+	} else {
+		ret = map_block(&m, 0, &pblk, &n);
+		if (!ret && !pblk)
+			ret = xip_error(-EUCLEAN,
+					"inode %u: symbolic link without a block",
+					ino);
+		if (!ret)
+			ret = engine_block_ptr(img, ino, pblk, &p);
+		if (!ret) {
+			memcpy(buf, p, size);
+			buf[size] = '\0';
+		}
+	}
+	map_close(&m);
+	if (!ret && strlen(buf) != size)
+		ret = xip_error(-EUCLEAN,
+				"inode %u: symbolic link holds a NUL byte", ino);
+	return ret;
+}
+
+/* ---- path lookup -------------------------------------------------------- */
+
+static bool is_dir(struct xip_image *img, ext2_ino_t ino, int *err)
+{
+	struct ext2_inode_large in;
+
+	*err = inode_read_checked(img, ino, &in);
+	return !*err && LINUX_S_ISDIR(in.i_mode);
+}
+
+static int path_error(int err, const char *path)
+{
+	return xip_error(err, "%s: %s", path, strerror(-err));
+}
+
+/* Replace the rest of the walk with "<target><rest>". */
+static int splice_link(char **buf, const char **rest, const char *target)
+{
+	size_t tl = strlen(target), rl = strlen(*rest);
+	char *n;
+
+	if (tl + rl + 2 > PATH_MAX * 4)
+		return -ENAMETOOLONG;
+	n = malloc(tl + rl + 2);
+	if (!n)
+		return -ENOMEM;
+	memcpy(n, target, tl);
+	memcpy(n + tl, *rest, rl + 1);
+	free(*buf);
+	*buf = n;
+	*rest = n;
+	return 0;
+}
+
+struct walk {
+	struct xip_image *img;
+	const char *path;		/* for messages */
+	int flags;
+	int links;
+	ext2_ino_t cur;
+};
+
+/*
+ * One component @c (length @n) in directory w->cur.  @more: components
+ * (or a trailing slash) follow.  May splice a symlink into the walk.
+ */
+static int walk_step(struct walk *w, const char *c, size_t n, bool more,
+		     char **buf, const char **rest)
+{
+	char target[PATH_MAX];
+	struct ext2_inode_large in;
+	ext2_ino_t child;
+	int ret;
+
+	if (!is_dir(w->img, w->cur, &ret))
+		return ret ? ret : path_error(-ENOTDIR, w->path);
+	if (n == 1 && c[0] == '.')
+		return 0;
+	if (n == 2 && c[0] == '.' && c[1] == '.') {
+		/* never above the image root */
+		if (w->cur == EXT2_ROOT_INO)
+			return 0;
+		ret = dir_find(w->img, w->cur, "..", 2, &child);
+		if (ret == -ENOENT)
+			return xip_error(-EUCLEAN,
+					 "%s: directory inode %u has no '..' entry",
+					 w->path, w->cur);
+		if (!ret)
+			w->cur = child;
+		return ret;
+	}
+	if (n > EXT2_NAME_LEN)
+		return path_error(-ENAMETOOLONG, w->path);
+	ret = dir_find(w->img, w->cur, c, (unsigned int)n, &child);
+	if (ret == -ENOENT)
+		return path_error(-ENOENT, w->path);
+	if (!ret)
+		ret = inode_read_checked(w->img, child, &in);
+	if (ret)
+		return ret;
+	if (LINUX_S_ISLNK(in.i_mode) &&
+	    (more || !(w->flags & XIP_LOOKUP_NOFOLLOW))) {
+		if (++w->links > XIP_MAXSYMLINKS)
+			return path_error(-ELOOP, w->path);
+		ret = xip_readlink(w->img, child, target, sizeof(target));
+		if (ret)
+			return ret;
+		if (!target[0])
+			return path_error(-ENOENT, w->path);
+		if (target[0] == '/')
+			w->cur = EXT2_ROOT_INO;
+		ret = splice_link(buf, rest, target);
+		return ret ? path_error(ret, w->path) : 0;
+	}
+	w->cur = child;
+	return 0;
+}
+
+static int walk_path(struct walk *w, const char *path)
+{
+	const char *rest, *c;
+	bool must_dir = false;
+	char *buf;
+	size_t n;
+	int ret = 0;
+
+	if (strlen(path) >= PATH_MAX)
+		return path_error(-ENAMETOOLONG, w->path);
+	buf = strdup(path);
+	if (!buf)
+		return xip_error(-ENOMEM, "out of memory");
+	rest = buf;
+	w->cur = EXT2_ROOT_INO;
+	for (;;) {
+		while (*rest == '/')
+			rest++;
+		if (!*rest)
+			break;
+		c = rest;
+		n = strcspn(rest, "/");
+		rest += n;
+		must_dir = *rest == '/';
+		ret = walk_step(w, c, n, must_dir, &buf, &rest);
+		if (ret)
+			break;
+	}
+	if (!ret && must_dir && !is_dir(w->img, w->cur, &ret))
+		ret = ret ? ret : path_error(-ENOTDIR, w->path);
+	free(buf);
+	return ret;
+}
+
+int xip_lookup(struct xip_image *img, const char *path, int flags,
+	       ext2_ino_t *ino)
+{
+	struct walk w = { img, path, flags, 0, EXT2_ROOT_INO };
+	int ret;
+
+	*ino = 0;
+	if (!path || !*path)
+		return xip_error(-ENOENT, "empty path");
+	ret = walk_path(&w, path);
+	if (!ret)
+		*ino = w.cur;
+	return ret;
+}
+
+int xip_lookup_parent(struct xip_image *img, const char *path,
+		      ext2_ino_t *dir, char name[EXT2_NAME_LEN + 1])
+{
+	const char *slash, *last;
+	size_t len = path ? strlen(path) : 0;
+	char *dpath;
+	int ret;
+
+	*dir = 0;
+	if (!len)
+		return xip_error(-ENOENT, "empty path");
+	if (path[len - 1] == '/')
+		return path_error(-EISDIR, path);
+	slash = strrchr(path, '/');
+	last = slash ? slash + 1 : path;
+	if (!strcmp(last, ".") || !strcmp(last, ".."))
+		return path_error(-EISDIR, path);
+	if (strlen(last) > EXT2_NAME_LEN)
+		return path_error(-ENAMETOOLONG, path);
+	dpath = strndup(path, slash ? (size_t)(slash - path) + 1 : 0);
+	if (!dpath)
+		return xip_error(-ENOMEM, "out of memory");
+	ret = xip_lookup(img, dpath[0] ? dpath : "/", 0, dir);
+	if (!ret && !is_dir(img, *dir, &ret))
+		ret = ret ? ret : path_error(-ENOTDIR, path);
+	if (ret == -ENOENT || ret == -ENOTDIR)
+		path_error(ret, path);
+	free(dpath);
+	if (!ret)
+		snprintf(name, EXT2_NAME_LEN + 1, "%s", last);
+	return ret;
+}
+
+/* ---- stat --------------------------------------------------------------- */
+
+static void xtime(const struct ext2_inode_large *in, bool extra, uint32_t t,
+		  uint32_t x, int64_t *sec, uint32_t *ns)
+{
+	*sec = (int32_t)t;
+	*ns = 0;
+	if (extra) {
+		*sec += (int64_t)(x & EXT4_EPOCH_MASK) << 32;
+		*ns = x >> EXT4_EPOCH_BITS;
+	}
+	(void)in;
+}
+
+static bool has_extra_times(struct xip_image *img,
+			    const struct ext2_inode_large *in)
+{
+	return EXT2_INODE_SIZE(img->fs->super) > EXT2_GOOD_OLD_INODE_SIZE &&
+	       EXT2_GOOD_OLD_INODE_SIZE + in->i_extra_isize >=
+	       offsetof(struct ext2_inode_large, i_crtime);
+}
+
+int xip_stat_inode(struct xip_image *img, ext2_ino_t ino, struct xip_stat *st)
+{
+	struct xip_run *runs = NULL;
+	struct ext2_inode_large *in;
+	uint64_t end, mapped = 0;
+	struct xip_map m;
+	bool x;
+	int ret;
+
+	memset(st, 0, sizeof(*st));
+	ret = map_open(img, ino, &m);
+	if (ret)
+		return ret;
+	in = &m.inode;
+	x = has_extra_times(img, in);
+	st->ino = ino;
+	st->mode = in->i_mode;
+	st->uid = inode_uid(*in);
+	st->gid = inode_gid(*in);
+	st->links = in->i_links_count;
+	st->size = EXT2_I_SIZE(in);
+	st->sectors = ext2fs_get_stat_i_blocks(img->fs, (struct ext2_inode *)in);
+	st->flags = in->i_flags;
+	st->generation = in->i_generation;
+	xtime(in, x, in->i_atime, in->i_atime_extra, &st->atime, &st->atime_ns);
+	xtime(in, x, in->i_mtime, in->i_mtime_extra, &st->mtime, &st->mtime_ns);
+	xtime(in, x, in->i_ctime, in->i_ctime_extra, &st->ctime, &st->ctime_ns);
+	st->extents = m.extents;
+	if (LINUX_S_ISCHR(in->i_mode) || LINUX_S_ISBLK(in->i_mode))
+		st->rdev = in->i_block[0] ? in->i_block[0] : in->i_block[1];
+	if (!m.nomap) {
+		end = blocks_for(st->size, img->block_size);
+		ret = map_runs(&m, end, &runs, &st->nruns);
+		for (size_t i = 0; !ret && i < st->nruns; i++)
+			mapped += runs[i].len;
+		st->data_blocks = mapped;
+		st->hole_blocks = end > mapped ? end - mapped : 0;
+		free(runs);
+	}
+	st->contiguous = st->nruns <= 1;
+	map_close(&m);
+	return ret;
+}
+
+/* ---- read: do_xip_mapping_read ------------------------------------------ */
+
+struct pending {
+	const uint8_t *p;
+	size_t n;
+};
+
+static int pending_flush(struct pending *pd, xip_read_actor actor, void *ctx,
+			 uint64_t *done)
+{
+	int ret = 0;
+
+	if (pd->n)
+		ret = actor(ctx, pd->p, pd->n);
+	if (!ret)
+		*done += pd->n;
+	pd->n = 0;
+	return ret;
+}
+
+static int emit_zeros(uint64_t n, xip_read_actor actor, void *ctx,
+		      uint64_t *done)
+{
+	while (n) {
+		size_t k = n < sizeof(zero_page) ? (size_t)n : sizeof(zero_page);
+		int ret = actor(ctx, zero_page, k);
+
+		if (ret)
+			return ret;
+		*done += k;
+		n -= k;
+	}
+	return 0;
+}
+
+static int read_open(struct xip_image *img, ext2_ino_t ino, struct xip_map *m)
+{
+	int ret = map_open(img, ino, m);
+
+	if (ret)
+		return ret;
+	if (LINUX_S_ISDIR(m->inode.i_mode))
+		ret = xip_error(-EISDIR, "inode %u: is a directory", ino);
+	else if (!LINUX_S_ISREG(m->inode.i_mode))
+		ret = xip_error(-EINVAL, "inode %u: not a regular file", ino);
+	if (ret)
+		map_close(m);
+	return ret;
+}
+
+/*
+ * Pieces of [pos, end) in file order: holes as zeros, data as pointers
+ * into the segment, adjacent pointers merged into one actor call.
+ */
+static int read_range(struct xip_map *m, uint64_t pos, uint64_t end,
+		      xip_read_actor actor, void *ctx, uint64_t *done)
+{
+	struct xip_image *img = m->img;
+	uint64_t bs = img->block_size, lblk, in, n, cnt;
+	struct pending pd = { NULL, 0 };
+	blk64_t pblk;
+	void *p;
+	int ret = 0;
+
+	while (pos < end) {
+		lblk = pos / bs;
+		in = pos % bs;
+		ret = map_block(m, lblk, &pblk, &cnt);
+		if (ret)
+			break;
+		n = end - pos;
+		if (cnt <= (n + in) / bs)
+			n = cnt * bs - in;
+		if (!pblk) {
+			ret = pending_flush(&pd, actor, ctx, done);
+			if (!ret)
+				ret = emit_zeros(n, actor, ctx, done);
+		} else {
+			ret = engine_block_ptr(img, m->ino, pblk, &p);
+			if (!ret)
+				ret = segment_range(img->seg, pblk * bs + in, n,
+						    &p);
+			if (ret) {
+				ret = xip_error(ret, "inode %u: block %llu: outside the segment",
+						m->ino, U64(pblk));
+				break;
+			}
+			if (pd.n && pd.p + pd.n == (const uint8_t *)p) {
+				pd.n += n;
+			} else {
+				ret = pending_flush(&pd, actor, ctx, done);
+				pd.p = p;
+				pd.n = n;
+			}
+		}
+		if (ret)
+			break;
+		pos += n;
+	}
+	if (!ret)
+		ret = pending_flush(&pd, actor, ctx, done);
+	return ret;
+}
+
+ssize_t xip_file_read_actor(struct xip_image *img, ext2_ino_t ino,
+			    uint64_t off, size_t len, xip_read_actor actor,
+			    void *ctx)
+{
+	uint64_t size, end, done = 0;
+	struct xip_map m;
+	int ret;
+
+	ret = read_open(img, ino, &m);
+	if (ret)
+		return ret;
+	size = EXT2_I_SIZE(&m.inode);
+	if (len > SSIZE_MAX)
+		len = SSIZE_MAX;
+	end = off < size ? (len < size - off ? off + len : size) : off;
+	ret = read_range(&m, off, end, actor, ctx, &done);
+	map_close(&m);
+	if (ret && !done)
+		return ret;
+	return (ssize_t)done;
+}
+
+struct copy_ctx {
+	uint8_t *dst;
+};
+
+static int copy_actor(void *ctx, const void *data, size_t len)
+{
+	struct copy_ctx *c = ctx;
+
+	memcpy(c->dst, data, len);
+	c->dst += len;
+	return 0;
+}
+
+ssize_t xip_file_read(struct xip_image *img, ext2_ino_t ino, uint64_t off,
+		      void *buf, size_t len)
+{
+	struct copy_ctx c = { buf };
+
+	return xip_file_read_actor(img, ino, off, len, copy_actor, &c);
+}
+
+/* ---- write and truncate ------------------------------------------------- */
+
+ssize_t xip_file_write(struct xip_image *img, ext2_ino_t ino, uint64_t off,
+		       const void *buf, size_t len)
+{
+	(void)img;
+	(void)off;
+	(void)buf;
+	(void)len;
+	return xip_error(-EOPNOTSUPP, "inode %u: writing is not implemented yet",
+			 ino);
+}
+
+int xip_file_truncate(struct xip_image *img, ext2_ino_t ino, uint64_t size)
+{
+	(void)img;
+	(void)size;
+	return xip_error(-EOPNOTSUPP, "inode %u: truncating is not implemented yet",
+			 ino);
+}
+
+int xip_create(struct xip_image *img, const char *path, unsigned int mode,
+	       ext2_ino_t *ino)
+{
+	(void)img;
+	(void)mode;
+	*ino = 0;
+	return xip_error(-EOPNOTSUPP, "%s: creating is not implemented yet", path);
+}

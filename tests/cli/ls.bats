@@ -1,0 +1,69 @@
+#!/usr/bin/env bats
+# xiptool ls against the kernel's listing of the same image.
+
+load ../lib/common
+
+make_tree() {
+	mkdir -p "$T/tree/dir/sub" "$T/tree/many"
+	printf 'hello\n' > "$T/tree/hello.txt"
+	head -c 70000 /dev/urandom > "$T/tree/dir/blob"
+	chmod 4751 "$T/tree/dir/blob"
+	: > "$T/tree/.hidden"
+	ln -s hello.txt "$T/tree/link"
+	mkfifo "$T/tree/fifo"
+	# a directory of several blocks
+	for i in $(seq 1 300); do : > "$T/tree/many/file-with-a-long-name-$i"; done
+}
+
+@test "ls lists what the kernel lists (root, nested, multi-block directory)" {
+	require_loop
+	make_tree
+	mkimg "$T/img" 16M "$T/tree"
+	loop_mount "$T/img"
+	for d in / /dir /many /dir/sub; do
+		diff <(xiptool ls -a "$T/img" "$d" | grep -vx '\.\|\.\.') <(LC_ALL=C ls -A "$T/mnt$d")
+		diff <(xiptool ls "$T/img" "$d") <(LC_ALL=C ls "$T/mnt$d")
+	done
+	loop_umount
+	[ "$(xiptool ls "$T/img" /many | wc -l)" -eq 300 ]
+}
+
+@test "ls -l shows the mode, links, owner, size and link target the kernel shows" {
+	require_loop
+	make_tree
+	mkimg "$T/img" 16M "$T/tree"
+	loop_mount "$T/img"
+	xiptool ls -l "$T/img" / | while read -r mode links uid gid size day time name rest; do
+		st=$(stat -c '%A %h %u %g %s' "$T/mnt/$name")
+		[ "$st" = "$mode $links $uid $gid $size" ] || { echo "$name: $st != $mode $links $uid $gid $size"; false; }
+		[ "$(date -u -d "@$(stat -c %Y "$T/mnt/$name")" '+%Y-%m-%d %H:%M')" = "$day $time" ]
+	done
+	loop_umount
+	xiptool ls -l "$T/img" / | grep -q ' link -> hello.txt$'
+	xiptool ls -l "$T/img" /dir | grep -q '^-rwsr-x--x '
+}
+
+@test "ls of a file lists the file; -a shows . and .." {
+	make_tree
+	mkimg "$T/img" 16M "$T/tree"
+	[ "$(xiptool ls "$T/img" /hello.txt)" = /hello.txt ]
+	xiptool ls -a "$T/img" / | grep -qx '\.hidden'
+	xiptool ls -a "$T/img" / | grep -qx '\.\.'
+	! xiptool ls "$T/img" / | grep -q '^\.'
+	[ "$(xiptool ls "$T/img")" = "$(xiptool ls "$T/img" /)" ]
+}
+
+@test "ls errors: missing path, damaged directory" {
+	make_tree
+	mkimg "$T/img" 16M "$T/tree"
+	run xiptool ls "$T/img" /nope
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool ls: /nope: No such file or directory" ]
+	# a rec_len of 0 in the first entry of /dir
+	blk=$(debugfs -R "bmap /dir 0" "$T/img" 2>/dev/null)
+	cp "$T/img" "$T/bad"
+	printf '\x00\x00' | dd of="$T/bad" bs=1 seek=$((blk * 4096 + 4)) conv=notrunc status=none
+	run xiptool ls "$T/bad" /dir
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"directory inode"*"corrupt entry at offset 0"* ]]
+}

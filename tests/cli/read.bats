@@ -1,0 +1,188 @@
+#!/usr/bin/env bats
+# xiptool read against the source tree mke2fs -d copied, debugfs and the
+# kernel's own reading of the same image.
+
+load ../lib/common
+
+BS=4096
+# file sizes around every block-map boundary of a 4 KiB-block ext2 inode:
+# direct (12), indirect (12 + 1024), double indirect
+SIZES="0 1 4095 4096 4097 $((12 * BS)) $((13 * BS)) $((12 * BS + 1)) \
+$((1036 * BS)) $((1036 * BS + 1)) $((1037 * BS))"
+
+make_tree() {
+	local s
+	mkdir -p "$T/tree/dir/sub"
+	for s in $SIZES; do
+		head -c "$s" /dev/urandom > "$T/tree/f$s"
+	done
+	head -c 5000000 /dev/urandom > "$T/tree/big"
+	# sparse: a hole, data, a hole at the end
+	truncate -s 10M "$T/tree/sparse"
+	printf 'middle' | dd of="$T/tree/sparse" bs=1 seek=6000000 conv=notrunc status=none
+	# data behind the triple-indirect boundary (file block 1049612)
+	truncate -s 5G "$T/tree/huge"
+	printf 'far' | dd of="$T/tree/huge" bs=1 seek=4500000000 conv=notrunc status=none
+	# all hole
+	truncate -s 1M "$T/tree/empty-sparse"
+	printf 'hello\n' > "$T/tree/dir/sub/hello"
+	ln -s sub/hello "$T/tree/dir/rel"
+	ln -s /dir/sub/hello "$T/tree/dir/abs"
+	ln -s ../../../../../dir/sub/hello "$T/tree/dir/escape"
+	ln -s "$(printf 'x%.0s' $(seq 1 100))" "$T/tree/slowlink"
+	ln -s sub "$T/tree/dir/sublink"
+	ln -s loop2 "$T/tree/loop1"
+	ln -s loop1 "$T/tree/loop2"
+	ln -s nowhere "$T/tree/dangling"
+}
+
+@test "read of every file equals the source bytes (boundaries, sparse, > 4 MiB, triple indirect)" {
+	make_tree
+	mkimg "$T/img" 64M "$T/tree"
+	for f in "$T"/tree/f* "$T/tree/big" "$T/tree/sparse" "$T/tree/empty-sparse" "$T/tree/huge"; do
+		xiptool read "$T/img" "/${f##*/}" | cmp - "$f"
+	done
+	# the output file variant
+	xiptool read -o "$T/out" "$T/img" /big
+	cmp "$T/out" "$T/tree/big"
+}
+
+@test "read agrees with debugfs cat and with the kernel (ext2 and ext4 drivers)" {
+	require_loop
+	make_tree
+	mkimg "$T/img" 64M "$T/tree"
+	for drv in ext2 ext4; do
+		loop_mount "$T/img" "$drv"
+		for f in f$((1037 * BS)) big sparse; do
+			xiptool read "$T/img" "/$f" | cmp - "$T/mnt/$f"
+		done
+		loop_umount
+	done
+	for f in f4097 sparse; do
+		debugfs -R "cat /$f" "$T/img" 2>/dev/null | cmp - <(xiptool read "$T/img" "/$f")
+	done
+}
+
+@test "read of extent-mapped files of an ext4 image" {
+	make_tree
+	rm -f "$T/tree/huge"	# ext4 without huge_file would not care; keep it fast
+	mke2fs -q -F -t ext4 -b 4096 -d "$T/tree" "$T/img4" 64M
+	for f in f$((1037 * BS)) big sparse empty-sparse f1 f0; do
+		xiptool read "$T/img4" "/$f" | cmp - "$T/tree/$f"
+	done
+	run xiptool stat "$T/img4" /big
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Extents:"*yes* ]]
+}
+
+@test "--offset and --length select the same bytes as dd" {
+	make_tree
+	mkimg "$T/img" 64M "$T/tree"
+	f=$T/tree/big
+	for spec in 0:1 1:4095 4095:2 4096:4096 49000:5000 4243000:700000 4999990:100 5000000:10 6000000:1; do
+		off=${spec%%:*} len=${spec##*:}
+		xiptool read --offset "$off" --length "$len" "$T/img" /big > "$T/part"
+		dd if="$f" bs=1M iflag=skip_bytes,count_bytes skip="$off" count="$len" status=none | cmp - "$T/part"
+	done
+	xiptool read --offset 4K --length 1K "$T/img" /big | cmp - <(dd if="$f" bs=1024 skip=4 count=1 status=none)
+	xiptool read --offset 5999990 --length 20 "$T/img" /sparse | cmp - <(dd if="$T/tree/sparse" bs=1 skip=5999990 count=20 status=none)
+}
+
+@test "paths: symlinks inside the image, . and .., never above the root" {
+	make_tree
+	mkimg "$T/img" 64M "$T/tree"
+	[ "$(xiptool read "$T/img" /dir/rel)" = hello ]
+	[ "$(xiptool read "$T/img" /dir/abs)" = hello ]
+	[ "$(xiptool read "$T/img" /dir/escape)" = hello ]
+	[ "$(xiptool read "$T/img" /dir/sublink/hello)" = hello ]
+	[ "$(xiptool read "$T/img" /../../dir/./sub/../sub//hello)" = hello ]
+	[ "$(xiptool read "$T/img" dir/sub/hello)" = hello ]
+	run xiptool read "$T/img" /slowlink
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool read: /slowlink: No such file or directory" ]
+}
+
+@test "errors: missing, directory, not a directory, loop, dangling link" {
+	make_tree
+	mkimg "$T/img" 64M "$T/tree"
+	run xiptool read "$T/img" /nope
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool read: /nope: No such file or directory" ]
+	run xiptool read "$T/img" /dir
+	[ "$status" -eq 3 ]
+	[[ "$output" == "xiptool read: /dir: "*"is a directory" ]]
+	run xiptool read "$T/img" /f1/x
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool read: /f1/x: Not a directory" ]
+	run xiptool read "$T/img" /f1/
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool read: /f1/: Not a directory" ]
+	run xiptool read "$T/img" /loop1
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool read: /loop1: Too many levels of symbolic links" ]
+	run xiptool read "$T/img" /dangling
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool read: /dangling: No such file or directory" ]
+	run xiptool read "$T/img"
+	[ "$status" -eq 2 ]
+	run xiptool read --offset 1Q "$T/img" /f1
+	[ "$status" -eq 2 ]
+}
+
+@test "damaged block maps are refused before any pointer is formed" {
+	make_tree
+	mkimg "$T/img" 64M "$T/tree"
+	big=f$((1037 * BS))
+	# a direct block number beyond the end of the image
+	cp "$T/img" "$T/bad"
+	debugfs -w -R "sif /$big block[2] 999999" "$T/bad" 2>/dev/null
+	run xiptool read "$T/bad" "/$big"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"block 999999 (file block 2) beyond end of image"* ]]
+	# a direct block pointing at the group descriptors
+	cp "$T/img" "$T/bad"
+	debugfs -w -R "sif /$big block[3] 1" "$T/bad" 2>/dev/null
+	run xiptool read "$T/bad" "/$big"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"block 1 (file block 3) lies in file system metadata"* ]]
+	# the indirect block itself out of range
+	cp "$T/img" "$T/bad"
+	debugfs -w -R "sif /$big block[IND] 4000000000" "$T/bad" 2>/dev/null
+	run xiptool read "$T/bad" "/$big"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"indirect block 4000000000 (file block 12) beyond end of image"* ]]
+	# a number read out of the double-indirect block
+	cp "$T/img" "$T/bad"
+	dind=$(debugfs -R "stat /$big" "$T/img" 2>/dev/null | sed -n 's/.*(DIND):\([0-9]*\).*/\1/p')
+	[ -n "$dind" ]
+	printf '\xff\xff\xff\x7f' | dd of="$T/bad" bs=1 seek=$((dind * BS)) conv=notrunc status=none
+	run xiptool read "$T/bad" "/$big"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"indirect block 2147483647 (file block 1036) beyond end of image"* ]]
+	# the first 1036 blocks are still readable
+	xiptool read --length $((1036 * BS)) "$T/bad" "/$big" | cmp - <(head -c $((1036 * BS)) "$T/tree/$big")
+}
+
+@test "extent and inline-data flags on an image without those features are refused" {
+	make_tree
+	mkimg "$T/img" 64M "$T/tree"
+	cp "$T/img" "$T/bad"
+	debugfs -w -R "sif /f4097 flags 0x80000" "$T/bad" 2>/dev/null
+	run xiptool read "$T/bad" /f4097
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"extents flag set but the image lacks the extents feature"* ]]
+	cp "$T/img" "$T/bad"
+	debugfs -w -R "sif /f4097 flags 0x10000000" "$T/bad" 2>/dev/null
+	run xiptool read "$T/bad" /f4097
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"lacks the inline_data feature"* ]]
+}
+
+@test "read takes a shared lock: readers run together, a writer's lock makes it wait and fail" {
+	require_cmd flock
+	mkimg "$T/img" 8M
+	flock -s "$T/img" -c "'$XIPTOOL' read '$T/img' /lost+found/. >/dev/null 2>&1; '$XIPTOOL' ls '$T/img' /" | grep -qx lost+found
+	run flock -x "$T/img" -c "timeout 20 '$XIPTOOL' ls '$T/img' /"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"busy"* ]]
+}
