@@ -1,0 +1,89 @@
+# Helpers of the benchmark scripts (tests/bench/*.sh).  Source with:
+#   . "$(dirname "$0")/common.bash"
+# See README.md in this directory for the BENCH line format.
+
+: "${XIPTOOL:=${TOP_BUILDDIR:-$PWD}/xiptool}"
+: "${TOP_SRCDIR:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+: "${BENCH_REPEAT:=3}"
+export XIPTOOL TOP_SRCDIR BENCH_REPEAT
+PATH=/usr/sbin:/sbin:$PATH
+
+# bench_scratch [DIR]: a scratch directory (on tmpfs when /dev/shm is
+# writable, or below DIR), removed when the script exits.  Sets $B.
+bench_scratch() {
+	local base=${1:-}
+	if [ -z "$base" ]; then
+		if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+			base=/dev/shm
+		else
+			base=${TMPDIR:-/tmp}
+		fi
+	fi
+	B=$(mktemp -d "$base/xipbench.XXXXXX")
+	export B
+	trap 'bench_cleanup' EXIT
+}
+
+# Unmount what a script left mounted below $B, then remove $B.
+bench_cleanup() {
+	local m
+	[ -n "${B:-}" ] || return 0
+	for m in $(awk -v b="$B" 'index($2, b) == 1 { print $2 }' /proc/mounts | sort -r); do
+		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+	done
+	rm -rf "$B"
+}
+
+# bench_now: monotonic-enough wall clock in nanoseconds.
+bench_now() {
+	date +%s%N
+}
+
+# bench_time CMD [ARG...]: run CMD $BENCH_REPEAT times (output discarded)
+# and print the best wall time in seconds.  A failing CMD fails the script.
+bench_time() {
+	local i t0 t1 best=""
+	for ((i = 0; i < BENCH_REPEAT; i++)); do
+		t0=$(bench_now)
+		"$@" >/dev/null 2>&1 || {
+			echo "bench: command failed: $*" >&2
+			return 1
+		}
+		t1=$(bench_now)
+		if [ -z "$best" ] || [ $((t1 - t0)) -lt "$best" ]; then
+			best=$((t1 - t0))
+		fi
+	done
+	awk -v ns="$best" 'BEGIN { printf "%.6f\n", ns / 1e9 }'
+}
+
+# bench_report MEASURE XIPTOOL PEER TARGET
+# Print one BENCH line.  XIPTOOL and PEER are numbers in the unit the
+# MEASURE names; the ratio is XIPTOOL / PEER; TARGET is a condition on the
+# ratio: <=X, <X, >=X or >X.
+bench_report() {
+	local measure=$1 x=$2 p=$3 target=$4
+	case $measure in
+	*$'\t'*) echo "bench: tab in measure name: $measure" >&2; return 1 ;;
+	esac
+	awk -v m="$measure" -v x="$x" -v p="$p" -v t="$target" 'BEGIN {
+		if (p + 0 == 0) { ratio = "-"; ok = "no" }
+		else {
+			r = x / p; ratio = sprintf("%.2f", r)
+			op = t; sub(/[0-9.].*/, "", op); v = substr(t, length(op) + 1) + 0
+			r = ratio + 0
+			if (op == "<=") ok = r <= v
+			else if (op == "<") ok = r < v
+			else if (op == ">=") ok = r >= v
+			else if (op == ">") ok = r > v
+			else { print "bench: bad target: " t > "/dev/stderr"; exit 1 }
+			ok = ok ? "yes" : "no"
+		}
+		printf "BENCH\t%s\t%s\t%s\t%s\t%s\t%s\n", m, x, p, ratio, t, ok
+	}'
+}
+
+# bench_fmt NUMBER [DECIMALS]: a number rounded for the table.
+bench_fmt() {
+	awk -v n="$1" -v d="${2:-3}" 'BEGIN { printf "%.*f\n", d, n }'
+}

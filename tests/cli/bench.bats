@@ -1,0 +1,59 @@
+#!/usr/bin/env bats
+# The benchmark harness (not the benchmarks): BENCH lines from
+# tests/bench/common.bash and the table of tests/bench/run-benchmarks.
+
+load ../lib/common
+
+run_bench() {
+	bash "$TOP_SRCDIR/tests/bench/run-benchmarks" --logdir "$T/logs" "$@"
+}
+
+@test "bench_report computes the ratio and checks the target" {
+	. "$TOP_SRCDIR/tests/bench/common.bash"
+	run bench_report "copy [s] vs cp" 2 4 "<=1.05"
+	[ "$output" = $'BENCH\tcopy [s] vs cp\t2\t4\t0.50\t<=1.05\tyes' ]
+	run bench_report "copy [s] vs cp" 5 4 "<=1.05"
+	[ "$output" = $'BENCH\tcopy [s] vs cp\t5\t4\t1.25\t<=1.05\tno' ]
+	run bench_report "rate [MiB/s] vs memcpy" 900 1000 ">=0.9"
+	[ "$(cut -f5,7 <<<"$output")" = $'0.90\tyes' ]
+	run bench_report "rate [MiB/s] vs memcpy" 899 1000 ">0.9"
+	[ "$(cut -f5,7 <<<"$output")" = $'0.90\tno' ]
+	run bench_report "x" 1 0 "<=1"
+	[ "$(cut -f5,7 <<<"$output")" = $'-\tno' ]
+	run bench_report "x" 1 1 "~1"
+	[ "$status" -ne 0 ]
+}
+
+@test "bench_time prints the best wall time and fails with the command" {
+	. "$TOP_SRCDIR/tests/bench/common.bash"
+	BENCH_REPEAT=2
+	run bench_time sleep 0.2
+	[ "$status" -eq 0 ]
+	awk -v t="$output" 'BEGIN { exit !(t >= 0.2 && t < 5) }'
+	run bench_time false
+	[ "$status" -ne 0 ]
+}
+
+@test "run-benchmarks prints one table of every script's lines" {
+	mkdir "$T/b"
+	printf '#!/bin/bash\necho noise\nprintf "BENCH\\tone [s] vs cp\\t1\\t2\\t0.50\\t<=1\\tyes\\n"\n' >"$T/b/a.sh"
+	printf '#!/bin/bash\nprintf "BENCH\\ttwo [MiB/s] vs dd\\t3\\t2\\t1.50\\t>=1\\tyes\\n"\nprintf "BENCH\\tbroken\\n"\n' >"$T/b/b.sh"
+	run run_bench --tsv "$T/rows" "$T/b/a.sh" "$T/b/b.sh"
+	[ "$status" -eq 0 ]
+	grep -qE '^MEASURE +XIPTOOL +PEER +RATIO +TARGET +WITHIN$' <<<"$output"
+	grep -qE '^one \[s\] vs cp +1 +2 +0\.50 +<=1 +yes$' <<<"$output"
+	grep -qE '^two \[MiB/s\] vs dd +3 +2 +1\.50 +>=1 +yes$' <<<"$output"
+	grep -q 'malformed line' <<<"$output"
+	[ "$(wc -l <"$T/rows")" -eq 2 ]
+	grep -qx noise "$T/logs/a.log"
+}
+
+@test "run-benchmarks reports a failing script and exits 1" {
+	mkdir "$T/b"
+	printf '#!/bin/bash\necho oops >&2\nexit 4\n' >"$T/b/bad.sh"
+	run run_bench "$T/b/bad.sh"
+	[ "$status" -eq 1 ]
+	grep -qE '^bad +- +- +- +- +failed \(exit 4\)$' <<<"$output"
+	run run_bench --markdown "$T/b/bad.sh"
+	grep -qx '| bad | - | - | - | - | failed (exit 4) |' <<<"$output"
+}
