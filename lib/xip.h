@@ -122,11 +122,123 @@ int segment_type_parse(const char *name, enum xip_seg_type *type);
 bool segment_type_writable(enum xip_seg_type type);
 bool segment_type_exclusive(enum xip_seg_type type);
 
+
+/* ------------------------------------------------------------------ */
+/* Attached segments: the registry (registry.c)                        */
+/* ------------------------------------------------------------------ */
+
+#define XIP_SEG_NAME_MAX 64
+#define XIP_PATH_MAX 4096
+
 /*
- * Resolve "@NAME" to the backing path and type of an attached segment
- * (registry.c).  Returns -ENOENT when no such segment exists.
+ * One attached segment, as recorded in its state file (one small file per
+ * segment in the run directory: /run/xiptool for root,
+ * $XDG_RUNTIME_DIR/xiptool otherwise, $XIPTOOL_RUNDIR when set).
+ */
+struct xip_seg_entry {
+	char name[XIP_SEG_NAME_MAX + 1];
+	enum xip_seg_type type;
+	uint64_t size;			/* bytes of data in the segment */
+	char path[XIP_PATH_MAX];	/* the segment file (tmpfs, hugetlbfs) */
+	char image[XIP_PATH_MAX];	/* source image ("" for sn/en) */
+	char loop[64];			/* "/dev/loopN" or "" */
+	char file[XIP_PATH_MAX];	/* --file: the file inside the image */
+	uint64_t offset;		/* loop offset (--file) */
+	uint64_t sizelimit;		/* loop size limit (--file), 0: all */
+	char label[128];		/* from libblkid ("" when none) */
+	char uuid[64];
+	int64_t created;		/* seconds since the epoch */
+	uid_t owner;
+	bool compressed;		/* the image was gzip-compressed */
+};
+
+/*
+ * Resolve "@NAME" to the backing path and type of an attached segment.
+ * Returns -ENOENT when no such segment exists (a stale entry, whose
+ * segment file is gone, is removed and counts as none).
  */
 int registry_resolve(const char *name, char **pathp, enum xip_seg_type *typep);
+/* The run directory (created 0700 when missing), written into @buf. */
+int registry_dir(char *buf, size_t len);
+/* 1 to 64 of [A-Za-z0-9._-], not starting with '.': 0 or -EINVAL. */
+int registry_name_check(const char *name);
+/* A valid segment name derived from an image file name ("rootfs.img.gz"
+ * gives "rootfs"). */
+int registry_default_name(const char *image, char *buf, size_t len);
+/* Record a new segment; -EEXIST when the name is taken. */
+int registry_add(const struct xip_seg_entry *e);
+/* Replace the record of an existing segment (atomically). */
+int registry_update(const struct xip_seg_entry *e);
+/* Read one record; -ENOENT when missing or stale (then removed). */
+int registry_get(const char *name, struct xip_seg_entry *e);
+int registry_remove(const char *name);
+/* All records sorted by name, stale ones removed; free() the array. */
+int registry_list(struct xip_seg_entry **entries, size_t *n);
+/* Find by name, "@NAME" or by loop device path ("/dev/loop3"). */
+int registry_find(const char *what, struct xip_seg_entry *e);
+/* State file text: format and parse (exposed for the unit tests). */
+int registry_format(const struct xip_seg_entry *e, char *buf, size_t len);
+int registry_parse(const char *text, struct xip_seg_entry *e);
+
+/* ------------------------------------------------------------------ */
+/* Attach, detach, save (attach.c)                                     */
+/* ------------------------------------------------------------------ */
+
+struct xip_attach_opts {
+	const char *image;	/* source image (NULL for sn/en) */
+	const char *name;	/* NULL: derived from the image's name */
+	enum xip_seg_type type;	/* XIP_SEGTYPE_NONE: sr */
+	uint64_t size;		/* segment size (sn/en), or a minimum */
+	bool loop;		/* bind a loop device */
+	bool hugepages;		/* back the segment by hugetlbfs */
+	const char *file;	/* bind this file of the image instead */
+};
+
+/*
+ * Create a segment filled from the image (gzip decompressed on the fly),
+ * record it, and bind a loop device when asked.  On success @e holds the
+ * record.  On failure nothing is left behind.
+ */
+int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e);
+
+#define XIP_DETACH_FORCE	0x01	/* even when mounted or held */
+
+/*
+ * Is the segment in use: its loop device mounted or claimed, or its file
+ * locked by a running program?  Returns 1 with the reason in @why, 0 when
+ * free, negative on error.
+ */
+int xip_segment_busy(const struct xip_seg_entry *e, char *why, size_t len);
+/*
+ * Release the loop device, remove the segment file and the record.
+ * @save (may be NULL) is written first.  Refuses with -EBUSY while in use
+ * unless XIP_DETACH_FORCE.
+ */
+int xip_detach(const char *what, const char *save, int flags);
+/* Write the segment's data to @dest atomically (temp file + rename). */
+int xip_save(const char *what, const char *dest);
+
+/* ------------------------------------------------------------------ */
+/* Kernel loop devices (loop.c)                                        */
+/* ------------------------------------------------------------------ */
+
+#define XIP_LOOP_RDONLY	0x01
+
+/*
+ * Bind a free loop device to @path (LOOP_CTL_GET_FREE, LOOP_CONFIGURE,
+ * falling back to LOOP_SET_FD + LOOP_SET_STATUS64), retrying when another
+ * process takes the device first.  The device name goes into @dev.
+ */
+int loop_attach(const char *path, uint64_t offset, uint64_t sizelimit,
+		int flags, char *dev, size_t len);
+/* Unbind (LOOP_CLR_FD); a device still open is cleared on last close. */
+int loop_detach(const char *dev);
+/* The backing file of a bound loop device (-ENXIO when unbound). */
+int loop_backing_file(const char *dev, char *buf, size_t len);
+/* Is the device mounted or claimed?  1 with the reason, 0, or < 0. */
+int loop_busy(const char *dev, char *why, size_t len);
+/* Is the loop device read-only?  1, 0 or < 0. */
+int loop_read_only(const char *dev);
 
 /* ------------------------------------------------------------------ */
 /* The segment io_manager (xipio.c)                                    */

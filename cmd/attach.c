@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * xiptool attach, detach, list and save: named memory segments filled
+ * from images, optionally behind a kernel loop device.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <libsmartcols.h>
+
+#include "cmd.h"
+
+/* ---- attach -------------------------------------------------------------- */
+
+static const char attach_usage[] =
+	"[-n NAME] [-t TYPE] [--loop] [--file PATH] [--hugepages] [--size SIZE] [IMAGE]";
+
+static int attach_check_args(const struct xip_attach_opts *o)
+{
+	bool nodata = o->type == XIP_SEGTYPE_SN || o->type == XIP_SEGTYPE_EN;
+	const char *t = segment_type_name(o->type);
+
+	if (o->name && registry_name_check(o->name))
+		return cmd_usage_error("--name: %s", xip_errmsg());
+	if (!nodata && !o->image)
+		return cmd_usage_error("missing IMAGE (only types sn and en take none)");
+	if (nodata && o->image)
+		return cmd_usage_error("type %s holds no data: give --size, not an image", t);
+	if (nodata && !o->size)
+		return cmd_usage_error("type %s needs --size", t);
+	if (nodata && !o->name)
+		return cmd_usage_error("type %s needs --name", t);
+	if (nodata && o->file)
+		return cmd_usage_error("--file needs an image");
+	return EXIT_OK;
+}
+
+int cmd_attach(int argc, const char **argv)
+{
+	struct xip_attach_opts o = { 0 };
+	struct xip_seg_entry *e;
+	char *name = NULL, *type = NULL, *size = NULL, *file = NULL;
+	int loop = 0, huge = 0, rc, ret;
+	struct cmd_args args;
+	const struct poptOption options[] = {
+		{ "name", 'n', POPT_ARG_STRING, &name, 0,
+		  "name of the segment (default: from the image's name)",
+		  "NAME" },
+		{ "type", 't', POPT_ARG_STRING, &type, 0,
+		  "sr (default), sw, er, ew, sn or en", "TYPE" },
+		{ "loop", 'l', POPT_ARG_NONE, &loop, 0,
+		  "bind a loop device and print its name", NULL },
+		{ "file", 'f', POPT_ARG_STRING, &file, 0,
+		  "bind this contiguous file of the image as the loop device",
+		  "PATH" },
+		{ "hugepages", 'H', POPT_ARG_NONE, &huge, 0,
+		  "back the segment by huge pages (hugetlbfs)", NULL },
+		{ "size", 's', POPT_ARG_STRING, &size, 0,
+		  "segment size (sn, en; at least the image otherwise)",
+		  "SIZE" },
+		CMD_HELP_OPTIONS,
+		POPT_TABLEEND
+	};
+
+	rc = cmd_parse(argc, argv, options, attach_usage, 0, 1, &args);
+	if (rc)
+		return rc;
+	o.image = args.argc ? args.argv[0] : NULL;
+	o.name = name;
+	o.loop = loop;
+	o.hugepages = huge;
+	o.file = file;
+	if (type && segment_type_parse(type, &o.type))
+		rc = cmd_usage_error("--type: %s", xip_errmsg());
+	if (!rc && size)
+		rc = cmd_parse_size("--size", size, &o.size);
+	if (!rc)
+		rc = attach_check_args(&o);
+	if (rc)
+		goto out;
+	e = malloc(sizeof(*e));
+	ret = e ? xip_attach(&o, e) : xip_error(-ENOMEM, "out of memory");
+	if (ret)
+		rc = msg_lib_error(ret);
+	else if (e->loop[0])
+		printf("%s %s\n", e->name, e->loop);
+	else
+		printf("%s\n", e->name);
+	free(e);
+out:
+	free(name);
+	free(type);
+	free(size);
+	free(file);
+	cmd_args_free(&args);
+	return rc;
+}
+
+/* ---- detach -------------------------------------------------------------- */
+
+static const char detach_usage[] =
+	"[--save IMAGE] [--force] NAME|/dev/loopN... | --all";
+
+static int detach_all(const char *save, int flags)
+{
+	struct xip_seg_entry *all;
+	int rc = EXIT_OK, ret;
+	size_t n;
+
+	ret = registry_list(&all, &n);
+	if (ret)
+		return msg_lib_error(ret);
+	for (size_t i = 0; i < n; i++) {
+		ret = xip_detach(all[i].name, save, flags);
+		if (ret)
+			rc = msg_lib_error(ret);
+	}
+	free(all);
+	return rc;
+}
+
+int cmd_detach(int argc, const char **argv)
+{
+	char *save = NULL;
+	int force = 0, all = 0, rc, ret;
+	struct cmd_args args;
+	const struct poptOption options[] = {
+		{ "save", 's', POPT_ARG_STRING, &save, 0,
+		  "write the segment to an image file first (atomically)",
+		  "IMAGE" },
+		{ "force", 'f', POPT_ARG_NONE, &force, 0,
+		  "detach even while mounted or held by a running program",
+		  NULL },
+		{ "all", 'a', POPT_ARG_NONE, &all, 0,
+		  "detach every attached segment", NULL },
+		CMD_HELP_OPTIONS,
+		POPT_TABLEEND
+	};
+
+	rc = cmd_parse(argc, argv, options, detach_usage, 0, -1, &args);
+	if (rc)
+		return rc;
+	if (all && args.argc)
+		rc = cmd_usage_error("--all takes no segment names");
+	else if (!all && !args.argc)
+		rc = cmd_usage_error("missing NAME (or --all)");
+	else if (save && (all || args.argc > 1))
+		rc = cmd_usage_error("--save takes one segment");
+	if (rc)
+		goto out;
+	if (all) {
+		rc = detach_all(save, force ? XIP_DETACH_FORCE : 0);
+		goto out;
+	}
+	for (int i = 0; i < args.argc; i++) {
+		ret = xip_detach(args.argv[i], save,
+				 force ? XIP_DETACH_FORCE : 0);
+		if (ret)
+			rc = msg_lib_error(ret);
+	}
+out:
+	free(save);
+	cmd_args_free(&args);
+	return rc;
+}
+
+/* ---- save ---------------------------------------------------------------- */
+
+int cmd_save(int argc, const char **argv)
+{
+	struct cmd_args args;
+	int rc, ret;
+	const struct poptOption options[] = {
+		CMD_HELP_OPTIONS,
+		POPT_TABLEEND
+	};
+
+	rc = cmd_parse(argc, argv, options, "NAME|/dev/loopN IMAGE", 2, 2,
+		       &args);
+	if (rc)
+		return rc;
+	ret = xip_save(args.argv[0], args.argv[1]);
+	if (ret)
+		rc = msg_lib_error(ret);
+	cmd_args_free(&args);
+	return rc;
+}
+
+/* ---- list ---------------------------------------------------------------- */
+
+enum col_kind { COL_STR, COL_NUM, COL_BOOL };
+
+struct column {
+	const char *name;
+	enum col_kind kind;
+	double width;
+	const char *help;
+};
+
+static const struct column columns[] = {
+	{ "NAME", COL_STR, 0.1, "segment name (@NAME)" },
+	{ "TYPE", COL_STR, 2, "segment type (sr, sw, er, ew, sn, en)" },
+	{ "SIZE", COL_NUM, 6, "bytes of data" },
+	{ "LOOP", COL_STR, 0.1, "loop device" },
+	{ "IMAGE", COL_STR, 0.3, "source image" },
+	{ "LABEL", COL_STR, 0.1, "file system label" },
+	{ "UUID", COL_STR, 36, "file system UUID" },
+	{ "PATH", COL_STR, 0.3, "segment file" },
+	{ "FILE", COL_STR, 0.2, "file of the image bound to the loop device" },
+	{ "OFFSET", COL_NUM, 5, "loop device offset" },
+	{ "SIZELIMIT", COL_NUM, 5, "loop device size limit" },
+	{ "RO", COL_BOOL, 1, "read-only type" },
+	{ "COMPRESSED", COL_BOOL, 1, "image was gzip-compressed" },
+	{ "CREATED", COL_STR, 20, "creation time" },
+	{ "OWNER", COL_NUM, 5, "owner uid" },
+};
+#define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
+#define DEFAULT_COLUMNS "NAME,TYPE,SIZE,LOOP,IMAGE,LABEL,UUID"
+
+static int column_find(const char *name, size_t len)
+{
+	for (size_t i = 0; i < N_COLUMNS; i++)
+		if (strlen(columns[i].name) == len &&
+		    !strncasecmp(columns[i].name, name, len))
+			return (int)i;
+	return -1;
+}
+
+/* "A,B" or "+C,D" (appended to the default); indices into @cols. */
+static int columns_parse(const char *spec, int *cols, size_t *ncols)
+{
+	char list[512];
+	const char *p;
+
+	if (spec && *spec == '+')
+		snprintf(list, sizeof(list), "%s,%s", DEFAULT_COLUMNS, spec + 1);
+	else
+		snprintf(list, sizeof(list), "%s", spec ? spec : DEFAULT_COLUMNS);
+	*ncols = 0;
+	for (p = list; *p;) {
+		size_t len = strcspn(p, ",");
+		int c = column_find(p, len);
+
+		if (c < 0)
+			return cmd_usage_error("--output: unknown column '%.*s'",
+					       (int)len, p);
+		if (*ncols == N_COLUMNS * 2)
+			return cmd_usage_error("--output: too many columns");
+		cols[(*ncols)++] = c;
+		p += len + (p[len] == ',');
+	}
+	if (!*ncols)
+		return cmd_usage_error("--output: no columns");
+	return EXIT_OK;
+}
+
+static void cell_text(const struct xip_seg_entry *e, int col, char *buf,
+		      size_t len)
+{
+	struct tm tm;
+	time_t t;
+
+	buf[0] = '\0';
+	switch (col) {
+	case 0: snprintf(buf, len, "%s", e->name); break;
+	case 1: snprintf(buf, len, "%s", segment_type_name(e->type)); break;
+	case 2: snprintf(buf, len, "%llu", (unsigned long long)e->size); break;
+	case 3: snprintf(buf, len, "%s", e->loop); break;
+	case 4: snprintf(buf, len, "%s", e->image); break;
+	case 5: snprintf(buf, len, "%s", e->label); break;
+	case 6: snprintf(buf, len, "%s", e->uuid); break;
+	case 7: snprintf(buf, len, "%s", e->path); break;
+	case 8: snprintf(buf, len, "%s", e->file); break;
+	case 9: snprintf(buf, len, "%llu", (unsigned long long)e->offset); break;
+	case 10:
+		snprintf(buf, len, "%llu", (unsigned long long)e->sizelimit);
+		break;
+	case 11:
+		snprintf(buf, len, "%s",
+			 segment_type_writable(e->type) ? "0" : "1");
+		break;
+	case 12: snprintf(buf, len, "%s", e->compressed ? "1" : "0"); break;
+	case 13:
+		t = (time_t)e->created;
+		if (localtime_r(&t, &tm))
+			strftime(buf, len, "%Y-%m-%dT%H:%M:%S%z", &tm);
+		break;
+	case 14: snprintf(buf, len, "%u", (unsigned int)e->owner); break;
+	}
+}
+
+static int list_columns(struct libscols_table *tb, const int *cols,
+			size_t ncols, bool json)
+{
+	for (size_t i = 0; i < ncols; i++) {
+		const struct column *c = &columns[cols[i]];
+		struct libscols_column *cl;
+		char lower[32];
+		size_t k;
+
+		for (k = 0; c->name[k] && k + 1 < sizeof(lower); k++)
+			lower[k] = (char)tolower((unsigned char)c->name[k]);
+		lower[k] = '\0';
+		cl = scols_table_new_column(tb, json ? lower : c->name,
+					    c->width,
+					    c->kind == COL_NUM ? SCOLS_FL_RIGHT :
+					    0);
+		if (!cl)
+			return -ENOMEM;
+		scols_column_set_json_type(cl, c->kind == COL_NUM ?
+					   SCOLS_JSON_NUMBER :
+					   c->kind == COL_BOOL ?
+					   SCOLS_JSON_BOOLEAN :
+					   SCOLS_JSON_STRING);
+	}
+	return 0;
+}
+
+static int list_line(struct libscols_table *tb, const struct xip_seg_entry *e,
+		     const int *cols, size_t ncols)
+{
+	struct libscols_line *ln = scols_table_new_line(tb, NULL);
+	char buf[XIP_PATH_MAX];
+
+	if (!ln)
+		return -ENOMEM;
+	for (size_t i = 0; i < ncols; i++) {
+		/* booleans are "0" and "1": JSON false and true */
+		cell_text(e, cols[i], buf, sizeof(buf));
+		/* empty strings stay unset: null in JSON, like losetup */
+		if (buf[0] && scols_line_set_data(ln, i, buf))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int list_print(struct xip_seg_entry *all, size_t n, const char **names,
+		      const int *cols, size_t ncols, int json, int noheadings,
+		      int raw)
+{
+	struct libscols_table *tb = scols_new_table();
+	int ret;
+
+	if (!tb)
+		return -ENOMEM;
+	scols_table_enable_json(tb, json);
+	scols_table_set_name(tb, "segments");
+	scols_table_enable_noheadings(tb, noheadings);
+	scols_table_enable_raw(tb, raw);
+	ret = list_columns(tb, cols, ncols, json);
+	for (size_t i = 0; !ret && i < n; i++) {
+		bool want = !names || !names[0];
+
+		for (int k = 0; !want && names[k]; k++)
+			want = !strcmp(names[k], all[i].name) ||
+			       (names[k][0] == '@' &&
+				!strcmp(names[k] + 1, all[i].name)) ||
+			       !strcmp(names[k], all[i].loop);
+		if (want)
+			ret = list_line(tb, &all[i], cols, ncols);
+	}
+	if (!ret && (n || json))
+		ret = scols_print_table(tb);
+	scols_unref_table(tb);
+	return ret;
+}
+
+static const char list_usage[] =
+	"[--json] [-o COLUMNS] [--noheadings] [--raw] [NAME...]";
+
+int cmd_list(int argc, const char **argv)
+{
+	int json = 0, noheadings = 0, raw = 0, rc, ret, cols[N_COLUMNS * 2];
+	struct xip_seg_entry *all = NULL;
+	char *output = NULL;
+	struct cmd_args args;
+	size_t ncols, n;
+	const struct poptOption options[] = {
+		{ "json", 'J', POPT_ARG_NONE, &json, 0,
+		  "print the list as JSON", NULL },
+		{ "output", 'o', POPT_ARG_STRING, &output, 0,
+		  "columns to print (+COLUMNS adds to the default)",
+		  "COLUMNS" },
+		{ "noheadings", 'n', POPT_ARG_NONE, &noheadings, 0,
+		  "do not print the heading line", NULL },
+		{ "raw", 'r', POPT_ARG_NONE, &raw, 0,
+		  "raw output (no column alignment)", NULL },
+		CMD_HELP_OPTIONS,
+		POPT_TABLEEND
+	};
+
+	rc = cmd_parse(argc, argv, options, list_usage, 0, -1, &args);
+	if (rc)
+		return rc;
+	rc = columns_parse(output, cols, &ncols);
+	if (rc)
+		goto out;
+	ret = registry_list(&all, &n);
+	if (!ret)
+		ret = list_print(all, n, args.argv, cols, ncols, json,
+				 noheadings, raw);
+	if (ret)
+		rc = msg_lib_error(ret);
+	free(all);
+out:
+	free(output);
+	cmd_args_free(&args);
+	return rc;
+}

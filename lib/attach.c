@@ -1,0 +1,869 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Attached segments: named memory (a tmpfs or hugetlbfs file) filled from
+ * an image, recorded in the registry, optionally bound to a kernel loop
+ * device; and their release and saving.  This is the user-space
+ * counterpart of the s390 DCSS segments exposed by dcssblk: SR, ER and SC
+ * there, sr and er here, refuse writes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+#include <blkid.h>
+#include <zlib.h>
+
+#include "xip.h"
+
+/* provided by the engine (page.c, file.c) */
+#pragma weak xip_lookup
+#pragma weak xip_read_inode
+#pragma weak xip_file_runs
+
+#define SHM_DIR		"/dev/shm"
+#define CHUNK		(1u << 20)	/* bytes per read() or inflate() */
+#define SAVE_LOCK_MS	5000
+
+static uint64_t round_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+/* ---- where segments live ---------------------------------------------- */
+
+static int hugetlbfs_dir(char *buf, size_t len)
+{
+	const char *env = getenv("XIPTOOL_HUGETLBFS");
+	char line[4096], dir[4096], type[64];
+	int found = 0;
+	FILE *f;
+
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return 0;
+	}
+	f = fopen("/proc/self/mounts", "re");
+	if (!f)
+		return xip_error(-errno, "/proc/self/mounts: %s",
+				 strerror(errno));
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %4095s %63s", dir, type) == 2 &&
+		    !strcmp(type, "hugetlbfs")) {
+			snprintf(buf, len, "%s", dir);
+			found = 1;
+		}
+	fclose(f);
+	if (!found)
+		return xip_error(-ENOENT,
+				 "--hugepages: no hugetlbfs is mounted (mount -t hugetlbfs none /dev/hugepages)");
+	return 0;
+}
+
+static int segment_file_path(const char *name, bool huge, char *buf,
+			     size_t len)
+{
+	const char *env = getenv("XIPTOOL_SHMDIR");
+	char dir[XIP_PATH_MAX];
+	int n, ret = 0;
+
+	if (huge)
+		ret = hugetlbfs_dir(dir, sizeof(dir));
+	else
+		snprintf(dir, sizeof(dir), "%s", env && *env ? env : SHM_DIR);
+	if (ret)
+		return ret;
+	if (geteuid() == 0)
+		n = snprintf(buf, len, "%s/xiptool-%s", dir, name);
+	else
+		n = snprintf(buf, len, "%s/xiptool-%u-%s", dir,
+			     (unsigned int)geteuid(), name);
+	if (n < 0 || (size_t)n >= len)
+		return xip_error(-ENAMETOOLONG, "%s: name too long", dir);
+	return 0;
+}
+
+/* ---- the source image --------------------------------------------------- */
+
+struct source {
+	const char *path;
+	int fd;
+	uint64_t size;		/* bytes of the file */
+	bool gz;
+	uint64_t hint;		/* gzip: the trailer's size (mod 2^32) */
+};
+
+static int source_open(struct source *s, const char *path)
+{
+	unsigned char magic[2] = { 0, 0 }, trailer[4];
+	struct stat st;
+
+	s->path = path;
+	s->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (s->fd < 0)
+		return xip_error(-errno, "%s: %s", path, strerror(errno));
+	if (fstat(s->fd, &st) < 0)
+		return xip_error(-errno, "%s: %s", path, strerror(errno));
+	if (S_ISREG(st.st_mode))
+		s->size = (uint64_t)st.st_size;
+	else if (!S_ISBLK(st.st_mode) ||
+		 ioctl(s->fd, BLKGETSIZE64, &s->size) < 0)
+		return xip_error(-EINVAL,
+				 "%s: not a regular file or block device", path);
+	if (s->size == 0)
+		return xip_error(-EINVAL, "%s: empty (size 0)", path);
+	if (pread(s->fd, magic, 2, 0) == 2 && magic[0] == 0x1f &&
+	    magic[1] == 0x8b) {
+		s->gz = true;
+		if (s->size >= 18 &&
+		    pread(s->fd, trailer, 4, (off_t)s->size - 4) == 4)
+			s->hint = trailer[0] | trailer[1] << 8 |
+				  trailer[2] << 16 | (uint64_t)trailer[3] << 24;
+	}
+	return 0;
+}
+
+/* ---- the segment file ------------------------------------------------- */
+
+struct segfile {
+	const char *path;
+	int fd;
+	uint64_t align;		/* page or huge page size */
+	uint64_t cap;		/* bytes of the file and the mapping */
+	uint8_t *map;
+};
+
+static int segfile_resize(struct segfile *sf, uint64_t bytes)
+{
+	if (sf->map) {
+		munmap(sf->map, (size_t)sf->cap);
+		sf->map = NULL;
+	}
+	bytes = round_up(bytes ? bytes : 1, sf->align);
+	if (bytes > (uint64_t)SIZE_MAX / 2)
+		return xip_error(-EFBIG, "%s: too large", sf->path);
+	if (ftruncate(sf->fd, (off_t)bytes) < 0)
+		return xip_error(-errno, "%s: cannot size the segment: %s",
+				 sf->path, strerror(errno));
+	/* reserve the memory now: a full tmpfs is an error, not a SIGBUS */
+	if (bytes > sf->cap && fallocate(sf->fd, 0, 0, (off_t)bytes) < 0 &&
+	    errno != EOPNOTSUPP)
+		return xip_error(-errno,
+				 "%s: cannot reserve %" PRIu64 " bytes of memory: %s",
+				 sf->path, bytes, strerror(errno));
+	sf->cap = bytes;
+	return 0;
+}
+
+static int segfile_map(struct segfile *sf)
+{
+	void *p = mmap(NULL, (size_t)sf->cap, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, sf->fd, 0);
+
+	if (p == MAP_FAILED)
+		return xip_error(-errno, "%s: cannot map: %s", sf->path,
+				 strerror(errno));
+	sf->map = p;
+	return 0;
+}
+
+static int segfile_create(struct segfile *sf, const char *path)
+{
+	struct statfs sfs;
+
+	sf->path = path;
+	sf->align = (uint64_t)xip_host_page_size();
+	sf->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		      0600);
+	if (sf->fd < 0 && errno == EEXIST)
+		return xip_error(-EEXIST,
+				 "%s: segment file exists (attached through another registry, or left over)",
+				 path);
+	if (sf->fd < 0)
+		return xip_error(-errno, "%s: %s", path, strerror(errno));
+	if (fstatfs(sf->fd, &sfs) == 0 && (uint64_t)sfs.f_bsize > sf->align)
+		sf->align = (uint64_t)sfs.f_bsize;	/* hugetlbfs */
+	return 0;
+}
+
+/* Copy a plain image: read() straight into the mapping (hugetlbfs files
+ * cannot be written with write()). */
+static int fill_plain(struct segfile *sf, struct source *src)
+{
+	uint64_t off = 0;
+
+	while (off < src->size) {
+		size_t n = src->size - off < CHUNK ? src->size - off : CHUNK;
+		ssize_t r = pread(src->fd, sf->map + off, n, (off_t)off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return xip_error(-errno, "%s: %s", src->path,
+					 strerror(errno));
+		if (r == 0)
+			return xip_error(-EIO, "%s: shrank while being read",
+					 src->path);
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+struct inflater {
+	z_stream zs;
+	unsigned char *in;
+	uint64_t in_off;	/* bytes of the source consumed into @in */
+	bool eof;
+};
+
+static int inflate_refill(struct inflater *z, struct source *src)
+{
+	ssize_t r;
+
+	if (z->zs.avail_in || z->eof)
+		return 0;
+	r = pread(src->fd, z->in, CHUNK, (off_t)z->in_off);
+	if (r < 0)
+		return xip_error(-errno, "%s: %s", src->path, strerror(errno));
+	z->eof = r == 0;
+	z->in_off += (uint64_t)r;
+	z->zs.next_in = z->in;
+	z->zs.avail_in = (uInt)r;
+	return 0;
+}
+
+/* At the end of a gzip member: another member follows? */
+static bool inflate_next_member(struct inflater *z, struct source *src)
+{
+	if (inflate_refill(z, src) || z->zs.avail_in < 2 ||
+	    z->zs.next_in[0] != 0x1f || z->zs.next_in[1] != 0x8b)
+		return false;	/* the end, or trailing bytes (ignored) */
+	return inflateReset(&z->zs) == Z_OK;
+}
+
+static int inflate_all(struct inflater *z, struct segfile *sf,
+		       struct source *src, uint64_t *out)
+{
+	int zr, ret;
+
+	for (;;) {
+		ret = inflate_refill(z, src);
+		if (ret)
+			return ret;
+		if (*out == sf->cap) {
+			ret = segfile_resize(sf, sf->cap * 2);
+			if (!ret)
+				ret = segfile_map(sf);
+			if (ret)
+				return ret;
+		}
+		z->zs.next_out = sf->map + *out;
+		z->zs.avail_out = sf->cap - *out < CHUNK ? (uInt)(sf->cap - *out) :
+			CHUNK;
+		zr = inflate(&z->zs, Z_NO_FLUSH);
+		*out = (uint64_t)(z->zs.next_out - sf->map);
+		if (zr == Z_STREAM_END) {
+			if (!inflate_next_member(z, src))
+				return 0;
+			continue;
+		}
+		if (zr == Z_BUF_ERROR && z->eof)
+			return xip_error(-EIO, "%s: gzip data is truncated",
+					 src->path);
+		if (zr != Z_OK && zr != Z_BUF_ERROR)
+			return xip_error(-EIO, "%s: gzip data is corrupt: %s",
+					 src->path, z->zs.msg ? z->zs.msg :
+					 zError(zr));
+	}
+}
+
+/* Decompress straight into the mapped segment, growing it as needed. */
+static int fill_gzip(struct segfile *sf, struct source *src, uint64_t *out)
+{
+	struct inflater z;
+	int ret;
+
+	memset(&z, 0, sizeof(z));
+	z.in = malloc(CHUNK);
+	if (!z.in)
+		return xip_error(-ENOMEM, "out of memory");
+	if (inflateInit2(&z.zs, 16 + MAX_WBITS) != Z_OK) {
+		free(z.in);
+		return xip_error(-ENOMEM, "%s: zlib: cannot initialise",
+				 src->path);
+	}
+	*out = 0;
+	ret = inflate_all(&z, sf, src, out);
+	inflateEnd(&z.zs);
+	free(z.in);
+	return ret;
+}
+
+/* ---- identification ------------------------------------------------------ */
+
+static void identify(int fd, struct xip_seg_entry *e)
+{
+	blkid_probe pr = blkid_new_probe();
+	const char *v;
+
+	if (!pr)
+		return;
+	if (blkid_probe_set_device(pr, fd, 0, (blkid_loff_t)e->size) == 0) {
+		blkid_probe_enable_superblocks(pr, 1);
+		blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_LABEL |
+						  BLKID_SUBLKS_UUID |
+						  BLKID_SUBLKS_TYPE);
+		if (blkid_do_safeprobe(pr) == 0) {
+			if (!blkid_probe_lookup_value(pr, "LABEL", &v, NULL))
+				snprintf(e->label, sizeof(e->label), "%s", v);
+			if (!blkid_probe_lookup_value(pr, "UUID", &v, NULL))
+				snprintf(e->uuid, sizeof(e->uuid), "%s", v);
+		}
+	}
+	blkid_free_probe(pr);
+}
+
+/* ---- attach -------------------------------------------------------------- */
+
+static int attach_check(const struct xip_attach_opts *o,
+			enum xip_seg_type type)
+{
+	bool nodata = type == XIP_SEGTYPE_SN || type == XIP_SEGTYPE_EN;
+
+	if (nodata && o->image)
+		return xip_error(-EINVAL,
+				 "%s: type %s holds no data: give --size, not an image",
+				 o->image, segment_type_name(type));
+	if (nodata && !o->size)
+		return xip_error(-EINVAL, "type %s needs --size",
+				 segment_type_name(type));
+	if (!nodata && !o->image)
+		return xip_error(-EINVAL, "type %s needs an image",
+				 segment_type_name(type));
+	if (nodata && !o->name)
+		return xip_error(-EINVAL, "type %s needs a name (--name)",
+				 segment_type_name(type));
+	if (nodata && o->file)
+		return xip_error(-EINVAL, "--file needs an image");
+	return 0;
+}
+
+/* Create and fill the segment file; e->size is the data size. */
+static int attach_fill(const struct xip_attach_opts *o, struct segfile *sf,
+		       struct xip_seg_entry *e)
+{
+	struct source src = { .fd = -1 };
+	uint64_t out = 0;
+	int ret = 0;
+
+	if (o->image) {
+		ret = source_open(&src, o->image);
+		e->compressed = src.gz;
+	}
+	if (!ret)
+		ret = segfile_create(sf, e->path);
+	if (ret)
+		goto out;
+	if (!o->image) {
+		e->size = o->size;
+		ret = segfile_resize(sf, o->size);
+		goto out;
+	}
+	if (!src.gz && o->size && o->size < src.size) {
+		ret = xip_error(-EINVAL,
+				"%s: --size %" PRIu64 " is smaller than the image (%" PRIu64 " bytes)",
+				o->image, o->size, src.size);
+		goto out;
+	}
+	ret = segfile_resize(sf, src.gz ? (src.hint > src.size ? src.hint :
+					   4 * src.size) : src.size);
+	if (!ret)
+		ret = segfile_map(sf);
+	if (!ret)
+		ret = src.gz ? fill_gzip(sf, &src, &out) : fill_plain(sf, &src);
+	if (!src.gz)
+		out = src.size;
+	if (!ret && out == 0)
+		ret = xip_error(-EINVAL, "%s: holds no data", o->image);
+	e->size = out > o->size ? out : o->size;
+	if (sf->map) {
+		munmap(sf->map, (size_t)sf->cap);
+		sf->map = NULL;
+	}
+	/* trim the room gzip needed, or grow to --size (zero-filled) */
+	if (!ret && round_up(e->size, sf->align) != sf->cap) {
+		uint64_t want = round_up(e->size, sf->align);
+
+		if (want < sf->cap && ftruncate(sf->fd, (off_t)want) == 0)
+			sf->cap = want;
+		else if (want > sf->cap)
+			ret = segfile_resize(sf, want);
+	}
+out:
+	if (src.fd >= 0)
+		close(src.fd);
+	return ret;
+}
+
+/* --file: the byte range of a contiguous file inside the image. */
+static int file_range(const char *segpath, const char *file,
+		      uint64_t *offset, uint64_t *len)
+{
+	struct ext2_inode_large inode;
+	struct xip_image *img;
+	struct xip_run *runs = NULL;
+	size_t nruns = 0;
+	uint64_t size, blocks;
+	ext2_ino_t ino;
+	int ret;
+
+	if (!xip_file_runs || !xip_lookup || !xip_read_inode)
+		return xip_error(-ENOSYS, "--file: not available in this build");
+	ret = xip_image_open(segpath, XIP_IMG_NOLOCK, &img);
+	if (ret)
+		return ret;
+	ret = xip_lookup(img, file, 0, &ino);
+	if (!ret)
+		ret = xip_read_inode(img, ino, &inode);
+	if (!ret && !LINUX_S_ISREG(inode.i_mode))
+		ret = xip_error(-EINVAL, "%s: not a regular file", file);
+	if (!ret)
+		ret = xip_file_runs(img, ino, &runs, &nruns);
+	if (ret)
+		goto out;
+	size = EXT2_I_SIZE(&inode);
+	blocks = (size + img->block_size - 1) / img->block_size;
+	if (size == 0)
+		ret = xip_error(-EINVAL, "%s: empty file: nothing to bind", file);
+	else if (nruns != 1 || runs[0].lblk != 0 || runs[0].len < blocks)
+		ret = xip_error(-EINVAL,
+				"%s: not contiguous in the image (%zu run%s of blocks%s): cannot be one loop device; rebuild the image with xiptool mkfs",
+				file, nruns, nruns == 1 ? "" : "s",
+				nruns && runs[0].lblk ? ", starts with a hole" :
+				nruns == 1 ? ", holes" : "");
+	if (!ret) {
+		*offset = (uint64_t)runs[0].pblk * img->block_size;
+		/* a block device is whole sectors: round up to 512 */
+		*len = round_up(size, 512);
+	}
+out:
+	free(runs);
+	xip_image_close(img);
+	return ret;
+}
+
+static int attach_loop(const struct xip_attach_opts *o,
+		       struct xip_seg_entry *e, uint64_t cap)
+{
+	int flags = segment_type_writable(e->type) ? 0 : XIP_LOOP_RDONLY;
+	int ret;
+
+	if (o->file) {
+		ret = file_range(e->path, o->file, &e->offset, &e->sizelimit);
+		if (ret)
+			return ret;
+		snprintf(e->file, sizeof(e->file), "%s", o->file);
+	} else if (cap != e->size) {
+		e->sizelimit = e->size;	/* rounded up to a huge page */
+	}
+	return loop_attach(e->path, e->offset, e->sizelimit, flags, e->loop,
+			   sizeof(e->loop));
+}
+
+static int entry_init(const struct xip_attach_opts *o, enum xip_seg_type type,
+		      struct xip_seg_entry *e)
+{
+	char tmp[XIP_PATH_MAX];
+	int ret;
+
+	memset(e, 0, sizeof(*e));
+	e->type = type;
+	if (o->name) {
+		ret = registry_name_check(o->name);
+		if (!ret)
+			snprintf(e->name, sizeof(e->name), "%s", o->name);
+	} else {
+		ret = registry_default_name(o->image, e->name, sizeof(e->name));
+	}
+	if (ret)
+		return ret;
+	if (o->image && realpath(o->image, tmp))
+		snprintf(e->image, sizeof(e->image), "%s", tmp);
+	else if (o->image)
+		snprintf(e->image, sizeof(e->image), "%s", o->image);
+	e->created = (int64_t)time(NULL);
+	e->owner = geteuid();
+	return segment_file_path(e->name, o->hugepages, e->path,
+				 sizeof(e->path));
+}
+
+/* Refuse a name in use before doing any work. */
+static int name_free(const char *name)
+{
+	struct xip_seg_entry *old = malloc(sizeof(*old));
+	int ret;
+
+	if (!old)
+		return xip_error(-ENOMEM, "out of memory");
+	ret = registry_get(name, old);
+	free(old);
+	if (ret == 0)
+		return xip_error(-EEXIST,
+				 "%s: a segment of that name is already attached",
+				 name);
+	if (ret == -ENOENT) {
+		xip_error_clear();
+		return 0;
+	}
+	return ret;
+}
+
+int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
+{
+	enum xip_seg_type type = o->type ? o->type : XIP_SEGTYPE_SR;
+	struct segfile sf = { .fd = -1 };
+	bool recorded = false;
+	int ret;
+
+	ret = attach_check(o, type);
+	if (!ret)
+		ret = entry_init(o, type, e);
+	if (!ret)
+		ret = name_free(e->name);
+	if (ret)
+		return ret;
+	ret = attach_fill(o, &sf, e);
+	if (!ret)
+		identify(sf.fd, e);
+	if (!ret && !segment_type_writable(type) &&
+	    fchmod(sf.fd, segment_type_exclusive(type) ? 0400 : 0444) < 0)
+		ret = xip_error(-errno, "%s: %s", e->path, strerror(errno));
+	if (!ret)
+		ret = registry_add(e);
+	recorded = !ret;
+	if (!ret && (o->loop || o->file))
+		ret = attach_loop(o, e, sf.cap);
+	if (!ret && e->loop[0])
+		ret = registry_update(e);
+	if (ret && sf.fd >= 0) {
+		int saved = xip_errcode();
+		char msg[XIP_ERRMSG_MAX];
+
+		snprintf(msg, sizeof(msg), "%s", xip_errmsg());
+		if (e->loop[0])
+			loop_detach(e->loop);
+		unlink(e->path);
+		if (recorded)
+			registry_remove(e->name);
+		xip_error(saved ? saved : ret, "%s", msg);
+	}
+	if (sf.fd >= 0)
+		close(sf.fd);
+	return ret;
+}
+
+/* ---- in use? --------------------------------------------------------- */
+
+/* The process holding a lock on the file (from /proc/locks), or 0. */
+static pid_t lock_holder(int fd)
+{
+	unsigned int maj, min;
+	unsigned long ino;
+	char line[256];
+	struct stat st;
+	pid_t found = 0;
+	FILE *f;
+	int pid;
+
+	if (fstat(fd, &st) < 0)
+		return 0;
+	f = fopen("/proc/locks", "re");
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (strstr(line, "->"))
+			continue;	/* a waiter */
+		if (sscanf(line, "%*d: %*s %*s %*s %d %x:%x:%lu", &pid, &maj,
+			   &min, &ino) == 4 && ino == st.st_ino &&
+		    makedev(maj, min) == st.st_dev)
+			found = pid;
+	}
+	fclose(f);
+	return found;
+}
+
+static void describe_holder(int fd, char *why, size_t len)
+{
+	pid_t pid = lock_holder(fd);
+	char path[64], comm[64] = "";
+	int cfd;
+	ssize_t n;
+
+	if (pid <= 0) {
+		snprintf(why, len, "the segment is held by another process");
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	cfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (cfd >= 0) {
+		n = read(cfd, comm, sizeof(comm) - 1);
+		comm[n > 0 ? n : 0] = '\0';
+		comm[strcspn(comm, "\n")] = '\0';
+		close(cfd);
+	}
+	snprintf(why, len, "the segment is held by process %d%s%s%s",
+		 (int)pid, comm[0] ? " (" : "", comm, comm[0] ? ")" : "");
+}
+
+/*
+ * Take the exclusive lock on the segment file: fails while a running
+ * program (exec holds a shared lock) or an exclusive holder has it.
+ * Returns the locked descriptor, -EBUSY with the reason, or < 0.
+ */
+static int segment_claim(const struct xip_seg_entry *e, char *why,
+			 size_t len)
+{
+	int fd = open(e->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return xip_error(-errno, "%s: %s", e->path, strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return fd;
+	if (errno != EWOULDBLOCK) {
+		int err = errno;
+
+		close(fd);
+		return xip_error(-err, "%s: lock: %s", e->path, strerror(err));
+	}
+	describe_holder(fd, why, len);
+	close(fd);
+	return -EBUSY;
+}
+
+int xip_segment_busy(const struct xip_seg_entry *e, char *why, size_t len)
+{
+	int ret = 0, fd;
+
+	if (e->loop[0])
+		ret = loop_busy(e->loop, why, len);
+	if (ret)
+		return ret;
+	fd = segment_claim(e, why, len);
+	if (fd == -EBUSY)
+		return 1;
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+/* ---- save ---------------------------------------------------------------- */
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	return n == 0 || (p[0] == 0 && !memcmp(p, p + 1, n - 1));
+}
+
+/* Write @size bytes of @data to @fd, leaving zero blocks as holes. */
+static int write_sparse(int fd, const uint8_t *data, uint64_t size,
+			const char *path)
+{
+	const uint64_t blk = 4096;
+
+	for (uint64_t off = 0; off < size; off += blk) {
+		size_t n = size - off < blk ? size - off : blk;
+		size_t done = 0;
+
+		if (all_zero(data + off, n))
+			continue;
+		while (done < n) {
+			ssize_t w = pwrite(fd, data + off + done, n - done,
+					   (off_t)(off + done));
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				return xip_error(-errno, "%s: %s", path,
+						 strerror(errno));
+			done += (size_t)w;
+		}
+	}
+	if (ftruncate(fd, (off_t)size) < 0 || fsync(fd) < 0)
+		return xip_error(-errno, "%s: %s", path, strerror(errno));
+	return 0;
+}
+
+/* Wait for writers to finish: a shared lock on the segment file. */
+static int lock_shared(int fd, const struct xip_seg_entry *e)
+{
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	char why[256];
+
+	for (int waited = 0; flock(fd, LOCK_SH | LOCK_NB) < 0; waited += 10) {
+		if (errno != EWOULDBLOCK)
+			return xip_error(-errno, "%s: lock: %s", e->path,
+					 strerror(errno));
+		if (waited >= SAVE_LOCK_MS) {
+			describe_holder(fd, why, sizeof(why));
+			return xip_error(-EBUSY, "%s: busy: %s", e->name, why);
+		}
+		nanosleep(&pause, NULL);
+	}
+	return 0;
+}
+
+/* The kernel may hold writes to the loop device in its cache. */
+static void flush_loop(const struct xip_seg_entry *e)
+{
+	int fd;
+
+	if (!e->loop[0] || loop_read_only(e->loop) != 0)
+		return;
+	fd = open(e->loop, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	xip_error_clear();
+}
+
+static int temp_next_to(const char *dest, char *tmp, size_t len)
+{
+	int fd;
+
+	if ((size_t)snprintf(tmp, len, "%s.XXXXXX", dest) >= len)
+		return xip_error(-ENAMETOOLONG, "%s: name too long", dest);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return xip_error(-errno, "%s: cannot create: %s", dest,
+				 strerror(errno));
+	return fd;
+}
+
+static int save_data(const struct xip_seg_entry *e, int sfd, const char *dest)
+{
+	char tmp[XIP_PATH_MAX + 16];
+	mode_t mask = umask(0);
+	struct stat st;
+	void *map;
+	int fd, ret;
+
+	umask(mask);
+	if (stat(dest, &st) == 0 && !S_ISREG(st.st_mode))
+		return xip_error(-EINVAL, "%s: not a regular file", dest);
+	if (fstat(sfd, &st) < 0 || (uint64_t)st.st_size < e->size)
+		return xip_error(-EIO, "%s: segment file shorter than recorded",
+				 e->path);
+	map = mmap(NULL, (size_t)e->size, PROT_READ, MAP_SHARED, sfd, 0);
+	if (map == MAP_FAILED)
+		return xip_error(-errno, "%s: cannot map: %s", e->path,
+				 strerror(errno));
+	fd = temp_next_to(dest, tmp, sizeof(tmp));
+	ret = fd < 0 ? fd : write_sparse(fd, map, e->size, tmp);
+	if (!ret && fchmod(fd, 0666 & ~mask) < 0)
+		ret = xip_error(-errno, "%s: %s", tmp, strerror(errno));
+	if (fd >= 0 && close(fd) < 0 && !ret)
+		ret = xip_error(-errno, "%s: %s", tmp, strerror(errno));
+	if (!ret && rename(tmp, dest) < 0)
+		ret = xip_error(-errno, "%s: %s", dest, strerror(errno));
+	if (ret && fd >= 0)
+		unlink(tmp);
+	munmap(map, (size_t)e->size);
+	return ret;
+}
+
+/* Save through @locked (a descriptor holding a lock), or lock here. */
+static int save_entry(const struct xip_seg_entry *e, const char *dest,
+		      int locked)
+{
+	int fd = locked, ret = 0;
+
+	if (fd < 0) {
+		fd = open(e->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return xip_error(-errno, "%s: %s", e->path,
+					 strerror(errno));
+		ret = lock_shared(fd, e);
+	}
+	flush_loop(e);
+	if (!ret)
+		ret = save_data(e, fd, dest);
+	if (fd != locked)
+		close(fd);
+	return ret;
+}
+
+int xip_save(const char *what, const char *dest)
+{
+	struct xip_seg_entry *e = malloc(sizeof(*e));
+	int ret;
+
+	if (!e)
+		return xip_error(-ENOMEM, "out of memory");
+	ret = registry_find(what, e);
+	if (!ret)
+		ret = save_entry(e, dest, -1);
+	free(e);
+	return ret;
+}
+
+/* ---- detach -------------------------------------------------------------- */
+
+static int detach_entry(const struct xip_seg_entry *e, const char *save,
+			int flags)
+{
+	bool force = flags & XIP_DETACH_FORCE;
+	char why[512] = "";
+	int fd = -1, ret = 0;
+
+	if (e->loop[0] && !force) {
+		ret = loop_busy(e->loop, why, sizeof(why));
+		if (ret > 0)
+			return xip_error(-EBUSY, "%s: busy: %s (use --force)",
+					 e->name, why);
+		if (ret < 0)
+			return ret;
+	}
+	/* hold the lock until the file is gone: no new holder meanwhile */
+	fd = segment_claim(e, why, sizeof(why));
+	if (fd == -EBUSY && !force)
+		return xip_error(-EBUSY, "%s: busy: %s (use --force)", e->name,
+				 why);
+	if (fd < 0 && fd != -EBUSY)
+		return fd;
+	if (save)
+		ret = save_entry(e, save, fd);
+	if (!ret && e->loop[0])
+		ret = loop_detach(e->loop);
+	if (!ret && unlink(e->path) < 0 && errno != ENOENT)
+		ret = xip_error(-errno, "%s: %s", e->path, strerror(errno));
+	if (!ret)
+		ret = registry_remove(e->name);
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+int xip_detach(const char *what, const char *save, int flags)
+{
+	struct xip_seg_entry *e = malloc(sizeof(*e));
+	int ret;
+
+	if (!e)
+		return xip_error(-ENOMEM, "out of memory");
+	ret = registry_find(what, e);
+	if (!ret)
+		ret = detach_entry(e, save, flags);
+	free(e);
+	return ret;
+}

@@ -1,0 +1,320 @@
+#!/usr/bin/env bats
+# xiptool attach: segments filled from images, checked against the kernel
+# (a loop mount), cmp, blkid and losetup.
+
+load ../lib/common
+load ../lib/attach
+
+@test "attach --loop: list shows it, the kernel mounts it, detach leaves nothing" {
+	require_loop
+	make_tree_image
+	run xiptool attach --loop -n "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	name=${output%% *} dev=${output##* }
+	[ "$name" = "$SEG" ]
+	[[ "$dev" == /dev/loop[0-9]* ]]
+	path=$(seg_col "$SEG" PATH)
+	# list: every default column, against blkid and stat
+	run xiptool list
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" =~ ^NAME\ +TYPE\ +SIZE\ +LOOP\ +IMAGE\ +LABEL\ +UUID$ ]]
+	read -r n t s l i lab uuid <<< "$(xiptool list -n -o NAME,TYPE,SIZE,LOOP,IMAGE,LABEL,UUID "$SEG")"
+	[ "$n $t $s $l" = "$SEG sr $(stat -c %s "$T/img") $dev" ]
+	[ "$i" = "$(realpath "$T/img")" ]
+	[ "$lab" = "$(blkid -o value -s LABEL "$T/img")" ]
+	[ "$uuid" = "$(blkid -o value -s UUID "$T/img")" ]
+	# the kernel's view of the loop device
+	[ "$(losetup -n -O BACK-FILE "$dev")" = "$path" ]
+	[ "$(blockdev --getro "$dev")" = 1 ]
+	cmp "$dev" "$T/img"
+	mkdir "$T/mnt"
+	mount -o ro "$dev" "$T/mnt"
+	diff -r --no-dereference "$T/tree" "$T/mnt" -x lost+found
+	umount "$T/mnt"
+	run xiptool detach "$SEG"
+	[ "$status" -eq 0 ]
+	[ ! -e "$path" ]
+	[ ! -e "$T/run/$SEG" ]
+	loop_gone "$dev"
+	[ -z "$(losetup -n -j "$path")" ]
+	run xiptool list -n
+	[ -z "$output" ]
+}
+
+@test "attach prints the name derived from the image; the segment is a byte copy, mode 0444" {
+	make_tree_image
+	cp "$T/img" "$T/my root.v1.img"
+	run xiptool attach "$T/my root.v1.img"
+	[ "$status" -eq 0 ]
+	[ "$output" = "my_root.v1" ]
+	path=$(seg_col my_root.v1 PATH)
+	[ "$path" = /dev/shm/xiptool-my_root.v1 ]
+	cmp "$path" "$T/img"
+	[ "$(stat -c %a "$path")" = 444 ]
+	[ -z "$(find "$path" -type l)" ]
+	run xiptool info "@my_root.v1"
+	[ "$status" -eq 0 ]
+	[ "$(info_field "$output" UUID)" = "$(blkid -o value -s UUID "$T/img")" ]
+	xiptool detach my_root.v1
+}
+
+@test "type sr: writes through @NAME are refused, the segment stays byte-identical" {
+	make_tree_image
+	xiptool attach -n "$SEG" "$T/img"
+	path=$(seg_col "$SEG" PATH)
+	xiptool help write >/dev/null 2>&1 || skip "xiptool write is not built yet"
+	printf 'new\n' > "$T/new"
+	run xiptool write "@$SEG" /hello.txt "$T/new"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"@$SEG: segment is read-only (type sr)"* ]]
+	cmp "$path" "$T/img"
+}
+
+@test "type sr: the loop device is read-only and refuses writes" {
+	require_loop
+	make_tree_image
+	run xiptool attach --loop -n "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	dev=${output##* }
+	[ "$(blockdev --getro "$dev")" = 1 ]
+	[ "$(cat "/sys/block/${dev#/dev/}/ro")" = 1 ]
+	run dd if=/dev/zero of="$dev" bs=4096 count=1 conv=notrunc status=none
+	[ "$status" -ne 0 ]
+	cmp "$(seg_col "$SEG" PATH)" "$T/img"
+}
+
+@test "type sw: mode 0600, a writable loop device, changes land in the segment in place" {
+	require_loop
+	make_tree_image
+	sum=$(md5sum < "$T/img")
+	run xiptool attach -t sw --loop -n "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	dev=${output##* }
+	path=$(seg_col "$SEG" PATH)
+	[ "$(stat -c %a "$path")" = 600 ]
+	[ "$(blockdev --getro "$dev")" = 0 ]
+	mkdir "$T/mnt"
+	mount -t ext2 "$dev" "$T/mnt"
+	printf 'changed\n' > "$T/mnt/new.txt"
+	umount "$T/mnt"
+	# the segment file itself holds the change: no second copy
+	[ "$(debugfs -R 'cat /new.txt' "$path" 2>/dev/null)" = changed ]
+	run xiptool info "@$SEG"
+	[ "$status" -eq 0 ]
+	[ "$(md5sum < "$T/img")" = "$sum" ]	# the source is untouched
+}
+
+@test "a gzip image (by magic, not name) attaches and reads identically" {
+	make_tree_image
+	gzip -c "$T/img" > "$T/packed"
+	run xiptool attach -n "$SEG" "$T/packed"
+	[ "$status" -eq 0 ]
+	cmp "$(seg_col "$SEG" PATH)" "$T/img"
+	[ "$(seg_col "$SEG" SIZE)" = "$(stat -c %s "$T/img")" ]
+	[ "$(seg_col "$SEG" COMPRESSED)" = 1 ]
+	[ "$(seg_col "$SEG" LABEL)" = "l$U" ]
+	run xiptool info "@$SEG"
+	[ "$status" -eq 0 ]
+	# several members, as cat a.gz b.gz gives
+	head -c 8M "$T/img" | gzip -c > "$T/two.gz"
+	tail -c 8M "$T/img" | gzip -c >> "$T/two.gz"
+	run xiptool attach -n "b$SEG" "$T/two.gz"
+	[ "$status" -eq 0 ]
+	cmp "$(seg_col "b$SEG" PATH)" "$T/img"
+}
+
+@test "a truncated or corrupt gzip image is refused and leaves nothing behind" {
+	make_tree_image
+	gzip -c "$T/img" > "$T/img.gz"
+	head -c 20000 "$T/img.gz" > "$T/cut.gz"
+	run xiptool attach -n "$SEG" "$T/cut.gz"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool attach: $T/cut.gz: gzip data is truncated" ]
+	[ ! -e "/dev/shm/xiptool-$SEG" ]
+	[ -z "$(ls "$T/run")" ]
+	cp "$T/img.gz" "$T/bad.gz"
+	printf 'XXXXXXXX' | dd of="$T/bad.gz" bs=1 seek=100 conv=notrunc status=none
+	run xiptool attach -n "$SEG" "$T/bad.gz"
+	[ "$status" -eq 3 ]
+	[[ "$output" == "xiptool attach: $T/bad.gz: gzip data is corrupt"* ]]
+	[ ! -e "/dev/shm/xiptool-$SEG" ]
+}
+
+@test "exclusive types: a second holder is refused, shared types are not" {
+	make_tree_image
+	xiptool attach -t er -n "$SEG" "$T/img"
+	path=$(seg_col "$SEG" PATH)
+	[ "$(stat -c %a "$path")" = 400 ]
+	run xiptool info "@$SEG"
+	[ "$status" -eq 0 ]
+	# another process holds the segment (exclusive types lock it)
+	flock -F -x "$path" sleep 20 & holder=$!
+	for i in $(seq 50); do grep -q " $holder " /proc/locks 2>/dev/null && break; sleep 0.05; done
+	run xiptool info "@$SEG"
+	kill "$holder"; wait "$holder" 2>/dev/null || true
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool info: $SEG: exclusive segment (type er) is held by another process" ]
+	# shared type: a shared holder (a running program) does not stop readers
+	xiptool attach -t sr -n "r$SEG" "$T/img"
+	flock -F -s "$(seg_col "r$SEG" PATH)" sleep 20 & holder=$!
+	sleep 0.2
+	run xiptool info "@r$SEG"
+	kill "$holder"; wait "$holder" 2>/dev/null || true
+	[ "$status" -eq 0 ]
+}
+
+@test "invalid names are usage errors; a duplicate name is refused" {
+	make_tree_image
+	for bad in "" ".hidden" "a/b" "sp ace" "caf$(printf '\xc3\xa9')" "x\$y" \
+		"$(printf 'a%.0s' $(seq 65))"; do
+		run xiptool attach -n "$bad" "$T/img"
+		[ "$status" -eq 2 ] || { echo "accepted '$bad'"; false; }
+		[[ "${lines[0]}" == "xiptool attach: --name: "* ]]
+	done
+	long=$(printf 'b%.0s' $(seq 63))
+	run xiptool attach -n "${long}$U" "$T/img"
+	[ "$status" -eq 2 ]
+	run xiptool attach -n "${long:0:$((64 - ${#U}))}$U" "$T/img"
+	[ "$status" -eq 0 ]
+	run xiptool attach -n "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	before=$(cat "$T/run/$SEG")
+	run xiptool attach -n "$SEG" -t sw "$T/img"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool attach: $SEG: a segment of that name is already attached" ]
+	[ "$(cat "$T/run/$SEG")" = "$before" ]
+	[ "$(seg_col "$SEG" TYPE)" = sr ]
+}
+
+@test "types sn and en: an empty zero-filled segment of --size" {
+	run xiptool attach -t sn -n "$SEG" --size 3M
+	[ "$status" -eq 0 ]
+	path=$(seg_col "$SEG" PATH)
+	[ "$(stat -c %s "$path")" = 3145728 ]
+	cmp "$path" <(head -c 3145728 /dev/zero)
+	[ "$(stat -c %a "$path")" = 600 ]
+	run xiptool attach -t en -n "e$SEG"
+	[ "$status" -eq 2 ]
+	[[ "${lines[0]}" == *"type en needs --size"* ]]
+	make_tree_image
+	run xiptool attach -t sn -n "e$SEG" --size 1M "$T/img"
+	[ "$status" -eq 2 ]
+	run xiptool attach -t xx "$T/img"
+	[ "$status" -eq 2 ]
+	[[ "${lines[0]}" == "xiptool attach: --type: unknown segment type 'xx'"* ]]
+	run xiptool attach
+	[ "$status" -eq 2 ]
+}
+
+@test "--size: a larger writable segment is zero-filled past the image; a smaller one is refused" {
+	make_tree_image
+	run xiptool attach -t sw -n "$SEG" --size 20M "$T/img"
+	[ "$status" -eq 0 ]
+	path=$(seg_col "$SEG" PATH)
+	[ "$(stat -c %s "$path")" = $((20 << 20)) ]
+	cmp -n $((16 << 20)) "$path" "$T/img"
+	cmp -i $((16 << 20)):0 "$path" <(head -c $((4 << 20)) /dev/zero)
+	run xiptool attach -n "b$SEG" --size 1M "$T/img"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"is smaller than the image"* ]]
+}
+
+@test "non-root: attach works with a user run directory" {
+	require_root
+	require_cmd setpriv
+	make_tree_image
+	chmod 755 "$T"
+	chmod 644 "$T/img"
+	mkdir -m 700 "$T/urun" "$T/xdg"
+	chown 65534:65534 "$T/urun" "$T/xdg"
+	asuser() {
+		setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"
+	}
+	run asuser env XIPTOOL_RUNDIR="$T/urun" "$XIPTOOL" attach -n "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	path=/dev/shm/xiptool-65534-$SEG
+	[ "$(stat -c '%u %a' "$path")" = "65534 444" ]
+	[ -f "$T/urun/$SEG" ]
+	[ -z "$(ls "$T/run" 2>/dev/null)" ]
+	run asuser env XIPTOOL_RUNDIR="$T/urun" "$XIPTOOL" info "@$SEG"
+	[ "$status" -eq 0 ]
+	cmp "$path" "$T/img"
+	run asuser env XIPTOOL_RUNDIR="$T/urun" "$XIPTOOL" detach "$SEG"
+	[ "$status" -eq 0 ]
+	[ ! -e "$path" ]
+	# $XDG_RUNTIME_DIR/xiptool when XIPTOOL_RUNDIR is not set
+	run asuser env -u XIPTOOL_RUNDIR XDG_RUNTIME_DIR="$T/xdg" "$XIPTOOL" attach -n "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	[ -f "$T/xdg/xiptool/$SEG" ]
+	[ "$(stat -c %a "$T/xdg/xiptool")" = 700 ]
+	run asuser env -u XIPTOOL_RUNDIR XDG_RUNTIME_DIR="$T/xdg" "$XIPTOOL" detach "$SEG"
+	[ "$status" -eq 0 ]
+	# no run directory at all
+	run asuser env -u XIPTOOL_RUNDIR -u XDG_RUNTIME_DIR "$XIPTOOL" attach -n "$SEG" "$T/img"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"no run directory"* ]]
+	[ ! -e "$path" ]
+}
+
+@test "--file: a contiguous file of the image as its own loop device" {
+	require_loop
+	make_tree_image
+	run xiptool attach -n "$SEG" --file /small.bin "$T/img"
+	[[ "$output" != *"not available in this build"* ]] || skip "needs the engine"
+	[ "$status" -eq 0 ]
+	dev=${output##* }
+	[[ "$dev" == /dev/loop[0-9]* ]]
+	[ "$(blockdev --getsize64 "$dev")" = 40960 ]
+	cmp "$dev" "$T/tree/small.bin"
+	[ "$(seg_col "$SEG" FILE)" = /small.bin ]
+	# the offset is where debugfs says the file's first block is
+	blk=$(debugfs -R 'bmap /small.bin 0' "$T/img" 2>/dev/null)
+	[ "$(seg_col "$SEG" OFFSET)" = $((blk * 4096)) ]
+	xiptool detach "$SEG"
+	loop_gone "$dev"
+}
+
+@test "--file: a file that is not contiguous, a directory, a missing file are clear errors" {
+	require_loop
+	make_tree_image
+	# an ext2 file over 12 blocks has its indirect block among its data
+	run xiptool attach -n "$SEG" --file /dir/blob "$T/img"
+	[[ "$output" != *"not available in this build"* ]] || skip "needs the engine"
+	[ "$status" -eq 3 ]
+	[[ "$output" == "xiptool attach: /dir/blob: not contiguous in the image"* ]]
+	run xiptool attach -n "$SEG" --file /dir "$T/img"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"/dir: not a regular file"* ]]
+	run xiptool attach -n "$SEG" --file /nope "$T/img"
+	[ "$status" -eq 3 ]
+	[ ! -e "/dev/shm/xiptool-$SEG" ]
+	[ -z "$(ls "$T/run")" ]
+}
+
+@test "--hugepages: without hugetlbfs a clear error; with it the segment is filled through mmap" {
+	require_root
+	make_tree_image
+	if ! awk '$3 == "hugetlbfs" { f = 1 } END { exit !f }' /proc/mounts; then
+		run env -u XIPTOOL_HUGETLBFS "$XIPTOOL" attach --hugepages -n "$SEG" "$T/img"
+		[ "$status" -eq 3 ]
+		[[ "$output" == *"no hugetlbfs is mounted"* ]]
+	fi
+	old=$(cat /proc/sys/vm/nr_hugepages)
+	echo "$old" > "$T/nr_hugepages"
+	echo $((old + 8)) > /proc/sys/vm/nr_hugepages 2>/dev/null || skip "cannot reserve huge pages"
+	free=$(awk '/^HugePages_Free/ { print $2 }' /proc/meminfo)
+	[ "$free" -ge 8 ] || { echo "$old" > /proc/sys/vm/nr_hugepages; skip "no free huge pages"; }
+	mkdir "$T/huge"
+	mount -t hugetlbfs none "$T/huge"
+	run env XIPTOOL_HUGETLBFS="$T/huge" "$XIPTOOL" attach --hugepages -n "$SEG" "$T/img"
+	st=$status
+	path=$(seg_col "$SEG" PATH)
+	ok=0
+	[ "$st" -eq 0 ] && [ "$path" = "$T/huge/xiptool-$SEG" ] &&
+		cmp -n $((16 << 20)) "$path" "$T/img" &&
+		"$XIPTOOL" info "@$SEG" >/dev/null && ok=1
+	"$XIPTOOL" detach "$SEG" || ok=0
+	umount "$T/huge"
+	echo "$old" > /proc/sys/vm/nr_hugepages
+	[ "$ok" = 1 ]
+}

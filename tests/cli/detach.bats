@@ -1,0 +1,125 @@
+#!/usr/bin/env bats
+# xiptool detach: releases loop devices, segment files and state files;
+# refuses while the kernel or a running program uses the segment.
+
+load ../lib/common
+load ../lib/attach
+
+@test "detach by loop device name releases everything" {
+	require_loop
+	make_tree_image
+	run xiptool attach --loop -n "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	dev=${output##* }
+	path=$(seg_col "$SEG" PATH)
+	run xiptool detach "$dev"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	loop_gone "$dev"
+	[ ! -e "$path" ]
+	[ ! -e "$T/run/$SEG" ]
+}
+
+@test "detach refuses while the loop device is mounted; --force detaches lazily" {
+	require_loop
+	make_tree_image
+	run xiptool attach --loop -n "$SEG" "$T/img"
+	dev=${output##* }
+	path=$(seg_col "$SEG" PATH)
+	mkdir "$T/mnt"
+	mount -o ro "$dev" "$T/mnt"
+	run xiptool detach "$SEG"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool detach: $SEG: busy: $dev is mounted on $T/mnt (use --force)" ]
+	[ -e "$path" ]
+	[ "$(seg_col "$SEG" LOOP)" = "$dev" ]
+	run xiptool detach --force "$SEG"
+	[ "$status" -eq 0 ]
+	[ ! -e "$path" ]
+	[ ! -e "$T/run/$SEG" ]
+	# the mounted file system still reads its (now unlinked) segment
+	cmp "$T/mnt/dir/blob" "$T/tree/dir/blob"
+	umount "$T/mnt"
+	loop_gone "$dev"
+}
+
+@test "detach refuses while a running program holds the segment; --force works" {
+	make_tree_image
+	xiptool attach -n "$SEG" "$T/img"
+	path=$(seg_col "$SEG" PATH)
+	# a running exec holds a shared lock on the segment file
+	flock -F -s "$path" sleep 30 & holder=$!
+	for i in $(seq 50); do grep -q " $holder " /proc/locks 2>/dev/null && break; sleep 0.05; done
+	run xiptool detach "$SEG"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool detach: $SEG: busy: the segment is held by process $holder (sleep) (use --force)" ]
+	[ -e "$path" ]
+	run xiptool detach -f "$SEG"
+	kill "$holder"; wait "$holder" 2>/dev/null || true
+	[ "$status" -eq 0 ]
+	[ ! -e "$path" ]
+	[ ! -e "$T/run/$SEG" ]
+}
+
+@test "detach --all releases every segment of the registry" {
+	require_loop
+	make_tree_image
+	xiptool attach -n "a$SEG" "$T/img"
+	run xiptool attach -n "b$SEG" -t sw --loop "$T/img"
+	dev=${output##* }
+	xiptool attach -n "c$SEG" -t sn --size 1M
+	[ "$(xiptool list -n | wc -l)" = 3 ]
+	run xiptool detach --all
+	[ "$status" -eq 0 ]
+	[ -z "$(xiptool list -n)" ]
+	[ -z "$(ls "$T/run")" ]
+	loop_gone "$dev"
+	[ -z "$(ls /dev/shm | grep -- "$SEG")" ]
+}
+
+@test "detach --save writes the image first, atomically" {
+	make_tree_image
+	xiptool attach -n "$SEG" -t sw "$T/img"
+	run xiptool detach --save "$T/out.img" "$SEG"
+	[ "$status" -eq 0 ]
+	cmp "$T/out.img" "$T/img"
+	[ -z "$(ls "$T" | grep 'out.img.')" ]
+	[ ! -e "$T/run/$SEG" ]
+}
+
+@test "stale entries are cleaned: segment file gone, loop device released elsewhere" {
+	require_loop
+	make_tree_image
+	xiptool attach -n "$SEG" "$T/img"
+	run xiptool attach -n "b$SEG" --loop "$T/img"
+	dev=${output##* }
+	rm -f "$(seg_col "$SEG" PATH)"
+	run xiptool list -n -o NAME
+	[ "$status" -eq 0 ]
+	[ "$output" = "b$SEG" ]
+	[ ! -e "$T/run/$SEG" ]
+	run xiptool detach "$SEG"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool detach: @$SEG: no attached segment of that name" ]
+	losetup -d "$dev"
+	loop_gone "$dev"
+	[ -z "$(seg_col "b$SEG" LOOP)" ]
+	run xiptool detach "b$SEG"
+	[ "$status" -eq 0 ]
+}
+
+@test "detach usage errors and unknown segments" {
+	run xiptool detach
+	[ "$status" -eq 2 ]
+	[[ "${lines[0]}" == "xiptool detach: missing NAME (or --all)" ]]
+	run xiptool detach --all foo
+	[ "$status" -eq 2 ]
+	run xiptool detach --save "$T/x" a b
+	[ "$status" -eq 2 ]
+	run xiptool detach "n$SEG"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool detach: @n$SEG: no attached segment of that name" ]
+	run xiptool detach /dev/loop999
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool detach: /dev/loop999: no attached segment uses this device" ]
+}

@@ -1,0 +1,90 @@
+#!/usr/bin/env bats
+# xiptool list: the registry as a table or JSON (libsmartcols, like
+# losetup -l -J), checked against stat, blkid and losetup.
+
+load ../lib/common
+load ../lib/attach
+
+@test "list with nothing attached prints nothing; --json an empty array" {
+	require_cmd python3
+	run xiptool list
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	run xiptool list --json
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s' "$output" | python3 -c 'import json,sys; print(json.load(sys.stdin)["segments"])')" = "[]" ]
+}
+
+@test "list --json: types and values match stat, blkid and losetup" {
+	require_loop
+	require_cmd python3
+	make_tree_image
+	gzip -c "$T/img" > "$T/img.gz"
+	xiptool attach -n "a$SEG" "$T/img.gz"
+	run xiptool attach -n "b$SEG" -t sw --loop "$T/img"
+	dev=${output##* }
+	run xiptool list --json -o +PATH,RO,COMPRESSED,OWNER
+	[ "$status" -eq 0 ]
+	printf '%s' "$output" > "$T/list.json"
+	python3 - "$T/list.json" "a$SEG" "b$SEG" "$dev" "$(stat -c %s "$T/img")" \
+		"$(blkid -o value -s UUID "$T/img")" "l$U" "$(realpath "$T/img")" <<'PY'
+import json, sys
+f, a, b, dev, size, uuid, label, img = sys.argv[1:]
+segs = {s["name"]: s for s in json.load(open(f))["segments"]}
+assert set(segs) == {a, b}, segs
+sa, sb = segs[a], segs[b]
+assert sa["type"] == "sr" and sb["type"] == "sw"
+assert sa["size"] == int(size) and sb["size"] == int(size)
+assert sa["loop"] is None and sb["loop"] == dev
+assert sa["uuid"] == uuid and sa["label"] == label
+assert sa["ro"] is True and sb["ro"] is False
+assert sa["compressed"] is True and sb["compressed"] is False
+assert sa["image"] == img + ".gz" and sb["image"] == img
+assert sa["owner"] == 0
+assert sa["path"].startswith("/dev/shm/xiptool-")
+PY
+	[ "$(losetup -n -O BACK-FILE "$dev")" = "$(seg_col "b$SEG" PATH)" ]
+}
+
+@test "list -o picks columns; unknown columns are usage errors; names filter" {
+	make_tree_image
+	xiptool attach -n "a$SEG" "$T/img"
+	xiptool attach -n "b$SEG" -t ew "$T/img"
+	run xiptool list -o name,TYPE
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "NAME$(printf ' %.0s' $(seq $((${#SEG} + 1 - 4))))TYPE" ] ||
+		[[ "${lines[0]}" =~ ^NAME\ +TYPE$ ]]
+	[[ "${lines[1]}" =~ ^a$SEG\ +sr$ ]]
+	[[ "${lines[2]}" =~ ^b$SEG\ +ew$ ]]
+	run xiptool list -n -r -o NAME,SIZE "b$SEG"
+	[ "$output" = "b$SEG $(stat -c %s "$T/img")" ]
+	run xiptool list -n -o NAME "@a$SEG"
+	[ "$output" = "a$SEG" ]
+	run xiptool list -o NAME,BOGUS
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "xiptool list: --output: unknown column 'BOGUS'" ]
+	run xiptool list -o +CREATED -n -r "a$SEG"
+	created=${output##* }
+	[[ "$created" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T ]]
+	[ $(( $(date +%s) - $(date -d "$created" +%s) )) -lt 120 ]
+}
+
+@test "list refuses a run directory others can write to" {
+	mkdir -m 777 "$T/open"
+	run env XIPTOOL_RUNDIR="$T/open" "$XIPTOOL" list
+	[ "$status" -eq 3 ]
+	[[ "$output" == "xiptool list: $T/open: run directory must belong to uid"* ]]
+}
+
+@test "list ignores stray files and reports a damaged state file by name" {
+	make_tree_image
+	xiptool attach -n "$SEG" "$T/img"
+	: > "$T/run/.tmpfile"
+	printf 'garbage\n' > "$T/run/d$SEG"
+	run xiptool list -n -o NAME
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool list: $T/run/d$SEG: damaged state file" ]
+	rm "$T/run/d$SEG"
+	run xiptool list -n -o NAME
+	[ "$output" = "$SEG" ]
+}

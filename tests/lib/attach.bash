@@ -1,0 +1,68 @@
+# Helpers of the attach, detach, list and save tests.  Load after common:
+#   load ../lib/common
+#   load ../lib/attach
+# Every test gets its own registry ($T/run) and segment names that contain
+# the scratch directory's unique suffix, so tests never touch the real
+# registry nor each other's segments.
+
+attach_setup() {
+	common_setup
+	export XIPTOOL_RUNDIR="$T/run"
+	U=${T##*.}			# unique per test
+	SEG="s$U"
+}
+
+# Release whatever a test left behind: mounts, loop devices, segments.
+attach_teardown() {
+	local m st path loop
+	if [ -n "${T:-}" ]; then
+		for m in $(awk -v t="$T" 'index($2, t) == 1 { print $2 }' /proc/mounts | sort -r); do
+			umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+		done
+		"$XIPTOOL" detach --all --force >/dev/null 2>&1 || true
+		for st in "$T"/run/* "$T"/urun/*; do
+			[ -f "$st" ] || continue
+			path=$(sed -n 's/^path=//p' "$st")
+			loop=$(sed -n 's/^loop=//p' "$st")
+			[ -n "$loop" ] && losetup -d "$loop" 2>/dev/null
+			[ -n "$path" ] && rm -f "$path"
+		done
+		for path in /dev/shm/xiptool-*"$U"*; do
+			[ -e "$path" ] || continue
+			for loop in $(losetup -n -O NAME -j "$path" 2>/dev/null); do
+				losetup -d "$loop" 2>/dev/null
+			done
+			rm -f "$path"
+		done
+	fi
+	common_teardown
+}
+
+setup() { attach_setup; }
+teardown() { attach_teardown; }
+
+# A small tree and a 16 MiB ext2 image of it (4 KiB blocks) at $T/img.
+make_tree_image() {
+	mkdir -p "$T/tree/dir/sub"
+	printf 'hello\n' > "$T/tree/hello.txt"
+	head -c 40960 /dev/urandom > "$T/tree/small.bin"
+	head -c 300000 /dev/urandom > "$T/tree/dir/blob"
+	ln -s hello.txt "$T/tree/link"
+	mkimg "$T/img" 16M "$T/tree" -L "l$U" "$@"
+}
+
+# The value of one column of `xiptool list` for segment $1.
+seg_col() {
+	"$XIPTOOL" list -n -r -o "$2" "$1"
+}
+
+# Wait until a loop device is no longer bound (the kernel may clear it
+# on the last close).
+loop_gone() {
+	local i
+	for i in $(seq 50); do
+		[ -e "/sys/block/${1##*/}/loop/backing_file" ] || return 0
+		sleep 0.1
+	done
+	return 1
+}

@@ -1,0 +1,300 @@
+/* Unit tests of lib/registry.c and lib/attach.c: names, state files,
+ * stale entries, @NAME resolution, attach/save/detach without a loop
+ * device. */
+#include <sys/file.h>
+#include <zlib.h>
+
+#include "unit.h"
+
+static int use_rundir(void **state)
+{
+	static int k;
+	char *dir = unit_path("run");
+	char cmd[600];
+
+	snprintf(dir + strlen(dir), 16, "%d", k++);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	setenv("XIPTOOL_RUNDIR", dir, 1);
+	setenv("XIPTOOL_SHMDIR", unit_tmpdir(), 1);
+	return 0;
+}
+
+static void entry_fill(struct xip_seg_entry *e, const char *name,
+		       const char *path)
+{
+	memset(e, 0, sizeof(*e));
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	snprintf(e->path, sizeof(e->path), "%s", path);
+	e->type = XIP_SEGTYPE_SW;
+	e->size = 12345;
+	e->created = 1700000000;
+	e->owner = 1000;
+}
+
+static void test_names(void **state)
+{
+	char buf[80], long_name[80];
+
+	assert_int_equal(registry_name_check("rootfs"), 0);
+	assert_int_equal(registry_name_check("a.b_c-D9"), 0);
+	assert_int_equal(registry_name_check(""), -EINVAL);
+	assert_int_equal(registry_name_check(NULL), -EINVAL);
+	assert_int_equal(registry_name_check(".x"), -EINVAL);
+	assert_string_equal(xip_errmsg(), ".x: segment name must not start with '.'");
+	assert_int_equal(registry_name_check("a/b"), -EINVAL);
+	assert_int_equal(registry_name_check("a b"), -EINVAL);
+	assert_int_equal(registry_name_check("caf\xc3\xa9"), -EINVAL);
+	memset(long_name, 'x', 64);
+	long_name[64] = '\0';
+	assert_int_equal(registry_name_check(long_name), 0);
+	long_name[64] = 'x';
+	long_name[65] = '\0';
+	assert_int_equal(registry_name_check(long_name), -EINVAL);
+
+	assert_int_equal(registry_default_name("/a/b/rootfs.img.gz", buf,
+					       sizeof(buf)), 0);
+	assert_string_equal(buf, "rootfs");
+	assert_int_equal(registry_default_name("my image.v2.ext2", buf,
+					       sizeof(buf)), 0);
+	assert_string_equal(buf, "my_image.v2");
+	assert_int_equal(registry_default_name("/x/..hidden", buf,
+					       sizeof(buf)), 0);
+	assert_string_equal(buf, "hidden");
+	assert_int_equal(registry_default_name(long_name, buf, sizeof(buf)), 0);
+	assert_int_equal(strlen(buf), 64);
+	assert_int_equal(registry_default_name("/x/...", buf, sizeof(buf)),
+			 -EINVAL);
+}
+
+static void test_format_parse(void **state)
+{
+	struct xip_seg_entry a, b;
+	char text[32768];
+	int n;
+
+	entry_fill(&a, "seg", "/dev/shm/xiptool-seg");
+	snprintf(a.image, sizeof(a.image), "/odd\\dir/with\nnewline=x.img");
+	snprintf(a.label, sizeof(a.label), "lab el");
+	snprintf(a.loop, sizeof(a.loop), "/dev/loop7");
+	a.offset = 1ULL << 40;
+	a.compressed = true;
+	n = registry_format(&a, text, sizeof(text));
+	assert_true(n > 0);
+	assert_int_equal(strlen(text), n);
+	assert_null(strstr(text, "with\nnewline"));
+	assert_int_equal(registry_parse(text, &b), 0);
+	assert_string_equal(b.image, a.image);
+	assert_string_equal(b.label, "lab el");
+	assert_string_equal(b.loop, "/dev/loop7");
+	assert_int_equal(b.offset, 1ULL << 40);
+	assert_int_equal(b.type, XIP_SEGTYPE_SW);
+	assert_int_equal(b.size, 12345);
+	assert_int_equal(b.created, 1700000000);
+	assert_int_equal(b.owner, 1000);
+	assert_true(b.compressed);
+	/* too small a buffer */
+	assert_int_equal(registry_format(&a, text, 40), -ENAMETOOLONG);
+	/* damaged records */
+	assert_int_equal(registry_parse("garbage\n", &b), -EINVAL);
+	assert_int_equal(registry_parse("name=x\ntype=zz\npath=/p\n", &b),
+			 -EINVAL);
+	assert_int_equal(registry_parse("name=x\ntype=sr\npath=/p\nsize=-1\n",
+					&b), -EINVAL);
+	assert_int_equal(registry_parse("name=.x\ntype=sr\npath=/p\n", &b),
+			 -EINVAL);
+	assert_int_equal(registry_parse("name=x\ntype=sr\n", &b), -EINVAL);
+	/* unknown keys are ignored: newer versions may add some */
+	assert_int_equal(registry_parse("name=x\ntype=er\npath=/p\nfuture=1",
+					&b), 0);
+	assert_int_equal(b.type, XIP_SEGTYPE_ER);
+}
+
+static void test_add_get_list_remove(void **state)
+{
+	struct xip_seg_entry e, got, *all;
+	const char *p1 = unit_path("segfile1"), *p2 = unit_path("segfile2");
+	enum xip_seg_type type;
+	char *path;
+	size_t n;
+
+	unit_fill_file(p1, 4096, 0);
+	unit_fill_file(p2, 4096, 0);
+	assert_int_equal(registry_list(&all, &n), 0);
+	assert_int_equal(n, 0);
+	free(all);
+	entry_fill(&e, "zeta", p1);
+	assert_int_equal(registry_add(&e), 0);
+	assert_int_equal(registry_add(&e), -EEXIST);
+	assert_string_equal(xip_errmsg(),
+			    "zeta: a segment of that name is already attached");
+	entry_fill(&e, "alpha", p2);
+	e.type = XIP_SEGTYPE_SR;
+	assert_int_equal(registry_add(&e), 0);
+	assert_int_equal(registry_get("alpha", &got), 0);
+	assert_string_equal(got.path, p2);
+	assert_int_equal(registry_list(&all, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(all[0].name, "alpha");	/* sorted */
+	assert_string_equal(all[1].name, "zeta");
+	free(all);
+	/* update */
+	e.size = 99;
+	assert_int_equal(registry_update(&e), 0);
+	assert_int_equal(registry_get("alpha", &got), 0);
+	assert_int_equal(got.size, 99);
+	/* @NAME resolution and the read-only type refusing writes */
+	assert_int_equal(registry_resolve("alpha", &path, &type), 0);
+	assert_string_equal(path, p2);
+	assert_int_equal(type, XIP_SEGTYPE_SR);
+	free(path);
+	{
+		struct xip_segment *seg;
+
+		assert_int_equal(segment_open("@alpha", XIP_SEG_WRITE, &seg),
+				 -EROFS);
+		assert_string_equal(xip_errmsg(),
+				    "@alpha: segment is read-only (type sr)");
+		assert_int_equal(segment_open("@alpha", 0, &seg), 0);
+		assert_string_equal(seg->name, "alpha");
+		assert_int_equal(seg->type, XIP_SEGTYPE_SR);
+		segment_close(seg);
+		assert_int_equal(segment_open("@zeta", XIP_SEG_WRITE, &seg), 0);
+		assert_true(seg->writable);
+		segment_close(seg);
+	}
+	assert_int_equal(registry_resolve("nope", &path, &type), -ENOENT);
+	assert_null(path);
+	assert_string_equal(xip_errmsg(), "@nope: no attached segment of that name");
+	assert_int_equal(registry_resolve("../x", &path, &type), -ENOENT);
+	/* a stale entry: the segment file is gone */
+	unlink(p1);
+	assert_int_equal(registry_list(&all, &n), 0);
+	assert_int_equal(n, 1);
+	free(all);
+	assert_int_equal(registry_get("zeta", &got), -ENOENT);
+	/* remove */
+	assert_int_equal(registry_remove("alpha"), 0);
+	assert_int_equal(registry_get("alpha", &got), -ENOENT);
+	assert_int_equal(registry_remove("alpha"), -ENOENT);
+	unlink(p2);
+}
+
+static void test_rundir_checks(void **state)
+{
+	char buf[4096];
+	const char *d = unit_path("openrun");
+
+	mkdir(d, 0777);
+	chmod(d, 0777);
+	setenv("XIPTOOL_RUNDIR", d, 1);
+	assert_int_equal(registry_dir(buf, sizeof(buf)), -EPERM);
+	chmod(d, 0700);
+	assert_int_equal(registry_dir(buf, sizeof(buf)), 0);
+	assert_string_equal(buf, d);
+	unit_fill_file(unit_path("notadir"), 1, 0);
+	setenv("XIPTOOL_RUNDIR", unit_path("notadir"), 1);
+	assert_int_equal(registry_dir(buf, sizeof(buf)), -ENOTDIR);
+}
+
+static void make_gzip(const char *src, const char *dst)
+{
+	char data[65536];
+	gzFile out = gzopen(dst, "wb");
+	FILE *in = fopen(src, "rb");
+	size_t n;
+
+	assert_non_null(out);
+	assert_non_null(in);
+	while ((n = fread(data, 1, sizeof(data), in)) > 0)
+		assert_int_equal(gzwrite(out, data, (unsigned int)n), (int)n);
+	fclose(in);
+	assert_int_equal(gzclose(out), Z_OK);
+}
+
+static void assert_same_file(const char *a, const char *b)
+{
+	char cmd[8300];
+
+	snprintf(cmd, sizeof(cmd), "cmp -s '%s' '%s'", a, b);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_attach_save_detach(void **state)
+{
+	struct xip_attach_opts o = { 0 };
+	struct xip_seg_entry e, got;
+	const char *img = unit_path("a.img"), *gz = unit_path("b.img.gz");
+	char saved[600];
+	struct stat st;
+
+	unit_mke2fs(img, "4M", 4096, NULL);
+	o.image = img;
+	assert_int_equal(xip_attach(&o, &e), 0);
+	assert_string_equal(e.name, "a");
+	assert_int_equal(e.type, XIP_SEGTYPE_SR);
+	assert_string_equal(e.label, "unitlabel");
+	assert_int_equal(strlen(e.uuid), 36);
+	assert_int_equal(stat(e.path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0444);
+	assert_same_file(e.path, img);
+	assert_int_equal(registry_get("a", &got), 0);
+	assert_int_equal(got.size, 4 << 20);
+	/* a duplicate is refused before any work */
+	assert_int_equal(xip_attach(&o, &e), -EEXIST);
+	/* gzip */
+	make_gzip(img, gz);
+	o.image = gz;
+	o.type = XIP_SEGTYPE_SW;
+	assert_int_equal(xip_attach(&o, &e), 0);
+	assert_string_equal(e.name, "b");
+	assert_true(e.compressed);
+	assert_int_equal(e.size, 4 << 20);
+	assert_same_file(e.path, img);
+	assert_int_equal(stat(e.path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	/* save, then detach */
+	snprintf(saved, sizeof(saved), "%s", unit_path("saved.img"));
+	assert_int_equal(xip_save("b", saved), 0);
+	assert_same_file(saved, img);
+	assert_int_equal(xip_detach("b", NULL, 0), 0);
+	assert_int_equal(stat(e.path, &st), -1);
+	assert_int_equal(registry_get("b", &got), -ENOENT);
+	/* a shared holder (a running program) makes detach refuse */
+	assert_int_equal(registry_get("a", &got), 0);
+	{
+		int fd = open(got.path, O_RDONLY);
+		char why[256];
+
+		assert_true(fd >= 0);
+		assert_int_equal(flock(fd, LOCK_SH), 0);
+		assert_int_equal(xip_segment_busy(&got, why, sizeof(why)), 1);
+		assert_int_equal(xip_detach("a", NULL, 0), -EBUSY);
+		assert_non_null(strstr(xip_errmsg(), "held by process"));
+		close(fd);
+		assert_int_equal(xip_segment_busy(&got, why, sizeof(why)), 0);
+	}
+	assert_int_equal(xip_detach("@a", NULL, 0), 0);
+	/* sn: zero-filled, needs a size */
+	memset(&o, 0, sizeof(o));
+	o.type = XIP_SEGTYPE_SN;
+	o.name = "empty";
+	assert_int_equal(xip_attach(&o, &e), -EINVAL);
+	o.size = 8192;
+	assert_int_equal(xip_attach(&o, &e), 0);
+	assert_int_equal(e.size, 8192);
+	assert_int_equal(xip_detach("empty", NULL, 0), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_format_parse),
+		cmocka_unit_test_setup(test_add_get_list_remove, use_rundir),
+		cmocka_unit_test_setup(test_rundir_checks, use_rundir),
+		cmocka_unit_test_setup(test_attach_save_detach, use_rundir),
+	};
+
+	return cmocka_run_group_tests_name("registry", tests, NULL, NULL);
+}
