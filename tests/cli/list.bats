@@ -88,3 +88,23 @@ PY
 	run xiptool list -n -o NAME
 	[ "$output" = "$SEG" ]
 }
+
+@test "completions offer attached segment names (bash: @NAME for images, names for detach)" {
+	[ -f /usr/share/bash-completion/bash_completion ] || skip "bash-completion is not installed"
+	make_tree_image
+	xiptool attach -n "$SEG" "$T/img"
+	complete_words() {
+		PATH="$(dirname "$XIPTOOL"):$PATH" bash -c "source /usr/share/bash-completion/bash_completion
+			source '$TOP_SRCDIR/completions/xiptool'
+			COMP_WORDS=($*); COMP_CWORD=$(($# - 1))
+			COMP_LINE='$*'; COMP_POINT=\${#COMP_LINE}
+			_xiptool; printf '%s\n' \"\${COMPREPLY[@]}\""
+	}
+	run complete_words xiptool info "@s$U"
+	[ "$output" = "@$SEG" ]
+	run complete_words xiptool detach "s$U"
+	[ "$output" = "$SEG" ]
+	run complete_words xiptool save "s$U"
+	[ "$output" = "$SEG" ]
+	grep -q '_xiptool_segments' "$TOP_SRCDIR/completions/_xiptool"
+}
