@@ -26,11 +26,6 @@
 
 #include "xip.h"
 
-/* provided by the engine (page.c, file.c) */
-#pragma weak xip_lookup
-#pragma weak xip_read_inode
-#pragma weak xip_file_runs
-
 #define SHM_DIR		"/dev/shm"
 #define CHUNK		(1u << 20)	/* bytes per read() or inflate() */
 #define SAVE_LOCK_MS	5000
@@ -427,8 +422,6 @@ static int file_range(const char *segpath, const char *file,
 	ext2_ino_t ino;
 	int ret;
 
-	if (!xip_file_runs || !xip_lookup || !xip_read_inode)
-		return xip_error(-ENOSYS, "--file: not available in this build");
 	ret = xip_image_open(segpath, XIP_IMG_NOLOCK, &img);
 	if (ret)
 		return ret;
