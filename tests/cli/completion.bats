@@ -1,0 +1,216 @@
+#!/usr/bin/env bats
+# The bash completion, driven the way bash drives it: COMP_WORDS/COMP_CWORD
+# set, _xiptool called, COMPREPLY checked.  Subcommands and options are
+# checked against `xiptool --help`, paths inside an image against the tree
+# mke2fs built the image from, segment names against `xiptool list`.
+
+load ../lib/common
+
+setup() {
+	common_setup
+	[ -f /usr/share/bash-completion/bash_completion ] ||
+		skip "bash-completion is not installed"
+	# the completion runs `xiptool` from PATH, as it would once installed
+	mkdir "$T/bin"
+	ln -s "$XIPTOOL" "$T/bin/xiptool"
+	export XIPTOOL_RUNDIR=$T/run
+	SEG=""
+}
+
+teardown() {
+	if [ -n "$SEG" ]; then
+		"$XIPTOOL" detach --force "$SEG" >/dev/null 2>&1 || true
+	fi
+	common_teardown
+}
+
+# complete WORD...: the candidates bash would offer for the last WORD
+# (which may be empty) of the command line "WORD WORD ...", one per line,
+# sorted.
+complete() {
+	local line="$*"
+	{
+		echo 'source /usr/share/bash-completion/bash_completion'
+		echo "source '$TOP_SRCDIR/completions/xiptool'"
+		echo "PATH='$T/bin':\$PATH"
+		declare -p XIPTOOL_RUNDIR
+		printf 'COMP_WORDS=('
+		printf '%q ' "$@"
+		printf ')\n'
+		echo "COMP_CWORD=$(($# - 1))"
+		printf 'COMP_LINE=%q\n' "$line"
+		echo 'COMP_POINT=${#COMP_LINE}'
+		echo '_xiptool 2>/dev/null'
+		echo 'printf "%s\n" "${COMPREPLY[@]}"'
+	} >"$T/drive.bash"
+	bash "$T/drive.bash" | sed '/^$/d' | LC_ALL=C sort
+}
+
+commands() {
+	"$XIPTOOL" --help | sed -n '/^Commands:/,/^$/p' |
+		awk 'NF && !/Commands:/ { print $1 }' | LC_ALL=C sort
+}
+
+# The tree the image is built from, and the image (mke2fs -d).
+mktree() {
+	mkdir -p "$T/tree/bin" "$T/tree/etc/sub" "$T/tree/.hidden" "$T/tree/usr/lib"
+	echo motd >"$T/tree/etc/motd"
+	echo spaced >"$T/tree/etc/with space"
+	echo x >"$T/tree/etc/sub/deep"
+	echo x >"$T/tree/etc/.profile"
+	echo x >"$T/tree/bin/busybox"
+	ln -s /etc "$T/tree/etc-link"
+	mkimg "$T/a.img" 8M "$T/tree"
+}
+
+# The expected candidates for directory DIR (as typed: "/etc/", "" or
+# "etc/") of the source tree, starting with PREFIX: names quoted like the
+# shell, directories with a trailing slash, dot names only for a dot prefix.
+expected() {
+	local dir=$1 prefix=$2 host=$T/tree/${1#/} n q
+	(
+		cd "$host" || exit 1
+		for n in * .*; do
+			[ -e "$n" ] || [ -L "$n" ] || continue
+			case $n in . | .. | lost+found) continue ;; esac
+			case $n in .*) case $prefix in .*) ;; *) continue ;; esac ;; esac
+			case $n in "$prefix"*) ;; *) continue ;; esac
+			q=$(printf '%q' "$dir$n")
+			if [ -d "$n" ] && [ ! -L "$n" ]; then echo "$q/"; else echo "$q"; fi
+		done
+		# the image root also has lost+found
+		if [ -z "${dir#/}" ] && case lost+found in "$prefix"*) true ;; *) false ;; esac; then
+			echo "${dir}lost+found/"
+		fi
+	) | LC_ALL=C sort
+}
+
+@test "subcommands: every command of --help, and help" {
+	run complete xiptool ""
+	[ "$output" = "$(commands)" ] || { echo "got: $output"; false; }
+	run complete xiptool help ""
+	[ "$output" = "$(commands)" ]
+	# a prefix narrows the list to the commands starting with it
+	for c in $(commands); do
+		run complete xiptool "${c:0:2}"
+		grep -qx "$c" <<<"$output" || { echo "${c:0:2} does not offer $c"; false; }
+		! grep -qv "^${c:0:2}" <<<"$output"
+	done
+	# global options before the command are skipped
+	run complete xiptool -v ""
+	[ "$output" = "$(commands)" ]
+}
+
+@test "options: global ones, and each command's own from its --help" {
+	run complete xiptool -
+	for o in $("$XIPTOOL" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
+		grep -qx -- "$o" <<<"$output" || { echo "global $o missing"; false; }
+	done
+	for c in $(commands); do
+		[ "$c" = help ] && continue
+		run complete xiptool "$c" --
+		for o in $("$XIPTOOL" "$c" --help | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
+			grep -qx -- "$o" <<<"$output" || { echo "$c: $o missing"; false; }
+		done
+		# and nothing that is not an option of this command
+		for o in $(grep -- '^--' <<<"$output"); do
+			"$XIPTOOL" "$c" --help | grep -q -- "$o\b" ||
+				{ echo "$c: $o offered but not in --help"; false; }
+		done
+	done
+}
+
+@test "IMAGE arguments complete host files" {
+	mktree
+	run complete xiptool ls "$T/a.i"
+	[ "$output" = "$T/a.img" ]
+	run complete xiptool read "$T/tr"
+	[ "$output" = "$T/tree" ]
+}
+
+@test "PATH arguments complete names inside the image via xiptool ls" {
+	mktree
+	run complete xiptool read "$T/a.img" /
+	[ "$output" = "$(expected / "")" ] || { echo "got: $output"; echo "want: $(expected / "")"; false; }
+	run complete xiptool read "$T/a.img" /e
+	[ "$output" = "$(expected / e)" ]
+	[ "$(wc -l <<<"$output")" -eq 2 ]   # /etc/ and /etc-link
+	run complete xiptool stat "$T/a.img" /etc/
+	[ "$output" = "$(expected /etc/ "")" ]
+	grep -qx '/etc/with\\ space' <<<"$output"
+	grep -qx '/etc/sub/' <<<"$output"
+	run complete xiptool ls "$T/a.img" /etc/su
+	[ "$output" = /etc/sub/ ]
+	run complete xiptool read "$T/a.img" /etc/sub/
+	[ "$output" = /etc/sub/deep ]
+	# dot names only when asked for
+	run complete xiptool read "$T/a.img" /etc/.
+	[ "$output" = "$(expected /etc/ .)" ]
+	[ "$output" = /etc/.profile ]
+	run complete xiptool read "$T/a.img" /.
+	[ "$output" = /.hidden/ ]
+	# relative to the image root
+	run complete xiptool read "$T/a.img" etc/m
+	[ "$output" = etc/motd ]
+	# nothing for a directory that does not exist, or a file used as one
+	run complete xiptool read "$T/a.img" /nope/
+	[ -z "$output" ]
+	run complete xiptool read "$T/a.img" /etc/motd/
+	[ -z "$output" ]
+}
+
+@test "PATH completion skips options and their values to find IMAGE" {
+	mktree
+	run complete xiptool read --offset 4 -o "$T/out" "$T/a.img" /et
+	[ "$output" = "$(expected / et)" ]
+	run complete xiptool read --length=3 "$T/a.img" /etc/m
+	[ "$output" = /etc/motd ]
+	run complete xiptool -v ls -l "$T/a.img" /u
+	[ "$output" = /usr/ ]
+	# the value of an option is not a path in the image
+	run complete xiptool read "$T/a.img" -o "$T/a.i"
+	[ "$output" = "$T/a.img" ]
+}
+
+@test "PATH completion follows the image through every command that takes one" {
+	mktree
+	for c in read stat ls write truncate exec align-check; do
+		commands | grep -qx "$c" || continue
+		run complete xiptool "$c" "$T/a.img" /b
+		[ "$output" = /bin/ ] || { echo "$c: got '$output'"; false; }
+	done
+	if commands | grep -qx align-check; then
+		run complete xiptool align-check "$T/a.img" /bin/busybox /e
+		[ "$output" = "$(expected / e)" ]
+	fi
+	if commands | grep -qx truncate; then
+		# the third argument of truncate is a size, not a path
+		run complete xiptool truncate "$T/a.img" /etc/motd /e
+		[ "$output" != "$(expected / e)" ] || [ -z "$(expected / e)" ]
+	fi
+}
+
+@test "@NAME completes attached segment names from xiptool list" {
+	commands | grep -qx attach || skip "attach is not available yet"
+	commands | grep -qx list || skip "list is not available yet"
+	require_root
+	mktree
+	SEG=cpl-$$
+	run "$XIPTOOL" attach -n "$SEG" "$T/a.img"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	names=$("$XIPTOOL" list --noheadings --raw --output NAME | LC_ALL=C sort)
+	grep -qx "$SEG" <<<"$names"
+	run complete xiptool info @
+	[ "$output" = "$(sed 's/^/@/' <<<"$names")" ]
+	run complete xiptool info "@cpl-$$"
+	[ "$output" = "@$SEG" ]
+	run complete xiptool info @no-such-segment-
+	[ -z "$output" ]
+	# and paths inside the segment's image
+	run complete xiptool read "@$SEG" /etc/m
+	[ "$output" = /etc/motd ]
+	if commands | grep -qx detach; then
+		run complete xiptool detach cpl-
+		grep -qx "$SEG" <<<"$output"
+	fi
+}
