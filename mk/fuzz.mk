@@ -27,7 +27,8 @@ tests_fuzz_fuzz_replay_SOURCES = tests/fuzz/replay.c $(FUZZ_COMMON_SRCS) \
 tests_fuzz_fuzz_replay_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/fuzz
 tests_fuzz_fuzz_replay_LDADD = $(XIP_LIBS)
 check_DATA += tests/fuzz/seeds/.stamp
-TESTS += tests/fuzz/regress.test
+TESTS += tests/fuzz/regress.test tests/cli/hostile.bats
+EXTRA_DIST += tests/cli/hostile.bats
 if ENABLE_FUZZ
 check_DATA += fuzz-build
 TESTS += tests/fuzz/smoke.test

@@ -9,7 +9,7 @@ libext2fs-dev comerr-dev libpopt-dev libblkid-dev zlib1g-dev libsmartcols-dev"
 # Tests and peers the tests compare against
 TEST="libcmocka-dev bats e2fsprogs busybox-static squashfs-tools dosfstools
 util-linux mount xxd python3 groff-base man-db bash-completion zsh gzip
-libnbd-bin nbdkit genext2fs clang libclang-rt-14-dev llvm"
+libnbd-bin nbdkit genext2fs clang libclang-rt-14-dev llvm time"
 # Packaging checks
 PACKAGING="debhelper devscripts lintian rpm dpkg-dev fakeroot"
 
