@@ -119,11 +119,17 @@ each_reader() {
 		assert_clean "0 1 3"
 	fi
 	if has_command ls; then
-		bounded "$XIPTOOL" ls -R "$img" /
-		assert_clean "0 1 3"
+		bounded "$XIPTOOL" ls -l -a "$img" /
+		assert_clean
+		bounded "$XIPTOOL" ls -l "$img" /dir
+		assert_clean
 	fi
-	if has_command cat; then
-		bounded "$XIPTOOL" cat "$img" /hello
+	if has_command stat; then
+		bounded "$XIPTOOL" stat "$img" /hello
+		assert_clean
+	fi
+	if has_command read; then
+		bounded "$XIPTOOL" read -o "$T/out" "$img" /hello
 		assert_clean
 	fi
 }

@@ -4,3 +4,4 @@
  */
 XIP_FUZZ_TARGET(image)
 XIP_FUZZ_TARGET(elf)
+XIP_FUZZ_TARGET(file)
