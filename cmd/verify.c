@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * xiptool verify: prove an image sound and XIP-ready, optionally equal to
+ * the source tree it was built from.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <libsmartcols.h>
+
+#include "cmd.h"
+
+static const char verify_usage[] =
+	"[--json] [--against DIR] [--page-size N] IMAGE";
+
+struct progress {
+	const char *last_phase;
+	int last_pct;
+	bool shown;
+};
+
+static void verify_progress(void *arg, const char *phase, uint64_t done,
+			    uint64_t total)
+{
+	struct progress *p = arg;
+	int pct = total ? (int)(done * 100 / total) : 100;
+
+	if (!phase) {
+		if (p->shown)
+			fputs("\r\033[K", stderr);
+		p->shown = false;
+		return;
+	}
+	if (phase == p->last_phase && pct == p->last_pct)
+		return;
+	p->last_phase = phase;
+	p->last_pct = pct;
+	p->shown = true;
+	fprintf(stderr, "\rxiptool verify: %s %3d%%", phase, pct);
+	fflush(stderr);
+}
+
+static int print_json(const struct xip_check_report *rep)
+{
+	static const struct {
+		const char *name;
+		int type;
+	} cols[] = {
+		{ "severity", SCOLS_JSON_STRING },
+		{ "object", SCOLS_JSON_STRING },
+		{ "inode", SCOLS_JSON_NUMBER },
+		{ "block", SCOLS_JSON_NUMBER },
+		{ "path", SCOLS_JSON_STRING },
+		{ "message", SCOLS_JSON_STRING },
+	};
+	struct libscols_table *tb = scols_new_table();
+	int ret = -ENOMEM;
+
+	if (!tb)
+		return ret;
+	scols_table_enable_json(tb, 1);
+	scols_table_set_name(tb, "findings");
+	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
+		struct libscols_column *cl =
+			scols_table_new_column(tb, cols[i].name, 0, 0);
+
+		if (!cl)
+			goto out;
+		scols_column_set_json_type(cl, cols[i].type);
+	}
+	for (size_t i = 0; i < rep->nfindings; i++) {
+		const struct xip_finding *f = &rep->findings[i];
+		struct libscols_line *ln = scols_table_new_line(tb, NULL);
+		char num[32];
+
+		if (!ln)
+			goto out;
+		scols_line_set_data(ln, 0, f->severity == XIP_CHECK_ERROR ?
+				    "error" : "warning");
+		scols_line_set_data(ln, 1, f->object);
+		snprintf(num, sizeof(num), "%" PRIu32, f->ino);
+		scols_line_set_data(ln, 2, f->ino ? num : NULL);
+		snprintf(num, sizeof(num), "%" PRIu64, f->block);
+		scols_line_set_data(ln, 3, f->block ? num : NULL);
+		scols_line_set_data(ln, 4, f->path);
+		scols_line_set_data(ln, 5, f->msg);
+	}
+	ret = scols_print_table(tb);
+out:
+	scols_unref_table(tb);
+	return ret;
+}
+
+static void print_text(const char *spec, const struct xip_check_report *rep)
+{
+	for (size_t i = 0; i < rep->nfindings; i++) {
+		const struct xip_finding *f = &rep->findings[i];
+
+		printf("%s%s\n", f->severity == XIP_CHECK_ERROR ? "" :
+		       "warning: ", f->msg);
+	}
+	if (rep->unlisted)
+		printf("(%" PRIu64 " more findings not listed)\n",
+		       rep->unlisted);
+	printf("%s: %s%" PRIu64 " problem%s, %" PRIu64 " warning%s",
+	       spec, rep->errors ? "" : "clean: ", rep->errors,
+	       rep->errors == 1 ? "" : "s", rep->warnings,
+	       rep->warnings == 1 ? "" : "s");
+	if (rep->walked)
+		printf(" (%" PRIu64 " inodes, %" PRIu64 " blocks in use, %" PRIu64 " files)",
+		       rep->inodes_used, rep->blocks_used, rep->files);
+	else
+		printf(" (the image could not be walked)");
+	putchar('\n');
+}
+
+static int verify_run(const char *spec, struct xip_check_opts *o, bool json)
+{
+	struct xip_check_report rep;
+	struct xip_segment *seg;
+	char fstype[64];
+	int ret, rc;
+
+	ret = segment_open(spec, 0, &seg);
+	if (ret)
+		return msg_lib_error(ret);
+	ret = xip_identify(seg, fstype, sizeof(fstype));
+	if (ret == -ENODATA)
+		ret = 0;	/* the superblock check says why */
+	if (!ret)
+		ret = segment_lock(seg, false, 5000);
+	if (!ret)
+		ret = xip_check(seg, o, &rep);
+	if (ret) {
+		rc = msg_lib_error(ret);
+		segment_close(seg);
+		return rc;
+	}
+	if (json)
+		rc = print_json(&rep) ? EXIT_RUNTIME : EXIT_OK;
+	else {
+		print_text(spec, &rep);
+		rc = EXIT_OK;
+	}
+	if (!rc && rep.errors)
+		rc = EXIT_PROBLEMS;
+	xip_check_report_free(&rep);
+	segment_close(seg);
+	return rc;
+}
+
+int cmd_verify(int argc, const char **argv)
+{
+	struct xip_check_opts o = { 0 };
+	struct progress prog = { 0 };
+	char *against = NULL, *page = NULL;
+	struct cmd_args args;
+	uint64_t ps = 0;
+	int json = 0, rc;
+	const struct poptOption options[] = {
+		{ "json", 'J', POPT_ARG_NONE, &json, 0,
+		  "print the findings as JSON", NULL },
+		{ "against", 'a', POPT_ARG_STRING, &against, 0,
+		  "compare the files with the source tree DIR", "DIR" },
+		{ "page-size", 'p', POPT_ARG_STRING, &page, 0,
+		  "check XIP capability for pages of N bytes (default: the host's)",
+		  "N" },
+		CMD_HELP_OPTIONS,
+		POPT_TABLEEND
+	};
+
+	rc = cmd_parse(argc, argv, options, verify_usage, 1, 1, &args);
+	if (rc)
+		goto out;
+	if (page) {
+		rc = cmd_parse_size("--page-size", page, &ps);
+		if (rc)
+			goto out;
+		if (ps < 1024 || ps > 65536 || (ps & (ps - 1))) {
+			rc = cmd_usage_error("--page-size: %s: not a power of two between 1K and 64K",
+					     page);
+			goto out;
+		}
+	}
+	o.page_size = (unsigned int)ps;
+	o.against = against;
+	if (isatty(STDERR_FILENO) && !opt_quiet) {
+		o.progress = verify_progress;
+		o.progress_arg = &prog;
+	}
+	rc = verify_run(args.argv[0], &o, json);
+out:
+	cmd_args_free(&args);
+	free(against);
+	free(page);
+	return rc;
+}

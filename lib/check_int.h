@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Internals of verify (check.c, check_tree.c): the state of one walk.
+ */
+#ifndef XIP_CHECK_INT_H
+#define XIP_CHECK_INT_H
+
+#include <stdarg.h>
+
+#include "xip.h"
+
+/* group state */
+#define G_BB_OK 0x01	/* block bitmap placed inside its group */
+#define G_IB_OK 0x02	/* inode bitmap placed inside its group */
+#define G_IT_OK 0x04	/* inode table placed inside its group */
+
+/* inode state */
+#define ST_USED		0x001	/* links > 0 (or reserved) */
+#define ST_DIR		0x002
+#define ST_UNKNOWN	0x004	/* its inode table cannot be read */
+#define ST_MAP_OK	0x008	/* every block pointer valid, none shared */
+#define ST_HAS_DOT	0x010
+#define ST_HAS_DOTDOT	0x020
+#define ST_INDEX	0x040	/* htree directory */
+#define ST_REACHABLE	0x080
+#define ST_DONE		0x100	/* connectivity known */
+#define ST_BUSY		0x200	/* connectivity being worked out */
+
+struct chk_ino {
+	uint32_t counted;	/* directory entries naming it */
+	uint32_t parent;	/* directory of the first entry naming it */
+	uint32_t dotdot;	/* for directories: the '..' entry */
+	size_t name_off;	/* 1 + offset of that entry's name, 0: none */
+	uint16_t links;		/* i_links_count */
+	uint16_t flags;
+	uint8_t ftype;		/* EXT2_FT_* from i_mode */
+};
+
+struct chk_dblk {
+	uint32_t ino;
+	uint64_t lblk, pblk;
+};
+
+struct chk_tree;
+
+struct chk {
+	struct xip_segment *seg;
+	const struct xip_check_opts *opts;
+	struct xip_check_report *rep;
+	struct ext2_super_block sb;	/* a copy, validated by chk_super() */
+	uint32_t bs, apb, inode_size, first_ino, ngroups, bpg, ipg, itb;
+	uint32_t ninodes;
+	uint64_t nblocks, first_data, gdt_blocks, rsv_gdt;
+	struct ext2_group_desc *gd;	/* a copy of the descriptors */
+	uint8_t *gstate;
+	uint8_t *meta;			/* bitmap: group metadata blocks */
+	uint8_t *ea;			/* bitmap: extended attribute blocks */
+	uint32_t *owner;		/* inode owning each block, 0: none */
+	struct chk_ino *in;		/* [ninodes + 1] */
+	uint32_t *dirs_in_group;
+	struct chk_dblk *db;		/* directory blocks, in inode order */
+	size_t ndb, dbcap;
+	uint64_t *earefs;
+	size_t nea, eacap;
+	char *names;			/* name arena */
+	size_t nlen, ncap;
+	size_t fcap;
+	uint64_t used_inodes, used_blocks, files, dups;
+	bool nomem;
+	struct chk_tree *tree;		/* --against state */
+};
+
+typedef int (*chk_block_fn)(void *arg, uint64_t lblk, uint64_t pblk);
+
+const uint8_t *chk_block(struct chk *c, uint64_t blk);
+const struct ext2_inode_large *chk_inode(struct chk *c, uint32_t ino);
+uint64_t chk_isize(const struct ext2_inode_large *in);
+int chk_blocks(struct chk *c, uint32_t ino, chk_block_fn fn, void *arg);
+size_t chk_store_name(struct chk *c, const char *name, size_t len);
+char *chk_path(struct chk *c, uint32_t ino);
+void chk_vfinding(struct chk *c, enum xip_check_severity sev,
+		  const char *object, uint32_t ino, uint64_t blk,
+		  const char *fmt, va_list ap)
+	__attribute__((format(printf, 6, 0)));
+void chk_finding(struct chk *c, enum xip_check_severity sev,
+		 const char *object, uint32_t ino, uint64_t blk,
+		 const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+
+/* check_tree.c: --against */
+void chk_tree_dir_start(struct chk *c, uint32_t dir);
+void chk_tree_entry(struct chk *c, uint32_t dir, uint32_t ino,
+		    const char *name, unsigned int nlen);
+int chk_tree_compare(struct chk *c);
+void chk_tree_free(struct chk *c);
+
+#endif

@@ -1,0 +1,210 @@
+#!/usr/bin/env bats
+# xiptool verify against e2fsck -fn, debugfs and the kernel's ext2/ext4
+# drivers on the same images.
+
+load ../lib/common
+
+# A source tree without ELF files (mke2fs -d never writes a file longer
+# than 12 blocks contiguously; verify counts that against ELF files only).
+make_tree() {
+	mkdir -p "$T/tree/dir/sub" "$T/tree/empty"
+	printf 'hello\n' > "$T/tree/hello.txt"
+	head -c 100000 /dev/urandom > "$T/tree/dir/blob"
+	head -c 5000 /dev/urandom > "$T/tree/dir/sub/small"
+	ln -s hello.txt "$T/tree/link"
+	ln -s "$(printf 'd/%.0s' $(seq 40))target" "$T/tree/slowlink"
+	ln "$T/tree/hello.txt" "$T/tree/dir/hard"
+	mkfifo "$T/tree/fifo"
+	mknod "$T/tree/null" c 1 3
+	chmod 4711 "$T/tree/dir/sub/small"
+	chown 123:456 "$T/tree/dir/blob"
+	touch -d '2001-02-03 04:05:06' "$T/tree/dir/sub"
+}
+
+summary() {
+	printf '%s\n' "$output" | tail -1
+}
+
+@test "a clean mke2fs -d image verifies clean, as e2fsck says, and equal to its tree" {
+	make_tree
+	mkimg "$T/img" 16M "$T/tree"
+	run e2fsck -fn "$T/img"
+	[ "$status" -eq 0 ]
+	run xiptool verify "$T/img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$(summary)" == "$T/img: clean: 0 problems, "* ]]
+	run xiptool verify --against "$T/tree" "$T/img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	! grep -v '^warning: ' <<<"$output" | grep -v "^$T/img: clean" | grep -q .
+}
+
+@test "--against reports a changed byte, mode, owner, mtime, symlink, device and hard link" {
+	make_tree
+	mkimg "$T/img" 16M "$T/tree"
+	# one byte of the file in the image
+	blk=$(debugfs -R "bmap /dir/blob 3" "$T/img" 2>/dev/null)
+	printf 'X' | dd of="$T/img" bs=1 seek=$((blk * 4096 + 17)) conv=notrunc status=none
+	# one mode in the image
+	debugfs -w -R "sif /hello.txt mode 0100600" "$T/img" 2>/dev/null
+	# the source changes: a symlink target, an owner, an mtime, a device,
+	# a broken hard link, a new file
+	ln -sfn dir "$T/tree/link"
+	chown 7 "$T/tree/dir/sub/small"
+	touch -d '2002-01-01' "$T/tree/empty"
+	rm "$T/tree/null"; mknod "$T/tree/null" c 1 5
+	cp "$T/tree/dir/hard" "$T/tree/dir/hard.new"; mv "$T/tree/dir/hard.new" "$T/tree/dir/hard"
+	chmod 0600 "$T/tree/dir/hard"
+	echo new > "$T/tree/dir/new"
+	run xiptool verify --against "$T/tree" "$T/img"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grep -qx '/dir/blob: content differs (crc32 [0-9a-f]* in the image, [0-9a-f]* in the source)' <<<"$output"
+	grep -qx '/hello.txt: mode 0600 in the image, 0644 in the source' <<<"$output"
+	grep -qx "/link: symlink to 'hello.txt' in the image, to 'dir' in the source" <<<"$output"
+	grep -qx '/dir/sub/small: owner 0 in the image, 7 in the source' <<<"$output"
+	grep -qx '/empty: mtime [0-9]* in the image, [0-9]* in the source' <<<"$output"
+	grep -qx '/null: device 1:3 in the image, 1:5 in the source' <<<"$output"
+	grep -q '^/dir/hard: a hard link of /hello.txt in the image, not in the source$\|^/hello.txt: a hard link of /dir/hard in the image, not in the source$' <<<"$output"
+	grep -qx '/dir/new: missing from the image' <<<"$output"
+	# without --against the structure is still sound
+	run xiptool verify "$T/img"
+	[ "$status" -eq 0 ]
+}
+
+@test "--against: a file only in the image, a type change, a missing tree" {
+	make_tree
+	mkimg "$T/img" 16M "$T/tree"
+	rm "$T/tree/dir/sub/small"
+	rm "$T/tree/fifo"; mkdir "$T/tree/fifo"
+	run xiptool verify --against "$T/tree" "$T/img"
+	[ "$status" -eq 1 ]
+	grep -qx '/dir/sub/small: only in the image' <<<"$output"
+	grep -qx '/fifo: a fifo in the image, a directory in the source' <<<"$output"
+	run xiptool verify --against "$T/nope" "$T/img"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool verify: $T/nope: No such file or directory" ]
+}
+
+@test "--json lists the same findings as the text output" {
+	require_cmd python3
+	make_tree
+	mkimg "$T/img" 16M "$T/tree"
+	debugfs -w -R "sif /hello.txt links_count 5" "$T/img" 2>/dev/null
+	debugfs -w -R "freeb 100" "$T/img" 2>/dev/null
+	run xiptool verify "$T/img"
+	[ "$status" -eq 1 ]
+	text=$(printf '%s\n' "$output" | sed '$d' | sed 's/^warning: //')
+	run xiptool verify --json "$T/img"
+	[ "$status" -eq 1 ]
+	json=$(printf '%s' "$output" | python3 -c '
+import json, sys
+for f in json.load(sys.stdin)["findings"]:
+    assert f["severity"] in ("error", "warning")
+    print(f["message"])')
+	[ "$text" = "$json" ]
+	ino=$(debugfs -R "stat /hello.txt" "$T/img" 2>/dev/null | sed -n 's/^Inode: \([0-9]*\).*/\1/p')
+	printf '%s' "$output" | python3 -c '
+import json, sys
+ino = int(sys.argv[1])
+f = [f for f in json.load(sys.stdin)["findings"] if f["object"] == "inode"][0]
+assert f["path"] == "/hello.txt" and f["inode"] == ino, f
+assert f["message"] == "inode %d (/hello.txt): link count 5, should be 2" % ino, f' "$ino"
+}
+
+@test "damage generator: verify fails whenever e2fsck -fn does, names the structure, never crashes" {
+	require_cmd e2fsck debugfs python3
+	run "$TOP_SRCDIR/tests/damage.sh" "$XIPTOOL" "$T/dmg" "${DAMAGE_ROUNDS:-25}" "$RANDOM"
+	echo "$output" | grep -v '^ok'
+	[ "$status" -eq 0 ]
+}
+
+@test "XIP capability: a 1 KiB-block image fails unless --page-size says 1K" {
+	[ "$(getconf PAGESIZE)" -eq 4096 ] || skip "page size is not 4096"
+	mke2fs -q -F -t ext2 -b 1024 "$T/k1" 8M
+	run xiptool verify "$T/k1"
+	[ "$status" -eq 1 ]
+	grep -qx 'image: block size 1024 differs from page size 4096: not XIP-capable' <<<"$output"
+	run xiptool verify --page-size 1K "$T/k1"
+	[ "$status" -eq 0 ]
+	truncate -s $((8 * 1024 * 1024 + 1024)) "$T/k1"
+	run xiptool verify --page-size 4096 "$T/k1"
+	[ "$status" -eq 1 ]
+	grep -q 'image: size 8389632 is not a multiple of the page size 4096' <<<"$output"
+	run xiptool verify --page-size 1000 "$T/k1"
+	[ "$status" -eq 2 ]
+}
+
+@test "an ELF file written by mke2fs -d is not contiguous: an error, while e2fsck is clean" {
+	require_cmd busybox
+	mkdir -p "$T/tree"
+	cp "$(command -v busybox)" "$T/tree/busybox"
+	head -c 200000 /dev/urandom > "$T/tree/data"
+	mkimg "$T/img" 16M "$T/tree"
+	run e2fsck -fn "$T/img"
+	[ "$status" -eq 0 ]
+	run xiptool verify "$T/img"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grep -qx 'inode 1[23] (/busybox): ELF file data is not contiguous (2 runs)' <<<"$output"
+	grep -qx 'warning: inode 1[23] (/data): file data is not contiguous (2 runs)' <<<"$output"
+	[[ "$(summary)" == *": 1 problem, 1 warning "* ]]
+}
+
+@test "images written by the kernel's ext2 and ext4 drivers verify as e2fsck says" {
+	require_loop
+	make_tree
+	for fstype in ext2 ext4; do
+		mkimg "$T/img" 32M "$T/tree"
+		mkdir -p "$T/mnt"
+		mount -t "$fstype" -o loop "$T/img" "$T/mnt"
+		mkdir "$T/mnt/many"
+		for i in $(seq 600); do echo "$i" > "$T/mnt/many/some-long-file-name-$i"; done
+		for i in $(seq 1 3 600); do rm "$T/mnt/many/some-long-file-name-$i"; done
+		head -c 3000000 /dev/urandom > "$T/mnt/large"
+		rm -r "$T/mnt/dir"
+		ln "$T/mnt/large" "$T/mnt/many/large-link"
+		umount "$T/mnt"
+		run e2fsck -fn "$T/img"
+		[ "$status" -eq 0 ]
+		run xiptool verify "$T/img"
+		echo "$fstype: $output" | grep -v '^warning'
+		[ "$status" -eq 0 ]
+	done
+}
+
+@test "cannot read at all: exit 3 with one line; damaged but ext2: exit 1 naming the field" {
+	head -c 1048576 /dev/urandom > "$T/rand"
+	run xiptool verify "$T/rand"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "xiptool verify: $T/rand: "* ]]
+	run xiptool verify "$T/missing"
+	[ "$status" -eq 3 ]
+	: > "$T/empty"
+	run xiptool verify "$T/empty"
+	[ "$status" -eq 3 ]
+	mke2fs -q -F -t ext4 "$T/e4" 16M
+	run xiptool verify "$T/e4"
+	[ "$status" -eq 3 ]
+	[[ "$output" == "xiptool verify: $T/e4: unsupported feature "*" (not an ext2 file system)" ]]
+	# a truncated image: the superblock claims more than there is
+	mkimg "$T/img" 8M
+	truncate -s 1M "$T/img"
+	run xiptool verify "$T/img"
+	[ "$status" -eq 1 ]
+	grep -q '^superblock: block count 2048 (s_blocks_count) exceeds the image (256 blocks of 4096 bytes)$' <<<"$output"
+	run xiptool verify
+	[ "$status" -eq 2 ]
+}
+
+@test "progress appears on a terminal only" {
+	require_cmd script
+	mkimg "$T/img" 16M
+	run xiptool verify "$T/img"
+	[[ "$output" != *$'\r'* ]]
+	run script -qec "'$XIPTOOL' verify '$T/img'" /dev/null
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"xiptool verify: inodes"* ]]
+}

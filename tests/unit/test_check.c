@@ -1,0 +1,279 @@
+/* Unit tests of lib/check.c: the verify walk on real and hostile images. */
+#include "unit.h"
+
+#include <time.h>
+
+static int run_check(const char *path, const struct xip_check_opts *o,
+		     struct xip_check_report *rep)
+{
+	struct xip_segment *seg;
+	int ret;
+
+	assert_int_equal(segment_open(path, 0, &seg), 0);
+	ret = xip_check(seg, o, rep);
+	segment_close(seg);
+	return ret;
+}
+
+/* Is there a finding whose message contains @text? */
+static bool has(const struct xip_check_report *rep, const char *text)
+{
+	for (size_t i = 0; i < rep->nfindings; i++)
+		if (strstr(rep->findings[i].msg, text))
+			return true;
+	return false;
+}
+
+static void dump(const struct xip_check_report *rep)
+{
+	for (size_t i = 0; i < rep->nfindings; i++)
+		fprintf(stderr, "# %s\n", rep->findings[i].msg);
+}
+
+static void poke32(const char *path, off_t off, uint32_t v)
+{
+	unit_poke(path, off, &v, 4);
+}
+
+static uint32_t peek32(const char *path, off_t off)
+{
+	uint32_t v;
+
+	unit_peek(path, off, &v, 4);
+	return v;
+}
+
+/* Byte offset of inode @ino in a one-group image with 4 KiB blocks. */
+static off_t inode_off(const char *path, uint32_t ino)
+{
+	uint32_t itable = peek32(path, 4096 + 8);	/* bg_inode_table */
+	uint16_t isz;
+
+	unit_peek(path, 1024 + 88, &isz, 2);		/* s_inode_size */
+	return (off_t)itable * 4096 + (off_t)(ino - 1) * isz;
+}
+
+static void make_file_image(const char *image)
+{
+	char cmd[4096], path[512], src[512];
+
+	snprintf(path, sizeof(path), "%s", image);
+	snprintf(src, sizeof(src), "%s", unit_path("src"));
+
+	snprintf(cmd, sizeof(cmd),
+		 "rm -rf '%s' && mkdir -p '%s/d' && head -c 200000 /dev/urandom > '%s/f' && "
+		 "echo x > '%s/d/g' && ln -s f '%s/l'",
+		 src, src, src, src, src);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "rm -f '%s' && mke2fs -q -F -t ext2 -b 4096 -N 256 -d '%s' '%s' 8M >/dev/null 2>&1",
+		 path, src, path);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_clean(void **state)
+{
+	const char *p = unit_path("clean");
+	struct xip_check_report rep;
+
+	make_file_image(p);
+	assert_int_equal(run_check(p, NULL, &rep), 0);
+	dump(&rep);
+	assert_true(rep.walked);
+	assert_int_equal(rep.errors, 0);
+	/* /f has 49 blocks: the indirect block splits them */
+	assert_int_equal(rep.warnings, 1);
+	assert_true(has(&rep, "(/f): file data is not contiguous (2 runs)"));
+	assert_int_equal(rep.files, 2);
+	xip_check_report_free(&rep);
+}
+
+static void test_not_ext2(void **state)
+{
+	const char *p = unit_path("zeros");
+	struct xip_check_report rep;
+
+	unit_fill_file(p, 1 << 20, 0);
+	assert_int_equal(run_check(p, NULL, &rep), -EUCLEAN);
+	assert_non_null(strstr(xip_errmsg(), "no ext2 superblock"));
+	unit_fill_file(p, 100, 0);
+	assert_int_equal(run_check(p, NULL, &rep), -EUCLEAN);
+	assert_non_null(strstr(xip_errmsg(), "too small"));
+}
+
+/* A damaged geometry field stops the walk with a finding naming it. */
+static void test_superblock_fields(void **state)
+{
+	static const struct {
+		off_t off;
+		uint32_t val;
+		const char *field;
+	} cases[] = {
+		{ 1024 + 0, 999, "s_inodes_count" },
+		{ 1024 + 4, 0xffffff, "s_blocks_count" },
+		{ 1024 + 24, 12, "s_log_block_size" },
+		{ 1024 + 32, 9, "s_blocks_per_group" },
+		{ 1024 + 40, 0, "s_inodes_per_group" },
+		{ 1024 + 76, 7, "s_rev_level" },
+		{ 1024 + 84, 2, "s_first_ino" },
+	};
+	const char *p = unit_path("sb");
+	struct xip_check_report rep;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		unit_mke2fs(p, "8M", 4096, NULL);
+		poke32(p, cases[i].off, cases[i].val);
+		assert_int_equal(run_check(p, NULL, &rep), 0);
+		if (!has(&rep, cases[i].field))
+			dump(&rep);
+		assert_true(has(&rep, cases[i].field));
+		assert_false(rep.walked);
+		assert_true(rep.errors >= 1);
+		xip_check_report_free(&rep);
+	}
+}
+
+static void test_cross_link_names_both(void **state)
+{
+	const char *p = unit_path("xlink");
+	struct xip_check_report rep;
+	uint32_t g_blk;
+	off_t f = 0, g = 0;
+	char msg[128];
+
+	make_file_image(p);
+	/* find the inodes of /f and /d/g: the first regular files */
+	for (uint32_t ino = 12; ino < 20 && (!f || !g); ino++) {
+		uint16_t mode;
+		uint32_t size;
+
+		unit_peek(p, inode_off(p, ino), &mode, 2);
+		unit_peek(p, inode_off(p, ino) + 4, &size, 4);
+		if ((mode & 0170000) == 0100000 && size == 200000)
+			f = inode_off(p, ino);
+		else if ((mode & 0170000) == 0100000 && size == 2)
+			g = inode_off(p, ino);
+	}
+	assert_true(f && g);
+	g_blk = peek32(p, g + 40);
+	poke32(p, f + 40 + 4, g_blk);	/* /f's block 1 := /d/g's block */
+	assert_int_equal(run_check(p, NULL, &rep), 0);
+	snprintf(msg, sizeof(msg), "block %u is also claimed by inode", g_blk);
+	dump(&rep);
+	assert_true(has(&rep, msg));
+	assert_true(has(&rep, "(/f): block"));
+	assert_true(rep.errors >= 1);
+	xip_check_report_free(&rep);
+}
+
+/*
+ * A hostile file: every triple, double and single indirect pointer names
+ * the same block.  Each block is descended into once, so the walk ends at
+ * once, reporting the repeats.
+ */
+static void test_self_referencing_indirect(void **state)
+{
+	const char *p = unit_path("selfref");
+	struct xip_check_report rep;
+	uint32_t blk = 1500, buf[1024];
+	off_t f;
+	clock_t t0;
+
+	make_file_image(p);
+	f = inode_off(p, 12);
+	for (int i = 0; i < 1024; i++)
+		buf[i] = blk;
+	unit_poke(p, (off_t)blk * 4096, buf, sizeof(buf));
+	for (int i = 0; i < 15; i++)
+		poke32(p, f + 40 + 4 * i, blk);
+	t0 = clock();
+	assert_int_equal(run_check(p, NULL, &rep), 0);
+	assert_true(clock() - t0 < 5 * CLOCKS_PER_SEC);
+	assert_true(rep.errors >= 2);
+	assert_true(has(&rep, "is claimed twice by this inode"));
+	assert_true(rep.errors >= 14);
+	xip_check_report_free(&rep);
+}
+
+/* Every inode of the table set to random bytes: no crash, errors. */
+static void test_random_inode_table(void **state)
+{
+	struct xip_check_report rep;
+	uint8_t buf[4096];
+	char p[512];
+	uint32_t itable;
+
+	snprintf(p, sizeof(p), "%s", unit_path("rnd"));
+	srand(1234);
+	for (int round = 0; round < 8; round++) {
+		make_file_image(p);
+		itable = peek32(p, 4096 + 8);
+		for (int b = 0; b < 4; b++) {
+			for (size_t i = 0; i < sizeof(buf); i++)
+				buf[i] = (uint8_t)rand();
+			unit_poke(p, ((off_t)itable + b) * 4096, buf,
+				  sizeof(buf));
+		}
+		assert_int_equal(run_check(p, NULL, &rep), 0);
+		assert_true(rep.walked);
+		assert_true(rep.errors > 0);
+		xip_check_report_free(&rep);
+	}
+}
+
+static void test_page_size_option(void **state)
+{
+	const char *p = unit_path("k1");
+	struct xip_check_opts o = { .page_size = 1024 };
+	struct xip_check_report rep;
+
+	unit_mke2fs(p, "4M", 1024, NULL);
+	assert_int_equal(run_check(p, &o, &rep), 0);
+	dump(&rep);
+	assert_int_equal(rep.errors, 0);
+	assert_int_equal(rep.page_size, 1024);
+	xip_check_report_free(&rep);
+	o.page_size = 4096;
+	assert_int_equal(run_check(p, &o, &rep), 0);
+	assert_true(has(&rep, "block size 1024 differs from page size 4096"));
+	xip_check_report_free(&rep);
+}
+
+static void test_against(void **state)
+{
+	const char *p = unit_path("ag");
+	const char *src = unit_path("src");
+	struct xip_check_opts o = { .against = src };
+	struct xip_check_report rep;
+	char cmd[512];
+
+	make_file_image(p);
+	assert_int_equal(run_check(p, &o, &rep), 0);
+	dump(&rep);
+	assert_int_equal(rep.errors, 0);
+	xip_check_report_free(&rep);
+	snprintf(cmd, sizeof(cmd), "printf y > '%s/d/g.tmp' && echo >> '%s/d/g.tmp' && touch -r '%s/d/g' '%s/d/g.tmp' && mv '%s/d/g.tmp' '%s/d/g'",
+		 src, src, src, src, src, src);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(run_check(p, &o, &rep), 0);
+	dump(&rep);
+	assert_true(has(&rep, "/d/g: content differs"));
+	assert_int_equal(rep.errors, 1);
+	xip_check_report_free(&rep);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_clean),
+		cmocka_unit_test(test_not_ext2),
+		cmocka_unit_test(test_superblock_fields),
+		cmocka_unit_test(test_cross_link_names_both),
+		cmocka_unit_test(test_self_referencing_indirect),
+		cmocka_unit_test(test_random_inode_table),
+		cmocka_unit_test(test_page_size_option),
+		cmocka_unit_test(test_against),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
