@@ -84,6 +84,12 @@ int cmd_attach(int argc, const char **argv)
 		goto out;
 	e = malloc(sizeof(*e));
 	ret = e ? xip_attach(&o, e) : xip_error(-ENOMEM, "out of memory");
+	if (!ret)
+		msg_verbose("%s: %llu bytes of %s (%s%s) in %s", e->name,
+			    (unsigned long long)e->size,
+			    e->image[0] ? e->image : "zeros",
+			    segment_type_name(e->type),
+			    e->compressed ? ", gzip" : "", e->path);
 	if (ret)
 		rc = msg_lib_error(ret);
 	else if (e->loop[0])
@@ -338,12 +344,39 @@ static int list_line(struct libscols_table *tb, const struct xip_seg_entry *e,
 	return 0;
 }
 
+static bool entry_named(const struct xip_seg_entry *e, const char *name)
+{
+	if (name[0] == '@')
+		name++;
+	return !strcmp(name, e->name) || (e->loop[0] && !strcmp(name, e->loop));
+}
+
+/* Every name asked for must be attached. */
+static int list_check_names(const struct xip_seg_entry *all, size_t n,
+			    const char **names)
+{
+	for (int k = 0; names && names[k]; k++) {
+		size_t i;
+
+		for (i = 0; i < n && !entry_named(&all[i], names[k]); i++)
+			;
+		if (i == n)
+			return xip_error(-ENOENT, "%s: no attached segment of that name",
+					 names[k]);
+	}
+	return 0;
+}
+
 static int list_print(struct xip_seg_entry *all, size_t n, const char **names,
 		      const int *cols, size_t ncols, int json, int noheadings,
 		      int raw)
 {
-	struct libscols_table *tb = scols_new_table();
-	int ret;
+	struct libscols_table *tb;
+	int ret = list_check_names(all, n, names);
+
+	if (ret)
+		return ret;
+	tb = scols_new_table();
 
 	if (!tb)
 		return -ENOMEM;
@@ -356,10 +389,7 @@ static int list_print(struct xip_seg_entry *all, size_t n, const char **names,
 		bool want = !names || !names[0];
 
 		for (int k = 0; !want && names[k]; k++)
-			want = !strcmp(names[k], all[i].name) ||
-			       (names[k][0] == '@' &&
-				!strcmp(names[k] + 1, all[i].name)) ||
-			       !strcmp(names[k], all[i].loop);
+			want = entry_named(&all[i], names[k]);
 		if (want)
 			ret = list_line(tb, &all[i], cols, ncols);
 	}

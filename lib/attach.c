@@ -101,10 +101,22 @@ struct source {
 static int source_open(struct source *s, const char *path)
 {
 	unsigned char magic[2] = { 0, 0 }, trailer[4];
+	enum xip_seg_type type;
+	char *segpath = NULL;
 	struct stat st;
+	int ret;
 
 	s->path = path;
-	s->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (path[0] == '@') {
+		/* another segment: a copy of it (sr to sw, say) */
+		ret = registry_resolve(path + 1, &segpath, &type);
+		if (ret)
+			return ret;
+		s->fd = open(segpath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		free(segpath);
+	} else {
+		s->fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
 	if (s->fd < 0)
 		return xip_error(-errno, "%s: %s", path, strerror(errno));
 	if (fstat(s->fd, &st) < 0)
@@ -390,6 +402,10 @@ static int attach_fill(const struct xip_attach_opts *o, struct segfile *sf,
 		out = src.size;
 	if (!ret && out == 0)
 		ret = xip_error(-EINVAL, "%s: holds no data", o->image);
+	if (!ret && o->size && o->size < out)
+		ret = xip_error(-EINVAL,
+				"%s: --size %" PRIu64 " is smaller than the image (%" PRIu64 " bytes)",
+				o->image, o->size, out);
 	e->size = out > o->size ? out : o->size;
 	if (sf->map) {
 		munmap(sf->map, (size_t)sf->cap);
@@ -490,7 +506,9 @@ static int entry_init(const struct xip_attach_opts *o, enum xip_seg_type type,
 	}
 	if (ret)
 		return ret;
-	if (o->image && realpath(o->image, tmp))
+	if (o->image && o->image[0] == '@')
+		snprintf(e->image, sizeof(e->image), "%s", o->image);
+	else if (o->image && realpath(o->image, tmp))
 		snprintf(e->image, sizeof(e->image), "%s", tmp);
 	else if (o->image)
 		snprintf(e->image, sizeof(e->image), "%s", o->image);

@@ -109,6 +109,10 @@ int registry_default_name(const char *image, char *buf, size_t len)
 	char tmp[XIP_PATH_MAX];
 	size_t o = 0;
 
+	if (image[0] == '@')
+		return xip_error(-EINVAL,
+				 "%s: a copy of a segment needs a name (--name)",
+				 image);
 	base = base ? base + 1 : image;
 	snprintf(tmp, sizeof(tmp), "%s", base);
 	strip_suffix(tmp, ".gz");

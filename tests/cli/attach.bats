@@ -217,6 +217,11 @@ load ../lib/attach
 	run xiptool attach -n "b$SEG" --size 1M "$T/img"
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"is smaller than the image"* ]]
+	gzip -c "$T/img" > "$T/img.gz"
+	run xiptool attach -n "b$SEG" --size 1M "$T/img.gz"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool attach: $T/img.gz: --size 1048576 is smaller than the image (16777216 bytes)" ]
+	[ ! -e "/dev/shm/xiptool-b$SEG" ]
 }
 
 @test "non-root: attach works with a user run directory" {
@@ -315,4 +320,50 @@ load ../lib/attach
 	umount "$T/huge"
 	echo "$old" > /proc/sys/vm/nr_hugepages
 	[ "$ok" = 1 ]
+}
+
+@test "@NAME works with the engine's commands: read, ls and stat see the image" {
+	make_tree_image
+	gzip -c "$T/img" > "$T/img.gz"
+	xiptool attach -n "$SEG" "$T/img.gz"
+	run xiptool read "@$SEG" /dir/blob
+	[ "$status" -eq 0 ]
+	xiptool read -o "$T/blob" "@$SEG" /dir/blob
+	cmp "$T/blob" "$T/tree/dir/blob"
+	run xiptool ls "@$SEG" /
+	[ "$status" -eq 0 ]
+	[[ "$output" == *hello.txt* && "$output" == *small.bin* ]]
+	run xiptool stat "@$SEG" /hello.txt
+	[ "$status" -eq 0 ]
+	run xiptool read "@n$SEG" /hello.txt
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool read: @n$SEG: no attached segment of that name" ]
+}
+
+@test "attach @NAME copies a segment: a writable copy of a read-only one" {
+	make_tree_image
+	xiptool attach -n "$SEG" "$T/img"
+	run xiptool attach -t sw "@$SEG"
+	[ "$status" -eq 2 ] || [ "$status" -eq 3 ]
+	[[ "$output" == *"needs a name"* ]]
+	run xiptool attach -t sw -n "w$SEG" "@$SEG"
+	[ "$status" -eq 0 ]
+	cmp "$(seg_col "w$SEG" PATH)" "$T/img"
+	[ "$(seg_col "w$SEG" IMAGE)" = "@$SEG" ]
+	[ "$(stat -c %a "$(seg_col "w$SEG" PATH)")" = 600 ]
+}
+
+@test "sw: a change made to the segment is seen at once through @NAME and the loop device" {
+	require_loop
+	make_tree_image
+	run xiptool attach -t sw --loop -n "$SEG" "$T/img"
+	dev=${output##* }
+	path=$(seg_col "$SEG" PATH)
+	# the kernel reads the segment through the loop device first (cached)
+	debugfs -R 'cat /hello.txt' "$dev" >/dev/null 2>&1
+	printf 'in place\n' > "$T/data"
+	debugfs -w -R "write $T/data /p.txt" "$path" >/dev/null 2>&1
+	[ "$(xiptool read "@$SEG" /p.txt)" = "in place" ]
+	blockdev --flushbufs "$dev"
+	[ "$(debugfs -R 'cat /p.txt' "$dev" 2>/dev/null)" = "in place" ]
 }

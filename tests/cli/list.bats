@@ -60,6 +60,9 @@ PY
 	[ "$output" = "b$SEG $(stat -c %s "$T/img")" ]
 	run xiptool list -n -o NAME "@a$SEG"
 	[ "$output" = "a$SEG" ]
+	run xiptool list -n -o NAME "a$SEG" "n$SEG"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool list: n$SEG: no attached segment of that name" ]
 	run xiptool list -o NAME,BOGUS
 	[ "$status" -eq 2 ]
 	[ "${lines[0]}" = "xiptool list: --output: unknown column 'BOGUS'" ]
