@@ -279,9 +279,13 @@ int loop_attach(const char *path, uint64_t offset, uint64_t sizelimit,
 
 int loop_detach(const char *dev)
 {
-	char backing[XIP_PATH_MAX];
+	char backing[XIP_PATH_MAX], now[XIP_PATH_MAX];
 	int fd, ret = 0;
 
+	if (loop_backing_file(dev, backing, sizeof(backing))) {
+		xip_error_clear();
+		return 0;		/* not bound: nothing to do */
+	}
 	fd = open(dev, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return xip_error(-errno, "%s: %s", dev, strerror(errno));
@@ -296,8 +300,9 @@ int loop_detach(const char *dev)
 	 * probing it) on its last close: wait a little for that.
 	 */
 	for (int i = 0; i < 40; i++) {
-		if (loop_backing_file(dev, backing, sizeof(backing)))
-			break;
+		if (loop_backing_file(dev, now, sizeof(now)) ||
+		    strcmp(now, backing))
+			break;	/* released (or already someone else's) */
 		sleep_ms(RETRY_MS);
 	}
 	xip_error_clear();

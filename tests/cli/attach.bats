@@ -35,7 +35,7 @@ load ../lib/attach
 	[ "$status" -eq 0 ]
 	[ ! -e "$path" ]
 	[ ! -e "$T/run/$SEG" ]
-	loop_gone "$dev"
+	loop_gone "$dev" "$path"
 	[ -z "$(losetup -n -j "$path")" ]
 	run xiptool list -n
 	[ -z "$output" ]
@@ -274,8 +274,9 @@ load ../lib/attach
 	# the offset is where debugfs says the file's first block is
 	blk=$(debugfs -R 'bmap /small.bin 0' "$T/img" 2>/dev/null)
 	[ "$(seg_col "$SEG" OFFSET)" = $((blk * 4096)) ]
+	path=$(seg_col "$SEG" PATH)
 	xiptool detach "$SEG"
-	loop_gone "$dev"
+	loop_gone "$dev" "$path"
 }
 
 @test "--file: a file that is not contiguous, a directory, a missing file are clear errors" {

@@ -15,7 +15,7 @@ load ../lib/attach
 	run xiptool detach "$dev"
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
-	loop_gone "$dev"
+	loop_gone "$dev" "$path"
 	[ ! -e "$path" ]
 	[ ! -e "$T/run/$SEG" ]
 }
@@ -40,7 +40,7 @@ load ../lib/attach
 	# the mounted file system still reads its (now unlinked) segment
 	cmp "$T/mnt/dir/blob" "$T/tree/dir/blob"
 	umount "$T/mnt"
-	loop_gone "$dev"
+	loop_gone "$dev" "$path"
 }
 
 @test "detach refuses while a running program holds the segment; --force works" {
@@ -67,13 +67,14 @@ load ../lib/attach
 	xiptool attach -n "a$SEG" "$T/img"
 	run xiptool attach -n "b$SEG" -t sw --loop "$T/img"
 	dev=${output##* }
+	path=$(seg_col "b$SEG" PATH)
 	xiptool attach -n "c$SEG" -t sn --size 1M
 	[ "$(xiptool list -n | wc -l)" = 3 ]
 	run xiptool detach --all
 	[ "$status" -eq 0 ]
 	[ -z "$(xiptool list -n)" ]
 	[ -z "$(ls "$T/run")" ]
-	loop_gone "$dev"
+	loop_gone "$dev" "$path"
 	[ -z "$(ls /dev/shm | grep -- "$SEG")" ]
 }
 
@@ -102,7 +103,7 @@ load ../lib/attach
 	[ "$status" -eq 3 ]
 	[ "$output" = "xiptool detach: @$SEG: no attached segment of that name" ]
 	losetup -d "$dev"
-	loop_gone "$dev"
+	loop_gone "$dev" "$(seg_col "b$SEG" PATH)"
 	[ -z "$(seg_col "b$SEG" LOOP)" ]
 	run xiptool detach "b$SEG"
 	[ "$status" -eq 0 ]

@@ -24,7 +24,10 @@ attach_teardown() {
 			[ -f "$st" ] || continue
 			path=$(sed -n 's/^path=//p' "$st")
 			loop=$(sed -n 's/^loop=//p' "$st")
-			[ -n "$loop" ] && losetup -d "$loop" 2>/dev/null
+			# only if it still serves this segment
+			[ -n "$loop" ] && [ -n "$path" ] &&
+				[ "$(cat "/sys/block/${loop##*/}/loop/backing_file" 2>/dev/null)" = "$path" ] &&
+				losetup -d "$loop" 2>/dev/null
 			[ -n "$path" ] && rm -f "$path"
 		done
 		for path in /dev/shm/xiptool-*"$U"*; do
@@ -56,12 +59,13 @@ seg_col() {
 	"$XIPTOOL" list -n -r -o "$2" "$1"
 }
 
-# Wait until a loop device is no longer bound (the kernel may clear it
-# on the last close).
+# Wait until loop device $1 no longer serves segment file $2 (the kernel
+# may clear it on the last close; another test may bind it again at once).
 loop_gone() {
-	local i
+	local i f="/sys/block/${1##*/}/loop/backing_file"
 	for i in $(seq 50); do
-		[ -e "/sys/block/${1##*/}/loop/backing_file" ] || return 0
+		[ -e "$f" ] || return 0
+		[ -n "${2:-}" ] && [ "$(cat "$f" 2>/dev/null)" != "$2" ] && return 0
 		sleep 0.1
 	done
 	return 1
