@@ -591,6 +591,109 @@ int xip_check(struct xip_segment *seg, const struct xip_check_opts *opts,
 void xip_check_report_free(struct xip_check_report *rep);
 
 /* ------------------------------------------------------------------ */
+/* Building images from a tree (build.c)                               */
+/* ------------------------------------------------------------------ */
+
+/* One range of an id map: ids from..from+count-1 become to..to+count-1. */
+struct xip_idmap {
+	uint32_t from, to, count;
+};
+
+/* Parse "FROM:TO[:COUNT]" (COUNT defaults to 1). */
+int xip_idmap_parse(const char *text, struct xip_idmap *map);
+/* Map @id through @maps (the first range that holds it), else @id. */
+uint32_t xip_idmap_apply(const struct xip_idmap *maps, size_t n, uint32_t id);
+/* Parse a UUID "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx". */
+int xip_uuid_parse(const char *text, uint8_t uuid[16]);
+
+/* How the image's UUID is chosen. */
+enum xip_uuid_mode {
+	XIP_UUID_DERIVED = 0,	/* hashed from the tree: reproducible */
+	XIP_UUID_GIVEN,		/* xip_build_opts.uuid */
+	XIP_UUID_RANDOM,	/* from getrandom() */
+	XIP_UUID_CLEAR,		/* all zero */
+};
+
+/* Counters handed to the progress callback. */
+struct xip_build_progress {
+	uint64_t files_done, files_total;
+	uint64_t bytes_done, bytes_total;
+};
+
+struct xip_build_opts {
+	const char *source;		/* tree to copy; NULL: empty fs */
+	unsigned int block_size;	/* 0: the host page size */
+	uint64_t size;			/* bytes; 0: automatic */
+	uint64_t extra;			/* bytes added to an automatic size */
+	uint64_t inodes;		/* 0: automatic */
+	uint64_t align;			/* files >= align start aligned; 0: off */
+	const char *label;
+	enum xip_uuid_mode uuid_mode;
+	uint8_t uuid[16];
+	bool have_timestamp;		/* clamp every time to @timestamp */
+	int64_t timestamp;
+	bool squash;			/* everything owned by 0:0 */
+	bool have_owner;		/* everything owned by owner_uid:gid */
+	uint32_t owner_uid, owner_gid;
+	const struct xip_idmap *uid_map, *gid_map;
+	size_t n_uid_map, n_gid_map;
+	const char *device_table;	/* genext2fs device table file */
+	bool force;			/* overwrite a non-empty image */
+	void (*progress)(const struct xip_build_progress *p, void *arg);
+	void *progress_arg;
+};
+
+struct xip_build_result {
+	uint64_t size;			/* bytes of the image */
+	uint64_t blocks, blocks_used;
+	uint64_t inodes, inodes_used;
+	unsigned int block_size;
+	uint64_t files, bytes;		/* regular files and their bytes */
+};
+
+/*
+ * Create an ext2 image at @image (a new file, an existing file, a block
+ * device or @NAME) holding the tree opts->source, every regular file's
+ * data contiguous (split only at block group boundaries).  On failure
+ * nothing is left behind: a file created here is removed.
+ */
+int xip_build(const char *image, const struct xip_build_opts *opts,
+	      struct xip_build_result *res);
+
+/* Helpers of xip_build, public for the unit tests. */
+
+/* A data range of a file in blocks: [start, start + len). */
+struct xip_lrange {
+	uint64_t start, len;
+};
+/*
+ * Indirect blocks (single, double, triple) an ext2 file with blocks of
+ * @bs bytes needs to map the sorted ranges: UINT64_MAX if unmappable.
+ */
+uint64_t xip_build_ind_blocks(unsigned int bs, const struct xip_lrange *r,
+			      size_t n);
+/* Blocks of a directory holding names of the given lengths (with . ..). */
+uint64_t xip_build_dir_blocks(unsigned int bs, const size_t *namelens,
+			      size_t n);
+/* The kernel's ext2 encoding of a device number into i_block[0..1]. */
+void xip_build_encode_dev(dev_t rdev, uint32_t iblock[2]);
+
+/* One line of a genext2fs device table. */
+struct xip_devtable_entry {
+	char path[4096];
+	char type;		/* f d c b p */
+	unsigned int mode;	/* permission bits */
+	uint32_t uid, gid;
+	unsigned int major, minor;
+	unsigned long start, inc, count;
+};
+/*
+ * Parse one device-table line: 1 when an entry was read, 0 for a blank or
+ * comment line, negative on a syntax error (reason in the error record).
+ */
+int xip_devtable_parse_line(const char *line, struct xip_devtable_entry *e);
+
+/* ------------------------------------------------------------------ */
 /* Small helpers (error.c)                                             */
 /* ------------------------------------------------------------------ */
 

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * xiptool mkfs: build an ext2 image for execute-in-place from a tree.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+static const char mkfs_usage[] = "[OPTION...] [-d DIR] IMAGE";
+
+struct mkfs_progress {
+	struct timespec last;
+	bool shown;
+};
+
+static void mkfs_progress(const struct xip_build_progress *p, void *arg)
+{
+	struct mkfs_progress *mp = arg;
+	struct timespec now;
+	long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (now.tv_sec - mp->last.tv_sec) * 1000 +
+	     (now.tv_nsec - mp->last.tv_nsec) / 1000000;
+	if (ms < 100 && p->files_done != p->files_total)
+		return;
+	mp->last = now;
+	mp->shown = true;
+	fprintf(stderr, "\rxiptool mkfs: %" PRIu64 "/%" PRIu64
+		" files, %" PRIu64 "/%" PRIu64 " MiB\033[K",
+		p->files_done, p->files_total, p->bytes_done >> 20,
+		p->bytes_total >> 20);
+	fflush(stderr);
+}
+
+static int parse_idmaps(const char *what, const char **texts,
+			struct xip_idmap **maps, size_t *n)
+{
+	size_t count = 0;
+
+	while (texts && texts[count])
+		count++;
+	*n = 0;
+	*maps = count ? calloc(count, sizeof(**maps)) : NULL;
+	if (count && !*maps)
+		return EXIT_RUNTIME;
+	for (size_t i = 0; i < count; i++)
+		if (xip_idmap_parse(texts[i], &(*maps)[i]))
+			return cmd_usage_error("%s: %s", what, xip_errmsg());
+	*n = count;
+	return EXIT_OK;
+}
+
+static int parse_epoch(const char *what, const char *text, int64_t *t)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(text, &end, 10);
+	if (!*text || *end || errno || (!isdigit((unsigned char)*text) &&
+					 *text != '-'))
+		return cmd_usage_error("%s: invalid time '%s' (seconds since 1970)",
+				       what, text);
+	*t = v;
+	return EXIT_OK;
+}
+
+static int parse_owner(const char *text, struct xip_build_opts *o)
+{
+	unsigned long long u, g;
+	char *end;
+
+	errno = 0;
+	u = strtoull(text, &end, 10);
+	if (!isdigit((unsigned char)*text) || *end != ':' ||
+	    !isdigit((unsigned char)end[1]))
+		goto bad;
+	g = strtoull(end + 1, &end, 10);
+	if (*end || errno || u > UINT32_MAX || g > UINT32_MAX)
+		goto bad;
+	o->have_owner = true;
+	o->owner_uid = (uint32_t)u;
+	o->owner_gid = (uint32_t)g;
+	return EXIT_OK;
+bad:
+	return cmd_usage_error("--owner: invalid owner '%s' (expected UID:GID)",
+			       text);
+}
+
+static int parse_uuid(const char *text, struct xip_build_opts *o)
+{
+	if (!strcmp(text, "random")) {
+		o->uuid_mode = XIP_UUID_RANDOM;
+	} else if (!strcmp(text, "clear")) {
+		o->uuid_mode = XIP_UUID_CLEAR;
+	} else {
+		if (xip_uuid_parse(text, o->uuid))
+			return cmd_usage_error("--uuid: %s", xip_errmsg());
+		o->uuid_mode = XIP_UUID_GIVEN;
+	}
+	return EXIT_OK;
+}
+
+struct mkfs_args {
+	char *root, *size, *extra, *page_size, *align, *label, *uuid;
+	char *timestamp, *owner, *devtable;
+	const char **uid_map, **gid_map;
+	long inodes;
+	int squash, force, quiet;
+};
+
+static int mkfs_sizes(const struct mkfs_args *a, struct xip_build_opts *o)
+{
+	uint64_t v;
+	int rc;
+
+	if (a->size && (rc = cmd_parse_size("--size", a->size, &o->size)))
+		return rc;
+	if (a->extra && (rc = cmd_parse_size("--extra", a->extra, &o->extra)))
+		return rc;
+	if (a->align && (rc = cmd_parse_size("--align", a->align, &o->align)))
+		return rc;
+	if (a->page_size) {
+		rc = cmd_parse_size("--page-size", a->page_size, &v);
+		if (rc)
+			return rc;
+		if (v != 4096 && v != 16384 && v != 65536)
+			return cmd_usage_error("--page-size: %s: must be 4096, 16384 or 65536",
+					       a->page_size);
+		o->block_size = (unsigned int)v;
+	}
+	if (o->align && (o->align & (o->align - 1)))
+		return cmd_usage_error("--align: %s: must be a power of two",
+				       a->align);
+	if (a->inodes < 0)
+		return cmd_usage_error("--inodes: must be positive");
+	o->inodes = (uint64_t)a->inodes;
+	if (o->size && o->extra)
+		return cmd_usage_error("--extra only applies to a computed size (without --size)");
+	return EXIT_OK;
+}
+
+static int mkfs_opts(struct mkfs_args *a, struct xip_build_opts *o,
+		     struct xip_idmap **um, struct xip_idmap **gm)
+{
+	const char *sde = getenv("SOURCE_DATE_EPOCH");
+	int rc;
+
+	o->source = a->root;
+	o->label = a->label;
+	o->device_table = a->devtable;
+	o->squash = a->squash;
+	o->force = a->force;
+	rc = mkfs_sizes(a, o);
+	if (!rc && a->uuid)
+		rc = parse_uuid(a->uuid, o);
+	if (!rc && a->owner)
+		rc = parse_owner(a->owner, o);
+	if (!rc && a->timestamp)
+		rc = parse_epoch("--timestamp", a->timestamp, &o->timestamp);
+	else if (!rc && sde && *sde)
+		rc = parse_epoch("SOURCE_DATE_EPOCH", sde, &o->timestamp);
+	o->have_timestamp = !rc && (a->timestamp || (sde && *sde));
+	if (!rc)
+		rc = parse_idmaps("--uid-map", a->uid_map, um, &o->n_uid_map);
+	if (!rc)
+		rc = parse_idmaps("--gid-map", a->gid_map, gm, &o->n_gid_map);
+	o->uid_map = *um;
+	o->gid_map = *gm;
+	if (!rc && o->label && strlen(o->label) > EXT2_LABEL_LEN)
+		rc = cmd_usage_error("--label: '%s' is longer than %d bytes",
+				     o->label, EXT2_LABEL_LEN);
+	if (!rc && (o->squash + o->have_owner +
+		    (o->n_uid_map || o->n_gid_map)) > 1)
+		rc = cmd_usage_error("--squash, --owner and --uid-map/--gid-map exclude each other");
+	return rc;
+}
+
+static void mkfs_report(const char *image, const struct xip_build_result *r)
+{
+	printf("%s: %" PRIu64 " files (%" PRIu64 " bytes), %" PRIu64
+	       " bytes: %" PRIu64 " blocks of %u (%" PRIu64 " used), %"
+	       PRIu64 " inodes (%" PRIu64 " used)\n",
+	       image, r->files, r->bytes, r->size, r->blocks, r->block_size,
+	       r->blocks_used, r->inodes, r->inodes_used);
+}
+
+int cmd_mkfs(int argc, const char **argv)
+{
+	struct xip_idmap *um = NULL, *gm = NULL;
+	struct xip_build_opts o = { 0 };
+	struct xip_build_result res;
+	struct mkfs_args a = { 0 };
+	struct mkfs_progress mp = { 0 };
+	struct cmd_args args = { 0 };
+	int rc, ret;
+	const struct poptOption options[] = {
+		{ "root", 'd', POPT_ARG_STRING, &a.root, 0,
+		  "copy the tree DIR into the image", "DIR" },
+		{ "size", 's', POPT_ARG_STRING, &a.size, 0,
+		  "image size (K, M, G, T suffixes); default: computed",
+		  "SIZE" },
+		{ "extra", '\0', POPT_ARG_STRING, &a.extra, 0,
+		  "free space to add to the computed size", "SIZE" },
+		{ "inodes", 'N', POPT_ARG_LONG, &a.inodes, 0,
+		  "number of inodes; default: computed", "N" },
+		{ "page-size", '\0', POPT_ARG_STRING, &a.page_size, 0,
+		  "page size of the target, used as block size (4096, 16384, 65536); default: this host's",
+		  "SIZE" },
+		{ "align", '\0', POPT_ARG_STRING, &a.align, 0,
+		  "start files of SIZE bytes or more on a SIZE boundary (e.g. 2M)",
+		  "SIZE" },
+		{ "label", 'L', POPT_ARG_STRING, &a.label, 0,
+		  "file system label (at most 16 bytes)", "LABEL" },
+		{ "uuid", 'U', POPT_ARG_STRING, &a.uuid, 0,
+		  "UUID, 'random' or 'clear'; default: derived from the tree",
+		  "UUID" },
+		{ "timestamp", '\0', POPT_ARG_STRING, &a.timestamp, 0,
+		  "clamp every time to EPOCH; default: $SOURCE_DATE_EPOCH",
+		  "EPOCH" },
+		{ "squash", '\0', POPT_ARG_NONE, &a.squash, 0,
+		  "make every file owned by root:root", NULL },
+		{ "owner", '\0', POPT_ARG_STRING, &a.owner, 0,
+		  "make every file owned by UID:GID", "UID:GID" },
+		{ "uid-map", '\0', POPT_ARG_ARGV, &a.uid_map, 0,
+		  "map source uids FROM.. to TO.. (repeatable)",
+		  "FROM:TO[:COUNT]" },
+		{ "gid-map", '\0', POPT_ARG_ARGV, &a.gid_map, 0,
+		  "map source gids FROM.. to TO.. (repeatable)",
+		  "FROM:TO[:COUNT]" },
+		{ "devtable", 'D', POPT_ARG_STRING, &a.devtable, 0,
+		  "add device nodes, set modes and owners from a genext2fs device table",
+		  "FILE" },
+		{ "force", 'f', POPT_ARG_NONE, &a.force, 0,
+		  "overwrite an existing non-empty image or an in-use device",
+		  NULL },
+		{ "quiet", 'q', POPT_ARG_NONE, &a.quiet, 0,
+		  "print no progress and no summary", NULL },
+		CMD_HELP_OPTIONS,
+		POPT_TABLEEND
+	};
+
+	rc = cmd_parse(argc, argv, options, mkfs_usage, 1, 1, &args);
+	if (rc)
+		goto out;
+	rc = mkfs_opts(&a, &o, &um, &gm);
+	if (rc)
+		goto out;
+	if (!a.quiet && !opt_quiet && isatty(STDERR_FILENO)) {
+		o.progress = mkfs_progress;
+		o.progress_arg = &mp;
+	}
+	ret = xip_build(args.argv[0], &o, &res);
+	if (mp.shown)
+		fputs("\r\033[K", stderr);
+	if (ret)
+		rc = msg_lib_error(ret);
+	else if (!a.quiet && !opt_quiet)
+		mkfs_report(args.argv[0], &res);
+out:
+	free(um);
+	free(gm);
+	free(a.root);
+	free(a.size);
+	free(a.extra);
+	free(a.page_size);
+	free(a.align);
+	free(a.label);
+	free(a.uuid);
+	free(a.timestamp);
+	free(a.owner);
+	free(a.devtable);
+	if (a.uid_map)
+		for (size_t i = 0; a.uid_map[i]; i++)
+			free((void *)a.uid_map[i]);
+	if (a.gid_map)
+		for (size_t i = 0; a.gid_map[i]; i++)
+			free((void *)a.gid_map[i]);
+	free(a.uid_map);
+	free(a.gid_map);
+	cmd_args_free(&args);
+	return rc == CMD_HELP_SHOWN ? EXIT_OK : rc;
+}

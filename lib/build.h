@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Internal interface of the image builder: the in-memory tree that
+ * buildtree.c scans from the source and build.c lays out and writes.
+ */
+#ifndef XIP_BUILD_H
+#define XIP_BUILD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "xip.h"
+
+/* A run of physical blocks. */
+struct prun {
+	blk64_t pblk;
+	uint64_t len;
+};
+
+struct bxattr {
+	char *name;
+	void *value;
+	size_t len;
+};
+
+struct bentry;
+
+/* One inode of the image (several entries may share it: hard links). */
+struct bnode {
+	mode_t mode;
+	uint32_t uid, gid;
+	int64_t atime, mtime, ctime;
+	uint32_t atime_ns, mtime_ns, ctime_ns;
+	uint64_t size;
+	dev_t rdev;
+	uint32_t nlink;			/* names in the image */
+	ext2_ino_t ino;
+	char *target;			/* symlink target */
+	struct bentry *kids;		/* directory entries, byte order */
+	size_t nkids, capkids;
+	uint32_t subdirs;
+	struct bnode *parent;		/* first parent: source path */
+	char *name;			/* first name: source path */
+	bool from_source;		/* read from the source tree */
+	bool is_lpf;
+	/* data ranges in blocks (regular files, directories, slow links) */
+	struct xip_lrange *ranges;
+	size_t nranges;
+	uint64_t data_blocks, ind_blocks;
+	struct bxattr *xattrs;
+	size_t nxattrs;
+	/* placement */
+	struct prun *druns, *iruns;
+	size_t ndruns, niruns;
+	size_t order;			/* preorder index, for ties */
+};
+
+struct bentry {
+	char *name;
+	struct bnode *node;
+};
+
+struct btree {
+	struct bnode *root, *lpf;
+	struct bnode **nodes;		/* unique inodes, preorder */
+	size_t nnodes, capnodes;
+	void *links;			/* (dev, ino) -> node, for hard links */
+	const char *src;
+	unsigned int bs;
+	int64_t now;			/* time for created inodes */
+	bool clamp;
+	int64_t clamp_time;
+	bool has_xattrs;
+	uint64_t files, bytes;		/* regular files, their bytes */
+	uint64_t ea_blocks;		/* xattr blocks (estimate) */
+};
+
+/* buildtree.c */
+int btree_scan(struct btree *t, const struct xip_build_opts *o);
+int btree_devtable(struct btree *t, const char *file);
+int btree_finish(struct btree *t, const struct xip_build_opts *o);
+void btree_free(struct btree *t);
+/* The source path of a node (malloc'ed), "(device table)" when none. */
+char *btree_path(const struct btree *t, const struct bnode *n);
+
+#endif

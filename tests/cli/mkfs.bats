@@ -1,0 +1,360 @@
+#!/usr/bin/env bats
+# xiptool mkfs against the kernel's ext2 and ext4 drivers, e2fsck, debugfs
+# and dumpe2fs.
+
+load ../lib/common
+
+GENTREE="$TOP_SRCDIR/tests/gentree.py"
+TREELIST="$TOP_SRCDIR/tests/lib/treelist.py"
+CONTIG="$TOP_SRCDIR/tests/lib/contig.py"
+# the system's python: wrappers around python3 can cost a second a call
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+
+# list DIR [treelist options]: the canonical listing of a tree
+list() {
+	"$PY" "$TREELIST" "$@"
+}
+
+# mounted_list IMAGE FSTYPE OUT [treelist options]
+mounted_list() {
+	local img=$1 fstype=$2 out=$3
+	shift 3
+	loop_mount "$img" "$fstype"
+	list "$T/mnt" --no-lpf "$@" > "$out" || { loop_umount; return 1; }
+	loop_umount
+}
+
+# as_nobody CMD...: run without root (uid and gid 65534, no capabilities)
+as_nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		--inh-caps=-all --bounding-set=-all -- "$@"
+}
+
+teardown() {
+	if [ -f "$T/loopdev" ]; then
+		umount "$T/mnt" 2>/dev/null || true
+		losetup -d "$(cat "$T/loopdev")" 2>/dev/null || true
+	fi
+	common_teardown
+}
+
+fsck_clean() {
+	run e2fsck -fn "$1"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "mkfs: the kernel (ext2 and ext4 drivers) shows exactly the source tree" {
+	require_loop
+	require_cmd python3 e2fsck
+	"$PY" "$GENTREE" "$T/src"
+	run xiptool mkfs -d "$T/src" "$T/img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	fsck_clean "$T/img"
+	# holes: the ext4 driver maps them with SEEK_DATA/SEEK_HOLE (the ext2
+	# driver reports every file as all data)
+	list "$T/src" --xattrs --holes > "$T/l.src"
+	mounted_list "$T/img" ext4 "$T/l.ext4" --xattrs --holes
+	mounted_list "$T/img" ext2 "$T/l.ext2" --xattrs
+	diff -u "$T/l.src" "$T/l.ext4"
+	sed 's/ map=[^ ]*//' "$T/l.src" | diff -u - "$T/l.ext2"
+	# the listing must have seen every kind of inode
+	grep -q ' 0o20000 .* 1:3 group=' "$T/l.src"
+	grep -q ' 0o60000 .* 8:0' "$T/l.src"
+	grep -q ' 0o20000 .* 511:1048575' "$T/l.src"
+	grep -q ' 0o10000 ' "$T/l.src"
+	grep -q ' 0o140000 ' "$T/l.src"
+	grep -q ' ->/z/z/z' "$T/l.src"
+	grep -q 'user.big=' "$T/l.src"
+	grep -q 'trusted.t=' "$T/l.src"
+	grep -q ' 4000000000 3 ' "$T/l.src"
+	grep -q 'm-31536000' "$T/l.src"
+	grep -q '^/holes/all-hole .* map=none' "$T/l.ext4"
+	grep -q '^/holes/indirect .* map=0-1,1280-1281,4864-4865' "$T/l.ext4"
+}
+
+@test "mkfs: every regular file is one run of blocks, indirect blocks outside it" {
+	require_loop
+	require_cmd python3 debugfs
+	"$PY" "$GENTREE" "$T/src" --big
+	xiptool mkfs -q -d "$T/src" "$T/img"
+	loop_mount "$T/img"
+	run "$PY" "$CONTIG" "$T/img" "$T/mnt"
+	loop_umount
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"splits 0"* ]]
+	# debugfs shows the indirect blocks apart from the data run
+	run debugfs -R "stat /files/big-20M" "$T/img"
+	[[ "$output" == *"(IND)"* && "$output" == *"(DIND)"* ]]
+}
+
+@test "mkfs: a file larger than a block group is split only at group boundaries; --align 2M" {
+	require_loop
+	require_cmd python3 debugfs
+	[ "$(getconf PAGESIZE)" -eq 4096 ] || skip "needs 4 KiB pages (128 MiB groups)"
+	mkdir "$T/src"
+	head -c 150M /dev/zero > "$T/src/huge"
+	head -c 3M /dev/urandom > "$T/src/three"
+	head -c 5000 /dev/urandom > "$T/src/small"
+	xiptool mkfs -q --align 2M -d "$T/src" "$T/img"
+	fsck_clean "$T/img"
+	loop_mount "$T/img"
+	run "$PY" "$CONTIG" "$T/img" "$T/mnt" --align 2097152
+	cmp "$T/src/huge" "$T/mnt/huge"
+	cmp "$T/src/three" "$T/mnt/three"
+	loop_umount
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"splits 1"* ]]
+}
+
+@test "mkfs: reproducible across locales; no time later than SOURCE_DATE_EPOCH" {
+	require_loop
+	require_cmd python3 dumpe2fs
+	"$PY" "$GENTREE" "$T/src" --many 50
+	SOURCE_DATE_EPOCH=1600000000 LC_ALL=C xiptool mkfs -q -d "$T/src" "$T/a"
+	sleep 1
+	SOURCE_DATE_EPOCH=1600000000 LC_ALL=C.UTF-8 xiptool mkfs -q -d "$T/src" "$T/b"
+	[ "$(sha256sum < "$T/a")" = "$(sha256sum < "$T/b")" ]
+	fsck_clean "$T/a"
+	# superblock times are the epoch; UUID and hash seed are set
+	when=$(TZ=UTC LC_ALL=C date -d @1600000000 '+%a %b %e %H:%M:%S %Y')
+	[ "$(TZ=UTC LC_ALL=C dumpe2fs_field "$T/a" 'Filesystem created')" = "$when" ]
+	[ "$(TZ=UTC LC_ALL=C dumpe2fs_field "$T/a" 'Last write time')" = "$when" ]
+	[ "$(dumpe2fs_field "$T/a" 'Filesystem UUID')" != 00000000-0000-0000-0000-000000000000 ]
+	[ "$(dumpe2fs_field "$T/a" 'Directory Hash Seed')" != 00000000-0000-0000-0000-000000000000 ]
+	loop_mount "$T/a"
+	newer=$(find "$T/mnt" -newermt @1600000000 | wc -l)
+	newer_c=$(find "$T/mnt" -newerct @1600000000 | wc -l)
+	older=$(find "$T/mnt/files/size-1" -newermt @0 | wc -l)
+	loop_umount
+	[ "$newer" -eq 0 ]
+	[ "$newer_c" -eq 0 ]
+	# times before the epoch are kept
+	[ "$older" -eq 0 ]
+	# --timestamp wins over SOURCE_DATE_EPOCH; another tree, another UUID
+	SOURCE_DATE_EPOCH=1 xiptool mkfs -q --timestamp 1600000000 -d "$T/src" "$T/c"
+	cmp "$T/a" "$T/c"
+	touch "$T/src/extra"
+	SOURCE_DATE_EPOCH=1600000000 xiptool mkfs -q -d "$T/src" "$T/d"
+	[ "$(dumpe2fs_field "$T/a" 'Filesystem UUID')" != "$(dumpe2fs_field "$T/d" 'Filesystem UUID')" ]
+}
+
+@test "mkfs: -L, -U, -N, -s and an empty file system without -d" {
+	require_cmd dumpe2fs blkid
+	xiptool mkfs -q -L mylabel -U 0b6e1a02-5d87-4c5e-a6a3-6ef8a55e7a1d \
+		-N 1000 -s 16M "$T/img"
+	fsck_clean "$T/img"
+	[ "$(dumpe2fs_field "$T/img" 'Filesystem volume name')" = mylabel ]
+	[ "$(blkid -o value -s UUID "$T/img")" = 0b6e1a02-5d87-4c5e-a6a3-6ef8a55e7a1d ]
+	[ "$(dumpe2fs_field "$T/img" 'Inode count')" -ge 1000 ]
+	[ "$(stat -c %s "$T/img")" -eq $((16 << 20)) ]
+	[ "$(dumpe2fs_field "$T/img" 'Block size')" -eq "$(getconf PAGESIZE)" ]
+	[ "$(dumpe2fs_field "$T/img" 'Filesystem revision #')" = "1 (dynamic)" ]
+	features=$(dumpe2fs_field "$T/img" 'Filesystem features')
+	[ "$features" = "filetype sparse_super large_file" ]
+	# the file is sparse: far fewer blocks than its size
+	[ "$(( $(stat -c %b "$T/img") * 512 ))" -lt $((4 << 20)) ]
+	run debugfs -R "ls -l /" "$T/img"
+	[[ "$output" == *"lost+found"* ]]
+	run xiptool mkfs -q -U clear "$T/z"
+	[ "$status" -eq 0 ]
+	[ "$(dumpe2fs_field "$T/z" 'Filesystem UUID')" = "<none>" ]
+	run xiptool mkfs -L seventeen-bytes-x "$T/y"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--label: 'seventeen-bytes-x' is longer than 16 bytes"* ]]
+	run xiptool mkfs -U not-a-uuid "$T/y"
+	[ "$status" -eq 2 ]
+	[ ! -e "$T/y" ]
+}
+
+@test "mkfs: --page-size 16384 and 65536 images are clean, block size as asked" {
+	require_cmd python3 e2fsck
+	"$PY" "$GENTREE" "$T/src" --many 20
+	for ps in 16384 65536; do
+		xiptool mkfs -q --page-size $ps -d "$T/src" "$T/img$ps"
+		fsck_clean "$T/img$ps"
+		[ "$(dumpe2fs_field "$T/img$ps" 'Block size')" -eq $ps ]
+		debugfs -R "dump /files/size-5242880 $T/out$ps" "$T/img$ps" 2>/dev/null
+		cmp "$T/src/files/size-5242880" "$T/out$ps"
+	done
+	run xiptool mkfs --page-size 8192 "$T/x"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"must be 4096, 16384 or 65536"* ]]
+}
+
+@test "mkfs: --squash and a device table, run without root" {
+	require_loop
+	require_cmd setpriv python3
+	chmod 755 "$T"
+	mkdir "$T/work" && chown 65534:65534 "$T/work"
+	as_nobody "$PY" "$GENTREE" "$T/work/src" --many 10
+	# a mode-000 file is unreadable to its owner too
+	as_nobody chmod -R u+rX "$T/work/src"
+	cat > "$T/work/table" <<-'EOF'
+	# name     type mode uid gid major minor start inc count
+	/dev        d   755  0   0   -     -     -     -   -
+	/dev/console c  600  0   5   5     1     -     -   -
+	/dev/null   c   666  0   0   1     3     0     0   0
+	/dev/sda    b   660  0   6   8     0     0     1   3
+	/dev/fifo   p   640  7   8   -     -     -     -   -
+	/files/size-1 f 4711 12  34  -     -     -     -   -
+	/dirs       d   700  1   1   -     -     -     -   -
+	EOF
+	run as_nobody "$XIPTOOL" mkfs --squash -D "$T/work/table" -d "$T/work/src" "$T/work/img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	fsck_clean "$T/work/img"
+	loop_mount "$T/work/img"
+	m=$T/mnt
+	[ "$(stat -c '%F %a %u %g %t:%T' "$m/dev/console")" = "character special file 600 0 5 5:1" ]
+	[ "$(stat -c '%F %a %u %g %t:%T' "$m/dev/null")" = "character special file 666 0 0 1:3" ]
+	[ "$(stat -c '%F %a %u %g %t:%T' "$m/dev/sda0")" = "block special file 660 0 6 8:0" ]
+	[ "$(stat -c '%F %a %u %g %t:%T' "$m/dev/sda2")" = "block special file 660 0 6 8:2" ]
+	[ ! -e "$m/dev/sda3" ]
+	[ "$(stat -c '%F %a %u %g' "$m/dev/fifo")" = "fifo 640 7 8" ]
+	[ "$(stat -c '%a %u %g' "$m/files/size-1")" = "4711 12 34" ]
+	[ "$(stat -c '%a %u %g' "$m/dirs")" = "700 1 1" ]
+	# everything else belongs to root, whoever ran mkfs
+	others=$(find "$m" -path "$m/dev" -prune -o ! -path "$m/files/size-1" ! -path "$m/dirs" \( ! -uid 0 -o ! -gid 0 \) -print | wc -l)
+	total=$(find "$m" | wc -l)
+	loop_umount
+	[ "$others" -eq 0 ]
+	[ "$total" -gt 50 ]
+}
+
+@test "mkfs: --owner, --uid-map and --gid-map" {
+	require_loop
+	mkdir -p "$T/src/d"
+	echo a > "$T/src/a"; echo b > "$T/src/d/b"; echo c > "$T/src/c"
+	chown 1000:1000 "$T/src/a" "$T/src/d"
+	chown 1005:2000 "$T/src/d/b"
+	chown 7:7 "$T/src/c"
+	xiptool mkfs -q --uid-map 1000:0:10 --gid-map 1000:50 --gid-map 2000:60 -d "$T/src" "$T/img"
+	loop_mount "$T/img"
+	[ "$(stat -c '%u:%g' "$T/mnt/a")" = 0:50 ]
+	[ "$(stat -c '%u:%g' "$T/mnt/d")" = 0:50 ]
+	[ "$(stat -c '%u:%g' "$T/mnt/d/b")" = 5:60 ]
+	[ "$(stat -c '%u:%g' "$T/mnt/c")" = 7:7 ]
+	loop_umount
+	xiptool mkfs -q --owner 123:456 -d "$T/src" "$T/img2"
+	loop_mount "$T/img2"
+	n=$(find "$T/mnt" ! -path "$T/mnt/lost+found" \( ! -uid 123 -o ! -gid 456 \) | wc -l)
+	loop_umount
+	[ "$n" -eq 0 ]
+	run xiptool mkfs --uid-map 1000 "$T/x"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"invalid id map '1000'"* ]]
+	run xiptool mkfs --squash --owner 1:1 "$T/x"
+	[ "$status" -eq 2 ]
+	[ ! -e "$T/x" ]
+}
+
+@test "mkfs: too small an image says the size it needs and leaves nothing" {
+	require_cmd python3
+	"$PY" "$GENTREE" "$T/src" --many 10
+	run xiptool mkfs -s 1M -d "$T/src" "$T/img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ "$output" =~ ^"xiptool mkfs: $T/img: image too small: 1048576 bytes given, needs "([0-9]+) ]]
+	need=${BASH_REMATCH[1]}
+	[ ! -e "$T/img" ]
+	# the size it names is enough
+	xiptool mkfs -q -s "$need" -d "$T/src" "$T/img"
+	fsck_clean "$T/img"
+	run xiptool mkfs -N 5 -d "$T/src" "$T/img2"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"5 inodes are too few: the tree needs"* ]]
+	[ ! -e "$T/img2" ]
+}
+
+@test "mkfs: an existing non-empty image needs --force; an empty one is used" {
+	echo precious > "$T/img"
+	run xiptool mkfs "$T/img"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool mkfs: $T/img: exists and is not empty (use --force to overwrite it)" ]
+	[ "$(cat "$T/img")" = precious ]
+	xiptool mkfs -q --force "$T/img"
+	fsck_clean "$T/img"
+	: > "$T/empty"
+	xiptool mkfs -q "$T/empty"
+	fsck_clean "$T/empty"
+	run xiptool mkfs "$T"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"$T: not a regular file or block device"* ]]
+}
+
+@test "mkfs: errors name the source path and leave no image behind" {
+	require_root
+	require_cmd setpriv
+	chmod 755 "$T"
+	mkdir -p "$T/w/src/sub" && echo secret > "$T/w/src/sub/locked"
+	chmod 000 "$T/w/src/sub/locked"
+	chown -R 65534:65534 "$T/w"
+	run as_nobody "$XIPTOOL" mkfs -d "$T/w/src" "$T/w/img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool mkfs: $T/w/src/sub/locked: Permission denied" ]
+	[ ! -e "$T/w/img" ]
+	chmod 000 "$T/w/src/sub"
+	run as_nobody "$XIPTOOL" mkfs -d "$T/w/src" "$T/w/img"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool mkfs: $T/w/src/sub: Permission denied" ]
+	[ ! -e "$T/w/img" ]
+	run xiptool mkfs -d "$T/nonexistent" "$T/img"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool mkfs: $T/nonexistent: No such file or directory" ]
+	[ ! -e "$T/img" ]
+	mkdir "$T/ok"
+	printf '/x c 600 0 0 1 1 - - -\n/no/such c 600 0 0 1 1 - - -\n' > "$T/table"
+	run xiptool mkfs -D "$T/table" -d "$T/ok" "$T/img"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool mkfs: $T/table:2: /no/such: no such file or parent directory in the tree" ]
+	printf '/%s c 600 0 0 1 1 - - -\n' "$(printf 'n%.0s' $(seq 256))" > "$T/table"
+	run xiptool mkfs -D "$T/table" -d "$T/ok" "$T/img"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"name too long (at most 255 bytes)" ]]
+	printf '/x q 600 0 0 1 1 - - -\n' > "$T/table"
+	run xiptool mkfs -D "$T/table" -d "$T/ok" "$T/img"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool mkfs: $T/table:1: unknown type 'q' (f, d, c, b or p)" ]
+	[ ! -e "$T/img" ]
+}
+
+@test "mkfs: a block device; a mounted one is refused" {
+	require_loop
+	truncate -s 32M "$T/disk"
+	dev=$(losetup --find --show "$T/disk")
+	echo "$dev" > "$T/loopdev"
+	mkdir -p "$T/src" && echo hi > "$T/src/hi"
+	run xiptool mkfs -d "$T/src" "$dev"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	fsck_clean "$dev"
+	[ "$(dumpe2fs_field "$dev" 'Block count')" -eq $((32 * 1024 * 1024 / $(getconf PAGESIZE))) ]
+	mkdir "$T/mnt"
+	mount -o ro "$dev" "$T/mnt"
+	[ "$(cat "$T/mnt/hi")" = hi ]
+	run xiptool mkfs "$dev"
+	umount "$T/mnt"
+	losetup -d "$dev"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool mkfs: $dev: device is mounted or in use (use --force to overwrite it)" ]
+}
+
+@test "mkfs: progress on a TTY only" {
+	require_cmd script python3
+	"$PY" "$GENTREE" "$T/src" --many 10
+	run xiptool mkfs -d "$T/src" "$T/a"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"files, "*MiB* ]]
+	[[ "$output" == "$T/a: "*" files ("* ]]
+	run xiptool mkfs -q -d "$T/src" "$T/b"
+	[ "$output" = "" ]
+	script -qec "'$XIPTOOL' mkfs -d '$T/src' '$T/c'" /dev/null > "$T/tty.out"
+	grep -q "files, .* MiB" "$T/tty.out"
+}

@@ -1,0 +1,265 @@
+/* Unit tests of lib/build.c and lib/buildtree.c helpers. */
+#include <sys/sysmacros.h>
+
+#include "unit.h"
+
+static void test_idmap(void **state)
+{
+	struct xip_idmap m[2];
+
+	assert_int_equal(xip_idmap_parse("1000:0", &m[0]), 0);
+	assert_int_equal(m[0].from, 1000);
+	assert_int_equal(m[0].to, 0);
+	assert_int_equal(m[0].count, 1);
+	assert_int_equal(xip_idmap_parse("100:5000:10", &m[1]), 0);
+	assert_int_equal(m[1].count, 10);
+	assert_int_equal(xip_idmap_apply(m, 2, 1000), 0);
+	assert_int_equal(xip_idmap_apply(m, 2, 1001), 1001);
+	assert_int_equal(xip_idmap_apply(m, 2, 100), 5000);
+	assert_int_equal(xip_idmap_apply(m, 2, 109), 5009);
+	assert_int_equal(xip_idmap_apply(m, 2, 110), 110);
+	assert_int_equal(xip_idmap_apply(m, 2, 99), 99);
+	assert_int_equal(xip_idmap_parse("1000", &m[0]), -EINVAL);
+	assert_non_null(strstr(xip_errmsg(), "invalid id map '1000'"));
+	assert_int_equal(xip_idmap_parse("1:2:0", &m[0]), -EINVAL);
+	assert_int_equal(xip_idmap_parse("a:2", &m[0]), -EINVAL);
+	assert_int_equal(xip_idmap_parse("1:2:3x", &m[0]), -EINVAL);
+	assert_int_equal(xip_idmap_parse("4294967295:0:2", &m[0]), -ERANGE);
+	assert_int_equal(xip_idmap_parse("4294967296:0", &m[0]), -EINVAL);
+}
+
+static void test_uuid(void **state)
+{
+	static const uint8_t want[16] = { 0x0b, 0x6e, 0x1a, 0x02, 0x5d, 0x87,
+					  0x4c, 0x5e, 0xa6, 0xa3, 0x6e, 0xf8,
+					  0xa5, 0x5e, 0x7a, 0x1d };
+	uint8_t u[16];
+
+	assert_int_equal(xip_uuid_parse("0b6e1a02-5d87-4c5e-a6a3-6ef8a55e7a1d",
+					u), 0);
+	assert_memory_equal(u, want, 16);
+	assert_int_equal(xip_uuid_parse("0B6E1A02-5D87-4C5E-A6A3-6EF8A55E7A1D",
+					u), 0);
+	assert_memory_equal(u, want, 16);
+	assert_int_equal(xip_uuid_parse("0b6e1a02-5d87-4c5e-a6a3-6ef8a55e7a1", u),
+			 -EINVAL);
+	assert_int_equal(xip_uuid_parse("0b6e1a02-5d87-4c5e-a6a3-6ef8a55e7a1dd",
+					u), -EINVAL);
+	assert_int_equal(xip_uuid_parse("0b6e1a0205d87-4c5e-a6a3-6ef8a55e7a1d",
+					u), -EINVAL);
+	assert_int_equal(xip_uuid_parse("0b6e1a02-5d87-4c5e-a6a3-6ef8a55e7a1g",
+					u), -EINVAL);
+}
+
+static void test_encode_dev(void **state)
+{
+	uint32_t ib[2];
+
+	/* the kernel's old_encode_dev and new_encode_dev */
+	xip_build_encode_dev(makedev(1, 3), ib);
+	assert_int_equal(ib[0], 0x0103);
+	assert_int_equal(ib[1], 0);
+	xip_build_encode_dev(makedev(255, 255), ib);
+	assert_int_equal(ib[0], 0xffff);
+	xip_build_encode_dev(makedev(259, 300), ib);
+	assert_int_equal(ib[0], 0);
+	assert_int_equal(ib[1], 0x2c | (259 << 8) | (0x100 << 12));
+	xip_build_encode_dev(makedev(8, 256), ib);
+	assert_int_equal(ib[0], 0);
+	assert_int_equal(ib[1], (8 << 8) | (0x100 << 12));
+	xip_build_encode_dev(makedev(4095, 0xfffff), ib);
+	assert_int_equal(ib[1], 0xff | (4095u << 8) | (0xfff00u << 12));
+}
+
+/*
+ * The oracle for the indirect-block count: libext2fs itself maps the same
+ * blocks (ext2fs_bmap2 with BMAP_ALLOC) into a fresh inode of a real
+ * mke2fs image, and i_blocks minus the data blocks is what it needed.
+ */
+static uint64_t libext2fs_ind_blocks(ext2_filsys fs,
+				     const struct xip_lrange *r, size_t n)
+{
+	struct ext2_inode inode;
+	uint64_t data = 0;
+	ext2_ino_t ino;
+	blk64_t pblk;
+
+	assert_int_equal(ext2fs_new_inode(fs, EXT2_ROOT_INO, LINUX_S_IFREG,
+					  NULL, &ino), 0);
+	ext2fs_inode_alloc_stats2(fs, ino, +1, 0);
+	memset(&inode, 0, sizeof(inode));
+	inode.i_mode = LINUX_S_IFREG | 0644;
+	inode.i_links_count = 1;
+	assert_int_equal(ext2fs_write_new_inode(fs, ino, &inode), 0);
+	for (size_t i = 0; i < n; i++) {
+		for (uint64_t b = r[i].start; b < r[i].start + r[i].len; b++) {
+			pblk = 0;
+			assert_int_equal(ext2fs_bmap2(fs, ino, &inode, NULL,
+						      BMAP_ALLOC, b, NULL,
+						      &pblk), 0);
+			data++;
+		}
+	}
+	return ext2fs_get_stat_i_blocks(fs, &inode) /
+	       (fs->blocksize / 512) - data;
+}
+
+static void test_ind_blocks(void **state)
+{
+	const char *p = unit_path("ind.img");
+	const struct xip_lrange sets[][3] = {
+		{ { 0, 12 } },
+		{ { 0, 13 } },
+		{ { 0, 12 + 256 } },
+		{ { 0, 12 + 257 } },
+		{ { 12 + 256 + 256 * 3, 1 } },
+		{ { 0, 1 }, { 12 + 256 + 1000, 600 }, { 20000, 3 } },
+		{ { 5, 2 }, { 100, 1 }, { 200, 1 } },
+		{ { 12 + 256 + 65536 - 1, 2 } },
+		{ { 12 + 256 + 65536 + 5, 1 }, { 12 + 256 + 65536 * 2, 1 } },
+	};
+	const size_t nsets[] = { 1, 1, 1, 1, 1, 3, 3, 1, 2 };
+	ext2_filsys fs;
+
+	/* 1 KiB blocks: 256 pointers per block, triple indirect reachable */
+	unit_mke2fs(p, "64M", 1024, "-N 64");
+	assert_int_equal(ext2fs_open(p, EXT2_FLAG_RW | EXT2_FLAG_64BITS, 0, 0,
+				     unix_io_manager, &fs), 0);
+	assert_int_equal(ext2fs_read_bitmaps(fs), 0);
+	for (size_t i = 0; i < sizeof(nsets) / sizeof(nsets[0]); i++)
+		assert_int_equal(xip_build_ind_blocks(1024, sets[i], nsets[i]),
+				 libext2fs_ind_blocks(fs, sets[i], nsets[i]));
+	ext2fs_close_free(&fs);
+	/* beyond triple indirect */
+	{
+		struct xip_lrange r = { 12 + 256 + 65536 + 16777216, 1 };
+
+		assert_true(xip_build_ind_blocks(1024, &r, 1) == UINT64_MAX);
+	}
+	assert_int_equal(xip_build_ind_blocks(4096, NULL, 0), 0);
+}
+
+static void test_dir_blocks(void **state)
+{
+	size_t lens[300];
+
+	/* "." and ".." take 12 + 12 bytes; a 4-byte name takes 12 */
+	for (size_t i = 0; i < 300; i++)
+		lens[i] = 4;
+	assert_int_equal(xip_build_dir_blocks(1024, lens, 0), 1);
+	assert_int_equal(xip_build_dir_blocks(1024, lens, 83), 1);
+	assert_int_equal(xip_build_dir_blocks(1024, lens, 84), 2);
+	/* later blocks hold 1024 / 12 = 85 */
+	assert_int_equal(xip_build_dir_blocks(1024, lens, 83 + 85), 2);
+	assert_int_equal(xip_build_dir_blocks(1024, lens, 83 + 86), 3);
+	/* 255-byte names take 264 bytes: three in the first 4 KiB block */
+	for (size_t i = 0; i < 300; i++)
+		lens[i] = 255;
+	assert_int_equal(xip_build_dir_blocks(4096, lens, 15), 1);
+	assert_int_equal(xip_build_dir_blocks(4096, lens, 16), 2);
+}
+
+static void test_devtable_parse(void **state)
+{
+	struct xip_devtable_entry e;
+
+	assert_int_equal(xip_devtable_parse_line("", &e), 0);
+	assert_int_equal(xip_devtable_parse_line("   # comment", &e), 0);
+	assert_int_equal(xip_devtable_parse_line(
+		"/dev/ttyS c 640 0 5 4 64 0 1 4", &e), 1);
+	assert_string_equal(e.path, "/dev/ttyS");
+	assert_int_equal(e.type, 'c');
+	assert_int_equal(e.mode, 0640);
+	assert_int_equal(e.gid, 5);
+	assert_int_equal(e.major, 4);
+	assert_int_equal(e.minor, 64);
+	assert_int_equal(e.inc, 1);
+	assert_int_equal(e.count, 4);
+	assert_int_equal(xip_devtable_parse_line(
+		"\t/dev  d  755 0 0 - - - - -  # trailing", &e), 1);
+	assert_int_equal(e.type, 'd');
+	assert_int_equal(e.mode, 0755);
+	assert_int_equal(e.count, 0);
+	assert_int_equal(xip_devtable_parse_line("/x c 600 0 0 1", &e),
+			 -EINVAL);
+	assert_non_null(strstr(xip_errmsg(), "expected 10 fields"));
+	assert_int_equal(xip_devtable_parse_line("/x z 600 0 0 1 1 - - -", &e),
+			 -EINVAL);
+	assert_int_equal(xip_devtable_parse_line("/x c 800 0 0 1 1 - - -", &e),
+			 -EINVAL);
+	assert_non_null(strstr(xip_errmsg(), "invalid mode '800'"));
+	assert_int_equal(xip_devtable_parse_line("/x c 600 a 0 1 1 - - -", &e),
+			 -EINVAL);
+	assert_int_equal(xip_devtable_parse_line("/x c 600 0 0 4096 1 - - -",
+						 &e), -ERANGE);
+	assert_int_equal(xip_devtable_parse_line(
+		"/x c 600 0 0 1 1 - - - extra", &e), -EINVAL);
+}
+
+static void test_build_errors(void **state)
+{
+	struct xip_build_opts o = { 0 };
+	const char *img = unit_path("err.img");
+
+	o.source = unit_path("no-such-dir");
+	assert_int_equal(xip_build(img, &o, NULL), -ENOENT);
+	assert_non_null(strstr(xip_errmsg(), "no-such-dir: No such file"));
+	assert_int_equal(access(img, F_OK), -1);
+	o.source = NULL;
+	o.align = 3 << 20;
+	assert_int_equal(xip_build(img, &o, NULL), -EINVAL);
+	o.align = 0;
+	o.block_size = 3000;
+	assert_int_equal(xip_build(img, &o, NULL), -EINVAL);
+	o.block_size = 0;
+	o.size = 4096;
+	assert_int_equal(xip_build(img, &o, NULL), -ENOSPC);
+	assert_non_null(strstr(xip_errmsg(), "image too small"));
+	assert_int_equal(access(img, F_OK), -1);
+}
+
+static void test_build_empty(void **state)
+{
+	const char *img = unit_path("empty.img");
+	struct xip_build_opts o = { 0 };
+	struct xip_build_result res;
+	struct xip_image *xi;
+	ext2_ino_t ino;
+	char cmd[600];
+
+	o.label = "unit";
+	o.have_timestamp = true;
+	o.timestamp = 1234567890;
+	assert_int_equal(xip_build(img, &o, &res), 0);
+	assert_int_equal(res.block_size, xip_host_page_size());
+	assert_int_equal(res.files, 0);
+	snprintf(cmd, sizeof(cmd), "e2fsck -fn '%s' >/dev/null 2>&1", img);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(xip_image_open(img, 0, &xi), 0);
+	assert_string_equal((char *)xi->fs->super->s_volume_name, "unit");
+	assert_int_equal(xi->fs->super->s_mkfs_time, 1234567890);
+	assert_int_equal(ext2fs_lookup(xi->fs, EXT2_ROOT_INO, "lost+found", 10,
+				       NULL, &ino), 0);
+	assert_int_equal(ino, 11);
+	xip_image_close(xi);
+	/* a second run refuses the non-empty file */
+	assert_int_equal(xip_build(img, &o, NULL), -EEXIST);
+	o.force = true;
+	assert_int_equal(xip_build(img, &o, NULL), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_idmap),
+		cmocka_unit_test(test_uuid),
+		cmocka_unit_test(test_encode_dev),
+		cmocka_unit_test(test_ind_blocks),
+		cmocka_unit_test(test_dir_blocks),
+		cmocka_unit_test(test_devtable_parse),
+		cmocka_unit_test(test_build_errors),
+		cmocka_unit_test(test_build_empty),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
