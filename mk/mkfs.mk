@@ -3,8 +3,7 @@
 libxip_a_SOURCES += lib/build.h lib/build.c lib/buildtree.c
 xiptool_SOURCES += cmd/mkfs.c
 dist_man_MANS += man/xiptool-mkfs.1
-EXTRA_DIST += tests/gentree.py tests/lib/treelist.py tests/lib/contig.py \
-	tests/bench/mkfs.sh
+EXTRA_DIST += tests/gentree.py tests/lib/treelist.py tests/lib/contig.py
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/unit/test_build
