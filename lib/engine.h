@@ -28,6 +28,7 @@ struct xip_map {
 	uint64_t apb;			/* block addresses per block */
 	bool extents;			/* mapped by an extent tree */
 	bool nomap;			/* no block map (devices, fast links) */
+	bool dirty;			/* the inode copy was changed */
 	struct xip_run *ext;		/* extents: the mapped leaves, sorted */
 	size_t next;
 	struct {

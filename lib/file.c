@@ -11,6 +11,8 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "engine.h"
 
@@ -618,30 +620,251 @@ ssize_t xip_file_read(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 
 /* ---- write and truncate ------------------------------------------------- */
 
+/* mtime and ctime (and their extra fields on large inodes) to now. */
+static void touch_mc(struct xip_image *img, struct ext2_inode_large *in)
+{
+	time_t now = img->fs->now ? img->fs->now : time(NULL);
+	uint32_t epoch = (uint32_t)(((int64_t)now - (int32_t)(uint32_t)now) >> 32) &
+			 EXT4_EPOCH_MASK;
+
+	in->i_mtime = (uint32_t)now;
+	in->i_ctime = (uint32_t)now;
+	if (has_extra_times(img, in)) {
+		in->i_mtime_extra = epoch;
+		in->i_ctime_extra = epoch;
+	}
+}
+
+static int write_open(struct xip_image *img, ext2_ino_t ino, struct xip_map *m)
+{
+	int ret;
+
+	if (!img->writable)
+		return xip_error(-EROFS, "%s: opened read-only", img->seg->path);
+	ret = read_open(img, ino, m);
+	if (ret)
+		return ret;
+	if (m->extents) {
+		map_close(m);
+		return xip_error(-EOPNOTSUPP,
+				 "inode %u: writing extent-mapped files is not supported",
+				 ino);
+	}
+	return 0;
+}
+
+/* The largest file size this image and this map allow. */
+static uint64_t max_size(struct xip_map *m)
+{
+	uint64_t bs = m->img->block_size, lim = map_limit(m);
+
+	/* i_blocks counts 512-byte sectors in 32 bits without huge_file */
+	if (!ext2fs_has_feature_huge_file(m->img->fs->super) &&
+	    lim > (1ULL << 32) / (bs / 512))
+		lim = (1ULL << 32) / (bs / 512) - m->apb * 4;
+	return lim * bs;
+}
+
+/* Zero [from, end of its block) when @from is inside a mapped block. */
+static int zero_tail(struct xip_map *m, uint64_t from)
+{
+	uint64_t bs = m->img->block_size, n;
+	blk64_t pblk;
+	uint8_t *p;
+	int ret;
+
+	if (!(from % bs))
+		return 0;
+	ret = map_block(m, from / bs, &pblk, &n);
+	if (ret || !pblk)
+		return ret;
+	ret = engine_block_ptr(m->img, m->ino, pblk, (void **)&p);
+	if (!ret)
+		memset(p + from % bs, 0, bs - from % bs);
+	return ret;
+}
+
+/* Set i_size (large_file is turned on by libext2fs when needed). */
+static int set_size(struct xip_map *m, uint64_t size)
+{
+	errcode_t err = ext2fs_inode_size_set(m->img->fs,
+					      (struct ext2_inode *)&m->inode,
+					      size);
+
+	if (err)
+		return xip_error_ext2(err, "inode %u: size %llu", m->ino,
+				      U64(size));
+	m->dirty = true;
+	return 0;
+}
+
+/* Copy [off, off + len) in, allocating holes; returns bytes copied. */
+static int write_range(struct xip_map *m, uint64_t off, const uint8_t *buf,
+		       size_t len, size_t *done)
+{
+	struct xip_image *img = m->img;
+	uint64_t bs = img->block_size, lblk, in, cnt, n;
+	blk64_t pblk, goal = 0;
+	uint8_t *p;
+	int ret = 0;
+
+	*done = 0;
+	while (*done < len) {
+		lblk = (off + *done) / bs;
+		in = (off + *done) % bs;
+		n = bs - in < len - *done ? bs - in : len - *done;
+		ret = map_block(m, lblk, &pblk, &cnt);
+		if (!ret && !pblk) {
+			if (!goal && lblk && !map_block(m, lblk - 1, &goal, &cnt) &&
+			    goal)
+				goal++;
+			ret = map_alloc(m, lblk, goal, &pblk);
+		}
+		if (!ret)
+			ret = engine_block_ptr(img, m->ino, pblk, (void **)&p);
+		if (ret)
+			break;
+		memcpy(p + in, buf + *done, n);
+		*done += n;
+		goal = pblk + 1;
+	}
+	return ret;
+}
+
 ssize_t xip_file_write(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 		       const void *buf, size_t len)
 {
-	(void)img;
-	(void)off;
-	(void)buf;
-	(void)len;
-	return xip_error(-EOPNOTSUPP, "inode %u: writing is not implemented yet",
-			 ino);
+	uint64_t size;
+	struct xip_map m;
+	size_t done = 0;
+	int ret, wret;
+
+	ret = write_open(img, ino, &m);
+	if (ret)
+		return ret;
+	if (len > SSIZE_MAX)
+		len = SSIZE_MAX;
+	if (off > max_size(&m) || len > max_size(&m) - off) {
+		map_close(&m);
+		return xip_error(-EFBIG,
+				 "inode %u: a write up to byte %llu exceeds the largest file size (%llu)",
+				 ino, U64(off + len), U64(max_size(&m)));
+	}
+	size = EXT2_I_SIZE(&m.inode);
+	/* bytes past the old end of the last block must read as zeros */
+	ret = off > size ? zero_tail(&m, size) : 0;
+	if (!ret)
+		ret = write_range(&m, off, buf, len, &done);
+	if (done && off + done > size)
+		wret = set_size(&m, off + done);
+	else
+		wret = 0;
+	if (done || m.dirty) {
+		touch_mc(img, &m.inode);
+		if (!wret)
+			wret = map_write_inode(&m);
+	}
+	map_close(&m);
+	if (wret)
+		return wret;
+	if (ret && !done)
+		return ret;
+	return (ssize_t)done;
 }
 
 int xip_file_truncate(struct xip_image *img, ext2_ino_t ino, uint64_t size)
 {
-	(void)img;
-	(void)size;
-	return xip_error(-EOPNOTSUPP, "inode %u: truncating is not implemented yet",
-			 ino);
+	uint64_t old, bs = img->block_size;
+	struct xip_map m;
+	int ret;
+
+	ret = write_open(img, ino, &m);
+	if (ret)
+		return ret;
+	if (size > max_size(&m)) {
+		map_close(&m);
+		return xip_error(-EFBIG,
+				 "inode %u: size %llu exceeds the largest file size (%llu)",
+				 ino, U64(size), U64(max_size(&m)));
+	}
+	old = EXT2_I_SIZE(&m.inode);
+	if (size < old) {
+		/* xip_truncate_page, then the blocks past the end */
+		ret = zero_tail(&m, size);
+		if (!ret)
+			ret = map_free_from(&m, blocks_for(size, bs));
+	} else if (size > old) {
+		ret = zero_tail(&m, old);	/* growing leaves a hole */
+	}
+	if (!ret && size != old)
+		ret = set_size(&m, size);
+	if (!ret) {
+		touch_mc(img, &m.inode);
+		ret = map_write_inode(&m);
+	} else if (m.dirty) {
+		map_write_inode(&m);	/* what was freed stays freed */
+	}
+	map_close(&m);
+	return ret;
 }
 
 int xip_create(struct xip_image *img, const char *path, unsigned int mode,
 	       ext2_ino_t *ino)
 {
-	(void)img;
-	(void)mode;
+	char name[EXT2_NAME_LEN + 1];
+	struct ext2_inode_large in;
+	ext2_filsys fs = img->fs;
+	ext2_ino_t dir, found;
+	errcode_t err;
+	int ret;
+
 	*ino = 0;
-	return xip_error(-EOPNOTSUPP, "%s: creating is not implemented yet", path);
+	if (!img->writable)
+		return xip_error(-EROFS, "%s: opened read-only", img->seg->path);
+	ret = xip_lookup_parent(img, path, &dir, name);
+	if (ret)
+		return ret;
+	ret = dir_find(img, dir, name, (unsigned int)strlen(name), &found);
+	if (!ret)
+		return path_error(-EEXIST, path);
+	if (ret != -ENOENT)
+		return ret;
+	ret = engine_load_bitmaps(img);
+	if (ret)
+		return ret;
+	err = ext2fs_new_inode(fs, dir, LINUX_S_IFREG | 0600, NULL, ino);
+	if (err)
+		return xip_error_ext2(err, "%s", path);
+	err = ext2fs_link(fs, dir, name, *ino, EXT2_FT_REG_FILE);
+	if (err == EXT2_ET_DIR_NO_SPACE) {
+		err = ext2fs_expand_dir(fs, dir);
+		if (!err)
+			err = ext2fs_link(fs, dir, name, *ino, EXT2_FT_REG_FILE);
+	}
+	if (err)
+		return xip_error_ext2(err, "%s", path);
+	ext2fs_inode_alloc_stats2(fs, *ino, +1, 0);
+	memset(&in, 0, sizeof(in));
+	in.i_mode = (uint16_t)(LINUX_S_IFREG | (mode & 07777));
+	in.i_uid = (uint16_t)geteuid();
+	ext2fs_set_i_uid_high(in, geteuid() >> 16);
+	in.i_gid = (uint16_t)getegid();
+	ext2fs_set_i_gid_high(in, getegid() >> 16);
+	in.i_links_count = 1;
+	touch_mc(img, &in);
+	in.i_atime = in.i_mtime;
+	err = ext2fs_write_new_inode(fs, *ino, (struct ext2_inode *)&in);
+	if (err)
+		return xip_error_ext2(err, "%s: writing inode %u", path, *ino);
+	/* the parent changed */
+	ret = inode_read_checked(img, dir, &in);
+	if (!ret) {
+		touch_mc(img, &in);
+		err = ext2fs_write_inode_full(fs, dir, (struct ext2_inode *)&in,
+					      sizeof(in));
+		if (err)
+			ret = xip_error_ext2(err, "%s: directory inode %u",
+					     path, dir);
+	}
+	return ret;
 }

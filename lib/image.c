@@ -175,6 +175,13 @@ int xip_image_flush(struct xip_image *img)
 
 	if (!img->writable)
 		return 0;
+	/* the bitmaps too: ext2fs_flush() leaves them to ext2fs_close() */
+	if (img->fs && (img->fs->flags & EXT2_FLAG_RW)) {
+		err = ext2fs_write_bitmaps(img->fs);
+		if (err)
+			return xip_error_ext2(err, "%s: writing bitmaps",
+					      img->seg->path);
+	}
 	if (img->fs && (img->fs->flags & EXT2_FLAG_DIRTY)) {
 		err = ext2fs_flush(img->fs);
 		if (err)

@@ -489,6 +489,8 @@ int xip_get_page(struct xip_image *img, ext2_ino_t ino, uint64_t pgoff,
 					ino, U64(pgoff));
 		else
 			ret = map_alloc(&m, pgoff, 0, &pblk);
+		if (!ret && m.dirty)
+			ret = map_write_inode(&m);
 	}
 	if (!ret)
 		ret = engine_block_ptr(img, ino, pblk, ptr);
@@ -574,16 +576,301 @@ int xip_file_runs(struct xip_image *img, ext2_ino_t ino,
 
 /* ---- allocation (writers) ----------------------------------------------- */
 
+/* Give back a block allocated by alloc_cleared(). */
+static void release_block(struct xip_map *m, blk64_t blk)
+{
+	ext2fs_block_alloc_stats2(m->img->fs, blk, -1);
+	ext2fs_iblk_sub_blocks(m->img->fs, (struct ext2_inode *)&m->inode, 1);
+}
+
+/*
+ * Allocate one block near @goal and clear it through direct_access before
+ * anything points at it (the seed's ext2_clear_xip_target); bitmap, free
+ * counts and i_blocks are updated.
+ */
+static int alloc_cleared(struct xip_map *m, blk64_t goal, uint64_t lblk,
+			 blk64_t *out)
+{
+	ext2_filsys fs = m->img->fs;
+	blk64_t blk;
+	errcode_t err;
+	void *p;
+	int ret;
+
+	if (goal < fs->super->s_first_data_block ||
+	    goal >= ext2fs_blocks_count(fs->super))
+		goal = ext2fs_find_inode_goal(fs, m->ino,
+					      (struct ext2_inode *)&m->inode,
+					      lblk);
+	err = ext2fs_new_block2(fs, goal, NULL, &blk);
+	if (err == EXT2_ET_BLOCK_ALLOC_FAIL)
+		return xip_error(-ENOSPC,
+				 "no space left in %s (inode %u, file block %llu)",
+				 m->img->seg->path, m->ino, U64(lblk));
+	if (err)
+		return xip_error_ext2(err, "inode %u: allocating a block",
+				      m->ino);
+	if (!m->extents && blk > UINT32_MAX)
+		return xip_error(-ENOSPC,
+				 "no block below 2^32 left in %s for a block-mapped file (inode %u)",
+				 m->img->seg->path, m->ino);
+	ret = engine_check_block(m->img, m->ino, blk, "new block", lblk);
+	if (!ret)
+		ret = engine_block_ptr(m->img, m->ino, blk, &p);
+	if (ret)
+		return ret;
+	memset(p, 0, m->img->block_size);
+	ext2fs_block_alloc_stats2(fs, blk, +1);
+	ext2fs_iblk_add_blocks(fs, (struct ext2_inode *)&m->inode, 1);
+	m->dirty = true;
+	*out = blk;
+	return 0;
+}
+
+/*
+ * The missing part of a block-map branch, as the kernel's ext2_alloc_branch
+ * does it: every block needed (indirect blocks, then the data block) is
+ * allocated and cleared first, then spliced in top-down; a failure gives
+ * back what was allocated and links nothing.
+ */
+static int ind_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
+		     blk64_t *pblk)
+{
+	uint64_t apb = m->apb, rel = 0, span = 1;
+	unsigned int depth = 0, level;
+	blk64_t blk, fresh[4];
+	uint32_t *slot, *p;
+	bool in_inode = true;
+	int ret = 0;
+
+	if (lblk < EXT2_NDIR_BLOCKS) {
+		slot = &m->inode.i_block[lblk];
+	} else {
+		rel = lblk - EXT2_NDIR_BLOCKS;
+		span = apb;
+		for (depth = 1; rel >= span; depth++) {
+			rel -= span;
+			span *= apb;
+		}
+		slot = &m->inode.i_block[EXT2_IND_BLOCK + depth - 1];
+	}
+	/* walk down the existing part of the branch */
+	for (level = 0; level < depth; level++) {
+		blk = in_inode ? *slot : le32toh(*slot);
+		if (!blk)
+			break;
+		ret = ind_ptr(m, (int)(depth * (depth - 1) / 2 + level), blk,
+			      lblk, &p);
+		if (ret)
+			return ret;
+		goal = goal ? goal : blk + 1;
+		span /= apb;
+		slot = &p[rel / span];
+		rel %= span;
+		in_inode = false;
+	}
+	/* allocate and clear the rest: depth - level indirect + 1 data */
+	for (unsigned int i = 0; i <= depth - level; i++) {
+		ret = alloc_cleared(m, goal, lblk, &fresh[i]);
+		if (ret) {
+			while (i--)
+				release_block(m, fresh[i]);
+			return ret;
+		}
+		goal = fresh[i] + 1;
+	}
+	/* splice: the new indirect blocks are cleared, link them in order */
+	for (unsigned int i = 0; i <= depth - level; i++) {
+		if (in_inode)
+			*slot = (uint32_t)fresh[i];
+		else
+			*slot = htole32((uint32_t)fresh[i]);
+		if (i == depth - level)
+			break;
+		ret = ind_ptr(m, (int)(depth * (depth - 1) / 2 + level + i),
+			      fresh[i], lblk, &p);
+		if (ret)
+			return ret;
+		span /= apb;
+		slot = &p[rel / span];
+		rel %= span;
+		in_inode = false;
+	}
+	*pblk = fresh[depth - level];
+	return 0;
+}
+
 int map_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal, blk64_t *pblk)
 {
-	(void)goal;
-	(void)pblk;
-	return xip_error(-EOPNOTSUPP, "inode %u: file block %llu: writing is not implemented yet",
-			 m->ino, U64(lblk));
+	int ret;
+
+	if (!m->img->writable)
+		return xip_error(-EROFS, "%s: opened read-only",
+				 m->img->seg->path);
+	if (m->nomap)
+		return xip_error(-EINVAL, "inode %u: has no block map", m->ino);
+	if (m->extents)
+		return xip_error(-EOPNOTSUPP,
+				 "inode %u: writing extent-mapped files is not supported",
+				 m->ino);
+	if (lblk >= map_limit(m))
+		return xip_error(-EFBIG,
+				 "inode %u: file block %llu beyond the largest a block map holds",
+				 m->ino, U64(lblk));
+	ret = engine_load_bitmaps(m->img);
+	if (ret)
+		return ret;
+	return ind_alloc(m, lblk, goal, pblk);
+}
+
+/* ---- freeing (truncate) ------------------------------------------------- */
+
+struct free_ctx {
+	struct xip_map *m;
+	uint64_t first;		/* free file blocks from here on */
+	bool dry;		/* validate only */
+};
+
+static int free_one(struct free_ctx *fc, blk64_t blk, const char *what,
+		    uint64_t lblk)
+{
+	struct xip_map *m = fc->m;
+	int ret;
+
+	ret = engine_check_block(m->img, m->ino, blk, what, lblk);
+	if (ret)
+		return ret;
+	if (!ext2fs_test_block_bitmap2(m->img->fs->block_map, blk))
+		return xip_error(-EUCLEAN,
+				 "inode %u: %s %llu (file block %llu) is not marked in use",
+				 m->ino, what, U64(blk), U64(lblk));
+	if (!fc->dry) {
+		release_block(m, blk);
+		m->dirty = true;
+	}
+	return 0;
+}
+
+/*
+ * The subtree of indirect block @blk at height @height (1: it points at
+ * data) covering file blocks from @base.  *freed tells whether @blk itself
+ * was given back (it then maps nothing).
+ */
+static int free_tree(struct free_ctx *fc, blk64_t blk, unsigned int height,
+		     uint64_t base, bool *freed)
+{
+	struct xip_map *m = fc->m;
+	uint64_t child = 1;
+	bool all_zero = true, cfreed;
+	uint32_t *p;
+	int ret;
+
+	*freed = false;
+	for (unsigned int i = 1; i < height; i++)
+		child *= m->apb;
+	ret = engine_check_block(m->img, m->ino, blk, "indirect block", base);
+	if (!ret)
+		ret = engine_block_ptr(m->img, m->ino, blk, (void **)&p);
+	if (ret)
+		return ret;
+	for (uint64_t i = 0; i < m->apb; i++) {
+		uint64_t cbase = base + i * child;
+		blk64_t cb = le32toh(p[i]);
+
+		if (!cb)
+			continue;
+		if (cbase + child <= fc->first) {
+			all_zero = false;
+			continue;
+		}
+		if (height == 1) {
+			ret = free_one(fc, cb, "block", cbase);
+			cfreed = true;
+		} else {
+			ret = free_tree(fc, cb, height - 1, cbase, &cfreed);
+		}
+		if (ret)
+			return ret;
+		if (cfreed && !fc->dry)
+			p[i] = 0;
+		else
+			all_zero = false;
+	}
+	if (!all_zero && !fc->dry)
+		return 0;
+	if (fc->dry && base < fc->first)
+		return 0;
+	ret = free_one(fc, blk, "indirect block", base);
+	*freed = !ret;
+	return ret;
+}
+
+static int free_pass(struct free_ctx *fc)
+{
+	struct xip_map *m = fc->m;
+	uint64_t base = EXT2_NDIR_BLOCKS, span = m->apb;
+	bool freed;
+	int ret;
+
+	for (uint64_t i = fc->first; i < EXT2_NDIR_BLOCKS; i++) {
+		if (!m->inode.i_block[i])
+			continue;
+		ret = free_one(fc, m->inode.i_block[i], "block", i);
+		if (ret)
+			return ret;
+		if (!fc->dry)
+			m->inode.i_block[i] = 0;
+	}
+	for (unsigned int d = 1; d <= 3; d++) {
+		uint32_t *slot = &m->inode.i_block[EXT2_IND_BLOCK + d - 1];
+
+		if (*slot && base + span > fc->first) {
+			ret = free_tree(fc, *slot, d, base, &freed);
+			if (ret)
+				return ret;
+			if (freed && !fc->dry)
+				*slot = 0;
+		}
+		base += span;
+		span *= m->apb;
+	}
+	return 0;
 }
 
 int map_free_from(struct xip_map *m, uint64_t first)
 {
-	return xip_error(-EOPNOTSUPP, "inode %u: file block %llu: freeing is not implemented yet",
-			 m->ino, U64(first));
+	struct free_ctx fc = { m, first, true };
+	int ret;
+
+	if (!m->img->writable)
+		return xip_error(-EROFS, "%s: opened read-only",
+				 m->img->seg->path);
+	if (m->nomap)
+		return 0;
+	if (m->extents)
+		return xip_error(-EOPNOTSUPP,
+				 "inode %u: truncating extent-mapped files is not supported",
+				 m->ino);
+	ret = engine_load_bitmaps(m->img);
+	/* validate everything first, so that a damaged map frees nothing */
+	if (!ret)
+		ret = free_pass(&fc);
+	fc.dry = false;
+	if (!ret)
+		ret = free_pass(&fc);
+	memset(m->cache, 0, sizeof(m->cache));
+	return ret;
+}
+
+int map_write_inode(struct xip_map *m)
+{
+	errcode_t err;
+
+	err = ext2fs_write_inode_full(m->img->fs, m->ino,
+				      (struct ext2_inode *)&m->inode,
+				      sizeof(m->inode));
+	if (err)
+		return xip_error_ext2(err, "inode %u: writing", m->ino);
+	m->dirty = false;
+	return 0;
 }

@@ -79,3 +79,8 @@ loop_mount() {
 loop_umount() {
 	umount "$T/mnt"
 }
+
+# Free blocks of an image, as dumpe2fs counts them.
+free_blocks() {
+	dumpe2fs_field "$1" 'Free blocks'
+}

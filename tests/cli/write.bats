@@ -1,0 +1,171 @@
+#!/usr/bin/env bats
+# xiptool write against a model file on the host, checked by e2fsck,
+# debugfs and the kernel.
+
+load ../lib/common
+
+BS=4096
+
+@test "writes at every boundary match the model; debugfs, the kernel and e2fsck agree" {
+	require_loop
+	mkdir -p "$T/tree"
+	head -c 70000 /dev/urandom > "$T/tree/f"
+	cp "$T/tree/f" "$T/model"
+	mkimg "$T/img" 32M "$T/tree"
+	for spec in 0:1 4095:2 $((12 * BS - 1)):2 $((1036 * BS - 5)):10 $((1037 * BS)):$((3 * BS)) 100:200000 70000:1; do
+		off=${spec%%:*} len=${spec##*:}
+		head -c "$len" /dev/urandom > "$T/in"
+		xiptool write --offset "$off" -i "$T/in" "$T/img" /f
+		dd if="$T/in" of="$T/model" bs=1M oflag=seek_bytes seek="$off" conv=notrunc status=none
+	done
+	xiptool read "$T/img" /f | cmp - "$T/model"
+	debugfs -R "cat /f" "$T/img" 2>/dev/null | cmp - "$T/model"
+	e2fsck -fn "$T/img"
+	for drv in ext2 ext4; do
+		loop_mount "$T/img" "$drv"
+		cmp "$T/mnt/f" "$T/model"
+		loop_umount
+	done
+}
+
+@test "stdin and --append; mtime and ctime move forward" {
+	mkdir -p "$T/tree"
+	printf 'one\n' > "$T/tree/f"
+	touch -d '2001-01-01' "$T/tree/f"
+	mkimg "$T/img" 16M "$T/tree"
+	before=$(date +%s)
+	printf 'two\n' | xiptool write --append "$T/img" /f
+	head -c 3000000 /dev/urandom | tee "$T/big" | xiptool write --append "$T/img" /f
+	(printf 'one\ntwo\n'; cat "$T/big") | cmp - <(xiptool read "$T/img" /f)
+	m=$(debugfs -R "stat /f" "$T/img" 2>/dev/null | sed -n 's/^ *mtime: 0x\([0-9a-f]*\).*/\1/p')
+	[ $((16#$m)) -ge "$before" ]
+	c=$(debugfs -R "stat /f" "$T/img" 2>/dev/null | sed -n 's/^ *ctime: 0x\([0-9a-f]*\).*/\1/p')
+	[ $((16#$c)) -ge "$before" ]
+	e2fsck -fn "$T/img"
+}
+
+@test "--create makes the directory entry (mode, owner); the parent must exist" {
+	require_loop
+	mkimg "$T/img" 16M
+	printf 'hello' | xiptool write --create --mode 640 "$T/img" /new
+	printf 'x' | xiptool write --create "$T/img" /new	# exists: written in place
+	[ "$(xiptool read "$T/img" /new)" = xello ]
+	run xiptool write --create "$T/img" /nodir/f < /dev/null
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool write: /nodir/f: No such file or directory" ]
+	run xiptool write "$T/img" /absent < /dev/null
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool write: /absent: No such file or directory" ]
+	run xiptool write --create "$T/img" /lost+found < /dev/null
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"Is a directory"* ]]
+	run xiptool write --mode 600 "$T/img" /new < /dev/null
+	[ "$status" -eq 2 ]
+	# enough entries to need new directory blocks
+	for i in $(seq 1 150); do
+		xiptool write --create "$T/img" "/lost+found/a-rather-long-file-name-number-$i" < /dev/null
+	done
+	e2fsck -fn "$T/img"
+	loop_mount "$T/img"
+	[ "$(stat -c '%a %u %g %s' "$T/mnt/new")" = "640 $(id -u) $(id -g) 5" ]
+	[ "$(ls "$T/mnt/lost+found" | wc -l)" -eq 150 ]
+	loop_umount
+}
+
+@test "holes: reading allocates nothing; writing allocates exactly the touched blocks, the rest reads zero" {
+	mkdir -p "$T/tree"
+	truncate -s 20M "$T/tree/sparse"
+	mkimg "$T/img" 32M "$T/tree"
+	sum=$(md5sum < "$T/img")
+	xiptool read "$T/img" /sparse | cmp - "$T/tree/sparse"
+	[ "$(md5sum < "$T/img")" = "$sum" ]
+	free0=$(free_blocks "$T/img")
+	# one byte in a direct block: one block
+	printf 'A' | xiptool write --offset 5000 "$T/img" /sparse
+	[ "$(free_blocks "$T/img")" -eq $((free0 - 1)) ]
+	# one byte behind the indirect boundary: the indirect block and one data block
+	printf 'B' | xiptool write --offset $((12 * BS + 10)) "$T/img" /sparse
+	[ "$(free_blocks "$T/img")" -eq $((free0 - 3)) ]
+	# three blocks of the double-indirect tree: dind, ind, three data blocks
+	head -c $((BS + 2)) /dev/zero | tr '\0' C | xiptool write --offset $((1036 * BS + BS - 1)) "$T/img" /sparse
+	[ "$(free_blocks "$T/img")" -eq $((free0 - 3 - 5)) ]
+	cp "$T/tree/sparse" "$T/model"
+	printf 'A' | dd of="$T/model" bs=1 seek=5000 conv=notrunc status=none
+	printf 'B' | dd of="$T/model" bs=1 seek=$((12 * BS + 10)) conv=notrunc status=none
+	head -c $((BS + 2)) /dev/zero | tr '\0' C | dd of="$T/model" bs=1 seek=$((1036 * BS + BS - 1)) conv=notrunc status=none
+	xiptool read "$T/img" /sparse | cmp - "$T/model"
+	[ "$(xiptool stat "$T/img" /sparse | sed -n 's/^Data blocks: *//p')" -eq 5 ]
+	e2fsck -fn "$T/img"
+}
+
+@test "a read-only image is refused with EROFS and stays byte-identical" {
+	mkdir -p "$T/tree"
+	printf 'data' > "$T/tree/f"
+	mkimg "$T/img" 16M "$T/tree"
+	chmod 444 "$T/img"
+	sum=$(md5sum < "$T/img")
+	run xiptool write "$T/img" /f <<<"new"
+	[ "$status" -eq 3 ]
+	[[ "$output" == "xiptool write: $T/img: read-only"* ]]
+	run xiptool truncate "$T/img" /f 0
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"read-only"* ]]
+	[ "$(md5sum < "$T/img")" = "$sum" ]
+	[ "$(xiptool read "$T/img" /f)" = data ]
+}
+
+@test "image full: ENOSPC reported, nothing visible past the old size, e2fsck clean" {
+	mkdir -p "$T/tree"
+	head -c 10000 /dev/urandom > "$T/tree/f"
+	mkimg "$T/img" 4M "$T/tree"
+	free0=$(free_blocks "$T/img")
+	head -c 8M /dev/urandom > "$T/in"
+	run xiptool write --append -i "$T/in" "$T/img" /f
+	[ "$status" -eq 3 ]
+	[[ "$output" == "xiptool write: /f: no space left in $T/img"* ]]
+	e2fsck -fn "$T/img"
+	xiptool read "$T/img" /f | cmp - "$T/tree/f"
+	[ "$(free_blocks "$T/img")" -eq "$free0" ]
+	# a new file: left empty
+	run xiptool write --create -i "$T/in" "$T/img" /g
+	[ "$status" -eq 3 ]
+	[ "$(xiptool stat "$T/img" /g | sed -n 's/^Size: *//p')" -eq 0 ]
+	e2fsck -fn "$T/img"
+	# there was room for this much all along
+	head -c $(( (free0 - 10) * BS )) "$T/in" | xiptool write "$T/img" /g
+	e2fsck -fn "$T/img"
+}
+
+@test "large files: a write past 4 GiB sets large_file; the kernel sees the size" {
+	require_loop
+	mkimg "$T/img" 16M "" -O ^large_file
+	! dumpe2fs -h "$T/img" 2>/dev/null | grep -q large_file
+	printf 'far' | xiptool write --create --offset 5G "$T/img" /big
+	dumpe2fs -h "$T/img" 2>/dev/null | grep -q large_file
+	e2fsck -fn "$T/img"
+	loop_mount "$T/img"
+	[ "$(stat -c %s "$T/mnt/big")" -eq $((5 * 1024 * 1024 * 1024 + 3)) ]
+	[ "$(tail -c 3 "$T/mnt/big")" = far ]
+	loop_umount
+	[ "$(xiptool read --offset 5G "$T/img" /big)" = far ]
+}
+
+@test "writers are exclusive: a reader's shared lock makes write wait, then fail" {
+	require_cmd flock
+	mkimg "$T/img" 8M
+	printf 'x' | xiptool write --create "$T/img" /f
+	run flock -s "$T/img" -c "printf y | '$XIPTOOL' write '$T/img' /f"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"busy"* ]]
+	[ "$(xiptool read "$T/img" /f)" = x ]
+	# two writers at once: both land, in some order, and the image is clean
+	head -c 2M /dev/urandom > "$T/a"
+	head -c 2M /dev/urandom > "$T/b"
+	xiptool write --create -i "$T/a" "$T/img" /a & pa=$!
+	xiptool write --create -i "$T/b" "$T/img" /b & pb=$!
+	wait $pa
+	wait $pb
+	xiptool read "$T/img" /a | cmp - "$T/a"
+	xiptool read "$T/img" /b | cmp - "$T/b"
+	e2fsck -fn "$T/img"
+}

@@ -1,0 +1,164 @@
+/* Unit tests of the write side of lib/page.c and lib/file.c. */
+#include "unit.h"
+
+#define BS 4096
+
+static void fsck_clean(const char *p)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "e2fsck -fn '%s' >/dev/null 2>&1", p);
+	assert_int_equal(system(cmd), 0);
+}
+
+static uint64_t free_blocks(struct xip_image *img)
+{
+	return ext2fs_free_blocks_count(img->fs->super);
+}
+
+static void test_create_write_read(void **state)
+{
+	const char *p = unit_path("w.img");
+	static uint8_t buf[3 * BS], back[3 * BS];
+	struct xip_image *img;
+	struct ext2_inode_large in;
+	ext2_ino_t ino, again;
+	uint64_t f0;
+
+	(void)state;
+	unit_mke2fs(p, "16M", BS, NULL);
+	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
+	f0 = free_blocks(img);
+	assert_int_equal(xip_create(img, "/f", 0640, &ino), 0);
+	assert_int_equal(xip_create(img, "/f", 0640, &again), -EEXIST);
+	assert_int_equal(xip_lookup(img, "/f", 0, &again), 0);
+	assert_int_equal(again, ino);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 13);
+	/* straddle the direct/indirect boundary */
+	assert_int_equal(xip_file_write(img, ino, 11 * BS + 100, buf, sizeof(buf)),
+			 (ssize_t)sizeof(buf));
+	assert_int_equal(xip_read_inode(img, ino, &in), 0);
+	assert_int_equal(EXT2_I_SIZE(&in), 11 * BS + 100 + sizeof(buf));
+	assert_int_equal(in.i_mode, LINUX_S_IFREG | 0640);
+	/* 4 data blocks + the indirect block */
+	assert_int_equal(f0 - free_blocks(img), 5);
+	assert_int_equal(in.i_blocks, 5 * (BS / 512));
+	assert_int_equal(xip_file_read(img, ino, 11 * BS + 100, back, sizeof(back)),
+			 (ssize_t)sizeof(back));
+	assert_memory_equal(buf, back, sizeof(buf));
+	/* the hole before reads zero; new blocks were cleared */
+	assert_int_equal(xip_file_read(img, ino, 11 * BS, back, 100), 100);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(back[i], 0);
+	assert_int_equal(xip_image_close(img), 0);
+	fsck_clean(p);
+}
+
+static void test_get_page_create(void **state)
+{
+	const char *p = unit_path("c.img");
+	struct xip_image *img;
+	ext2_ino_t ino;
+	uint64_t f0;
+	void *pg;
+
+	(void)state;
+	unit_mke2fs(p, "16M", BS, NULL);
+	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
+	assert_int_equal(xip_create(img, "/f", 0644, &ino), 0);
+	assert_int_equal(xip_file_truncate(img, ino, 2000 * BS), 0);
+	f0 = free_blocks(img);
+	assert_int_equal(xip_get_page(img, ino, 1500, false, &pg), -ENODATA);
+	assert_int_equal(free_blocks(img), f0);
+	assert_int_equal(xip_get_page(img, ino, 1500, true, &pg), 0);
+	for (int i = 0; i < BS; i++)
+		assert_int_equal(((uint8_t *)pg)[i], 0);
+	/* dind + ind + data */
+	assert_int_equal(f0 - free_blocks(img), 3);
+	memset(pg, 'x', BS);
+	assert_int_equal(xip_get_page(img, ino, 1500, false, &pg), 0);
+	assert_int_equal(((uint8_t *)pg)[7], 'x');
+	assert_int_equal(xip_image_close(img), 0);
+	fsck_clean(p);
+}
+
+static void test_truncate_frees(void **state)
+{
+	const char *p = unit_path("t.img");
+	static uint8_t buf[64 * BS];
+	struct xip_image *img;
+	ext2_ino_t ino;
+	uint64_t f0;
+	uint8_t b;
+
+	(void)state;
+	unit_mke2fs(p, "32M", BS, NULL);
+	memset(buf, 0xab, sizeof(buf));
+	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
+	f0 = free_blocks(img);
+	assert_int_equal(xip_create(img, "/f", 0644, &ino), 0);
+	for (uint64_t off = 0; off < 1100 * BS; off += sizeof(buf))
+		assert_int_equal(xip_file_write(img, ino, off, buf, sizeof(buf)),
+				 (ssize_t)sizeof(buf));
+	assert_int_equal(xip_file_truncate(img, ino, 10 * BS + 7), 0);
+	assert_int_equal(f0 - free_blocks(img), 11);
+	/* the tail of the last block is zero: grow and look */
+	assert_int_equal(xip_file_truncate(img, ino, 11 * BS), 0);
+	assert_int_equal(xip_file_read(img, ino, 10 * BS + 6, &b, 1), 1);
+	assert_int_equal(b, 0xab);
+	assert_int_equal(xip_file_read(img, ino, 10 * BS + 7, &b, 1), 1);
+	assert_int_equal(b, 0);
+	assert_int_equal(f0 - free_blocks(img), 11);
+	assert_int_equal(xip_file_truncate(img, ino, 0), 0);
+	assert_int_equal(free_blocks(img), f0);
+	assert_int_equal(xip_image_close(img), 0);
+	fsck_clean(p);
+}
+
+static void test_readonly_and_full(void **state)
+{
+	const char *p = unit_path("r.img");
+	static uint8_t buf[1 << 20];
+	struct xip_image *img;
+	ext2_ino_t ino, other;
+	ssize_t n;
+	void *pg;
+
+	(void)state;
+	unit_mke2fs(p, "2M", BS, NULL);
+	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
+	assert_int_equal(xip_create(img, "/f", 0644, &ino), 0);
+	assert_int_equal(xip_image_close(img), 0);
+
+	assert_int_equal(xip_image_open(p, 0, &img), 0);
+	assert_int_equal(xip_file_write(img, ino, 0, "x", 1), -EROFS);
+	assert_int_equal(xip_file_truncate(img, ino, 0), -EROFS);
+	assert_int_equal(xip_get_page(img, ino, 0, true, &pg), -EROFS);
+	assert_int_equal(xip_create(img, "/g", 0644, &other), -EROFS);
+	assert_int_equal(xip_image_close(img), 0);
+
+	/* fill it: a short count, then ENOSPC */
+	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
+	n = xip_file_write(img, ino, 0, buf, sizeof(buf));
+	assert_true(n > 0);
+	n = xip_file_write(img, ino, (uint64_t)n, buf, sizeof(buf));
+	assert_true(n > 0 && n < (ssize_t)sizeof(buf));
+	assert_int_equal(free_blocks(img), 0);
+	assert_int_equal(xip_file_write(img, ino, 4 << 20, buf, 10), -ENOSPC);
+	assert_non_null(strstr(xip_errmsg(), "no space left"));
+	assert_int_equal(xip_image_close(img), 0);
+	fsck_clean(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_create_write_read),
+		cmocka_unit_test(test_get_page_create),
+		cmocka_unit_test(test_truncate_frees),
+		cmocka_unit_test(test_readonly_and_full),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
