@@ -17,7 +17,7 @@
 #include "cmd.h"
 
 static const char write_usage[] =
-	"[--offset N | --append] [--create [--mode MODE]] [-i FILE] IMAGE PATH";
+	"[--offset N | --append] [--create [--mode MODE]] [-i FILE] IMAGE PATH [FILE]";
 
 #define PIPE_CHUNK (1u << 20)
 #define MAP_CHUNK (1ull << 30)
@@ -216,10 +216,14 @@ int cmd_write(int argc, const char **argv)
 		POPT_TABLEEND
 	};
 
-	rc = cmd_parse(argc, argv, options, write_usage, 2, 2, &args);
+	rc = cmd_parse(argc, argv, options, write_usage, 2, 3, &args);
 	if (rc)
 		return rc;
-	if (offset_s && append)
+	if (args.argc == 3 && input)
+		rc = cmd_usage_error("give the input as -i FILE or as FILE, not both");
+	else if (args.argc == 3 && !(input = strdup(args.argv[2])))
+		rc = EXIT_RUNTIME;
+	else if (offset_s && append)
 		rc = cmd_usage_error("--offset and --append exclude each other");
 	else if (mode_s && !create)
 		rc = cmd_usage_error("--mode needs --create");

@@ -37,6 +37,13 @@ BS=4096
 	printf 'two\n' | xiptool write --append "$T/img" /f
 	head -c 3000000 /dev/urandom | tee "$T/big" | xiptool write --append "$T/img" /f
 	(printf 'one\ntwo\n'; cat "$T/big") | cmp - <(xiptool read "$T/img" /f)
+	# the input as the last argument, like -i
+	printf 'ONE' > "$T/in"
+	xiptool write "$T/img" /f "$T/in"
+	[ "$(xiptool read --length 8 "$T/img" /f)" = "ONE
+two" ]
+	run xiptool write -i "$T/in" "$T/img" /f "$T/in"
+	[ "$status" -eq 2 ]
 	m=$(debugfs -R "stat /f" "$T/img" 2>/dev/null | sed -n 's/^ *mtime: 0x\([0-9a-f]*\).*/\1/p')
 	[ $((16#$m)) -ge "$before" ]
 	c=$(debugfs -R "stat /f" "$T/img" 2>/dev/null | sed -n 's/^ *ctime: 0x\([0-9a-f]*\).*/\1/p')
