@@ -62,8 +62,13 @@ int map_runs(struct xip_map *m, uint64_t end, struct xip_run **runs,
 /* The first file block past the largest the map can address. */
 uint64_t map_limit(const struct xip_map *m);
 
-/* Writers (page.c): allocate file block @lblk, cleared, linked in. */
-int map_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal, blk64_t *pblk);
+/*
+ * Writers (page.c): allocate file block @lblk near @goal, clear it (or,
+ * when @fill is given, fill it with the block's bytes) before linking it
+ * in: the new block is never visible with stale contents.
+ */
+int map_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
+	      const void *fill, blk64_t *pblk);
 /* Free every block from file block @first on, indirect blocks included. */
 int map_free_from(struct xip_map *m, uint64_t first);
 /* Write the private inode copy back. */

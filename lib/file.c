@@ -713,18 +713,25 @@ static int write_range(struct xip_map *m, uint64_t off, const uint8_t *buf,
 		lblk = (off + *done) / bs;
 		in = (off + *done) % bs;
 		n = bs - in < len - *done ? bs - in : len - *done;
+		const uint8_t *fill = n == bs ? buf + *done : NULL;
+
 		ret = map_block(m, lblk, &pblk, &cnt);
 		if (!ret && !pblk) {
 			if (!goal && lblk && !map_block(m, lblk - 1, &goal, &cnt) &&
 			    goal)
 				goal++;
-			ret = map_alloc(m, lblk, goal, &pblk);
+			ret = map_alloc(m, lblk, goal, fill, &pblk);
+		} else {
+			fill = NULL;
 		}
-		if (!ret)
-			ret = engine_block_ptr(img, m->ino, pblk, (void **)&p);
 		if (ret)
 			break;
-		memcpy(p + in, buf + *done, n);
+		if (!fill) {
+			ret = engine_block_ptr(img, m->ino, pblk, (void **)&p);
+			if (ret)
+				break;
+			memcpy(p + in, buf + *done, n);
+		}
 		*done += n;
 		goal = pblk + 1;
 	}

@@ -488,7 +488,7 @@ int xip_get_page(struct xip_image *img, ext2_ino_t ino, uint64_t pgoff,
 			ret = xip_error(-ENODATA, "inode %u: file page %llu is a hole",
 					ino, U64(pgoff));
 		else
-			ret = map_alloc(&m, pgoff, 0, &pblk);
+			ret = map_alloc(&m, pgoff, 0, NULL, &pblk);
 		if (!ret && m.dirty)
 			ret = map_write_inode(&m);
 	}
@@ -589,7 +589,7 @@ static void release_block(struct xip_map *m, blk64_t blk)
  * counts and i_blocks are updated.
  */
 static int alloc_cleared(struct xip_map *m, blk64_t goal, uint64_t lblk,
-			 blk64_t *out)
+			 const void *fill, blk64_t *out)
 {
 	ext2_filsys fs = m->img->fs;
 	blk64_t blk;
@@ -619,7 +619,11 @@ static int alloc_cleared(struct xip_map *m, blk64_t goal, uint64_t lblk,
 		ret = engine_block_ptr(m->img, m->ino, blk, &p);
 	if (ret)
 		return ret;
-	memset(p, 0, m->img->block_size);
+	/* a whole block about to be written is filled instead of cleared */
+	if (fill)
+		memcpy(p, fill, m->img->block_size);
+	else
+		memset(p, 0, m->img->block_size);
 	ext2fs_block_alloc_stats2(fs, blk, +1);
 	ext2fs_iblk_add_blocks(fs, (struct ext2_inode *)&m->inode, 1);
 	m->dirty = true;
@@ -634,7 +638,7 @@ static int alloc_cleared(struct xip_map *m, blk64_t goal, uint64_t lblk,
  * back what was allocated and links nothing.
  */
 static int ind_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
-		     blk64_t *pblk)
+		     const void *fill, blk64_t *pblk)
 {
 	uint64_t apb = m->apb, rel = 0, span = 1;
 	unsigned int depth = 0, level;
@@ -671,7 +675,8 @@ static int ind_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
 	}
 	/* allocate and clear the rest: depth - level indirect + 1 data */
 	for (unsigned int i = 0; i <= depth - level; i++) {
-		ret = alloc_cleared(m, goal, lblk, &fresh[i]);
+		ret = alloc_cleared(m, goal, lblk,
+				    i == depth - level ? fill : NULL, &fresh[i]);
 		if (ret) {
 			while (i--)
 				release_block(m, fresh[i]);
@@ -700,7 +705,8 @@ static int ind_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
 	return 0;
 }
 
-int map_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal, blk64_t *pblk)
+int map_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
+	      const void *fill, blk64_t *pblk)
 {
 	int ret;
 
@@ -720,7 +726,7 @@ int map_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal, blk64_t *pblk)
 	ret = engine_load_bitmaps(m->img);
 	if (ret)
 		return ret;
-	return ind_alloc(m, lblk, goal, pblk);
+	return ind_alloc(m, lblk, goal, fill, pblk);
 }
 
 /* ---- freeing (truncate) ------------------------------------------------- */
