@@ -68,9 +68,66 @@ corrupt:
 			 m->ino, U64(lblk), off);
 }
 
+/*
+ * The size the kernel sees: 64 bits for regular files (and directories on
+ * largedir images); other inodes keep only i_size, ext2's i_dir_acl being
+ * the high word (ext2_iget(), ext4_isize()).
+ */
+static uint64_t inode_size(struct xip_image *img,
+			   const struct ext2_inode_large *in)
+{
+	if (LINUX_S_ISREG(in->i_mode) ||
+	    (LINUX_S_ISDIR(in->i_mode) &&
+	     ext2fs_has_feature_largedir(img->fs->super)))
+		return EXT2_I_SIZE(in);
+	return in->i_size;
+}
+
+/*
+ * The blocks of one directory seen so far.  A block the map hands out
+ * twice is corruption, and without this check a block map that points
+ * back at itself lists the same entries without bound.
+ */
+struct dir_seen {
+	ext2fs_block_bitmap map;
+	blk64_t first;
+};
+
+static int dir_seen_add(struct xip_map *m, struct dir_seen *s, blk64_t pblk,
+			uint64_t lblk)
+{
+	ext2_filsys fs = m->img->fs;
+	__u16 saved;
+	errcode_t err;
+
+	if (!s->first) {
+		s->first = pblk;	/* most directories stop here */
+		return 0;
+	}
+	if (!s->map) {
+		saved = fs->default_bitmap_type;
+		fs->default_bitmap_type = EXT2FS_BMAP64_RBTREE;
+		err = ext2fs_allocate_block_bitmap(fs, "directory blocks",
+						   &s->map);
+		fs->default_bitmap_type = saved;
+		if (err)
+			return xip_error_ext2(err, "directory inode %u",
+					      m->ino);
+		ext2fs_mark_block_bitmap2(s->map, s->first);
+	}
+	/* engine_check_block() has put pblk inside the bitmap's range */
+	if (ext2fs_test_block_bitmap2(s->map, pblk))
+		return xip_error(-EUCLEAN,
+				 "directory inode %u: block %llu mapped twice (again at file block %llu)",
+				 m->ino, U64(pblk), U64(lblk));
+	ext2fs_mark_block_bitmap2(s->map, pblk);
+	return 0;
+}
+
 static int dir_scan(struct xip_image *img, ext2_ino_t dir, dirent_fn fn,
 		    void *ctx)
 {
+	struct dir_seen seen = { NULL, 0 };
 	uint64_t lblk = 0, end, n;
 	struct xip_map m;
 	blk64_t pblk;
@@ -84,7 +141,7 @@ static int dir_scan(struct xip_image *img, ext2_ino_t dir, dirent_fn fn,
 		map_close(&m);
 		return xip_error(-ENOTDIR, "inode %u: not a directory", dir);
 	}
-	end = blocks_for(EXT2_I_SIZE(&m.inode), img->block_size);
+	end = blocks_for(inode_size(img, &m.inode), img->block_size);
 	while (lblk < end) {
 		ret = map_block(&m, lblk, &pblk, &n);
 		if (ret)
@@ -93,13 +150,17 @@ static int dir_scan(struct xip_image *img, ext2_ino_t dir, dirent_fn fn,
 			lblk += n;
 			continue;
 		}
-		ret = engine_block_ptr(img, dir, pblk, &p);
+		ret = dir_seen_add(&m, &seen, pblk, lblk);
+		if (!ret)
+			ret = engine_block_ptr(img, dir, pblk, &p);
 		if (!ret)
 			ret = dir_block_scan(&m, lblk, p, fn, ctx);
 		if (ret)
 			break;
 		lblk++;
 	}
+	if (seen.map)
+		ext2fs_free_block_bitmap(seen.map);
 	map_close(&m);
 	return ret;
 }
@@ -447,7 +508,7 @@ int xip_stat_inode(struct xip_image *img, ext2_ino_t ino, struct xip_stat *st)
 	st->uid = inode_uid(*in);
 	st->gid = inode_gid(*in);
 	st->links = in->i_links_count;
-	st->size = EXT2_I_SIZE(in);
+	st->size = inode_size(img, in);
 	st->sectors = ext2fs_get_stat_i_blocks(img->fs, (struct ext2_inode *)in);
 	st->flags = in->i_flags;
 	st->generation = in->i_generation;

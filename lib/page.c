@@ -529,8 +529,9 @@ static int runs_add(struct xip_run **runs, size_t *n, size_t *cap,
 int map_runs(struct xip_map *m, uint64_t end, struct xip_run **runs,
 	     size_t *nruns)
 {
+	uint64_t lblk = 0, n, mapped = 0;
+	uint64_t most = ext2fs_blocks_count(m->img->fs->super);
 	size_t cap = 0;
-	uint64_t lblk = 0, n;
 	blk64_t pblk;
 	int ret = 0;
 
@@ -544,7 +545,16 @@ int map_runs(struct xip_map *m, uint64_t end, struct xip_run **runs,
 			break;
 		if (n > end - lblk)
 			n = end - lblk;
-		if (pblk)
+		/*
+		 * A file cannot own more blocks than the image has: a map
+		 * that repeats blocks would otherwise make runs without
+		 * bound.
+		 */
+		if (pblk && (mapped += n) > most)
+			ret = xip_error(-EUCLEAN,
+					"inode %u: maps more blocks than the image holds (%llu)",
+					m->ino, U64(most));
+		else if (pblk)
 			ret = runs_add(runs, nruns, &cap, lblk, pblk, n);
 		lblk += n;
 	}
