@@ -7,8 +7,11 @@
 
 load ../lib/common
 
-MAX_RSS_KB=$((256 * 1024))	# resident memory of one command
-MAX_SECONDS=20			# wall clock of one command
+# Bounds of one command: resident memory (the image's pages it touches
+# included; verify keeps a few bytes per block and inode, about 300 MiB
+# for a million inodes) and wall clock.  "Gigabytes" or "minutes" fail.
+MAX_RSS_KB=$((512 * 1024))
+MAX_SECONDS=20
 
 setup() {
 	common_setup
