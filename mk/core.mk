@@ -3,7 +3,7 @@
 libxip_a_SOURCES += lib/xip.h lib/error.c lib/segment.c lib/xipio.c lib/image.c lib/registry.c
 xiptool_SOURCES += cmd/xiptool.c cmd/cmd.h cmd/commands.h cmd/common.c cmd/info.c
 dist_man_MANS += man/xiptool.1 man/xiptool-info.1
-EXTRA_DIST += tests/demo.sh tests/lib/common.bash packaging/install-deps.sh \
+EXTRA_DIST += tests/demo.sh sample tests/lib/common.bash packaging/install-deps.sh \
 	.ci/run
 
 if ENABLE_TESTS
