@@ -29,8 +29,9 @@ struct xip_map {
 	bool extents;			/* mapped by an extent tree */
 	bool nomap;			/* no block map (devices, fast links) */
 	bool dirty;			/* the inode copy was changed */
+	bool uninit;			/* extents: has unwritten extents */
 	struct xip_run *ext;		/* extents: the mapped leaves, sorted */
-	size_t next;
+	size_t next, ext_cap;
 	struct {
 		blk64_t blk;
 		uint32_t *ptr;

@@ -698,20 +698,9 @@ static void touch_mc(struct xip_image *img, struct ext2_inode_large *in)
 
 static int write_open(struct xip_image *img, ext2_ino_t ino, struct xip_map *m)
 {
-	int ret;
-
 	if (!img->writable)
 		return xip_error(-EROFS, "%s: opened read-only", img->seg->path);
-	ret = read_open(img, ino, m);
-	if (ret)
-		return ret;
-	if (m->extents) {
-		map_close(m);
-		return xip_error(-EOPNOTSUPP,
-				 "inode %u: writing extent-mapped files is not supported",
-				 ino);
-	}
-	return 0;
+	return read_open(img, ino, m);
 }
 
 /* The largest file size this image and this map allow. */

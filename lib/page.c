@@ -228,10 +228,12 @@ static int ext_load(struct xip_map *m)
 	uint64_t steps = 0, limit = ext2fs_blocks_count(fs->super) * 4 + 64;
 	ext2_extent_handle_t h;
 	struct ext2fs_extent ex;
-	size_t cap = 0;
+	size_t cap = m->ext_cap;
 	errcode_t err;
 	int ret = 0;
 
+	m->next = 0;
+	m->uninit = false;
 	err = ext2fs_extent_open2(fs, m->ino, (struct ext2_inode *)&m->inode,
 				  &h);
 	if (err)
@@ -244,12 +246,15 @@ static int ext_load(struct xip_map *m)
 			break;
 		}
 		if ((ex.e_flags & EXT2_EXTENT_FLAGS_LEAF) && ex.e_len &&
-		    !(ex.e_flags & EXT2_EXTENT_FLAGS_UNINIT))
+		    (ex.e_flags & EXT2_EXTENT_FLAGS_UNINIT))
+			m->uninit = true;	/* unwritten: reads as a hole */
+		else if ((ex.e_flags & EXT2_EXTENT_FLAGS_LEAF) && ex.e_len)
 			ret = ext_add(m, &cap, &ex);
 		if (!ret)
 			err = ext2fs_extent_get(h, EXT2_EXTENT_NEXT, &ex);
 	}
 	ext2fs_extent_free(h);
+	m->ext_cap = cap;
 	if (ret)
 		return ret;
 	if (err && err != EXT2_ET_EXTENT_NO_NEXT && err != EXT2_ET_EXTENT_NO_DOWN)
@@ -430,6 +435,7 @@ void map_close(struct xip_map *m)
 	free(m->ext);
 	m->ext = NULL;
 	m->next = 0;
+	m->ext_cap = 0;
 }
 
 int map_block(struct xip_map *m, uint64_t lblk, blk64_t *pblk,
@@ -715,6 +721,38 @@ static int ind_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
 	return 0;
 }
 
+/* Link a new block into the extent tree (libext2fs), then re-read it. */
+static int ext_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
+		     const void *fill, blk64_t *pblk)
+{
+	blk64_t blk;
+	errcode_t err;
+	int ret;
+
+	if (!goal) {
+		size_t i = m->next;
+
+		/* the end of the extent before @lblk */
+		while (i && m->ext[i - 1].lblk > lblk)
+			i--;
+		if (i)
+			goal = m->ext[i - 1].pblk + m->ext[i - 1].len +
+			       (lblk - (m->ext[i - 1].lblk + m->ext[i - 1].len));
+	}
+	ret = alloc_cleared(m, goal, lblk, fill, &blk);
+	if (ret)
+		return ret;
+	err = ext2fs_bmap2(m->img->fs, m->ino, (struct ext2_inode *)&m->inode,
+			   NULL, BMAP_SET, lblk, NULL, &blk);
+	if (err) {
+		release_block(m, blk);
+		return xip_error_ext2(err, "inode %u: file block %llu: extent tree",
+				      m->ino, U64(lblk));
+	}
+	*pblk = blk;
+	return ext_load(m);
+}
+
 int map_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
 	      const void *fill, blk64_t *pblk)
 {
@@ -725,9 +763,9 @@ int map_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
 				 m->img->seg->path);
 	if (m->nomap)
 		return xip_error(-EINVAL, "inode %u: has no block map", m->ino);
-	if (m->extents)
+	if (m->uninit)
 		return xip_error(-EOPNOTSUPP,
-				 "inode %u: writing extent-mapped files is not supported",
+				 "inode %u: writing files with unwritten extents is not supported",
 				 m->ino);
 	if (lblk >= map_limit(m))
 		return xip_error(-EFBIG,
@@ -736,6 +774,8 @@ int map_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
 	ret = engine_load_bitmaps(m->img);
 	if (ret)
 		return ret;
+	if (m->extents)
+		return ext_alloc(m, lblk, goal, fill, pblk);
 	return ind_alloc(m, lblk, goal, fill, pblk);
 }
 
@@ -853,6 +893,40 @@ static int free_pass(struct free_ctx *fc)
 	return 0;
 }
 
+/*
+ * Extents: every leaf was validated when the map was opened, so
+ * libext2fs' punch frees only blocks we checked; then re-read the tree.
+ */
+static int ext_free_from(struct xip_map *m, uint64_t first)
+{
+	errcode_t err;
+	int ret;
+
+	ret = engine_load_bitmaps(m->img);
+	if (ret)
+		return ret;
+	/* what is freed must be in use, or the free counts would drift */
+	for (size_t i = 0; i < m->next; i++) {
+		const struct xip_run *r = &m->ext[i];
+		uint64_t skip = first > r->lblk ? first - r->lblk : 0;
+
+		for (uint64_t k = skip; k < r->len; k++)
+			if (!ext2fs_test_block_bitmap2(m->img->fs->block_map,
+						       r->pblk + k))
+				return xip_error(-EUCLEAN,
+						 "inode %u: block %llu (file block %llu) is not marked in use",
+						 m->ino, U64(r->pblk + k),
+						 U64(r->lblk + k));
+	}
+	err = ext2fs_punch(m->img->fs, m->ino, (struct ext2_inode *)&m->inode,
+			   NULL, first, ~0ULL);
+	if (err)
+		return xip_error_ext2(err, "inode %u: freeing from file block %llu",
+				      m->ino, U64(first));
+	m->dirty = true;
+	return ext_load(m);
+}
+
 int map_free_from(struct xip_map *m, uint64_t first)
 {
 	struct free_ctx fc = { m, first, true };
@@ -863,10 +937,12 @@ int map_free_from(struct xip_map *m, uint64_t first)
 				 m->img->seg->path);
 	if (m->nomap)
 		return 0;
-	if (m->extents)
+	if (m->uninit)
 		return xip_error(-EOPNOTSUPP,
-				 "inode %u: truncating extent-mapped files is not supported",
+				 "inode %u: truncating files with unwritten extents is not supported",
 				 m->ino);
+	if (m->extents)
+		return ext_free_from(m, first);
 	ret = engine_load_bitmaps(m->img);
 	/* validate everything first, so that a damaged map frees nothing */
 	if (!ret)

@@ -176,3 +176,29 @@ two" ]
 	xiptool read "$T/img" /b | cmp - "$T/b"
 	e2fsck -fn "$T/img"
 }
+
+@test "extent-mapped files (ext4) are written in place; unwritten extents are refused" {
+	require_loop
+	mkdir -p "$T/tree"
+	head -c 50000 /dev/urandom > "$T/tree/f"
+	mke2fs -q -F -t ext4 -b 4096 -d "$T/tree" "$T/img" 32M
+	cp "$T/tree/f" "$T/model"
+	head -c 300000 /dev/urandom > "$T/in"
+	xiptool write --offset 2M -i "$T/in" "$T/img" /f
+	dd if="$T/in" of="$T/model" bs=1M oflag=seek_bytes seek=2M conv=notrunc status=none
+	xiptool read "$T/img" /f | cmp - "$T/model"
+	e2fsck -fn "$T/img"
+	[[ "$(xiptool stat "$T/img" /f)" == *"Extents:"*yes* ]]
+	# fallocate leaves an unwritten extent
+	mkdir -p "$T/mnt"
+	mount -t ext4 -o loop "$T/img" "$T/mnt"
+	fallocate -l 1M "$T/mnt/pre"
+	umount "$T/mnt"
+	run xiptool write "$T/img" /pre <<<"x"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"unwritten extents is not supported"* ]]
+	[ "$(xiptool read "$T/img" /pre | tr -d '\0' | wc -c)" -eq 0 ]
+	loop_mount "$T/img" ext4
+	cmp "$T/mnt/f" "$T/model"
+	loop_umount
+}

@@ -151,6 +151,41 @@ static void test_readonly_and_full(void **state)
 	fsck_clean(p);
 }
 
+static void test_extents(void **state)
+{
+	const char *p = unit_path("e4.img");
+	static uint8_t buf[5 * BS], back[5 * BS];
+	struct xip_image *img;
+	struct xip_stat st;
+	char cmd[1024];
+	ext2_ino_t ino;
+	uint64_t f0;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p '%s' && head -c 9000 /dev/zero > '%s/f' && "
+		 "mke2fs -q -F -t ext4 -b 4096 -d '%s' '%s' 16M >/dev/null 2>&1",
+		 unit_path("e4tree"), unit_path("e4tree"), unit_path("e4tree"), p);
+	assert_int_equal(system(cmd), 0);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 3 + 1);
+	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
+	assert_int_equal(xip_lookup(img, "/f", 0, &ino), 0);
+	assert_int_equal(xip_stat_inode(img, ino, &st), 0);
+	assert_true(st.extents);
+	f0 = free_blocks(img);
+	assert_int_equal(xip_file_write(img, ino, 100 * BS, buf, sizeof(buf)),
+			 (ssize_t)sizeof(buf));
+	assert_int_equal(f0 - free_blocks(img), 5);
+	assert_int_equal(xip_file_read(img, ino, 100 * BS, back, sizeof(back)),
+			 (ssize_t)sizeof(back));
+	assert_memory_equal(buf, back, sizeof(buf));
+	assert_int_equal(xip_file_truncate(img, ino, 101 * BS + 1), 0);
+	assert_int_equal(f0 - free_blocks(img), 2);
+	assert_int_equal(xip_image_close(img), 0);
+	fsck_clean(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -158,6 +193,7 @@ int main(void)
 		cmocka_unit_test(test_get_page_create),
 		cmocka_unit_test(test_truncate_frees),
 		cmocka_unit_test(test_readonly_and_full),
+		cmocka_unit_test(test_extents),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
