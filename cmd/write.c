@@ -57,7 +57,8 @@ static int copy_mapped(struct wjob *w, off_t start, uint64_t size)
 		off_t at = start + (off_t)done;
 		off_t align = at & ~((off_t)xip_host_page_size() - 1);
 		void *p = mmap(NULL, (size_t)(n + (uint64_t)(at - align)),
-			       PROT_READ, MAP_PRIVATE, w->fd, align);
+			       PROT_READ, MAP_PRIVATE | MAP_POPULATE, w->fd,
+			       align);
 
 		if (p == MAP_FAILED)
 			return -errno;

@@ -12,6 +12,7 @@
 struct xip_engine {
 	ext2fs_block_bitmap meta;	/* blocks holding fs metadata */
 	bool bitmaps_loaded;		/* fs->block_map, fs->inode_map read */
+	blk64_t clean_lo, clean_hi;	/* a window known free of metadata */
 };
 
 /* Indirect-block cache slots: 1 + 2 + 3 levels of the three trees. */
@@ -45,6 +46,12 @@ int engine_check_block(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
 /* A pointer to the bytes of block @blk (validated), through direct_access. */
 int engine_block_ptr(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
 		     void **ptr);
+/*
+ * Writers: map the page tables of @n free blocks from @blk (the ones the
+ * next allocations of a long write will take) in one call instead of one
+ * fault each.  Nothing is done unless all of them are free.
+ */
+void engine_prefault_free(struct xip_image *img, blk64_t blk, uint64_t n);
 /* Load fs->block_map and fs->inode_map once (writers). */
 int engine_load_bitmaps(struct xip_image *img);
 

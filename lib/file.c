@@ -754,7 +754,7 @@ static int write_range(struct xip_map *m, uint64_t off, const uint8_t *buf,
 {
 	struct xip_image *img = m->img;
 	uint64_t bs = img->block_size, lblk, in, cnt, n;
-	blk64_t pblk, goal = 0;
+	blk64_t pblk, goal = 0, prefaulted = 0;
 	uint8_t *p;
 	int ret = 0;
 
@@ -770,6 +770,13 @@ static int write_range(struct xip_map *m, uint64_t off, const uint8_t *buf,
 			if (!goal && lblk && !map_block(m, lblk - 1, &goal, &cnt) &&
 			    goal)
 				goal++;
+			if (goal && goal >= prefaulted && len - *done >= 64 * bs) {
+				uint64_t ahead = (len - *done) / bs;
+
+				ahead = ahead < 512 ? ahead : 512;
+				engine_prefault_free(img, goal, ahead);
+				prefaulted = goal + ahead;
+			}
 			ret = map_alloc(m, lblk, goal, fill, &pblk);
 		} else {
 			fill = NULL;

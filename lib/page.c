@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "engine.h"
 
@@ -124,10 +125,17 @@ int engine_check_block(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
 	ret = engine_get(img, &e);
 	if (ret)
 		return ret;
+	if (blk >= e->clean_lo && blk < e->clean_hi)
+		return 0;
 	if (ext2fs_fast_test_block_bitmap2(e->meta, blk))
 		return xip_error(-EUCLEAN,
 				 "inode %u: %s %llu (file block %llu) lies in file system metadata",
 				 ino, what, U64(blk), U64(lblk));
+	/* remember the stretch up to the next metadata block */
+	e->clean_lo = blk;
+	if (ext2fs_find_first_set_block_bitmap2(e->meta, blk, count - 1,
+						&e->clean_hi))
+		e->clean_hi = count;
 	return 0;
 }
 
@@ -149,6 +157,30 @@ int engine_block_ptr(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
 		return xip_error(ret, "inode %u: block %llu: outside the segment %s",
 				 ino, U64(blk), seg->path);
 	return 0;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+void engine_prefault_free(struct xip_image *img, blk64_t blk, uint64_t n)
+{
+	ext2_filsys fs = img->fs;
+	uint64_t bs = img->block_size;
+	void *p;
+
+	if (!fs->block_map || blk >= ext2fs_blocks_count(fs->super))
+		return;
+	if (n > ext2fs_blocks_count(fs->super) - blk)
+		n = ext2fs_blocks_count(fs->super) - blk;
+	if (n < 16 || !ext2fs_test_block_bitmap_range2(fs->block_map, blk,
+						       (unsigned int)n))
+		return;
+	if (segment_range(img->seg, blk * bs, n * bs, &p) ||
+	    (uintptr_t)p % (uintptr_t)xip_host_page_size() ||
+	    (n * bs) % (uint64_t)xip_host_page_size())
+		return;
+	madvise(p, n * bs, MADV_POPULATE_WRITE);
 }
 
 /* ---- inodes ------------------------------------------------------------- */
