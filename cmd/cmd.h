@@ -67,6 +67,11 @@ struct cmd_args {
 int cmd_parse(int argc, const char **argv, const struct poptOption *options,
 	      const char *usage, int min_args, int max_args,
 	      struct cmd_args *args);
+/* Same, but options end at the first argument (commands that run a
+ * program with its own arguments). */
+int cmd_parse_posix(int argc, const char **argv,
+		    const struct poptOption *options, const char *usage,
+		    int min_args, int max_args, struct cmd_args *args);
 void cmd_args_free(struct cmd_args *args);
 /* A usage error: one line, then "Try ..."; returns EXIT_USAGE. */
 int cmd_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

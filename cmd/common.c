@@ -107,9 +107,10 @@ int cmd_parse_size(const char *what, const char *text, uint64_t *bytes)
 	return EXIT_OK;
 }
 
-int cmd_parse(int argc, const char **argv, const struct poptOption *options,
-	      const char *usage, int min_args, int max_args,
-	      struct cmd_args *args)
+static int parse_args(int argc, const char **argv,
+		      const struct poptOption *options, const char *usage,
+		      int min_args, int max_args, struct cmd_args *args,
+		      unsigned int popt_flags)
 {
 	int rc, n = 0;
 
@@ -121,7 +122,8 @@ int cmd_parse(int argc, const char **argv, const struct poptOption *options,
 		return EXIT_RUNTIME;
 	memcpy(args->argv0, argv, (size_t)argc * sizeof(*argv));
 	args->argv0[0] = args->prog;
-	args->pc = poptGetContext(args->prog, argc, args->argv0, options, 0);
+	args->pc = poptGetContext(args->prog, argc, args->argv0, options,
+				  popt_flags);
 	poptSetOtherOptionHelp(args->pc, usage);
 	while ((rc = poptGetNextOpt(args->pc)) > 0)
 		;
@@ -144,6 +146,22 @@ int cmd_parse(int argc, const char **argv, const struct poptOption *options,
 		return rc;
 	}
 	return EXIT_OK;
+}
+
+int cmd_parse(int argc, const char **argv, const struct poptOption *options,
+	      const char *usage, int min_args, int max_args,
+	      struct cmd_args *args)
+{
+	return parse_args(argc, argv, options, usage, min_args, max_args, args,
+			  0);
+}
+
+int cmd_parse_posix(int argc, const char **argv,
+		    const struct poptOption *options, const char *usage,
+		    int min_args, int max_args, struct cmd_args *args)
+{
+	return parse_args(argc, argv, options, usage, min_args, max_args, args,
+			  POPT_CONTEXT_POSIXMEHARDER);
 }
 
 void cmd_args_free(struct cmd_args *args)

@@ -1,0 +1,1024 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The user-space ELF loader: the seed's filemap_xip_nopage in user space.
+ * Each PT_LOAD of a program is mapped with MAP_PRIVATE straight from the
+ * segment file at the offsets of the program's blocks, so N running
+ * copies share the segment's pages instead of holding copies in the page
+ * cache of a mounted file system.
+ *
+ * The work is split so that the decisions can be tested on their own:
+ *   prepare   I/O: lookup, permission checks, ELF parsing, data runs
+ *   plan      pure: xip_exec_plan_load(), xip_exec_build_stack()
+ *   map       mmap the plan, build the stack on the process stack
+ *   teardown  reset the process state as execve(2) does
+ *   jump      exec-<arch>.S: registers cleared, new stack, entry point
+ */
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/rseq.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/prctl.h>
+
+#include "xip.h"
+
+#define STACK_GAP	(256 * 1024)	/* left to xiptool below its sp */
+#define STACK_MIN	(128 * 1024)	/* room for strings and vectors */
+#define STACK_MAX	(16 * 1024 * 1024)
+#define MAX_AUXV	40
+#define RSEQ_UNREGISTER	1		/* RSEQ_FLAG_UNREGISTER */
+#define RSEQ_AREA_SIZE	32		/* what glibc registers */
+
+/* The last instructions: exec-<arch>.S. */
+void xip_exec_jump(uint64_t entry, uint64_t sp) __attribute__((noreturn));
+
+struct exec_file {
+	char *name;			/* for messages */
+	struct xip_elf elf;
+	int fd;				/* what the pages are mapped from */
+	bool own_fd;			/* a host file: ours to close */
+	uint64_t src_pages;
+	struct xip_run *runs;
+	size_t nruns;
+	struct xip_load_plan plan;
+	uint64_t bias;
+};
+
+struct xip_exec {
+	struct xip_image *img;
+	struct exec_file prog, interp;
+	bool has_interp;
+	struct xip_exec_info info;
+	char *execfn;
+	char comm[16];
+	uint64_t page;
+};
+
+/* ---- planning (pure) ------------------------------------------------ */
+
+static int plan_push(struct xip_load_plan *p, enum xip_map_kind kind,
+		     uint64_t addr, uint64_t len, uint64_t off, int prot)
+{
+	struct xip_map_op *op;
+
+	if (!len)
+		return 0;
+	if ((p->nops & (p->nops - 1)) == 0 || p->nops == 0) {
+		size_t cap = p->nops ? p->nops * 2 : 8;
+
+		op = realloc(p->ops, cap * sizeof(*op));
+		if (!op)
+			return xip_error(-ENOMEM, "out of memory");
+		p->ops = op;
+	}
+	p->ops[p->nops++] = (struct xip_map_op){ kind, addr, len, off, prot };
+	return 0;
+}
+
+static int elf_prot(uint32_t flags)
+{
+	return ((flags & PF_R) ? PROT_READ : 0) |
+	       ((flags & PF_W) ? PROT_WRITE : 0) |
+	       ((flags & PF_X) ? PROT_EXEC : 0);
+}
+
+static int check_runs(const struct xip_run *runs, size_t nruns,
+		      uint64_t src_pages, const char *name)
+{
+	uint64_t next = 0;
+
+	for (size_t i = 0; i < nruns; i++) {
+		const struct xip_run *r = &runs[i];
+
+		if (r->len == 0 || r->lblk < next ||
+		    r->lblk > UINT64_MAX - r->len)
+			return xip_error(-ENOEXEC,
+					 "%s: data run %zu (page %" PRIu64
+					 ") out of order", name, i, r->lblk);
+		if (r->pblk > src_pages || r->len > src_pages - r->pblk)
+			return xip_error(-ENOEXEC,
+					 "%s: block %" PRIu64 " beyond the end"
+					 " of the image", name,
+					 (uint64_t)r->pblk + r->len - 1);
+		next = r->lblk + r->len;
+	}
+	return 0;
+}
+
+/* Map file pages [first, first + n) at @addr: runs, zero pages for holes. */
+static int plan_file_pages(struct xip_load_plan *p, const struct xip_run *runs,
+			   size_t nruns, uint64_t first, uint64_t n,
+			   uint64_t addr, int prot, uint64_t page)
+{
+	uint64_t pg = first, end = first + n;
+	size_t i = 0;
+	int ret = 0;
+
+	while (i < nruns && runs[i].lblk + runs[i].len <= pg)
+		i++;
+	while (pg < end && !ret) {
+		uint64_t at = addr + (pg - first) * page, stop;
+
+		if (i < nruns && runs[i].lblk <= pg) {
+			stop = runs[i].lblk + runs[i].len;
+			stop = stop < end ? stop : end;
+			ret = plan_push(p, XIP_MAP_FILE, at, (stop - pg) * page,
+					(runs[i].pblk + pg - runs[i].lblk) * page,
+					prot);
+			i++;
+		} else {
+			stop = i < nruns && runs[i].lblk < end ? runs[i].lblk :
+								 end;
+			ret = plan_push(p, XIP_MAP_ANON, at, (stop - pg) * page,
+					0, prot);
+		}
+		pg = stop;
+	}
+	return ret;
+}
+
+static int plan_segment(struct xip_load_plan *p, const struct xip_elf_load *l,
+			const struct xip_run *runs, size_t nruns,
+			uint64_t page)
+{
+	uint64_t start = l->vaddr & ~(page - 1), zero, bss;
+	int prot = elf_prot(l->flags), ret = 0;
+
+	if (l->filesz) {
+		uint64_t fstart = l->offset & ~(page - 1);
+		uint64_t fend = (l->offset + l->filesz + page - 1) & ~(page - 1);
+
+		ret = plan_file_pages(p, runs, nruns, fstart / page,
+				      (fend - fstart) / page, start, prot, page);
+	}
+	if (ret || l->memsz == l->filesz)
+		return ret;
+	zero = l->vaddr + l->filesz;
+	bss = l->filesz ? (zero + page - 1) & ~(page - 1) : start;
+	/* the rest of the last file page belongs to bss: clear it */
+	if (l->filesz && zero < bss)
+		ret = plan_push(p, XIP_MAP_ZERO, zero, bss - zero, 0, prot);
+	if (!ret)
+		ret = plan_push(p, XIP_MAP_ANON, bss,
+				((l->vaddr + l->memsz + page - 1) & ~(page - 1)) -
+					bss, 0, prot);
+	return ret;
+}
+
+/* The mm fields the kernel sets in load_elf_binary(). */
+static void plan_mm_fields(struct xip_load_plan *p, const struct xip_elf *elf)
+{
+	p->start_code = UINT64_MAX;
+	for (size_t i = 0; i < elf->nload; i++) {
+		const struct xip_elf_load *l = &elf->load[i];
+		uint64_t end = l->vaddr + l->filesz;
+
+		if ((l->flags & PF_X) && l->vaddr < p->start_code)
+			p->start_code = l->vaddr;
+		if ((l->flags & PF_X) && end > p->end_code)
+			p->end_code = end;
+		if (l->vaddr > p->start_data)
+			p->start_data = l->vaddr;
+		if (end > p->end_data)
+			p->end_data = end;
+	}
+	if (p->start_code == UINT64_MAX)
+		p->start_code = 0;
+}
+
+int xip_exec_plan_load(const struct xip_elf *elf, const struct xip_run *runs,
+		       size_t nruns, uint64_t page, uint64_t src_pages,
+		       const char *name, struct xip_load_plan *plan)
+{
+	int ret;
+
+	memset(plan, 0, sizeof(*plan));
+	if (!page || (page & (page - 1)) || elf->hi <= elf->lo ||
+	    !elf->nload || (elf->lo | elf->hi) & (page - 1))
+		return xip_error(-EINVAL, "%s: not validated for loading",
+				 name);
+	ret = check_runs(runs, nruns, src_pages, name);
+	if (ret)
+		return ret;
+	plan->lo = elf->lo;
+	plan->hi = elf->hi;
+	plan->align = elf->max_align > page ? elf->max_align : page;
+	plan->fixed = elf->type == ET_EXEC;
+	plan->entry = elf->entry;
+	plan->phdr = elf->has_phdr_addr ? elf->phdr_addr : 0;
+	plan->phnum = elf->phnum;
+	plan_mm_fields(plan, elf);
+	for (size_t i = 0; i < elf->nload && !ret; i++)
+		ret = plan_segment(plan, &elf->load[i], runs, nruns, page);
+	if (ret)
+		xip_load_plan_free(plan);
+	return ret;
+}
+
+void xip_load_plan_free(struct xip_load_plan *plan)
+{
+	free(plan->ops);
+	memset(plan, 0, sizeof(*plan));
+}
+
+/*
+ * Stores that the sanitizers do not check: the stack is built below the
+ * stack pointer, where stale redzones of returned frames may linger, and
+ * the targets of these stores are outside any object the compiler knows.
+ */
+__attribute__((no_sanitize("address", "undefined"), noinline))
+static void raw_copy(uint64_t dst, const void *src, size_t len)
+{
+	volatile uint8_t *d = (volatile uint8_t *)(uintptr_t)dst;
+	const uint8_t *s = src;
+
+	for (size_t i = 0; i < len; i++)
+		d[i] = s ? s[i] : 0;
+}
+
+__attribute__((no_sanitize("address", "undefined"), noinline))
+static void raw_store(uint64_t dst, uint64_t val)
+{
+	*(volatile uint64_t *)(uintptr_t)dst = val;
+}
+
+static bool str_sizes(const char *const *v, size_t limit, size_t *count,
+		      size_t *bytes)
+{
+	*count = 0;
+	*bytes = 0;
+	for (; v && v[*count]; (*count)++) {
+		size_t n = strnlen(v[*count], limit) + 1;
+
+		if (n > limit || *bytes > limit - n)
+			return false;
+		*bytes += n;
+	}
+	return true;
+}
+
+/* Copy the strings of @v to @at (host address @mem_at); their start. */
+static uint64_t put_strings(uint64_t mem_at, const char *const *v, size_t n)
+{
+	uint64_t start = mem_at;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(v[i]) + 1;
+
+		raw_copy(mem_at, v[i], len);
+		mem_at += len;
+	}
+	return start;
+}
+
+/* Write the pointer array of the @n strings placed from @addr on. */
+static uint64_t put_pointers(uint64_t mem_at, uint64_t addr,
+			     const char *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++, mem_at += 8) {
+		raw_store(mem_at, addr);
+		addr += strlen(v[i]) + 1;
+	}
+	raw_store(mem_at, 0);
+	return mem_at + 8;
+}
+
+static uint64_t auxv_value(const struct xip_auxv *a, uint64_t execfn,
+			   uint64_t platform, uint64_t random)
+{
+	switch (a->type) {
+	case AT_EXECFN:
+		return execfn;
+	case AT_PLATFORM:
+		return platform;
+	case AT_RANDOM:
+		return random;
+	default:
+		return a->val;
+	}
+}
+
+int xip_exec_build_stack(void *mem, uint64_t addr, size_t size,
+			 const struct xip_stack_in *in,
+			 struct xip_stack_out *out)
+{
+	size_t argc, envc, alen, elen, flen, plen, words, need;
+	uint64_t top, p, execfn, platform = 0, random, w;
+	int64_t delta = (int64_t)((uint64_t)(uintptr_t)mem - addr);
+
+	memset(out, 0, sizeof(*out));
+	if (addr > UINT64_MAX - size || !in->execfn || in->nauxv > 4096)
+		return xip_error(-EINVAL, "invalid stack request");
+	if (!str_sizes(in->argv, size, &argc, &alen) ||
+	    !str_sizes(in->envp, size, &envc, &elen))
+		return xip_error(-E2BIG, "argument list too long");
+	flen = strnlen(in->execfn, size) + 1;
+	plen = in->platform ? strnlen(in->platform, size) + 1 : 0;
+	words = 1 + argc + 1 + envc + 1 + 2 * (in->nauxv + 1);
+	need = 8 + flen + elen + alen + (in->pad & 0xfff) + plen + 16 + 48;
+	if (flen > size || plen > size || words > size / 8 ||
+	    alen + elen > size || need > size - words * 8)
+		return xip_error(-E2BIG, "argument list too long (%zu bytes"
+				 " of arguments and environment)",
+				 alen + elen);
+	top = (addr + size) & ~(uint64_t)15;
+	p = top - 8;
+	raw_store(p + delta, 0);
+	p -= flen;
+	execfn = p;
+	raw_copy(p + delta, in->execfn, flen - 1);
+	raw_copy(p + delta + flen - 1, NULL, 1);
+	p -= elen;
+	out->env_start = p;
+	out->env_end = p + elen;
+	put_strings(p + delta, in->envp, envc);
+	p -= alen;
+	out->arg_start = p;
+	out->arg_end = p + alen;
+	put_strings(p + delta, in->argv, argc);
+	p = (p - (in->pad & 0xfff)) & ~(uint64_t)15;
+	if (plen) {
+		p -= plen;
+		platform = p;
+		raw_copy(p + delta, in->platform, plen - 1);
+		raw_copy(p + delta + plen - 1, NULL, 1);
+	}
+	p -= 16;
+	random = p;
+	raw_copy(p + delta, in->random, 16);
+	p = (p - words * 8) & ~(uint64_t)15;
+	out->sp = p;
+	raw_store(p + delta, argc);
+	w = put_pointers(p + 8 + delta, out->arg_start, in->argv, argc);
+	w = put_pointers(w, out->env_start, in->envp, envc);
+	out->auxv = w - delta;
+	for (size_t i = 0; i < in->nauxv; i++) {
+		if (in->auxv[i].type == AT_PLATFORM && !plen)
+			continue;
+		raw_store(w, in->auxv[i].type);
+		raw_store(w + 8, auxv_value(&in->auxv[i], execfn, platform,
+					    random));
+		w += 16;
+	}
+	raw_store(w, AT_NULL);
+	raw_store(w + 8, 0);
+	out->auxv_bytes = w + 16 - delta - out->auxv;
+	return 0;
+}
+
+/* ---- prepare: find and check the program ---------------------------- */
+
+struct image_ctx {
+	struct xip_image *img;
+	ext2_ino_t ino;
+};
+
+static ssize_t image_read(void *ctx, uint64_t off, void *buf, size_t len)
+{
+	const struct image_ctx *c = ctx;
+
+	return xip_file_read(c->img, c->ino, off, buf, len);
+}
+
+static bool in_groups(gid_t gid)
+{
+	gid_t groups[256];
+	int n;
+
+	if (gid == getegid())
+		return true;
+	n = getgroups(256, groups);
+	for (int i = 0; i < n; i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}
+
+/* The kernel's execute permission check on the image's inode. */
+static int may_exec(const struct ext2_inode_large *in, const char *name)
+{
+	unsigned int mode = in->i_mode, bit = 0001;
+	uid_t uid = geteuid();
+
+	if (LINUX_S_ISDIR(mode))
+		return xip_error(-EACCES, "%s: is a directory", name);
+	if (!LINUX_S_ISREG(mode))
+		return xip_error(-EACCES, "%s: not a regular file", name);
+	if (uid == 0)
+		bit = (mode & 0111) ? (mode & 0111) : 0100;
+	else if (uid == inode_uid(*in))
+		bit = 0100;
+	else if (in_groups(inode_gid(*in)))
+		bit = 0010;
+	if (!(mode & bit))
+		return xip_error(-EACCES, "%s: permission denied (no execute"
+				 " bit for us, mode %04o)", name, mode & 07777);
+	return 0;
+}
+
+static char *image_abs_path(const char *path)
+{
+	char *p;
+
+	if (path[0] == '/')
+		return strdup(path);
+	if (asprintf(&p, "/%s", path) < 0)
+		return NULL;
+	return p;
+}
+
+/* Open @path inside the image; @setid reports ignored set-id bits. */
+static int open_in_image(struct xip_exec *ex, struct exec_file *f,
+			 const char *path, bool *setid)
+{
+	struct xip_image *img = ex->img;
+	struct ext2_inode_large in;
+	struct image_ctx c = { img, 0 };
+	char *abs = image_abs_path(path);
+	int ret;
+
+	f->fd = -1;
+	if (!abs || asprintf(&f->name, "%s", path) < 0) {
+		free(abs);
+		return xip_error(-ENOMEM, "out of memory");
+	}
+	ret = xip_lookup(img, abs, 0, &c.ino);
+	free(abs);
+	if (ret == -ENOENT || ret == -ENOTDIR)
+		return xip_error(ret, "%s: not found in %s", path,
+				 img->seg->name ? img->seg->name :
+				 img->seg->path);
+	if (!ret)
+		ret = xip_read_inode(img, c.ino, &in);
+	if (!ret)
+		ret = may_exec(&in, path);
+	if (ret)
+		return ret;
+	if (setid)
+		*setid = (in.i_mode & LINUX_S_ISUID) ||
+			 ((in.i_mode & LINUX_S_ISGID) && (in.i_mode & 0010));
+	ret = xip_elf_parse(image_read, &c, EXT2_I_SIZE(&in), path, &f->elf);
+	if (!ret)
+		ret = xip_elf_validate_load(&f->elf, path, img->block_size);
+	if (!ret)
+		ret = xip_file_runs(img, c.ino, &f->runs, &f->nruns);
+	f->fd = img->seg->fd;
+	f->src_pages = img->seg->size / img->block_size;
+	return ret;
+}
+
+static int check_noexec(int fd, const char *what)
+{
+	struct statvfs sv;
+
+	if (fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_NOEXEC))
+		return xip_error(-EACCES, "%s: on a noexec mount: its pages"
+				 " cannot be mapped executable (move it or"
+				 " remount with exec)", what);
+	return 0;
+}
+
+static int open_on_host(struct xip_exec *ex, struct exec_file *f,
+			const char *path)
+{
+	struct stat st;
+	int ret;
+
+	f->name = strdup(path);
+	if (!f->name)
+		return xip_error(-ENOMEM, "out of memory");
+	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0)
+		return xip_error(-errno, "interpreter %s: %s on the host",
+				 path, strerror(errno));
+	f->own_fd = true;
+	if (fstat(f->fd, &st) < 0)
+		return xip_error(-errno, "%s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode) || !(st.st_mode & 0111))
+		return xip_error(-EACCES, "interpreter %s: not an executable"
+				 " file", path);
+	ret = check_noexec(f->fd, path);
+	if (!ret)
+		ret = xip_elf_parse_fd(f->fd, path, &f->elf);
+	if (!ret)
+		ret = xip_elf_validate_load(&f->elf, path, 0);
+	if (ret)
+		return ret;
+	f->src_pages = ((uint64_t)st.st_size + ex->page - 1) / ex->page;
+	f->runs = calloc(1, sizeof(*f->runs));
+	if (!f->runs)
+		return xip_error(-ENOMEM, "out of memory");
+	*f->runs = (struct xip_run){ 0, 0, f->src_pages };
+	f->nruns = 1;
+	return 0;
+}
+
+static int prepare_interp(struct xip_exec *ex, enum xip_interp_from from)
+{
+	const char *path = ex->prog.elf.interp;
+	int ret = -ENOENT;
+
+	ex->has_interp = true;
+	ex->info.interp = path;
+	if (from != XIP_INTERP_HOST) {
+		ret = open_in_image(ex, &ex->interp, path, NULL);
+		if (!ret || from == XIP_INTERP_IMAGE ||
+		    (ret != -ENOENT && ret != -ENOTDIR)) {
+			ex->info.interp_from_image = true;
+			if (ret == -ENOENT || ret == -ENOTDIR)
+				xip_error(ret, "interpreter %s: not found in"
+					  " the image", path);
+			return ret;
+		}
+		free(ex->interp.name);
+		free(ex->interp.runs);
+		xip_elf_free(&ex->interp.elf);
+		memset(&ex->interp, 0, sizeof(ex->interp));
+	}
+	return open_on_host(ex, &ex->interp, path);
+}
+
+static int prepare_image(struct xip_exec *ex)
+{
+	struct xip_segment *seg = ex->img->seg;
+	const char *what = seg->name ? seg->name : seg->path;
+	char why[256];
+
+	if (xip_image_xip_capable(ex->img, 0, why, sizeof(why)) != 1)
+		return xip_error(-EOPNOTSUPP, "%s: not XIP-capable: %s", what,
+				 why);
+	if (seg->kind == XIP_SEG_DAX)
+		return xip_error(-EOPNOTSUPP, "%s: device-DAX memory cannot be"
+				 " mapped privately; exec needs a file or block"
+				 " device segment", what);
+	return check_noexec(seg->fd, what);
+}
+
+int xip_exec_prepare(struct xip_image *img, const struct xip_exec_opts *opts,
+		     struct xip_exec **exp)
+{
+	struct xip_exec *ex = calloc(1, sizeof(*ex));
+	const char *base;
+	int ret;
+
+	*exp = NULL;
+	if (!ex)
+		return xip_error(-ENOMEM, "out of memory");
+	ex->img = img;
+	ex->page = (uint64_t)xip_host_page_size();
+	ex->prog.fd = ex->interp.fd = -1;
+	ex->execfn = strdup(opts->path);
+	base = strrchr(opts->path, '/');
+	snprintf(ex->comm, sizeof(ex->comm), "%s", base ? base + 1 : opts->path);
+	ret = ex->execfn ? 0 : xip_error(-ENOMEM, "out of memory");
+	if (!ret)
+		ret = open_in_image(ex, &ex->prog, opts->path,
+				    &ex->info.setid_ignored);
+	if (!ret)
+		ret = prepare_image(ex);
+	ex->info.type = ex->prog.elf.type;
+	if (!ret && ex->prog.elf.interp)
+		ret = prepare_interp(ex, opts->interp_from);
+	if (ret) {
+		xip_exec_free(ex);
+		return ret;
+	}
+	*exp = ex;
+	return 0;
+}
+
+const struct xip_exec_info *xip_exec_info(const struct xip_exec *ex)
+{
+	return &ex->info;
+}
+
+static void exec_file_free(struct exec_file *f)
+{
+	if (f->own_fd && f->fd >= 0)
+		close(f->fd);
+	free(f->name);
+	free(f->runs);
+	xip_elf_free(&f->elf);
+	xip_load_plan_free(&f->plan);
+}
+
+void xip_exec_free(struct xip_exec *ex)
+{
+	if (!ex)
+		return;
+	exec_file_free(&ex->prog);
+	exec_file_free(&ex->interp);
+	free(ex->execfn);
+	free(ex);
+}
+
+/* ---- map ------------------------------------------------------------ */
+
+static int reserve(struct exec_file *f, uint64_t page)
+{
+	const struct xip_load_plan *p = &f->plan;
+	uint64_t span = p->hi - p->lo, total, base;
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+	void *m;
+
+	if (p->fixed) {
+		m = mmap((void *)(uintptr_t)p->lo, span, PROT_NONE,
+			 flags | MAP_FIXED_NOREPLACE, -1, 0);
+		if (m != MAP_FAILED && (uint64_t)(uintptr_t)m != p->lo) {
+			munmap(m, span);
+			m = MAP_FAILED;
+			errno = EEXIST;
+		}
+		if (m == MAP_FAILED)
+			return xip_error(-errno, "%s: cannot map its fixed"
+					 " addresses 0x%" PRIx64 "-0x%" PRIx64
+					 ": %s", f->name, p->lo, p->hi,
+					 errno == EEXIST ? "in use by xiptool" :
+					 strerror(errno));
+		f->bias = 0;
+		return 0;
+	}
+	total = span + p->align - page;
+	m = mmap(NULL, total, PROT_NONE, flags, -1, 0);
+	if (m == MAP_FAILED)
+		return xip_error(-errno, "%s: cannot reserve 0x%" PRIx64
+				 " bytes: %s", f->name, total, strerror(errno));
+	base = ((uint64_t)(uintptr_t)m + p->align - 1) & ~(p->align - 1);
+	if (base > (uint64_t)(uintptr_t)m)
+		munmap(m, base - (uint64_t)(uintptr_t)m);
+	if ((uint64_t)(uintptr_t)m + total > base + span)
+		munmap((void *)(uintptr_t)(base + span),
+		       (uint64_t)(uintptr_t)m + total - base - span);
+	f->bias = base - p->lo;
+	return 0;
+}
+
+static int map_error(const struct exec_file *f, const struct xip_map_op *op,
+		     uint64_t addr, int err)
+{
+	if (err == EPERM && (op->prot & PROT_EXEC) && op->kind == XIP_MAP_FILE)
+		return xip_error(-EACCES, "%s: the kernel refuses executable"
+				 " mappings of its segment (noexec mount?)",
+				 f->name);
+	return xip_error(-err, "%s: cannot map 0x%" PRIx64 " bytes at 0x%"
+			 PRIx64 ": %s", f->name, op->len, addr, strerror(err));
+}
+
+static int map_op(const struct exec_file *f, const struct xip_map_op *op,
+		  uint64_t page)
+{
+	uint64_t addr = f->bias + op->addr, pg = addr & ~(page - 1);
+	int flags = MAP_PRIVATE | MAP_FIXED;
+	void *want = (void *)(uintptr_t)addr, *m;
+
+	switch (op->kind) {
+	case XIP_MAP_FILE:
+		m = mmap(want, op->len, op->prot, flags, f->fd, (off_t)op->off);
+		break;
+	case XIP_MAP_ANON:
+		m = mmap(want, op->len, op->prot, flags | MAP_ANONYMOUS, -1, 0);
+		break;
+	default:
+		if (!(op->prot & PROT_WRITE) &&
+		    mprotect((void *)(uintptr_t)pg, page,
+			     op->prot | PROT_READ | PROT_WRITE))
+			return map_error(f, op, addr, errno);
+		raw_copy(addr, NULL, op->len);
+		if (!(op->prot & PROT_WRITE) &&
+		    mprotect((void *)(uintptr_t)pg, page, op->prot))
+			return map_error(f, op, addr, errno);
+		return 0;
+	}
+	return m == MAP_FAILED ? map_error(f, op, addr, errno) : 0;
+}
+
+static int load_file(struct exec_file *f, uint64_t page)
+{
+	int ret = xip_exec_plan_load(&f->elf, f->runs, f->nruns, page,
+				     f->src_pages, f->name, &f->plan);
+
+	if (!ret)
+		ret = reserve(f, page);
+	for (size_t i = 0; !ret && i < f->plan.nops; i++)
+		ret = map_op(f, &f->plan.ops[i], page);
+	return ret;
+}
+
+/* ---- the stack ------------------------------------------------------ */
+
+static void auxv_add(struct xip_auxv *a, size_t *n, uint64_t type,
+		     uint64_t val)
+{
+	if (*n < MAX_AUXV)
+		a[(*n)++] = (struct xip_auxv){ type, val };
+}
+
+/* Pass a host value through when the kernel gave us one. */
+static void auxv_pass(struct xip_auxv *a, size_t *n, uint64_t type)
+{
+	unsigned long v;
+
+	errno = 0;
+	v = getauxval(type);
+	if (v || errno != ENOENT)
+		auxv_add(a, n, type, v);
+}
+
+/* The auxiliary vector in the kernel's order (create_elf_tables). */
+static size_t make_auxv(const struct xip_exec *ex, struct xip_auxv *a)
+{
+	const struct exec_file *p = &ex->prog;
+	size_t n = 0;
+
+	auxv_pass(a, &n, AT_SYSINFO_EHDR);
+	auxv_pass(a, &n, AT_MINSIGSTKSZ);
+	auxv_add(a, &n, AT_HWCAP, getauxval(AT_HWCAP));
+	auxv_add(a, &n, AT_PAGESZ, ex->page);
+	auxv_add(a, &n, AT_CLKTCK, getauxval(AT_CLKTCK));
+	auxv_add(a, &n, AT_PHDR, p->bias + p->plan.phdr);
+	auxv_add(a, &n, AT_PHENT, sizeof(Elf64_Phdr));
+	auxv_add(a, &n, AT_PHNUM, p->plan.phnum);
+	auxv_add(a, &n, AT_BASE, ex->has_interp ? ex->interp.bias : 0);
+	auxv_add(a, &n, AT_FLAGS, 0);
+	auxv_add(a, &n, AT_ENTRY, p->bias + p->plan.entry);
+	auxv_add(a, &n, AT_UID, getuid());
+	auxv_add(a, &n, AT_EUID, geteuid());
+	auxv_add(a, &n, AT_GID, getgid());
+	auxv_add(a, &n, AT_EGID, getegid());
+	auxv_add(a, &n, AT_SECURE, 0);
+	auxv_add(a, &n, AT_RANDOM, 0);
+	auxv_pass(a, &n, AT_HWCAP2);
+	auxv_add(a, &n, AT_EXECFN, 0);
+	auxv_add(a, &n, AT_PLATFORM, 0);
+	auxv_pass(a, &n, 27);	/* AT_RSEQ_FEATURE_SIZE */
+	auxv_pass(a, &n, 28);	/* AT_RSEQ_ALIGN */
+	auxv_pass(a, &n, 29);	/* AT_HWCAP3 */
+	auxv_pass(a, &n, 30);	/* AT_HWCAP4 */
+	return n;
+}
+
+/* The [stack] mapping's end, for the RLIMIT_STACK check. */
+static uint64_t stack_vma_end(uint64_t sp)
+{
+	unsigned long lo, hi, end = 0;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo <= sp &&
+		    sp < hi)
+			end = hi;
+	}
+	fclose(f);
+	return end;
+}
+
+/*
+ * Build the stack on the process's own [stack] mapping, STACK_GAP below
+ * the current stack pointer, so that it stays the main stack of the
+ * program (growing down to RLIMIT_STACK as usual).
+ */
+static int build_stack(struct xip_exec *ex, const char *const *argv,
+		       const char *const *envp, struct xip_stack_out *out)
+{
+	uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+	uint64_t top = (sp - STACK_GAP) & ~(ex->page - 1), end, size;
+	struct xip_auxv auxv[MAX_AUXV];
+	struct xip_stack_in in = { 0 };
+	struct rlimit rl;
+
+	size = STACK_MAX;
+	if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		end = stack_vma_end(sp);
+		if (!end || end - top + STACK_MIN > rl.rlim_cur)
+			return xip_error(-E2BIG, "stack limit (ulimit -s) %"
+					 PRIu64 " KiB too small",
+					 (uint64_t)rl.rlim_cur / 1024);
+		size = rl.rlim_cur - (end - top);
+		size = size / 4 > STACK_MIN ? size / 4 : STACK_MIN;
+		size = size < STACK_MAX ? size : STACK_MAX;
+	}
+	in.argv = argv;
+	in.envp = envp;
+	in.execfn = ex->execfn;
+	errno = 0;
+	in.platform = (const char *)getauxval(AT_PLATFORM);
+	if (getrandom(in.random, sizeof(in.random), 0) != sizeof(in.random))
+		return xip_error(-errno, "getrandom: %s", strerror(errno));
+	in.pad = ((unsigned int)in.random[0] << 4) & 0x1ff0;
+	in.auxv = auxv;
+	in.nauxv = make_auxv(ex, auxv);
+	return xip_exec_build_stack((void *)(uintptr_t)(top - size), top - size,
+				    size, &in, out);
+}
+
+/* ---- teardown: the process state after execve(2) -------------------- */
+
+struct k_sigaction {
+	uint64_t handler, flags, restorer, mask;
+};
+
+/* Raw system calls: the sanitizers' interceptors must not be involved. */
+static void reset_signals(void)
+{
+	struct k_sigaction old, dfl = { 0 };
+	stack_t ss = { .ss_flags = SS_DISABLE };
+
+	for (int sig = 1; sig < 65; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		if (syscall(SYS_rt_sigaction, sig, NULL, &old, 8))
+			continue;
+		if (old.handler != (uint64_t)(uintptr_t)SIG_DFL &&
+		    old.handler != (uint64_t)(uintptr_t)SIG_IGN)
+			syscall(SYS_rt_sigaction, sig, &dfl, NULL, 8);
+	}
+	syscall(SYS_sigaltstack, &ss, NULL);
+}
+
+static void unregister_rseq(void)
+{
+	void *area;
+
+	if (!__rseq_size)
+		return;
+	area = (char *)__builtin_thread_pointer() + __rseq_offset;
+	if (syscall(SYS_rseq, area, __rseq_size, RSEQ_UNREGISTER, RSEQ_SIG))
+		syscall(SYS_rseq, area, RSEQ_AREA_SIZE, RSEQ_UNREGISTER,
+			RSEQ_SIG);
+}
+
+/* Close every descriptor marked close-on-exec, as execve does. */
+static void close_cloexec(void)
+{
+	int fds[1024], n = 0;
+	struct dirent *d;
+	DIR *dir;
+
+	do {
+		dir = opendir("/proc/self/fd");
+		if (!dir)
+			break;
+		n = 0;
+		while ((d = readdir(dir)) && n < 1024) {
+			int fd = atoi(d->d_name);
+			int fl = fcntl(fd, F_GETFD);
+
+			if (d->d_name[0] != '.' && fd != dirfd(dir) &&
+			    fl >= 0 && (fl & FD_CLOEXEC))
+				fds[n++] = fd;
+		}
+		closedir(dir);
+		for (int i = 0; i < n; i++)
+			close(fds[i]);
+	} while (n == 1024);
+}
+
+static int thread_count(void)
+{
+	char line[256];
+	int n = -1;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/* Fields 45-51 of /proc/self/stat hold the data and brk bounds. */
+static void current_brk(uint64_t *start_brk, uint64_t *brk)
+{
+	char buf[2048], *p;
+	unsigned long v[64];
+	int fd, n = 0;
+	ssize_t len;
+
+	*brk = (uint64_t)syscall(SYS_brk, 0);
+	*start_brk = *brk;
+	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return;
+	buf[len] = '\0';
+	p = strrchr(buf, ')');
+	while (p && n < 64 && (p = strchr(p + 1, ' ')))
+		v[n++] = strtoul(p + 1, NULL, 10);
+	if (n > 44)	/* field 47 is the 45th after the command */
+		*start_brk = v[44];
+}
+
+static void set_mm(const struct xip_exec *ex, const struct xip_stack_out *st,
+		   uint64_t start_brk, uint64_t brk)
+{
+	const struct exec_file *p = &ex->prog;
+	struct prctl_mm_map m = {
+		.start_code = p->bias + p->plan.start_code,
+		.end_code = p->bias + p->plan.end_code,
+		.start_data = p->bias + p->plan.start_data,
+		.end_data = p->bias + p->plan.end_data,
+		.start_brk = start_brk,
+		.brk = brk,
+		.start_stack = st->sp,
+		.arg_start = st->arg_start,
+		.arg_end = st->arg_end,
+		.env_start = st->env_start,
+		.env_end = st->env_end,
+		.auxv = (__u64 *)(uintptr_t)st->auxv,
+		.auxv_size = (__u32)st->auxv_bytes,
+		.exe_fd = (__u32)-1,
+	};
+
+	if (m.end_data < m.start_data)
+		m.end_data = m.start_data;
+	if (!prctl(PR_SET_MM, PR_SET_MM_MAP, &m, sizeof(m), 0))
+		return;
+	m.auxv = NULL;
+	m.auxv_size = 0;
+	if (!prctl(PR_SET_MM, PR_SET_MM_MAP, &m, sizeof(m), 0))
+		return;
+	/* older interface; the order keeps arg_start <= arg_end */
+	if (prctl(PR_SET_MM, PR_SET_MM_ARG_START, st->arg_start, 0, 0))
+		prctl(PR_SET_MM, PR_SET_MM_ARG_END, st->arg_end, 0, 0);
+	prctl(PR_SET_MM, PR_SET_MM_ARG_START, st->arg_start, 0, 0);
+	prctl(PR_SET_MM, PR_SET_MM_ARG_END, st->arg_end, 0, 0);
+}
+
+static void set_stack_prot(const struct xip_exec *ex, uint64_t sp)
+{
+	int prot = PROT_READ | PROT_WRITE |
+		   (ex->prog.elf.exec_stack ? PROT_EXEC : 0);
+
+	/* PROT_GROWSDOWN extends the change to the whole [stack] */
+	mprotect((void *)(uintptr_t)(sp & ~(ex->page - 1)), ex->page,
+		 prot | PROT_GROWSDOWN);
+}
+
+/*
+ * No way back from here: everything that can fail has been done.  Only
+ * system calls follow, then the jump.
+ */
+__attribute__((noreturn, noinline, no_sanitize("address", "undefined")))
+static void teardown_and_jump(const struct xip_exec *ex,
+			      const struct xip_stack_out *st, uint64_t entry)
+{
+	uint64_t start_brk, brk;
+
+	current_brk(&start_brk, &brk);
+	set_stack_prot(ex, st->sp);
+	close_cloexec();
+	reset_signals();
+	unregister_rseq();
+	prctl(PR_SET_NAME, ex->comm, 0, 0, 0);
+	set_mm(ex, st, start_brk, brk);
+	xip_exec_jump(entry, st->sp);
+}
+
+int xip_exec_run(struct xip_exec *ex, const char *const *argv,
+		 const char *const *envp)
+{
+	struct xip_stack_out st;
+	uint64_t entry;
+	int ret, n;
+
+	n = thread_count();
+	if (n != 1)
+		return xip_error(-EBUSY, "%s: cannot replace a process running"
+				 " %d threads", ex->prog.name, n);
+	ret = load_file(&ex->prog, ex->page);
+	if (!ret && ex->has_interp)
+		ret = load_file(&ex->interp, ex->page);
+	if (!ret)
+		ret = build_stack(ex, argv, envp, &st);
+	if (ret)
+		return ret;
+	entry = ex->has_interp ? ex->interp.bias + ex->interp.plan.entry :
+				 ex->prog.bias + ex->prog.plan.entry;
+	/* the mappings keep the segment file, and its lock, open */
+	xip_image_close(ex->img);
+	ex->img = NULL;
+	teardown_and_jump(ex, &st, entry);
+}

@@ -1,0 +1,347 @@
+#!/usr/bin/env bats
+# xiptool exec: programs run from an image behave as when run natively.
+# Peers: the same binaries run by the kernel, debugfs for where the
+# program's blocks are, /proc/PID/maps and /proc/PID/cmdline.
+
+load ../lib/common
+
+bats_require_minimum_version 1.5.0
+
+probe_src() {
+	echo "$TOP_SRCDIR/tests/cli/exec/probe.c"
+}
+
+setup_file() {
+	local d=$BATS_FILE_TMPDIR cc=${CC:-cc} v
+	export IMG=$d/img PROBES=$d/tree
+	mkdir -p "$d/tree/bin" "$d/tree/usr/bin" "$d/tree/etc"
+	for v in "static:-static -no-pie" "static-pie:-static-pie" \
+		 "pie:-pie -fPIE" "nopie:-no-pie -fno-PIE"; do
+		# shellcheck disable=SC2086
+		$cc -O1 -fstack-protector-all -pthread ${v#*:} \
+			-o "$d/tree/probe-${v%%:*}" "$(probe_src)" || return 1
+	done
+	[ -x /bin/busybox ] && cp /bin/busybox "$d/tree/bin/busybox"
+	cp /usr/bin/true /usr/bin/env "$d/tree/usr/bin/"
+	printf '#!/bin/sh\necho script\n' > "$d/tree/bin/script"
+	chmod 755 "$d/tree/bin/script"
+	echo data > "$d/tree/etc/data"
+	ln -s ../../bin/busybox "$d/tree/usr/bin/bb"
+	mkdir -p "$d/tree/dir"
+	PATH=/usr/sbin:/sbin:$PATH mke2fs -q -F -t ext2 -b 4096 -d "$d/tree" \
+		"$IMG" 48M >/dev/null
+}
+
+# The same checks for each kind of program.
+probe_kinds="static static-pie pie nopie"
+
+need_busybox() {
+	[ -x /bin/busybox ] || skip "busybox-static is not installed"
+}
+
+@test "exec busybox: echo, ls / and sh -c output identical to native" {
+	need_busybox
+	run xiptool exec "$IMG" /bin/busybox echo hello "two  words" ''
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(/bin/busybox echo hello "two  words" '')" ]
+	run xiptool exec "$IMG" /bin/busybox ls /
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(/bin/busybox ls /)" ]
+	run xiptool exec "$IMG" /bin/busybox sh -c 'echo $#:$0:$1; exit 7' zero one
+	[ "$status" -eq 7 ]
+	[ "$output" = "1:zero:one" ]
+}
+
+@test "exec --argv0 runs busybox applets; /proc/PID/cmdline and comm" {
+	need_busybox
+	run xiptool exec --argv0 basename "$IMG" /bin/busybox /a/b/c.txt .txt
+	[ "$status" -eq 0 ]
+	[ "$output" = c ]
+	out=$(xiptool exec -a cat "$IMG" /bin/busybox /proc/self/cmdline | tr '\0' ' ')
+	[ "$out" = "cat /proc/self/cmdline " ]
+	run xiptool exec -a cat "$IMG" /bin/busybox /proc/self/comm
+	[ "$output" = busybox ]
+	# a symlink inside the image is followed
+	run xiptool exec -a echo "$IMG" /usr/bin/bb via-link
+	[ "$output" = via-link ]
+}
+
+@test "exec: exit statuses 0-255 and death by signal as a shell reports them" {
+	local i
+	for i in $(seq 0 255); do
+		xiptool exec "$IMG" /probe-static exit "$i" && st=0 || st=$?
+		[ "$st" -eq "$i" ] || { echo "exit $i gave $st"; false; }
+	done
+	for i in 1 2 6 9 11 15; do
+		run xiptool exec "$IMG" /probe-pie signal "$i"
+		run "$PROBES/probe-pie" signal "$i"
+		native=$status
+		run xiptool exec "$IMG" /probe-pie signal "$i"
+		[ "$status" -eq "$native" ] && [ "$status" -eq $((128 + i)) ]
+	done
+}
+
+@test "exec: auxiliary vector of static, static-pie, PIE and non-PIE programs" {
+	local k
+	for k in $probe_kinds; do
+		run xiptool exec "$IMG" "/probe-$k" aux
+		[ "$status" -eq 0 ] || { echo "$k: $output"; false; }
+		echo "$k: $output"
+		grep -qx 'entry-ok 1' <<<"$output"
+		grep -qx 'phdr-ok 1' <<<"$output"
+		grep -qx 'base-ok 1' <<<"$output"
+		grep -qx "execfn /probe-$k" <<<"$output"
+		grep -qx "pagesz $(getconf PAGESIZE)" <<<"$output"
+		grep -qx 'secure 0' <<<"$output"
+		grep -qx 'uid-ok 1' <<<"$output"
+		grep -qx 'hwcap-ok 1' <<<"$output"
+		grep -qx "platform $(uname -m)" <<<"$output"
+		grep -qx 'sysinfo yes' <<<"$output"
+		case $k in
+		static*) grep -qx 'base zero' <<<"$output" ;;
+		*) grep -qx 'base nonzero' <<<"$output" ;;
+		esac
+		# the same values natively, except where the program sits
+		native=$("$PROBES/probe-$k" aux | grep -v '^random\|^execfn')
+		[ "$(grep -v '^random\|^execfn' <<<"$output")" = "$native" ]
+	done
+}
+
+@test "exec: AT_RANDOM differs between runs" {
+	a=$(xiptool exec "$IMG" /probe-pie aux | grep '^random')
+	b=$(xiptool exec "$IMG" /probe-pie aux | grep '^random')
+	c=$(xiptool exec "$IMG" /probe-static aux | grep '^random')
+	[ "${#a}" -eq 39 ]
+	[ "$a" != "$b" ] && [ "$a" != "$c" ] && [ "$b" != "$c" ]
+	[ "$a" != "random 00000000000000000000000000000000" ]
+}
+
+@test "exec: text is mapped from the image at the block debugfs names, no rwx mapping" {
+	local k page blk
+	for k in $probe_kinds; do
+		run xiptool exec "$IMG" "/probe-$k" maps
+		[ "$status" -eq 0 ]
+		echo "$k: $output"
+		page=$(sed -n 's/^text-page //p' <<<"$output")
+		[ -n "$page" ]
+		blk=$(debugfs -R "bmap /probe-$k $page" "$IMG" 2>/dev/null)
+		grep -qx "text-map $IMG $((blk * 4096)) r-xp" <<<"$output"
+		grep -qx 'rwx 0' <<<"$output"
+	done
+}
+
+@test "exec: argv and environment pass through unchanged" {
+	local long k
+	long=$(head -c 100000 /dev/zero | tr '\0' x)
+	for k in static pie; do
+		for args in "one" "one two" "a '' c" "'' ''" "\"$long\" short" \
+			    "'with space' 'tab	x' 'nl
+x' -e --argv0"; do
+			eval "set -- $args"
+			native=$(env -i A=1 EMPTY= B='x y' "$PROBES/probe-$k" args "$@")
+			got=$(xiptool exec --clear-env -e A=1 -e EMPTY= \
+				-e B='x y' -a "$PROBES/probe-$k" \
+				"$IMG" "/probe-$k" args "$@")
+			[ "$got" = "$native" ] ||
+				{ diff <(echo "$native") <(echo "$got") | head; false; }
+		done
+	done
+	# argv[0] is the path inside the image unless --argv0 is given
+	run xiptool exec "$IMG" /probe-static args
+	grep -qx 'argv\[0\] 13 </probe-static>' <<<"$output"
+	grep -qx 'cmdline-args 2' <<<"$output"
+	# -e overrides, without --clear-env the environment is kept
+	got=$(FOO=old BAR=keep xiptool exec -e FOO=new "$IMG" /probe-static args)
+	grep -qx 'env <FOO=new>' <<<"$got"
+	grep -qx 'env <BAR=keep>' <<<"$got"
+	[ "$(grep -c '^env <FOO=' <<<"$got")" -eq 1 ]
+}
+
+@test "exec: threads, TLS, fork+wait, fork+exec, stack protector, atexit and stdio flush" {
+	local k
+	for k in $probe_kinds; do
+		run xiptool exec "$IMG" "/probe-$k" threads
+		[ "$output" = "threads-ok 1 tls 7" ]
+		run xiptool exec "$IMG" "/probe-$k" fork
+		[ "$output" = "$(printf 'fork-wait 42\nexec-child\nfork-exec 3')" ]
+		run xiptool exec "$IMG" "/probe-$k" smash aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+		[ "$status" -eq 134 ]
+		[[ $output == *"stack smashing detected"* ]]
+		got=$(xiptool exec "$IMG" "/probe-$k" atexit | cat; echo " ${PIPESTATUS[0]}")
+		[ "$got" = "no newline, bufferedatexit-ran
+ 5" ]
+	done
+}
+
+@test "exec: host /usr/bin/true and /usr/bin/env (dynamic) copied into the image" {
+	run xiptool exec "$IMG" /usr/bin/true
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	run xiptool exec --clear-env -e X=1 -e Y=2 "$IMG" /usr/bin/env
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(env -i X=1 Y=2 /usr/bin/env)" ]
+	run xiptool exec "$IMG" /usr/bin/env -i /bin/busybox echo nested
+	[ "$status" -eq 0 ]
+}
+
+@test "exec: the interpreter comes from the image when it holds it, --interp-from forces" {
+	local ld
+	ld=$(readlink -f /lib64/ld-linux-x86-64.so.2)
+	mkdir -p "$T/tree/lib64"
+	cp "$ld" "$T/tree/lib64/ld-linux-x86-64.so.2"
+	cp "$PROBES/probe-pie" "$T/tree/"
+	mkimg "$T/img" 16M "$T/tree"
+	run xiptool -v exec "$T/img" /probe-pie maps
+	[ "$status" -eq 0 ]
+	[[ $output == *"interpreter /lib64/ld-linux-x86-64.so.2 from the image"* ]]
+	# ld.so's pages come from the image file
+	grep -q "^interp-map $T/img " <<<"$output"
+	run xiptool exec "$T/img" /probe-pie aux
+	grep -qx 'base-ok 1' <<<"$output"
+	run xiptool -v exec --interp-from host "$T/img" /probe-pie maps
+	[ "$status" -eq 0 ]
+	[[ $output == *"from the host"* ]]
+	grep -q "^interp-map $ld " <<<"$output"
+	# not in the image: from the host
+	run xiptool exec "$IMG" /probe-pie maps
+	grep -q "^interp-map $ld " <<<"$output"
+	run -127 xiptool exec --interp-from image "$IMG" /probe-pie aux
+	[[ $output == *"interpreter /lib64/ld-linux-x86-64.so.2: not found in the image"* ]]
+	run xiptool exec --interp-from bogus "$IMG" /probe-pie aux
+	[ "$status" -eq 2 ]
+}
+
+@test "exec holds a shared lock that writers respect while the program runs" {
+	need_busybox
+	cp "$IMG" "$T/img"
+	"$XIPTOOL" exec "$T/img" /bin/busybox sleep 3 &
+	pid=$!
+	sleep 0.5
+	# the program holds no descriptor of the image, only its mappings
+	! ls -l "/proc/$pid/fd" | grep -q "$T/img"
+	grep -q "$T/img" "/proc/$pid/maps"
+	run flock -n -x "$T/img" true
+	[ "$status" -ne 0 ]
+	run flock -n -s "$T/img" true
+	[ "$status" -eq 0 ]
+	wait "$pid"
+	run flock -n -x "$T/img" true
+	[ "$status" -eq 0 ]
+}
+
+@test "exec: not found 127, cannot execute 126, each with a clear message" {
+	run -127 xiptool exec "$IMG" /no/such
+	[ "$output" = "xiptool exec: /no/such: not found in $IMG" ]
+	run -127 xiptool exec "$IMG" /etc/data/x
+	run xiptool exec "$IMG" /etc
+	[ "$status" -eq 126 ]
+	[[ $output == *"/etc: is a directory" ]]
+	run xiptool exec "$IMG" /etc/data
+	[ "$status" -eq 126 ]
+	[[ $output == *"/etc/data: permission denied (no execute bit"* ]]
+	run xiptool exec "$IMG" /bin/script
+	[ "$status" -eq 126 ]
+	[ "$output" = "xiptool exec: /bin/script: not an ELF file" ]
+	run xiptool exec "$T/none.img" /bin/busybox
+	[ "$status" -eq 3 ]
+	run xiptool exec "$IMG"
+	[ "$status" -eq 2 ]
+}
+
+# Put FILE into a fresh image as /x (mode 755) and run it.
+run_hostile() {
+	mkdir -p "$T/h"
+	cp "$1" "$T/h/x"
+	chmod 755 "$T/h/x"
+	mkimg "$T/h.img" 8M "$T/h"
+	shift
+	run ! xiptool exec "$T/h.img" /x "$@"
+}
+
+# Write a little-endian value of SIZE bytes at OFFSET of FILE.
+poke() {
+	python3 -c 'import struct,sys
+f=open(sys.argv[1],"r+b"); f.seek(int(sys.argv[2],0))
+f.write(int(sys.argv[4],0).to_bytes(int(sys.argv[3]),"little"))' "$@"
+}
+
+@test "exec: hostile and broken ELF files are refused with 126, never a crash" {
+	local f=$T/p
+	cp "$PROBES/probe-static" "$f"
+	poke "$f" 18 2 40			# e_machine = EM_ARM
+	run_hostile "$f"
+	[ "$status" -eq 126 ]
+	[ "$output" = "xiptool exec: /x: ELF file for arm, this host runs x86-64" ]
+
+	head -c 3000 "$PROBES/probe-static" > "$f"
+	run_hostile "$f"
+	[ "$status" -eq 126 ]
+	[[ $output == *"/x: truncated: segment"*"beyond the end of the file"* ]]
+
+	cp "$PROBES/probe-static" "$f"
+	poke "$f" 32 8 0x7fffffff0000		# e_phoff far away
+	run_hostile "$f"
+	[ "$status" -eq 126 ]
+	[[ $output == *"program headers at 0x7fffffff0000 beyond the end"* ]]
+
+	cp "$PROBES/probe-static" "$f"
+	poke "$f" 56 2 0			# e_phnum = 0
+	run_hostile "$f"
+	[ "$status" -eq 126 ]
+	[[ $output == *"no program headers"* ]]
+
+	# second program header's p_vaddr moved off its file offset
+	cp "$PROBES/probe-static" "$f"
+	poke "$f" $((64 + 56 + 16)) 8 0x400123
+	run_hostile "$f"
+	[ "$status" -eq 126 ]
+	[[ $output == *"differ modulo the page size"* ]]
+
+	# p_filesz > p_memsz
+	cp "$PROBES/probe-static" "$f"
+	poke "$f" $((64 + 56 + 40)) 8 0x100000000
+	run_hostile "$f"
+	[ "$status" -eq 126 ]
+
+	cp "$PROBES/probe-static" "$f"
+	poke "$f" 4 1 1				# ELFCLASS32
+	run_hostile "$f"
+	[ "$status" -eq 126 ]
+	[[ $output == *"32-bit ELF files are not supported"* ]]
+}
+
+@test "exec: a missing interpreter is 127, a set-user-ID bit is ignored with a warning" {
+	local f=$T/p off
+	cp "$PROBES/probe-pie" "$f"
+	# rename the interpreter: /lib64/ld-linux-x86-64.so.2 -> /lib64/xx-...
+	off=$(grep -abo /lib64/ld-linux "$f" | head -1 | cut -d: -f1)
+	printf 'xx' | dd of="$f" bs=1 seek=$((off + 7)) conv=notrunc status=none
+	run_hostile "$f" aux
+	[ "$status" -eq 127 ]
+	[[ $output == *"interpreter /lib64/xx-linux-x86-64.so.2: No such file or directory on the host"* ]]
+
+	mkdir -p "$T/s"
+	cp "$PROBES/probe-static" "$T/s/suid"
+	chmod 4755 "$T/s/suid"
+	mkimg "$T/s.img" 8M "$T/s"
+	run xiptool exec "$T/s.img" /suid exit 0
+	[ "$status" -eq 0 ]
+	[[ $output == *"warning: /suid: set-user-ID/set-group-ID bit ignored"* ]]
+}
+
+@test "exec refuses images on noexec mounts and images that are not XIP-capable" {
+	require_root
+	mkdir -p "$T/nx"
+	mount -t tmpfs -o noexec,size=64M tmpfs "$T/nx"
+	cp "$IMG" "$T/nx/img"
+	run xiptool exec "$T/nx/img" /probe-static exit 0
+	umount "$T/nx"
+	[ "$status" -eq 126 ]
+	[[ $output == *"on a noexec mount"* ]]
+	mkdir -p "$T/k/bin"
+	cp "$PROBES/probe-static" "$T/k/bin/p"
+	mke2fs -q -F -t ext2 -b 1024 -d "$T/k" "$T/k.img" 8M
+	run xiptool exec "$T/k.img" /bin/p exit 0
+	[ "$status" -eq 126 ]
+	[[ $output == *"not XIP-capable: block size 1024 differs from page size"* ]]
+}

@@ -1,0 +1,306 @@
+/* Unit tests of the loader's planning (lib/exec.c): what is mapped where,
+ * and the initial stack, without mapping anything. */
+#include <elf.h>
+#include <inttypes.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+
+#include "unit.h"
+
+#define PAGE 4096ULL
+
+static struct xip_elf_load two_loads[2];
+
+/* A validated ELF of two PT_LOADs: text (2.5 pages of file) at 0x400000
+ * and data (0x300 bytes of file, 0x5000 in memory) at 0x403100. */
+static void make_elf(struct xip_elf *elf, uint16_t type)
+{
+	memset(elf, 0, sizeof(*elf));
+	two_loads[0] = (struct xip_elf_load){ 2, PF_R | PF_X, 0, 0x400000,
+					      0x2800, 0x2800, PAGE };
+	two_loads[1] = (struct xip_elf_load){ 3, PF_R | PF_W, 0x3100, 0x403100,
+					      0x300, 0x5000, PAGE };
+	elf->type = type;
+	elf->machine = xip_elf_host_machine();
+	elf->entry = 0x401000;
+	elf->phnum = 5;
+	elf->has_phdr_addr = true;
+	elf->phdr_addr = 0x400040;
+	elf->load = two_loads;
+	elf->nload = 2;
+	elf->lo = 0x400000;
+	elf->hi = 0x409000;
+	elf->max_align = PAGE;
+}
+
+static void expect_op(const struct xip_map_op *op, enum xip_map_kind kind,
+		      uint64_t addr, uint64_t len, uint64_t off, int prot)
+{
+	if (op->kind != kind || op->addr != addr || op->len != len ||
+	    op->off != off || op->prot != prot)
+		fail_msg("op {%d 0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64
+			 " %d} != {%d 0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64
+			 " %d}", op->kind, op->addr, op->len, op->off,
+			 op->prot, kind, addr, len, off, prot);
+}
+
+static void test_plan_contiguous(void **state)
+{
+	struct xip_run run = { 0, 100, 4 };
+	struct xip_load_plan p;
+	struct xip_elf elf;
+
+	make_elf(&elf, ET_EXEC);
+	assert_int_equal(xip_exec_plan_load(&elf, &run, 1, PAGE, 1000, "t",
+					    &p), 0);
+	assert_true(p.fixed);
+	assert_int_equal(p.lo, 0x400000);
+	assert_int_equal(p.hi, 0x409000);
+	assert_int_equal(p.entry, 0x401000);
+	assert_int_equal(p.phdr, 0x400040);
+	assert_int_equal(p.nops, 4);
+	/* text: file pages 0-2 from blocks 100-102 */
+	expect_op(&p.ops[0], XIP_MAP_FILE, 0x400000, 3 * PAGE, 100 * PAGE,
+		  PROT_READ | PROT_EXEC);
+	/* data: file page 3 (block 103), its tail cleared, then bss */
+	expect_op(&p.ops[1], XIP_MAP_FILE, 0x403000, PAGE, 103 * PAGE,
+		  PROT_READ | PROT_WRITE);
+	expect_op(&p.ops[2], XIP_MAP_ZERO, 0x403400, 0xc00, 0,
+		  PROT_READ | PROT_WRITE);
+	expect_op(&p.ops[3], XIP_MAP_ANON, 0x404000, 0x5000, 0,
+		  PROT_READ | PROT_WRITE);
+	assert_int_equal(p.start_code, 0x400000);
+	assert_int_equal(p.end_code, 0x402800);
+	assert_int_equal(p.start_data, 0x403100);
+	assert_int_equal(p.end_data, 0x403400);
+	xip_load_plan_free(&p);
+	assert_null(p.ops);
+}
+
+static void test_plan_runs_and_holes(void **state)
+{
+	/* page 0 at 50, page 1 a hole, page 2 at 70, page 3 at 90 */
+	struct xip_run runs[] = { { 0, 50, 1 }, { 2, 70, 1 }, { 3, 90, 5 } };
+	struct xip_load_plan p;
+	struct xip_elf elf;
+
+	make_elf(&elf, ET_DYN);
+	assert_int_equal(xip_exec_plan_load(&elf, runs, 3, PAGE, 1000, "t",
+					    &p), 0);
+	assert_false(p.fixed);
+	assert_int_equal(p.nops, 6);
+	expect_op(&p.ops[0], XIP_MAP_FILE, 0x400000, PAGE, 50 * PAGE,
+		  PROT_READ | PROT_EXEC);
+	expect_op(&p.ops[1], XIP_MAP_ANON, 0x401000, PAGE, 0,
+		  PROT_READ | PROT_EXEC);
+	expect_op(&p.ops[2], XIP_MAP_FILE, 0x402000, PAGE, 70 * PAGE,
+		  PROT_READ | PROT_EXEC);
+	expect_op(&p.ops[3], XIP_MAP_FILE, 0x403000, PAGE, 90 * PAGE,
+		  PROT_READ | PROT_WRITE);
+	xip_load_plan_free(&p);
+
+	/* the file ends in a hole: zero pages, never past the runs */
+	assert_int_equal(xip_exec_plan_load(&elf, runs, 1, PAGE, 1000, "t",
+					    &p), 0);
+	expect_op(&p.ops[1], XIP_MAP_ANON, 0x401000, 2 * PAGE, 0,
+		  PROT_READ | PROT_EXEC);
+	expect_op(&p.ops[2], XIP_MAP_ANON, 0x403000, PAGE, 0,
+		  PROT_READ | PROT_WRITE);
+	xip_load_plan_free(&p);
+}
+
+static void test_plan_bss_only(void **state)
+{
+	struct xip_run run = { 0, 10, 3 };
+	struct xip_load_plan p;
+	struct xip_elf elf;
+
+	make_elf(&elf, ET_EXEC);
+	two_loads[1].filesz = 0;
+	assert_int_equal(xip_exec_plan_load(&elf, &run, 1, PAGE, 1000, "t",
+					    &p), 0);
+	assert_int_equal(p.nops, 2);
+	/* all anonymous, from the start of the page */
+	expect_op(&p.ops[1], XIP_MAP_ANON, 0x403000, 0x6000, 0,
+		  PROT_READ | PROT_WRITE);
+	xip_load_plan_free(&p);
+
+	/* filesz ending on a page boundary: nothing to clear */
+	make_elf(&elf, ET_EXEC);
+	two_loads[1].filesz = 0xf00;
+	assert_int_equal(xip_exec_plan_load(&elf, &run, 1, PAGE, 1000, "t",
+					    &p), 0);
+	assert_int_equal(p.nops, 3);
+	expect_op(&p.ops[2], XIP_MAP_ANON, 0x404000, 0x5000, 0,
+		  PROT_READ | PROT_WRITE);
+	xip_load_plan_free(&p);
+}
+
+static void test_plan_bad_runs(void **state)
+{
+	struct xip_run over[] = { { 0, 998, 4 } };
+	struct xip_run order[] = { { 2, 10, 2 }, { 1, 20, 1 } };
+	struct xip_run empty[] = { { 0, 10, 0 } };
+	struct xip_run wrap[] = { { 0, UINT64_MAX - 1, 4 } };
+	struct xip_load_plan p;
+	struct xip_elf elf;
+
+	make_elf(&elf, ET_EXEC);
+	assert_int_equal(xip_exec_plan_load(&elf, over, 1, PAGE, 1000, "img",
+					    &p), -ENOEXEC);
+	assert_non_null(strstr(xip_errmsg(), "beyond the end of the image"));
+	assert_null(p.ops);
+	assert_int_equal(xip_exec_plan_load(&elf, order, 2, PAGE, 1000, "t",
+					    &p), -ENOEXEC);
+	assert_non_null(strstr(xip_errmsg(), "out of order"));
+	assert_int_equal(xip_exec_plan_load(&elf, empty, 1, PAGE, 1000, "t",
+					    &p), -ENOEXEC);
+	assert_int_equal(xip_exec_plan_load(&elf, wrap, 1, PAGE, 1000, "t",
+					    &p), -ENOEXEC);
+	/* not validated */
+	elf.hi = 0;
+	assert_int_equal(xip_exec_plan_load(&elf, over, 1, PAGE, 1000, "t",
+					    &p), -EINVAL);
+}
+
+/* Plans of real host programs: every PT_LOAD byte is covered, in order,
+ * with exactly the segment's permissions and never W+X. */
+static void check_real(const char *path)
+{
+	struct xip_elf elf;
+	struct xip_load_plan p;
+	struct xip_run run;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return;
+	assert_int_equal(xip_elf_parse_fd(fd, path, &elf), 0);
+	close(fd);
+	assert_int_equal(xip_elf_validate_load(&elf, path, PAGE), 0);
+	run = (struct xip_run){ 0, 0, (elf.file_size + PAGE - 1) / PAGE };
+	assert_int_equal(xip_exec_plan_load(&elf, &run, 1, PAGE, run.len, path,
+					    &p), 0);
+	for (size_t i = 0; i < p.nops; i++) {
+		const struct xip_map_op *op = &p.ops[i];
+
+		assert_false((op->prot & PROT_WRITE) && (op->prot & PROT_EXEC));
+		assert_true(op->addr >= p.lo && op->addr + op->len <= p.hi);
+		if (op->kind != XIP_MAP_ZERO)
+			assert_int_equal(op->addr % PAGE, 0);
+		if (op->kind == XIP_MAP_FILE)
+			assert_int_equal(op->off % PAGE, op->addr % PAGE);
+	}
+	xip_load_plan_free(&p);
+	xip_elf_free(&elf);
+}
+
+static void test_plan_host_programs(void **state)
+{
+	check_real("/bin/busybox");
+	check_real("/usr/bin/true");
+	check_real("/lib64/ld-linux-x86-64.so.2");
+}
+
+static uint64_t word(const uint8_t *mem, uint64_t addr, uint64_t at)
+{
+	uint64_t v;
+
+	memcpy(&v, mem + (at - addr), 8);
+	return v;
+}
+
+static const char *str(const uint8_t *mem, uint64_t addr, uint64_t at)
+{
+	return (const char *)mem + (at - addr);
+}
+
+static void test_stack_layout(void **state)
+{
+	const char *argv[] = { "prog", "", "third arg", NULL };
+	const char *envp[] = { "A=1", "LONG=xxxxxxxxxxxxxxxxxxxx", NULL };
+	struct xip_auxv auxv[] = {
+		{ AT_PAGESZ, 4096 }, { AT_RANDOM, 0 }, { AT_EXECFN, 0 },
+		{ AT_PLATFORM, 0 }, { AT_ENTRY, 0x401000 },
+	};
+	struct xip_stack_in in = { argv, envp, "/bin/prog", "x86_64",
+				   { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+				     14, 15, 16 }, 0x120, auxv, 5 };
+	size_t size = 64 * 1024;
+	uint8_t *mem = calloc(1, size);
+	uint64_t addr = 0x7ffd00000000ULL, sp, a;
+	struct xip_stack_out out;
+
+	assert_int_equal(xip_exec_build_stack(mem, addr, size, &in, &out), 0);
+	sp = out.sp;
+	assert_int_equal(sp % 16, 0);
+	assert_true(sp > addr && sp < addr + size);
+	assert_int_equal(word(mem, addr, sp), 3);
+	assert_string_equal(str(mem, addr, word(mem, addr, sp + 8)), "prog");
+	assert_string_equal(str(mem, addr, word(mem, addr, sp + 16)), "");
+	assert_string_equal(str(mem, addr, word(mem, addr, sp + 24)),
+			    "third arg");
+	assert_int_equal(word(mem, addr, sp + 32), 0);
+	assert_string_equal(str(mem, addr, word(mem, addr, sp + 40)), "A=1");
+	assert_int_equal(word(mem, addr, sp + 56), 0);
+	/* argv strings are contiguous from arg_start, then the environment */
+	assert_int_equal(word(mem, addr, sp + 8), out.arg_start);
+	assert_int_equal(out.arg_end - out.arg_start, 5 + 1 + 10);
+	assert_int_equal(out.env_start, out.arg_end);
+	assert_int_equal(out.env_end - out.env_start, 4 + 26);
+	/* auxv follows envp's NULL */
+	a = sp + 64;
+	assert_int_equal(out.auxv, a);
+	assert_int_equal(out.auxv_bytes, 6 * 16);
+	assert_int_equal(word(mem, addr, a), AT_PAGESZ);
+	assert_int_equal(word(mem, addr, a + 16), AT_RANDOM);
+	assert_memory_equal(str(mem, addr, word(mem, addr, a + 24)),
+			    in.random, 16);
+	assert_int_equal(word(mem, addr, a + 32), AT_EXECFN);
+	assert_string_equal(str(mem, addr, word(mem, addr, a + 40)),
+			    "/bin/prog");
+	assert_string_equal(str(mem, addr, word(mem, addr, a + 56)), "x86_64");
+	assert_int_equal(word(mem, addr, a + 72), 0x401000);
+	assert_int_equal(word(mem, addr, a + 80), AT_NULL);
+	/* execfn at the very top, below an 8-byte NULL */
+	assert_int_equal(word(mem, addr, a + 40) + 10 + 8, addr + size);
+	free(mem);
+}
+
+static void test_stack_limits(void **state)
+{
+	static char big[70000];
+	const char *argv[] = { big, NULL };
+	const char *none[] = { NULL };
+	struct xip_stack_in in = { argv, none, "/x", NULL, { 0 }, 0, NULL, 0 };
+	struct xip_stack_out out;
+	uint8_t *mem = calloc(1, 65536);
+
+	memset(big, 'a', sizeof(big) - 1);
+	assert_int_equal(xip_exec_build_stack(mem, 0x10000, 65536, &in, &out),
+			 -E2BIG);
+	/* empty argv and environment, no platform: AT_PLATFORM dropped */
+	in.argv = none;
+	assert_int_equal(xip_exec_build_stack(mem, 0x10000, 65536, &in, &out),
+			 0);
+	assert_int_equal(word(mem, 0x10000, out.sp), 0);
+	assert_int_equal(out.auxv_bytes, 16);
+	/* too small for anything */
+	assert_int_equal(xip_exec_build_stack(mem, 0x10000, 64, &in, &out),
+			 -E2BIG);
+	free(mem);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plan_contiguous),
+		cmocka_unit_test(test_plan_runs_and_holes),
+		cmocka_unit_test(test_plan_bss_only),
+		cmocka_unit_test(test_plan_bad_runs),
+		cmocka_unit_test(test_plan_host_programs),
+		cmocka_unit_test(test_stack_layout),
+		cmocka_unit_test(test_stack_limits),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
