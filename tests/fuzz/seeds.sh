@@ -6,7 +6,8 @@
 #
 #   seeds.sh OUTDIR [XIPTOOL]
 #
-# Writes OUTDIR/ext2/* and OUTDIR/elf/*.
+# Writes OUTDIR/elf/* first, then OUTDIR/ext2/* (whose tree holds some of
+# the ELF files as programs).
 set -eu
 
 out=$1
@@ -21,73 +22,6 @@ mkdir -p "$out/ext2" "$out/elf"
 E2FSPROGS_FAKE_TIME=1700000000
 export E2FSPROGS_FAKE_TIME
 uuid=5eed5eed-0000-4000-8000-000000000001
-
-# --- the tree --------------------------------------------------------------
-t=$tmp/tree
-mkdir -p "$t/dir/sub/deeper" "$t/big" "$t/empty"
-printf 'hello, xip\n' > "$t/hello.txt"
-printf '#!/bin/sh\necho hi\n' > "$t/dir/script.sh"
-: > "$t/dir/empty-file"
-# 40 KiB: indirect blocks with 1 KiB blocks
-i=0
-while [ $i -lt 640 ]; do
-	printf 'line %05d of a file that needs indirect blocks....\n' $i
-	i=$((i + 1))
-done > "$t/dir/sub/forty"
-# holes: data at 0, 50 KiB, 300 KiB (double indirect with 1 KiB blocks)
-printf 'head' > "$t/sparse"
-printf 'mid' | dd of="$t/sparse" bs=1024 seek=50 conv=notrunc 2>/dev/null
-printf 'tail' | dd of="$t/sparse" bs=1024 seek=300 conv=notrunc 2>/dev/null
-# a hole at the end only
-truncate -s 20000 "$t/dir/hole-at-end"
-# many entries (hard links): directories of several blocks
-i=0
-while [ $i -lt 48 ]; do
-	ln "$t/hello.txt" "$t/big/entry-with-a-rather-long-name-$i"
-	i=$((i + 1))
-done
-ln -s hello.txt "$t/fast-link"
-ln -s dir/sub/deeper/../../sub/./forty "$t/rel-link"
-ln -s /dir/sub "$t/abs-link"
-ln -s ../../../../../../../../../../../../../../../../../hello.txt \
-	"$t/dir/slow-link-with-a-target-longer-than-sixty-bytes"
-ln -s loop-b "$t/loop-a"
-ln -s loop-a "$t/loop-b"
-ln -s .. "$t/dir/sub/up"
-ln -s missing "$t/dangling"
-ln "$t/hello.txt" "$t/dir/hard-link"
-
-# mkimg NAME SIZE [mke2fs options...]: an image padded to SIZE
-mkimg() {
-	name=$1 size=$2
-	shift 2
-	rm -f "$tmp/img"
-	truncate -s "$size" "$tmp/img"
-	mke2fs -q -F -U "$uuid" -E hash_seed=$uuid "$@" "$tmp/img" >/dev/null
-	cp "$tmp/img" "$out/ext2/$name"
-}
-
-mkimg k4 256K -t ext2 -b 4096 -N 64 -m 0 -d "$t"
-mkimg k4-empty 256K -t ext2 -b 4096 -N 16 -m 0
-mkimg k4-rev0 256K -t ext2 -b 4096 -N 64 -m 0 -r 0 -d "$t"
-mkimg k4-plain 256K -t ext2 -b 4096 -N 64 -m 0 \
-	-O ^resize_inode,^dir_index,^filetype,^sparse_super,^large_file \
-	-d "$t"
-mkimg k1 512K -t ext2 -b 1024 -N 64 -m 0 -d "$t"
-mkimg k1-plain 512K -t ext2 -b 1024 -N 64 -m 0 -I 128 \
-	-O ^resize_inode,^dir_index,^ext_attr -d "$t"
-mkimg k2 384K -t ext2 -b 2048 -N 64 -m 0 -d "$t"
-mkimg k1-groups 768K -t ext2 -b 1024 -g 256 -N 64 -m 0 -d "$t"
-mkimg ext4-k4 512K -t ext4 -b 4096 -N 64 -m 0 -O ^has_journal -d "$t"
-mkimg ext4-k1 512K -t ext4 -b 1024 -N 64 -m 0 \
-	-O ^has_journal,^metadata_csum,^64bit,inline_data -d "$t"
-if [ -n "$xiptool" ] && "$xiptool" help mkfs >/dev/null 2>&1; then
-	rm -f "$tmp/img"
-	if "$xiptool" mkfs -d "$t" "$tmp/img" 256K >/dev/null 2>&1 ||
-	   "$xiptool" mkfs --root "$t" "$tmp/img" 256K >/dev/null 2>&1; then
-		cp "$tmp/img" "$out/ext2/xiptool-mkfs"
-	fi
-fi
 
 # --- ELF files ---------------------------------------------------------------
 cat > "$tmp/hello.c" <<'C'
@@ -134,4 +68,80 @@ if [ "$(uname -m)" = x86_64 ]; then
 		-Wl,-z,common-page-size=1024
 fi
 "$CC" -c "$tmp/lib.c" -o "$out/elf/lib.o" 2>/dev/null || true
+
+# --- the tree --------------------------------------------------------------
+t=$tmp/tree
+mkdir -p "$t/dir/sub/deeper" "$t/big" "$t/empty"
+printf 'hello, xip\n' > "$t/hello.txt"
+printf '#!/bin/sh\necho hi\n' > "$t/dir/script.sh"
+: > "$t/dir/empty-file"
+# 40 KiB: indirect blocks with 1 KiB blocks
+i=0
+while [ $i -lt 640 ]; do
+	printf 'line %05d of a file that needs indirect blocks....\n' $i
+	i=$((i + 1))
+done > "$t/dir/sub/forty"
+# holes: data at 0, 50 KiB, 300 KiB (double indirect with 1 KiB blocks)
+printf 'head' > "$t/sparse"
+printf 'mid' | dd of="$t/sparse" bs=1024 seek=50 conv=notrunc 2>/dev/null
+printf 'tail' | dd of="$t/sparse" bs=1024 seek=300 conv=notrunc 2>/dev/null
+# a hole at the end only
+truncate -s 20000 "$t/dir/hole-at-end"
+# many entries (hard links): directories of several blocks
+i=0
+while [ $i -lt 48 ]; do
+	ln "$t/hello.txt" "$t/big/entry-with-a-rather-long-name-$i"
+	i=$((i + 1))
+done
+ln -s hello.txt "$t/fast-link"
+ln -s dir/sub/deeper/../../sub/./forty "$t/rel-link"
+ln -s /dir/sub "$t/abs-link"
+ln -s ../../../../../../../../../../../../../../../../../hello.txt \
+	"$t/dir/slow-link-with-a-target-longer-than-sixty-bytes"
+ln -s loop-b "$t/loop-a"
+ln -s loop-a "$t/loop-b"
+ln -s .. "$t/dir/sub/up"
+ln -s missing "$t/dangling"
+ln "$t/hello.txt" "$t/dir/hard-link"
+# programs for the exec planning (xip_exec_prepare)
+mkdir -p "$t/bin"
+for p in tiny-static tiny-static-pie hello-pie; do
+	[ -f "$out/elf/$p" ] && cp "$out/elf/$p" "$t/bin/$p"
+done
+ln -s tiny-static "$t/bin/prog"
+
+# mkimg NAME SIZE [mke2fs options...]: an image padded to SIZE
+mkimg() {
+	name=$1 size=$2
+	shift 2
+	rm -f "$tmp/img"
+	truncate -s "$size" "$tmp/img"
+	mke2fs -q -F -U "$uuid" -E hash_seed=$uuid "$@" "$tmp/img" >/dev/null
+	cp "$tmp/img" "$out/ext2/$name"
+}
+
+mkimg k4 256K -t ext2 -b 4096 -N 64 -m 0 -d "$t"
+mkimg k4-empty 256K -t ext2 -b 4096 -N 16 -m 0
+mkimg k4-rev0 256K -t ext2 -b 4096 -N 64 -m 0 -r 0 -d "$t"
+mkimg k4-plain 256K -t ext2 -b 4096 -N 64 -m 0 \
+	-O ^resize_inode,^dir_index,^filetype,^sparse_super,^large_file \
+	-d "$t"
+mkimg k1 512K -t ext2 -b 1024 -N 64 -m 0 -d "$t"
+mkimg k1-plain 512K -t ext2 -b 1024 -N 64 -m 0 -I 128 \
+	-O ^resize_inode,^dir_index,^ext_attr -d "$t"
+mkimg k2 384K -t ext2 -b 2048 -N 64 -m 0 -d "$t"
+mkimg k1-groups 768K -t ext2 -b 1024 -g 256 -N 64 -m 0 -d "$t"
+mkimg ext4-k4 512K -t ext4 -b 4096 -N 64 -m 0 -O ^has_journal -d "$t"
+mkimg ext4-k1 512K -t ext4 -b 1024 -N 64 -m 0 \
+	-O ^has_journal,^metadata_csum,^64bit,inline_data -d "$t"
+# and images of xiptool mkfs, once it is built
+if [ -n "$xiptool" ] && "$xiptool" help mkfs >/dev/null 2>&1; then
+	rm -f "$tmp/img"
+	"$xiptool" mkfs -q -d "$t" -U "$uuid" --timestamp=1700000000 \
+		"$tmp/img" && cp "$tmp/img" "$out/ext2/xiptool-mkfs"
+	rm -f "$tmp/img"
+	"$xiptool" mkfs -q -d "$t/bin" -U "$uuid" --timestamp=1700000000 \
+		--align=64K "$tmp/img" && cp "$tmp/img" "$out/ext2/xiptool-mkfs-bin"
+fi
+
 exit 0
