@@ -18,8 +18,12 @@ head -c "$size" /dev/urandom > "$B/tree/big"
 bytes=$(stat -c %s "$B/tree/big")
 mb=$((bytes / 1048576))
 img_mb=$((2 * mb + mb / 4 + 64))	# room for the copy written below
-mke2fs -q -F -t ext2 -b 4096 -d "$B/tree" "$B/img" "${img_mb}M"
-cp "$B/img" "$B/img.orig"
+mke2fs -q -F -t ext2 -b 4096 -d "$B/tree" "$B/img.sparse" "${img_mb}M"
+# fully backed, like an attached segment (a sparse tmpfs file would make
+# the kernel allocate and zero a page on each first touch of a free block)
+cp --sparse=never "$B/img.sparse" "$B/img.orig"
+rm -f "$B/img.sparse"
+cp "$B/img.orig" "$B/img"
 "$XIPTOOL" stat "$B/img" /big | grep -E 'Size|Runs|Contiguous'
 
 # ---- read ----------------------------------------------------------------
