@@ -352,6 +352,32 @@ static int ind_ptr(struct xip_map *m, int slot, blk64_t blk, uint64_t lblk,
 	return 0;
 }
 
+/*
+ * How many entries from @slot on continue the physical run of @blk (at
+ * most @max); each of them is validated too, through the window cache.
+ */
+static int ind_run(struct xip_map *m, const uint32_t *slot, bool le,
+		   uint64_t max, blk64_t blk, uint64_t lblk, uint64_t *count)
+{
+	uint64_t k = 1;
+	int ret;
+
+	while (k < max && (le ? le32toh(slot[k]) : slot[k]) == blk + k)
+		k++;
+	for (uint64_t i = 0; i < k; i++) {
+		ret = engine_check_block(m->img, m->ino, blk + i, "block",
+					 lblk + i);
+		if (ret) {
+			if (!i)
+				return ret;
+			k = i;	/* report the bad one when it is reached */
+			break;
+		}
+	}
+	*count = k;
+	return 0;
+}
+
 static int ind_map(struct xip_map *m, uint64_t lblk, blk64_t *pblk,
 		   uint64_t *count)
 {
@@ -365,7 +391,13 @@ static int ind_map(struct xip_map *m, uint64_t lblk, blk64_t *pblk,
 	*count = 1;
 	if (lblk < EXT2_NDIR_BLOCKS) {
 		blk = m->inode.i_block[lblk];
-		goto data;
+		if (!blk)
+			return 0;
+		ret = ind_run(m, &m->inode.i_block[lblk], false,
+			      EXT2_NDIR_BLOCKS - lblk, blk, lblk, count);
+		if (!ret)
+			*pblk = blk;
+		return ret;
 	}
 	rel = lblk - EXT2_NDIR_BLOCKS;
 	span = apb;
@@ -378,6 +410,7 @@ static int ind_map(struct xip_map *m, uint64_t lblk, blk64_t *pblk,
 		span *= apb;
 	}
 	blk = m->inode.i_block[EXT2_IND_BLOCK + depth - 1];
+	p = NULL;
 	for (unsigned int level = 0; level < depth; level++) {
 		if (!blk) {
 			*count = span - rel;
@@ -391,14 +424,14 @@ static int ind_map(struct xip_map *m, uint64_t lblk, blk64_t *pblk,
 		blk = le32toh(p[rel / span]);
 		rel %= span;
 	}
-data:
 	if (!blk)
 		return 0;
-	ret = engine_check_block(m->img, m->ino, blk, "block", lblk);
-	if (ret)
-		return ret;
-	*pblk = blk;
-	return 0;
+	/* p is the last indirect block; the run stays inside it */
+	rel = (lblk - EXT2_NDIR_BLOCKS) % apb;
+	ret = ind_run(m, &p[rel], true, apb - rel, blk, lblk, count);
+	if (!ret)
+		*pblk = blk;
+	return ret;
 }
 
 /* ---- the map of one inode ----------------------------------------------- */
