@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,7 @@ struct segfile {
 	const char *path;
 	int fd;
 	uint64_t align;		/* page or huge page size */
+	bool huge;		/* on hugetlbfs: fill through the mapping */
 	uint64_t cap;		/* bytes of the file and the mapping */
 	uint8_t *map;
 };
@@ -198,8 +200,11 @@ static int segfile_create(struct segfile *sf, const char *path)
 				 path);
 	if (sf->fd < 0)
 		return xip_error(-errno, "%s: %s", path, strerror(errno));
-	if (fstatfs(sf->fd, &sfs) == 0 && (uint64_t)sfs.f_bsize > sf->align)
-		sf->align = (uint64_t)sfs.f_bsize;	/* hugetlbfs */
+	if (fstatfs(sf->fd, &sfs) == 0 && sfs.f_type == HUGETLBFS_MAGIC) {
+		sf->huge = true;
+		if ((uint64_t)sfs.f_bsize > sf->align)
+			sf->align = (uint64_t)sfs.f_bsize;
+	}
 	return 0;
 }
 
@@ -224,6 +229,105 @@ static int fill_plain(struct segfile *sf, struct source *src)
 		off += (uint64_t)r;
 	}
 	return 0;
+}
+
+/* Copy @len bytes at @off with read() and write(), through @buf. */
+static int copy_rw(struct source *src, struct segfile *sf, uint64_t off,
+		   uint64_t len)
+{
+	char *buf = malloc(CHUNK);
+	int ret = 0;
+
+	if (!buf)
+		return xip_error(-ENOMEM, "out of memory");
+	while (!ret && len) {
+		size_t n = len < CHUNK ? len : CHUNK;
+		ssize_t r = pread(src->fd, buf, n, (off_t)off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			ret = r ? xip_error(-errno, "%s: %s", src->path,
+					    strerror(errno)) :
+				  xip_error(-EIO, "%s: shrank while being read",
+					    src->path);
+			break;
+		}
+		if (pwrite(sf->fd, buf, (size_t)r, (off_t)off) != r)
+			ret = xip_error(errno ? -errno : -EIO, "%s: %s",
+					sf->path, strerror(errno ? errno : EIO));
+		off += (uint64_t)r;
+		len -= (uint64_t)r;
+	}
+	free(buf);
+	return ret;
+}
+
+/* Copy a byte range in the kernel (copy_file_range), else by hand. */
+static int copy_range(struct source *src, struct segfile *sf, uint64_t off,
+		      uint64_t len)
+{
+	while (len) {
+		loff_t in = (loff_t)off, out = (loff_t)off;
+		size_t n = len < (1u << 30) ? len : (1u << 30);
+		ssize_t r = copy_file_range(src->fd, &in, sf->fd, &out, n, 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EXDEV || errno == EINVAL ||
+			      errno == ENOSYS || errno == EOPNOTSUPP))
+			return copy_rw(src, sf, off, len);
+		if (r < 0)
+			return xip_error(-errno, "%s: %s", sf->path,
+					 strerror(errno));
+		if (r == 0)
+			return xip_error(-EIO, "%s: shrank while being read",
+					 src->path);
+		off += (uint64_t)r;
+		len -= (uint64_t)r;
+	}
+	return 0;
+}
+
+/*
+ * A plain image into a tmpfs segment: only the source's data ranges are
+ * copied (holes stay zero), then the whole segment is reserved, so that
+ * writes through a mapping never meet a full tmpfs.
+ */
+static int fill_copy(struct segfile *sf, struct source *src, uint64_t min)
+{
+	uint64_t want = round_up(src->size > min ? src->size : min, sf->align);
+	off_t data = 0, hole;
+	int ret = 0;
+
+	if (ftruncate(sf->fd, (off_t)want) < 0)
+		return xip_error(-errno, "%s: cannot size the segment: %s",
+				 sf->path, strerror(errno));
+	sf->cap = want;
+	while (!ret && (uint64_t)data < src->size) {
+		off_t d = lseek(src->fd, data, SEEK_DATA), h;
+
+		if (d < 0 && errno == ENXIO)
+			break;		/* only a hole is left */
+		hole = (off_t)src->size;
+		if (d >= 0) {		/* else no SEEK_DATA: copy it all */
+			data = d;
+			h = lseek(src->fd, data, SEEK_HOLE);
+			if (h >= 0)
+				hole = h;
+		}
+		if ((uint64_t)hole > src->size)
+			hole = (off_t)src->size;
+		ret = copy_range(src, sf, (uint64_t)data,
+				 (uint64_t)(hole - data));
+		data = hole;
+	}
+	if (!ret && fallocate(sf->fd, 0, 0, (off_t)want) < 0 &&
+	    errno != EOPNOTSUPP)
+		ret = xip_error(-errno,
+				"%s: cannot reserve %" PRIu64 " bytes of memory: %s",
+				sf->path, want, strerror(errno));
+	return ret;
 }
 
 struct inflater {
@@ -392,12 +496,18 @@ static int attach_fill(const struct xip_attach_opts *o, struct segfile *sf,
 				o->image, o->size, src.size);
 		goto out;
 	}
-	ret = segfile_resize(sf, src.gz ? (src.hint > src.size ? src.hint :
-					   4 * src.size) : src.size);
-	if (!ret)
-		ret = segfile_map(sf);
-	if (!ret)
-		ret = src.gz ? fill_gzip(sf, &src, &out) : fill_plain(sf, &src);
+	if (!src.gz && !sf->huge) {
+		ret = fill_copy(sf, &src, o->size);
+	} else {
+		ret = segfile_resize(sf, src.gz ? (src.hint > src.size ?
+						   src.hint : 4 * src.size) :
+				     src.size);
+		if (!ret)
+			ret = segfile_map(sf);
+		if (!ret)
+			ret = src.gz ? fill_gzip(sf, &src, &out) :
+			      fill_plain(sf, &src);
+	}
 	if (!src.gz)
 		out = src.size;
 	if (!ret && out == 0)

@@ -368,3 +368,14 @@ load ../lib/attach
 	blockdev --flushbufs "$dev"
 	[ "$(debugfs -R 'cat /p.txt' "$dev" 2>/dev/null)" = "in place" ]
 }
+
+@test "a block device as the source: a segment from a loop device" {
+	require_loop
+	make_tree_image
+	dev=$(losetup -f --show -r "$T/img")
+	run xiptool attach -n "$SEG" "$dev"
+	losetup -d "$dev"
+	[ "$status" -eq 0 ]
+	cmp "$(seg_col "$SEG" PATH)" "$T/img"
+	[ "$(seg_col "$SEG" IMAGE)" = "$dev" ]
+}

@@ -275,6 +275,32 @@ static void test_attach_save_detach(void **state)
 		assert_int_equal(xip_segment_busy(&got, why, sizeof(why)), 0);
 	}
 	assert_int_equal(xip_detach("@a", NULL, 0), 0);
+	/* a sparse source (any bytes, not only ext2): holes copy as zeros */
+	{
+		const char *sp = unit_path("sparse.bin");
+		int fd;
+
+		unit_fill_file(sp, 4096, 0x11);
+		assert_int_equal(truncate(sp, 3 << 20), 0);
+		unit_poke(sp, (3 << 20) - 5, "tail!", 5);
+		fd = open(sp, O_RDWR);
+		assert_true(fd >= 0);
+		assert_int_equal(pwrite(fd, "mid", 3, 1 << 20), 3);
+		close(fd);
+		memset(&o, 0, sizeof(o));
+		o.image = sp;
+		o.size = 4 << 20;
+		o.type = XIP_SEGTYPE_SW;
+		assert_int_equal(xip_attach(&o, &e), 0);
+		assert_string_equal(e.name, "sparse.bin");
+		assert_int_equal(e.size, 4 << 20);
+		assert_string_equal(e.label, "");
+		assert_int_equal(stat(e.path, &st), 0);
+		assert_int_equal(st.st_size, 4 << 20);
+		assert_int_equal(truncate(sp, 4 << 20), 0);
+		assert_same_file(e.path, sp);
+		assert_int_equal(xip_detach("sparse.bin", NULL, 0), 0);
+	}
 	/* sn: zero-filled, needs a size */
 	memset(&o, 0, sizeof(o));
 	o.type = XIP_SEGTYPE_SN;
