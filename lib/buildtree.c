@@ -1036,7 +1036,8 @@ static int number(struct btree *t, struct bnode *dir, ext2_ino_t *next,
 {
 	int ret;
 
-	qsort(dir->kids, dir->nkids, sizeof(*dir->kids), entry_cmp);
+	if (dir->nkids > 1)
+		qsort(dir->kids, dir->nkids, sizeof(*dir->kids), entry_cmp);
 	for (size_t i = 0; i < dir->nkids; i++) {
 		struct bnode *n = dir->kids[i].node;
 
