@@ -545,6 +545,7 @@ struct btarget {
 	char *path;
 	int fd;
 	bool created, regular, blockdev;
+	bool touched;		/* target_open() began to change it */
 	uint64_t fixed;		/* fixed size (device, segment), 0: file */
 	struct xip_segment *seg;
 };
@@ -624,6 +625,7 @@ static int target_open(struct btarget *tg, uint64_t bytes)
 {
 	int ret;
 
+	tg->touched = true;
 	if (!tg->seg && !tg->regular && !tg->blockdev) {
 		tg->fd = open(tg->spec, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
 			      0666);
@@ -654,6 +656,8 @@ static void target_abort(struct btarget *tg)
 {
 	void *p;
 
+	if (!tg->touched)
+		return;
 	if (tg->created) {
 		unlink(tg->spec);
 	} else if (tg->regular && tg->fd >= 0) {
