@@ -1291,6 +1291,7 @@ int xip_build(const char *image, const struct xip_build_opts *o,
 			  (unsigned int)xip_host_page_size();
 	struct btarget tg = { .spec = image, .fd = -1 };
 	struct btree t = { .bs = bs };
+	struct stat st;
 	uint64_t fixed;
 	struct bplan p;
 	int ret;
@@ -1301,6 +1302,11 @@ int xip_build(const char *image, const struct xip_build_opts *o,
 	t.clamp = o->have_timestamp;
 	t.clamp_time = o->timestamp;
 	t.now = o->have_timestamp ? o->timestamp : (int64_t)time(NULL);
+	if (image[0] != '@' && stat(image, &st) == 0) {
+		t.skip = true;
+		t.skip_dev = st.st_dev;
+		t.skip_ino = st.st_ino;
+	}
 	ret = btree_scan(&t, o);
 	if (!ret && o->device_table)
 		ret = btree_devtable(&t, o->device_table);

@@ -74,6 +74,9 @@ struct btree {
 	bool has_xattrs;
 	uint64_t files, bytes;		/* regular files, their bytes */
 	uint64_t ea_blocks;		/* xattr blocks (estimate) */
+	bool skip;			/* leave out the image itself */
+	dev_t skip_dev;
+	ino_t skip_ino;
 };
 
 /* buildtree.c */

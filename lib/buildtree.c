@@ -638,6 +638,8 @@ static int scan_entry(struct btree *t, struct bnode *dir, int dfd,
 				 path, name, strlen(name), NAME_MAX_EXT2);
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return path_error(-errno, path, name, NULL);
+	if (t->skip && st.st_dev == t->skip_dev && st.st_ino == t->skip_ino)
+		return 0;	/* the image being made, inside the tree */
 	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1) {
 		key.dev = st.st_dev;
 		key.ino = st.st_ino;

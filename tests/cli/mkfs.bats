@@ -303,6 +303,12 @@ fsck_clean() {
 	[ "$(cat "$T/img")" = precious ]
 	xiptool mkfs -q --force "$T/img"
 	fsck_clean "$T/img"
+	# an image inside the tree is left out of it
+	mkdir "$T/tree" && echo x > "$T/tree/x" && echo old > "$T/tree/self.img"
+	xiptool mkfs -q --force -d "$T/tree" "$T/tree/self.img"
+	fsck_clean "$T/tree/self.img"
+	run debugfs -R "ls -p /" "$T/tree/self.img"
+	[[ "$output" == *"/x/"* && "$output" != *"self.img"* ]]
 	: > "$T/empty"
 	xiptool mkfs -q "$T/empty"
 	fsck_clean "$T/empty"
