@@ -5,12 +5,28 @@ top_build=${TOP_BUILDDIR:-$top_src}
 fuzz_src=$top_src/tests/fuzz
 fuzz_build=$top_build/tests/fuzz
 
-# fuzz_kind TARGET: which seed corpus and dictionary a target takes
-fuzz_kind() {
+# fuzz_kinds TARGET: the seed corpora a target takes (seeds/KIND/)
+fuzz_kinds() {
 	case $1 in
-	elf* | exec* | align*) echo elf ;;
+	elf* | align*) echo elf ;;
+	exec*) echo elf ext2 ;;
 	*) echo ext2 ;;
 	esac
+}
+
+# fuzz_dict TARGET: its dictionary
+fuzz_dict() {
+	case $1 in
+	elf* | align* | exec*) echo "$fuzz_src/elf.dict" ;;
+	*) echo "$fuzz_src/ext2.dict" ;;
+	esac
+}
+
+# fuzz_seed_dirs TARGET: the directories of its seeds
+fuzz_seed_dirs() {
+	for k in $(fuzz_kinds "$1"); do
+		printf '%s\n' "$fuzz_build/seeds/$k"
+	done
 }
 
 # fuzz_regress TARGET OUTDIR: write the regression inputs of TARGET
