@@ -120,6 +120,19 @@ mkimg() {
 	cp "$tmp/img" "$out/ext2/$name"
 }
 
+# small inputs fuzz fastest: a few files on 1 KiB blocks
+small=$tmp/small
+mkdir -p "$small/d"
+printf 'hello\n' > "$small/hello.txt"
+printf 'x' | dd of="$small/d/sparse" bs=1024 seek=14 conv=notrunc 2>/dev/null
+ln -s ../hello.txt "$small/d/link"
+ln -s d/link "$small/link2"
+mkimg k1-small 64K -t ext2 -b 1024 -N 16 -m 0 -O ^resize_inode -d "$small"
+if command -v genext2fs >/dev/null 2>&1; then
+	rm -f "$tmp/img"
+	genext2fs -b 64 -N 16 -d "$small" "$tmp/img" 2>/dev/null &&
+		cp "$tmp/img" "$out/ext2/genext2fs-small"
+fi
 mkimg k4 256K -t ext2 -b 4096 -N 64 -m 0 -d "$t"
 mkimg k4-empty 256K -t ext2 -b 4096 -N 16 -m 0
 mkimg k4-rev0 256K -t ext2 -b 4096 -N 64 -m 0 -r 0 -d "$t"
