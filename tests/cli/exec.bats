@@ -345,3 +345,16 @@ f.write(int(sys.argv[4],0).to_bytes(int(sys.argv[3]),"little"))' "$@"
 	[ "$status" -eq 126 ]
 	[[ $output == *"not XIP-capable: block size 1024 differs from page size"* ]]
 }
+
+@test "exec @NAME runs from an attached segment; /proc/PID/environ is the program's" {
+	need_busybox
+	export XIPTOOL_RUNDIR=$T/run
+	xiptool attach -n "exectest$$" "$IMG"
+	run xiptool exec "@exectest$$" /bin/busybox echo from a segment
+	st=$status out=$output
+	env_out=$(xiptool exec -i -e ONLY=1 -a cat "@exectest$$" /bin/busybox /proc/self/environ | tr '\0' '\n')
+	xiptool detach "exectest$$"
+	[ "$st" -eq 0 ]
+	[ "$out" = "from a segment" ]
+	[ "$env_out" = "ONLY=1" ]
+}
