@@ -24,6 +24,7 @@ run() {
 
 cp -R "$SRCDIR/sample" "$work/tree"
 chmod -R u+w "$work/tree"
+mkdir -p "$work/tree/bin"
 if [ -x /bin/busybox ]; then
 	cp /bin/busybox "$work/tree/bin/busybox"
 	for a in sh echo ls cat uname; do
