@@ -430,6 +430,11 @@ int cmd_list(int argc, const char **argv)
 	if (rc)
 		goto out;
 	ret = registry_list(&all, &n);
+	/* what a writable segment holds may have changed since attach */
+	for (size_t i = 0; !ret && i < n; i++)
+		if (segment_type_writable(all[i].type) &&
+		    xip_segment_refresh(&all[i]))
+			xip_error_clear();	/* keep what was recorded */
 	if (!ret)
 		ret = list_print(all, n, args.argv, cols, ncols, json,
 				 noheadings, raw);

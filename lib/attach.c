@@ -444,6 +444,23 @@ static void identify(int fd, struct xip_seg_entry *e)
 	blkid_free_probe(pr);
 }
 
+int xip_segment_refresh(struct xip_seg_entry *e)
+{
+	char label[sizeof(e->label)], uuid[sizeof(e->uuid)];
+	int fd = open(e->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return xip_error(-errno, "%s: %s", e->path, strerror(errno));
+	memcpy(label, e->label, sizeof(label));
+	memcpy(uuid, e->uuid, sizeof(uuid));
+	e->label[0] = e->uuid[0] = '\0';
+	identify(fd, e);
+	close(fd);
+	if (!strcmp(label, e->label) && !strcmp(uuid, e->uuid))
+		return 0;
+	return registry_update(e);
+}
+
 /* ---- attach -------------------------------------------------------------- */
 
 static int attach_check(const struct xip_attach_opts *o,

@@ -217,6 +217,11 @@ int xip_segment_busy(const struct xip_seg_entry *e, char *why, size_t len);
 int xip_detach(const char *what, const char *save, int flags);
 /* Write the segment's data to @dest atomically (temp file + rename). */
 int xip_save(const char *what, const char *dest);
+/*
+ * Identify the segment's contents again (libblkid) and record a changed
+ * label or UUID: writable segments change, sn/en ones get built into.
+ */
+int xip_segment_refresh(struct xip_seg_entry *e);
 
 /* ------------------------------------------------------------------ */
 /* Kernel loop devices (loop.c)                                        */

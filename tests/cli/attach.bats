@@ -379,3 +379,20 @@ load ../lib/attach
 	cmp "$(seg_col "$SEG" PATH)" "$T/img"
 	[ "$(seg_col "$SEG" IMAGE)" = "$dev" ]
 }
+
+@test "--file on an image from xiptool mkfs: a large program is one contiguous loop device" {
+	require_loop
+	require_cmd busybox
+	mkdir -p "$T/tree/bin"
+	cp "$(command -v busybox)" "$T/tree/bin/busybox"
+	xiptool mkfs -d "$T/tree" "$T/img" >/dev/null
+	run xiptool attach -n "$SEG" --file /bin/busybox "$T/img"
+	[ "$status" -eq 0 ]
+	dev=${output##* }
+	size=$(stat -c %s "$T/tree/bin/busybox")
+	[ "$(blockdev --getsize64 "$dev")" = $(( (size + 511) / 512 * 512 )) ]
+	cmp -n "$size" "$dev" "$T/tree/bin/busybox"
+	# the loop device reads the segment's bytes in place: no copy
+	[ "$(seg_col "$SEG" OFFSET)" -gt 0 ]
+	cmp -n "$size" -i "$(seg_col "$SEG" OFFSET):0" "$(seg_col "$SEG" PATH)" "$T/tree/bin/busybox"
+}

@@ -124,3 +124,20 @@ load ../lib/attach
 	[ "$status" -eq 3 ]
 	[ "$output" = "xiptool detach: /dev/loop999: no attached segment uses this device" ]
 }
+
+@test "detach refuses while xiptool exec runs a program from the segment" {
+	require_cmd busybox
+	file -L "$(command -v busybox)" 2>/dev/null | grep -q 'statically linked' || skip "busybox is not static"
+	mkdir -p "$T/tree/bin"
+	cp "$(command -v busybox)" "$T/tree/bin/busybox"
+	xiptool mkfs -d "$T/tree" "$T/img" >/dev/null
+	xiptool attach -n "$SEG" "$T/img"
+	"$XIPTOOL" exec "@$SEG" /bin/busybox sleep 30 & prog=$!
+	for i in $(seq 100); do grep -q " $prog " /proc/locks 2>/dev/null && break; sleep 0.05; done
+	run xiptool detach "$SEG"
+	kill "$prog"; wait "$prog" 2>/dev/null || true
+	[ "$status" -eq 3 ]
+	[[ "$output" == "xiptool detach: $SEG: busy: the segment is held by process $prog "* ]]
+	run xiptool detach "$SEG"
+	[ "$status" -eq 0 ]
+}

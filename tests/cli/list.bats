@@ -111,3 +111,24 @@ PY
 	[ "$output" = "$SEG" ]
 	grep -q '_xiptool_segments' "$TOP_SRCDIR/completions/_xiptool"
 }
+
+@test "list shows what was built into an sn segment: xiptool mkfs @NAME, then the kernel mounts it" {
+	require_loop
+	mkdir -p "$T/tree/d"
+	printf 'built in place\n' > "$T/tree/d/f"
+	run xiptool attach -t sn -n "$SEG" --size 16M --loop
+	[ "$status" -eq 0 ]
+	dev=${output##* }
+	[ -z "$(seg_col "$SEG" LABEL)" ]
+	run xiptool mkfs -d "$T/tree" -L "m$U" "@$SEG"
+	[ "$status" -eq 0 ]
+	[ "$(seg_col "$SEG" LABEL)" = "m$U" ]
+	path=$(seg_col "$SEG" PATH)
+	[ "$(seg_col "$SEG" UUID)" = "$(blkid -o value -s UUID "$path")" ]
+	e2fsck -fn "$path"
+	blockdev --flushbufs "$dev"
+	mkdir "$T/mnt"
+	mount -o ro "$dev" "$T/mnt"
+	[ "$(cat "$T/mnt/d/f")" = "built in place" ]
+	umount "$T/mnt"
+}
