@@ -4,6 +4,7 @@
  * a man page man/xiptool-<name>.1, a bats file tests/cli/<name>.bats and
  * completion entries.  Keep the list in alphabetical order.
  */
+XIP_COMMAND(align_check, "align-check", "check whether the ELF files of an image can run in place")
 XIP_COMMAND(attach, "attach", "attach an image as a named memory segment")
 XIP_COMMAND(detach, "detach", "release attached segments and their loop devices")
 XIP_COMMAND(exec, "exec", "run a program mapped straight from an image")

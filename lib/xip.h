@@ -544,6 +544,62 @@ int xip_elf_validate_load(struct xip_elf *elf, const char *name,
 			  unsigned int page_size);
 
 /* ------------------------------------------------------------------ */
+/* XIP readiness of ELF files in an image (align.c)                    */
+/* ------------------------------------------------------------------ */
+
+struct xip_align_opts {
+	unsigned int page_size;	/* 0: the host's */
+	bool huge;		/* also check 2 MiB mappings */
+};
+
+/* One PT_LOAD as it would be mapped from the segment. */
+struct xip_align_seg {
+	unsigned int index;	/* in the program header table */
+	uint32_t flags;		/* PF_R | PF_W | PF_X */
+	uint64_t offset, vaddr, filesz, memsz, align;
+	uint64_t runs;		/* runs of image blocks: one mmap each */
+	uint64_t pages;		/* file pages behind it */
+	uint64_t shared;	/* of those, mapped straight from the segment */
+	uint64_t copied;	/* written (data, relro, text relocations, a
+				 * last page the loader zeroes): copied */
+	bool huge_checked;	/* --huge and p_memsz >= 2 MiB */
+	uint64_t huge_pages;	/* 2 MiB mappings possible */
+	char huge_why[192];	/* why not (the first obstacle) */
+};
+
+struct xip_align_file {
+	char *path;
+	ext2_ino_t ino;
+	bool elf;		/* an ELF file: the rest is meaningful */
+	bool ready;		/* XIP-ready: no reasons */
+	char *reasons;		/* "; "-separated, NULL when ready */
+	unsigned int nreasons;
+	uint16_t type, machine;
+	bool textrel, exec_stack;
+	struct xip_align_seg *segs;
+	size_t nsegs;
+	uint64_t mmaps, shared, copied, huge_pages;
+};
+
+/*
+ * Check regular file @ino of @img (named @path in the result).  Returns 0
+ * when the file was examined: f->elf false for a file that is not ELF,
+ * else f->ready and f->reasons; a negative errno when it cannot be read.
+ * Free @f with xip_align_file_free() in both cases.
+ */
+int xip_align_check(struct xip_image *img, ext2_ino_t ino, const char *path,
+		    const struct xip_align_opts *o, struct xip_align_file *f);
+void xip_align_file_free(struct xip_align_file *f);
+
+/*
+ * Call @fn for every regular file reachable from the root of @img, each
+ * inode once (the first path found), depth first in on-disk order.  A
+ * nonzero return from @fn stops the walk and is returned.
+ */
+typedef int (*xip_walk_fn)(void *arg, const char *path, ext2_ino_t ino);
+int xip_walk_files(struct xip_image *img, xip_walk_fn fn, void *arg);
+
+/* ------------------------------------------------------------------ */
 /* Verify (check.c, check_tree.c)                                      */
 /* ------------------------------------------------------------------ */
 

@@ -1,15 +1,19 @@
 # verify and align-check: structural checks of images and XIP readiness of
 # the ELF files in them.
-libxip_a_SOURCES += lib/check.c lib/check_int.h lib/check_tree.c
-xiptool_SOURCES += cmd/verify.c
-dist_man_MANS += man/xiptool-verify.1
+libxip_a_SOURCES += lib/check.c lib/check_int.h lib/check_tree.c lib/align.c
+xiptool_SOURCES += cmd/verify.c cmd/align-check.c
+dist_man_MANS += man/xiptool-verify.1 man/xiptool-align-check.1
 EXTRA_DIST += tests/damage.sh tests/bench/verify.sh
 
 if ENABLE_TESTS
-check_PROGRAMS += tests/unit/test_check
+check_PROGRAMS += tests/unit/test_check tests/unit/test_align
 tests_unit_test_check_SOURCES = tests/unit/test_check.c tests/unit/unit.h
 tests_unit_test_check_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_check_LDADD = $(UNIT_LDADD)
-TESTS += tests/unit/test_check tests/cli/verify.bats
-EXTRA_DIST += tests/cli/verify.bats
+tests_unit_test_align_SOURCES = tests/unit/test_align.c tests/unit/unit.h
+tests_unit_test_align_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_align_LDADD = $(UNIT_LDADD)
+TESTS += tests/unit/test_check tests/unit/test_align
+TESTS += tests/cli/verify.bats tests/cli/align-check.bats
+EXTRA_DIST += tests/cli/verify.bats tests/cli/align-check.bats
 endif

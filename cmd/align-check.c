@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * xiptool align-check: are the ELF files of an image ready to be run in
+ * place?  A verdict per file with its reasons, a summary, or JSON.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libsmartcols.h>
+
+#include "cmd.h"
+
+static const char align_usage[] =
+	"[--json] [--page-size N] [--huge] IMAGE [PATH...]";
+
+struct align_run {
+	struct xip_image *img;
+	struct xip_align_opts o;
+	bool json;
+	struct libscols_table *tb;
+	uint64_t checked, ready, skipped;
+	int rc;
+};
+
+static const struct {
+	const char *name;
+	int type;
+} align_cols[] = {
+	{ "path", SCOLS_JSON_STRING },
+	{ "inode", SCOLS_JSON_NUMBER },
+	{ "ready", SCOLS_JSON_BOOLEAN },
+	{ "reasons", SCOLS_JSON_STRING },
+	{ "segments", SCOLS_JSON_NUMBER },
+	{ "mmaps", SCOLS_JSON_NUMBER },
+	{ "shared-pages", SCOLS_JSON_NUMBER },
+	{ "copied-pages", SCOLS_JSON_NUMBER },
+	{ "huge-pages", SCOLS_JSON_NUMBER },
+};
+
+static int json_init(struct align_run *r)
+{
+	r->tb = scols_new_table();
+	if (!r->tb)
+		return -ENOMEM;
+	scols_table_enable_json(r->tb, 1);
+	scols_table_set_name(r->tb, "files");
+	for (size_t i = 0; i < sizeof(align_cols) / sizeof(align_cols[0]); i++) {
+		struct libscols_column *cl =
+			scols_table_new_column(r->tb, align_cols[i].name, 0, 0);
+
+		if (!cl)
+			return -ENOMEM;
+		scols_column_set_json_type(cl, align_cols[i].type);
+	}
+	return 0;
+}
+
+static void json_add(struct align_run *r, const struct xip_align_file *f)
+{
+	struct libscols_line *ln = scols_table_new_line(r->tb, NULL);
+	uint64_t nums[] = { f->nsegs, f->mmaps, f->shared, f->copied,
+			    f->huge_pages };
+	char buf[32];
+
+	if (!ln)
+		return;
+	scols_line_set_data(ln, 0, f->path);
+	snprintf(buf, sizeof(buf), "%" PRIu32, (uint32_t)f->ino);
+	scols_line_set_data(ln, 1, buf);
+	scols_line_set_data(ln, 2, f->ready ? "1" : "0");
+	scols_line_set_data(ln, 3, f->reasons);
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		snprintf(buf, sizeof(buf), "%" PRIu64, nums[i]);
+		scols_line_set_data(ln, 4 + i, buf);
+	}
+}
+
+static void print_segments(const struct xip_align_file *f)
+{
+	for (size_t i = 0; i < f->nsegs; i++) {
+		const struct xip_align_seg *s = &f->segs[i];
+
+		printf("  segment %u %c%c%c offset 0x%" PRIx64 " vaddr 0x%" PRIx64
+		       " filesz 0x%" PRIx64 " memsz 0x%" PRIx64 " align 0x%" PRIx64
+		       ": %" PRIu64 " mmap%s, %" PRIu64 " pages shared, %" PRIu64 " copied",
+		       s->index, (s->flags & 4) ? 'r' : '-',
+		       (s->flags & 2) ? 'w' : '-', (s->flags & 1) ? 'x' : '-',
+		       s->offset, s->vaddr, s->filesz, s->memsz, s->align,
+		       s->runs, s->runs == 1 ? "" : "s", s->shared, s->copied);
+		if (s->huge_checked)
+			printf(", %" PRIu64 " 2 MiB mapping%s%s%s",
+			       s->huge_pages, s->huge_pages == 1 ? "" : "s",
+			       s->huge_pages ? "" : ": ",
+			       s->huge_pages ? "" : s->huge_why);
+		putchar('\n');
+	}
+}
+
+static void text_add(const struct xip_align_file *f, bool huge)
+{
+	uint64_t pages = f->shared + f->copied;
+
+	if (f->ready) {
+		printf("%s: xip-ready: %zu segment%s, %" PRIu64 " mmap%s, %" PRIu64 " of %" PRIu64 " file pages shared",
+		       f->path, f->nsegs, f->nsegs == 1 ? "" : "s", f->mmaps,
+		       f->mmaps == 1 ? "" : "s", f->shared, pages);
+		if (huge)
+			printf(", %" PRIu64 " 2 MiB mapping%s", f->huge_pages,
+			       f->huge_pages == 1 ? "" : "s");
+		putchar('\n');
+	} else {
+		printf("%s: not xip-ready: %s\n", f->path, f->reasons);
+	}
+	if (opt_verbose)
+		print_segments(f);
+}
+
+/* Check one file; @named: the user named it (non-ELF is an error). */
+static int check_file(struct align_run *r, const char *path, ext2_ino_t ino,
+		      bool named)
+{
+	struct xip_align_file f;
+	int ret;
+
+	ret = xip_align_check(r->img, ino, path, &r->o, &f);
+	if (ret) {
+		msg_lib_error(ret);
+		r->rc = EXIT_RUNTIME;
+	} else if (!f.elf) {
+		r->skipped++;
+		if (named) {
+			msg_error("%s: not an ELF file", path);
+			r->rc = EXIT_RUNTIME;
+		} else {
+			msg_verbose("%s: not an ELF file, skipped", path);
+		}
+	} else {
+		r->checked++;
+		if (f.ready)
+			r->ready++;
+		else if (r->rc == EXIT_OK)
+			r->rc = EXIT_PROBLEMS;
+		if (r->json)
+			json_add(r, &f);
+		else
+			text_add(&f, r->o.huge);
+	}
+	xip_align_file_free(&f);
+	return 0;
+}
+
+static int scan_cb(void *arg, const char *path, ext2_ino_t ino)
+{
+	return check_file(arg, path, ino, false);
+}
+
+static void check_named(struct align_run *r, const char *path)
+{
+	ext2_ino_t ino;
+	int ret;
+
+	ret = xip_lookup(r->img, path, 0, &ino);
+	if (ret) {
+		msg_lib_error(ret);
+		r->rc = EXIT_RUNTIME;
+		return;
+	}
+	check_file(r, path, ino, true);
+}
+
+static int align_run(const char *spec, const char **paths, int npaths,
+		     struct align_run *r)
+{
+	int ret;
+
+	ret = xip_image_open(spec, 0, &r->img);
+	if (ret)
+		return msg_lib_error(ret);
+	if (r->json && json_init(r)) {
+		xip_image_close(r->img);
+		msg_error("out of memory");
+		return EXIT_RUNTIME;
+	}
+	if (npaths) {
+		for (int i = 0; i < npaths; i++)
+			check_named(r, paths[i]);
+	} else {
+		ret = xip_walk_files(r->img, scan_cb, r);
+		if (ret) {
+			msg_lib_error(ret);
+			r->rc = EXIT_RUNTIME;
+		}
+	}
+	if (r->json) {
+		if (scols_print_table(r->tb))
+			r->rc = EXIT_RUNTIME;
+		scols_unref_table(r->tb);
+	} else {
+		printf("%s: %" PRIu64 " ELF file%s checked: %" PRIu64 " xip-ready, %" PRIu64 " not",
+		       spec, r->checked, r->checked == 1 ? "" : "s", r->ready,
+		       r->checked - r->ready);
+		if (!npaths)
+			printf("; %" PRIu64 " other file%s skipped", r->skipped,
+			       r->skipped == 1 ? "" : "s");
+		putchar('\n');
+	}
+	xip_image_close(r->img);
+	return r->rc;
+}
+
+int cmd_align_check(int argc, const char **argv)
+{
+	struct align_run r = { .rc = EXIT_OK };
+	struct cmd_args args;
+	char *page = NULL;
+	int json = 0, huge = 0, rc;
+	uint64_t ps = 0;
+	const struct poptOption options[] = {
+		{ "json", 'J', POPT_ARG_NONE, &json, 0,
+		  "print the verdicts as JSON", NULL },
+		{ "page-size", 'p', POPT_ARG_STRING, &page, 0,
+		  "check for pages of N bytes (default: the host's)", "N" },
+		{ "huge", 'H', POPT_ARG_NONE, &huge, 0,
+		  "also require 2 MiB mappings of segments of 2 MiB or more",
+		  NULL },
+		CMD_HELP_OPTIONS,
+		POPT_TABLEEND
+	};
+
+	rc = cmd_parse(argc, argv, options, align_usage, 1, -1, &args);
+	if (rc)
+		goto out;
+	if (page) {
+		rc = cmd_parse_size("--page-size", page, &ps);
+		if (rc)
+			goto out;
+		if (ps < 1024 || ps > 65536 || (ps & (ps - 1))) {
+			rc = cmd_usage_error("--page-size: %s: not a power of two between 1K and 64K",
+					     page);
+			goto out;
+		}
+	}
+	r.o.page_size = (unsigned int)ps;
+	r.o.huge = huge;
+	r.json = json;
+	rc = align_run(args.argv[0], args.argv + 1, args.argc - 1, &r);
+out:
+	cmd_args_free(&args);
+	free(page);
+	return rc;
+}
