@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "check_int.h"
@@ -86,6 +87,19 @@ const uint8_t *chk_block(struct chk *c, uint64_t blk)
 	if (segment_range(c->seg, blk * c->bs, c->bs, &p))
 		return NULL;
 	return p;
+}
+
+/*
+ * Drop the pages of the image this process has touched (they stay in the
+ * page cache): the walk reads all metadata once, and a large image must
+ * not make the checker's resident size grow with it.
+ */
+static void chk_release(struct chk *c)
+{
+	void *p;
+
+	if (c->seg->size && !segment_range(c->seg, 0, c->seg->size, &p))
+		madvise(p, (size_t)c->seg->size, MADV_DONTNEED);
 }
 
 /* ---- findings ----------------------------------------------------------- */
@@ -1255,6 +1269,8 @@ static int chk_inodes(struct chk *c)
 		if (c->opts->progress)
 			c->opts->progress(c->opts->progress_arg, "inodes", g,
 					  c->ngroups);
+		if (g)
+			chk_release(c);
 		for (uint32_t i = 0; i < c->ipg; i++) {
 			uint32_t ino = g * c->ipg + i + 1;
 			const struct ext2_inode_large *in;
@@ -1524,9 +1540,12 @@ static void chk_dirs(struct chk *c)
 			if (c->opts->against)
 				chk_tree_dir_start(c, cur);
 		}
-		if (c->opts->progress && !(i & 4095))
-			c->opts->progress(c->opts->progress_arg, "directories",
-					  i, c->ndb);
+		if (!(i & 4095)) {
+			chk_release(c);
+			if (c->opts->progress)
+				c->opts->progress(c->opts->progress_arg,
+						  "directories", i, c->ndb);
+		}
 		chk_dir_block(c, &c->db[i], &expect);
 	}
 }
