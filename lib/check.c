@@ -801,8 +801,8 @@ static void walk_data(struct walk *w, uint64_t lblk, uint64_t pblk)
 	}
 	if (lblk == 0)
 		w->first_pblk = pblk;
-	if (w->prev_lblk < 0 || w->prev_lblk + 1 != (int64_t)lblk ||
-	    w->prev_pblk + 1 != pblk)
+	/* holes do not break a run: only where the stored blocks lie */
+	if (w->prev_lblk < 0 || w->prev_pblk + 1 != pblk)
 		w->runs++;
 	w->prev_lblk = (int64_t)lblk;
 	w->prev_pblk = pblk;

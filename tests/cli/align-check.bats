@@ -148,3 +148,35 @@ assert files["/small"]["shared-pages"] > 0 and files["/small"]["copied-pages"] >
 	run xiptool align-check
 	[ "$status" -eq 2 ]
 }
+
+@test "busybox-static and a static-pie program in an image made by xiptool mkfs are xip-ready" {
+	require_cmd busybox "$CC"
+	"$XIPTOOL" help mkfs >/dev/null 2>&1 || skip "this build has no mkfs"
+	hello
+	mkdir -p "$T/tree/bin"
+	cp "$(command -v busybox)" "$T/tree/bin/busybox"
+	"$CC" -static-pie -fPIE -O2 -o "$T/tree/bin/hello" "$T/hello.c"
+	xiptool mkfs -q -d "$T/tree" "$T/img"
+	run xiptool align-check "$T/img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q '^/bin/busybox: xip-ready: ' <<<"$output"
+	grep -q '^/bin/hello: xip-ready: ' <<<"$output"
+}
+
+@test "--huge: a program linked for 2 MiB pages, placed by mkfs --align 2M, maps huge" {
+	require_cmd "$CC"
+	"$XIPTOOL" help mkfs >/dev/null 2>&1 || skip "this build has no mkfs"
+	mkdir -p "$T/tree"
+	# 3 MiB of random read-only bytes (no zero page: no hole in the file)
+	head -c 3145728 /dev/urandom > "$T/blob.bin"
+	printf '__asm__(".section .rodata\\n.globl blob\\nblob: .incbin \\"%s\\"\\n.previous");\nextern const char blob[];\nint main(int c, char **v) { return blob[c]; }\n' "$T/blob.bin" > "$T/hb.c"
+	"$CC" -static -O2 -Wl,-z,noseparate-code -Wl,-z,max-page-size=0x200000 -o "$T/tree/hb" "$T/hb.c"
+	readelf -lW "$T/tree/hb" | grep -q 'LOAD  *0x000000 0x0*400000 .* R E 0x200000'
+	xiptool mkfs -q --align 2M -d "$T/tree" "$T/img"
+	run xiptool -v align-check --huge "$T/img" /hb
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q '^/hb: xip-ready: 2 segments, 2 mmaps, .*, 1 2 MiB mapping$' <<<"$output"
+	grep -q '^  segment 0 r-x offset 0x0 vaddr 0x400000 .*: 1 mmap, .*, 1 2 MiB mapping$' <<<"$output"
+}

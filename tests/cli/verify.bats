@@ -87,6 +87,34 @@ summary() {
 	[ "$output" = "xiptool verify: $T/nope: No such file or directory" ]
 }
 
+@test "an image from xiptool mkfs verifies clean, equal to its tree; one byte, mode, symlink reported" {
+	require_cmd busybox
+	"$XIPTOOL" help mkfs >/dev/null 2>&1 || skip "this build has no mkfs"
+	make_tree
+	cp "$(command -v busybox)" "$T/tree/busybox"
+	xiptool mkfs -q -d "$T/tree" "$T/img"
+	run e2fsck -fn "$T/img"
+	[ "$status" -eq 0 ]
+	run xiptool verify --against "$T/tree" "$T/img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "$T/img: clean: 0 problems, 0 warnings "* ]]
+	blk=$(debugfs -R "bmap /busybox 100" "$T/img" 2>/dev/null)
+	printf '\x01' | dd of="$T/img" bs=1 seek=$((blk * 4096 + 5)) conv=notrunc status=none
+	debugfs -w -R "sif /dir/sub/small mode 0104755" "$T/img" 2>/dev/null
+	touch -h -r "$T/tree/link" "$T/ref"
+	ln -sfn elsewhere "$T/tree/link"
+	touch -h -r "$T/ref" "$T/tree/link"
+	run xiptool verify --against "$T/tree" "$T/img"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grep -qx '/busybox: content differs (crc32 [0-9a-f]* in the image, [0-9a-f]* in the source)' <<<"$output"
+	grep -qx '/dir/sub/small: mode 4755 in the image, 4711 in the source' <<<"$output"
+	grep -qx "/link: symlink to 'hello.txt' in the image, to 'elsewhere' in the source" <<<"$output"
+	[ "$(grep -vc "^$T/img: " <<<"$output")" -eq 3 ]
+}
+
 @test "--json lists the same findings as the text output" {
 	require_cmd python3
 	make_tree
