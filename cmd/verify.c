@@ -127,13 +127,19 @@ static int verify_run(const char *spec, struct xip_check_opts *o, bool json)
 	ret = segment_open(spec, 0, &seg);
 	if (ret)
 		return msg_lib_error(ret);
-	ret = xip_identify(seg, fstype, sizeof(fstype));
-	if (ret == -ENODATA)
-		ret = 0;	/* the superblock check says why */
-	if (!ret)
-		ret = segment_lock(seg, false, 5000);
+	ret = segment_lock(seg, false, 5000);
 	if (!ret)
 		ret = xip_check(seg, o, &rep);
+	if (ret == -EUCLEAN) {
+		/* no ext2 superblock: say what the image holds, if known */
+		char msg[XIP_ERRMSG_MAX];
+
+		snprintf(msg, sizeof(msg), "%s", xip_errmsg());
+		if (xip_identify(seg, fstype, sizeof(fstype)) != -EMEDIUMTYPE)
+			xip_error(ret, "%s", msg);
+		else
+			ret = -EMEDIUMTYPE;
+	}
 	if (ret) {
 		rc = msg_lib_error(ret);
 		segment_close(seg);

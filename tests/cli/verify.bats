@@ -213,6 +213,13 @@ assert f["message"] == "inode %d (/hello.txt): link count 5, should be 2" % ino,
 	: > "$T/empty"
 	run xiptool verify "$T/empty"
 	[ "$status" -eq 3 ]
+	if command -v mksquashfs >/dev/null; then
+		mkdir -p "$T/sq"; echo hi > "$T/sq/f"
+		mksquashfs "$T/sq" "$T/sq.img" -quiet -noappend >/dev/null
+		run xiptool verify "$T/sq.img"
+		[ "$status" -eq 3 ]
+		[ "$output" = "xiptool verify: $T/sq.img: holds squashfs, not an ext2 file system" ]
+	fi
 	mke2fs -q -F -t ext4 "$T/e4" 16M
 	run xiptool verify "$T/e4"
 	[ "$status" -eq 3 ]
