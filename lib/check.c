@@ -94,10 +94,16 @@ const uint8_t *chk_block(struct chk *c, uint64_t blk)
  * page cache): the walk reads all metadata once, and a large image must
  * not make the checker's resident size grow with it.
  */
-static void chk_release(struct chk *c)
+#define CHK_RELEASE_BYTES (64ULL << 20)
+
+static void chk_release(struct chk *c, uint64_t touched)
 {
 	void *p;
 
+	c->touched += touched;
+	if (c->touched < CHK_RELEASE_BYTES)
+		return;
+	c->touched = 0;
 	if (c->seg->size && !segment_range(c->seg, 0, c->seg->size, &p))
 		madvise(p, (size_t)c->seg->size, MADV_DONTNEED);
 }
@@ -1269,8 +1275,7 @@ static int chk_inodes(struct chk *c)
 		if (c->opts->progress)
 			c->opts->progress(c->opts->progress_arg, "inodes", g,
 					  c->ngroups);
-		if (g)
-			chk_release(c);
+		chk_release(c, (uint64_t)c->itb * c->bs);
 		for (uint32_t i = 0; i < c->ipg; i++) {
 			uint32_t ino = g * c->ipg + i + 1;
 			const struct ext2_inode_large *in;
@@ -1540,8 +1545,8 @@ static void chk_dirs(struct chk *c)
 			if (c->opts->against)
 				chk_tree_dir_start(c, cur);
 		}
+		chk_release(c, c->bs);
 		if (!(i & 4095)) {
-			chk_release(c);
 			if (c->opts->progress)
 				c->opts->progress(c->opts->progress_arg,
 						  "directories", i, c->ndb);

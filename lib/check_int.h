@@ -66,6 +66,7 @@ struct chk {
 	size_t nlen, ncap;
 	size_t fcap;
 	uint64_t used_inodes, used_blocks, files, dups;
+	uint64_t touched;		/* bytes read since the last release */
 	bool nomem;
 	struct chk_tree *tree;		/* --against state */
 };
