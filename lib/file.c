@@ -859,6 +859,9 @@ int xip_file_truncate(struct xip_image *img, ext2_ino_t ino, uint64_t size)
 			ret = map_free_from(&m, blocks_for(size, bs));
 	} else if (size > old) {
 		ret = zero_tail(&m, old);	/* growing leaves a hole */
+		/* blocks a damaged map holds past the old end must not show */
+		if (!ret)
+			ret = map_free_from(&m, blocks_for(old, bs));
 	}
 	if (!ret && size != old)
 		ret = set_size(&m, size);
