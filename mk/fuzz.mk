@@ -10,10 +10,10 @@
 #    sources compiled again by clang with -fsanitize=fuzzer,address,undefined
 #    (tests/fuzz/fuzz.gmk); run by tests/fuzz/smoke.test.
 
-FUZZ_TARGET_NAMES = image elf file verify write exec
+FUZZ_TARGET_NAMES = image elf file verify write exec align
 FUZZ_TARGET_SRCS = tests/fuzz/fuzz_image.c tests/fuzz/fuzz_elf.c \
 	tests/fuzz/fuzz_file.c tests/fuzz/fuzz_verify.c tests/fuzz/fuzz_write.c \
-	tests/fuzz/fuzz_exec.c
+	tests/fuzz/fuzz_exec.c tests/fuzz/fuzz_align.c
 FUZZ_COMMON_SRCS = tests/fuzz/fuzz.h tests/fuzz/targets.h \
 	tests/fuzz/fuzz_common.c
 

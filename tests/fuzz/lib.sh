@@ -8,7 +8,8 @@ fuzz_build=$top_build/tests/fuzz
 # fuzz_kinds TARGET: the seed corpora a target takes (seeds/KIND/)
 fuzz_kinds() {
 	case $1 in
-	elf* | align*) echo elf ;;
+	elf*) echo elf ;;
+	align*) echo ext2 ;;
 	exec*) echo elf ext2 ;;
 	*) echo ext2 ;;
 	esac
