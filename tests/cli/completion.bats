@@ -214,3 +214,49 @@ expected() {
 		grep -qx "$SEG" <<<"$output"
 	fi
 }
+
+# zsh_complete WORD...: the candidates of _xiptool_image_path for the last
+# WORD, with zsh's compadd replaced by one that prints what it is given
+# (filtered by the prefix, as compadd does).
+zsh_complete() {
+	{
+		echo "source <(sed '\$d' '$TOP_SRCDIR/completions/_xiptool')"
+		echo "PATH='$T/bin':\$PATH"
+		cat <<'EOS'
+compadd() {
+	local arr="" suf=""
+	while (($#)); do
+		case $1 in
+		-a) arr=$2; shift 2 ;;
+		-S) suf=$2; shift 2 ;;
+		*) shift ;;
+		esac
+	done
+	local x
+	for x in ${(P)arr}; do
+		[[ $x == ${(b)PREFIX}* ]] && print -r -- "$x$suf"
+	done
+}
+EOS
+		printf 'words=('
+		printf '%q ' "${@:2}"
+		printf ')\n'
+		echo "CURRENT=$(($# - 1))"
+		printf 'PREFIX=%q\n' "${!#}"
+		echo '_xiptool_image_path'
+	} >"$T/drive.zsh"
+	zsh -f "$T/drive.zsh" | LC_ALL=C sort
+}
+
+@test "zsh: PATH arguments complete names inside the image" {
+	require_cmd zsh
+	mktree
+	run zsh_complete xiptool read "$T/a.img" /e
+	[ "$output" = "$(printf '/etc-link\n/etc/')" ] || { echo "got: $output"; false; }
+	run zsh_complete xiptool stat -J "$T/a.img" /etc/
+	[ "$output" = "$(expected /etc/ "" | sed 's/\\//g')" ] || { echo "got: $output"; false; }
+	run zsh_complete xiptool read --offset 4 "$T/a.img" /etc/.
+	[ "$output" = /etc/.profile ]
+	run zsh_complete xiptool ls "$T/a.img" /nope/
+	[ -z "$output" ]
+}
