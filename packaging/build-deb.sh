@@ -57,7 +57,7 @@ tree=$work/xiptool
 if [ -f "$src" ]; then
 	mkdir "$tree"
 	tar -xzf "$src" -C "$tree" --strip-components=1
-elif [ -d "$src/.git" ] || git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+elif [ "$(git -C "$src" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$src" && pwd -P)" ]; then
 	mkdir "$tree"
 	(cd "$src" && git ls-files -z --cached --others --exclude-standard |
 		xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
@@ -94,7 +94,7 @@ if command -v lintian >/dev/null 2>&1 && [ "${XIP_NO_LINTIAN:-}" != 1 ]; then
 		echo "build-deb: lintian reports errors" >&2
 		exit 3
 	}
-	cat "$work/lintian.log" >&2
+	grep -v "running with root privileges" "$work/lintian.log" >&2 || true
 fi
 cp -- *.deb *.buildinfo *.changes "$outdir"/
 for f in *.deb; do

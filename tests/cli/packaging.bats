@@ -7,12 +7,13 @@
 
 load ../lib/common
 
-# Copy the source tree (tracked and untracked-but-not-ignored files of a
-# git work tree; otherwise everything but build directories) to $2.
+# Copy the source tree (tracked and untracked-but-not-ignored files when it
+# is the top of a git work tree; otherwise everything but build directories)
+# to $2.
 copy_tree() {
 	local src=$1 dst=$2
 	mkdir -p "$dst"
-	if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	if [ "$(git -C "$src" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$src" && pwd -P)" ]; then
 		(cd "$src" && git ls-files -z --cached --others --exclude-standard |
 			xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
 			tar --null -T - -cf -) | tar -xf - -C "$dst"
