@@ -18,5 +18,5 @@ TESTS += tests/unit/test_registry tests/unit/test_loop
 TESTS += tests/cli/attach.bats tests/cli/detach.bats tests/cli/list.bats \
 	tests/cli/save.bats
 EXTRA_DIST += tests/cli/attach.bats tests/cli/detach.bats \
-	tests/cli/list.bats tests/cli/save.bats
+	tests/cli/list.bats tests/cli/save.bats tests/lib/attach.bash
 endif

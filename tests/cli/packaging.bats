@@ -32,7 +32,9 @@ setup_file() {
 	export D
 	ls -a "$TOP_SRCDIR" >"$D/top-before"
 	copy_tree "$TOP_SRCDIR" "$D/src"
-	(cd "$D/src" && autoreconf -fi && ./configure --disable-tests &&
+	# configured as for a release: with the tests (their files are
+	# distributed only when they are enabled)
+	(cd "$D/src" && autoreconf -fi && ./configure --disable-fuzz &&
 		nice -n 10 make dist-gzip) >"$D/dist.log" 2>&1 &&
 		mv "$D/src/xiptool-$(version).tar.gz" "$D/" || true
 
@@ -70,6 +72,16 @@ require_deb() {
 		grep -qx "xiptool-$(version)/packaging/$f" <<<"$output" ||
 			{ echo "tarball lacks packaging/$f"; false; }
 	done
+}
+
+@test "the dist tarball holds every file of the source tree" {
+	require_dist
+	[ "$(git -C "$TOP_SRCDIR" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$TOP_SRCDIR" && pwd -P)" ] ||
+		skip "not a git work tree: no list of source files to compare with"
+	run comm -23 <(git -C "$TOP_SRCDIR" ls-files | grep -vx '.gitignore' | LC_ALL=C sort) \
+		<(tar -tzf "$D/xiptool-$(version).tar.gz" | sed 's|^[^/]*/||' | LC_ALL=C sort)
+	[ "$status" -eq 0 ]
+	[ -z "$output" ] || { echo "not in EXTRA_DIST (or another dist variable):"; echo "$output"; false; }
 }
 
 @test "the package versions agree with configure.ac" {
