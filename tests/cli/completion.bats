@@ -167,6 +167,11 @@ expected() {
 	[ "$output" = /etc/motd ]
 	run complete xiptool -v ls -l "$T/a.img" /u
 	[ "$output" = /usr/ ]
+	# options whose value follows after a space in --help ("--env NAME=VALUE")
+	if commands | grep -qx exec; then
+		run complete xiptool exec -e FOO=1 "$T/a.img" /b
+		[ "$output" = /bin/ ]
+	fi
 	# the value of an option is not a path in the image
 	run complete xiptool read "$T/a.img" -o "$T/a.i"
 	[ "$output" = "$T/a.img" ]
