@@ -214,11 +214,11 @@ fsck_clean() {
 	require_loop
 	require_cmd setpriv python3
 	chmod 755 "$T"
-	mkdir "$T/work" && chown 65534:65534 "$T/work"
-	as_nobody "$PY" "$GENTREE" "$T/work/src" --many 10
+	mkdir "$T/scratch" && chown 65534:65534 "$T/scratch"
+	as_nobody "$PY" "$GENTREE" "$T/scratch/src" --many 10
 	# a mode-000 file is unreadable to its owner too
-	as_nobody chmod -R u+rX "$T/work/src"
-	cat > "$T/work/table" <<-'EOF'
+	as_nobody chmod -R u+rX "$T/scratch/src"
+	cat > "$T/scratch/table" <<-'EOF'
 	# name     type mode uid gid major minor start inc count
 	/dev        d   755  0   0   -     -     -     -   -
 	/dev/console c  600  0   5   5     1     -     -   -
@@ -228,11 +228,11 @@ fsck_clean() {
 	/files/size-1 f 4711 12  34  -     -     -     -   -
 	/dirs       d   700  1   1   -     -     -     -   -
 	EOF
-	run as_nobody "$XIPTOOL" mkfs --squash -D "$T/work/table" -d "$T/work/src" "$T/work/img"
+	run as_nobody "$XIPTOOL" mkfs --squash -D "$T/scratch/table" -d "$T/scratch/src" "$T/scratch/img"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	fsck_clean "$T/work/img"
-	loop_mount "$T/work/img"
+	fsck_clean "$T/scratch/img"
+	loop_mount "$T/scratch/img"
 	m=$T/mnt
 	[ "$(stat -c '%F %a %u %g %t:%T' "$m/dev/console")" = "character special file 600 0 5 5:1" ]
 	[ "$(stat -c '%F %a %u %g %t:%T' "$m/dev/null")" = "character special file 666 0 0 1:3" ]
