@@ -89,7 +89,6 @@ summary() {
 
 @test "an image from xiptool mkfs verifies clean, equal to its tree; one byte, mode, symlink reported" {
 	require_cmd busybox
-	"$XIPTOOL" help mkfs >/dev/null 2>&1 || skip "this build has no mkfs"
 	make_tree
 	cp "$(command -v busybox)" "$T/tree/busybox"
 	xiptool mkfs -q -d "$T/tree" "$T/img"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Generate the seed corpora of the fuzz targets: small ext2 images made by
-# the real mke2fs -d (and by xiptool mkfs when it exists) from a tree that
+# the real mke2fs -d (and by xiptool mkfs when given) from a tree that
 # exercises every code path of lookup and the block map, and small ELF
 # files compiled here.  Nothing binary is stored in the repository.
 #
@@ -147,14 +147,16 @@ mkimg k1-groups 768K -t ext2 -b 1024 -g 256 -N 64 -m 0 -d "$t"
 mkimg ext4-k4 512K -t ext4 -b 4096 -N 64 -m 0 -O ^has_journal -d "$t"
 mkimg ext4-k1 512K -t ext4 -b 1024 -N 64 -m 0 \
 	-O ^has_journal,^metadata_csum,^64bit,inline_data -d "$t"
-# and images of xiptool mkfs, once it is built
-if [ -n "$xiptool" ] && "$xiptool" help mkfs >/dev/null 2>&1; then
+# and images of xiptool mkfs, when the build's xiptool is given
+if [ -n "$xiptool" ]; then
 	rm -f "$tmp/img"
 	"$xiptool" mkfs -q -d "$t" -U "$uuid" --timestamp=1700000000 \
-		"$tmp/img" && cp "$tmp/img" "$out/ext2/xiptool-mkfs"
+		"$tmp/img" || exit 1
+	cp "$tmp/img" "$out/ext2/xiptool-mkfs"
 	rm -f "$tmp/img"
 	"$xiptool" mkfs -q -d "$t/bin" -U "$uuid" --timestamp=1700000000 \
-		--align=64K "$tmp/img" && cp "$tmp/img" "$out/ext2/xiptool-mkfs-bin"
+		--align=64K "$tmp/img" || exit 1
+	cp "$tmp/img" "$out/ext2/xiptool-mkfs-bin"
 fi
 
 exit 0
