@@ -216,7 +216,6 @@ int cmd_align_check(int argc, const char **argv)
 	struct cmd_args args;
 	char *page = NULL;
 	int json = 0, huge = 0, rc;
-	uint64_t ps = 0;
 	const struct poptOption options[] = {
 		{ "json", 'J', POPT_ARG_NONE, &json, 0,
 		  "print the verdicts as JSON", NULL },
@@ -232,17 +231,9 @@ int cmd_align_check(int argc, const char **argv)
 	rc = cmd_parse(argc, argv, options, align_usage, 1, -1, &args);
 	if (rc)
 		goto out;
-	if (page) {
-		rc = cmd_parse_size("--page-size", page, &ps);
-		if (rc)
-			goto out;
-		if (ps < 1024 || ps > 65536 || (ps & (ps - 1))) {
-			rc = cmd_usage_error("--page-size: %s: not a power of two between 1K and 64K",
-					     page);
-			goto out;
-		}
-	}
-	r.o.page_size = (unsigned int)ps;
+	rc = page ? cmd_parse_page_size(page, &r.o.page_size) : EXIT_OK;
+	if (rc)
+		goto out;
 	r.o.huge = huge;
 	r.json = json;
 	rc = align_run(args.argv[0], args.argv + 1, args.argc - 1, &r);

@@ -77,6 +77,8 @@ void cmd_args_free(struct cmd_args *args);
 int cmd_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parse a size argument (K/M/G/T suffixes); usage error on failure. */
 int cmd_parse_size(const char *what, const char *text, uint64_t *bytes);
+/* Parse --page-size: a power of two from 1K to 64K; usage error otherwise. */
+int cmd_parse_page_size(const char *text, unsigned int *page_size);
 
 /* Include in every option table, after the command's own options. */
 #define CMD_HELP_OPTIONS \

@@ -107,6 +107,20 @@ int cmd_parse_size(const char *what, const char *text, uint64_t *bytes)
 	return EXIT_OK;
 }
 
+int cmd_parse_page_size(const char *text, unsigned int *page_size)
+{
+	uint64_t ps;
+	int rc = cmd_parse_size("--page-size", text, &ps);
+
+	if (rc)
+		return rc;
+	if (ps < 1024 || ps > 65536 || (ps & (ps - 1)))
+		return cmd_usage_error("--page-size: %s: not a power of two between 1K and 64K",
+				       text);
+	*page_size = (unsigned int)ps;
+	return EXIT_OK;
+}
+
 static int parse_args(int argc, const char **argv,
 		      const struct poptOption *options, const char *usage,
 		      int min_args, int max_args, struct cmd_args *args,

@@ -164,7 +164,6 @@ int cmd_verify(int argc, const char **argv)
 	struct progress prog = { 0 };
 	char *against = NULL, *page = NULL;
 	struct cmd_args args;
-	uint64_t ps = 0;
 	int json = 0, rc;
 	const struct poptOption options[] = {
 		{ "json", 'J', POPT_ARG_NONE, &json, 0,
@@ -181,17 +180,9 @@ int cmd_verify(int argc, const char **argv)
 	rc = cmd_parse(argc, argv, options, verify_usage, 1, 1, &args);
 	if (rc)
 		goto out;
-	if (page) {
-		rc = cmd_parse_size("--page-size", page, &ps);
-		if (rc)
-			goto out;
-		if (ps < 1024 || ps > 65536 || (ps & (ps - 1))) {
-			rc = cmd_usage_error("--page-size: %s: not a power of two between 1K and 64K",
-					     page);
-			goto out;
-		}
-	}
-	o.page_size = (unsigned int)ps;
+	rc = page ? cmd_parse_page_size(page, &o.page_size) : EXIT_OK;
+	if (rc)
+		goto out;
 	o.against = against;
 	if (isatty(STDERR_FILENO) && !opt_quiet) {
 		o.progress = verify_progress;
