@@ -67,6 +67,7 @@ struct xip_exec {
 	char *execfn;
 	char comm[16];
 	uint64_t page;
+	uint64_t start_brk;	/* the heap's start, from /proc/self/stat */
 };
 
 /* ---- planning (pure) ------------------------------------------------ */
@@ -772,13 +773,26 @@ static size_t make_auxv(const struct xip_exec *ex, struct xip_auxv *a)
 	return n;
 }
 
-/* The [stack] mapping's end, for the RLIMIT_STACK check. */
-static uint64_t stack_vma_end(uint64_t sp)
+/*
+ * The [stack] mapping's end, for the RLIMIT_STACK check.  execve(2) puts
+ * the file name (AT_EXECFN) at the very top of the stack, one pointer
+ * below the mapping's end, and the end is page-aligned; /proc/self/maps
+ * only when that does not hold.
+ */
+static uint64_t stack_vma_end(uint64_t sp, uint64_t page)
 {
+	const char *fn = (const char *)getauxval(AT_EXECFN);
 	unsigned long lo, hi, end = 0;
 	char line[512];
-	FILE *f = fopen("/proc/self/maps", "re");
+	FILE *f;
 
+	if (fn) {
+		end = (uint64_t)(uintptr_t)fn + strlen(fn) + 1 + sizeof(void *);
+		if (!(end & (page - 1)) && sp < end)
+			return end;
+		end = 0;
+	}
+	f = fopen("/proc/self/maps", "re");
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f)) {
@@ -806,7 +820,7 @@ static int build_stack(struct xip_exec *ex, const char *const *argv,
 
 	size = STACK_MAX;
 	if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
-		end = stack_vma_end(sp);
+		end = stack_vma_end(sp, ex->page);
 		if (!end || end - top + STACK_MIN > rl.rlim_cur)
 			return xip_error(-E2BIG, "stack limit (ulimit -s) %"
 					 PRIu64 " KiB too small",
@@ -891,31 +905,19 @@ static void close_cloexec(void)
 	} while (n == 1024);
 }
 
-static int thread_count(void)
-{
-	char line[256];
-	int n = -1;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Threads: %d", &n) == 1)
-			break;
-	fclose(f);
-	return n;
-}
-
-/* Fields 45-51 of /proc/self/stat hold the data and brk bounds. */
-static void current_brk(uint64_t *start_brk, uint64_t *brk)
+/*
+ * One read of /proc/self/stat: field 20 is the number of threads, field
+ * 47 the start of the heap (brk).  -1 threads when it cannot be read.
+ */
+static void self_stat(int *threads, uint64_t *start_brk)
 {
 	char buf[2048], *p;
 	unsigned long v[64];
 	int fd, n = 0;
 	ssize_t len;
 
-	*brk = (uint64_t)syscall(SYS_brk, 0);
-	*start_brk = *brk;
+	*threads = -1;
+	*start_brk = 0;
 	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
@@ -927,7 +929,10 @@ static void current_brk(uint64_t *start_brk, uint64_t *brk)
 	p = strrchr(buf, ')');
 	while (p && n < 64 && (p = strchr(p + 1, ' ')))
 		v[n++] = strtoul(p + 1, NULL, 10);
-	if (n > 44)	/* field 47 is the 45th after the command */
+	/* v[0] is field 3, the state */
+	if (n > 17)
+		*threads = (int)v[17];
+	if (n > 44)
 		*start_brk = v[44];
 }
 
@@ -985,9 +990,10 @@ __attribute__((noreturn, noinline, no_sanitize("address", "undefined")))
 static void teardown_and_jump(const struct xip_exec *ex,
 			      const struct xip_stack_out *st, uint64_t entry)
 {
-	uint64_t start_brk, brk;
+	uint64_t brk = (uint64_t)syscall(SYS_brk, 0);
+	uint64_t start_brk = ex->start_brk && ex->start_brk <= brk ?
+			     ex->start_brk : brk;
 
-	current_brk(&start_brk, &brk);
 	set_stack_prot(ex, st->sp);
 	close_cloexec();
 	reset_signals();
@@ -1004,7 +1010,7 @@ int xip_exec_run(struct xip_exec *ex, const char *const *argv,
 	uint64_t entry;
 	int ret, n;
 
-	n = thread_count();
+	self_stat(&n, &ex->start_brk);
 	if (n != 1)
 		return xip_error(-EBUSY, "%s: cannot replace a process running"
 				 " %d threads", ex->prog.name, n);
