@@ -2,7 +2,7 @@
 # (lib/registry.c, listed in core.mk)
 # and kernel loop devices.
 libxip_a_SOURCES += lib/loop.c lib/attach.c
-xiptool_SOURCES += cmd/attach.c
+xiptool_main_SOURCES += cmd/attach.c
 dist_man_MANS += man/xiptool-attach.1 man/xiptool-detach.1 \
 	man/xiptool-list.1 man/xiptool-save.1
 

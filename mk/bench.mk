@@ -10,7 +10,7 @@ BENCH_FLAGS =
 BENCH_ONLY =
 
 .PHONY: bench
-bench: xiptool
+bench: xiptool xiptool-main
 	@TOP_SRCDIR='$(abs_top_srcdir)' TOP_BUILDDIR='$(abs_top_builddir)' \
 	XIPTOOL='$(abs_top_builddir)/xiptool' \
 	bash '$(abs_top_srcdir)/tests/bench/run-benchmarks' \

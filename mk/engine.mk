@@ -1,6 +1,6 @@
 # engine: files of this part of the product
 libxip_a_SOURCES += lib/engine.h lib/page.c lib/file.c
-xiptool_SOURCES += cmd/read.c cmd/ls.c cmd/stat.c cmd/write.c cmd/truncate.c
+xiptool_main_SOURCES += cmd/read.c cmd/ls.c cmd/stat.c cmd/write.c cmd/truncate.c
 dist_man_MANS += man/xiptool-read.1 man/xiptool-ls.1 man/xiptool-stat.1
 
 if ENABLE_TESTS

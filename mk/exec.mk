@@ -1,6 +1,6 @@
 # exec: ELF parsing and validation, the user-space loader, `xiptool exec`.
 libxip_a_SOURCES += lib/elf.c lib/exec.c lib/exec-x86_64.S
-xiptool_SOURCES += cmd/exec.c
+xiptool_main_SOURCES += cmd/exec.c
 dist_man_MANS += man/xiptool-exec.1
 
 if ENABLE_TESTS

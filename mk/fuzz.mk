@@ -38,7 +38,7 @@ endif
 endif
 
 # Seeds are regenerated when the generator or xiptool changes.
-tests/fuzz/seeds/.stamp: $(top_srcdir)/tests/fuzz/seeds.sh xiptool$(EXEEXT)
+tests/fuzz/seeds/.stamp: $(top_srcdir)/tests/fuzz/seeds.sh xiptool$(EXEEXT) xiptool-main$(EXEEXT)
 	$(AM_V_GEN)rm -rf tests/fuzz/seeds && \
 	CC='$(CC)' $(SHELL) $(top_srcdir)/tests/fuzz/seeds.sh tests/fuzz/seeds \
 		'$(abs_top_builddir)/xiptool$(EXEEXT)' && touch $@

@@ -122,6 +122,7 @@ require_deb() {
 @test "the installed xiptool runs and reports its version" {
 	require_deb
 	[ -x "$root/usr/bin/xiptool" ]
+	[ -x "$root/usr/libexec/xiptool/xiptool-main" ]
 	run "$root/usr/bin/xiptool" --version
 	[ "$status" -eq 0 ]
 	[ "$output" = "xiptool $(version)" ]
@@ -204,7 +205,8 @@ require_deb() {
 	[ -n "$rpm" ] || { tail -40 "$D/rpm.log"; echo "no rpm was built"; false; }
 	run rpm -qlp "$rpm"
 	[ "$status" -eq 0 ]
-	for f in /usr/bin/xiptool /usr/share/bash-completion/completions/xiptool \
+	for f in /usr/bin/xiptool /usr/libexec/xiptool/xiptool-main \
+		/usr/share/bash-completion/completions/xiptool \
 		/usr/share/zsh/site-functions/_xiptool; do
 		grep -qx "$f" <<<"$output" || { echo "rpm lacks $f"; false; }
 	done

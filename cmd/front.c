@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The xiptool front end.  It runs `xiptool exec` itself, so that a program
+ * started from a segment pays for one small (usually static) process start
+ * before its own, and hands every other command, unchanged, to the full
+ * program, xiptool-main: next to this file (a build tree), else in
+ * PKGLIBEXECDIR.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+#define MAIN_NAME "xiptool-main"
+
+#ifndef PKGLIBEXECDIR
+#define PKGLIBEXECDIR "/usr/libexec/xiptool"
+#endif
+
+/* Our own directory, from /proc/self/exe; "" when it cannot be read. */
+static void self_dir(char *dir, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", dir, size - 1);
+	char *slash;
+
+	dir[n > 0 ? n : 0] = '\0';
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		dir[0] = '\0';
+}
+
+static int run_main(const char **argv)
+{
+	static const char *const rel[] = { "", "/../libexec/xiptool" };
+	char dir[PATH_MAX], path[2 * PATH_MAX];
+	int err = ENOENT;
+
+	self_dir(dir, sizeof(dir));
+	for (size_t i = 0; dir[0] && i < sizeof(rel) / sizeof(rel[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s/%s", dir, rel[i], MAIN_NAME);
+		execv(path, (char *const *)argv);
+		if (errno != ENOENT)
+			err = errno;
+	}
+	snprintf(path, sizeof(path), "%s/%s", PKGLIBEXECDIR, MAIN_NAME);
+	execv(path, (char *const *)argv);
+	if (errno != ENOENT)
+		err = errno;
+	fprintf(stderr, "xiptool: cannot run %s: %s (looked in %s%s%s)\n",
+		MAIN_NAME, strerror(err), dir[0] ? dir : "",
+		dir[0] ? ", its ../libexec/xiptool and " : "", PKGLIBEXECDIR);
+	return EXIT_RUNTIME;
+}
+
+/*
+ * A program started by `xiptool exec` whose /proc/self/exe is this file
+ * may run it again under its own names (busybox runs its applets that way,
+ * argv[0] "ls", "cat"...).  Those arguments are not ours to read.
+ */
+static bool called_as_xiptool(const char *argv0)
+{
+	const char *base = argv0 ? strrchr(argv0, '/') : NULL;
+
+	base = base ? base + 1 : argv0;
+	return base && !strncmp(base, "xiptool", 7);
+}
+
+int main(int argc, const char **argv)
+{
+	int i = 1;
+
+	if (!called_as_xiptool(argv[0])) {
+		fprintf(stderr, "xiptool: started as '%s', not as xiptool (a"
+			" program run by 'xiptool exec' that executed"
+			" /proc/self/exe?): refusing to read its arguments as"
+			" an xiptool command\n", argv[0] ? argv[0] : "");
+		return EXIT_CANNOT_EXEC;
+	}
+
+	/* only the plain forms; anything else is the full program's job */
+	for (; i < argc; i++) {
+		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))
+			opt_verbose = 1;
+		else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
+			opt_quiet = 1;
+		else
+			break;
+	}
+	if (i < argc && !strcmp(argv[i], "exec")) {
+		if (opt_quiet)
+			opt_verbose = 0;
+		cmd_name = "exec";
+		return cmd_exec(argc - i, &argv[i]);
+	}
+	return run_main(argv);
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env bats
+# The front end: `xiptool` runs `exec` itself and hands every other command
+# to xiptool-main.  Peers: file(1) and ldd for how it is linked,
+# /proc/PID/maps of a program it started, the kernel running busybox.
+
+load ../lib/common
+
+bats_require_minimum_version 1.5.0
+
+MAIN=${XIPTOOL%/*}/xiptool-main
+
+static_front() {
+	grep -q '^#define XIP_STATIC_FRONT 1' "$TOP_BUILDDIR/config.h"
+}
+
+need_busybox() {
+	[ -x /bin/busybox ] || skip "busybox-static is not installed"
+}
+
+@test "every command reaches xiptool-main with its arguments and exit status" {
+	run xiptool --version
+	[ "$status" -eq 0 ]
+	[ "$output" = "$("$MAIN" --version)" ]
+	run xiptool --help
+	[ "$status" -eq 0 ]
+	[ "$output" = "$("$MAIN" --help)" ]
+	run -2 xiptool no-such-command
+	[[ "$output" == *"'no-such-command' is not an xiptool command"* ]]
+	run -3 xiptool info "$T/missing.img"
+	[[ "$output" == *"$T/missing.img"* ]]
+	# arguments with spaces and empty ones arrive unchanged
+	mkdir -p "$T/tree"
+	printf 'a b\n' > "$T/tree/f"
+	xiptool mkfs -q -d "$T/tree" "$T/sp ace.img"
+	run -0 xiptool read "$T/sp ace.img" /f
+	[ "$output" = "a b" ]
+}
+
+@test "exec is run by the front end: the same options, help and exit codes" {
+	run -0 xiptool exec --help
+	[ "$output" = "$("$MAIN" exec --help)" ]
+	run -2 xiptool exec
+	run -2 xiptool exec --interp-from nowhere img /x
+	mkdir -p "$T/tree/bin"
+	cp /usr/bin/true "$T/tree/bin/true"
+	xiptool mkfs -q -d "$T/tree" "$T/img"
+	run -0 xiptool exec "$T/img" /bin/true
+	run -127 xiptool exec "$T/img" /bin/absent
+	# global options before the command
+	run -0 --separate-stderr xiptool -v exec "$T/img" /bin/true
+	[[ "$stderr" == *"interpreter"*"from the host"* ]]
+	run -0 --separate-stderr xiptool -v -q exec "$T/img" /bin/true
+	[ -z "$stderr" ]
+}
+
+@test "the front end runs exec on its own; other commands say where it looked for xiptool-main" {
+	need_busybox
+	mkdir -p "$T/alone" "$T/tree/bin"
+	cp "$XIPTOOL" "$T/alone/xiptool"
+	cp /bin/busybox "$T/tree/bin/busybox"
+	xiptool mkfs -q -d "$T/tree" "$T/img"
+	run -0 "$T/alone/xiptool" exec "$T/img" /bin/busybox echo alone
+	[ "$output" = alone ]
+	if [ -x "${XIP_PKGLIBEXECDIR:-/nonexistent}/xiptool-main" ]; then
+		skip "an installed xiptool-main would answer"
+	fi
+	run -3 "$T/alone/xiptool" info "$T/img"
+	[[ "$output" == *"cannot run xiptool-main"*"$T/alone"* ]]
+}
+
+@test "an installed layout (bin/ and libexec/xiptool/) works wherever it is moved" {
+	mkdir -p "$T/root/bin" "$T/root/libexec/xiptool"
+	cp "$XIPTOOL" "$T/root/bin/xiptool"
+	cp "$MAIN" "$T/root/libexec/xiptool/xiptool-main"
+	run -0 "$T/root/bin/xiptool" --version
+	[ "$output" = "$("$MAIN" --version)" ]
+}
+
+@test "a static front end leaves no shared library of its own in the program" {
+	need_busybox
+	static_front || skip "the front end is linked dynamically (--disable-static-front or sanitizers)"
+	run file -L "$XIPTOOL"
+	[[ "$output" == *"static-pie linked"* ]]
+	run ldd "$XIPTOOL"
+	[[ "$output" != *"libext2fs"* ]]
+	mkdir -p "$T/tree/bin"
+	cp /bin/busybox "$T/tree/bin/busybox"
+	xiptool mkfs -q -d "$T/tree" "$T/img"
+	"$XIPTOOL" exec "$T/img" /bin/busybox sleep 30 &
+	local pid=$! maps i
+	for i in $(seq 50); do
+		maps=$(cat "/proc/$pid/maps" 2>/dev/null || true)
+		[[ "$maps" == *"$T/img"* && "$(cat "/proc/$pid/comm")" == busybox ]] && break
+		sleep 0.1
+	done
+	kill "$pid"
+	wait "$pid" || true
+	[[ "$maps" == *"$T/img"* ]]
+	# the program's text comes from the image, and no .so was ever loaded
+	! grep -q '\.so' <<<"$maps"
+}
+
+@test "run again under another name (a program's /proc/self/exe), it refuses to act on the arguments" {
+	mkdir -p "$T/tree"
+	echo keep > "$T/tree/f"
+	xiptool mkfs -q -d "$T/tree" "$T/img"
+	cp "$T/img" "$T/img.orig"
+	# what busybox does for `truncate -s 0 ...` run by its shell
+	run -126 bash -c 'exec -a truncate "$0" "$1" /f 0' "$XIPTOOL" "$T/img"
+	[[ "$output" == *"started as 'truncate'"* ]]
+	cmp "$T/img" "$T/img.orig"
+	run -126 bash -c 'exec -a /usr/bin/ls "$0" -l "$1"' "$XIPTOOL" "$T/img"
+}
+
+@test "busybox sh from an image: an applet it re-executes through /proc/self/exe gets the refusal, the shell goes on" {
+	need_busybox
+	mkdir -p "$T/tree/bin"
+	cp /bin/busybox "$T/tree/bin/busybox"
+	xiptool mkfs -q -d "$T/tree" "$T/img"
+	run --separate-stderr xiptool exec "$T/img" /bin/busybox sh -c \
+		'echo in | cat; echo "cat: $?"; echo after'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"after"* ]]
+	# either this busybox runs cat in-process, or it re-executes and
+	# the front end refuses: never an xiptool command on cat's arguments
+	if [[ "$output" != *"in"*"cat: 0"* ]]; then
+		[[ "$output" == *"cat: 126"* ]]
+		[[ "$stderr" == *"started as 'cat'"* ]]
+	fi
+}
