@@ -892,6 +892,7 @@ static int save_data(const struct xip_seg_entry *e, int sfd, const char *dest)
 {
 	char tmp[XIP_PATH_MAX + 16];
 	mode_t mask = umask(0);
+	struct xip_segment *seg;
 	struct stat st;
 	void *map;
 	int fd, ret;
@@ -899,13 +900,14 @@ static int save_data(const struct xip_seg_entry *e, int sfd, const char *dest)
 	umask(mask);
 	if (stat(dest, &st) == 0 && !S_ISREG(st.st_mode))
 		return xip_error(-EINVAL, "%s: not a regular file", dest);
-	if (fstat(sfd, &st) < 0 || (uint64_t)st.st_size < e->size)
+	ret = segment_open_fd(sfd, e->path, 0, &seg);
+	if (ret)
+		return ret;
+	if (segment_range(seg, 0, e->size, &map)) {
+		segment_close(seg);
 		return xip_error(-EIO, "%s: segment file shorter than recorded",
 				 e->path);
-	map = mmap(NULL, (size_t)e->size, PROT_READ, MAP_SHARED, sfd, 0);
-	if (map == MAP_FAILED)
-		return xip_error(-errno, "%s: cannot map: %s", e->path,
-				 strerror(errno));
+	}
 	fd = temp_next_to(dest, tmp, sizeof(tmp));
 	ret = fd < 0 ? fd : write_sparse(fd, map, e->size, tmp);
 	if (!ret && fchmod(fd, 0666 & ~mask) < 0)
@@ -916,7 +918,7 @@ static int save_data(const struct xip_seg_entry *e, int sfd, const char *dest)
 		ret = xip_error(-errno, "%s: %s", dest, strerror(errno));
 	if (ret && fd >= 0)
 		unlink(tmp);
-	munmap(map, (size_t)e->size);
+	segment_close(seg);
 	return ret;
 }
 
