@@ -358,3 +358,29 @@ f.write(int(sys.argv[4],0).to_bytes(int(sys.argv[3]),"little"))' "$@"
 	[ "$out" = "from a segment" ]
 	[ "$env_out" = "ONLY=1" ]
 }
+
+@test "exec: the program's stack lives under ulimit -s; a limit too small for it is a clear 126" {
+	need_busybox
+	# the program sees the limit and its stack grows down to near it
+	run bash -c 'ulimit -s 8192; "$0" exec "$1" /bin/busybox sh -c "ulimit -s"' \
+		"$XIPTOOL" "$IMG"
+	[ "$status" -eq 0 ]
+	[ "$output" = 8192 ]
+	run bash -c 'ulimit -s 8192; "$0" exec "$1" /probe-static stack 7168' \
+		"$XIPTOOL" "$IMG"
+	[ "$status" -eq 0 ]
+	[ "$output" = "stack-used 7168" ]
+	# ... and no further: the kernel's limit, a SIGSEGV like natively
+	run bash -c 'ulimit -s 8192; "$0" exec "$1" /probe-static stack 9000' \
+		"$XIPTOOL" "$IMG"
+	[ "$status" -eq 139 ]
+	run bash -c 'ulimit -s 200; "$0" exec "$1" /bin/busybox true' \
+		"$XIPTOOL" "$IMG"
+	[ "$status" -eq 126 ]
+	[[ "$output" == *"stack limit (ulimit -s) 200 KiB too small"* ]]
+	# unlimited: the program runs
+	run bash -c 'ulimit -s unlimited; "$0" exec "$1" /bin/busybox echo ok' \
+		"$XIPTOOL" "$IMG"
+	[ "$status" -eq 0 ]
+	[ "$output" = ok ]
+}

@@ -181,6 +181,17 @@ __attribute__((noinline)) static void smash(const char *s)
 	printf("%s\n", buf);
 }
 
+/* Use @kib KiB of stack, a page at a time, then report the depth. */
+__attribute__((noinline)) static unsigned long deep(unsigned long kib)
+{
+	volatile char page[4096];
+
+	page[0] = (char)kib;
+	if (kib <= 4)
+		return 4;
+	return deep(kib - 4) + 4 + (unsigned long)(page[0] & 0);
+}
+
 static void bye(void)
 {
 	printf("atexit-ran\n");
@@ -209,6 +220,8 @@ int main(int argc, char **argv)
 		forks();
 	} else if (!strcmp(mode, "smash")) {
 		smash(argv[2]);
+	} else if (!strcmp(mode, "stack")) {
+		printf("stack-used %lu\n", deep(strtoul(argv[2], NULL, 10)));
 	} else if (!strcmp(mode, "atexit")) {
 		atexit(bye);
 		printf("no newline, buffered");
