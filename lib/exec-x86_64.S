@@ -6,23 +6,41 @@
  * other general registers zero, DF clear, x87 and SSE control words at
  * their defaults, the vector registers zero, no thread pointer.
  *
- *	void xip_exec_jump(uint64_t entry, uint64_t sp);
+ * Before that it unmaps the loader's own executable (see below).
  */
 #ifdef __x86_64__
 
-	.section .rodata
-	.balign 4
-.Lmxcsr:
-	.long	0x1f80
-
+/*
+ * void xip_exec_jump(uint64_t entry, uint64_t sp,
+ *		      const struct xip_unmap *unmap, size_t n);
+ *
+ * Position-independent from xip_exec_jump to xip_exec_jump_end: the loader
+ * runs a copy of it from a page of its own, so that it can first unmap
+ * the n ranges {addr, len} at @unmap (the loader's own executable).  Only
+ * system calls and register work follow; the constant below sits inside
+ * the copied bytes.
+ */
 	.text
 	.globl	xip_exec_jump
 	.hidden	xip_exec_jump
+	.globl	xip_exec_jump_end
+	.hidden	xip_exec_jump_end
 	.type	xip_exec_jump, @function
 xip_exec_jump:
 	mov	%rsi, %rsp
 	mov	%rdi, -8(%rsp)		/* the entry, in the red zone */
-
+	mov	%rdx, %r12
+	mov	%rcx, %r13
+1:	test	%r13, %r13
+	jz	2f
+	mov	$11, %eax		/* munmap(addr, len) */
+	mov	(%r12), %rdi
+	mov	8(%r12), %rsi
+	syscall
+	add	$16, %r12
+	dec	%r13
+	jmp	1b
+2:
 	mov	$158, %eax		/* arch_prctl(ARCH_SET_FS, 0) */
 	mov	$0x1002, %edi
 	xor	%esi, %esi
@@ -64,6 +82,11 @@ xip_exec_jump:
 	xor	%r14d, %r14d
 	xor	%r15d, %r15d
 	jmp	*-8(%rsp)
+
+	.balign 4
+.Lmxcsr:
+	.long	0x1f80
+xip_exec_jump_end:
 	.size	xip_exec_jump, .-xip_exec_jump
 
 #endif

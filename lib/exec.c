@@ -14,6 +14,7 @@
  *   jump      exec-<arch>.S: registers cleared, new stack, entry point
  */
 #include <dirent.h>
+#include <link.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -45,7 +46,20 @@
 #define RSEQ_AREA_SIZE	32		/* what glibc registers */
 
 /* The last instructions: exec-<arch>.S. */
-void xip_exec_jump(uint64_t entry, uint64_t sp) __attribute__((noreturn));
+/* A range of the loader's own executable, unmapped on the way out. */
+struct xip_unmap {
+	uint64_t addr, len;
+};
+
+#define MAX_UNMAP 16
+
+/* lib/exec-<arch>.S: position-independent, run from a copy (see there) */
+void xip_exec_jump(uint64_t entry, uint64_t sp, const struct xip_unmap *unmap,
+		   size_t n) __attribute__((noreturn));
+extern const char xip_exec_jump_end[];
+typedef void (*xip_jump_fn)(uint64_t entry, uint64_t sp,
+			    const struct xip_unmap *unmap, size_t n)
+	__attribute__((noreturn));
 
 struct exec_file {
 	char *name;			/* for messages */
@@ -68,6 +82,8 @@ struct xip_exec {
 	char comm[16];
 	uint64_t page;
 	uint64_t start_brk;	/* the heap's start, from /proc/self/stat */
+	void *tramp;		/* a copy of xip_exec_jump, then the ranges */
+	size_t nunmap;
 };
 
 /* ---- planning (pure) ------------------------------------------------ */
@@ -982,6 +998,66 @@ static void set_stack_prot(const struct xip_exec *ex, uint64_t sp)
 		 prot | PROT_GROWSDOWN);
 }
 
+/* The loader's own executable: the first object dl_iterate_phdr sees. */
+struct self_ranges {
+	struct xip_unmap r[MAX_UNMAP];
+	size_t n;
+	uint64_t page;
+};
+
+static int self_ranges_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct self_ranges *s = data;
+
+	for (size_t i = 0; i < info->dlpi_phnum && s->n < MAX_UNMAP; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t lo, hi;
+
+		if (ph->p_type != PT_LOAD || !ph->p_memsz)
+			continue;
+		lo = (info->dlpi_addr + ph->p_vaddr) & ~(s->page - 1);
+		hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + s->page - 1) &
+		     ~(s->page - 1);
+		s->r[s->n++] = (struct xip_unmap){ lo, hi - lo };
+	}
+	return 1;	/* the main program only */
+}
+
+/*
+ * A page of its own for the last instructions: a copy of xip_exec_jump,
+ * then the ranges of our own executable that it unmaps before jumping, so
+ * that none of the loader stays mapped in the program.  Written, then
+ * made read+exec (never both writable and executable).
+ */
+static int make_trampoline(struct xip_exec *ex)
+{
+	size_t code = (size_t)(xip_exec_jump_end - (const char *)xip_exec_jump);
+	size_t at = (code + 15) & ~(size_t)15;
+	struct self_ranges s = { .page = ex->page };
+	void *p;
+
+	dl_iterate_phdr(self_ranges_cb, &s);
+	if (at + sizeof(s.r) > ex->page)
+		return xip_error(-EINVAL, "loader trampoline too large");
+	p = mmap(NULL, ex->page, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return xip_error(-errno, "cannot map the loader's last page: %s",
+				 strerror(errno));
+	memcpy(p, (const void *)xip_exec_jump, code);
+	memcpy((char *)p + at, s.r, s.n * sizeof(s.r[0]));
+	if (mprotect(p, ex->page, PROT_READ | PROT_EXEC)) {
+		int err = errno;
+
+		munmap(p, ex->page);
+		return xip_error(-err, "cannot protect the loader's last page:"
+				 " %s", strerror(err));
+	}
+	ex->tramp = p;
+	ex->nunmap = s.n;
+	return 0;
+}
+
 /*
  * No way back from here: everything that can fail has been done.  Only
  * system calls follow, then the jump.
@@ -990,6 +1066,9 @@ __attribute__((noreturn, noinline, no_sanitize("address", "undefined")))
 static void teardown_and_jump(const struct xip_exec *ex,
 			      const struct xip_stack_out *st, uint64_t entry)
 {
+	size_t code = (size_t)(xip_exec_jump_end - (const char *)xip_exec_jump);
+	const struct xip_unmap *unmap = (const struct xip_unmap *)
+		((const char *)ex->tramp + ((code + 15) & ~(size_t)15));
 	uint64_t brk = (uint64_t)syscall(SYS_brk, 0);
 	uint64_t start_brk = ex->start_brk && ex->start_brk <= brk ?
 			     ex->start_brk : brk;
@@ -1000,7 +1079,7 @@ static void teardown_and_jump(const struct xip_exec *ex,
 	unregister_rseq();
 	prctl(PR_SET_NAME, ex->comm, 0, 0, 0);
 	set_mm(ex, st, start_brk, brk);
-	xip_exec_jump(entry, st->sp);
+	((xip_jump_fn)ex->tramp)(entry, st->sp, unmap, ex->nunmap);
 }
 
 int xip_exec_run(struct xip_exec *ex, const char *const *argv,
@@ -1019,6 +1098,8 @@ int xip_exec_run(struct xip_exec *ex, const char *const *argv,
 		ret = load_file(&ex->interp, ex->page);
 	if (!ret)
 		ret = build_stack(ex, argv, envp, &st);
+	if (!ret)
+		ret = make_trampoline(ex);
 	if (ret)
 		return ret;
 	entry = ex->has_interp ? ex->interp.bias + ex->interp.plan.entry :

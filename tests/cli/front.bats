@@ -128,3 +128,36 @@ need_busybox() {
 		[[ "$stderr" == *"started as 'cat'"* ]]
 	fi
 }
+
+# maps_of CMD...: /proc/PID/maps of CMD (a `busybox sleep` it starts), once
+# the program runs
+maps_of() {
+	"$@" &
+	local pid=$! i
+	for i in $(seq 50); do
+		[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = busybox ] && break
+		sleep 0.1
+	done
+	cat "/proc/$pid/maps"
+	kill "$pid"
+	wait "$pid" 2>/dev/null || true
+}
+
+@test "nothing of the loader's executable stays mapped in the program, whichever ran exec" {
+	need_busybox
+	mkdir -p "$T/tree/bin"
+	cp /bin/busybox "$T/tree/bin/busybox"
+	xiptool mkfs -q -d "$T/tree" "$T/img"
+	local maps
+	for loader in "$XIPTOOL" "$MAIN"; do
+		maps=$(maps_of "$loader" exec "$T/img" /bin/busybox sleep 30)
+		grep -q " $T/img\$" <<<"$maps"
+		[ "$(grep -c "$(readlink -f "$loader")" <<<"$maps")" -eq 0 ] || {
+			echo "$maps"
+			false
+		}
+		# one page of the loader's last instructions, no writable+executable
+		[ "$(grep -c ' r-xp 00000000 00:00 0 *$' <<<"$maps")" -le 1 ]
+		[ "$(grep -c ' rwxp ' <<<"$maps")" -eq 0 ]
+	done
+}
