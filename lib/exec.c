@@ -51,7 +51,7 @@ struct xip_unmap {
 	uint64_t addr, len;
 };
 
-#define MAX_UNMAP 16
+#define MAX_UNMAP 192
 
 /* lib/exec-<arch>.S: position-independent, run from a copy (see there) */
 void xip_exec_jump(uint64_t entry, uint64_t sp, const struct xip_unmap *unmap,
@@ -998,42 +998,56 @@ static void set_stack_prot(const struct xip_exec *ex, uint64_t sp)
 		 prot | PROT_GROWSDOWN);
 }
 
-/* The loader's own executable: the first object dl_iterate_phdr sees. */
+/*
+ * Everything the loader's process had mapped from files: its executable
+ * and the shared objects loaded with it (every object dl_iterate_phdr
+ * reports but the vDSO, which the program gets too).
+ */
 struct self_ranges {
 	struct xip_unmap r[MAX_UNMAP];
 	size_t n;
-	uint64_t page;
+	uint64_t page, vdso;
+	bool overflow;
 };
 
 static int self_ranges_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct self_ranges *s = data;
 
-	for (size_t i = 0; i < info->dlpi_phnum && s->n < MAX_UNMAP; i++) {
+	if ((s->vdso && info->dlpi_addr == s->vdso) ||
+	    (info->dlpi_name && !strncmp(info->dlpi_name, "linux-vdso", 10)))
+		return 0;
+	for (size_t i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uint64_t lo, hi;
 
 		if (ph->p_type != PT_LOAD || !ph->p_memsz)
 			continue;
+		if (s->n == MAX_UNMAP) {
+			s->overflow = true;
+			return 1;
+		}
 		lo = (info->dlpi_addr + ph->p_vaddr) & ~(s->page - 1);
 		hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + s->page - 1) &
 		     ~(s->page - 1);
 		s->r[s->n++] = (struct xip_unmap){ lo, hi - lo };
 	}
-	return 1;	/* the main program only */
+	return 0;
 }
 
 /*
  * A page of its own for the last instructions: a copy of xip_exec_jump,
- * then the ranges of our own executable that it unmaps before jumping, so
- * that none of the loader stays mapped in the program.  Written, then
+ * then the ranges of our own executable and libraries that it unmaps before
+ * jumping, so that none of the loader stays mapped in the program (when
+ * there are more than fit, the rest simply stays).  Written, then
  * made read+exec (never both writable and executable).
  */
 static int make_trampoline(struct xip_exec *ex)
 {
 	size_t code = (size_t)(xip_exec_jump_end - (const char *)xip_exec_jump);
 	size_t at = (code + 15) & ~(size_t)15;
-	struct self_ranges s = { .page = ex->page };
+	struct self_ranges s = { .page = ex->page,
+				 .vdso = getauxval(AT_SYSINFO_EHDR) };
 	void *p;
 
 	dl_iterate_phdr(self_ranges_cb, &s);
