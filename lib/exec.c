@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,7 +82,6 @@ struct xip_exec {
 	char *execfn;
 	char comm[16];
 	uint64_t page;
-	uint64_t start_brk;	/* the heap's start, from /proc/self/stat */
 	void *tramp;		/* a copy of xip_exec_jump, then the ranges */
 	size_t nunmap;
 };
@@ -922,34 +922,35 @@ static void close_cloexec(void)
 }
 
 /*
- * One read of /proc/self/stat: field 20 is the number of threads, field
- * 47 the start of the heap (brk).  -1 threads when it cannot be read.
+ * Whether we are the only thread: unshare(CLONE_VM) succeeds, changing
+ * nothing, exactly when no other thread (or vfork parent) shares our
+ * memory.  Where it is filtered, field 20 of /proc/self/stat counts them.
  */
-static void self_stat(int *threads, uint64_t *start_brk)
+static bool single_threaded(void)
 {
 	char buf[2048], *p;
-	unsigned long v[64];
+	unsigned long v = 0;
 	int fd, n = 0;
 	ssize_t len;
 
-	*threads = -1;
-	*start_brk = 0;
+	if (syscall(SYS_unshare, CLONE_VM) == 0)
+		return true;
+	if (errno == EINVAL)
+		return false;
 	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return;
+		return false;
 	len = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (len <= 0)
-		return;
+		return false;
 	buf[len] = '\0';
 	p = strrchr(buf, ')');
-	while (p && n < 64 && (p = strchr(p + 1, ' ')))
-		v[n++] = strtoul(p + 1, NULL, 10);
-	/* v[0] is field 3, the state */
-	if (n > 17)
-		*threads = (int)v[17];
-	if (n > 44)
-		*start_brk = v[44];
+	/* the first field after the command is field 3 */
+	while (p && n < 18 && (p = strchr(p + 1, ' ')))
+		if (++n == 18)
+			v = strtoul(p + 1, NULL, 10);
+	return v == 1;
 }
 
 static void set_mm(const struct xip_exec *ex, const struct xip_stack_out *st,
@@ -1083,16 +1084,15 @@ static void teardown_and_jump(const struct xip_exec *ex,
 	size_t code = (size_t)(xip_exec_jump_end - (const char *)xip_exec_jump);
 	const struct xip_unmap *unmap = (const struct xip_unmap *)
 		((const char *)ex->tramp + ((code + 15) & ~(size_t)15));
+	/* the program's heap starts empty, where ours ends, as after execve */
 	uint64_t brk = (uint64_t)syscall(SYS_brk, 0);
-	uint64_t start_brk = ex->start_brk && ex->start_brk <= brk ?
-			     ex->start_brk : brk;
 
 	set_stack_prot(ex, st->sp);
 	close_cloexec();
 	reset_signals();
 	unregister_rseq();
 	prctl(PR_SET_NAME, ex->comm, 0, 0, 0);
-	set_mm(ex, st, start_brk, brk);
+	set_mm(ex, st, brk, brk);
 	((xip_jump_fn)ex->tramp)(entry, st->sp, unmap, ex->nunmap);
 }
 
@@ -1101,12 +1101,11 @@ int xip_exec_run(struct xip_exec *ex, const char *const *argv,
 {
 	struct xip_stack_out st;
 	uint64_t entry;
-	int ret, n;
+	int ret;
 
-	self_stat(&n, &ex->start_brk);
-	if (n != 1)
+	if (!single_threaded())
 		return xip_error(-EBUSY, "%s: cannot replace a process running"
-				 " %d threads", ex->prog.name, n);
+				 " other threads", ex->prog.name);
 	ret = load_file(&ex->prog, ex->page);
 	if (!ret && ex->has_interp)
 		ret = load_file(&ex->interp, ex->page);

@@ -51,11 +51,17 @@ int registry_dir(char *buf, size_t len)
 
 	if (ret)
 		return ret;
-	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-		return xip_error(-errno, "%s: cannot create run directory: %s",
-				 buf, strerror(errno));
-	if (stat(buf, &st) < 0)
-		return xip_error(-errno, "%s: %s", buf, strerror(errno));
+	if (stat(buf, &st) < 0) {
+		if (errno != ENOENT)
+			return xip_error(-errno, "%s: %s", buf, strerror(errno));
+		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+			return xip_error(-errno, "%s: cannot create run"
+					 " directory: %s", buf,
+					 strerror(errno));
+		if (stat(buf, &st) < 0)
+			return xip_error(-errno, "%s: %s", buf,
+					 strerror(errno));
+	}
 	if (!S_ISDIR(st.st_mode))
 		return xip_error(-ENOTDIR, "%s: run directory is not a directory",
 				 buf);

@@ -3,6 +3,7 @@
 #include <elf.h>
 #include <inttypes.h>
 #include <sys/auxv.h>
+#include <pthread.h>
 #include <sys/mman.h>
 
 #include "unit.h"
@@ -290,6 +291,50 @@ static void test_stack_limits(void **state)
 	free(mem);
 }
 
+static void *wait_for_end(void *arg)
+{
+	char c;
+
+	return read(*(int *)arg, &c, 1) < 0 ? NULL : arg;
+}
+
+/*
+ * A process with a second thread cannot be replaced: xip_exec_run refuses
+ * with EBUSY before it maps anything (the program, a host binary in a
+ * mke2fs -d image, is not started).
+ */
+static void test_run_refuses_threads(void **state)
+{
+	const char *dir = unit_path("threads-tree");
+	const char *img = unit_path("threads.img");
+	struct xip_exec_opts opts = { .path = "/true" };
+	const char *argv[] = { "true", NULL }, *env[] = { NULL };
+	char cmd[1024];
+	struct xip_image *image;
+	struct xip_exec *ex;
+	pthread_t t;
+	int pipefd[2];
+
+	snprintf(cmd, sizeof(cmd),
+		 "rm -rf '%s' && mkdir '%s' && cp /usr/bin/true '%s/true'",
+		 dir, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "mke2fs -q -F -t ext2 -b 4096 -d '%s' '%s'"
+		 " 8M >/dev/null 2>&1", dir, img);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(xip_image_open(img, 0, &image), 0);
+	assert_int_equal(xip_exec_prepare(image, &opts, &ex), 0);
+	assert_int_equal(pipe(pipefd), 0);
+	assert_int_equal(pthread_create(&t, NULL, wait_for_end, &pipefd[0]), 0);
+	assert_int_equal(xip_exec_run(ex, argv, env), -EBUSY);
+	assert_non_null(strstr(xip_errmsg(), "other threads"));
+	assert_int_equal(close(pipefd[1]), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	close(pipefd[0]);
+	xip_exec_free(ex);
+	xip_image_close(image);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -300,6 +345,7 @@ int main(void)
 		cmocka_unit_test(test_plan_host_programs),
 		cmocka_unit_test(test_stack_layout),
 		cmocka_unit_test(test_stack_limits),
+		cmocka_unit_test(test_run_refuses_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
