@@ -57,6 +57,34 @@ bench_time() {
 	awk -v ns="$best" 'BEGIN { printf "%.6f\n", ns / 1e9 }'
 }
 
+# bench_pair A B: time the commands (or shell functions) A and B, given
+# without arguments, in $BENCH_ROUNDS interleaved rounds (default 7; A
+# first in odd rounds, B first in even ones) and print "bestA bestB" in
+# seconds.  For measures short enough that the machine drifts between two
+# separate series; a failing command fails it.
+bench_pair() {
+	local a=$1 b=$2 r best_a="" best_b="" t0 t1 cmd first second
+	for ((r = 0; r < ${BENCH_ROUNDS:-7}; r++)); do
+		if ((r % 2)); then first=$b second=$a; else first=$a second=$b; fi
+		for cmd in "$first" "$second"; do
+			t0=$(bench_now)
+			"$cmd" >/dev/null 2>&1 || {
+				echo "bench: command failed: $cmd" >&2
+				return 1
+			}
+			t1=$(bench_now)
+			if [ "$cmd" = "$a" ]; then
+				if [ -z "$best_a" ] || [ $((t1 - t0)) -lt "$best_a" ]; then
+					best_a=$((t1 - t0))
+				fi
+			elif [ -z "$best_b" ] || [ $((t1 - t0)) -lt "$best_b" ]; then
+				best_b=$((t1 - t0))
+			fi
+		done
+	done
+	awk -v a="$best_a" -v b="$best_b" 'BEGIN { printf "%.6f %.6f\n", a / 1e9, b / 1e9 }'
+}
+
 # bench_report MEASURE XIPTOOL PEER TARGET
 # Print one BENCH line.  XIPTOOL and PEER are numbers in the unit the
 # MEASURE names; the ratio is XIPTOOL / PEER; TARGET is a condition on the

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # xiptool exec: start-up time and memory of programs run from a segment.
 #
-# Latency (ms per run, best of $BENCH_REPEAT loops of EXEC_BENCH_RUNS
-# runs): `xiptool exec @seg /bin/busybox true` against the same busybox
+# Latency (ms per run, best of $BENCH_ROUNDS interleaved rounds of
+# EXEC_BENCH_RUNS runs each): `xiptool exec @seg /bin/busybox true` against the same busybox
 # run natively (target from the issue: at most 1.5 times), extracted with
 # debugfs and run, and run from a loop mount of the image (mount, run,
 # umount each time).
@@ -65,8 +65,9 @@ ms() {	# seconds for N runs -> ms per run
 }
 
 "$XIPTOOL" exec "@$seg" /bin/busybox true
-x=$(bench_time loop "$runs" "$XIPTOOL" exec "@$seg" /bin/busybox true)
-p=$(bench_time loop "$runs" "$B/native/busybox" true)
+run_exec() { loop "$runs" "$XIPTOOL" exec "@$seg" /bin/busybox true; }
+run_native() { loop "$runs" "$B/native/busybox" true; }
+read -r x p < <(bench_pair run_exec run_native)
 bench_report "exec busybox true [ms] vs native" "$(ms "$x" "$runs")" \
 	"$(ms "$p" "$runs")" "<=1.5"
 slow=$((runs / 10 > 0 ? runs / 10 : 1))

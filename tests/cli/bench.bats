@@ -57,3 +57,18 @@ run_bench() {
 	run run_bench --markdown "$T/b/bad.sh"
 	grep -qx '| bad | - | - | - | - | failed (exit 4) |' <<<"$output"
 }
+
+@test "bench_pair interleaves two commands and prints the best time of each" {
+	. "$TOP_SRCDIR/tests/bench/common.bash"
+	BENCH_ROUNDS=4
+	slow() { sleep 0.2; echo s >>"$T/order"; }
+	fast() { echo f >>"$T/order"; }
+	run bench_pair slow fast
+	[ "$status" -eq 0 ]
+	read -r a b <<<"$output"
+	awk -v a="$a" -v b="$b" 'BEGIN { exit !(a >= 0.2 && a < 5 && b < a) }'
+	# the order alternates: s f, f s, s f, f s
+	[ "$(tr -d '\n' <"$T/order")" = sffssffs ]
+	run bench_pair slow false
+	[ "$status" -ne 0 ]
+}
