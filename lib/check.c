@@ -1878,6 +1878,8 @@ int xip_check(struct xip_segment *seg, const struct xip_check_opts *opts,
 		xip_error(ret, "%s: out of memory", seg->path);
 	if (!ret)
 		chk_finish(&c);
+	else
+		xip_check_report_free(rep);	/* nothing to free on failure */
 	chk_free(&c);
 	if (c.opts->progress)
 		c.opts->progress(c.opts->progress_arg, NULL, 1, 1);

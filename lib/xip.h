@@ -643,8 +643,10 @@ struct xip_check_report {
  * descriptors, inodes and block maps, directories, connectivity, link
  * counts, bitmaps and free counts, XIP capability and contiguity, and with
  * opts->against a comparison with a source tree.  Returns 0 when the check
- * ran (problems are in @rep: errors > 0), a negative errno when the image
- * cannot be read at all (not ext2, unsupported features, no memory).
+ * ran (problems are in @rep: errors > 0; free it with
+ * xip_check_report_free), a negative errno when the image cannot be read
+ * at all (not ext2, unsupported features, no memory): then @rep is empty
+ * and holds nothing to free, whatever the walk had found before.
  * Linear in the image size; reads only inside the segment.
  */
 int xip_check(struct xip_segment *seg, const struct xip_check_opts *opts,

@@ -264,6 +264,23 @@ static void test_against(void **state)
 	xip_check_report_free(&rep);
 }
 
+/*
+ * A finding before a fatal one (an unknown compatible feature, then ext4
+ * extents): xip_check fails and leaves nothing allocated in the report.
+ */
+static void test_failure_leaves_report_empty(void **state)
+{
+	const char *img = unit_path("ext4.img");
+	struct xip_check_report rep;
+
+	unit_mke2fs(img, "8M", 4096, "-O extents");
+	poke32(img, 1024 + 0x5c, peek32(img, 1024 + 0x5c) | 0x40000000);
+	assert_int_equal(run_check(img, NULL, &rep), -EOPNOTSUPP);
+	assert_int_equal(rep.nfindings, 0);
+	assert_null(rep.findings);
+	xip_check_report_free(&rep);	/* harmless on an empty report */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -275,6 +292,7 @@ int main(void)
 		cmocka_unit_test(test_random_inode_table),
 		cmocka_unit_test(test_page_size_option),
 		cmocka_unit_test(test_against),
+		cmocka_unit_test(test_failure_leaves_report_empty),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
