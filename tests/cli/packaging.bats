@@ -113,6 +113,10 @@ require_deb() {
 	# shlibs found the libraries xiptool links with
 	grep -q 'libext2fs2' <<<"$output"
 	grep -q 'libsmartcols1' <<<"$output"
+	# the static front end names what it was built from
+	run dpkg-deb -f "$D/deb/xiptool_$(version)_"*.deb Built-Using
+	[[ "$output" == *"glibc (= "* && "$output" == *"e2fsprogs (= "* ]]
+	[[ "$output" == *"util-linux (= "* && "$output" == *"popt (= "* ]]
 	# nothing of the package build lands in the source tree
 	[ ! -e "$TOP_SRCDIR/debian" ]
 	diff <(grep -E '^(debian|rpmbuild|.*\.(deb|changes|buildinfo|dsc))$' "$D/top-before") \
