@@ -59,17 +59,41 @@ static int run_main(const char **argv)
 	return EXIT_RUNTIME;
 }
 
+/* Does @name (a path, or a command looked up in PATH) lead to this file? */
+static bool names_self(const char *name)
+{
+	char self[PATH_MAX], real[PATH_MAX], cand[2 * PATH_MAX];
+	const char *path = getenv("PATH"), *end;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0 || !name || !*name)
+		return false;
+	self[n] = '\0';
+	if (strchr(name, '/'))
+		return realpath(name, real) && !strcmp(real, self);
+	for (; path && *path; path = *end ? end + 1 : end) {
+		end = strchrnul(path, ':');
+		snprintf(cand, sizeof(cand), "%.*s/%s", (int)(end - path),
+			 end > path ? path : ".", name);
+		if (access(cand, X_OK) == 0)
+			return realpath(cand, real) && !strcmp(real, self);
+	}
+	return false;
+}
+
 /*
  * A program started by `xiptool exec` whose /proc/self/exe is this file
  * may run it again under its own names (busybox runs its applets that way,
- * argv[0] "ls", "cat"...).  Those arguments are not ours to read.
+ * argv[0] "ls", "cat"...).  Those arguments are not ours to read: we act
+ * only when called by a name that begins with "xiptool" or that leads to
+ * this file (a link of another name, given as a path or found in PATH).
  */
 static bool called_as_xiptool(const char *argv0)
 {
 	const char *base = argv0 ? strrchr(argv0, '/') : NULL;
 
 	base = base ? base + 1 : argv0;
-	return base && !strncmp(base, "xiptool", 7);
+	return base && (!strncmp(base, "xiptool", 7) || names_self(argv0));
 }
 
 int main(int argc, const char **argv)

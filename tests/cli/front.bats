@@ -101,6 +101,16 @@ need_busybox() {
 	[[ "$output" == *"started as 'truncate'"* ]]
 	cmp "$T/img" "$T/img.orig"
 	run -126 bash -c 'exec -a /usr/bin/ls "$0" -l "$1"' "$XIPTOOL" "$T/img"
+	# a link of another name to the front end is the front end
+	mkdir -p "$T/bin"
+	ln -s "$XIPTOOL" "$T/bin/xip"
+	run -0 "$T/bin/xip" read "$T/img" /f
+	[ "$output" = keep ]
+	run -0 env PATH="$T/bin:$PATH" xip read "$T/img" /f
+	[ "$output" = keep ]
+	# ... but not a name that PATH resolves to another program
+	run -126 env PATH="$T/bin:$PATH" bash -c 'exec -a cat "$0" "$1"' \
+		"$XIPTOOL" "$T/img"
 }
 
 @test "busybox sh from an image: an applet it re-executes through /proc/self/exe gets the refusal, the shell goes on" {
