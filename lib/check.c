@@ -1138,6 +1138,17 @@ static void chk_reserved_inode(struct chk *c, uint32_t ino,
 				ino == EXT2_JOURNAL_INO ? "journal" : "quota");
 		return;
 	}
+	/* e2fsck clears a bad blocks inode with any of these set */
+	if (ino == EXT2_BAD_INO &&
+	    (in->i_mode || in->i_uid || in->i_gid || in->i_links_count ||
+	     (in->i_flags & EXT4_INLINE_DATA_FL) || in->i_file_acl)) {
+		chk_err(c, "inode", ino, 0,
+			"bad blocks inode is invalid: mode 0%o, owner %u:%u,"
+			" links %u, flags 0x%x, xattr block %u", in->i_mode,
+			in->i_uid, in->i_gid, in->i_links_count, in->i_flags,
+			in->i_file_acl);
+		return;
+	}
 	if (ino == EXT2_BOOT_LOADER_INO)
 		bad_mode = S_ISDIR(in->i_mode);
 	else if (ino == EXT2_RESIZE_INO)

@@ -188,6 +188,9 @@ dmg "inode: index flag on a file" "\(/a\): has the htree index flag" dw "sif /a 
 dmg "inode: no links but named" "points to unused inode $INO_FIFO" dw "sif /fifo links_count 0"
 dmg "inode: fast symlink size" "\(/l\): symlink target is" dw "sif /l size 40"
 dmg "inode: slow symlink with two blocks" "\(/longlink\): slow symlink" dw "sif /longlink block[1] $BLK_A"
+dmg "inode: bad blocks inode with an owner" "inode 1: bad blocks inode is invalid" dw "sif <1> uid 61"
+dmg "inode: bad blocks inode with links" "inode 1: bad blocks inode is invalid" dw "sif <1> links_count 1"
+dmg "inode: bad blocks inode with a mode" "inode 1: bad blocks inode is invalid" dw "sif <1> mode 0100644"
 dmg "inode: special file with a size" "\(/fifo\): special file has size" dw "sif /fifo size 100"
 dmg "inode: directory size" "\(/d\): directory size" dw "sif /d size 8192"
 # link counts
