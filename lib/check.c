@@ -373,10 +373,20 @@ static int sb_features(struct chk *c)
 			"superblock: the journal needs recovery");
 		in &= ~EXT3_FEATURE_INCOMPAT_RECOVER;
 	}
-	if (in || ro) {
+	if (in)
 		return xip_error(-EOPNOTSUPP,
 				 "%s: unsupported feature %s (not an ext2 file system)",
-				 p, feature_name(in, ro));
+				 p, feature_name(in, 0));
+	/*
+	 * Read-only compatible features leave the image readable: e2fsck
+	 * checks it and so reports what it finds, an ext2 walk would not
+	 * know what they change.  A problem, not an unreadable image.
+	 */
+	if (ro) {
+		chk_err(c, "superblock", 0, 0,
+			"superblock: feature %s is not ext2 (s_feature_ro_compat 0x%x)",
+			feature_name(0, ro), sb->s_feature_ro_compat);
+		return 1;
 	}
 	return 0;
 }
@@ -536,6 +546,11 @@ static int chk_super(struct chk *c)
 	     memcmp(sb->s_journal_uuid, zero_uuid, sizeof(zero_uuid))))
 		chk_err(c, "superblock", 0, 0,
 			"superblock: journal fields (s_journal_inum, s_journal_dev, s_journal_uuid) set without the has_journal feature");
+	/* e2fsck treats that inode as the (ext4) orphan file's */
+	if (sb->s_orphan_file_inum)
+		chk_err(c, "superblock", 0, 0,
+			"superblock: orphan file inode %u (s_orphan_file_inum) set on an ext2 file system",
+			sb->s_orphan_file_inum);
 	if (sb->s_free_blocks_count > c->nblocks)
 		chk_err(c, "superblock", 0, 0,
 			"superblock: free block count %u (s_free_blocks_count) exceeds the block count",
@@ -1388,6 +1403,21 @@ static void safe_name(char *out, size_t outlen, const char *name, size_t len)
 	out[i] = '\0';
 }
 
+/* The file type of an entry against its inode's (@want), as e2fsck. */
+static void entry_ftype(struct dirctx *d, const char *shown, uint32_t ino,
+			unsigned int ftype, unsigned int want)
+{
+	if (d->c->sb.s_feature_incompat & EXT2_FEATURE_INCOMPAT_FILETYPE) {
+		if (ftype != want && want != EXT2_FT_UNKNOWN)
+			dir_problem(d, "entry '%s' (inode %" PRIu32 ") has file type %s, the inode is a %s",
+				    shown, ino, ftype_name(ftype),
+				    ftype_name(want));
+	} else if (ftype) {
+		dir_problem(d, "entry '%s' has a file type without the filetype feature",
+			    shown);
+	}
+}
+
 static void dir_entry(struct dirctx *d, uint32_t ino, const char *name,
 		      unsigned int nlen, unsigned int ftype)
 {
@@ -1406,6 +1436,7 @@ static void dir_entry(struct dirctx *d, uint32_t ino, const char *name,
 		else
 			c->in[d->dir].flags |= ST_HAS_DOT;
 		if (dot) {
+			entry_ftype(d, shown, ino, ftype, EXT2_FT_DIR);
 			c->in[d->dir].counted++;
 			return;
 		}
@@ -1446,15 +1477,7 @@ static void dir_entry(struct dirctx *d, uint32_t ino, const char *name,
 			    shown, ino);
 		return;
 	}
-	if (c->sb.s_feature_incompat & EXT2_FEATURE_INCOMPAT_FILETYPE) {
-		if (ftype != st->ftype && st->ftype != EXT2_FT_UNKNOWN)
-			dir_problem(d, "entry '%s' (inode %" PRIu32 ") has file type %s, the inode is a %s",
-				    shown, ino, ftype_name(ftype),
-				    ftype_name(st->ftype));
-	} else if (ftype) {
-		dir_problem(d, "entry '%s' has a file type without the filetype feature",
-			    shown);
-	}
+	entry_ftype(d, shown, ino, ftype, st->ftype);
 	st->counted++;
 	if (dotdot)
 		return;
