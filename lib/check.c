@@ -344,13 +344,12 @@ static const char *feature_name(uint32_t in, uint32_t ro)
 	return in ? "(incompatible)" : "(read-only compatible)";
 }
 
-/* Known features this walk does not implement: the image is not ext2. */
+/* Features this walk does not implement: the image is not ext2. */
 static int sb_features(struct chk *c)
 {
 	const struct ext2_super_block *sb = &c->sb;
 	uint32_t in = sb->s_feature_incompat & ~SUPP_INCOMPAT;
 	uint32_t ro = sb->s_feature_ro_compat & ~SUPP_RO_COMPAT;
-	const char *p = c->seg->path;
 
 	if (in & ~EXT2_LIB_FEATURE_INCOMPAT_SUPP) {
 		chk_err(c, "superblock", 0, 0,
@@ -373,19 +372,18 @@ static int sb_features(struct chk *c)
 			"superblock: the journal needs recovery");
 		in &= ~EXT3_FEATURE_INCOMPAT_RECOVER;
 	}
-	if (in)
-		return xip_error(-EOPNOTSUPP,
-				 "%s: unsupported feature %s (not an ext2 file system)",
-				 p, feature_name(in, 0));
 	/*
-	 * Read-only compatible features leave the image readable: e2fsck
-	 * checks it and so reports what it finds, an ext2 walk would not
-	 * know what they change.  A problem, not an unreadable image.
+	 * ext3/ext4 features: e2fsck reads such an image (and reports what
+	 * a damaged feature field breaks); an ext2 walk would not know what
+	 * they change.  A problem that stops the walk, not an unreadable
+	 * image: an XIP image cannot have them.
 	 */
-	if (ro) {
+	if (in || ro) {
 		chk_err(c, "superblock", 0, 0,
-			"superblock: feature %s is not ext2 (s_feature_ro_compat 0x%x)",
-			feature_name(0, ro), sb->s_feature_ro_compat);
+			"superblock: feature %s is not ext2 (%s 0x%x): not an XIP ext2 image",
+			feature_name(in, ro),
+			in ? "s_feature_incompat" : "s_feature_ro_compat",
+			in ? sb->s_feature_incompat : sb->s_feature_ro_compat);
 		return 1;
 	}
 	return 0;
@@ -546,6 +544,12 @@ static int chk_super(struct chk *c)
 	     memcmp(sb->s_journal_uuid, zero_uuid, sizeof(zero_uuid))))
 		chk_err(c, "superblock", 0, 0,
 			"superblock: journal fields (s_journal_inum, s_journal_dev, s_journal_uuid) set without the has_journal feature");
+	/* e2fsck refuses the whole image for this, 64bit or not */
+	if (sb->s_desc_size > EXT2_MAX_DESC_SIZE ||
+	    (sb->s_desc_size & (sb->s_desc_size - 1)))
+		chk_err(c, "superblock", 0, 0,
+			"superblock: invalid group descriptor size %u (s_desc_size)",
+			sb->s_desc_size);
 	/* e2fsck treats that inode as the (ext4) orphan file's */
 	if (sb->s_orphan_file_inum)
 		chk_err(c, "superblock", 0, 0,

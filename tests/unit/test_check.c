@@ -265,20 +265,42 @@ static void test_against(void **state)
 }
 
 /*
- * A finding before a fatal one (an unknown compatible feature, then ext4
- * extents): xip_check fails and leaves nothing allocated in the report.
+ * A finding before a failure (an unknown compatible feature, then a
+ * --against tree that does not exist): xip_check fails and leaves nothing
+ * allocated in the report.
  */
 static void test_failure_leaves_report_empty(void **state)
 {
-	const char *img = unit_path("ext4.img");
+	const char *img = unit_path("compat.img");
+	struct xip_check_opts o = { .against = unit_path("no-such-tree") };
 	struct xip_check_report rep;
 
-	unit_mke2fs(img, "8M", 4096, "-O extents");
+	unit_mke2fs(img, "8M", 4096, NULL);
 	poke32(img, 1024 + 0x5c, peek32(img, 1024 + 0x5c) | 0x40000000);
-	assert_int_equal(run_check(img, NULL, &rep), -EOPNOTSUPP);
+	assert_int_equal(run_check(img, &o, &rep), -ENOENT);
 	assert_int_equal(rep.nfindings, 0);
 	assert_null(rep.findings);
 	xip_check_report_free(&rep);	/* harmless on an empty report */
+	/* without --against the walk runs and reports the feature */
+	assert_int_equal(run_check(img, NULL, &rep), 0);
+	assert_true(has(&rep, "unknown compatible features 0x40000000"));
+	xip_check_report_free(&rep);
+}
+
+/* ext3/ext4 features are a problem that stops the walk (exit 1), not an
+ * unreadable image: e2fsck reads such images. */
+static void test_ext4_features_are_problems(void **state)
+{
+	const char *img = unit_path("extents.img");
+	struct xip_check_report rep;
+
+	unit_mke2fs(img, "8M", 4096, "-O extents");
+	assert_int_equal(run_check(img, NULL, &rep), 0);
+	assert_true(rep.errors > 0);
+	if (!has(&rep, "superblock: feature extent is not ext2 (s_feature_incompat 0x"))
+		dump(&rep);
+	assert_true(has(&rep, "is not ext2 (s_feature_incompat 0x"));
+	xip_check_report_free(&rep);
 }
 
 int main(void)
@@ -293,6 +315,7 @@ int main(void)
 		cmocka_unit_test(test_page_size_option),
 		cmocka_unit_test(test_against),
 		cmocka_unit_test(test_failure_leaves_report_empty),
+		cmocka_unit_test(test_ext4_features_are_problems),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
