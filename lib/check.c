@@ -550,6 +550,13 @@ static int chk_super(struct chk *c)
 		chk_err(c, "superblock", 0, 0,
 			"superblock: invalid group descriptor size %u (s_desc_size)",
 			sb->s_desc_size);
+	/* e2fsck treats these inodes as quota files, in use */
+	if (sb->s_usr_quota_inum || sb->s_grp_quota_inum ||
+	    sb->s_prj_quota_inum)
+		chk_err(c, "superblock", 0, 0,
+			"superblock: quota inodes %u, %u, %u (s_usr_quota_inum, s_grp_quota_inum, s_prj_quota_inum) set without the quota feature",
+			sb->s_usr_quota_inum, sb->s_grp_quota_inum,
+			sb->s_prj_quota_inum);
 	/* e2fsck treats that inode as the (ext4) orphan file's */
 	if (sb->s_orphan_file_inum)
 		chk_err(c, "superblock", 0, 0,
@@ -1422,6 +1429,77 @@ static void entry_ftype(struct dirctx *d, const char *shown, uint32_t ino,
 	}
 }
 
+static uint32_t name_hash(const char *name, unsigned int len)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+
+	for (unsigned int i = 0; i < len; i++)
+		h = (h ^ (uint8_t)name[i]) * 16777619u;
+	return h;
+}
+
+static void dname_put(struct chk_dname *tab, size_t cap,
+		      const struct chk_dname *e)
+{
+	size_t i = e->hash & (cap - 1);
+
+	while (tab[i].gen == e->gen && tab[i].name)
+		i = (i + 1) & (cap - 1);
+	tab[i] = *e;
+}
+
+/*
+ * Whether @name was already seen in the directory being read (e2fsck's
+ * duplicate entry check); remembers it otherwise.  Linear: one hash
+ * table for all directories, emptied by changing generation.
+ */
+static bool dname_seen(struct chk *c, const char *name, unsigned int len)
+{
+	struct chk_dname e = { name, name_hash(name, len), c->dgen,
+			       (uint16_t)len };
+	size_t i;
+
+	if (c->nomem)
+		return false;
+	if ((c->dnn + 1) * 2 > c->dncap) {
+		size_t cap = c->dncap ? c->dncap * 2 : 256;
+		struct chk_dname *tab = calloc(cap, sizeof(*tab));
+
+		if (!tab) {
+			c->nomem = true;
+			return false;
+		}
+		for (i = 0; i < c->dncap; i++)
+			if (c->dnames[i].gen == c->dgen && c->dnames[i].name)
+				dname_put(tab, cap, &c->dnames[i]);
+		free(c->dnames);
+		c->dnames = tab;
+		c->dncap = cap;
+	}
+	for (i = e.hash & (c->dncap - 1);
+	     c->dnames[i].gen == c->dgen && c->dnames[i].name;
+	     i = (i + 1) & (c->dncap - 1)) {
+		const struct chk_dname *o = &c->dnames[i];
+
+		if (o->hash == e.hash && o->len == len &&
+		    !memcmp(o->name, name, len))
+			return true;
+	}
+	c->dnames[i] = e;
+	c->dnn++;
+	return false;
+}
+
+/* A new directory: forget the names of the last one. */
+static void dname_reset(struct chk *c)
+{
+	c->dnn = 0;
+	if (++c->dgen == 0) {	/* wrapped: old entries could look current */
+		memset(c->dnames, 0, c->dncap * sizeof(*c->dnames));
+		c->dgen = 1;
+	}
+}
+
 static void dir_entry(struct dirctx *d, uint32_t ino, const char *name,
 		      unsigned int nlen, unsigned int ftype)
 {
@@ -1463,6 +1541,8 @@ static void dir_entry(struct dirctx *d, uint32_t ino, const char *name,
 		dir_problem(d, "entry '%s' has '/' or NUL in its name", shown);
 		return;
 	}
+	if (!dotdot && dname_seen(c, name, nlen))
+		dir_problem(d, "entry '%s' appears twice in the directory", shown);
 	if (ino > c->ninodes) {
 		dir_problem(d, "entry '%s' has invalid inode number %" PRIu32,
 			    shown, ino);
@@ -1580,6 +1660,7 @@ static void chk_dirs(struct chk *c)
 		if (c->db[i].ino != cur) {
 			cur = c->db[i].ino;
 			expect = 0;
+			dname_reset(c);
 			if (c->opts->against)
 				chk_tree_dir_start(c, cur);
 		}
@@ -1850,6 +1931,7 @@ static void chk_free(struct chk *c)
 	free(c->db);
 	free(c->earefs);
 	free(c->names);
+	free(c->dnames);
 	chk_tree_free(c);
 }
 

@@ -69,6 +69,15 @@ struct chk {
 	uint64_t touched;		/* bytes read since the last release */
 	bool nomem;
 	struct chk_tree *tree;		/* --against state */
+	/* names of the directory being read, to find duplicates: entries
+	 * of generation dgen are the current directory's */
+	struct chk_dname {
+		const char *name;	/* in the segment */
+		uint32_t hash, gen;
+		uint16_t len;
+	} *dnames;
+	size_t dncap, dnn;
+	uint32_t dgen;
 };
 
 typedef int (*chk_block_fn)(void *arg, uint64_t lblk, uint64_t pblk);

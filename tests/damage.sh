@@ -158,6 +158,8 @@ dmg "sb: inode size" "s_inode_size" dw "ssv inode_size 100"
 dmg "sb: revision" "s_rev_level" dw "ssv rev_level 9"
 dmg "sb: free blocks count" "s_free_blocks_count" dw "ssv free_blocks_count 5"
 dmg "sb: orphan file inode" "s_orphan_file_inum" dw "ssv orphan_file_inum $INO_A"
+dmg "sb: quota inode" "s_usr_quota_inum" dw "ssv usr_quota_inum $INO_A"
+dmg "sb: project quota inode" "s_prj_quota_inum" dw "ssv prj_quota_inum 177"
 dmg "sb: descriptor size" "s_desc_size" poke $((1024 + 254)) "27"
 dmg "sb: metadata_csum_seed without metadata_csum" "feature metadata_csum_seed is not ext2" poke $((1024 + 97)) "20"
 dmg "sb: ext4 read-only feature" "feature huge_file is not ext2" dw "feature huge_file"
@@ -204,6 +206,25 @@ dmg "links: directory link count" "\(/d\): link count 9, should be 3" dw "sif /d
 unattached() { dw "sif <1000> mode 0100644" && dw "sif <1000> links_count 1"; }
 dmg "links: unattached inode" "inode 1000: in use .* but in no directory" unattached
 # directory records
+# two entries of one name: the first name in the second block of /many
+# made equal to "file-with-a-longish-name-1" padded with zeros (the first
+# block holds the names 1...)
+dup_name() {
+	python3 - "$img" "$BLK_MANY1" <<'PY'
+import struct, sys
+img, blk = sys.argv[1], int(sys.argv[2])
+with open(img, 'r+b') as f:
+    f.seek(blk * 4096)
+    b = bytearray(f.read(4096))
+    ino, rec, nl, ft = struct.unpack_from('<IHBB', b, 0)
+    new = b'file-with-a-longish-name-1'
+    new = (new + b'0' * nl)[:nl]
+    b[8:8 + nl] = new
+    f.seek(blk * 4096)
+    f.write(b)
+PY
+}
+dmg "dir: a name twice in one directory" "appears twice in the directory" dup_name
 off=$(dirent_off "$BLK_ROOT" d)
 dmg "dir: rec_len not a multiple of 4" "inode 2 \(/\): directory block 0.*invalid rec_len" poke $((off + 4)) "$(le16 13)"
 dmg "dir: rec_len past the block" "inode 2 \(/\): directory block 0.*invalid rec_len" poke $((off + 4)) "$(le16 60000)"
