@@ -1184,6 +1184,15 @@ static void chk_reserved_inode(struct chk *c, uint32_t ino,
 	if (bad_mode)
 		chk_err(c, "inode", ino, 0, "reserved inode has mode 0%o",
 			in->i_mode);
+	/* e2fsck checks these of every inode it walks */
+	if (in->i_file_acl)
+		chk_err(c, "inode", ino, 0,
+			"reserved inode has an extended attribute block %u",
+			in->i_file_acl);
+	if (chk_isize(in) > max_file_size(c))
+		chk_err(c, "inode", ino, 0,
+			"size %" PRIu64 " exceeds the largest file of this block size",
+			chk_isize(in));
 	if (in->i_flags & (EXT4_EXTENTS_FL | EXT4_INLINE_DATA_FL))
 		return;
 	walk_map(&w, in);

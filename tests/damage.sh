@@ -195,6 +195,8 @@ dmg "inode: index flag on a file" "\(/a\): has the htree index flag" dw "sif /a 
 dmg "inode: no links but named" "points to unused inode $INO_FIFO" dw "sif /fifo links_count 0"
 dmg "inode: fast symlink size" "\(/l\): symlink target is" dw "sif /l size 40"
 dmg "inode: slow symlink with two blocks" "\(/longlink\): slow symlink" dw "sif /longlink block[1] $BLK_A"
+dmg "inode: reserved inode with a huge size" "inode 6: size [0-9]* exceeds the largest file" dw "sif <6> size 0xa200000000000000"
+dmg "inode: reserved inode with an xattr block" "inode 10: reserved inode has an extended attribute block" dw "sif <10> file_acl $BLK_A"
 dmg "inode: bad blocks inode with an owner" "inode 1: bad blocks inode is invalid" dw "sif <1> uid 61"
 dmg "inode: bad blocks inode with links" "inode 1: bad blocks inode is invalid" dw "sif <1> links_count 1"
 dmg "inode: bad blocks inode with a mode" "inode 1: bad blocks inode is invalid" dw "sif <1> mode 0100644"
