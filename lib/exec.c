@@ -47,7 +47,7 @@
 #define RSEQ_AREA_SIZE	32		/* what glibc registers */
 
 /* The last instructions: exec-<arch>.S. */
-/* A range of the loader's own executable, unmapped on the way out. */
+/* A range of the loader's own files, unmapped on the way out. */
 struct xip_unmap {
 	uint64_t addr, len;
 };
@@ -83,6 +83,7 @@ struct xip_exec {
 	char comm[16];
 	uint64_t page;
 	void *tramp;		/* a copy of xip_exec_jump, then the ranges */
+	const struct xip_unmap *unmap;	/* in tramp, after the code */
 	size_t nunmap;
 };
 
@@ -1008,7 +1009,6 @@ struct self_ranges {
 	struct xip_unmap r[MAX_UNMAP];
 	size_t n;
 	uint64_t page, vdso;
-	bool overflow;
 };
 
 static int self_ranges_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -1024,10 +1024,8 @@ static int self_ranges_cb(struct dl_phdr_info *info, size_t size, void *data)
 
 		if (ph->p_type != PT_LOAD || !ph->p_memsz)
 			continue;
-		if (s->n == MAX_UNMAP) {
-			s->overflow = true;
+		if (s->n == MAX_UNMAP)
 			return 1;
-		}
 		lo = (info->dlpi_addr + ph->p_vaddr) & ~(s->page - 1);
 		hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + s->page - 1) &
 		     ~(s->page - 1);
@@ -1069,6 +1067,7 @@ static int make_trampoline(struct xip_exec *ex)
 				 " %s", strerror(err));
 	}
 	ex->tramp = p;
+	ex->unmap = (const struct xip_unmap *)((char *)p + at);
 	ex->nunmap = s.n;
 	return 0;
 }
@@ -1081,9 +1080,6 @@ __attribute__((noreturn, noinline, no_sanitize("address", "undefined")))
 static void teardown_and_jump(const struct xip_exec *ex,
 			      const struct xip_stack_out *st, uint64_t entry)
 {
-	size_t code = (size_t)(xip_exec_jump_end - (const char *)xip_exec_jump);
-	const struct xip_unmap *unmap = (const struct xip_unmap *)
-		((const char *)ex->tramp + ((code + 15) & ~(size_t)15));
 	/* the program's heap starts empty, where ours ends, as after execve */
 	uint64_t brk = (uint64_t)syscall(SYS_brk, 0);
 
@@ -1093,7 +1089,7 @@ static void teardown_and_jump(const struct xip_exec *ex,
 	unregister_rseq();
 	prctl(PR_SET_NAME, ex->comm, 0, 0, 0);
 	set_mm(ex, st, brk, brk);
-	((xip_jump_fn)ex->tramp)(entry, st->sp, unmap, ex->nunmap);
+	((xip_jump_fn)ex->tramp)(entry, st->sp, ex->unmap, ex->nunmap);
 }
 
 int xip_exec_run(struct xip_exec *ex, const char *const *argv,
