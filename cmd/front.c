@@ -22,13 +22,20 @@
 #define PKGLIBEXECDIR "/usr/libexec/xiptool"
 #endif
 
-/* Our own directory, from /proc/self/exe; "" when it cannot be read. */
+/* This file's path, from /proc/self/exe; "" when it cannot be read. */
+static void self_path(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+
+	buf[n > 0 ? n : 0] = '\0';
+}
+
+/* Our own directory; "" when it cannot be known. */
 static void self_dir(char *dir, size_t size)
 {
-	ssize_t n = readlink("/proc/self/exe", dir, size - 1);
 	char *slash;
 
-	dir[n > 0 ? n : 0] = '\0';
+	self_path(dir, size);
 	slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
@@ -64,11 +71,10 @@ static bool names_self(const char *name)
 {
 	char self[PATH_MAX], real[PATH_MAX], cand[2 * PATH_MAX];
 	const char *path = getenv("PATH"), *end;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
-	if (n <= 0 || !name || !*name)
+	self_path(self, sizeof(self));
+	if (!self[0] || !name || !*name)
 		return false;
-	self[n] = '\0';
 	if (strchr(name, '/'))
 		return realpath(name, real) && !strcmp(real, self);
 	for (; path && *path; path = *end ? end + 1 : end) {
