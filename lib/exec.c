@@ -30,12 +30,17 @@
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
-#include <sys/rseq.h>
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 35)
+#include <sys/rseq.h>		/* glibc registers rseq for every thread */
+#define XIP_LIBC_RSEQ 1
+#endif
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include <linux/prctl.h>
+#ifdef __GLIBC__
+#include <linux/prctl.h>	/* musl's sys/prctl.h has prctl_mm_map itself */
+#endif
 
 #include "xip.h"
 
@@ -884,6 +889,7 @@ static void reset_signals(void)
 	syscall(SYS_sigaltstack, &ss, NULL);
 }
 
+#ifdef XIP_LIBC_RSEQ
 static void unregister_rseq(void)
 {
 	void *area;
@@ -895,6 +901,12 @@ static void unregister_rseq(void)
 		syscall(SYS_rseq, area, RSEQ_AREA_SIZE, RSEQ_UNREGISTER,
 			RSEQ_SIG);
 }
+#else
+/* a C library that registers no rseq area (musl) leaves nothing to undo */
+static void unregister_rseq(void)
+{
+}
+#endif
 
 /* Close every descriptor marked close-on-exec, as execve does. */
 static void close_cloexec(void)
@@ -970,7 +982,7 @@ static void set_mm(const struct xip_exec *ex, const struct xip_stack_out *st,
 		.arg_end = st->arg_end,
 		.env_start = st->env_start,
 		.env_end = st->env_end,
-		.auxv = (__u64 *)(uintptr_t)st->auxv,
+		.auxv = (void *)(uintptr_t)st->auxv,
 		.auxv_size = (__u32)st->auxv_bytes,
 		.exe_fd = (__u32)-1,
 	};

@@ -5,7 +5,8 @@ set -eu
 
 # Build
 BUILD="build-essential autoconf automake libtool pkg-config
-libext2fs-dev comerr-dev libpopt-dev libblkid-dev zlib1g-dev libsmartcols-dev"
+libext2fs-dev comerr-dev libpopt-dev libblkid-dev zlib1g-dev libsmartcols-dev
+musl-tools"
 # Tests and peers the tests compare against
 TEST="libcmocka-dev bats e2fsprogs busybox-static squashfs-tools dosfstools
 util-linux mount xxd python3 groff-base man-db bash-completion zsh gzip

@@ -82,6 +82,15 @@ need_busybox() {
 		[[ "$output" == *"static-pie linked"* ]]
 		run ldd "$XIPTOOL"
 		[[ "$output" != *"libext2fs"* ]]
+		# against musl whenever musl-gcc is there (unless configured
+		# --without-musl-front): nothing of glibc's start-up is in it
+		if grep -q '^#define XIP_MUSL_FRONT 1' "$TOP_BUILDDIR/config.h"; then
+			! grep -q GLIBC_TUNABLES "$XIPTOOL"
+		else
+			grep -q GLIBC_TUNABLES "$XIPTOOL"
+			! command -v musl-gcc >/dev/null ||
+				grep -q -- '--without-musl-front' "$TOP_BUILDDIR/config.log"
+		fi
 	else
 		[[ "$output" == *"dynamically linked"* ]]
 		grep -Eq -- '--disable-static-front|--enable-sanitizers' "$TOP_BUILDDIR/config.log"

@@ -115,7 +115,13 @@ require_deb() {
 	grep -q 'libsmartcols1' <<<"$output"
 	# the static front end names what it was built from
 	run dpkg-deb -f "$D/deb/xiptool_$(version)_"*.deb Built-Using
-	[[ "$output" == *"glibc (= "* && "$output" == *"e2fsprogs (= "* ]]
+	# its C library: musl when musl-gcc was there to build it, else glibc
+	if command -v musl-gcc >/dev/null; then
+		[[ "$output" == *"musl (= "* && "$output" != *"glibc"* ]]
+	else
+		[[ "$output" == *"glibc (= "* ]]
+	fi
+	[[ "$output" == *"e2fsprogs (= "* ]]
 	[[ "$output" == *"util-linux (= "* && "$output" == *"popt (= "* ]]
 	# nothing of the package build lands in the source tree
 	[ ! -e "$TOP_SRCDIR/debian" ]

@@ -1,0 +1,56 @@
+# The front end linked against musl (configure picks it when musl-gcc is
+# installed and the static libraries link; --without-musl-front to keep
+# glibc).  Its sources are compiled a second time, with musl-gcc and the
+# headers configure linked into musl-include/, into front-musl.a; mk/musl-
+# link.sh links it with the same static libraries as the glibc front end.
+FRONT_MUSL_LIBSRC = lib/error.c lib/segment.c lib/xipio.c lib/image.c \
+	lib/registry.c lib/loop.c lib/page.c lib/file.c lib/elf.c lib/exec.c \
+	lib/exec-x86_64.S
+EXTRA_DIST += lib/glibc-compat.c mk/musl-link.sh mk/musl-headers.sh
+
+if MUSL_BUILD
+MUSL_CFLAGS = -std=gnu11 -fPIE $(WARN_CFLAGS) $(CFLAGS) \
+	-I$(top_srcdir)/lib -I$(top_builddir) \
+	-include $(top_builddir)/config.h \
+	-isystem musl-include -isystem musl-include/blkid \
+	-DPKGLIBEXECDIR='"$(pkglibexecdir)"'
+
+front-musl.a: $(FRONT_SRCS) $(FRONT_MUSL_LIBSRC) lib/xip.h \
+		lib/engine.h cmd/cmd.h config.h
+	$(AM_V_GEN)rm -rf front-musl.tmp && mkdir front-musl.tmp && \
+	for s in $(FRONT_SRCS) $(FRONT_MUSL_LIBSRC); do \
+		o=front-musl.tmp/`echo $$s | tr / _`.o; \
+		$(MUSL_CC) $(MUSL_CFLAGS) -c $(srcdir)/$$s -o $$o || exit 1; \
+	done && rm -f $@ && $(AR) rc $@ front-musl.tmp/*.o && \
+	rm -rf front-musl.tmp
+
+# an object, not an archive member: the static libraries after it need it
+front-musl-compat.o: lib/glibc-compat.c
+	$(AM_V_CC)$(MUSL_CC) $(MUSL_CFLAGS) -c $(srcdir)/lib/glibc-compat.c -o $@
+
+MUSL_LINK = $(SHELL) $(top_srcdir)/mk/musl-link.sh '$(CC)' '$(MUSL_LIBDIR)' \
+	$(CFLAGS) $(LDFLAGS)
+
+if !MUSL_FRONT
+# The installed front end is the glibc one (sanitizers, or a dynamic front
+# end): the musl build is made for the tests, which run exec.bats and the
+# loader's part of front.bats with it (tests/cli/exec-musl.sh).
+check_DATA += tests/musl/xiptool
+TESTS += tests/cli/exec-musl.sh
+tests/musl/xiptool: front-musl-compat.o front-musl.a
+	$(AM_V_CCLD)mkdir -p tests/musl && \
+	$(MUSL_LINK) -o $@ front-musl-compat.o front-musl.a $(MUSL_ARCHIVES) && \
+	ln -sf ../../xiptool-main tests/musl/xiptool-main
+endif
+endif
+EXTRA_DIST += tests/cli/exec-musl.sh
+CLEANFILES += front-musl.a front-musl-compat.o tests/musl/xiptool \
+	tests/musl/xiptool-main
+
+clean-local: clean-front-musl
+distclean-local: distclean-front-musl
+.PHONY: clean-front-musl distclean-front-musl
+clean-front-musl:
+	rm -rf front-musl.tmp
+distclean-front-musl:
+	rm -rf musl-include

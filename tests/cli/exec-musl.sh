@@ -1,0 +1,10 @@
+#!/bin/sh
+# exec.bats, and the loader's part of front.bats, with the front end linked
+# against musl (tests/musl/xiptool, built when the installed front end is
+# the glibc one, as with sanitizers): both C libraries' front ends are
+# tested in every configuration where musl-gcc is installed.
+set -e
+XIPTOOL="$TOP_BUILDDIR/tests/musl/xiptool"
+export XIPTOOL
+exec bats --tap -f '^exec|^nothing of the loader' \
+	"$TOP_SRCDIR/tests/cli/exec.bats" "$TOP_SRCDIR/tests/cli/front.bats"
