@@ -1125,8 +1125,12 @@ int xip_exec_run(struct xip_exec *ex, const char *const *argv,
 		return ret;
 	entry = ex->has_interp ? ex->interp.bias + ex->interp.plan.entry :
 				 ex->prog.bias + ex->prog.plan.entry;
-	/* the mappings keep the segment file, and its lock, open */
-	xip_image_close(ex->img);
+	/*
+	 * The mappings keep the segment file, and its lock, open.  Only the
+	 * image's view of the segment must go: the rest of the loader's
+	 * memory is left behind as execve leaves the old image's.
+	 */
+	xip_image_abandon(ex->img);
 	ex->img = NULL;
 	teardown_and_jump(ex, &st, entry);
 }

@@ -406,19 +406,29 @@ int registry_remove(const char *name)
 
 static int state_read(const char *path, struct xip_seg_entry *e)
 {
-	char *text = malloc(STATE_MAX);
+	struct stat st;
+	size_t cap;
+	char *text;
 	ssize_t n;
 	int fd, ret;
 
-	if (!text)
-		return xip_error(-ENOMEM, "out of memory");
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
+	if (fd < 0)
+		return -errno;
+	/* a buffer the size of the record (it is read on every exec) */
+	if (fstat(fd, &st) < 0) {
 		ret = -errno;
-		free(text);
+		close(fd);
 		return ret;
 	}
-	n = read(fd, text, STATE_MAX - 1);
+	cap = st.st_size > 0 && st.st_size < STATE_MAX ?
+		      (size_t)st.st_size + 1 : STATE_MAX;
+	text = malloc(cap);
+	if (!text) {
+		close(fd);
+		return xip_error(-ENOMEM, "out of memory");
+	}
+	n = read(fd, text, cap - 1);
 	close(fd);
 	if (n < 0) {
 		ret = -errno;

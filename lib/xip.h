@@ -295,6 +295,14 @@ int xip_image_flush(struct xip_image *img);
 int xip_image_close(struct xip_image *img);
 
 /*
+ * For a process about to become another program (exec): unmap the image's
+ * view of the segment and close its descriptor, and nothing else.  Freeing
+ * the rest would be work for nothing, as execve(2) does not free either.
+ * Read-only images only; @img must not be used afterwards.
+ */
+void xip_image_abandon(struct xip_image *img);
+
+/*
  * Identify what a segment holds with libblkid.  Returns 0 for ext2/3/4
  * (type written to @type), -EMEDIUMTYPE for another known format (its name
  * in @type and the error record), -ENODATA when nothing is recognised.

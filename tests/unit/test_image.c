@@ -161,6 +161,41 @@ static void test_other_fs(void **state)
 	segment_close(seg);
 }
 
+/* Lines of /proc/self/maps that name @path. */
+static int maps_naming(const char *path)
+{
+	char line[4096];
+	int n = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, path) != NULL;
+	fclose(f);
+	return n;
+}
+
+/* abandon: the view of the segment and its descriptor go, nothing else */
+static void test_abandon(void **state)
+{
+	const char *p = unit_path("abandon.img");
+	struct xip_image *img;
+	int fd;
+
+	unit_mke2fs(p, "8M", 4096, "");
+	assert_int_equal(xip_image_open(p, 0, &img), 0);
+	fd = img->seg->fd;
+	assert_true(fcntl(fd, F_GETFD) >= 0);
+	assert_int_equal(maps_naming(p), 1);
+	xip_image_abandon(img);
+	assert_int_equal(maps_naming(p), 0);
+	assert_int_equal(fcntl(fd, F_GETFD), -1);
+	assert_int_equal(errno, EBADF);
+	/* what is left is plain memory, still safe to free */
+	assert_int_equal(xip_image_close(img), 0);
+	xip_image_abandon(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -170,6 +205,7 @@ int main(void)
 		cmocka_unit_test(test_damaged_descriptors),
 		cmocka_unit_test(test_random_bytes),
 		cmocka_unit_test(test_other_fs),
+		cmocka_unit_test(test_abandon),
 	};
 
 	return cmocka_run_group_tests_name("image", tests, NULL, NULL);
