@@ -9,13 +9,14 @@ FRONT_MUSL_LIBSRC = lib/error.c lib/segment.c lib/xipio.c lib/image.c \
 EXTRA_DIST += lib/glibc-compat.c mk/musl-link.sh mk/musl-headers.sh
 
 if MUSL_BUILD
-MUSL_CFLAGS = -std=gnu11 -fPIE $(WARN_CFLAGS) $(CFLAGS) \
+MUSL_CFLAGS = -std=gnu11 -fPIE -ffunction-sections -fdata-sections \
+	$(WARN_CFLAGS) $(CFLAGS) \
 	-I$(top_srcdir)/lib -I$(top_builddir) \
 	-include $(top_builddir)/config.h \
 	-isystem musl-include -isystem musl-include/blkid \
 	-DPKGLIBEXECDIR='"$(pkglibexecdir)"'
 
-front-musl.a: $(FRONT_SRCS) $(FRONT_MUSL_LIBSRC) lib/xip.h \
+front-musl.a: $(FRONT_SRCS) $(FRONT_MUSL_LIBSRC) lib/xip.h Makefile \
 		lib/engine.h cmd/cmd.h config.h
 	$(AM_V_GEN)rm -rf front-musl.tmp && mkdir front-musl.tmp && \
 	for s in $(FRONT_SRCS) $(FRONT_MUSL_LIBSRC); do \
@@ -25,11 +26,11 @@ front-musl.a: $(FRONT_SRCS) $(FRONT_MUSL_LIBSRC) lib/xip.h \
 	rm -rf front-musl.tmp
 
 # an object, not an archive member: the static libraries after it need it
-front-musl-compat.o: lib/glibc-compat.c
+front-musl-compat.o: lib/glibc-compat.c Makefile
 	$(AM_V_CC)$(MUSL_CC) $(MUSL_CFLAGS) -c $(srcdir)/lib/glibc-compat.c -o $@
 
 MUSL_LINK = $(SHELL) $(top_srcdir)/mk/musl-link.sh '$(CC)' '$(MUSL_LIBDIR)' \
-	$(CFLAGS) $(LDFLAGS)
+	-Wl,--gc-sections $(CFLAGS) $(LDFLAGS)
 
 if !MUSL_FRONT
 # The installed front end is the glibc one (sanitizers, or a dynamic front
