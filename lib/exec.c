@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -48,6 +49,9 @@
 #define STACK_MIN	(128 * 1024)	/* room for strings and vectors */
 #define STACK_MAX	(16 * 1024 * 1024)
 #define MAX_AUXV	40
+#define POLL_CHUNK	256		/* descriptors per poll(2) */
+#define POLL_SCAN_MAX	1024		/* descriptors poll(2) looks at */
+#define OWN_FDS_MAX	64		/* most xiptool holds at once */
 #define RSEQ_UNREGISTER	1		/* RSEQ_FLAG_UNREGISTER */
 #define RSEQ_AREA_SIZE	32		/* what glibc registers */
 
@@ -908,8 +912,8 @@ static void unregister_rseq(void)
 }
 #endif
 
-/* Close every descriptor marked close-on-exec, as execve does. */
-static void close_cloexec(void)
+/* Close every descriptor /proc/self/fd lists that is marked close-on-exec. */
+static void close_cloexec_proc(void)
 {
 	int fds[1024], n = 0;
 	struct dirent *d;
@@ -932,6 +936,60 @@ static void close_cloexec(void)
 		for (int i = 0; i < n; i++)
 			close(fds[i]);
 	} while (n == 1024);
+}
+
+static void close_if_cloexec(int fd)
+{
+	int fl = fcntl(fd, F_GETFD);
+
+	if (fl >= 0 && (fl & FD_CLOEXEC))
+		close(fd);
+}
+
+/*
+ * Every close-on-exec descriptor here was opened by this process: those it
+ * inherited with the flag were closed by the execve that started it.  A
+ * descriptor is opened at the lowest free number, and xiptool never holds
+ * more than OWN_FDS_MAX at once, so its own lie below POLL_SCAN_MAX unless
+ * nearly all of those numbers are taken by inherited ones.  poll(2), with
+ * no wait, tells which of them are open (POLLNVAL: not open): a few system
+ * calls, where listing /proc/self/fd makes the kernel build an inode for
+ * every descriptor.  False when that cannot be sure to have seen them all.
+ */
+static bool close_cloexec_poll(void)
+{
+	struct pollfd p[POLL_CHUNK];
+	struct rlimit rl;
+	rlim_t end = POLL_SCAN_MAX, used = 0;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		rl.rlim_cur = RLIM_INFINITY;
+	if (rl.rlim_cur < end)
+		end = rl.rlim_cur;
+	for (rlim_t base = 0; base < end; base += POLL_CHUNK) {
+		nfds_t n = end - base < POLL_CHUNK ? (nfds_t)(end - base) :
+						     POLL_CHUNK;
+
+		for (nfds_t i = 0; i < n; i++)
+			p[i] = (struct pollfd){ .fd = (int)(base + i) };
+		if (poll(p, n, 0) < 0)
+			return false;
+		for (nfds_t i = 0; i < n; i++) {
+			if (p[i].revents & POLLNVAL)
+				continue;
+			used++;
+			close_if_cloexec(p[i].fd);
+		}
+	}
+	/* all numbers above the limit were beyond reach of our own opens */
+	return end == rl.rlim_cur || used + OWN_FDS_MAX < end;
+}
+
+/* Close every descriptor marked close-on-exec, as execve does. */
+static void close_cloexec(void)
+{
+	if (!close_cloexec_poll())
+		close_cloexec_proc();
 }
 
 /*

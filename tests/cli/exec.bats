@@ -52,6 +52,46 @@ need_busybox() {
 	[ "$output" = "1:zero:one" ]
 }
 
+@test "exec: the program gets the descriptors the kernel's execve leaves, with few or many open" {
+	need_busybox
+	# python opens its descriptors close-on-exec; some are made
+	# inheritable, one above 1024 when the limit allows; the peer is the
+	# same busybox started by the kernel's execve
+	fds() {
+		python3 - "$@" <<'PY'
+import os, resource, sys
+limit, many = int(sys.argv[1]), int(sys.argv[2])
+resource.setrlimit(resource.RLIMIT_NOFILE,
+                   (limit, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+keep = os.open("/dev/null", os.O_RDONLY)
+os.set_inheritable(keep, True)
+shut = os.open("/dev/null", os.O_RDONLY)
+for _ in range(many):
+    os.set_inheritable(os.dup(keep), True)
+if limit > 1024:
+    os.dup2(shut, 1500, inheritable=False)
+    os.dup2(keep, 1501, inheritable=True)
+os.execvp(sys.argv[3], sys.argv[3:])
+PY
+	}
+	local run native ours
+	# exec finds its own close-on-exec descriptors with poll(2) below 1024,
+	# and lists /proc/self/fd when nearly all of those are taken (1000)
+	for run in "1024 0" "4096 0" "4096 1000"; do
+		# shellcheck disable=SC2086
+		native=$(fds $run /bin/busybox ls /proc/self/fd)
+		# shellcheck disable=SC2086
+		ours=$(fds $run "$XIPTOOL" exec "$IMG" /bin/busybox ls /proc/self/fd)
+		[ "$ours" = "$native" ] || {
+			echo "limit and extra descriptors $run: native: $native; exec: $ours"
+			false
+		}
+		grep -qx 3 <<<"$native"
+		[ "${run% *}" -eq 1024 ] || grep -qx 1501 <<<"$native"
+		! grep -qx 1500 <<<"$native"
+	done
+}
+
 @test "exec --argv0 runs busybox applets; /proc/PID/cmdline and comm" {
 	need_busybox
 	run xiptool exec --argv0 basename "$IMG" /bin/busybox /a/b/c.txt .txt
