@@ -303,6 +303,20 @@ int xip_image_close(struct xip_image *img);
 void xip_image_abandon(struct xip_image *img);
 
 /*
+ * lib/arena.c: a bump allocator for processes that live briefly, the
+ * front end's malloc (musl build).  Blocks are packed densely; freeing the
+ * most recent block takes it back, other frees keep the memory; blocks of
+ * 128 KiB or more have a mapping of their own, unmapped by arena_free.
+ * Same contracts as malloc(3) and friends (errno ENOMEM or EINVAL).
+ */
+void *arena_malloc(size_t n);
+void *arena_calloc(size_t count, size_t size);
+void *arena_realloc(void *p, size_t n);
+void *arena_memalign(size_t align, size_t n);
+size_t arena_usable_size(void *p);
+void arena_free(void *p);
+
+/*
  * Identify what a segment holds with libblkid.  Returns 0 for ext2/3/4
  * (type written to @type), -EMEDIUMTYPE for another known format (its name
  * in @type and the error record), -ENODATA when nothing is recognised.

@@ -1,6 +1,7 @@
 # The foundation: segments, the segment io_manager, image open, the CLI core
 # and `info`.
-libxip_a_SOURCES += lib/xip.h lib/error.c lib/segment.c lib/xipio.c lib/image.c lib/registry.c
+libxip_a_SOURCES += lib/xip.h lib/error.c lib/segment.c lib/xipio.c lib/image.c lib/registry.c \
+	lib/arena.c
 xiptool_main_SOURCES += cmd/xiptool.c cmd/cmd.h cmd/commands.h cmd/common.c cmd/table.c cmd/info.c
 dist_man_MANS += man/xiptool.1 man/xiptool-info.1
 EXTRA_DIST += tests/demo.sh sample tests/lib/common.bash packaging/install-deps.sh \
@@ -8,6 +9,10 @@ EXTRA_DIST += tests/demo.sh sample tests/lib/common.bash packaging/install-deps.
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/unit/test_segment tests/unit/test_xipio tests/unit/test_image
+check_PROGRAMS += tests/unit/test_arena
+tests_unit_test_arena_SOURCES = tests/unit/test_arena.c tests/unit/unit.h
+tests_unit_test_arena_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_arena_LDADD = $(UNIT_LDADD)
 tests_unit_test_segment_SOURCES = tests/unit/test_segment.c tests/unit/unit.h
 tests_unit_test_segment_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_segment_LDADD = $(UNIT_LDADD)
@@ -17,7 +22,7 @@ tests_unit_test_xipio_LDADD = $(UNIT_LDADD)
 tests_unit_test_image_SOURCES = tests/unit/test_image.c tests/unit/unit.h
 tests_unit_test_image_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_image_LDADD = $(UNIT_LDADD)
-TESTS += tests/unit/test_segment tests/unit/test_xipio tests/unit/test_image
+TESTS += tests/unit/test_segment tests/unit/test_xipio tests/unit/test_image tests/unit/test_arena
 TESTS += tests/cli/cli.bats tests/cli/info.bats tests/cli/manpages.bats \
 	tests/cli/front.bats
 EXTRA_DIST += tests/cli/cli.bats tests/cli/info.bats tests/cli/manpages.bats \

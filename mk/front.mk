@@ -6,7 +6,8 @@
 FRONT_MUSL_LIBSRC = lib/error.c lib/segment.c lib/xipio.c lib/image.c \
 	lib/registry.c lib/loop.c lib/page.c lib/file.c lib/elf.c lib/exec.c \
 	lib/exec-x86_64.S
-EXTRA_DIST += lib/glibc-compat.c mk/musl-link.sh mk/musl-headers.sh
+EXTRA_DIST += lib/glibc-compat.c cmd/front-malloc.c mk/musl-link.sh \
+	mk/musl-headers.sh
 
 if MUSL_BUILD
 MUSL_CFLAGS = -std=gnu11 -fPIE -ffunction-sections -fdata-sections \
@@ -25,9 +26,19 @@ front-musl.a: $(FRONT_SRCS) $(FRONT_MUSL_LIBSRC) lib/xip.h Makefile \
 	done && rm -f $@ && $(AR) rc $@ front-musl.tmp/*.o && \
 	rm -rf front-musl.tmp
 
-# an object, not an archive member: the static libraries after it need it
-front-musl-compat.o: lib/glibc-compat.c Makefile
-	$(AM_V_CC)$(MUSL_CC) $(MUSL_CFLAGS) -c $(srcdir)/lib/glibc-compat.c -o $@
+# objects, not archive members: the glibc names are needed by the static
+# libraries after them, and malloc must replace musl's before libc.a
+front-musl-compat.o: lib/glibc-compat.c cmd/front-malloc.c lib/arena.c \
+		lib/xip.h Makefile
+	$(AM_V_CC)$(MUSL_CC) $(MUSL_CFLAGS) -c $(srcdir)/lib/glibc-compat.c \
+		-o front-musl-glibc.o && \
+	$(MUSL_CC) $(MUSL_CFLAGS) -c $(srcdir)/cmd/front-malloc.c \
+		-o front-musl-malloc.o && \
+	$(MUSL_CC) $(MUSL_CFLAGS) -c $(srcdir)/lib/arena.c \
+		-o front-musl-arena.o && \
+	$(CC) -r -nostdlib -o $@ front-musl-glibc.o front-musl-malloc.o \
+		front-musl-arena.o && \
+	rm -f front-musl-glibc.o front-musl-malloc.o front-musl-arena.o
 
 MUSL_LINK = $(SHELL) $(top_srcdir)/mk/musl-link.sh '$(CC)' '$(MUSL_LIBDIR)' \
 	-Wl,--gc-sections $(CFLAGS) $(LDFLAGS)
