@@ -235,8 +235,9 @@ static int parse_num(const char *v, uint64_t *out)
 	return errno || *end ? -EINVAL : 0;
 }
 
+/* @val: @vlen bytes, not terminated */
 static int parse_field(struct xip_seg_entry *e, const char *key,
-		       const char *val)
+		       const char *val, size_t vlen)
 {
 	struct { const char *key; char *dst; size_t len; } strs[] = {
 		{ "name", e->name, sizeof(e->name) },
@@ -247,19 +248,24 @@ static int parse_field(struct xip_seg_entry *e, const char *key,
 		{ "label", e->label, sizeof(e->label) },
 		{ "uuid", e->uuid, sizeof(e->uuid) },
 	};
+	char word[32];			/* a type or a number */
 	uint64_t v;
 
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		if (!strcmp(key, strs[i].key))
-			return unescape(val, strlen(val), strs[i].dst,
-					strs[i].len);
-	if (!strcmp(key, "type"))
-		return segment_type_parse(val, &e->type) ? -EINVAL : 0;
-	if (strcmp(key, "size") && strcmp(key, "offset") &&
-	    strcmp(key, "sizelimit") && strcmp(key, "created") &&
-	    strcmp(key, "owner") && strcmp(key, "compressed"))
+			return unescape(val, vlen, strs[i].dst, strs[i].len);
+	if (strcmp(key, "type") && strcmp(key, "size") &&
+	    strcmp(key, "offset") && strcmp(key, "sizelimit") &&
+	    strcmp(key, "created") && strcmp(key, "owner") &&
+	    strcmp(key, "compressed"))
 		return 0;	/* unknown keys are ignored */
-	if (parse_num(val, &v))
+	if (vlen >= sizeof(word))
+		return -EINVAL;
+	memcpy(word, val, vlen);
+	word[vlen] = '\0';
+	if (!strcmp(key, "type"))
+		return segment_type_parse(word, &e->type) ? -EINVAL : 0;
+	if (parse_num(word, &v))
 		return -EINVAL;
 	if (!strcmp(key, "size"))
 		e->size = v;
@@ -278,7 +284,7 @@ static int parse_field(struct xip_seg_entry *e, const char *key,
 
 int registry_parse(const char *text, struct xip_seg_entry *e)
 {
-	char key[32], val[XIP_PATH_MAX * 2];
+	char key[32];
 
 	memset(e, 0, sizeof(*e));
 	while (*text) {
@@ -288,13 +294,11 @@ int registry_parse(const char *text, struct xip_seg_entry *e)
 		int ret;
 
 		if (!eq || eq > text + n || (size_t)(eq - text) >= sizeof(key) ||
-		    (size_t)(text + n - eq - 1) >= sizeof(val))
+		    (size_t)(text + n - eq - 1) >= XIP_PATH_MAX * 2)
 			return -EINVAL;
 		memcpy(key, text, (size_t)(eq - text));
 		key[eq - text] = '\0';
-		memcpy(val, eq + 1, (size_t)(text + n - eq - 1));
-		val[text + n - eq - 1] = '\0';
-		ret = parse_field(e, key, val);
+		ret = parse_field(e, key, eq + 1, (size_t)(text + n - eq - 1));
 		if (ret)
 			return ret;
 		text += n + (nl ? 1 : 0);
@@ -311,16 +315,17 @@ int registry_parse(const char *text, struct xip_seg_entry *e)
 
 static int state_path(const char *name, char *buf, size_t len)
 {
-	char dir[XIP_PATH_MAX];
 	int ret = registry_name_check(name);
+	size_t n;
 
 	if (!ret)
-		ret = registry_dir(dir, sizeof(dir));
+		ret = registry_dir(buf, len);
 	if (ret)
 		return ret;
-	if ((size_t)snprintf(buf, len, "%s/%s", dir, name) >= len)
-		return xip_error(-ENAMETOOLONG, "%s/%s: name too long", dir,
-				 name);
+	n = strlen(buf);
+	if ((size_t)snprintf(buf + n, len - n, "/%s", name) >= len - n)
+		return xip_error(-ENAMETOOLONG, "%.*s/%s: name too long",
+				 (int)n, buf, name);
 	return 0;
 }
 
