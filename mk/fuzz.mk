@@ -77,3 +77,10 @@ clean-local: clean-fuzz
 .PHONY: clean-fuzz
 clean-fuzz:
 	-rm -rf tests/fuzz/obj tests/fuzz/bin tests/fuzz/seeds tests/fuzz/logs
+
+# `make clean` keeps what fuzzing grew (corpora, artifacts, the stats);
+# distclean returns the build tree to what configure found.
+distclean-local: distclean-fuzz
+.PHONY: distclean-fuzz
+distclean-fuzz:
+	-rm -rf tests/fuzz/corpus tests/fuzz/artifacts tests/fuzz/stats.log
