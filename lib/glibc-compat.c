@@ -56,36 +56,39 @@ static void chk_fail(void)
 	abort();
 }
 
-int __fprintf_chk(FILE *f, int flag, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = vfprintf(f, fmt, ap);
-	va_end(ap);
-	return r;
-}
+/*
+ * The variadic entry points all take the same path: their v-variant,
+ * through this macro.
+ */
+#define VA_CALL(last, call)			\
+	do {					\
+		va_list ap;			\
+		int r;				\
+						\
+		va_start(ap, last);		\
+		r = call;			\
+		va_end(ap);			\
+		return r;			\
+	} while (0)
 
 int __vfprintf_chk(FILE *f, int flag, const char *fmt, va_list ap)
 {
 	return vfprintf(f, fmt, ap);
 }
 
-int __printf_chk(int flag, const char *fmt, ...)
+int __fprintf_chk(FILE *f, int flag, const char *fmt, ...)
 {
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = vprintf(fmt, ap);
-	va_end(ap);
-	return r;
+	VA_CALL(fmt, __vfprintf_chk(f, flag, fmt, ap));
 }
 
 int __vprintf_chk(int flag, const char *fmt, va_list ap)
 {
 	return vprintf(fmt, ap);
+}
+
+int __printf_chk(int flag, const char *fmt, ...)
+{
+	VA_CALL(fmt, __vprintf_chk(flag, fmt, ap));
 }
 
 int __vsnprintf_chk(char *s, size_t n, int flag, size_t slen,
@@ -99,13 +102,7 @@ int __vsnprintf_chk(char *s, size_t n, int flag, size_t slen,
 int __snprintf_chk(char *s, size_t n, int flag, size_t slen,
 		   const char *fmt, ...)
 {
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = __vsnprintf_chk(s, n, flag, slen, fmt, ap);
-	va_end(ap);
-	return r;
+	VA_CALL(fmt, __vsnprintf_chk(s, n, flag, slen, fmt, ap));
 }
 
 int __vsprintf_chk(char *s, int flag, size_t slen, const char *fmt,
@@ -123,13 +120,7 @@ int __vsprintf_chk(char *s, int flag, size_t slen, const char *fmt,
 
 int __sprintf_chk(char *s, int flag, size_t slen, const char *fmt, ...)
 {
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = __vsprintf_chk(s, flag, slen, fmt, ap);
-	va_end(ap);
-	return r;
+	VA_CALL(fmt, __vsprintf_chk(s, flag, slen, fmt, ap));
 }
 
 int __vasprintf_chk(char **s, int flag, const char *fmt, va_list ap)
@@ -139,13 +130,7 @@ int __vasprintf_chk(char **s, int flag, const char *fmt, va_list ap)
 
 int __asprintf_chk(char **s, int flag, const char *fmt, ...)
 {
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = vasprintf(s, fmt, ap);
-	va_end(ap);
-	return r;
+	VA_CALL(fmt, __vasprintf_chk(s, flag, fmt, ap));
 }
 
 void *__memcpy_chk(void *d, const void *s, size_t n, size_t dlen)

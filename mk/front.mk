@@ -43,6 +43,16 @@ front-musl-compat.o: lib/glibc-compat.c cmd/front-malloc.c lib/arena.c \
 MUSL_LINK = $(SHELL) $(top_srcdir)/mk/musl-link.sh '$(CC)' '$(MUSL_LIBDIR)' \
 	-Wl,--gc-sections $(CFLAGS) $(LDFLAGS)
 
+# glibc-compat.c and the arena as malloc, tested in the musl build itself
+check_DATA += tests/musl/test_glibc_compat
+TESTS += tests/musl/test_glibc_compat
+tests/musl/test_glibc_compat: tests/unit/test_glibc_compat.c \
+		front-musl-compat.o
+	$(AM_V_CCLD)mkdir -p tests/musl && \
+	$(MUSL_CC) $(MUSL_CFLAGS) -c $(srcdir)/tests/unit/test_glibc_compat.c \
+		-o tests/musl/test_glibc_compat.o && \
+	$(MUSL_LINK) -o $@ tests/musl/test_glibc_compat.o front-musl-compat.o
+
 if !MUSL_FRONT
 # The installed front end is the glibc one (sanitizers, or a dynamic front
 # end): the musl build is made for the tests, which run exec.bats and the
@@ -55,9 +65,10 @@ tests/musl/xiptool: front-musl-compat.o front-musl.a
 	ln -sf ../../xiptool-main tests/musl/xiptool-main
 endif
 endif
-EXTRA_DIST += tests/cli/exec-musl.sh
+EXTRA_DIST += tests/cli/exec-musl.sh tests/unit/test_glibc_compat.c
 CLEANFILES += front-musl.a front-musl-compat.o tests/musl/xiptool \
-	tests/musl/xiptool-main
+	tests/musl/xiptool-main tests/musl/test_glibc_compat \
+	tests/musl/test_glibc_compat.o
 
 clean-local: clean-front-musl
 distclean-local: distclean-front-musl
