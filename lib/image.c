@@ -9,8 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 #include <blkid.h>
 
 #include "xip.h"
@@ -214,16 +212,8 @@ int xip_image_close(struct xip_image *img)
 
 void xip_image_abandon(struct xip_image *img)
 {
-	struct xip_segment *seg = img ? img->seg : NULL;
-
-	if (!seg)
-		return;
-	if (seg->base)
-		munmap(seg->base, (size_t)seg->size);
-	seg->base = NULL;
-	if (seg->fd >= 0)
-		close(seg->fd);
-	seg->fd = -1;
+	if (img && img->seg)
+		segment_release(img->seg);
 }
 
 int xip_identify(struct xip_segment *seg, char *type, size_t len)

@@ -261,14 +261,21 @@ int segment_open_fd(int fd, const char *path, int flags,
 	return 0;
 }
 
+void segment_release(struct xip_segment *seg)
+{
+	if (seg->base)
+		munmap(seg->base, (size_t)seg->size);
+	seg->base = NULL;
+	if (seg->fd >= 0)
+		close(seg->fd);
+	seg->fd = -1;
+}
+
 void segment_close(struct xip_segment *seg)
 {
 	if (!seg)
 		return;
-	if (seg->base)
-		munmap(seg->base, (size_t)seg->size);
-	if (seg->fd >= 0)
-		close(seg->fd);
+	segment_release(seg);
 	free(seg->path);
 	free(seg->name);
 	free(seg);

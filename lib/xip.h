@@ -93,6 +93,8 @@ int segment_open(const char *spec, int flags, struct xip_segment **segp);
 /* Map an already open file descriptor (dup'ed; the caller keeps @fd). */
 int segment_open_fd(int fd, const char *path, int flags,
 		    struct xip_segment **segp);
+/* Unmap the segment and close its descriptor; @seg itself stays. */
+void segment_release(struct xip_segment *seg);
 void segment_close(struct xip_segment *seg);
 
 /*
