@@ -948,6 +948,15 @@ static uint64_t max_file_size(const struct chk *c)
 	return (EXT2_NDIR_BLOCKS + apb + apb * apb + apb * apb * apb) * c->bs;
 }
 
+static void chk_max_size(struct chk *c, uint32_t ino,
+			 const struct ext2_inode_large *in)
+{
+	if (chk_isize(in) > max_file_size(c))
+		chk_err(c, "inode", ino, 0,
+			"size %" PRIu64 " exceeds the largest file of this block size",
+			chk_isize(in));
+}
+
 /* The extended attribute block of an inode, shared by reference count. */
 static uint64_t chk_ea_block(struct chk *c, uint32_t ino,
 			     const struct ext2_inode_large *in)
@@ -1026,10 +1035,8 @@ static void chk_sizes(struct chk *c, uint32_t ino,
 			chk_err(c, "inode", ino, 0,
 				"size %" PRIu64 " ends before its last block (file block %" PRId64 ")",
 				size, w->last);
-		else if (size > max_file_size(c))
-			chk_err(c, "inode", ino, 0,
-				"size %" PRIu64 " exceeds the largest file of this block size",
-				size);
+		else
+			chk_max_size(c, ino, in);
 		if (size > 0x7fffffffULL &&
 		    !(c->sb.s_feature_ro_compat & EXT2_FEATURE_RO_COMPAT_LARGE_FILE))
 			chk_err(c, "inode", ino, 0,
@@ -1150,10 +1157,7 @@ static void chk_reserved_inode(struct chk *c, uint32_t ino,
 	if (ino == EXT2_RESIZE_INO &&
 	    (c->sb.s_feature_compat & EXT2_FEATURE_COMPAT_RESIZE_INODE)) {
 		chk_resize_inode(c, in);
-		if (chk_isize(in) > max_file_size(c))
-			chk_err(c, "inode", ino, 0,
-				"size %" PRIu64 " exceeds the largest file of this block size",
-				chk_isize(in));
+		chk_max_size(c, ino, in);
 		return;
 	}
 	if (ino == EXT4_USR_QUOTA_INO || ino == EXT4_GRP_QUOTA_INO ||
@@ -1189,10 +1193,7 @@ static void chk_reserved_inode(struct chk *c, uint32_t ino,
 		chk_err(c, "inode", ino, 0,
 			"reserved inode has an extended attribute block %u",
 			in->i_file_acl);
-	if (chk_isize(in) > max_file_size(c))
-		chk_err(c, "inode", ino, 0,
-			"size %" PRIu64 " exceeds the largest file of this block size",
-			chk_isize(in));
+	chk_max_size(c, ino, in);
 	if (in->i_flags & (EXT4_EXTENTS_FL | EXT4_INLINE_DATA_FL))
 		return;
 	walk_map(&w, in);
