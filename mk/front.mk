@@ -11,11 +11,9 @@ EXTRA_DIST += lib/glibc-compat.c cmd/front-malloc.c mk/musl-link.sh \
 
 if MUSL_BUILD
 MUSL_CFLAGS = -std=gnu11 -fPIE -ffunction-sections -fdata-sections \
-	$(WARN_CFLAGS) $(CFLAGS) \
-	-I$(top_srcdir)/lib -I$(top_builddir) \
-	-include $(top_builddir)/config.h \
-	-isystem musl-include -isystem musl-include/blkid \
-	-DPKGLIBEXECDIR='"$(pkglibexecdir)"'
+	$(WARN_CFLAGS) $(CFLAGS) $(FRONT_CPPFLAGS) \
+	-isystem musl-include -isystem musl-include/blkid
+MUSL_FRONT_LDADD = front-musl-compat.o front-musl.a $(MUSL_ARCHIVES)
 
 front-musl.a: $(FRONT_SRCS) $(FRONT_MUSL_LIBSRC) lib/xip.h Makefile \
 		lib/engine.h cmd/cmd.h config.h
@@ -61,7 +59,7 @@ check_DATA += tests/musl/xiptool
 TESTS += tests/cli/exec-musl.sh
 tests/musl/xiptool: front-musl-compat.o front-musl.a
 	$(AM_V_CCLD)mkdir -p tests/musl && \
-	$(MUSL_LINK) -o $@ front-musl-compat.o front-musl.a $(MUSL_ARCHIVES) && \
+	$(MUSL_LINK) -o $@ $(MUSL_FRONT_LDADD) && \
 	ln -sf ../../xiptool-main tests/musl/xiptool-main
 endif
 endif
