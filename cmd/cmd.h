@@ -97,4 +97,13 @@ void kv_bool(struct kv *kv, const char *label, const char *key, bool val);
 int kv_print(struct kv *kv, bool json);
 void kv_free(struct kv *kv);
 
+/*
+ * Commands that change an image (cmd/stopsig.c): SIGINT, SIGTERM and
+ * SIGHUP stop the library at its next commit; cmd_stop_status() is
+ * 128 + the signal once one came, @rc otherwise.
+ */
+extern volatile sig_atomic_t cmd_stop_signal;
+void cmd_catch_stop_signals(void);
+int cmd_stop_status(int rc);
+
 #endif

@@ -30,6 +30,8 @@ int cmd_truncate(int argc, const char **argv)
 	rc = cmd_parse_size("SIZE", args.argv[2], &size);
 	if (rc)
 		goto out;
+	/* a truncate is one commit: it finishes, then the signal counts */
+	cmd_catch_stop_signals();
 	ret = xip_image_open(args.argv[0], XIP_IMG_WRITE, &img);
 	if (ret) {
 		rc = msg_lib_error(ret);
@@ -43,6 +45,7 @@ int cmd_truncate(int argc, const char **argv)
 	cret = xip_image_close(img);
 	if (cret && !rc)
 		rc = msg_lib_error(cret);
+	rc = cmd_stop_status(rc);
 out:
 	cmd_args_free(&args);
 	return rc;

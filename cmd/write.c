@@ -83,11 +83,15 @@ static int copy_stream(struct wjob *w)
 		/* fill the chunk: fewer, larger writes */
 		while (have < PIPE_CHUNK) {
 			n = read(w->fd, buf + have, PIPE_CHUNK - have);
-			if (n < 0 && errno == EINTR)
+			if (n < 0 && errno == EINTR && !cmd_stop_signal)
 				continue;
 			if (n <= 0)
 				break;
 			have += (size_t)n;
+		}
+		if (n < 0 && cmd_stop_signal) {
+			ret = xip_error(-EINTR, "interrupted");
+			break;
 		}
 		if (n < 0) {
 			ret = xip_error(-errno, "%s: %s", w->in_name,
@@ -184,7 +188,8 @@ static int do_write(const char *spec, const char *path, struct wjob *w,
 		    EXT2_I_SIZE(&in) > old)
 			xip_file_truncate(w->img, w->ino, old);
 		xip_error(saved ? saved : ret, "%s", msg);
-		msg_path_error(path, ret);
+		if (!cmd_stop_signal)
+			msg_path_error(path, ret);
 	}
 	cret = xip_image_close(w->img);
 	if (cret && !ret) {
@@ -240,9 +245,11 @@ int cmd_write(int argc, const char **argv)
 			rc = EXIT_RUNTIME;
 		}
 	}
-	if (!rc)
-		rc = do_write(args.argv[0], args.argv[1], &w, append, create,
-			      mode);
+	if (!rc) {
+		cmd_catch_stop_signals();
+		rc = cmd_stop_status(do_write(args.argv[0], args.argv[1], &w,
+					      append, create, mode));
+	}
 	if (input && w.fd >= 0)
 		close(w.fd);
 	free(offset_s);

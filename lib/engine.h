@@ -17,6 +17,16 @@ struct xip_engine {
 
 /* Indirect-block cache slots: 1 + 2 + 3 levels of the three trees. */
 #define MAP_SLOTS 6
+/* Indirect blocks one transaction may create or copy before its commit. */
+#define MAP_FRESH 32
+/* Blocks one transaction of a long write allocates before its commit. */
+#define MAP_TXN_BLOCKS 1024
+
+/* A run of blocks to give back once a commit has unlinked them. */
+struct map_defer {
+	blk64_t blk;
+	uint64_t n;
+};
 
 /*
  * The block map of one inode, opened for a series of lookups.  The inode
@@ -37,6 +47,18 @@ struct xip_map {
 		blk64_t blk;
 		uint32_t *ptr;
 	} cache[MAP_SLOTS];
+	/*
+	 * The transaction (block maps): nothing the image's inode reaches on
+	 * disk is changed in place.  Indirect blocks on a changed path are
+	 * copied (or new), listed in fresh[] until the commit writes the
+	 * inode in one step; what the old tree held is freed after it.
+	 */
+	blk64_t fresh[MAP_FRESH];
+	unsigned int nfresh;
+	struct map_defer *defer;
+	size_t ndefer, defer_cap;
+	uint64_t txn_blocks;		/* blocks allocated since the commit */
+	bool in_place;			/* no copy possible (image full) */
 };
 
 int engine_get(struct xip_image *img, struct xip_engine **engp);
@@ -81,6 +103,28 @@ int map_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
 int map_free_from(struct xip_map *m, uint64_t first);
 /* Write the private inode copy back. */
 int map_write_inode(struct xip_map *m);
+/*
+ * Commit the transaction: the inode copy is written in one step (the
+ * image's own pages change whole, see xipio.c), then the blocks the old
+ * tree held are given back.  Before it, the image holds the old file;
+ * after it, the new one; a crash in between leaks blocks, nothing else.
+ */
+int map_commit(struct xip_map *m);
+/* Should the writer commit before it writes file block @lblk? */
+bool map_txn_due(const struct xip_map *m, uint64_t lblk);
+
+/*
+ * Writers keep the on-disk bitmaps ahead of the links: a block or inode
+ * is marked in use in the image before anything points at it; frees reach
+ * the disk at the close.
+ */
+void engine_mark_inode(struct xip_image *img, ext2_ino_t ino);
+/*
+ * Test hook: with XIPTOOL_TEST_CRASH_AFTER=N in the environment, a writer
+ * kills itself (SIGKILL) at its N-th ordering step, so that tests can stop
+ * it between any two steps.  Steps are counted from 1.
+ */
+void engine_step(void);
 
 int inode_read_checked(struct xip_image *img, ext2_ino_t ino,
 		       struct ext2_inode_large *inode);

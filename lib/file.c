@@ -748,7 +748,29 @@ static int set_size(struct xip_map *m, uint64_t size)
 	return 0;
 }
 
-/* Copy [off, off + len) in, allocating holes; returns bytes copied. */
+/*
+ * Commit what is written so far: the size grows to cover it in the same
+ * inode write that links its blocks, so that no linked block ever lies
+ * past i_size.
+ */
+static int write_commit(struct xip_map *m, uint64_t end)
+{
+	int ret = 0;
+
+	if (end > EXT2_I_SIZE(&m->inode))
+		ret = set_size(m, end);
+	if (!ret && m->dirty)
+		touch_mc(m->img, &m->inode);
+	return ret ? ret : map_commit(m);
+}
+
+/*
+ * Copy [off, off + len) in, allocating holes; *done is the bytes copied.
+ * New blocks are filled before they are linked, and linked a transaction
+ * at a time (map_commit), so that a write stopped anywhere leaves the
+ * file as of the last commit plus blocks that e2fsck frees.  Stops with
+ * -EINTR at a commit once the caller's interrupt flag is set.
+ */
 static int write_range(struct xip_map *m, uint64_t off, const uint8_t *buf,
 		       size_t len, size_t *done)
 {
@@ -765,6 +787,13 @@ static int write_range(struct xip_map *m, uint64_t off, const uint8_t *buf,
 		n = bs - in < len - *done ? bs - in : len - *done;
 		const uint8_t *fill = n == bs ? buf + *done : NULL;
 
+		if (map_txn_due(m, lblk)) {
+			ret = write_commit(m, off + *done);
+			if (!ret && xip_interrupted())
+				ret = xip_error(-EINTR, "interrupted");
+			if (ret)
+				break;
+		}
 		ret = map_block(m, lblk, &pblk, &cnt);
 		if (!ret && !pblk) {
 			if (!goal && lblk && !map_block(m, lblk - 1, &goal, &cnt) &&
@@ -803,6 +832,8 @@ ssize_t xip_file_write(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 	size_t done = 0;
 	int ret, wret;
 
+	if (xip_interrupted())
+		return xip_error(-EINTR, "interrupted");
 	ret = write_open(img, ino, &m);
 	if (ret)
 		return ret;
@@ -819,15 +850,10 @@ ssize_t xip_file_write(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 	ret = off > size ? zero_tail(&m, size) : 0;
 	if (!ret)
 		ret = write_range(&m, off, buf, len, &done);
-	if (done && off + done > size)
-		wret = set_size(&m, off + done);
-	else
-		wret = 0;
-	if (done || m.dirty) {
-		touch_mc(img, &m.inode);
-		if (!wret)
-			wret = map_write_inode(&m);
-	}
+	/* what was copied is committed, even when the rest failed */
+	if (done)
+		m.dirty = true;
+	wret = write_commit(&m, done ? off + done : 0);
 	map_close(&m);
 	if (wret)
 		return wret;
@@ -863,15 +889,15 @@ int xip_file_truncate(struct xip_image *img, ext2_ino_t ino, uint64_t size)
 		if (!ret)
 			ret = map_free_from(&m, blocks_for(old, bs));
 	}
+	/* the new size and the unlinked blocks go to the image at once */
 	if (!ret && size != old)
 		ret = set_size(&m, size);
 	if (!ret) {
 		touch_mc(img, &m.inode);
-		ret = map_write_inode(&m);
-	} else if (m.dirty) {
-		map_write_inode(&m);	/* what was freed stays freed */
+		m.dirty = true;
+		ret = map_commit(&m);
 	}
-	map_close(&m);
+	map_close(&m);		/* on failure: the file as it was */
 	return ret;
 }
 
@@ -899,18 +925,17 @@ int xip_create(struct xip_image *img, const char *path, unsigned int mode,
 	ret = engine_load_bitmaps(img);
 	if (ret)
 		return ret;
+	/*
+	 * In the order a crash can only leak: the inode in use in the bitmaps
+	 * (the image's too), then written whole, then named.  Stopped before
+	 * the name, it is an unattached empty inode that e2fsck -p clears.
+	 */
 	err = ext2fs_new_inode(fs, dir, LINUX_S_IFREG | 0600, NULL, ino);
 	if (err)
 		return xip_error_ext2(err, "%s", path);
-	err = ext2fs_link(fs, dir, name, *ino, EXT2_FT_REG_FILE);
-	if (err == EXT2_ET_DIR_NO_SPACE) {
-		err = ext2fs_expand_dir(fs, dir);
-		if (!err)
-			err = ext2fs_link(fs, dir, name, *ino, EXT2_FT_REG_FILE);
-	}
-	if (err)
-		return xip_error_ext2(err, "%s", path);
 	ext2fs_inode_alloc_stats2(fs, *ino, +1, 0);
+	engine_mark_inode(img, *ino);
+	engine_step();
 	memset(&in, 0, sizeof(in));
 	in.i_mode = (uint16_t)(LINUX_S_IFREG | (mode & 07777));
 	in.i_uid = (uint16_t)geteuid();
@@ -923,6 +948,24 @@ int xip_create(struct xip_image *img, const char *path, unsigned int mode,
 	err = ext2fs_write_new_inode(fs, *ino, (struct ext2_inode *)&in);
 	if (err)
 		return xip_error_ext2(err, "%s: writing inode %u", path, *ino);
+	engine_step();
+	err = ext2fs_link(fs, dir, name, *ino, EXT2_FT_REG_FILE);
+	if (err == EXT2_ET_DIR_NO_SPACE) {
+		err = ext2fs_expand_dir(fs, dir);
+		if (!err)
+			err = ext2fs_link(fs, dir, name, *ino, EXT2_FT_REG_FILE);
+	}
+	if (err) {
+		/* unnamed: give the inode back, as if it had never been */
+		in.i_links_count = 0;
+		in.i_dtime = in.i_mtime;
+		ext2fs_write_inode_full(fs, *ino, (struct ext2_inode *)&in,
+					sizeof(in));
+		ext2fs_inode_alloc_stats2(fs, *ino, -1, 0);
+		*ino = 0;
+		return xip_error_ext2(err, "%s", path);
+	}
+	engine_step();
 	/* the parent changed */
 	ret = inode_read_checked(img, dir, &in);
 	if (!ret) {

@@ -5,13 +5,15 @@
  * libext2fs is trusted with it; XIP capability is reported here.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <blkid.h>
 
-#include "xip.h"
+#include "engine.h"
 
 #define SB_OFFSET 1024
 #define LOCK_TIMEOUT_MS 5000
@@ -99,12 +101,15 @@ static int open_fs(struct xip_image *img, int flags)
 
 	if (flags & XIP_IMG_WRITE)
 		eflags |= EXT2_FLAG_RW;
-	err = ext2fs_open2(img->chan_name, NULL, eflags, 0, 0, xip_io_manager,
-			   &img->fs);
+	/* writers: every metadata write is one pwrite (see xipio.c) */
+	err = ext2fs_open2(img->chan_name,
+			   (flags & XIP_IMG_WRITE) ? "atomic" : NULL, eflags, 0,
+			   0, xip_io_manager, &img->fs);
 	if (err) {
 		img->fs = NULL;
 		return xip_error_ext2(err, "%s", img->seg->path);
 	}
+	img->fs->priv_data = img;
 	if (!(flags & XIP_IMG_FORCE)) {
 		err = ext2fs_check_desc(img->fs);
 		if (err)
@@ -113,6 +118,96 @@ static int open_fs(struct xip_image *img, int flags)
 	}
 	img->block_size = img->fs->blocksize;
 	return 0;
+}
+
+/* ---- writers: who else may be writing, and ext2's clean flag ----------- */
+
+static volatile sig_atomic_t *interrupt_flag;
+
+void xip_set_interrupt(volatile sig_atomic_t *flag)
+{
+	interrupt_flag = flag;
+}
+
+bool xip_interrupted(void)
+{
+	return interrupt_flag && *interrupt_flag;
+}
+
+/*
+ * The kernel is a writer too: refuse while it has the image mounted
+ * through a loop device (or, for a block device, at all), and hold those
+ * devices exclusively until the image is closed so that no mount starts
+ * meanwhile.
+ */
+static int claim_devices(struct xip_image *img)
+{
+	struct xip_segment *seg = img->seg;
+	char self[64];
+	int fd, ret;
+
+	ret = loop_claim_backing(seg->fd, seg->path, &img->claims,
+				 &img->nclaims);
+	if (ret || seg->kind != XIP_SEG_BLOCKDEV)
+		return ret;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", seg->fd);
+	fd = open(self, O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0 && errno == EBUSY)
+		return xip_error(-EBUSY,
+				 "%s: in use by the kernel (mounted or claimed)",
+				 seg->path);
+	if (fd < 0)
+		return xip_error(-errno, "%s: %s", seg->path, strerror(errno));
+	img->claims = realloc(img->claims,
+			      (img->nclaims + 1) * sizeof(*img->claims));
+	if (!img->claims) {
+		close(fd);
+		img->nclaims = 0;
+		return xip_error(-ENOMEM, "out of memory");
+	}
+	img->claims[img->nclaims++] = fd;
+	return 0;
+}
+
+/* Write only the primary superblock's s_state (and its checksum), synced. */
+static int write_state(struct xip_image *img, uint16_t state)
+{
+	ext2_filsys fs = img->fs;
+	errcode_t err;
+
+	fs->super->s_state = state;
+	fs->flags |= EXT2_FLAG_SUPER_ONLY | EXT2_FLAG_DIRTY;
+	err = ext2fs_flush2(fs, EXT2_FLAG_FLUSH_NO_SYNC);
+	fs->flags &= ~EXT2_FLAG_SUPER_ONLY;
+	if (err)
+		return xip_error_ext2(err, "%s: writing the superblock",
+				      img->seg->path);
+	return segment_sync(img->seg);
+}
+
+/* As ext2_setup_super() on a read-write mount: refuse or mark unclean. */
+static int writer_begin(struct xip_image *img)
+{
+	uint16_t state = img->fs->super->s_state;
+	const char *why = NULL;
+	int ret;
+
+	if (ext2fs_has_feature_journal_needs_recovery(img->fs->super))
+		why = "its journal needs recovery";
+	else if (state & EXT2_ERROR_FS)
+		why = "errors were recorded in it";
+	else if (!(state & EXT2_VALID_FS))
+		why = "a write did not finish, or it is mounted read-write";
+	if (why)
+		return xip_error(-EUCLEAN,
+				 "%s: file system not clean (%s): run e2fsck -fy on it before writing",
+				 img->seg->path, why);
+	img->clean_state = state;
+	img->unclean = true;
+	ret = write_state(img, state & ~EXT2_VALID_FS);
+	if (!ret)
+		engine_step();
+	return ret;
 }
 
 int xip_image_open_segment(struct xip_segment *seg, int flags,
@@ -138,10 +233,14 @@ int xip_image_open_segment(struct xip_segment *seg, int flags,
 		ret = segment_lock(seg, img->writable, LOCK_TIMEOUT_MS);
 	if (!ret)
 		ret = check_superblock(seg);
+	if (!ret && img->writable)
+		ret = claim_devices(img);
 	if (!ret)
 		ret = xipio_register(seg, img->chan_name, sizeof(img->chan_name));
 	if (!ret)
 		ret = open_fs(img, flags);
+	if (!ret && img->writable)
+		ret = writer_begin(img);
 	if (ret) {
 		int saved = xip_errcode();
 		char msg[XIP_ERRMSG_MAX];
@@ -199,11 +298,17 @@ int xip_image_close(struct xip_image *img)
 		return 0;
 	if (img->fs) {
 		ret = xip_image_flush(img);
+		/* everything is on its way to the disk: clean again */
+		if (!ret && img->writable && img->unclean) {
+			engine_step();
+			ret = write_state(img, img->clean_state);
+		}
 		/* already flushed: close must not write again */
 		img->fs->flags &= ~EXT2_FLAG_DIRTY;
 		xip_engine_free(img);
 		ext2fs_close_free(&img->fs);
 	}
+	loop_release_claims(img->claims, img->nclaims);
 	xipio_unregister(img->seg);
 	segment_close(img->seg);
 	free(img);

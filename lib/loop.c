@@ -308,3 +308,88 @@ int loop_detach(const char *dev)
 	xip_error_clear();
 	return 0;
 }
+
+/* Is the bound loop device /dev/@name backed by the file (@dev, @ino)? */
+static bool backed_by(const char *node, dev_t dev, ino_t ino)
+{
+	struct loop_info64 info;
+	bool same;
+	int fd = open(node, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return false;
+	same = ioctl(fd, LOOP_GET_STATUS64, &info) == 0 &&
+	       info.lo_device == (uint64_t)dev && info.lo_inode == (uint64_t)ino;
+	close(fd);
+	return same;
+}
+
+static int claim_add(int **fds, size_t *n, int fd)
+{
+	int *grown = realloc(*fds, (*n + 1) * sizeof(**fds));
+
+	if (!grown) {
+		close(fd);
+		return xip_error(-ENOMEM, "out of memory");
+	}
+	grown[(*n)++] = fd;
+	*fds = grown;
+	return 0;
+}
+
+void loop_release_claims(int *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+}
+
+int loop_claim_backing(int fd, const char *what, int **fdsp, size_t *np)
+{
+	char node[300], why[4400];
+	struct dirent *de;
+	struct stat st;
+	int ret = 0;
+	DIR *d;
+
+	*fdsp = NULL;
+	*np = 0;
+	if (fstat(fd, &st) < 0)
+		return xip_error(-errno, "%s: %s", what, strerror(errno));
+	d = opendir("/sys/block");
+	if (!d)
+		return 0;		/* no sysfs: no loop devices to find */
+	while (!ret && (de = readdir(d))) {
+		int dfd;
+
+		if (strncmp(de->d_name, "loop", 4) ||
+		    strlen(de->d_name) > 200)
+			continue;
+		snprintf(node, sizeof(node), "/dev/%s", de->d_name);
+		if (!backed_by(node, st.st_dev, st.st_ino))
+			continue;
+		/* the kernel's own test: a mount holds the device exclusively */
+		dfd = open(node, O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK);
+		if (dfd < 0 && errno == EBUSY) {
+			if (loop_busy(node, why, sizeof(why)) != 1)
+				snprintf(why, sizeof(why),
+					 "%s is in use (mounted or claimed)",
+					 node);
+			ret = xip_error(-EBUSY,
+					"%s: the kernel has it open through a loop device: %s",
+					what, why);
+		} else if (dfd < 0) {
+			ret = xip_error(-errno, "%s: %s", node,
+					strerror(errno));
+		} else {
+			ret = claim_add(fdsp, np, dfd);
+		}
+	}
+	closedir(d);
+	if (ret) {
+		loop_release_claims(*fdsp, *np);
+		*fdsp = NULL;
+		*np = 0;
+	}
+	return ret;
+}

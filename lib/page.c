@@ -11,6 +11,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -94,6 +95,68 @@ void xip_engine_free(struct xip_image *img)
 	img->engine = NULL;
 }
 
+/* ---- writers: on-disk bitmaps ahead of the links, the crash hook -------- */
+
+/* Set bit @bit of the bitmap block @bmblk in the segment itself. */
+static void disk_bit_set(struct xip_image *img, blk64_t bmblk, uint64_t bit)
+{
+	uint8_t *p;
+
+	if (bit / 8 >= img->block_size || bmblk > UINT64_MAX / img->block_size ||
+	    segment_range(img->seg, bmblk * img->block_size + bit / 8, 1,
+			  (void **)&p))
+		return;		/* ext2fs_check_desc() vouched for the rest */
+	*p |= (uint8_t)(1u << (bit & 7));
+}
+
+static void engine_mark_block(struct xip_image *img, blk64_t blk)
+{
+	ext2_filsys fs = img->fs;
+	dgrp_t g = ext2fs_group_of_blk2(fs, blk);
+
+	disk_bit_set(img, ext2fs_block_bitmap_loc(fs, g),
+		     EXT2FS_B2C(fs, blk) -
+		     EXT2FS_B2C(fs, ext2fs_group_first_block2(fs, g)));
+}
+
+void engine_mark_inode(struct xip_image *img, ext2_ino_t ino)
+{
+	ext2_filsys fs = img->fs;
+	dgrp_t g = (ino - 1) / fs->super->s_inodes_per_group;
+
+	disk_bit_set(img, ext2fs_inode_bitmap_loc(fs, g),
+		     (ino - 1) % fs->super->s_inodes_per_group);
+}
+
+/* Every allocation, ours or libext2fs' own (directories, extent blocks). */
+static void alloc_stats_hook(ext2_filsys fs, blk64_t blk, int inuse)
+{
+	if (inuse > 0 && fs->priv_data)
+		engine_mark_block(fs->priv_data, blk);
+}
+
+static void alloc_range_hook(ext2_filsys fs, blk64_t blk, blk_t num,
+			     int inuse)
+{
+	for (blk_t i = 0; inuse > 0 && fs->priv_data && i < num; i++)
+		engine_mark_block(fs->priv_data, blk + i);
+}
+
+void engine_step(void)
+{
+	static long left = -1;
+
+	if (left < 0) {
+		const char *v = getenv("XIPTOOL_TEST_CRASH_AFTER");
+
+		left = v && *v ? strtol(v, NULL, 10) : 0;
+		if (left <= 0)
+			left = 0;
+	}
+	if (left && !--left)
+		raise(SIGKILL);
+}
+
 int engine_load_bitmaps(struct xip_image *img)
 {
 	struct xip_engine *e;
@@ -106,6 +169,13 @@ int engine_load_bitmaps(struct xip_image *img)
 	err = ext2fs_read_bitmaps(img->fs);
 	if (err)
 		return xip_error_ext2(err, "%s: reading bitmaps", img->seg->path);
+	if (img->writable) {
+		ext2fs_set_block_alloc_stats_callback(img->fs, alloc_stats_hook,
+						      NULL);
+		ext2fs_set_block_alloc_stats_range_callback(img->fs,
+							    alloc_range_hook,
+							    NULL);
+	}
 	e->bitmaps_loaded = true;
 	return 0;
 }
@@ -497,6 +567,10 @@ int map_open(struct xip_image *img, ext2_ino_t ino, struct xip_map *m)
 
 void map_close(struct xip_map *m)
 {
+	/* uncommitted: the old tree is still linked, nothing is freed */
+	free(m->defer);
+	m->defer = NULL;
+	m->ndefer = 0;
 	free(m->ext);
 	m->ext = NULL;
 	m->next = 0;
@@ -700,15 +774,147 @@ static int alloc_cleared(struct xip_map *m, blk64_t goal, uint64_t lblk,
 		ret = engine_block_ptr(m->img, m->ino, blk, &p);
 	if (ret)
 		return ret;
+	/* in use in the bitmaps (the image's too, by the hook) first */
+	ext2fs_block_alloc_stats2(fs, blk, +1);
+	engine_step();
 	/* a whole block about to be written is filled instead of cleared */
 	if (fill)
 		memcpy(p, fill, m->img->block_size);
 	else
 		memset(p, 0, m->img->block_size);
-	ext2fs_block_alloc_stats2(fs, blk, +1);
+	engine_step();
 	ext2fs_iblk_add_blocks(fs, (struct ext2_inode *)&m->inode, 1);
 	m->dirty = true;
+	m->txn_blocks++;
 	*out = blk;
+	return 0;
+}
+
+/* ---- the transaction ----------------------------------------------------- */
+
+static bool fresh_has(const struct xip_map *m, blk64_t blk)
+{
+	for (unsigned int i = 0; i < m->nfresh; i++)
+		if (m->fresh[i] == blk)
+			return true;
+	return false;
+}
+
+static void fresh_add(struct xip_map *m, blk64_t blk)
+{
+	if (m->nfresh < MAP_FRESH)
+		m->fresh[m->nfresh++] = blk;
+}
+
+static void fresh_del(struct xip_map *m, blk64_t blk)
+{
+	for (unsigned int i = 0; i < m->nfresh; i++)
+		if (m->fresh[i] == blk)
+			m->fresh[i] = m->fresh[--m->nfresh];
+}
+
+bool map_txn_due(const struct xip_map *m, uint64_t lblk)
+{
+	if (m->nfresh > MAP_FRESH - 8 || m->txn_blocks >= 4 * MAP_TXN_BLOCKS)
+		return true;
+	if (m->txn_blocks < MAP_TXN_BLOCKS / 4)
+		return false;
+	if (m->extents)
+		return m->txn_blocks >= MAP_TXN_BLOCKS;
+	/* where a new indirect block starts: it need not be copied */
+	return lblk >= EXT2_NDIR_BLOCKS &&
+	       (lblk - EXT2_NDIR_BLOCKS) % m->apb == 0;
+}
+
+/*
+ * @blk is still linked on disk: it leaves the inode's count now and the
+ * bitmaps after the commit, so that nothing allocated before the commit
+ * can reuse it.
+ */
+static int defer_free(struct xip_map *m, blk64_t blk)
+{
+	struct map_defer *d = m->ndefer ? &m->defer[m->ndefer - 1] : NULL;
+
+	if (d && d->blk + d->n == blk) {
+		d->n++;
+	} else {
+		if (m->ndefer == m->defer_cap) {
+			size_t cap = m->defer_cap ? 2 * m->defer_cap : 16;
+			void *grown = realloc(m->defer, cap * sizeof(*d));
+
+			if (!grown)
+				return xip_error(-ENOMEM, "out of memory");
+			m->defer = grown;
+			m->defer_cap = cap;
+		}
+		m->defer[m->ndefer++] = (struct map_defer){ blk, 1 };
+	}
+	ext2fs_iblk_sub_blocks(m->img->fs, (struct ext2_inode *)&m->inode, 1);
+	m->dirty = true;
+	return 0;
+}
+
+int map_commit(struct xip_map *m)
+{
+	int ret = 0;
+
+	if (m->dirty) {
+		ret = map_write_inode(m);
+		if (ret)
+			return ret;
+		engine_step();
+	}
+	for (size_t i = 0; i < m->ndefer; i++) {
+		for (uint64_t k = 0; k < m->defer[i].n; k++)
+			ext2fs_block_alloc_stats2(m->img->fs,
+						  m->defer[i].blk + k, -1);
+	}
+	m->ndefer = 0;
+	m->nfresh = 0;
+	m->txn_blocks = 0;
+	return 0;
+}
+
+/*
+ * The indirect block @blk (cache slot @cslot) is about to change: unless
+ * this transaction made it, it is copied to a new block that the caller
+ * links in its place, and the old one is freed after the commit.  On a
+ * full image, truncate changes it in place (m->in_place): the one case
+ * where a crash can leave i_blocks for e2fsck to correct.
+ */
+static int ind_cow(struct xip_map *m, int cslot, blk64_t blk, uint64_t lblk,
+		   blk64_t *nblk, uint32_t **ptr)
+{
+	uint32_t *old;
+	int ret;
+
+	ret = ind_ptr(m, cslot, blk, lblk, &old);
+	if (ret)
+		return ret;
+	*nblk = blk;
+	*ptr = old;
+	if (fresh_has(m, blk))
+		return 0;
+	/*
+	 * Copies go to the first free block of the group, not next to the
+	 * old one: that is where the file's data continues, which should
+	 * stay contiguous.  The holes old copies leave are reused there.
+	 */
+	ret = alloc_cleared(m, ext2fs_group_first_block2(m->img->fs,
+				ext2fs_group_of_blk2(m->img->fs, blk)),
+			    lblk, old, nblk);
+	if (ret == -ENOSPC && m->in_place) {
+		xip_error_clear();
+		*nblk = blk;
+		return 0;
+	}
+	if (!ret)
+		ret = defer_free(m, blk);
+	if (!ret)
+		ret = ind_ptr(m, cslot, *nblk, lblk, ptr);
+	if (ret)
+		return ret;
+	fresh_add(m, *nblk);
 	return 0;
 }
 
@@ -739,15 +945,23 @@ static int ind_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
 		}
 		slot = &m->inode.i_block[EXT2_IND_BLOCK + depth - 1];
 	}
-	/* walk down the existing part of the branch */
+	/*
+	 * Walk down the existing part of the branch.  The splice changes the
+	 * deepest block on it, so every block on it is copied (ind_cow), each
+	 * copy linked into its parent's copy, up to the inode copy.
+	 */
 	for (level = 0; level < depth; level++) {
+		blk64_t nb;
+
 		blk = in_inode ? *slot : le32toh(*slot);
 		if (!blk)
 			break;
-		ret = ind_ptr(m, (int)(depth * (depth - 1) / 2 + level), blk,
-			      lblk, &p);
+		ret = ind_cow(m, (int)(depth * (depth - 1) / 2 + level), blk,
+			      lblk, &nb, &p);
 		if (ret)
 			return ret;
+		if (nb != blk)
+			*slot = in_inode ? (uint32_t)nb : htole32((uint32_t)nb);
 		goal = goal ? goal : blk + 1;
 		span /= apb;
 		slot = &p[rel / span];
@@ -766,6 +980,8 @@ static int ind_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
 		goal = fresh[i] + 1;
 	}
 	/* splice: the new indirect blocks are cleared, link them in order */
+	for (unsigned int i = 0; i < depth - level; i++)
+		fresh_add(m, fresh[i]);
 	for (unsigned int i = 0; i <= depth - level; i++) {
 		if (in_inode)
 			*slot = (uint32_t)fresh[i];
@@ -865,64 +1081,78 @@ static int free_one(struct free_ctx *fc, blk64_t blk, const char *what,
 		return xip_error(-EUCLEAN,
 				 "inode %u: %s %llu (file block %llu) is not marked in use",
 				 m->ino, what, U64(blk), U64(lblk));
-	if (!fc->dry) {
-		release_block(m, blk);
-		m->dirty = true;
-	}
-	return 0;
+	return fc->dry ? 0 : defer_free(m, blk);
 }
 
 /*
- * The subtree of indirect block @blk at height @height (1: it points at
- * data) covering file blocks from @base.  *freed tells whether @blk itself
- * was given back (it then maps nothing).
+ * The subtree of indirect block @blk (cache slot @cslot) at height
+ * @height (1: it points at data) covering file blocks from @base: every
+ * block from fc->first on is unlinked.  *out is what the parent's slot
+ * holds afterwards: @blk when nothing changed, a copy holding the kept
+ * part, or 0 when nothing is left.  Blocks the old tree reaches are never
+ * changed (ind_cow); they are freed after the commit.
  */
-static int free_tree(struct free_ctx *fc, blk64_t blk, unsigned int height,
-		     uint64_t base, bool *freed)
+static int free_tree(struct free_ctx *fc, int cslot, blk64_t blk,
+		     unsigned int height, uint64_t base, blk64_t *out)
 {
 	struct xip_map *m = fc->m;
 	uint64_t child = 1;
-	bool all_zero = true, cfreed;
-	uint32_t *p;
+	bool kept = false;
+	blk64_t nblk = blk;
+	uint32_t *p, *w = NULL;
 	int ret;
 
-	*freed = false;
+	*out = blk;
 	for (unsigned int i = 1; i < height; i++)
 		child *= m->apb;
-	ret = engine_check_block(m->img, m->ino, blk, "indirect block", base);
-	if (!ret)
-		ret = engine_block_ptr(m->img, m->ino, blk, (void **)&p);
+	ret = ind_ptr(m, cslot, blk, base, &p);
 	if (ret)
 		return ret;
 	for (uint64_t i = 0; i < m->apb; i++) {
 		uint64_t cbase = base + i * child;
-		blk64_t cb = le32toh(p[i]);
+		blk64_t cb = le32toh(p[i]), nb = 0;
 
 		if (!cb)
 			continue;
 		if (cbase + child <= fc->first) {
-			all_zero = false;
+			kept = true;
 			continue;
 		}
-		if (height == 1) {
+		if (height == 1)
 			ret = free_one(fc, cb, "block", cbase);
-			cfreed = true;
-		} else {
-			ret = free_tree(fc, cb, height - 1, cbase, &cfreed);
-		}
+		else
+			ret = free_tree(fc, cslot + 1, cb, height - 1, cbase,
+					&nb);
 		if (ret)
 			return ret;
-		if (cfreed && !fc->dry)
-			p[i] = 0;
-		else
-			all_zero = false;
+		if (nb)
+			kept = true;
+		if (nb == cb || fc->dry)
+			continue;
+		if (!w) {
+			/* the first change: work on a copy from here on */
+			ret = ind_cow(m, cslot, blk, base, &nblk, &w);
+			if (ret)
+				return ret;
+			p = w;
+		}
+		w[i] = htole32((uint32_t)nb);
 	}
-	if (!all_zero && !fc->dry)
+	if (kept || (fc->dry && base < fc->first)) {
+		*out = nblk;
 		return 0;
-	if (fc->dry && base < fc->first)
+	}
+	if (nblk != blk) {
+		/* an empty copy, never linked: give it back now (ind_cow
+		 * already listed the old block for after the commit) */
+		release_block(m, nblk);
+		fresh_del(m, nblk);
+		*out = 0;
 		return 0;
+	}
 	ret = free_one(fc, blk, "indirect block", base);
-	*freed = !ret;
+	if (!ret)
+		*out = 0;
 	return ret;
 }
 
@@ -930,7 +1160,7 @@ static int free_pass(struct free_ctx *fc)
 {
 	struct xip_map *m = fc->m;
 	uint64_t base = EXT2_NDIR_BLOCKS, span = m->apb;
-	bool freed;
+	blk64_t nb;
 	int ret;
 
 	for (uint64_t i = fc->first; i < EXT2_NDIR_BLOCKS; i++) {
@@ -946,11 +1176,12 @@ static int free_pass(struct free_ctx *fc)
 		uint32_t *slot = &m->inode.i_block[EXT2_IND_BLOCK + d - 1];
 
 		if (*slot && base + span > fc->first) {
-			ret = free_tree(fc, *slot, d, base, &freed);
+			ret = free_tree(fc, (int)(d * (d - 1) / 2), *slot, d,
+					base, &nb);
 			if (ret)
 				return ret;
-			if (freed && !fc->dry)
-				*slot = 0;
+			if (!fc->dry)
+				*slot = (uint32_t)nb;
 		}
 		base += span;
 		span *= m->apb;
@@ -1013,9 +1244,10 @@ int map_free_from(struct xip_map *m, uint64_t first)
 	if (!ret)
 		ret = free_pass(&fc);
 	fc.dry = false;
+	m->in_place = true;	/* a full image must still shrink */
 	if (!ret)
 		ret = free_pass(&fc);
-	memset(m->cache, 0, sizeof(m->cache));
+	m->in_place = false;
 	return ret;
 }
 

@@ -11,6 +11,7 @@
 #ifndef XIP_H
 #define XIP_H
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -246,6 +247,16 @@ int loop_backing_file(const char *dev, char *buf, size_t len);
 int loop_busy(const char *dev, char *why, size_t len);
 /* Is the loop device read-only?  1, 0 or < 0. */
 int loop_read_only(const char *dev);
+/*
+ * Claim every loop device bound to the file open on @fd (the same device
+ * and inode) with O_EXCL, as the kernel claims a device it mounts.  When
+ * one is mounted or held, -EBUSY names it and where it is mounted (@what
+ * names the file in the message); otherwise the claims are returned in
+ * *@fdsp (release with loop_release_claims) and keep anyone from
+ * mounting those devices while they are held.
+ */
+int loop_claim_backing(int fd, const char *what, int **fdsp, size_t *np);
+void loop_release_claims(int *fds, size_t n);
 
 /* ------------------------------------------------------------------ */
 /* The segment io_manager (xipio.c)                                    */
@@ -280,6 +291,11 @@ struct xip_image {
 	bool writable;
 	char chan_name[64];
 	struct xip_engine *engine;	/* page.c's private state (lazy) */
+	/* writers */
+	bool unclean;			/* s_state marked not clean on disk */
+	uint16_t clean_state;		/* s_state to write back at close */
+	int *claims;			/* devices held with O_EXCL */
+	size_t nclaims;
 };
 
 /*
@@ -291,10 +307,30 @@ int xip_image_open(const char *spec, int flags, struct xip_image **imgp);
 /* Same, on a segment the caller opened; the image takes ownership. */
 int xip_image_open_segment(struct xip_segment *seg, int flags,
 			   struct xip_image **imgp);
-/* Write back dirty metadata (when writable) and msync. */
+/*
+ * Writers (XIP_IMG_WRITE) follow ext2's own protocol, as the kernel does
+ * on a read-write mount: an image whose s_state is not clean (an earlier
+ * writer stopped before its close, errors were recorded, or the kernel
+ * has it mounted read-write) is refused with -EUCLEAN; otherwise
+ * EXT2_VALID_FS is cleared on disk (and synced) before the first change
+ * and set again by xip_image_close() after the final flush.  The loop
+ * devices of the image (and a block device image itself) are claimed with
+ * O_EXCL for as long as the image is open: -EBUSY while the kernel has one
+ * mounted.
+ */
+/* Write back dirty metadata (when writable) and msync; s_state stays. */
 int xip_image_flush(struct xip_image *img);
-/* Flush, close the file system and the segment. */
+/* Flush, mark clean (writers), close the file system and the segment. */
 int xip_image_close(struct xip_image *img);
+
+/*
+ * Writers stop at the next safe point, between two committed steps, once
+ * *@flag is non-zero (set from a SIGINT/SIGTERM handler): the file
+ * operation returns -EINTR and the image can be closed clean.  NULL
+ * turns it off.
+ */
+void xip_set_interrupt(volatile sig_atomic_t *flag);
+bool xip_interrupted(void);
 
 /*
  * For a process about to become another program (exec): unmap the image's

@@ -2,8 +2,17 @@
 /*
  * A libext2fs io_manager whose device is a segment.  Reads and writes are
  * plain memory copies to and from the mapping, with every offset checked
- * in 64 bits against the segment's size; there is no cache and no
- * read()/write() system call.  Flushing is msync().
+ * in 64 bits against the segment's size; there is no cache.  Flushing is
+ * msync().
+ *
+ * With the "atomic" option (writers of an existing image), every write is
+ * one pwrite(2) on the segment's descriptor instead of a memory copy: the
+ * kernel copies a write within one page whole before it acts on a signal,
+ * so an inode or a directory block written this way is never seen half
+ * old, half new after a SIGKILL.  The page cache behind the descriptor is
+ * the one behind the mapping, so both views stay the same.  Segments that
+ * cannot be written with write(2) (device DAX, hugetlbfs) fall back to
+ * the memory copy.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +30,7 @@
 struct xipio_private {
 	struct xip_segment *seg;
 	struct struct_io_stats stats;
+	bool atomic;		/* write with pwrite(2) where it works */
 };
 
 static struct {
@@ -197,8 +207,27 @@ static errcode_t xipio_write_bytes(io_channel channel, uint64_t off,
 		return EXT2_ET_RO_FILSYS;
 	if (segment_range(priv->seg, off, len, &dst))
 		return EXT2_ET_SHORT_WRITE;
-	memcpy(dst, data, len);
 	priv->stats.bytes_written += len;
+	if (priv->atomic && priv->seg->kind != XIP_SEG_DAX) {
+		const uint8_t *src = data;
+
+		while (len) {
+			ssize_t n = pwrite(priv->seg->fd, src, len, (off_t)off);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;	/* EINVAL on hugetlbfs: copy the rest */
+			src += n;
+			off += (uint64_t)n;
+			len -= (uint64_t)n;
+		}
+		if (!len)
+			return 0;
+		data = src;
+		dst = (uint8_t *)priv->seg->base + off;
+	}
+	memcpy(dst, data, len);
 	return 0;
 }
 
@@ -242,6 +271,12 @@ static errcode_t xipio_flush(io_channel channel)
 static errcode_t xipio_set_option(io_channel channel, const char *option,
 				  const char *arg)
 {
+	struct xipio_private *priv = channel->private_data;
+
+	if (!strcmp(option, "atomic") && !arg) {
+		priv->atomic = true;
+		return 0;
+	}
 	return EXT2_ET_INVALID_ARGUMENT;
 }
 

@@ -1,6 +1,6 @@
 # engine: files of this part of the product
 libxip_a_SOURCES += lib/engine.h lib/page.c lib/file.c
-xiptool_main_SOURCES += cmd/read.c cmd/ls.c cmd/stat.c cmd/write.c cmd/truncate.c
+xiptool_main_SOURCES += cmd/read.c cmd/ls.c cmd/stat.c cmd/write.c cmd/truncate.c cmd/stopsig.c
 dist_man_MANS += man/xiptool-read.1 man/xiptool-ls.1 man/xiptool-stat.1
 
 if ENABLE_TESTS
@@ -15,8 +15,10 @@ endif
 dist_man_MANS += man/xiptool-write.1 man/xiptool-truncate.1
 
 if ENABLE_TESTS
-TESTS += tests/cli/write.bats tests/cli/truncate.bats tests/cli/random.bats
-EXTRA_DIST += tests/cli/write.bats tests/cli/truncate.bats tests/cli/random.bats
+TESTS += tests/cli/write.bats tests/cli/truncate.bats tests/cli/random.bats \
+	tests/cli/crash.bats
+EXTRA_DIST += tests/cli/write.bats tests/cli/truncate.bats tests/cli/random.bats \
+	tests/cli/crash.bats tests/lib/e2fsck-leaks.py
 endif
 
 if ENABLE_TESTS

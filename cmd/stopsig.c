@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * SIGINT, SIGTERM and SIGHUP for the commands that change an image: the
+ * handler only records the signal; the library stops at its next commit
+ * (xip_set_interrupt), the command rolls back or finishes, closes the image
+ * clean and exits 128 + the signal's number, as a shell reports it.
+ */
+#include <signal.h>
+#include <string.h>
+
+#include "cmd.h"
+
+volatile sig_atomic_t cmd_stop_signal;
+
+static void on_stop(int sig)
+{
+	cmd_stop_signal = sig;
+}
+
+void cmd_catch_stop_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0;	/* no SA_RESTART: a blocked read returns */
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction old;
+
+		/* a signal ignored by the parent stays ignored (nohup) */
+		if (sigaction(sigs[i], NULL, &old) == 0 &&
+		    old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(sigs[i], &sa, NULL);
+	}
+	xip_set_interrupt(&cmd_stop_signal);
+}
+
+int cmd_stop_status(int rc)
+{
+	return cmd_stop_signal ? 128 + cmd_stop_signal : rc;
+}
