@@ -51,6 +51,30 @@ int msg_path_error(const char *path, int err);
 int exit_code_for(int err);
 
 /*
+ * @s as it may be printed: a name from an image is anybody's bytes.
+ * Backslash doubled; \a \b \t \n \v \f \r; any other control byte,
+ * byte that is not valid UTF-8, C1 control, line separator or
+ * bidirectional override as \xHH per byte.  Printable UTF-8 is kept.  The
+ * result stays valid until the fourth next call.  Messages (msg_*) are
+ * escaped as a whole: give them names unescaped.
+ */
+const char *cmd_esc(const char *s);
+
+/*
+ * At start: descriptors 0, 1 and 2 open, on /dev/null (close-on-exec)
+ * when they were closed, so that no file we open takes their number and
+ * receives what is meant for stdout or stderr.  Exits with EXIT_RUNTIME
+ * when that cannot be done.
+ */
+void cmd_std_fds(void);
+/*
+ * An atexit handler (popt's --help calls exit): flush stdout and stderr; a
+ * failed write to stdout is a runtime failure ("write error: REASON",
+ * _exit(EXIT_RUNTIME)) except EPIPE, as util-linux's close_stdout.
+ */
+void cmd_close_stdout(void);
+
+/*
  * Option parsing for a subcommand.  cmd_parse() handles --help/--usage,
  * reports bad options (exit 2) and returns the leftover arguments, which
  * must number between @min_args and @max_args (-1: no limit).

@@ -148,9 +148,5 @@ int cmd_ls(int argc, const char **argv)
 	xip_image_close(img);
 out:
 	cmd_args_free(&args);
-	if (fflush(stdout) && !rc) {
-		msg_error("stdout: %s", strerror(errno));
-		rc = EXIT_RUNTIME;
-	}
 	return rc;
 }

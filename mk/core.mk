@@ -9,7 +9,11 @@ EXTRA_DIST += tests/demo.sh sample tests/lib/common.bash packaging/install-deps.
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/unit/test_segment tests/unit/test_xipio tests/unit/test_image
-check_PROGRAMS += tests/unit/test_arena
+check_PROGRAMS += tests/unit/test_arena tests/unit/test_cmd_common
+tests_unit_test_cmd_common_SOURCES = tests/unit/test_cmd_common.c \
+	tests/unit/unit.h cmd/common.c cmd/cmd.h
+tests_unit_test_cmd_common_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_cmd_common_LDADD = $(UNIT_LDADD) $(POPT_LIBS)
 tests_unit_test_arena_SOURCES = tests/unit/test_arena.c tests/unit/unit.h
 tests_unit_test_arena_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_arena_LDADD = $(UNIT_LDADD)
@@ -22,7 +26,8 @@ tests_unit_test_xipio_LDADD = $(UNIT_LDADD)
 tests_unit_test_image_SOURCES = tests/unit/test_image.c tests/unit/unit.h
 tests_unit_test_image_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_image_LDADD = $(UNIT_LDADD)
-TESTS += tests/unit/test_segment tests/unit/test_xipio tests/unit/test_image tests/unit/test_arena
+TESTS += tests/unit/test_segment tests/unit/test_xipio tests/unit/test_image tests/unit/test_arena \
+	tests/unit/test_cmd_common
 TESTS += tests/cli/cli.bats tests/cli/info.bats tests/cli/manpages.bats \
 	tests/cli/front.bats
 EXTRA_DIST += tests/cli/cli.bats tests/cli/info.bats tests/cli/manpages.bats \
