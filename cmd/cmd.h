@@ -59,6 +59,14 @@ int exit_code_for(int err);
  * escaped as a whole: give them names unescaped.
  */
 const char *cmd_esc(const char *s);
+/*
+ * @s for a JSON string through libsmartcols, which escapes control
+ * characters but passes other bytes as they are: bytes that are not valid
+ * UTF-8, C1 controls, line separators and bidirectional overrides become
+ * \xHH text (JSON has no escape for a byte).  NULL stays NULL; the result
+ * shares cmd_esc's buffers.
+ */
+const char *cmd_json_safe(const char *s);
 
 /*
  * At start: descriptors 0, 1 and 2 open, on /dev/null (close-on-exec)

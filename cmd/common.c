@@ -157,27 +157,72 @@ static void escape_into(char *out, const char *s)
 	*out = '\0';
 }
 
-const char *cmd_esc(const char *s)
+/*
+ * For JSON: ASCII as it is (libsmartcols escapes controls, quotes and
+ * backslashes), printable UTF-8 as it is, every other byte as \xHH text.
+ */
+static void json_safe_into(char *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
+
+	while (*p) {
+		if (*p < 0x80)
+			*out++ = (char)*p++;
+		else if ((n = utf8_printable(p))) {
+			memcpy(out, p, n);
+			out += n;
+			p += n;
+		} else {
+			out += sprintf(out, "\\x%02x", *p++);
+		}
+	}
+	*out = '\0';
+}
+
+/* One of four buffers in turn, of at least @need bytes; NULL if none. */
+static char *ring_buffer(size_t need)
 {
 	static char *ring[4];
 	static size_t size[4];
 	static unsigned int next;
 	unsigned int i = next++ % 4;
-	size_t need;
 
-	if (!s)
-		return "(null)";
-	need = strlen(s) * 4 + 1;
 	if (size[i] < need) {
 		char *p = realloc(ring[i], need);
 
 		if (!p)
-			return "(out of memory)";
+			return NULL;
 		ring[i] = p;
 		size[i] = need;
 	}
-	escape_into(ring[i], s);
 	return ring[i];
+}
+
+const char *cmd_esc(const char *s)
+{
+	char *buf;
+
+	if (!s)
+		return "(null)";
+	buf = ring_buffer(strlen(s) * 4 + 1);
+	if (!buf)
+		return "(out of memory)";
+	escape_into(buf, s);
+	return buf;
+}
+
+const char *cmd_json_safe(const char *s)
+{
+	char *buf;
+
+	if (!s)
+		return NULL;
+	buf = ring_buffer(strlen(s) * 4 + 1);
+	if (!buf)
+		return "(out of memory)";
+	json_safe_into(buf, s);
+	return buf;
 }
 
 void cmd_std_fds(void)

@@ -4,7 +4,8 @@ libxip_a_SOURCES += lib/xip.h lib/error.c lib/segment.c lib/xipio.c lib/image.c 
 	lib/arena.c
 xiptool_main_SOURCES += cmd/xiptool.c cmd/cmd.h cmd/commands.h cmd/common.c cmd/table.c cmd/info.c
 dist_man_MANS += man/xiptool.1 man/xiptool-info.1
-EXTRA_DIST += tests/demo.sh sample tests/lib/common.bash packaging/install-deps.sh \
+EXTRA_DIST += tests/demo.sh sample tests/lib/common.bash tests/lib/names.bash \
+	packaging/install-deps.sh \
 	.ci/run
 
 if ENABLE_TESTS

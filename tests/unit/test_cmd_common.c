@@ -71,6 +71,20 @@ static void test_esc_ring(void **state)
 	assert_string_equal(cmd_esc(NULL), "(null)");
 }
 
+static void test_json_safe(void **state)
+{
+	(void)state;
+	assert_null(cmd_json_safe(NULL));
+	/* ASCII, controls included, is libsmartcols' to escape */
+	assert_string_equal(cmd_json_safe("a\\b\n\x1b\"q\""), "a\\b\n\x1b\"q\"");
+	assert_string_equal(cmd_json_safe("caf\xc3\xa9"), "caf\xc3\xa9");
+	/* what JSON cannot hold, or a terminal would act on */
+	assert_string_equal(cmd_json_safe("bad\xff"), "bad\\xff");
+	assert_string_equal(cmd_json_safe("\x9b" "2J"), "\\x9b2J");
+	assert_string_equal(cmd_json_safe("\xc2\x9b" "2J"), "\\xc2\\x9b2J");
+	assert_string_equal(cmd_json_safe("\xe2\x80\xae"), "\\xe2\\x80\\xae");
+}
+
 static void test_std_fds(void **state)
 {
 	int saved = dup(0), fl;
@@ -153,6 +167,7 @@ int main(void)
 		cmocka_unit_test(test_esc_controls),
 		cmocka_unit_test(test_esc_bad_utf8),
 		cmocka_unit_test(test_esc_ring),
+		cmocka_unit_test(test_json_safe),
 		cmocka_unit_test(test_std_fds),
 		cmocka_unit_test(test_parse_size_decimal),
 		cmocka_unit_test(test_cmd_parse_size),
