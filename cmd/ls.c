@@ -91,7 +91,9 @@ static int ls_dir(struct xip_image *img, const char *path, ext2_ino_t dir,
 	ret = xip_dir_list(img, dir, &ents, &n);
 	if (ret)
 		return msg_path_error(path, ret);
-	qsort(ents, n, sizeof(*ents), by_name);
+	/* a damaged directory may list nothing, not even '.' */
+	if (n)
+		qsort(ents, n, sizeof(*ents), by_name);
 	for (size_t i = 0; i < n; i++) {
 		if (!all && ents[i].name[0] == '.')
 			continue;
