@@ -109,6 +109,14 @@ void cmd_args_free(struct cmd_args *args);
 int cmd_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parse a size argument (K/M/G/T suffixes); usage error on failure. */
 int cmd_parse_size(const char *what, const char *text, uint64_t *bytes);
+/*
+ * Parse a count (no suffix): decimal digits only, at most @max; usage
+ * error on a sign, "0x", any other character or a larger value.  For
+ * options taken as strings: popt's own numeric arguments read "010" as
+ * octal and "0x10" as hex.
+ */
+int cmd_parse_count(const char *what, const char *text, uint64_t max,
+		    uint64_t *count);
 /* Parse --page-size: a power of two from 1K to 64K; usage error otherwise. */
 int cmd_parse_page_size(const char *text, unsigned int *page_size);
 

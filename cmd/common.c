@@ -3,6 +3,7 @@
  * Messages, exit codes and option parsing shared by all subcommands (and
  * by the front end, so nothing here may need libsmartcols: see table.c).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -283,6 +284,30 @@ int cmd_parse_size(const char *what, const char *text, uint64_t *bytes)
 {
 	if (xip_parse_size(text, bytes))
 		return cmd_usage_error("%s: %s", what, xip_errmsg());
+	return EXIT_OK;
+}
+
+int cmd_parse_count(const char *what, const char *text, uint64_t max,
+		    uint64_t *count)
+{
+	unsigned long long v;
+	char *end;
+
+	if (*text == '-')
+		return cmd_usage_error("%s: invalid number '%s': negative", what,
+				       text);
+	if (!isdigit((unsigned char)*text))
+		return cmd_usage_error("%s: invalid number '%s' (expected a"
+				       " decimal number)", what, text);
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (*end)
+		return cmd_usage_error("%s: invalid number '%s' (expected a"
+				       " decimal number)", what, text);
+	if (errno || v > max)
+		return cmd_usage_error("%s: number '%s' is too large (at most"
+				       " %" PRIu64 ")", what, text, max);
+	*count = v;
 	return EXIT_OK;
 }
 

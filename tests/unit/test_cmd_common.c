@@ -160,6 +160,35 @@ static void test_cmd_parse_size(void **state)
 	assert_int_equal(v, 10);
 }
 
+static void test_cmd_parse_count(void **state)
+{
+	uint64_t v = 7;
+	int err = dup(2), null = open("/dev/null", O_WRONLY);
+
+	(void)state;
+	cmd_name = "test";
+	assert_int_equal(cmd_parse_count("--inodes", "010", 100, &v), EXIT_OK);
+	assert_int_equal(v, 10);
+	assert_int_equal(cmd_parse_count("--inodes", "100", 100, &v), EXIT_OK);
+	assert_int_equal(v, 100);
+	dup2(null, 2);
+	assert_int_equal(cmd_parse_count("--inodes", "101", 100, &v),
+			 EXIT_USAGE);
+	assert_int_equal(cmd_parse_count("--inodes", "0x10", 100, &v),
+			 EXIT_USAGE);
+	assert_int_equal(cmd_parse_count("--inodes", "-1", 100, &v),
+			 EXIT_USAGE);
+	assert_int_equal(cmd_parse_count("--inodes", "1K", 100, &v),
+			 EXIT_USAGE);
+	assert_int_equal(cmd_parse_count("--inodes", "", 100, &v), EXIT_USAGE);
+	assert_int_equal(cmd_parse_count("--inodes", "99999999999999999999",
+					 UINT64_MAX, &v), EXIT_USAGE);
+	dup2(err, 2);
+	close(err);
+	close(null);
+	assert_int_equal(v, 100);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -171,6 +200,7 @@ int main(void)
 		cmocka_unit_test(test_std_fds),
 		cmocka_unit_test(test_parse_size_decimal),
 		cmocka_unit_test(test_cmd_parse_size),
+		cmocka_unit_test(test_cmd_parse_count),
 	};
 
 	return cmocka_run_group_tests_name("cmd_common", tests, NULL, NULL);
