@@ -112,7 +112,7 @@ int main(int argc, const char **argv)
 		fprintf(stderr, "xiptool: started as '%s', not as xiptool (a"
 			" program run by 'xiptool exec' that executed"
 			" /proc/self/exe?): refusing to read its arguments as"
-			" an xiptool command\n", argv[0] ? argv[0] : "");
+			" an xiptool command\n", cmd_esc(argv[0] ? argv[0] : ""));
 		return EXIT_CANNOT_EXEC;
 	}
 

@@ -3,6 +3,8 @@
 
 load ../lib/common
 
+bats_require_minimum_version 1.5.0
+
 @test "--version prints the package version" {
 	run xiptool --version
 	[ "$status" -eq 0 ]
@@ -184,4 +186,10 @@ small_image() {
 	# a page size with a leading zero is decimal too (octal was invalid)
 	run xiptool verify --page-size 04096 "$T/img"
 	[ "$status" -eq 0 ]
+}
+
+@test "started under another name, the front end names it escaped" {
+	run -126 bash -c 'exec -a "$1" "$0" info x' "$XIPTOOL" $'sh\e]0;title\a\nxiptool: forged'
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == "xiptool: started as 'sh\\x1b]0;title\\a\\nxiptool: forged', not as xiptool"* ]]
 }
