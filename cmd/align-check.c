@@ -66,11 +66,11 @@ static void json_add(struct align_run *r, const struct xip_align_file *f)
 
 	if (!ln)
 		return;
-	scols_line_set_data(ln, 0, f->path);
+	scols_line_set_data(ln, 0, cmd_json_safe(f->path));
 	snprintf(buf, sizeof(buf), "%" PRIu32, (uint32_t)f->ino);
 	scols_line_set_data(ln, 1, buf);
 	scols_line_set_data(ln, 2, f->ready ? "1" : "0");
-	scols_line_set_data(ln, 3, f->reasons);
+	scols_line_set_data(ln, 3, cmd_json_safe(f->reasons));
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
 		snprintf(buf, sizeof(buf), "%" PRIu64, nums[i]);
 		scols_line_set_data(ln, 4 + i, buf);
@@ -104,14 +104,15 @@ static void text_add(const struct xip_align_file *f, bool huge)
 
 	if (f->ready) {
 		printf("%s: xip-ready: %zu segment%s, %" PRIu64 " mmap%s, %" PRIu64 " of %" PRIu64 " file pages shared",
-		       f->path, f->nsegs, f->nsegs == 1 ? "" : "s", f->mmaps,
+		       cmd_esc(f->path), f->nsegs, f->nsegs == 1 ? "" : "s", f->mmaps,
 		       f->mmaps == 1 ? "" : "s", f->shared, pages);
 		if (huge)
 			printf(", %" PRIu64 " 2 MiB mapping%s", f->huge_pages,
 			       f->huge_pages == 1 ? "" : "s");
 		putchar('\n');
 	} else {
-		printf("%s: not xip-ready: %s\n", f->path, f->reasons);
+		printf("%s: not xip-ready: %s\n", cmd_esc(f->path),
+		       cmd_esc(f->reasons));
 	}
 	if (opt_verbose)
 		print_segments(f);
@@ -199,7 +200,7 @@ static int align_run(const char *spec, const char **paths, int npaths,
 		scols_unref_table(r->tb);
 	} else {
 		printf("%s: %" PRIu64 " ELF file%s checked: %" PRIu64 " xip-ready, %" PRIu64 " not",
-		       spec, r->checked, r->checked == 1 ? "" : "s", r->ready,
+		       cmd_esc(spec), r->checked, r->checked == 1 ? "" : "s", r->ready,
 		       r->checked - r->ready);
 		if (!npaths)
 			printf("; %" PRIu64 " other file%s skipped", r->skipped,

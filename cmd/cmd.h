@@ -51,6 +51,38 @@ int msg_path_error(const char *path, int err);
 int exit_code_for(int err);
 
 /*
+ * @s as it may be printed: a name from an image is anybody's bytes.
+ * Backslash doubled; \a \b \t \n \v \f \r; any other control byte,
+ * byte that is not valid UTF-8, C1 control, line separator or
+ * bidirectional override as \xHH per byte.  Printable UTF-8 is kept.  The
+ * result stays valid until the fourth next call.  Messages (msg_*) are
+ * escaped as a whole: give them names unescaped.
+ */
+const char *cmd_esc(const char *s);
+/*
+ * @s for a JSON string through libsmartcols, which escapes control
+ * characters but passes other bytes as they are: bytes that are not valid
+ * UTF-8, C1 controls, line separators and bidirectional overrides become
+ * \xHH text (JSON has no escape for a byte).  NULL stays NULL; the result
+ * shares cmd_esc's buffers.
+ */
+const char *cmd_json_safe(const char *s);
+
+/*
+ * At start: descriptors 0, 1 and 2 open, on /dev/null (close-on-exec)
+ * when they were closed, so that no file we open takes their number and
+ * receives what is meant for stdout or stderr.  Exits with EXIT_RUNTIME
+ * when that cannot be done.
+ */
+void cmd_std_fds(void);
+/*
+ * An atexit handler (popt's --help calls exit): flush stdout and stderr; a
+ * failed write to stdout is a runtime failure ("write error: REASON",
+ * _exit(EXIT_RUNTIME)) except EPIPE, as util-linux's close_stdout.
+ */
+void cmd_close_stdout(void);
+
+/*
  * Option parsing for a subcommand.  cmd_parse() handles --help/--usage,
  * reports bad options (exit 2) and returns the leftover arguments, which
  * must number between @min_args and @max_args (-1: no limit).
@@ -77,6 +109,14 @@ void cmd_args_free(struct cmd_args *args);
 int cmd_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parse a size argument (K/M/G/T suffixes); usage error on failure. */
 int cmd_parse_size(const char *what, const char *text, uint64_t *bytes);
+/*
+ * Parse a count (no suffix): decimal digits only, at most @max; usage
+ * error on a sign, "0x", any other character or a larger value.  For
+ * options taken as strings: popt's own numeric arguments read "010" as
+ * octal and "0x10" as hex.
+ */
+int cmd_parse_count(const char *what, const char *text, uint64_t max,
+		    uint64_t *count);
 /* Parse --page-size: a power of two from 1K to 64K; usage error otherwise. */
 int cmd_parse_page_size(const char *text, unsigned int *page_size);
 

@@ -3,12 +3,15 @@
  * Messages, exit codes and option parsing shared by all subcommands (and
  * by the front end, so nothing here may need libsmartcols: see table.c).
  */
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 
@@ -16,13 +19,22 @@ int opt_verbose;
 int opt_quiet;
 const char *cmd_name;
 
+/*
+ * One line on stderr.  Messages name files of images, which come from
+ * whoever made the image: the whole line is escaped (cmd_esc), so that no
+ * byte of a name can end the line or reach the terminal as a control.
+ */
 static void vmsg(const char *kind, const char *fmt, va_list ap)
 {
+	char *text;
+
 	fflush(stdout);
-	fprintf(stderr, "xiptool%s%s: %s", cmd_name ? " " : "",
-		cmd_name ? cmd_name : "", kind);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	if (vasprintf(&text, fmt, ap) < 0)
+		text = NULL;
+	fprintf(stderr, "xiptool%s%s: %s%s\n", cmd_name ? " " : "",
+		cmd_name ? cmd_name : "", kind,
+		text ? cmd_esc(text) : "out of memory");
+	free(text);
 }
 
 void msg_error(const char *fmt, ...)
@@ -87,6 +99,175 @@ int msg_path_error(const char *path, int err)
 	return exit_code_for(err);
 }
 
+/* Length of the UTF-8 sequence at @p if it is valid and printable, else 0. */
+static size_t utf8_printable(const unsigned char *p)
+{
+	unsigned int c, min;
+	size_t n;
+
+	if (p[0] >= 0x20 && p[0] < 0x7f)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, c = p[0] & 0x1f, min = 0x80;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, c = p[0] & 0x0f, min = 0x800;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, c = p[0] & 0x07, min = 0x10000;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	/*
+	 * overlong forms, surrogates, beyond U+10FFFF; C1 controls, line and
+	 * paragraph separators, bidirectional overrides and isolates
+	 */
+	if (c < min || (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff ||
+	    (c >= 0x80 && c <= 0x9f) || (c >= 0x2028 && c <= 0x202e) ||
+	    (c >= 0x2066 && c <= 0x2069))
+		return 0;
+	return n;
+}
+
+/* Append the escaped form of @s to @out (room for 4 bytes per byte + 1). */
+static void escape_into(char *out, const char *s)
+{
+	static const char named[] = "abtnvfr";
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
+
+	while (*p) {
+		if (*p == '\\') {
+			*out++ = '\\';
+			*out++ = '\\';
+			p++;
+		} else if ((n = utf8_printable(p))) {
+			memcpy(out, p, n);
+			out += n;
+			p += n;
+		} else if (*p >= '\a' && *p <= '\r') {
+			*out++ = '\\';
+			*out++ = named[*p - '\a'];
+			p++;
+		} else {
+			out += sprintf(out, "\\x%02x", *p++);
+		}
+	}
+	*out = '\0';
+}
+
+/*
+ * For JSON: ASCII as it is (libsmartcols escapes controls, quotes and
+ * backslashes), printable UTF-8 as it is, every other byte as \xHH text.
+ */
+static void json_safe_into(char *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
+
+	while (*p) {
+		if (*p < 0x80)
+			*out++ = (char)*p++;
+		else if ((n = utf8_printable(p))) {
+			memcpy(out, p, n);
+			out += n;
+			p += n;
+		} else {
+			out += sprintf(out, "\\x%02x", *p++);
+		}
+	}
+	*out = '\0';
+}
+
+/* One of four buffers in turn, of at least @need bytes; NULL if none. */
+static char *ring_buffer(size_t need)
+{
+	static char *ring[4];
+	static size_t size[4];
+	static unsigned int next;
+	unsigned int i = next++ % 4;
+
+	if (size[i] < need) {
+		char *p = realloc(ring[i], need);
+
+		if (!p)
+			return NULL;
+		ring[i] = p;
+		size[i] = need;
+	}
+	return ring[i];
+}
+
+const char *cmd_esc(const char *s)
+{
+	char *buf;
+
+	if (!s)
+		return "(null)";
+	buf = ring_buffer(strlen(s) * 4 + 1);
+	if (!buf)
+		return "(out of memory)";
+	escape_into(buf, s);
+	return buf;
+}
+
+const char *cmd_json_safe(const char *s)
+{
+	char *buf;
+
+	if (!s)
+		return NULL;
+	buf = ring_buffer(strlen(s) * 4 + 1);
+	if (!buf)
+		return "(out of memory)";
+	json_safe_into(buf, s);
+	return buf;
+}
+
+void cmd_std_fds(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		/* the lowest free number: @fd, as those below it are open */
+		if (open("/dev/null", O_RDWR | O_NOCTTY | O_CLOEXEC) != fd)
+			_exit(EXIT_RUNTIME);	/* no message is sure to land */
+	}
+}
+
+/*
+ * Nonzero, with errno set (0: not known), when something written to @f
+ * was lost: flushed, then a duplicate of its descriptor closed, which
+ * reports what file systems such as NFS defer until close.
+ */
+static int flush_stream(FILE *f)
+{
+	int fd;
+
+	errno = 0;
+	if (ferror(f) || fflush(f))
+		return EOF;
+	fd = fileno(f);
+	if (fd < 0 || (fd = dup(fd)) < 0 || close(fd))
+		return errno == EBADF ? 0 : EOF;
+	return 0;
+}
+
+void cmd_close_stdout(void)
+{
+	if (flush_stream(stdout) && errno != EPIPE) {
+		if (errno)
+			msg_error("write error: %s", strerror(errno));
+		else
+			msg_error("write error");
+		_exit(EXIT_RUNTIME);
+	}
+	if (flush_stream(stderr))
+		_exit(EXIT_RUNTIME);
+}
+
 int cmd_usage_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -103,6 +284,30 @@ int cmd_parse_size(const char *what, const char *text, uint64_t *bytes)
 {
 	if (xip_parse_size(text, bytes))
 		return cmd_usage_error("%s: %s", what, xip_errmsg());
+	return EXIT_OK;
+}
+
+int cmd_parse_count(const char *what, const char *text, uint64_t max,
+		    uint64_t *count)
+{
+	unsigned long long v;
+	char *end;
+
+	if (*text == '-')
+		return cmd_usage_error("%s: invalid number '%s': negative", what,
+				       text);
+	if (!isdigit((unsigned char)*text))
+		return cmd_usage_error("%s: invalid number '%s' (expected a"
+				       " decimal number)", what, text);
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (*end)
+		return cmd_usage_error("%s: invalid number '%s' (expected a"
+				       " decimal number)", what, text);
+	if (errno || v > max)
+		return cmd_usage_error("%s: number '%s' is too large (at most"
+				       " %" PRIu64 ")", what, text, max);
+	*count = v;
 	return EXIT_OK;
 }
 

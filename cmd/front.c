@@ -106,11 +106,13 @@ int main(int argc, const char **argv)
 {
 	int i = 1;
 
+	/* closed again by exec's hand-over, as they are close-on-exec */
+	cmd_std_fds();
 	if (!called_as_xiptool(argv[0])) {
 		fprintf(stderr, "xiptool: started as '%s', not as xiptool (a"
 			" program run by 'xiptool exec' that executed"
 			" /proc/self/exe?): refusing to read its arguments as"
-			" an xiptool command\n", argv[0] ? argv[0] : "");
+			" an xiptool command\n", cmd_esc(argv[0] ? argv[0] : ""));
 		return EXIT_CANNOT_EXEC;
 	}
 
@@ -127,6 +129,7 @@ int main(int argc, const char **argv)
 		if (opt_quiet)
 			opt_verbose = 0;
 		cmd_name = "exec";
+		atexit(cmd_close_stdout);
 		return cmd_exec(argc - i, &argv[i]);
 	}
 	return run_main(argv);

@@ -2,6 +2,7 @@
 /*
  * xiptool ls: list a directory of an image (names sorted bytewise; -l
  * with mode, links, owner, size, modification time and link target).
+ * Names and link targets are printed escaped (cmd_esc).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -61,14 +62,14 @@ static int ls_long(struct xip_image *img, ext2_ino_t ino, const char *name)
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm);
 	size = EXT2_I_SIZE(&in);
 	printf("%s %3u %5u %5u %10" PRIu64 " %s %s", mode, in.i_links_count,
-	       inode_uid(in), inode_gid(in), size, when, name);
+	       inode_uid(in), inode_gid(in), size, when, cmd_esc(name));
 	if (LINUX_S_ISLNK(in.i_mode)) {
 		ret = xip_readlink(img, ino, target, sizeof(target));
 		if (ret) {
 			putchar('\n');
 			return ret;
 		}
-		printf(" -> %s", target);
+		printf(" -> %s", cmd_esc(target));
 	}
 	putchar('\n');
 	return 0;
@@ -90,12 +91,14 @@ static int ls_dir(struct xip_image *img, const char *path, ext2_ino_t dir,
 	ret = xip_dir_list(img, dir, &ents, &n);
 	if (ret)
 		return msg_path_error(path, ret);
-	qsort(ents, n, sizeof(*ents), by_name);
+	/* a damaged directory may list nothing, not even '.' */
+	if (n)
+		qsort(ents, n, sizeof(*ents), by_name);
 	for (size_t i = 0; i < n; i++) {
 		if (!all && ents[i].name[0] == '.')
 			continue;
 		if (!lng) {
-			printf("%s\n", ents[i].name);
+			printf("%s\n", cmd_esc(ents[i].name));
 			continue;
 		}
 		ret = ls_long(img, ents[i].ino, ents[i].name);
@@ -144,13 +147,9 @@ int cmd_ls(int argc, const char **argv)
 	else if (lng && (ret = ls_long(img, ino, path)))
 		rc = msg_path_error(path, ret);
 	else if (!lng)
-		printf("%s\n", path);
+		printf("%s\n", cmd_esc(path));
 	xip_image_close(img);
 out:
 	cmd_args_free(&args);
-	if (fflush(stdout) && !rc) {
-		msg_error("stdout: %s", strerror(errno));
-		rc = EXIT_RUNTIME;
-	}
 	return rc;
 }

@@ -103,6 +103,7 @@ static int kv_print_json(struct kv *kv)
 			break;
 		default:
 			scols_column_set_json_type(cl, SCOLS_JSON_STRING);
+			v = cmd_json_safe(v);
 		}
 		scols_line_set_data(ln, i, v);
 	}

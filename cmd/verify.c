@@ -80,13 +80,13 @@ static int print_json(const struct xip_check_report *rep)
 			goto out;
 		scols_line_set_data(ln, 0, f->severity == XIP_CHECK_ERROR ?
 				    "error" : "warning");
-		scols_line_set_data(ln, 1, f->object);
+		scols_line_set_data(ln, 1, cmd_json_safe(f->object));
 		snprintf(num, sizeof(num), "%" PRIu32, f->ino);
 		scols_line_set_data(ln, 2, f->ino ? num : NULL);
 		snprintf(num, sizeof(num), "%" PRIu64, f->block);
 		scols_line_set_data(ln, 3, f->block ? num : NULL);
-		scols_line_set_data(ln, 4, f->path);
-		scols_line_set_data(ln, 5, f->msg);
+		scols_line_set_data(ln, 4, cmd_json_safe(f->path));
+		scols_line_set_data(ln, 5, cmd_json_safe(f->msg));
 	}
 	ret = scols_print_table(tb);
 out:
@@ -100,13 +100,13 @@ static void print_text(const char *spec, const struct xip_check_report *rep)
 		const struct xip_finding *f = &rep->findings[i];
 
 		printf("%s%s\n", f->severity == XIP_CHECK_ERROR ? "" :
-		       "warning: ", f->msg);
+		       "warning: ", cmd_esc(f->msg));
 	}
 	if (rep->unlisted)
 		printf("(%" PRIu64 " more findings not listed)\n",
 		       rep->unlisted);
 	printf("%s: %s%" PRIu64 " problem%s, %" PRIu64 " warning%s",
-	       spec, rep->errors ? "" : "clean: ", rep->errors,
+	       cmd_esc(spec), rep->errors ? "" : "clean: ", rep->errors,
 	       rep->errors == 1 ? "" : "s", rep->warnings,
 	       rep->warnings == 1 ? "" : "s");
 	if (rep->walked)

@@ -83,7 +83,7 @@ static int cmd_help(int argc, const char **argv)
 	return run_command(c, 2, hargv);
 }
 
-int main(int argc, const char **argv)
+static int run(int argc, const char **argv)
 {
 	int help = 0, version = 0, rc, n = 0;
 	const struct command *c;
@@ -135,4 +135,11 @@ int main(int argc, const char **argv)
 	}
 	poptFreeContext(pc);
 	return rc;
+}
+
+int main(int argc, const char **argv)
+{
+	cmd_std_fds();
+	atexit(cmd_close_stdout);
+	return run(argc, argv);
 }

@@ -98,16 +98,25 @@ int xip_error_ext2(errcode_t code, const char *fmt, ...)
 			 what && what[0] ? what + 1 : "");
 }
 
+static int bad_size(const char *text)
+{
+	return xip_error(-EINVAL, "invalid size '%s' (expected a decimal number"
+			 " with an optional K, M, G or T suffix)", text);
+}
+
 int xip_parse_size(const char *text, uint64_t *bytes)
 {
 	unsigned long long v;
 	unsigned int shift = 0;
 	char *end;
 
+	if (text && *text == '-')
+		return xip_error(-EINVAL, "invalid size '%s': negative", text);
 	if (!text || !*text || !isdigit((unsigned char)*text))
-		return xip_error(-EINVAL, "invalid size '%s'", text ? text : "");
+		return bad_size(text ? text : "");
+	/* base 10: a leading zero is not octal, "0x" not hex */
 	errno = 0;
-	v = strtoull(text, &end, 0);
+	v = strtoull(text, &end, 10);
 	if (errno)
 		return xip_error(-ERANGE, "size '%s' is too large", text);
 	switch (toupper((unsigned char)*end)) {
@@ -126,7 +135,7 @@ int xip_parse_size(const char *text, uint64_t *bytes)
 		shift = 40;
 		break;
 	default:
-		return xip_error(-EINVAL, "invalid size '%s'", text);
+		return bad_size(text);
 	}
 	if (*end) {
 		end++;
@@ -136,7 +145,7 @@ int xip_parse_size(const char *text, uint64_t *bytes)
 		if (*end == 'B' || *end == 'b')
 			end++;
 		if (*end)
-			return xip_error(-EINVAL, "invalid size '%s'", text);
+			return bad_size(text);
 	}
 	if (shift && v > (UINT64_MAX >> shift))
 		return xip_error(-ERANGE, "size '%s' is too large", text);

@@ -520,6 +520,12 @@ static int check_noexec(int fd, const char *what)
 	return 0;
 }
 
+static int not_regular(const char *path)
+{
+	return xip_error(-EACCES, "interpreter %s: not a regular file on the"
+			 " host", path);
+}
+
 static int open_on_host(struct xip_exec *ex, struct exec_file *f,
 			const char *path)
 {
@@ -529,14 +535,25 @@ static int open_on_host(struct xip_exec *ex, struct exec_file *f,
 	f->name = strdup(path);
 	if (!f->name)
 		return xip_error(-ENOMEM, "out of memory");
-	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/*
+	 * Whatever PT_INTERP names is opened: a FIFO would block the open and
+	 * a terminal become ours.  Refuse what is no regular file before
+	 * opening it, and check again what was opened.  Symbolic links are
+	 * followed, as execve follows them (/lib64/ld-linux-x86-64.so.2 is
+	 * one).
+	 */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return not_regular(path);
+	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (f->fd < 0)
 		return xip_error(-errno, "interpreter %s: %s on the host",
 				 path, strerror(errno));
 	f->own_fd = true;
 	if (fstat(f->fd, &st) < 0)
 		return xip_error(-errno, "%s: %s", path, strerror(errno));
-	if (!S_ISREG(st.st_mode) || !(st.st_mode & 0111))
+	if (!S_ISREG(st.st_mode))
+		return not_regular(path);
+	if (!(st.st_mode & 0111))
 		return xip_error(-EACCES, "interpreter %s: not an executable"
 				 " file", path);
 	ret = check_noexec(f->fd, path);

@@ -950,7 +950,11 @@ void xip_exec_free(struct xip_exec *ex);
 /* Small helpers (error.c)                                             */
 /* ------------------------------------------------------------------ */
 
-/* Parse "123", "4K", "2M", "1G", "1T" (binary units) into bytes. */
+/*
+ * Parse "123", "4K", "2M", "1G", "1T" (binary units; "KiB", "KB" alike)
+ * into bytes.  Decimal only: "010" is ten; a sign, a space, "0x" or any
+ * other character is -EINVAL, a value beyond 64 bits -ERANGE.
+ */
 int xip_parse_size(const char *text, uint64_t *bytes);
 long xip_host_page_size(void);
 

@@ -4,6 +4,7 @@
 # relayout checked by e2fsck -fn.
 
 load ../lib/common
+load ../lib/names
 
 : "${CC:=cc}"
 
@@ -177,4 +178,28 @@ assert files["/small"]["shared-pages"] > 0 and files["/small"]["copied-pages"] >
 	[ "$status" -eq 0 ]
 	grep -q '^/hb: xip-ready: 2 segments, 2 mmaps, .*, 1 2 MiB mapping$' <<<"$output"
 	grep -q '^  segment 0 r-x offset 0x0 vaddr 0x400000 .*: 1 mmap, .*, 1 2 MiB mapping$' <<<"$output"
+}
+
+@test "names from the image are escaped in verdicts; --json is valid and holds them" {
+	require_cmd python3
+	hostile_tree "$T/tree"
+	cp /usr/bin/true "$T/tree/$EVIL.elf"
+	mkimg "$T/img" 8M "$T/tree"
+	run xiptool align-check "$T/img"
+	[ "${#lines[@]}" -eq 2 ]
+	[[ ${lines[0]} == "/$EVIL_ESC.elf: "*"xip-ready"* ]]
+	! printf '%s' "$output" | LC_ALL=C grep -q '[[:cntrl:]]'
+	run xiptool align-check "$T/img" "/$EVIL.elf"
+	[[ ${lines[0]} == "/$EVIL_ESC.elf: "*"xip-ready"* ]]
+	run xiptool align-check "$T/img" "/$EVIL"
+	[ "$status" -eq 3 ]
+	[ "${lines[0]}" = "xiptool align-check: /$EVIL_ESC: not an ELF file" ]
+	xiptool align-check --json "$T/img" > "$T/out.json" || [ $? -eq 1 ]
+	python3 - "$T/out.json" "/$EVIL.elf" <<'PY'
+import json, sys
+raw = open(sys.argv[1], "rb").read()
+assert all(b >= 0x20 or b == 0x0a for b in raw), raw
+files = json.loads(raw.decode("utf-8"))["files"]
+assert [f["path"] for f in files] == [sys.argv[2]], files
+PY
 }

@@ -3,6 +3,8 @@
 
 load ../lib/common
 
+bats_require_minimum_version 1.5.0
+
 @test "--version prints the package version" {
 	run xiptool --version
 	[ "$status" -eq 0 ]
@@ -87,4 +89,107 @@ load ../lib/common
 	for c in $("$XIPTOOL" --help | sed -n '/^Commands:/,/^$/p' | awk 'NF && !/Commands:/ { print $1 }'); do
 		[[ " $output " == *" $c "* ]] || { echo "completion lacks $c: $output"; false; }
 	done
+}
+
+# A small image of one file, and a copy to compare it with.
+small_image() {
+	mkdir -p "$T/tree"
+	printf 'hello\n' > "$T/tree/f"
+	mkimg "$T/img" 8M "$T/tree"
+	cp "$T/img" "$T/orig"
+}
+
+@test "a closed stderr, stdout or stdin: no message and no data lands in the image" {
+	small_image
+	# the error message of a write, stderr closed: the image was fd 2
+	run bash -c 'printf data | "$0" write "$1" /no/such 2>&-' "$XIPTOOL" "$T/img"
+	[ "$status" -eq 3 ]
+	cmp "$T/orig" "$T/img"
+	run bash -c '"$0" truncate "$1" /no/such 0 2>&-' "$XIPTOOL" "$T/img"
+	[ "$status" -eq 3 ]
+	cmp "$T/orig" "$T/img"
+	# stdin closed: what is written is empty, not the image itself
+	run bash -c '"$0" write --create "$1" /new <&- 2>&1' "$XIPTOOL" "$T/img"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ "$(xiptool stat "$T/img" /new | sed -n 's/^Size: *//p')" = 0 ]
+	e2fsck -fn "$T/img" >/dev/null
+	# stdout closed: the listing goes nowhere, and nothing fails
+	run bash -c '"$0" ls "$1" 2>&1 >&-' "$XIPTOOL" "$T/img"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	# all three closed
+	cp "$T/orig" "$T/img"
+	run bash -c 'printf x | "$0" write "$1" /no/such <&- >&- 2>&-; echo "rc=$?"' \
+		"$XIPTOOL" "$T/img"
+	[ "$output" = rc=3 ]
+	cmp "$T/orig" "$T/img"
+}
+
+@test "a failed write to stdout is a runtime failure (exit 3, one message) for every command that prints" {
+	require_loop
+	small_image
+	local args
+	export XIPTOOL_RUNDIR=$T/run
+	xiptool attach -n "cli${T##*.}" "$T/img" >/dev/null
+	while read -r args; do
+		# shellcheck disable=SC2086
+		run bash -c '"$0" "$@" >/dev/full' "$XIPTOOL" $args
+		[ "$status" -eq 3 ] || { echo "$args: exit $status: $output"; false; }
+		[[ $output == "xiptool"*": write error"* ]] || { echo "$args: $output"; false; }
+		[ "${#lines[@]}" -eq 1 ] || { echo "$args: $output"; false; }
+	done <<-EOF2
+		--version
+		--help
+		help
+		help info
+		info $T/img
+		info --json $T/img
+		info --help
+		ls $T/img
+		ls -l $T/img /
+		stat $T/img /f
+		stat --json $T/img /f
+		verify $T/img
+		verify --json $T/img
+		align-check $T/img
+		align-check --json $T/img
+		list
+		list --json
+		read $T/img /f
+		exec --help
+	EOF2
+	xiptool detach "cli${T##*.}"
+	# a reader that went away is no error to report (EPIPE, as util-linux)
+	run bash -c 'trap "" PIPE; "$0" --help | true; echo "${PIPESTATUS[0]}"' "$XIPTOOL"
+	[ "$output" = 0 ]
+}
+
+@test "sizes and offsets are decimal with binary suffixes: 010 is ten, 0x10 and -1 are usage errors" {
+	small_image
+	[ "$(xiptool read --offset 010 "$T/img" /f 2>&1)" = "" ]
+	printf '0123456789abcdefghij' | xiptool write "$T/img" /f
+	[ "$(xiptool read --offset 010 --length 05 "$T/img" /f)" = abcde ]
+	[ "$(xiptool read --offset 08 --length 2 "$T/img" /f)" = 89 ]
+	for bad in 0x10 -1 -0 +1 ' 1' 1.5K 1KK 10Q 18446744073709551616 16777216T ''; do
+		run xiptool read --offset "$bad" "$T/img" /f
+		[ "$status" -eq 2 ] || { echo "'$bad': exit $status"; false; }
+		[[ ${lines[0]} == "xiptool read: --offset: "*"'$bad'"* ]] || { echo "$output"; false; }
+		[ "${lines[1]}" = "Try 'xiptool read --help' for more information." ]
+	done
+	run xiptool read --offset 0x10 "$T/img" /f
+	[ "${lines[0]}" = "xiptool read: --offset: invalid size '0x10' (expected a decimal number with an optional K, M, G or T suffix)" ]
+	run xiptool read --length -1 "$T/img" /f
+	[ "${lines[0]}" = "xiptool read: --length: invalid size '-1': negative" ]
+	run xiptool read --offset 99999999999999999999 "$T/img" /f
+	[ "${lines[0]}" = "xiptool read: --offset: size '99999999999999999999' is too large" ]
+	# a page size with a leading zero is decimal too (octal was invalid)
+	run xiptool verify --page-size 04096 "$T/img"
+	[ "$status" -eq 0 ]
+}
+
+@test "started under another name, the front end names it escaped" {
+	run -126 bash -c 'exec -a "$1" "$0" info x' "$XIPTOOL" $'sh\e]0;title\a\nxiptool: forged'
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == "xiptool: started as 'sh\\x1b]0;title\\a\\nxiptool: forged', not as xiptool"* ]]
 }

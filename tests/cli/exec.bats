@@ -424,3 +424,61 @@ f.write(int(sys.argv[4],0).to_bytes(int(sys.argv[3]),"little"))' "$@"
 	[ "$status" -eq 0 ]
 	[ "$output" = ok ]
 }
+
+@test "exec: an interpreter that is no regular file (a FIFO, a device) is refused at once with 126" {
+	local f=$T/p name ld=/lib64/ld-linux-x86-64.so.2 pad
+	# an interpreter path in \$T of the length of the real one
+	pad=$((${#ld} - ${#T} - 1))
+	[ "$pad" -gt 0 ] || skip "the scratch directory's path is too long"
+	name=$T/$(printf 'f%.0s' $(seq "$pad"))
+	cp "$PROBES/probe-pie" "$f"
+	python3 - "$f" "$ld" "$name" <<'PY'
+import sys
+path, old, new = sys.argv[1], sys.argv[2].encode() + b"\0", sys.argv[3].encode() + b"\0"
+data = open(path, "rb").read()
+assert len(old) == len(new) and data.count(old) == 1
+open(path, "wb").write(data.replace(old, new))
+PY
+	mkdir -p "$T/h"
+	cp "$f" "$T/h/x"
+	mkimg "$T/h.img" 8M "$T/h"
+	# opening a FIFO for reading waits for a writer: that hung
+	mkfifo "$name"
+	run timeout 20 "$XIPTOOL" exec --interp-from host "$T/h.img" /x aux
+	[ "$status" -eq 126 ]
+	[ "$output" = "xiptool exec: interpreter $name: not a regular file on the host" ]
+	run timeout 20 "$XIPTOOL" exec "$T/h.img" /x aux
+	[ "$status" -eq 126 ]
+	rm "$name"
+	ln -s /dev/zero "$name"
+	run timeout 20 "$XIPTOOL" exec --interp-from host "$T/h.img" /x aux
+	[ "$status" -eq 126 ]
+	[ "$output" = "xiptool exec: interpreter $name: not a regular file on the host" ]
+	# a FIFO in the image where the interpreter should be
+	mkdir -p "$T/i/lib64"
+	mkfifo "$T/i/lib64/ld-linux-x86-64.so.2"
+	cp "$PROBES/probe-pie" "$T/i/x"
+	mkimg "$T/i.img" 8M "$T/i"
+	for from in auto image; do
+		run timeout 20 "$XIPTOOL" exec --interp-from "$from" "$T/i.img" /x aux
+		[ "$status" -eq 126 ]
+		[ "$output" = "xiptool exec: $ld: not a regular file" ]
+	done
+}
+
+@test "exec: descriptors 0-2 closed by the caller are closed for the program, as after execve" {
+	need_busybox
+	local script='s=; for fd in 0 1 2; do if [ -e /proc/self/fd/$fd ]; then s="$s $fd:open"; else s="$s $fd:closed"; fi; done; echo "$s" >&5'
+	/bin/busybox sh -c "$script" 5>"$T/native" <&- >&- 2>&-
+	"$XIPTOOL" exec "$IMG" /bin/busybox sh -c "$script" 5>"$T/ours" <&- >&- 2>&-
+	[ "$(cat "$T/native")" = " 0:closed 1:closed 2:closed" ]
+	cmp "$T/native" "$T/ours"
+	/bin/busybox sh -c "$script" 5>"$T/native" 2>&-
+	"$XIPTOOL" exec "$IMG" /bin/busybox sh -c "$script" 5>"$T/ours" 2>&-
+	cmp "$T/native" "$T/ours"
+	# a failure with stderr closed: the message goes nowhere, the image
+	# is unchanged
+	cp "$IMG" "$T/img"
+	run -127 bash -c '"$0" exec "$1" /no/such 2>&-' "$XIPTOOL" "$T/img"
+	cmp "$IMG" "$T/img"
+}

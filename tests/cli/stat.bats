@@ -2,6 +2,7 @@
 # xiptool stat against the kernel's stat(1) and debugfs.
 
 load ../lib/common
+load ../lib/names
 
 @test "stat agrees with the kernel: mode, owner, size, sectors, times" {
 	require_loop
@@ -59,4 +60,27 @@ load ../lib/common
 	run xiptool stat "$T/img" /nope
 	[ "$status" -eq 3 ]
 	[ "$output" = "xiptool stat: /nope: No such file or directory" ]
+}
+
+@test "names from the image are escaped (text), valid UTF-8 JSON (--json)" {
+	require_cmd python3
+	hostile_tree "$T/tree"
+	ln -s "bad"$'\xff'"c1"$'\xc2\x9b'"2J" "$T/tree/l2"
+	mkimg "$T/img" 8M "$T/tree"
+	run xiptool stat "$T/img" "/$LNK"
+	[ "$status" -eq 0 ]
+	[[ $output == *'Target:      target\x1b[31mred'* ]]
+	! printf '%s' "$output" | LC_ALL=C grep -q '[[:cntrl:]]'
+	xiptool stat --json "$T/img" "/$LNK" > "$T/a.json"
+	xiptool stat --json "$T/img" /l2 > "$T/b.json"
+	python3 - "$T/a.json" "$T/b.json" <<'PY'
+import json, sys
+def load(p):
+    raw = open(p, "rb").read()
+    assert all(b >= 0x20 or b == 0x0a for b in raw), raw
+    return json.loads(raw.decode("utf-8"))["stat"][0]
+assert load(sys.argv[1])["target"] == "target\x1b[31mred"
+# bytes JSON cannot hold, and a C1 control, as \xHH text
+assert load(sys.argv[2])["target"] == "bad\\xffc1\\xc2\\x9b2J", load(sys.argv[2])
+PY
 }

@@ -3,6 +3,7 @@
 # drivers on the same images.
 
 load ../lib/common
+load ../lib/names
 
 # A source tree without ELF files (mke2fs -d never writes a file longer
 # than 12 blocks contiguously; verify counts that against ELF files only).
@@ -242,4 +243,27 @@ assert f["message"] == "inode %d (/hello.txt): link count 5, should be 2" % ino,
 	run script -qec "'$XIPTOOL' verify '$T/img'" /dev/null
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"xiptool verify: inodes"* ]]
+}
+
+@test "names from the image are escaped in findings; --json is valid and holds them" {
+	require_cmd python3
+	hostile_tree "$T/tree"
+	mkimg "$T/img" 8M "$T/tree"
+	printf 'changed\n' > "$T/tree/$EVIL"
+	printf 'changed\n' > "$T/tree/bad"$'\xff'
+	run xiptool verify --against "$T/tree" "$T/img"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 3 ]
+	[ "${lines[0]}" = '/bad\xff: size 2 in the image, 8 in the source' ]
+	[ "${lines[1]}" = "/$EVIL_ESC: size 2 in the image, 8 in the source" ]
+	! printf '%s' "$output" | LC_ALL=C grep -q '[[:cntrl:]]'
+	xiptool verify --json --against "$T/tree" "$T/img" > "$T/out.json" || [ $? -eq 1 ]
+	python3 - "$T/out.json" "/$EVIL" <<'PY'
+import json, sys
+raw = open(sys.argv[1], "rb").read()
+assert all(b >= 0x20 or b == 0x0a for b in raw), raw
+msgs = [f["message"] for f in json.loads(raw.decode("utf-8"))["findings"]]
+assert msgs == ["/bad\\xff: size 2 in the image, 8 in the source",
+                sys.argv[2] + ": size 2 in the image, 8 in the source"], msgs
+PY
 }

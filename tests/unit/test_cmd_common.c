@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The command layer's shared helpers (cmd/common.c): escaping of names for
+ * output, descriptors 0-2 and size parsing.
+ */
+#include "unit.h"
+#include "../../cmd/cmd.h"
+
+static void test_esc_plain(void **state)
+{
+	(void)state;
+	assert_string_equal(cmd_esc(""), "");
+	assert_string_equal(cmd_esc("bin/busybox"), "bin/busybox");
+	assert_string_equal(cmd_esc("a b.~-"), "a b.~-");
+	/* printable UTF-8 is kept */
+	assert_string_equal(cmd_esc("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+			    "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+}
+
+static void test_esc_controls(void **state)
+{
+	(void)state;
+	assert_string_equal(cmd_esc("a\\b"), "a\\\\b");
+	assert_string_equal(cmd_esc("evil\nxiptool: forged"),
+			    "evil\\nxiptool: forged");
+	assert_string_equal(cmd_esc("\a\b\t\n\v\f\r"),
+			    "\\a\\b\\t\\n\\v\\f\\r");
+	assert_string_equal(cmd_esc("\x1b]0;title\a"), "\\x1b]0;title\\a");
+	assert_string_equal(cmd_esc("\x01\x1f\x7f"), "\\x01\\x1f\\x7f");
+	/* the escaped form of an escape is not taken for one */
+	assert_string_equal(cmd_esc("\\x1b"), "\\\\x1b");
+}
+
+static void test_esc_bad_utf8(void **state)
+{
+	(void)state;
+	/* invalid bytes, truncated and overlong sequences, surrogates */
+	assert_string_equal(cmd_esc("\xff"), "\\xff");
+	assert_string_equal(cmd_esc("\xc3"), "\\xc3");
+	assert_string_equal(cmd_esc("\xc3x"), "\\xc3x");
+	assert_string_equal(cmd_esc("\xc0\xaf"), "\\xc0\\xaf");
+	assert_string_equal(cmd_esc("\xe0\x80\xaf"), "\\xe0\\x80\\xaf");
+	assert_string_equal(cmd_esc("\xed\xa0\x80"), "\\xed\\xa0\\x80");
+	assert_string_equal(cmd_esc("\xf4\x90\x80\x80"),
+			    "\\xf4\\x90\\x80\\x80");
+	/* C1 controls (CSI), line separator, right-to-left override */
+	assert_string_equal(cmd_esc("\xc2\x9b" "2J"), "\\xc2\\x9b2J");
+	assert_string_equal(cmd_esc("\xe2\x80\xa8"), "\\xe2\\x80\\xa8");
+	assert_string_equal(cmd_esc("\xe2\x80\xae" "txt"),
+			    "\\xe2\\x80\\xaetxt");
+}
+
+static void test_esc_ring(void **state)
+{
+	char big[5000];
+	const char *a, *b, *c, *d;
+
+	(void)state;
+	a = cmd_esc("one\n");
+	b = cmd_esc("two\t");
+	c = cmd_esc("three");
+	memset(big, '\x1b', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	d = cmd_esc(big);
+	/* four results live at once */
+	assert_string_equal(a, "one\\n");
+	assert_string_equal(b, "two\\t");
+	assert_string_equal(c, "three");
+	assert_int_equal(strlen(d), 4 * (sizeof(big) - 1));
+	assert_memory_equal(d, "\\x1b\\x1b", 8);
+	assert_string_equal(cmd_esc(NULL), "(null)");
+}
+
+static void test_json_safe(void **state)
+{
+	(void)state;
+	assert_null(cmd_json_safe(NULL));
+	/* ASCII, controls included, is libsmartcols' to escape */
+	assert_string_equal(cmd_json_safe("a\\b\n\x1b\"q\""), "a\\b\n\x1b\"q\"");
+	assert_string_equal(cmd_json_safe("caf\xc3\xa9"), "caf\xc3\xa9");
+	/* what JSON cannot hold, or a terminal would act on */
+	assert_string_equal(cmd_json_safe("bad\xff"), "bad\\xff");
+	assert_string_equal(cmd_json_safe("\x9b" "2J"), "\\x9b2J");
+	assert_string_equal(cmd_json_safe("\xc2\x9b" "2J"), "\\xc2\\x9b2J");
+	assert_string_equal(cmd_json_safe("\xe2\x80\xae"), "\\xe2\\x80\\xae");
+}
+
+static void test_std_fds(void **state)
+{
+	int saved = dup(0), fl;
+	struct stat st, null;
+
+	(void)state;
+	assert_true(saved > 2);
+	assert_int_equal(close(0), 0);
+	cmd_std_fds();
+	assert_int_equal(fstat(0, &st), 0);
+	assert_int_equal(stat("/dev/null", &null), 0);
+	assert_true(st.st_rdev == null.st_rdev && S_ISCHR(st.st_mode));
+	fl = fcntl(0, F_GETFL);
+	assert_int_equal(fl & O_ACCMODE, O_RDWR);
+	/* closed again by whatever execs next */
+	assert_true(fcntl(0, F_GETFD) & FD_CLOEXEC);
+	/* open descriptors are left alone */
+	assert_int_equal(dup2(saved, 0), 0);
+	cmd_std_fds();
+	assert_int_equal(fstat(0, &st), 0);
+	assert_false(fcntl(0, F_GETFD) & FD_CLOEXEC);
+	close(saved);
+}
+
+static void test_parse_size_decimal(void **state)
+{
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(xip_parse_size("010", &v), 0);
+	assert_int_equal(v, 10);
+	assert_int_equal(xip_parse_size("08", &v), 0);
+	assert_int_equal(v, 8);
+	assert_int_equal(xip_parse_size("0", &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(xip_parse_size("010K", &v), 0);
+	assert_int_equal(v, 10240);
+	assert_int_equal(xip_parse_size("16T", &v), 0);
+	assert_int_equal(v, 16ULL << 40);
+	assert_int_equal(xip_parse_size("18446744073709551615", &v), 0);
+	assert_int_equal(v, UINT64_MAX);
+	assert_int_equal(xip_parse_size("0x10", &v), -EINVAL);
+	assert_int_equal(xip_parse_size("-0", &v), -EINVAL);
+	assert_int_equal(xip_parse_size("-1", &v), -EINVAL);
+	assert_int_equal(xip_parse_size("+1", &v), -EINVAL);
+	assert_int_equal(xip_parse_size(" 1", &v), -EINVAL);
+	assert_int_equal(xip_parse_size("1 ", &v), -EINVAL);
+	assert_int_equal(xip_parse_size("1.5K", &v), -EINVAL);
+	assert_int_equal(xip_parse_size("1KK", &v), -EINVAL);
+	assert_int_equal(xip_parse_size("18446744073709551616", &v), -ERANGE);
+	assert_int_equal(xip_parse_size("16777216T", &v), -ERANGE);
+	assert_int_equal(xip_parse_size("16777215T", &v), 0);
+}
+
+static void test_cmd_parse_size(void **state)
+{
+	uint64_t v = 7;
+	int err = dup(2), null = open("/dev/null", O_WRONLY);
+
+	(void)state;
+	cmd_name = "test";
+	assert_int_equal(cmd_parse_size("--offset", "010", &v), EXIT_OK);
+	assert_int_equal(v, 10);
+	/* usage errors (their message to /dev/null) */
+	dup2(null, 2);
+	assert_int_equal(cmd_parse_size("--offset", "0x10", &v), EXIT_USAGE);
+	assert_int_equal(cmd_parse_size("--offset", "-1", &v), EXIT_USAGE);
+	assert_int_equal(cmd_parse_size("--offset", "99999999999999999999",
+					 &v), EXIT_USAGE);
+	dup2(err, 2);
+	close(err);
+	close(null);
+	assert_int_equal(v, 10);
+}
+
+static void test_cmd_parse_count(void **state)
+{
+	uint64_t v = 7;
+	int err = dup(2), null = open("/dev/null", O_WRONLY);
+
+	(void)state;
+	cmd_name = "test";
+	assert_int_equal(cmd_parse_count("--inodes", "010", 100, &v), EXIT_OK);
+	assert_int_equal(v, 10);
+	assert_int_equal(cmd_parse_count("--inodes", "100", 100, &v), EXIT_OK);
+	assert_int_equal(v, 100);
+	dup2(null, 2);
+	assert_int_equal(cmd_parse_count("--inodes", "101", 100, &v),
+			 EXIT_USAGE);
+	assert_int_equal(cmd_parse_count("--inodes", "0x10", 100, &v),
+			 EXIT_USAGE);
+	assert_int_equal(cmd_parse_count("--inodes", "-1", 100, &v),
+			 EXIT_USAGE);
+	assert_int_equal(cmd_parse_count("--inodes", "1K", 100, &v),
+			 EXIT_USAGE);
+	assert_int_equal(cmd_parse_count("--inodes", "", 100, &v), EXIT_USAGE);
+	assert_int_equal(cmd_parse_count("--inodes", "99999999999999999999",
+					 UINT64_MAX, &v), EXIT_USAGE);
+	dup2(err, 2);
+	close(err);
+	close(null);
+	assert_int_equal(v, 100);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_esc_plain),
+		cmocka_unit_test(test_esc_controls),
+		cmocka_unit_test(test_esc_bad_utf8),
+		cmocka_unit_test(test_esc_ring),
+		cmocka_unit_test(test_json_safe),
+		cmocka_unit_test(test_std_fds),
+		cmocka_unit_test(test_parse_size_decimal),
+		cmocka_unit_test(test_cmd_parse_size),
+		cmocka_unit_test(test_cmd_parse_count),
+	};
+
+	return cmocka_run_group_tests_name("cmd_common", tests, NULL, NULL);
+}
