@@ -1233,6 +1233,8 @@ static int build_on(struct btarget *tg, struct btree *t, struct bplan *p,
 		ret = -ENOMEM;
 		goto out;
 	}
+	if (o->test_after_scan)
+		o->test_after_scan(o->test_after_scan_arg);
 	tree_hash(t, o, &h);
 	bhash_u64(&h, ext2fs_blocks_count(w.fs->super));
 	bhash_u64(&h, w.fs->super->s_inodes_count);

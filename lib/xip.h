@@ -728,6 +728,16 @@ struct xip_build_opts {
 	bool force;			/* overwrite a non-empty image */
 	void (*progress)(const struct xip_build_progress *p, void *arg);
 	void *progress_arg;
+	/*
+	 * Test hooks, unset in normal use.  test_after_scan is called once
+	 * the tree is scanned and the output is created, before any file's
+	 * bytes are copied: the tests change the tree there.
+	 * test_named_temp makes a new image file a named temporary file
+	 * even where O_TMPFILE works.
+	 */
+	void (*test_after_scan)(void *arg);
+	void *test_after_scan_arg;
+	bool test_named_temp;
 };
 
 struct xip_build_result {
