@@ -902,19 +902,9 @@ static int copy_file(struct bwriter *w, const struct bnode *n,
 	int fd = -1, ret;
 
 	if (n->nranges) {
-		char *p = btree_path(w->t, n);
-
-		if (!p)
-			return -ENOMEM;
-		fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOATIME);
-		if (fd < 0 && errno == EPERM)
-			fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0) {
-			ret = xip_error(-errno, "%s: %s", p, strerror(errno));
-			free(p);
+		ret = btree_open_source(w->t, n, &fd);
+		if (ret)
 			return ret;
-		}
-		free(p);
 	}
 	ret = map_file(w, n, in, copy_chunk, &fd);
 	if (fd >= 0)
@@ -1292,7 +1282,7 @@ int xip_build(const char *image, const struct xip_build_opts *o,
 	unsigned int bs = o->block_size ? o->block_size :
 			  (unsigned int)xip_host_page_size();
 	struct btarget tg = { .spec = image, .fd = -1 };
-	struct btree t = { .bs = bs };
+	struct btree t = { .bs = bs, .root_fd = -1 };
 	struct stat st;
 	uint64_t fixed;
 	struct bplan p;

@@ -43,6 +43,9 @@ struct bnode {
 	struct bnode *parent;		/* first parent: source path */
 	char *name;			/* first name: source path */
 	bool from_source;		/* read from the source tree */
+	dev_t dev;			/* the source inode the scan saw */
+	ino_t ino_src;
+	struct timespec ctime_src;	/* its change time (inode reuse) */
 	bool is_lpf;
 	/* data ranges in blocks (regular files, directories, slow links) */
 	struct xip_lrange *ranges;
@@ -61,12 +64,23 @@ struct bentry {
 	struct bnode *node;
 };
 
+/* An open directory of the source, checked against the scan. */
+struct bdir {
+	const struct bnode *node;
+	int fd;
+};
+
 struct btree {
 	struct bnode *root, *lpf;
 	struct bnode **nodes;		/* unique inodes, preorder */
 	size_t nnodes, capnodes;
 	void *links;			/* (dev, ino) -> node, for hard links */
 	const char *src;
+	int root_fd;			/* the source's top, open from the scan
+					 * to the copy; -1 when none */
+	bool proc_fd;			/* /proc/self/fd reaches O_PATH fds */
+	struct bdir *dirs;		/* open source directories: a path */
+	size_t ndirs, capdirs;
 	unsigned int bs;
 	int64_t now;			/* time for created inodes */
 	bool clamp;
@@ -86,5 +100,12 @@ int btree_finish(struct btree *t, const struct xip_build_opts *o);
 void btree_free(struct btree *t);
 /* The source path of a node (malloc'ed), "(device table)" when none. */
 char *btree_path(const struct btree *t, const struct bnode *n);
+/*
+ * Open the source file of regular node @n for reading: every directory
+ * on its path is opened from the source's top with O_NOFOLLOW and, like
+ * the file, must still be the inode the scan saw (-ESTALE, "changed during
+ * the scan", otherwise).  A FIFO or device swapped in does not block.
+ */
+int btree_open_source(struct btree *t, const struct bnode *n, int *fdp);
 
 #endif
