@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +144,31 @@ static void mkfs_test_hooks(struct xip_build_opts *o)
 		o->test_after_scan_arg = (void *)cmd;
 	}
 	o->test_named_temp = named && !strcmp(named, "1");
+}
+
+/* A signal that ends mkfs first removes its half-made temporary file. */
+static void mkfs_on_signal(int sig)
+{
+	xip_build_signal_cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void mkfs_signals(bool cleanup)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct sigaction sa = { .sa_handler = cleanup ? mkfs_on_signal :
+						     SIG_DFL };
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction old;
+
+		/* leave alone what the caller ignores (nohup, background) */
+		if (sigaction(sigs[i], NULL, &old) == 0 &&
+		    old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(sigs[i], &sa, NULL);
+	}
 }
 
 struct mkfs_args {
@@ -295,7 +321,9 @@ int cmd_mkfs(int argc, const char **argv)
 		o.progress = mkfs_progress;
 		o.progress_arg = &mp;
 	}
+	mkfs_signals(true);
 	ret = xip_build(args.argv[0], &o, &res);
+	mkfs_signals(false);
 	if (mp.shown)
 		fputs("\r\033[K", stderr);
 	if (ret)

@@ -93,6 +93,43 @@ struct btree {
 	ino_t skip_ino;
 };
 
+/* The output of mkfs (buildtarget.c). */
+struct btarget {
+	const char *spec;
+	int fd;			/* the output file, device or segment */
+	int dirfd;		/* a file's directory, or -1 */
+	char *base;		/* a file's name in it */
+	char *tmpname;		/* the named temporary file, if any */
+	bool file;		/* built in a new file, then put in place */
+	bool replace;		/* ... over the existing file @old */
+	bool blockdev;		/* a block device, written in place */
+	bool named_temp;	/* no O_TMPFILE (a test hook) */
+	bool exists;		/* @dev, @ino: the existing target */
+	dev_t dev;
+	ino_t ino;
+	struct stat old;
+	bool touched;		/* target_open() began to change it */
+	uint64_t fixed;		/* fixed size (device, segment), 0: file */
+	struct xip_segment *seg;
+};
+
+/*
+ * Decide what @tg->spec is and whether it may be written, before anything
+ * is read or changed: a symlink (but root's or the caller's to a block
+ * device) and another user's file in a sticky shared directory are
+ * refused, an attached segment in use is -EBUSY, a device in use too
+ * (unless --force), a non-empty file needs --force, and a file we may
+ * not write is -EACCES.
+ */
+int target_probe(struct btarget *tg, const struct xip_build_opts *o);
+/* A private new file of @bytes (holes), or the device or segment zeroed. */
+int target_open(struct btarget *tg, uint64_t bytes);
+/* fsync the new file, give it its mode and put it in place atomically. */
+int target_commit(struct btarget *tg);
+/* Remove the temporary file, or clear the start of a device or segment. */
+void target_abort(struct btarget *tg);
+void target_close(struct btarget *tg);
+
 /* buildtree.c */
 int btree_scan(struct btree *t, const struct xip_build_opts *o);
 int btree_devtable(struct btree *t, const char *file);

@@ -757,7 +757,23 @@ struct xip_build_result {
 int xip_build(const char *image, const struct xip_build_opts *opts,
 	      struct xip_build_result *res);
 
+/*
+ * Remove the temporary file of an xip_build() in progress, if it has a
+ * name.  Async-signal-safe: for a command's SIGINT and SIGTERM handlers,
+ * which then let the signal end the process.
+ */
+void xip_build_signal_cleanup(void);
+
 /* Helpers of xip_build, public for the unit tests. */
+
+/*
+ * Split an image path into its directory ("." when none, "/" at the top)
+ * and its last name (malloc'ed both): -EISDIR when the last name is empty,
+ * "." or "..".
+ */
+int xip_build_split_target(const char *spec, char **dir, char **base);
+/* ".BASE.XXXXXXXX" (BASE cut to 200 bytes, 8 random [A-Za-z0-9]). */
+int xip_build_temp_name(const char *base, char *buf, size_t len);
 
 /* A data range of a file in blocks: [start, start + len). */
 struct xip_lrange {
