@@ -245,15 +245,17 @@ static int probe_file(struct btarget *tg, const struct stat *st,
 		close(fd);
 		return changed(tg);
 	}
+	if (st->st_size > 0 && !o->force) {
+		close(fd);
+		return xip_error(-EEXIST,
+				 "%s: exists and is not empty (use --force to overwrite it)",
+				 tg->spec);
+	}
 	if (find_segment(fd, &now, name, sizeof(name))) {
 		close(fd);
 		return probe_segment(tg, name, true);
 	}
 	close(fd);
-	if (st->st_size > 0 && !o->force)
-		return xip_error(-EEXIST,
-				 "%s: exists and is not empty (use --force to overwrite it)",
-				 tg->spec);
 	tg->file = true;
 	tg->replace = true;
 	tg->old = *st;

@@ -751,8 +751,11 @@ struct xip_build_result {
 /*
  * Create an ext2 image at @image (a new file, an existing file, a block
  * device or @NAME) holding the tree opts->source, every regular file's
- * data contiguous (split only at block group boundaries).  On failure
- * nothing is left behind: a file created here is removed.
+ * data contiguous (split only at block group boundaries).  A file is
+ * built in a private new file and renamed over @image when complete; a
+ * symlink, another user's file in a sticky shared directory and a busy
+ * segment are refused.  On failure nothing is left behind: an existing
+ * file is left as it was, the start of a device or segment is cleared.
  */
 int xip_build(const char *image, const struct xip_build_opts *opts,
 	      struct xip_build_result *res);

@@ -272,3 +272,30 @@ only_files() {
 	[ "$status" -eq 3 ]
 	[ "$output" = "xiptool mkfs: $T/shared/dev.img: is a symbolic link; refusing to write through it" ]
 }
+
+@test "mkfs -f: a segment a program runs from (xiptool exec) is refused by path and by name" {
+	require_cmd busybox
+	file -L "$(command -v busybox)" 2>/dev/null | grep -q 'statically linked' || skip "busybox is not static"
+	export XIPTOOL_RUNDIR=$T/run
+	name=mkfsx-${T##*.}
+	mkdir -p "$T/tree/bin" && cp "$(command -v busybox)" "$T/tree/bin/busybox"
+	xiptool mkfs -q -d "$T/tree" "$T/img"
+	xiptool attach -n "$name" -t sw "$T/img"
+	echo "$name" > "$T/segname"
+	path=$(sed -n 's/^path=//p' "$T/run/$name")
+	"$XIPTOOL" exec "@$name" /bin/busybox sleep 60 & holder=$!
+	for i in $(seq 100); do grep -q " $holder " /proc/locks 2>/dev/null && break; sleep 0.05; done
+	run xiptool mkfs -f "$path"
+	echo "$output"
+	# the program was not disturbed: it is still running, the segment whole
+	sleep 0.2
+	kill -0 "$holder"
+	[ "$(stat -c %s "$path")" -eq "$(stat -c %s "$T/img")" ]
+	cmp <(xiptool read "@$name" /bin/busybox) "$T/tree/bin/busybox"
+	[ "$status" -eq 3 ]
+	[[ "$output" == "xiptool mkfs: $path: busy: attached segment @$name: the segment is held by process $holder "* ]]
+	run xiptool mkfs -f "@$name"
+	[ "$status" -eq 3 ]
+	[[ "$output" == "xiptool mkfs: @$name: busy: the segment is held by process $holder "* ]]
+	kill -0 "$holder"
+}
