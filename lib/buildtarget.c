@@ -267,8 +267,8 @@ static int open_dir(struct btarget *tg, const char *dir)
 	tg->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (tg->dirfd < 0 && errno == EACCES)
 		tg->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (tg->dirfd < 0)
-		return xip_error(-errno, "%s: %s", dir, strerror(errno));
+	if (tg->dirfd < 0)	/* named as given: "x/img: No such file..." */
+		return xip_error(-errno, "%s: %s", tg->spec, strerror(errno));
 	return 0;
 }
 
@@ -284,7 +284,8 @@ int target_probe(struct btarget *tg, const struct xip_build_opts *o)
 		return probe_segment(tg, tg->spec + 1, false);
 	ret = xip_build_split_target(tg->spec, &dir, &tg->base);
 	if (ret == -EISDIR)
-		return xip_error(-ENODEV, "%s: not a regular file or block device",
+		return xip_error(-ENODEV,
+				 "%s: not a regular file or block device",
 				 tg->spec);
 	if (ret)
 		return ret;
@@ -342,7 +343,8 @@ static int temp_create(struct btarget *tg)
 		if (tg->fd >= 0)
 			return 0;
 		if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
-			return xip_error(-errno, "%s: cannot create the image: %s",
+			return xip_error(-errno,
+					 "%s: cannot create the image: %s",
 					 tg->spec, strerror(errno));
 	}
 	for (int tries = 0; tries < 100; tries++) {

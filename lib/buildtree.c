@@ -816,7 +816,8 @@ static int scan_open_subdir(int dfd, const char *path, const char *name,
 	return ret <= 0 ? changed_error(path, name) : 0;
 }
 
-/* Scan the directory open as @fd (taken over) into @dir, then its subdirectories. */
+/* Scan the directory open as @fd (taken over) into @dir, then its
+ * subdirectories. */
 static int scan_dir(struct btree *t, struct bnode *dir, int fd,
 		    const char *path, const struct xip_build_opts *o)
 {
@@ -890,6 +891,8 @@ static int dirs_reach(struct btree *t, const struct bnode *d)
 		depth++;
 	if (!p)
 		return xip_error(-EFAULT, "a directory outside the source");
+	if (!depth)
+		return 0;	/* the top: t->root_fd, keep the others open */
 	if (depth > t->capdirs) {
 		struct bdir *nd = realloc(t->dirs, depth * sizeof(*nd));
 
@@ -943,7 +946,8 @@ int btree_open_source(struct btree *t, const struct bnode *n, int *fdp)
 	ret = dirs_reach(t, n->parent);
 	if (ret)
 		return ret;
-	ret = open_checked(t->ndirs ? t->dirs[t->ndirs - 1].fd : t->root_fd,
+	ret = open_checked(n->parent == t->root || !t->ndirs ? t->root_fd :
+			   t->dirs[t->ndirs - 1].fd,
 			   n->name, O_RDONLY | O_NONBLOCK, n, fdp);
 	if (ret > 0)
 		return 0;
