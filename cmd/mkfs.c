@@ -119,7 +119,8 @@ static int parse_uuid(const char *text, struct xip_build_opts *o)
  * once the tree is scanned and the output is created, before any file's
  * bytes are copied, so that the tests can change the tree at that moment.
  * XIPTOOL_TEST_MKFS_NAMED_TEMP=1 makes a new image file a named
- * temporary file even where O_TMPFILE works.  Not for normal use.
+ * temporary file even where O_TMPFILE works.  Not for normal use (and
+ * ignored in a set-id process, like every secure_getenv variable).
  */
 static void mkfs_test_after_scan(void *arg)
 {
@@ -136,8 +137,8 @@ static void mkfs_test_after_scan(void *arg)
 
 static void mkfs_test_hooks(struct xip_build_opts *o)
 {
-	const char *cmd = getenv("XIPTOOL_TEST_MKFS_AFTER_SCAN");
-	const char *named = getenv("XIPTOOL_TEST_MKFS_NAMED_TEMP");
+	const char *cmd = secure_getenv("XIPTOOL_TEST_MKFS_AFTER_SCAN");
+	const char *named = secure_getenv("XIPTOOL_TEST_MKFS_NAMED_TEMP");
 
 	if (cmd && *cmd) {
 		o->test_after_scan = mkfs_test_after_scan;
