@@ -5,13 +5,18 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
+
+extern char **environ;
 
 static const char mkfs_usage[] = "[OPTION...] [-d DIR] IMAGE";
 
@@ -107,6 +112,64 @@ static int parse_uuid(const char *text, struct xip_build_opts *o)
 		o->uuid_mode = XIP_UUID_GIVEN;
 	}
 	return EXIT_OK;
+}
+
+/*
+ * Test hook: XIPTOOL_TEST_MKFS_AFTER_SCAN holds a shell command that runs
+ * once the tree is scanned and the output is created, before any file's
+ * bytes are copied, so that the tests can change the tree at that moment.
+ * XIPTOOL_TEST_MKFS_NAMED_TEMP=1 makes a new image file a named
+ * temporary file even where O_TMPFILE works.  Not for normal use (and
+ * ignored in a set-id process, like every secure_getenv variable).
+ */
+static void mkfs_test_after_scan(void *arg)
+{
+	char sh[] = "sh", c[] = "-c";
+	char *const argv[] = { sh, c, arg, NULL };
+	int status = -1;
+	pid_t pid;
+
+	if (posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ) ||
+	    waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		msg_error("test hook: '%s' failed", (const char *)arg);
+}
+
+static void mkfs_test_hooks(struct xip_build_opts *o)
+{
+	const char *cmd = secure_getenv("XIPTOOL_TEST_MKFS_AFTER_SCAN");
+	const char *named = secure_getenv("XIPTOOL_TEST_MKFS_NAMED_TEMP");
+
+	if (cmd && *cmd) {
+		o->test_after_scan = mkfs_test_after_scan;
+		o->test_after_scan_arg = (void *)cmd;
+	}
+	o->test_named_temp = named && !strcmp(named, "1");
+}
+
+/* A signal that ends mkfs first removes its half-made temporary file. */
+static void mkfs_on_signal(int sig)
+{
+	xip_build_signal_cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void mkfs_signals(bool cleanup)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct sigaction sa = { .sa_handler = cleanup ? mkfs_on_signal :
+						     SIG_DFL };
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction old;
+
+		/* leave alone what the caller ignores (nohup, background) */
+		if (sigaction(sigs[i], NULL, &old) == 0 &&
+		    old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(sigs[i], &sa, NULL);
+	}
 }
 
 struct mkfs_args {
@@ -254,11 +317,14 @@ int cmd_mkfs(int argc, const char **argv)
 	rc = mkfs_opts(&a, &o, &um, &gm);
 	if (rc)
 		goto out;
+	mkfs_test_hooks(&o);
 	if (!a.quiet && !opt_quiet && isatty(STDERR_FILENO)) {
 		o.progress = mkfs_progress;
 		o.progress_arg = &mp;
 	}
+	mkfs_signals(true);
 	ret = xip_build(args.argv[0], &o, &res);
+	mkfs_signals(false);
 	if (mp.shown)
 		fputs("\r\033[K", stderr);
 	if (ret)

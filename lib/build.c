@@ -538,148 +538,6 @@ out:
 	return ret;
 }
 
-/* ---- the target ------------------------------------------------------------ */
-
-struct btarget {
-	const char *spec;
-	char *path;
-	int fd;
-	bool created, regular, blockdev;
-	bool touched;		/* target_open() began to change it */
-	uint64_t fixed;		/* fixed size (device, segment), 0: file */
-	struct xip_segment *seg;
-};
-
-static int target_probe(struct btarget *tg, const struct xip_build_opts *o)
-{
-	struct stat st;
-	uint64_t bytes;
-	int ret;
-
-	tg->fd = -1;
-	if (tg->spec[0] == '@') {
-		ret = segment_open(tg->spec, XIP_SEG_WRITE, &tg->seg);
-		if (ret)
-			return ret;
-		tg->fixed = tg->seg->size;
-		return segment_lock(tg->seg, true, 5000);
-	}
-	if (stat(tg->spec, &st) < 0) {
-		if (errno != ENOENT)
-			return xip_error(-errno, "%s: %s", tg->spec,
-					 strerror(errno));
-		return 0;
-	}
-	if (S_ISREG(st.st_mode)) {
-		tg->regular = true;
-		if (st.st_size > 0 && !o->force)
-			return xip_error(-EEXIST,
-					 "%s: exists and is not empty (use --force to overwrite it)",
-					 tg->spec);
-		tg->fd = open(tg->spec, O_RDWR | O_CLOEXEC);
-		if (tg->fd < 0)
-			return xip_error(-errno, "%s: %s", tg->spec,
-					 strerror(errno));
-		return 0;
-	}
-	if (!S_ISBLK(st.st_mode))
-		return xip_error(-ENODEV,
-				 "%s: not a regular file or block device",
-				 tg->spec);
-	tg->blockdev = true;
-	tg->fd = open(tg->spec, O_RDWR | O_CLOEXEC | (o->force ? 0 : O_EXCL));
-	if (tg->fd < 0 && errno == EBUSY)
-		return xip_error(-EBUSY,
-				 "%s: device is mounted or in use (use --force to overwrite it)",
-				 tg->spec);
-	if (tg->fd < 0)
-		return xip_error(-errno, "%s: %s", tg->spec, strerror(errno));
-	if (ioctl(tg->fd, BLKGETSIZE64, &bytes) < 0)
-		return xip_error(-errno, "%s: cannot get device size: %s",
-				 tg->spec, strerror(errno));
-	tg->fixed = bytes;
-	return 0;
-}
-
-static int zero_segment(struct xip_segment *seg, uint64_t len)
-{
-	uint64_t range[2] = { 0, len };
-	void *p;
-
-	if ((seg->kind == XIP_SEG_FILE || seg->kind == XIP_SEG_SHM) &&
-	    fallocate(seg->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
-		      (off_t)len) == 0)
-		return 0;
-	if (seg->kind == XIP_SEG_BLOCKDEV &&
-	    ioctl(seg->fd, BLKZEROOUT, range) == 0)
-		return 0;
-	if (segment_range(seg, 0, len, &p))
-		return xip_error(-ERANGE, "%s: smaller than the image",
-				 seg->path);
-	memset(p, 0, len);
-	return 0;
-}
-
-/* Create or resize the target to @bytes of zeros and map it. */
-static int target_open(struct btarget *tg, uint64_t bytes)
-{
-	int ret;
-
-	tg->touched = true;
-	if (!tg->seg && !tg->regular && !tg->blockdev) {
-		tg->fd = open(tg->spec, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
-			      0666);
-		if (tg->fd < 0)
-			return xip_error(-errno, "%s: %s", tg->spec,
-					 strerror(errno));
-		tg->created = true;
-		tg->regular = true;
-	}
-	if (tg->regular && (ftruncate(tg->fd, 0) < 0 ||
-			    ftruncate(tg->fd, (off_t)bytes) < 0))
-		return xip_error(-errno, "%s: %s", tg->spec, strerror(errno));
-	if (!tg->seg) {
-		ret = segment_open_fd(tg->fd, tg->spec, XIP_SEG_WRITE,
-				      &tg->seg);
-		if (!ret)
-			ret = segment_lock(tg->seg, true, 5000);
-		if (ret)
-			return ret;
-		if (tg->regular)
-			return 0;
-	}
-	return zero_segment(tg->seg, bytes);
-}
-
-/* Leave nothing half-made behind. */
-static void target_abort(struct btarget *tg)
-{
-	void *p;
-
-	if (!tg->touched)
-		return;
-	if (tg->created) {
-		unlink(tg->spec);
-	} else if (tg->regular && tg->fd >= 0) {
-		if (ftruncate(tg->fd, 0) < 0)
-			return;
-	} else if (tg->seg && !segment_range(tg->seg, 0,
-					      tg->seg->size < 65536 ?
-					      tg->seg->size : 65536, &p)) {
-		memset(p, 0, tg->seg->size < 65536 ? tg->seg->size : 65536);
-		segment_sync(tg->seg);
-	}
-}
-
-static void target_close(struct btarget *tg)
-{
-	segment_close(tg->seg);
-	tg->seg = NULL;
-	if (tg->fd >= 0)
-		close(tg->fd);
-	tg->fd = -1;
-}
-
 /* ---- writing --------------------------------------------------------------- */
 
 struct bwriter {
@@ -902,19 +760,9 @@ static int copy_file(struct bwriter *w, const struct bnode *n,
 	int fd = -1, ret;
 
 	if (n->nranges) {
-		char *p = btree_path(w->t, n);
-
-		if (!p)
-			return -ENOMEM;
-		fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOATIME);
-		if (fd < 0 && errno == EPERM)
-			fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0) {
-			ret = xip_error(-errno, "%s: %s", p, strerror(errno));
-			free(p);
+		ret = btree_open_source(w->t, n, &fd);
+		if (ret)
 			return ret;
-		}
-		free(p);
 	}
 	ret = map_file(w, n, in, copy_chunk, &fd);
 	if (fd >= 0)
@@ -1233,6 +1081,8 @@ static int build_on(struct btarget *tg, struct btree *t, struct bplan *p,
 		ret = -ENOMEM;
 		goto out;
 	}
+	if (o->test_after_scan)
+		o->test_after_scan(o->test_after_scan_arg);
 	tree_hash(t, o, &h);
 	bhash_u64(&h, ext2fs_blocks_count(w.fs->super));
 	bhash_u64(&h, w.fs->super->s_inodes_count);
@@ -1289,9 +1139,8 @@ int xip_build(const char *image, const struct xip_build_opts *o,
 {
 	unsigned int bs = o->block_size ? o->block_size :
 			  (unsigned int)xip_host_page_size();
-	struct btarget tg = { .spec = image, .fd = -1 };
-	struct btree t = { .bs = bs };
-	struct stat st;
+	struct btarget tg = { .spec = image, .fd = -1, .dirfd = -1 };
+	struct btree t = { .bs = bs, .root_fd = -1 };
 	uint64_t fixed;
 	struct bplan p;
 	int ret;
@@ -1302,18 +1151,20 @@ int xip_build(const char *image, const struct xip_build_opts *o,
 	t.clamp = o->have_timestamp;
 	t.clamp_time = o->timestamp;
 	t.now = o->have_timestamp ? o->timestamp : (int64_t)time(NULL);
-	if (image[0] != '@' && stat(image, &st) == 0) {
-		t.skip = true;
-		t.skip_dev = st.st_dev;
-		t.skip_ino = st.st_ino;
+	/* refuse a target that must not be written before reading the tree */
+	ret = target_probe(&tg, o);
+	if (ret)
+		goto out;
+	if (tg.exists) {
+		t.skip = true;	/* the old image inside the tree */
+		t.skip_dev = tg.dev;
+		t.skip_ino = tg.ino;
 	}
 	ret = btree_scan(&t, o);
 	if (!ret && o->device_table)
 		ret = btree_devtable(&t, o->device_table);
 	if (!ret)
 		ret = btree_finish(&t, o);
-	if (!ret)
-		ret = target_probe(&tg, o);
 	if (ret)
 		goto out;
 	fixed = o->size ? o->size : tg.fixed;
@@ -1333,6 +1184,8 @@ int xip_build(const char *image, const struct xip_build_opts *o,
 	}
 	if (!ret)
 		ret = build_on(&tg, &t, &p, o, res);
+	if (!ret)
+		ret = target_commit(&tg);
 	if (ret)
 		target_abort(&tg);
 out:

@@ -43,6 +43,9 @@ struct bnode {
 	struct bnode *parent;		/* first parent: source path */
 	char *name;			/* first name: source path */
 	bool from_source;		/* read from the source tree */
+	dev_t dev;			/* the source inode the scan saw */
+	ino_t ino_src;
+	struct timespec ctime_src;	/* its change time (inode reuse) */
 	bool is_lpf;
 	/* data ranges in blocks (regular files, directories, slow links) */
 	struct xip_lrange *ranges;
@@ -61,12 +64,23 @@ struct bentry {
 	struct bnode *node;
 };
 
+/* An open directory of the source, checked against the scan. */
+struct bdir {
+	const struct bnode *node;
+	int fd;
+};
+
 struct btree {
 	struct bnode *root, *lpf;
 	struct bnode **nodes;		/* unique inodes, preorder */
 	size_t nnodes, capnodes;
 	void *links;			/* (dev, ino) -> node, for hard links */
 	const char *src;
+	int root_fd;			/* the source's top, open from the scan
+					 * to the copy; -1 when none */
+	bool proc_fd;			/* /proc/self/fd reaches O_PATH fds */
+	struct bdir *dirs;		/* open source directories: a path */
+	size_t ndirs, capdirs;
 	unsigned int bs;
 	int64_t now;			/* time for created inodes */
 	bool clamp;
@@ -79,6 +93,43 @@ struct btree {
 	ino_t skip_ino;
 };
 
+/* The output of mkfs (buildtarget.c). */
+struct btarget {
+	const char *spec;
+	int fd;			/* the output file, device or segment */
+	int dirfd;		/* a file's directory, or -1 */
+	char *base;		/* a file's name in it */
+	char *tmpname;		/* the named temporary file, if any */
+	bool file;		/* built in a new file, then put in place */
+	bool replace;		/* ... over the existing file @old */
+	bool blockdev;		/* a block device, written in place */
+	bool named_temp;	/* no O_TMPFILE (a test hook) */
+	bool exists;		/* @dev, @ino: the existing target */
+	dev_t dev;
+	ino_t ino;
+	struct stat old;
+	bool touched;		/* target_open() began to change it */
+	uint64_t fixed;		/* fixed size (device, segment), 0: file */
+	struct xip_segment *seg;
+};
+
+/*
+ * Decide what @tg->spec is and whether it may be written, before anything
+ * is read or changed: a symlink (but root's or the caller's to a block
+ * device) and another user's file in a sticky shared directory are
+ * refused, an attached segment in use is -EBUSY, a device in use too
+ * (unless --force), a non-empty file needs --force, and a file we may
+ * not write is -EACCES.
+ */
+int target_probe(struct btarget *tg, const struct xip_build_opts *o);
+/* A private new file of @bytes (holes), or the device or segment zeroed. */
+int target_open(struct btarget *tg, uint64_t bytes);
+/* fsync the new file, give it its mode and put it in place atomically. */
+int target_commit(struct btarget *tg);
+/* Remove the temporary file, or clear the start of a device or segment. */
+void target_abort(struct btarget *tg);
+void target_close(struct btarget *tg);
+
 /* buildtree.c */
 int btree_scan(struct btree *t, const struct xip_build_opts *o);
 int btree_devtable(struct btree *t, const char *file);
@@ -86,5 +137,12 @@ int btree_finish(struct btree *t, const struct xip_build_opts *o);
 void btree_free(struct btree *t);
 /* The source path of a node (malloc'ed), "(device table)" when none. */
 char *btree_path(const struct btree *t, const struct bnode *n);
+/*
+ * Open the source file of regular node @n for reading: every directory
+ * on its path is opened from the source's top with O_NOFOLLOW and, like
+ * the file, must still be the inode the scan saw (-ESTALE, "changed during
+ * the scan", otherwise).  A FIFO or device swapped in does not block.
+ */
+int btree_open_source(struct btree *t, const struct bnode *n, int *fdp);
 
 #endif

@@ -764,6 +764,16 @@ struct xip_build_opts {
 	bool force;			/* overwrite a non-empty image */
 	void (*progress)(const struct xip_build_progress *p, void *arg);
 	void *progress_arg;
+	/*
+	 * Test hooks, unset in normal use.  test_after_scan is called once
+	 * the tree is scanned and the output is created, before any file's
+	 * bytes are copied: the tests change the tree there.
+	 * test_named_temp makes a new image file a named temporary file
+	 * even where O_TMPFILE works.
+	 */
+	void (*test_after_scan)(void *arg);
+	void *test_after_scan_arg;
+	bool test_named_temp;
 };
 
 struct xip_build_result {
@@ -777,13 +787,32 @@ struct xip_build_result {
 /*
  * Create an ext2 image at @image (a new file, an existing file, a block
  * device or @NAME) holding the tree opts->source, every regular file's
- * data contiguous (split only at block group boundaries).  On failure
- * nothing is left behind: a file created here is removed.
+ * data contiguous (split only at block group boundaries).  A file is
+ * built in a private new file and renamed over @image when complete; a
+ * symlink, another user's file in a sticky shared directory and a busy
+ * segment are refused.  On failure nothing is left behind: an existing
+ * file is left as it was, the start of a device or segment is cleared.
  */
 int xip_build(const char *image, const struct xip_build_opts *opts,
 	      struct xip_build_result *res);
 
+/*
+ * Remove the temporary file of an xip_build() in progress, if it has a
+ * name.  Async-signal-safe: for a command's SIGINT and SIGTERM handlers,
+ * which then let the signal end the process.
+ */
+void xip_build_signal_cleanup(void);
+
 /* Helpers of xip_build, public for the unit tests. */
+
+/*
+ * Split an image path into its directory ("." when none, "/" at the top)
+ * and its last name (malloc'ed both): -EISDIR when the last name is empty,
+ * "." or "..".
+ */
+int xip_build_split_target(const char *spec, char **dir, char **base);
+/* ".BASE.XXXXXXXX" (BASE cut to 200 bytes, 8 random [A-Za-z0-9]). */
+int xip_build_temp_name(const char *base, char *buf, size_t len);
 
 /* A data range of a file in blocks: [start, start + len). */
 struct xip_lrange {

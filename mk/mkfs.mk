@@ -1,6 +1,6 @@
 # mkfs: files of this part of the product
 # Building images from a tree: lib/build.c, lib/buildtree.c, `xiptool mkfs`.
-libxip_a_SOURCES += lib/build.h lib/build.c lib/buildtree.c
+libxip_a_SOURCES += lib/build.h lib/build.c lib/buildtree.c lib/buildtarget.c
 xiptool_main_SOURCES += cmd/mkfs.c
 dist_man_MANS += man/xiptool-mkfs.1
 EXTRA_DIST += tests/gentree.py tests/lib/treelist.py tests/lib/contig.py
@@ -11,6 +11,6 @@ tests_unit_test_build_SOURCES = tests/unit/test_build.c tests/unit/unit.h
 tests_unit_test_build_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_build_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/test_build
-TESTS += tests/cli/mkfs.bats
-EXTRA_DIST += tests/cli/mkfs.bats
+TESTS += tests/cli/mkfs.bats tests/cli/mkfs-hostile.bats
+EXTRA_DIST += tests/cli/mkfs.bats tests/cli/mkfs-hostile.bats
 endif

@@ -248,6 +248,152 @@ static void test_build_empty(void **state)
 	assert_int_equal(xip_build(img, &o, NULL), 0);
 }
 
+static void test_split_target(void **state)
+{
+	static const struct {
+		const char *spec, *dir, *base;
+	} ok[] = {
+		{ "a/b/c.img", "a/b", "c.img" },
+		{ "c.img", ".", "c.img" },
+		{ "/c.img", "/", "c.img" },
+		{ "./.c", ".", ".c" },
+	};
+	static const char *const bad[] = { "dir/", ".", "..", "a/..", "/", "" };
+	char *dir, *base;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		assert_int_equal(xip_build_split_target(ok[i].spec, &dir,
+							&base), 0);
+		assert_string_equal(dir, ok[i].dir);
+		assert_string_equal(base, ok[i].base);
+		free(dir);
+		free(base);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(xip_build_split_target(bad[i], &dir, &base),
+				 -EISDIR);
+		assert_null(dir);
+		assert_null(base);
+	}
+}
+
+static void test_temp_name(void **state)
+{
+	char a[256], b[256], longname[301], small[12];
+
+	assert_int_equal(xip_build_temp_name("x.img", a, sizeof(a)), 0);
+	assert_int_equal(xip_build_temp_name("x.img", b, sizeof(b)), 0);
+	assert_int_equal(strlen(a), strlen(".x.img.") + 8);
+	assert_memory_equal(a, ".x.img.", 7);
+	for (size_t i = 7; i < strlen(a); i++)
+		assert_non_null(strchr("abcdefghijklmnopqrstuvwxyz"
+				       "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+				       a[i]));
+	assert_string_not_equal(a, b);
+	/* a long name is cut: the result stays a valid file name */
+	memset(longname, 'n', 300);
+	longname[300] = '\0';
+	assert_int_equal(xip_build_temp_name(longname, a, sizeof(a)), 0);
+	assert_int_equal(strlen(a), 1 + 200 + 1 + 8);
+	assert_int_equal(xip_build_temp_name("x.img", small, sizeof(small)),
+			 -ENAMETOOLONG);
+}
+
+/* Count the names in @dir (without . and ..). */
+static int count_names(const char *dir)
+{
+	char cmd[600];
+	FILE *f;
+	int n = -1;
+
+	snprintf(cmd, sizeof(cmd), "ls -A '%s' | wc -l", dir);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%d", &n), 1);
+	pclose(f);
+	return n;
+}
+
+struct swap {
+	const char *file;	/* replaced by a new file of the same size */
+	const char *dir;	/* with a named temporary file in it */
+	int names;		/* names in @dir seen from the hook */
+	bool cleanup;		/* call the signal handler's cleanup */
+};
+
+static void swap_hook(void *arg)
+{
+	struct swap *s = arg;
+
+	if (s->dir)
+		s->names = count_names(s->dir);
+	if (s->cleanup)
+		xip_build_signal_cleanup();
+	if (s->file) {
+		assert_int_equal(unlink(s->file), 0);
+		unit_fill_file(s->file, 5000, 'S');
+	}
+}
+
+static void test_build_target(void **state)
+{
+	const char *src = unit_path("tsrc"), *out = unit_path("tout");
+	char img[300], link[300], file[300], old[4096], now[4096];
+	struct xip_build_opts o = { .source = src, .uuid_mode = XIP_UUID_CLEAR };
+	struct swap sw = { 0 };
+	int fd;
+
+	assert_int_equal(mkdir(src, 0755), 0);
+	assert_int_equal(mkdir(out, 0755), 0);
+	snprintf(file, sizeof(file), "%s/f", src);
+	unit_fill_file(file, 5000, 'a');
+	snprintf(img, sizeof(img), "%s/img", out);
+	snprintf(link, sizeof(link), "%s/link", out);
+	/* a symlink as the target is refused; what it points to is untouched */
+	assert_int_equal(symlink(img, link), 0);
+	assert_int_equal(xip_build(link, &o, NULL), -ELOOP);
+	assert_non_null(strstr(xip_errmsg(), "is a symbolic link"));
+	assert_int_equal(access(img, F_OK), -1);
+	assert_int_equal(unlink(link), 0);
+	/* a good image, then a failed rebuild: the old one stays */
+	assert_int_equal(xip_build(img, &o, NULL), 0);
+	fd = open(img, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, old, sizeof(old), 1024), sizeof(old));
+	close(fd);
+	o.force = true;
+	o.label = "new";
+	sw.file = file;
+	o.test_after_scan = swap_hook;
+	o.test_after_scan_arg = &sw;
+	assert_int_equal(xip_build(img, &o, NULL), -ESTALE);
+	assert_non_null(strstr(xip_errmsg(), "/f: changed during the scan"));
+	fd = open(img, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, now, sizeof(now), 1024), sizeof(now));
+	close(fd);
+	assert_memory_equal(old, now, sizeof(old));
+	assert_int_equal(count_names(out), 1);
+	/* a named temporary file, removed by the signal cleanup */
+	sw.file = NULL;
+	sw.dir = out;
+	sw.cleanup = true;
+	o.test_named_temp = true;
+	assert_int_equal(xip_build(img, &o, NULL), -ENOENT);
+	assert_int_equal(sw.names, 2);
+	assert_int_equal(count_names(out), 1);
+	/* and without trouble, the new image replaces the old */
+	sw.cleanup = false;
+	assert_int_equal(xip_build(img, &o, NULL), 0);
+	assert_int_equal(sw.names, 2);
+	assert_int_equal(count_names(out), 1);
+	fd = open(img, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, now, sizeof(now), 1024), sizeof(now));
+	close(fd);
+	assert_memory_not_equal(old, now, sizeof(old));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -259,6 +405,9 @@ int main(void)
 		cmocka_unit_test(test_devtable_parse),
 		cmocka_unit_test(test_build_errors),
 		cmocka_unit_test(test_build_empty),
+		cmocka_unit_test(test_split_target),
+		cmocka_unit_test(test_temp_name),
+		cmocka_unit_test(test_build_target),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
