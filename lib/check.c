@@ -579,7 +579,7 @@ static int chk_super(struct chk *c)
 			"superblock: the file system is marked as having errors (s_state)");
 	else if (!(sb->s_state & EXT2_VALID_FS))
 		chk_warn(c, "superblock", 0, 0,
-			 "superblock: the file system was not cleanly unmounted (s_state)");
+			 "superblock: the file system was not cleanly unmounted or a write did not finish (s_state): run e2fsck -fy before writing");
 	return 0;
 }
 

@@ -58,7 +58,8 @@ struct xip_map {
 	struct map_defer *defer;
 	size_t ndefer, defer_cap;
 	uint64_t txn_blocks;		/* blocks allocated since the commit */
-	bool in_place;			/* no copy possible (image full) */
+	bool in_place;			/* change in place if no block is free */
+	bool no_copy;			/* change in place (the image is full) */
 };
 
 int engine_get(struct xip_image *img, struct xip_engine **engp);

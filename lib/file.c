@@ -807,6 +807,19 @@ static int write_range(struct xip_map *m, uint64_t off, const uint8_t *buf,
 				prefaulted = goal + ahead;
 			}
 			ret = map_alloc(m, lblk, goal, fill, &pblk);
+			/*
+			 * Full, but the commit frees the blocks that copies
+			 * replaced: commit, then change in place from here
+			 * on, so that the last free block holds data.
+			 */
+			if (ret == -ENOSPC && !m->no_copy && !m->extents &&
+			    (m->ndefer || m->nfresh)) {
+				ret = write_commit(m, off + *done);
+				m->no_copy = true;
+				if (!ret)
+					ret = map_alloc(m, lblk, goal, fill,
+							&pblk);
+			}
 		} else {
 			fill = NULL;
 		}

@@ -879,8 +879,9 @@ int map_commit(struct xip_map *m)
  * The indirect block @blk (cache slot @cslot) is about to change: unless
  * this transaction made it, it is copied to a new block that the caller
  * links in its place, and the old one is freed after the commit.  On a
- * full image, truncate changes it in place (m->in_place): the one case
- * where a crash can leave i_blocks for e2fsck to correct.
+ * full image it is changed in place (truncate: m->in_place when no block
+ * is free; writes: m->no_copy once the image filled up): the one case
+ * where a crash can leave i_blocks for e2fsck -p to correct.
  */
 static int ind_cow(struct xip_map *m, int cslot, blk64_t blk, uint64_t lblk,
 		   blk64_t *nblk, uint32_t **ptr)
@@ -893,7 +894,7 @@ static int ind_cow(struct xip_map *m, int cslot, blk64_t blk, uint64_t lblk,
 		return ret;
 	*nblk = blk;
 	*ptr = old;
-	if (fresh_has(m, blk))
+	if (fresh_has(m, blk) || m->no_copy)
 		return 0;
 	/*
 	 * Copies go to the first free block of the group, not next to the

@@ -55,6 +55,96 @@ static void test_create_write_read(void **state)
 	fsck_clean(p);
 }
 
+/*
+ * A change below an indirect block that is already linked goes to a copy,
+ * linked by the inode write; the old block is free afterwards, and no
+ * other block was touched.
+ */
+static void test_indirect_copied(void **state)
+{
+	const char *p = unit_path("cow.img");
+	static uint8_t buf[20 * BS], back[21 * BS];
+	struct ext2_inode_large in;
+	struct xip_image *img;
+	blk64_t ind, ind2, ind3;
+	ext2_ino_t ino;
+	uint64_t f0;
+
+	(void)state;
+	unit_mke2fs(p, "16M", BS, NULL);
+	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
+	assert_int_equal(xip_create(img, "/f", 0644, &ino), 0);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 7 + 1);
+	assert_int_equal(xip_file_write(img, ino, 0, buf, sizeof(buf)),
+			 (ssize_t)sizeof(buf));
+	assert_int_equal(xip_read_inode(img, ino, &in), 0);
+	ind = in.i_block[EXT2_IND_BLOCK];
+	assert_true(ind != 0);
+	f0 = free_blocks(img);
+	/* one more block: the indirect block moves, the count grows by 1 */
+	assert_int_equal(xip_file_write(img, ino, sizeof(buf), buf, BS),
+			 (ssize_t)BS);
+	assert_int_equal(xip_read_inode(img, ino, &in), 0);
+	ind2 = in.i_block[EXT2_IND_BLOCK];
+	assert_true(ind2 != ind);
+	assert_false(ext2fs_test_block_bitmap2(img->fs->block_map, ind));
+	assert_true(ext2fs_test_block_bitmap2(img->fs->block_map, ind2));
+	assert_int_equal(f0 - free_blocks(img), 1);
+	assert_int_equal(in.i_blocks, 22 * (BS / 512));
+	/* an overwrite in place changes no block map */
+	assert_int_equal(xip_file_write(img, ino, 13 * BS, buf, BS), (ssize_t)BS);
+	assert_int_equal(xip_read_inode(img, ino, &in), 0);
+	assert_int_equal(in.i_block[EXT2_IND_BLOCK], ind2);
+	/* a truncate inside the indirect range copies it once more */
+	assert_int_equal(xip_file_truncate(img, ino, 15 * BS + 1), 0);
+	assert_int_equal(xip_read_inode(img, ino, &in), 0);
+	ind3 = in.i_block[EXT2_IND_BLOCK];
+	assert_true(ind3 != ind2);
+	assert_false(ext2fs_test_block_bitmap2(img->fs->block_map, ind2));
+	assert_int_equal(in.i_blocks, 17 * (BS / 512));
+	assert_int_equal(xip_file_read(img, ino, 0, back, sizeof(back)),
+			 15 * BS + 1);
+	memcpy(buf + 13 * BS, buf, BS);
+	assert_memory_equal(back, buf, 15 * BS + 1);
+	/* down to the direct blocks: the indirect block goes, no copy */
+	assert_int_equal(xip_file_truncate(img, ino, 5 * BS), 0);
+	assert_int_equal(xip_read_inode(img, ino, &in), 0);
+	assert_int_equal(in.i_block[EXT2_IND_BLOCK], 0);
+	assert_false(ext2fs_test_block_bitmap2(img->fs->block_map, ind3));
+	assert_int_equal(in.i_blocks, 5 * (BS / 512));
+	assert_int_equal(xip_image_close(img), 0);
+	fsck_clean(p);
+}
+
+/* Once the interrupt flag is set, a write stops before it changes anything. */
+static void test_interrupted(void **state)
+{
+	const char *p = unit_path("intr.img");
+	static uint8_t buf[8 * BS];
+	volatile sig_atomic_t flag = 0;
+	struct ext2_inode_large in;
+	struct xip_image *img;
+	ext2_ino_t ino;
+
+	(void)state;
+	unit_mke2fs(p, "16M", BS, NULL);
+	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
+	assert_int_equal(xip_create(img, "/f", 0644, &ino), 0);
+	xip_set_interrupt(&flag);
+	assert_false(xip_interrupted());
+	assert_int_equal(xip_file_write(img, ino, 0, buf, sizeof(buf)),
+			 (ssize_t)sizeof(buf));
+	flag = SIGTERM;
+	assert_true(xip_interrupted());
+	assert_int_equal(xip_file_write(img, ino, 0, buf, sizeof(buf)), -EINTR);
+	xip_set_interrupt(NULL);
+	assert_int_equal(xip_read_inode(img, ino, &in), 0);
+	assert_int_equal(EXT2_I_SIZE(&in), sizeof(buf));
+	assert_int_equal(xip_image_close(img), 0);
+	fsck_clean(p);
+}
+
 static void test_get_page_create(void **state)
 {
 	const char *p = unit_path("c.img");
@@ -190,6 +280,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_create_write_read),
+		cmocka_unit_test(test_indirect_copied),
+		cmocka_unit_test(test_interrupted),
 		cmocka_unit_test(test_get_page_create),
 		cmocka_unit_test(test_truncate_frees),
 		cmocka_unit_test(test_readonly_and_full),

@@ -35,6 +35,116 @@ static void test_open_good(void **state)
 	}
 }
 
+/* s_state of the primary superblock, read from the file itself */
+static uint16_t disk_state(const char *p)
+{
+	uint16_t st = 0;
+	FILE *f = fopen(p, "rb");
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 1024 + 58, SEEK_SET), 0);
+	assert_int_equal(fread(&st, sizeof(st), 1, f), 1);
+	fclose(f);
+	return le16toh(st);
+}
+
+static void set_disk_state(const char *p, uint16_t st)
+{
+	FILE *f = fopen(p, "r+b");
+
+	st = htole16(st);
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 1024 + 58, SEEK_SET), 0);
+	assert_int_equal(fwrite(&st, sizeof(st), 1, f), 1);
+	fclose(f);
+}
+
+static void test_writer_state(void **state)
+{
+	const char *p = unit_path("state.img");
+	struct xip_image *img, *ro;
+
+	(void)state;
+	unit_mke2fs(p, "8M", 4096, NULL);
+	assert_int_equal(disk_state(p), EXT2_VALID_FS);
+	/* open for writing: not clean on disk until the close */
+	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
+	assert_int_equal(disk_state(p), 0);
+	/* a reader sees the state as it is on disk */
+	assert_int_equal(xip_image_open(p, XIP_IMG_NOLOCK, &ro), 0);
+	assert_int_equal(ro->fs->super->s_state, 0);
+	assert_int_equal(xip_image_close(ro), 0);
+	assert_int_equal(xip_image_close(img), 0);
+	assert_int_equal(disk_state(p), EXT2_VALID_FS);
+
+	/* not clean, or errors recorded: refused, untouched */
+	set_disk_state(p, 0);
+	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), -EUCLEAN);
+	assert_null(img);
+	assert_non_null(strstr(xip_errmsg(), "e2fsck -fy"));
+	assert_int_equal(disk_state(p), 0);
+	set_disk_state(p, EXT2_VALID_FS | EXT2_ERROR_FS);
+	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), -EUCLEAN);
+	assert_non_null(strstr(xip_errmsg(), "errors"));
+	/* readers still open it */
+	assert_int_equal(xip_image_open(p, 0, &ro), 0);
+	assert_int_equal(xip_image_close(ro), 0);
+}
+
+static void test_loop_claims(void **state)
+{
+	const char *p = unit_path("claim.img");
+	struct xip_image *img;
+	char cmd[700], dev[64] = "";
+	int *fds;
+	size_t n;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	if (geteuid() != 0 || access("/dev/loop-control", F_OK)) {
+		skip();
+		return;
+	}
+	unit_mke2fs(p, "8M", 4096, NULL);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	/* no loop device: nothing to claim */
+	assert_int_equal(loop_claim_backing(fd, p, &fds, &n), 0);
+	assert_int_equal(n, 0);
+	loop_release_claims(fds, n);
+	snprintf(cmd, sizeof(cmd), "losetup -f --show '%s'", p);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(dev, sizeof(dev), f));
+	pclose(f);
+	dev[strcspn(dev, "\n")] = '\0';
+	/* bound, not mounted: claimed, and then nobody can mount it */
+	assert_int_equal(loop_claim_backing(fd, p, &fds, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(open(dev, O_RDONLY | O_EXCL), -1);
+	assert_int_equal(errno, EBUSY);
+	loop_release_claims(fds, n);
+	/* a writer holds it for as long as the image is open */
+	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
+	assert_int_equal(img->nclaims, 1);
+	assert_int_equal(xip_image_close(img), 0);
+	/* held by someone else (as a mount holds it): refused, named */
+	{
+		int hold = open(dev, O_RDONLY | O_EXCL);
+
+		assert_true(hold >= 0);
+		assert_int_equal(loop_claim_backing(fd, p, &fds, &n), -EBUSY);
+		assert_non_null(strstr(xip_errmsg(), dev));
+		assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), -EBUSY);
+		assert_int_equal(disk_state(p), EXT2_VALID_FS);
+		close(hold);
+	}
+	snprintf(cmd, sizeof(cmd), "losetup -d %s", dev);
+	assert_int_equal(system(cmd), 0);
+	close(fd);
+}
+
 static void test_not_xip(void **state)
 {
 	const char *p = unit_path("k1.img");
@@ -200,6 +310,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_open_good),
+		cmocka_unit_test(test_writer_state),
+		cmocka_unit_test(test_loop_claims),
 		cmocka_unit_test(test_not_xip),
 		cmocka_unit_test(test_damaged_superblock),
 		cmocka_unit_test(test_damaged_descriptors),
