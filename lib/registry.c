@@ -679,7 +679,6 @@ int registry_clean(const struct xip_seg_entry *e)
 {
 	struct xip_seg_entry *cur = malloc(sizeof(*cur));
 	enum xip_entry_state state;
-	char why[512];
 	struct stat st;
 	int ret;
 
@@ -704,7 +703,9 @@ int registry_clean(const struct xip_seg_entry *e)
 		ret = xip_error(-errno, "%s: %s", cur->path, strerror(errno));
 		goto out;
 	}
-	if (registry_loop_serves(cur) && loop_busy(cur->loop, why, sizeof(why)) == 0)
+	/* still bound to the recorded file: released, at its last close when
+	 * mounted, as detach --force does */
+	if (registry_loop_serves(cur))
 		loop_detach(cur->loop);
 	ret = registry_remove(cur->name);
 	if (!ret) {

@@ -228,10 +228,15 @@ int registry_read(const char *name, struct xip_seg_entry *e,
  * Under the lock, read the record of @e->name again and, when it still
  * is the same stale record, remove it: a segment file only when it is
  * the one recorded (an abandoned attach), a loop device only when it
- * still serves the recorded file and nobody uses it.  1 when removed.
+ * still serves the recorded file (at its last close when in use).
+ * 1 when removed.
  */
 int registry_clean(const struct xip_seg_entry *e);
-/* Read one live record; -ENOENT when missing or stale (then removed). */
+/*
+ * Read one live record: -ENOENT when missing or its file is gone (then
+ * removed), -ESTALE when another file is in its place, -EBUSY while it
+ * is being attached.
+ */
 int registry_get(const char *name, struct xip_seg_entry *e);
 int registry_remove(const char *name);
 /* All live records sorted by name, stale ones removed; free() the array. */
