@@ -17,7 +17,7 @@
 /* ---- attach -------------------------------------------------------------- */
 
 static const char attach_usage[] =
-	"[-n NAME] [-t TYPE] [--loop] [--file PATH] [--hugepages] [--size SIZE] [IMAGE]";
+	"[-n NAME] [-t TYPE] [--loop] [--file PATH] [--hugepages] [--size SIZE] [--raw] [IMAGE]";
 
 static int attach_check_args(const struct xip_attach_opts *o)
 {
@@ -36,6 +36,8 @@ static int attach_check_args(const struct xip_attach_opts *o)
 		return cmd_usage_error("type %s needs --name", t);
 	if (nodata && o->file)
 		return cmd_usage_error("--file needs an image");
+	if (nodata && o->raw)
+		return cmd_usage_error("--raw needs an image");
 	return EXIT_OK;
 }
 
@@ -44,7 +46,7 @@ int cmd_attach(int argc, const char **argv)
 	struct xip_attach_opts o = { 0 };
 	struct xip_seg_entry *e;
 	char *name = NULL, *type = NULL, *size = NULL, *file = NULL;
-	int loop = 0, huge = 0, rc, ret;
+	int loop = 0, huge = 0, raw = 0, rc, ret;
 	struct cmd_args args;
 	const struct poptOption options[] = {
 		{ "name", 'n', POPT_ARG_STRING, &name, 0,
@@ -60,8 +62,10 @@ int cmd_attach(int argc, const char **argv)
 		{ "hugepages", 'H', POPT_ARG_NONE, &huge, 0,
 		  "back the segment by huge pages (hugetlbfs)", NULL },
 		{ "size", 's', POPT_ARG_STRING, &size, 0,
-		  "segment size (sn, en; at least the image otherwise)",
+		  "segment size (sn, en; at least the image otherwise), a hard limit",
 		  "SIZE" },
+		{ "raw", 'r', POPT_ARG_NONE, &raw, 0,
+		  "attach any bytes, not only an ext2 image", NULL },
 		CMD_HELP_OPTIONS,
 		POPT_TABLEEND
 	};
@@ -74,6 +78,7 @@ int cmd_attach(int argc, const char **argv)
 	o.loop = loop;
 	o.hugepages = huge;
 	o.file = file;
+	o.raw = raw;
 	if (type && segment_type_parse(type, &o.type))
 		rc = cmd_usage_error("--type: %s", xip_errmsg());
 	if (!rc && size)

@@ -5,6 +5,14 @@
  * device; and their release and saving.  This is the user-space
  * counterpart of the s390 DCSS segments exposed by dcssblk: SR, ER and SC
  * there, sr and er here, refuse writes.
+ *
+ * The segment file sits in a directory every user writes to (/dev/shm):
+ * it is created O_EXCL|O_NOFOLLOW under a name no other user's segment
+ * can have, with its image's owner and permissions, and its identity
+ * (device, inode, owner) is recorded; every later use checks it.  An
+ * attach claims its name in the registry (a record "attaching", the file
+ * locked) before the long work, and records the segment as attached only
+ * when it is whole.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,10 +38,17 @@
 #define SHM_DIR		"/dev/shm"
 #define CHUNK		(1u << 20)	/* bytes per read() or inflate() */
 #define SAVE_LOCK_MS	5000
+#define EXT2_MAGIC_OFF	1080		/* s_magic of the superblock */
+#define GZIP_MAX_RATIO	1032		/* deflate expands at most this much */
 
 static uint64_t round_up(uint64_t v, uint64_t a)
 {
 	return (v + a - 1) / a * a;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
 }
 
 /* ---- where segments live ---------------------------------------------- */
@@ -66,23 +81,32 @@ static int hugetlbfs_dir(char *buf, size_t len)
 	return 0;
 }
 
+static int segment_dir(bool huge, char *buf, size_t len)
+{
+	const char *env = getenv("XIPTOOL_SHMDIR");
+
+	if (huge)
+		return hugetlbfs_dir(buf, len);
+	snprintf(buf, len, "%s", env && *env ? env : SHM_DIR);
+	return 0;
+}
+
+/*
+ * The segment file of @name: xiptool-NAME for root, xiptool-UID:NAME for
+ * other users.  A name never holds ':', so no two users' names meet.
+ */
 static int segment_file_path(const char *name, bool huge, char *buf,
 			     size_t len)
 {
-	const char *env = getenv("XIPTOOL_SHMDIR");
 	char dir[XIP_PATH_MAX];
-	int n, ret = 0;
+	int n, ret = segment_dir(huge, dir, sizeof(dir));
 
-	if (huge)
-		ret = hugetlbfs_dir(dir, sizeof(dir));
-	else
-		snprintf(dir, sizeof(dir), "%s", env && *env ? env : SHM_DIR);
 	if (ret)
 		return ret;
 	if (geteuid() == 0)
 		n = snprintf(buf, len, "%s/xiptool-%s", dir, name);
 	else
-		n = snprintf(buf, len, "%s/xiptool-%u-%s", dir,
+		n = snprintf(buf, len, "%s/xiptool-%u:%s", dir,
 			     (unsigned int)geteuid(), name);
 	if (n < 0 || (size_t)n >= len)
 		return xip_error(-ENAMETOOLONG, "%s: name too long", dir);
@@ -94,40 +118,48 @@ static int segment_file_path(const char *name, bool huge, char *buf,
 struct source {
 	const char *path;
 	int fd;
+	struct stat st;		/* its owner and mode go to the segment */
 	uint64_t size;		/* bytes of the file */
 	bool gz;
 	uint64_t hint;		/* gzip: the trailer's size (mod 2^32) */
 };
 
+static int source_open_attached(struct source *s, const char *name)
+{
+	struct xip_seg_entry *e = malloc(sizeof(*e));
+
+	if (!e)
+		return xip_error(-ENOMEM, "out of memory");
+	s->fd = registry_open(name, O_RDONLY, e);
+	free(e);
+	return s->fd < 0 ? s->fd : 0;
+}
+
 static int source_open(struct source *s, const char *path)
 {
 	unsigned char magic[2] = { 0, 0 }, trailer[4];
-	enum xip_seg_type type;
-	char *segpath = NULL;
-	struct stat st;
 	int ret;
 
 	s->path = path;
 	if (path[0] == '@') {
 		/* another segment: a copy of it (sr to sw, say) */
-		ret = registry_resolve(path + 1, &segpath, &type);
+		ret = source_open_attached(s, path + 1);
 		if (ret)
 			return ret;
-		s->fd = open(segpath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		free(segpath);
 	} else {
-		s->fd = open(path, O_RDONLY | O_CLOEXEC);
+		s->fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	}
 	if (s->fd < 0)
 		return xip_error(-errno, "%s: %s", path, strerror(errno));
-	if (fstat(s->fd, &st) < 0)
+	if (fstat(s->fd, &s->st) < 0)
 		return xip_error(-errno, "%s: %s", path, strerror(errno));
-	if (S_ISREG(st.st_mode))
-		s->size = (uint64_t)st.st_size;
-	else if (!S_ISBLK(st.st_mode) ||
+	if (S_ISREG(s->st.st_mode))
+		s->size = (uint64_t)s->st.st_size;
+	else if (!S_ISBLK(s->st.st_mode) ||
 		 ioctl(s->fd, BLKGETSIZE64, &s->size) < 0)
 		return xip_error(-EINVAL,
 				 "%s: not a regular file or block device", path);
+	fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) & ~O_NONBLOCK);
 	if (s->size == 0)
 		return xip_error(-EINVAL, "%s: empty (size 0)", path);
 	if (pread(s->fd, magic, 2, 0) == 2 && magic[0] == 0x1f &&
@@ -150,6 +182,7 @@ struct segfile {
 	bool huge;		/* on hugetlbfs: fill through the mapping */
 	uint64_t cap;		/* bytes of the file and the mapping */
 	uint8_t *map;
+	bool created;		/* by this attach: removed when it fails */
 };
 
 static int segfile_resize(struct segfile *sf, uint64_t bytes)
@@ -192,20 +225,59 @@ static int segfile_create(struct segfile *sf, const char *path)
 
 	sf->path = path;
 	sf->align = (uint64_t)xip_host_page_size();
-	sf->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		      0600);
+	sf->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY |
+		      O_CLOEXEC, 0600);
 	if (sf->fd < 0 && errno == EEXIST)
 		return xip_error(-EEXIST,
 				 "%s: segment file exists (attached through another registry, or left over)",
 				 path);
 	if (sf->fd < 0)
 		return xip_error(-errno, "%s: %s", path, strerror(errno));
+	sf->created = true;
 	if (fstatfs(sf->fd, &sfs) == 0 && sfs.f_type == HUGETLBFS_MAGIC) {
 		sf->huge = true;
 		if ((uint64_t)sfs.f_bsize > sf->align)
 			sf->align = (uint64_t)sfs.f_bsize;
 	}
 	return 0;
+}
+
+/*
+ * A segment is no more readable than its image: the image's owner, group
+ * and permission bits, without write bits for read-only types (with the
+ * owner's write bit for writable ones); set-id bits never.  A caller who
+ * cannot give the file away keeps it, with the image's bits for others,
+ * its group's only when the group could be kept too.  No image: 0600.
+ */
+static int segfile_own(struct segfile *sf, const struct source *src,
+		       enum xip_seg_type type)
+{
+	mode_t mode = 0600;
+
+	if (src && src->fd >= 0) {
+		mode = src->st.st_mode & 0777;
+		if (fchown(sf->fd, src->st.st_uid, src->st.st_gid) < 0) {
+			mode = (mode & 0007) | 0400;
+			if (fchown(sf->fd, (uid_t)-1, src->st.st_gid) == 0)
+				mode |= src->st.st_mode & 0070;
+		}
+		mode = segment_type_writable(type) ? mode | 0200 :
+						     mode & ~0222;
+	}
+	if (fchmod(sf->fd, mode) < 0)
+		return xip_error(-errno, "%s: %s", sf->path, strerror(errno));
+	return 0;
+}
+
+/* Bytes free in the file system of the segment: UINT64_MAX when it sets
+ * no limit (a tmpfs of size 0, a hugetlbfs without size=). */
+static uint64_t segdir_free(const char *dir)
+{
+	struct statfs sfs;
+
+	if (statfs(dir, &sfs) < 0 || sfs.f_blocks == 0)
+		return UINT64_MAX;
+	return (uint64_t)sfs.f_bavail * (uint64_t)sfs.f_bsize;
 }
 
 /* Copy a plain image: read() straight into the mapping (hugetlbfs files
@@ -335,7 +407,28 @@ struct inflater {
 	unsigned char *in;
 	uint64_t in_off;	/* bytes of the source consumed into @in */
 	bool eof;
+	bool done;		/* the last member ended */
 };
+
+static int inflater_init(struct inflater *z, struct source *src)
+{
+	memset(z, 0, sizeof(*z));
+	z->in = malloc(CHUNK);
+	if (!z->in)
+		return xip_error(-ENOMEM, "out of memory");
+	if (inflateInit2(&z->zs, 16 + MAX_WBITS) != Z_OK) {
+		free(z->in);
+		return xip_error(-ENOMEM, "%s: zlib: cannot initialise",
+				 src->path);
+	}
+	return 0;
+}
+
+static void inflater_end(struct inflater *z)
+{
+	inflateEnd(&z->zs);
+	free(z->in);
+}
 
 static int inflate_refill(struct inflater *z, struct source *src)
 {
@@ -362,30 +455,27 @@ static bool inflate_next_member(struct inflater *z, struct source *src)
 	return inflateReset(&z->zs) == Z_OK;
 }
 
-static int inflate_all(struct inflater *z, struct segfile *sf,
-		       struct source *src, uint64_t *out)
+/*
+ * Decompress into @buf until it is full or the last member ends (then
+ * z->done); *got is the bytes written.  Never more than @len.
+ */
+static int inflate_into(struct inflater *z, struct source *src, uint8_t *buf,
+			uint64_t len, uint64_t *got)
 {
+	uint64_t out = 0;
 	int zr, ret;
 
-	for (;;) {
+	while (out < len && !z->done) {
 		ret = inflate_refill(z, src);
 		if (ret)
 			return ret;
-		if (*out == sf->cap) {
-			ret = segfile_resize(sf, sf->cap * 2);
-			if (!ret)
-				ret = segfile_map(sf);
-			if (ret)
-				return ret;
-		}
-		z->zs.next_out = sf->map + *out;
-		z->zs.avail_out = sf->cap - *out < CHUNK ? (uInt)(sf->cap - *out) :
-			CHUNK;
+		z->zs.next_out = buf + out;
+		z->zs.avail_out = (uInt)min_u64(len - out, CHUNK);
 		zr = inflate(&z->zs, Z_NO_FLUSH);
-		*out = (uint64_t)(z->zs.next_out - sf->map);
+		out = (uint64_t)(z->zs.next_out - buf);
+		*got = out;
 		if (zr == Z_STREAM_END) {
-			if (!inflate_next_member(z, src))
-				return 0;
+			z->done = !inflate_next_member(z, src);
 			continue;
 		}
 		if (zr == Z_BUF_ERROR && z->eof)
@@ -396,28 +486,118 @@ static int inflate_all(struct inflater *z, struct segfile *sf,
 					 src->path, z->zs.msg ? z->zs.msg :
 					 zError(zr));
 	}
+	*got = out;
+	return 0;
 }
 
-/* Decompress straight into the mapped segment, growing it as needed. */
-static int fill_gzip(struct segfile *sf, struct source *src, uint64_t *out)
+/* The most a segment may hold, and how to say it was passed. */
+struct limit {
+	uint64_t bytes;
+	const char *dir;	/* the segment's directory */
+	uint64_t free;		/* bytes free there */
+	bool given;		/* --size */
+};
+
+static int limit_exceeded(const struct limit *lim, const struct source *src)
+{
+	if (lim->given)
+		return xip_error(-EFBIG,
+				 "%s: decompresses to more than --size (%" PRIu64 " bytes)",
+				 src->path, lim->bytes);
+	if (lim->bytes == lim->free)
+		return xip_error(-ENOSPC,
+				 "%s: decompresses to more than the free memory of %s (%" PRIu64 " bytes)",
+				 src->path, lim->dir, lim->bytes);
+	return xip_error(-EFBIG,
+			 "%s: decompresses to more than %" PRIu64 " bytes, the most without --size",
+			 src->path, lim->bytes);
+}
+
+/* The room to reserve first: what the trailer claims when deflate could
+ * have produced it, never more than the limit. */
+static uint64_t gzip_first_room(const struct source *src,
+				const struct limit *lim)
+{
+	uint64_t most = src->size > UINT64_MAX / GZIP_MAX_RATIO ? UINT64_MAX :
+			src->size * GZIP_MAX_RATIO;
+	uint64_t want = src->hint > src->size && src->hint <= most ?
+			src->hint : 4 * src->size;
+
+	if (lim->given)
+		want = lim->bytes;	/* the segment's size in any case */
+	return min_u64(want, lim->bytes);
+}
+
+/*
+ * Decompress straight into the mapped segment, growing it as needed but
+ * never past the limit: stop as soon as the data would exceed it.
+ */
+static int fill_gzip(struct segfile *sf, struct source *src,
+		     const struct limit *lim, uint64_t *out)
 {
 	struct inflater z;
-	int ret;
+	uint64_t got;
+	uint8_t extra;
+	int ret = inflater_init(&z, src);
 
-	memset(&z, 0, sizeof(z));
-	z.in = malloc(CHUNK);
-	if (!z.in)
-		return xip_error(-ENOMEM, "out of memory");
-	if (inflateInit2(&z.zs, 16 + MAX_WBITS) != Z_OK) {
-		free(z.in);
-		return xip_error(-ENOMEM, "%s: zlib: cannot initialise",
-				 src->path);
-	}
+	if (ret)
+		return ret;
 	*out = 0;
-	ret = inflate_all(&z, sf, src, out);
-	inflateEnd(&z.zs);
-	free(z.in);
+	ret = segfile_resize(sf, gzip_first_room(src, lim));
+	if (!ret)
+		ret = segfile_map(sf);
+	while (!ret) {
+		uint64_t room = min_u64(sf->cap, lim->bytes);
+
+		ret = inflate_into(&z, src, sf->map + *out, room - *out, &got);
+		*out += got;
+		if (ret || z.done)
+			break;
+		if (room == lim->bytes) {
+			/* full to the limit: one more byte is too many */
+			ret = inflate_into(&z, src, &extra, 1, &got);
+			if (!ret && got)
+				ret = limit_exceeded(lim, src);
+			break;
+		}
+		ret = segfile_resize(sf, min_u64(sf->cap * 2, lim->bytes));
+		if (!ret)
+			ret = segfile_map(sf);
+	}
+	inflater_end(&z);
 	return ret;
+}
+
+/* An ext2 superblock where it belongs, in the first decompressed bytes. */
+static int source_check_ext2(struct source *src)
+{
+	uint8_t sb[EXT2_MAGIC_OFF + 2];
+	struct inflater z;
+	uint64_t got = 0;
+	ssize_t r;
+	int ret = 0;
+
+	if (src->gz) {
+		ret = inflater_init(&z, src);
+		if (ret)
+			return ret;
+		ret = inflate_into(&z, src, sb, sizeof(sb), &got);
+		inflater_end(&z);
+		if (ret)
+			return ret;
+	} else {
+		r = pread(src->fd, sb, sizeof(sb), 0);
+		if (r < 0)
+			return xip_error(-errno, "%s: %s", src->path,
+					 strerror(errno));
+		got = (uint64_t)r;
+	}
+	if (got < sizeof(sb) || sb[EXT2_MAGIC_OFF] != 0x53 ||
+	    sb[EXT2_MAGIC_OFF + 1] != 0xef)
+		return xip_error(-EMEDIUMTYPE,
+				 "%s: not an ext2 image (no ext2 superblock): give --raw to attach it anyway",
+				 src->path);
+	return 0;
 }
 
 /* ---- identification ------------------------------------------------------ */
@@ -447,10 +627,12 @@ static void identify(int fd, struct xip_seg_entry *e)
 int xip_segment_refresh(struct xip_seg_entry *e)
 {
 	char label[sizeof(e->label)], uuid[sizeof(e->uuid)];
-	int fd = open(e->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct xip_seg_entry *cur;
+	enum xip_entry_state state;
+	int ret, fd = registry_open_entry(e, O_RDONLY);
 
 	if (fd < 0)
-		return xip_error(-errno, "%s: %s", e->path, strerror(errno));
+		return fd;
 	memcpy(label, e->label, sizeof(label));
 	memcpy(uuid, e->uuid, sizeof(uuid));
 	e->label[0] = e->uuid[0] = '\0';
@@ -458,106 +640,34 @@ int xip_segment_refresh(struct xip_seg_entry *e)
 	close(fd);
 	if (!strcmp(label, e->label) && !strcmp(uuid, e->uuid))
 		return 0;
-	return registry_update(e);
-}
-
-/* ---- attach -------------------------------------------------------------- */
-
-static int attach_check(const struct xip_attach_opts *o,
-			enum xip_seg_type type)
-{
-	bool nodata = type == XIP_SEGTYPE_SN || type == XIP_SEGTYPE_EN;
-
-	if (nodata && o->image)
-		return xip_error(-EINVAL,
-				 "%s: type %s holds no data: give --size, not an image",
-				 o->image, segment_type_name(type));
-	if (nodata && !o->size)
-		return xip_error(-EINVAL, "type %s needs --size",
-				 segment_type_name(type));
-	if (!nodata && !o->image)
-		return xip_error(-EINVAL, "type %s needs an image",
-				 segment_type_name(type));
-	if (nodata && !o->name)
-		return xip_error(-EINVAL, "type %s needs a name (--name)",
-				 segment_type_name(type));
-	if (nodata && o->file)
-		return xip_error(-EINVAL, "--file needs an image");
-	return 0;
-}
-
-/* Create and fill the segment file; e->size is the data size. */
-static int attach_fill(const struct xip_attach_opts *o, struct segfile *sf,
-		       struct xip_seg_entry *e)
-{
-	struct source src = { .fd = -1 };
-	uint64_t out = 0;
-	int ret = 0;
-
-	if (o->image) {
-		ret = source_open(&src, o->image);
-		e->compressed = src.gz;
+	/* record the change only in the record of this very segment */
+	cur = malloc(sizeof(*cur));
+	if (!cur)
+		return xip_error(-ENOMEM, "out of memory");
+	ret = registry_lock();
+	if (ret) {
+		free(cur);
+		return ret;
 	}
-	if (!ret)
-		ret = segfile_create(sf, e->path);
-	if (ret)
-		goto out;
-	if (!o->image) {
-		e->size = o->size;
-		ret = segfile_resize(sf, o->size);
-		goto out;
+	ret = registry_read(e->name, cur, &state, false);
+	if (!ret && state == XIP_ENTRY_LIVE && cur->seg_ino == e->seg_ino &&
+	    cur->seg_dev == e->seg_dev) {
+		memcpy(cur->label, e->label, sizeof(cur->label));
+		memcpy(cur->uuid, e->uuid, sizeof(cur->uuid));
+		ret = registry_store(cur, 0);
 	}
-	if (!src.gz && o->size && o->size < src.size) {
-		ret = xip_error(-EINVAL,
-				"%s: --size %" PRIu64 " is smaller than the image (%" PRIu64 " bytes)",
-				o->image, o->size, src.size);
-		goto out;
-	}
-	if (!src.gz && !sf->huge) {
-		ret = fill_copy(sf, &src, o->size);
-	} else {
-		ret = segfile_resize(sf, src.gz ? (src.hint > src.size ?
-						   src.hint : 4 * src.size) :
-				     src.size);
-		if (!ret)
-			ret = segfile_map(sf);
-		if (!ret)
-			ret = src.gz ? fill_gzip(sf, &src, &out) :
-			      fill_plain(sf, &src);
-	}
-	if (!src.gz)
-		out = src.size;
-	if (!ret && out == 0)
-		ret = xip_error(-EINVAL, "%s: holds no data", o->image);
-	if (!ret && o->size && o->size < out)
-		ret = xip_error(-EINVAL,
-				"%s: --size %" PRIu64 " is smaller than the image (%" PRIu64 " bytes)",
-				o->image, o->size, out);
-	e->size = out > o->size ? out : o->size;
-	if (sf->map) {
-		munmap(sf->map, (size_t)sf->cap);
-		sf->map = NULL;
-	}
-	/* trim the room gzip needed, or grow to --size (zero-filled) */
-	if (!ret && round_up(e->size, sf->align) != sf->cap) {
-		uint64_t want = round_up(e->size, sf->align);
-
-		if (want < sf->cap && ftruncate(sf->fd, (off_t)want) == 0)
-			sf->cap = want;
-		else if (want > sf->cap)
-			ret = segfile_resize(sf, want);
-	}
-out:
-	if (src.fd >= 0)
-		close(src.fd);
+	registry_unlock();
+	free(cur);
 	return ret;
 }
 
-/* --file: the byte range of a contiguous file inside the image. */
-static int file_range(const char *segpath, const char *file,
+/* --file: the byte range of a contiguous file inside the image (read
+ * through the segment's descriptor, not its name). */
+static int file_range(int fd, const char *segpath, const char *file,
 		      uint64_t *offset, uint64_t *len)
 {
 	struct ext2_inode_large inode;
+	struct xip_segment *seg;
 	struct xip_image *img;
 	struct xip_run *runs = NULL;
 	size_t nruns = 0;
@@ -565,7 +675,10 @@ static int file_range(const char *segpath, const char *file,
 	ext2_ino_t ino;
 	int ret;
 
-	ret = xip_image_open(segpath, XIP_IMG_NOLOCK, &img);
+	ret = segment_open_fd(fd, segpath, 0, &seg);
+	if (ret)
+		return ret;
+	ret = xip_image_open_segment(seg, XIP_IMG_NOLOCK, &img);
 	if (ret)
 		return ret;
 	ret = xip_lookup(img, file, 0, &ino);
@@ -598,18 +711,137 @@ out:
 	return ret;
 }
 
+/* ---- attach -------------------------------------------------------------- */
+
+static int attach_check(const struct xip_attach_opts *o,
+			enum xip_seg_type type)
+{
+	bool nodata = type == XIP_SEGTYPE_SN || type == XIP_SEGTYPE_EN;
+
+	if (nodata && o->image)
+		return xip_error(-EINVAL,
+				 "%s: type %s holds no data: give --size, not an image",
+				 o->image, segment_type_name(type));
+	if (nodata && !o->size)
+		return xip_error(-EINVAL, "type %s needs --size",
+				 segment_type_name(type));
+	if (!nodata && !o->image)
+		return xip_error(-EINVAL, "type %s needs an image",
+				 segment_type_name(type));
+	if (nodata && !o->name)
+		return xip_error(-EINVAL, "type %s needs a name (--name)",
+				 segment_type_name(type));
+	if (nodata && o->file)
+		return xip_error(-EINVAL, "--file needs an image");
+	if (nodata && o->raw)
+		return xip_error(-EINVAL, "--raw needs an image");
+	return 0;
+}
+
+static int too_big(const char *what, uint64_t need, const struct limit *lim)
+{
+	return xip_error(-ENOSPC,
+			 "%s: %" PRIu64 " bytes do not fit in %s (%" PRIu64 " bytes free)",
+			 what, need, lim->dir, lim->free);
+}
+
+/*
+ * The most the segment may hold: --size, else the smaller of
+ * XIP_ATTACH_DEFAULT_MAX and the free space of its file system.  Sizes
+ * known now are checked now, before anything is created.
+ */
+static int attach_limit(const struct xip_attach_opts *o,
+			const struct source *src, const struct xip_seg_entry *e,
+			struct limit *lim, char *dir, size_t len)
+{
+	uint64_t page = (uint64_t)xip_host_page_size(), need;
+	int ret = segment_dir(o->hugepages, dir, len);
+
+	if (ret)
+		return ret;
+	lim->dir = dir;
+	lim->free = segdir_free(dir);
+	lim->given = o->size != 0;
+	lim->bytes = o->size ? o->size :
+			       min_u64(XIP_ATTACH_DEFAULT_MAX, lim->free);
+	if (!src || src->fd < 0) {
+		need = round_up(o->size, page);
+		return need > lim->free ? too_big(e->name, need, lim) : 0;
+	}
+	if (src->gz)
+		return o->size && round_up(o->size, page) > lim->free ?
+		       too_big(src->path, round_up(o->size, page), lim) : 0;
+	if (o->size && o->size < src->size)
+		return xip_error(-EINVAL,
+				 "%s: --size %" PRIu64 " is smaller than the image (%" PRIu64 " bytes)",
+				 src->path, o->size, src->size);
+	need = round_up(src->size > o->size ? src->size : o->size, page);
+	if (need > lim->free)
+		return too_big(src->path, need, lim);
+	if (!o->size && src->size > XIP_ATTACH_DEFAULT_MAX)
+		return xip_error(-EFBIG,
+				 "%s: %" PRIu64 " bytes, more than %" PRIu64 ", the most without --size",
+				 src->path, src->size, lim->bytes);
+	return 0;
+}
+
+/* Fill the created segment file; e->size is the data size. */
+static int attach_fill(const struct xip_attach_opts *o, struct segfile *sf,
+		       struct source *src, const struct limit *lim,
+		       struct xip_seg_entry *e)
+{
+	uint64_t out = 0;
+	int ret;
+
+	if (!o->image) {
+		e->size = o->size;
+		return segfile_resize(sf, o->size);
+	}
+	if (!src->gz && !sf->huge) {
+		ret = fill_copy(sf, src, o->size);
+	} else {
+		ret = segfile_resize(sf, src->gz ? gzip_first_room(src, lim) :
+					     src->size);
+		if (!ret)
+			ret = src->gz ? fill_gzip(sf, src, lim, &out) :
+			      segfile_map(sf);
+		if (!ret && !src->gz)
+			ret = fill_plain(sf, src);
+	}
+	if (!src->gz)
+		out = src->size;
+	if (!ret && out == 0)
+		ret = xip_error(-EINVAL, "%s: holds no data", o->image);
+	e->size = out > o->size ? out : o->size;
+	if (sf->map) {
+		munmap(sf->map, (size_t)sf->cap);
+		sf->map = NULL;
+	}
+	/* trim the room gzip needed, or grow to --size (zero-filled) */
+	if (!ret && round_up(e->size, sf->align) != sf->cap) {
+		uint64_t want = round_up(e->size, sf->align);
+
+		if (want < sf->cap && ftruncate(sf->fd, (off_t)want) == 0)
+			sf->cap = want;
+		else if (want > sf->cap)
+			ret = segfile_resize(sf, want);
+	}
+	return ret;
+}
+
 static int attach_loop(const struct xip_attach_opts *o,
-		       struct xip_seg_entry *e, uint64_t cap)
+		       struct xip_seg_entry *e, struct segfile *sf)
 {
 	int flags = segment_type_writable(e->type) ? 0 : XIP_LOOP_RDONLY;
 	int ret;
 
 	if (o->file) {
-		ret = file_range(e->path, o->file, &e->offset, &e->sizelimit);
+		ret = file_range(sf->fd, e->path, o->file, &e->offset,
+				 &e->sizelimit);
 		if (ret)
 			return ret;
 		snprintf(e->file, sizeof(e->file), "%s", o->file);
-	} else if (cap != e->size) {
+	} else if (sf->cap != e->size) {
 		e->sizelimit = e->size;	/* rounded up to a huge page */
 	}
 	return loop_attach(e->path, e->offset, e->sizelimit, flags, e->loop,
@@ -645,68 +877,172 @@ static int entry_init(const struct xip_attach_opts *o, enum xip_seg_type type,
 				 sizeof(e->path));
 }
 
-/* Refuse a name in use before doing any work. */
+/* The name is free, or only held by a stale record (then removed). */
 static int name_free(const char *name)
 {
 	struct xip_seg_entry *old = malloc(sizeof(*old));
+	enum xip_entry_state state;
 	int ret;
 
 	if (!old)
 		return xip_error(-ENOMEM, "out of memory");
-	ret = registry_get(name, old);
-	free(old);
-	if (ret == 0)
-		return xip_error(-EEXIST,
-				 "%s: a segment of that name is already attached",
-				 name);
+	ret = registry_read(name, old, &state, true);
 	if (ret == -ENOENT) {
-		xip_error_clear();
-		return 0;
+		ret = 0;
+	} else if (!ret && (state == XIP_ENTRY_LIVE ||
+			    state == XIP_ENTRY_ATTACHING)) {
+		ret = xip_error(-EEXIST,
+				"%s: a segment of that name is already attached",
+				name);
+	} else if (!ret) {
+		ret = registry_clean(old);
+		ret = ret < 0 ? ret : 0;
 	}
+	free(old);
+	if (!ret)
+		xip_error_clear();
 	return ret;
+}
+
+static void record_identity(struct xip_seg_entry *e, const struct stat *st)
+{
+	e->seg_dev = (uint64_t)st->st_dev;
+	e->seg_ino = (uint64_t)st->st_ino;
+	e->seg_uid = st->st_uid;
+}
+
+/*
+ * Claim the name, under the registry lock: refuse one in use, create the
+ * segment file (O_EXCL), give it its owner and mode, lock it (the attach
+ * is running while the lock is held) and record it as "attaching".
+ */
+static int attach_claim(struct segfile *sf, const struct source *src,
+			struct xip_seg_entry *e)
+{
+	struct stat st;
+	int ret = registry_lock();
+
+	if (ret)
+		return ret;
+	ret = name_free(e->name);
+	if (!ret)
+		ret = segfile_create(sf, e->path);
+	if (!ret)
+		ret = segfile_own(sf, src, e->type);
+	if (!ret && (flock(sf->fd, LOCK_EX | LOCK_NB) < 0 ||
+		     fstat(sf->fd, &st) < 0))
+		ret = xip_error(-errno, "%s: %s", e->path, strerror(errno));
+	if (!ret) {
+		record_identity(e, &st);
+		e->attaching = true;
+		e->pid = getpid();
+		ret = registry_store(e, XIP_REG_CREATE);
+	}
+	registry_unlock();
+	return ret;
+}
+
+/* Is our claim still there?  Nobody removes it while we hold the file. */
+static int claim_held(const struct xip_seg_entry *e)
+{
+	struct xip_seg_entry *cur = malloc(sizeof(*cur));
+	enum xip_entry_state state;
+	int ret;
+
+	if (!cur)
+		return xip_error(-ENOMEM, "out of memory");
+	ret = registry_read(e->name, cur, &state, false);
+	if (!ret && (!cur->attaching || cur->seg_ino != e->seg_ino ||
+		     cur->seg_dev != e->seg_dev || state != XIP_ENTRY_ATTACHING))
+		ret = xip_error(-ESTALE,
+				"%s: the record changed while the segment was being filled",
+				e->name);
+	free(cur);
+	return ret;
+}
+
+/* Bind the loop device and record the segment as attached (locked). */
+static int attach_commit(const struct xip_attach_opts *o, struct segfile *sf,
+			 struct xip_seg_entry *e)
+{
+	int ret = registry_lock();
+
+	if (ret)
+		return ret;
+	ret = claim_held(e);
+	if (!ret && (o->loop || o->file))
+		ret = attach_loop(o, e, sf);
+	if (!ret && e->loop[0] && !registry_loop_serves(e))
+		ret = xip_error(-ESTALE,
+				"%s: the loop device does not serve the segment file",
+				e->loop);
+	if (!ret) {
+		e->attaching = false;
+		e->pid = 0;
+		ret = registry_store(e, 0);
+	}
+	registry_unlock();
+	return ret;
+}
+
+/* Take back what a failed attach made, keeping its error. */
+static void attach_undo(struct segfile *sf, struct xip_seg_entry *e)
+{
+	int saved = xip_errcode();
+	char msg[XIP_ERRMSG_MAX];
+	struct stat st, now;
+	bool locked, held;
+
+	snprintf(msg, sizeof(msg), "%s", xip_errmsg());
+	locked = registry_lock() == 0;
+	held = e->seg_ino && claim_held(e) == 0;
+	if (e->loop[0] && registry_loop_serves(e))
+		loop_detach(e->loop);
+	if (sf->created && fstat(sf->fd, &st) == 0 &&
+	    lstat(e->path, &now) == 0 && st.st_dev == now.st_dev &&
+	    st.st_ino == now.st_ino)
+		unlink(e->path);
+	if (held)
+		registry_remove(e->name);
+	if (locked)
+		registry_unlock();
+	xip_error(saved ? saved : -EIO, "%s", msg);
 }
 
 int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 {
 	enum xip_seg_type type = o->type ? o->type : XIP_SEGTYPE_SR;
 	struct segfile sf = { .fd = -1 };
-	bool recorded = false;
+	struct source src = { .fd = -1 };
+	char dir[XIP_PATH_MAX];
+	struct limit lim;
 	int ret;
 
 	ret = attach_check(o, type);
 	if (!ret)
 		ret = entry_init(o, type, e);
+	if (!ret && o->image) {
+		ret = source_open(&src, o->image);
+		e->compressed = src.gz;
+		if (!ret && !o->raw)
+			ret = source_check_ext2(&src);
+	}
 	if (!ret)
-		ret = name_free(e->name);
-	if (ret)
-		return ret;
-	ret = attach_fill(o, &sf, e);
+		ret = attach_limit(o, &src, e, &lim, dir, sizeof(dir));
+	if (!ret)
+		ret = attach_claim(&sf, &src, e);
+	if (!ret)
+		ret = attach_fill(o, &sf, &src, &lim, e);
 	if (!ret)
 		identify(sf.fd, e);
-	if (!ret && !segment_type_writable(type) &&
-	    fchmod(sf.fd, segment_type_exclusive(type) ? 0400 : 0444) < 0)
-		ret = xip_error(-errno, "%s: %s", e->path, strerror(errno));
 	if (!ret)
-		ret = registry_add(e);
-	recorded = !ret;
-	if (!ret && (o->loop || o->file))
-		ret = attach_loop(o, e, sf.cap);
-	if (!ret && e->loop[0])
-		ret = registry_update(e);
-	if (ret && sf.fd >= 0) {
-		int saved = xip_errcode();
-		char msg[XIP_ERRMSG_MAX];
-
-		snprintf(msg, sizeof(msg), "%s", xip_errmsg());
-		if (e->loop[0])
-			loop_detach(e->loop);
-		unlink(e->path);
-		if (recorded)
-			registry_remove(e->name);
-		xip_error(saved ? saved : ret, "%s", msg);
-	}
+		ret = attach_commit(o, &sf, e);
+	if (ret && (sf.created || e->seg_ino))
+		attach_undo(&sf, e);
+	if (src.fd >= 0)
+		close(src.fd);
 	if (sf.fd >= 0)
-		close(sf.fd);
+		close(sf.fd);		/* the end of the claim's lock */
 	return ret;
 }
 
@@ -764,17 +1100,18 @@ static void describe_holder(int fd, char *why, size_t len)
 }
 
 /*
- * Take the exclusive lock on the segment file: fails while a running
- * program (exec holds a shared lock) or an exclusive holder has it.
- * Returns the locked descriptor, -EBUSY with the reason, or < 0.
+ * Take the exclusive lock on the segment file, opened and checked to be
+ * the one recorded: fails while a running program (exec holds a shared
+ * lock) or an exclusive holder has it.  Returns the locked descriptor,
+ * -EBUSY with the reason, or < 0 (-ESTALE: another file in its place).
  */
 static int segment_claim(const struct xip_seg_entry *e, char *why,
 			 size_t len)
 {
-	int fd = open(e->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = registry_open_entry(e, O_RDONLY);
 
 	if (fd < 0)
-		return xip_error(-errno, "%s: %s", e->path, strerror(errno));
+		return fd;
 	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 		return fd;
 	if (errno != EWOULDBLOCK) {
@@ -841,10 +1178,15 @@ static int write_sparse(int fd, const uint8_t *data, uint64_t size,
 	return 0;
 }
 
-/* Wait for writers to finish: a shared lock on the segment file. */
+/*
+ * Wait for writers to finish: a shared lock on the segment file.  Then
+ * the segment must still be attached: a detach that came first unlinked
+ * it; one that comes later sees the lock and refuses.
+ */
 static int lock_shared(int fd, const struct xip_seg_entry *e)
 {
 	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	struct stat st;
 	char why[256];
 
 	for (int waited = 0; flock(fd, LOCK_SH | LOCK_NB) < 0; waited += 10) {
@@ -857,6 +1199,10 @@ static int lock_shared(int fd, const struct xip_seg_entry *e)
 		}
 		nanosleep(&pause, NULL);
 	}
+	if (fstat(fd, &st) == 0 && st.st_nlink == 0)
+		return xip_error(-ENOENT,
+				 "@%s: no attached segment of that name (detached)",
+				 e->name);
 	return 0;
 }
 
@@ -929,10 +1275,9 @@ static int save_entry(const struct xip_seg_entry *e, const char *dest,
 	int fd = locked, ret = 0;
 
 	if (fd < 0) {
-		fd = open(e->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		fd = registry_open_entry(e, O_RDONLY);
 		if (fd < 0)
-			return xip_error(-errno, "%s: %s", e->path,
-					 strerror(errno));
+			return fd;
 		ret = lock_shared(fd, e);
 	}
 	flush_loop(e);
@@ -943,6 +1288,11 @@ static int save_entry(const struct xip_seg_entry *e, const char *dest,
 	return ret;
 }
 
+/*
+ * Save takes no registry lock: it holds the segment's shared holder lock
+ * while it copies, which a detach respects (it refuses a held segment),
+ * and checks after taking it that the segment is still attached.
+ */
 int xip_save(const char *what, const char *dest)
 {
 	struct xip_seg_entry *e = malloc(sizeof(*e));
@@ -959,14 +1309,38 @@ int xip_save(const char *what, const char *dest)
 
 /* ---- detach -------------------------------------------------------------- */
 
+/* A stale record met by detach: removed, and said so. */
+static int detach_stale(const struct xip_seg_entry *e,
+			enum xip_entry_state state)
+{
+	int ret = registry_clean(e);
+
+	if (ret < 0)
+		return ret;
+	if (state == XIP_ENTRY_FOREIGN)
+		return xip_error(-ESTALE,
+				 "%s: %s is not the segment that was attached (device/inode changed): entry removed, the file left alone",
+				 e->name, e->path);
+	return xip_error(-ENOENT, "@%s: no attached segment of that name",
+			 e->name);
+}
+
+/*
+ * Release a live segment, holding the registry lock: refuse while in use
+ * (unless forced), save it, unbind its loop device (only while it serves
+ * this very file), remove the file (only while it is the recorded one),
+ * then the record.  Success means all three are gone.
+ */
 static int detach_entry(const struct xip_seg_entry *e, const char *save,
 			int flags)
 {
 	bool force = flags & XIP_DETACH_FORCE;
+	bool serves = e->loop[0] && registry_loop_serves(e);
 	char why[512] = "";
+	struct stat st;
 	int fd = -1, ret = 0;
 
-	if (e->loop[0] && !force) {
+	if (serves && !force) {
 		ret = loop_busy(e->loop, why, sizeof(why));
 		if (ret > 0)
 			return xip_error(-EBUSY, "%s: busy: %s (use --force)",
@@ -976,6 +1350,10 @@ static int detach_entry(const struct xip_seg_entry *e, const char *save,
 	}
 	/* hold the lock until the file is gone: no new holder meanwhile */
 	fd = segment_claim(e, why, sizeof(why));
+	if (fd == -ESTALE)
+		return detach_stale(e, XIP_ENTRY_FOREIGN);
+	if (fd == -ENOENT)
+		return detach_stale(e, XIP_ENTRY_GONE);
 	if (fd == -EBUSY && !force)
 		return xip_error(-EBUSY, "%s: busy: %s (use --force)", e->name,
 				 why);
@@ -983,9 +1361,10 @@ static int detach_entry(const struct xip_seg_entry *e, const char *save,
 		return fd;
 	if (save)
 		ret = save_entry(e, save, fd);
-	if (!ret && e->loop[0])
+	if (!ret && serves)
 		ret = loop_detach(e->loop);
-	if (!ret && unlink(e->path) < 0 && errno != ENOENT)
+	if (!ret && lstat(e->path, &st) == 0 && registry_same_file(e, &st) &&
+	    unlink(e->path) < 0 && errno != ENOENT)
 		ret = xip_error(-errno, "%s: %s", e->path, strerror(errno));
 	if (!ret)
 		ret = registry_remove(e->name);
@@ -994,16 +1373,43 @@ static int detach_entry(const struct xip_seg_entry *e, const char *save,
 	return ret;
 }
 
+/* Find the record to detach: by name (any state) or by loop device. */
+static int detach_find(const char *what, struct xip_seg_entry *e,
+		       enum xip_entry_state *state)
+{
+	const char *name = what[0] == '@' ? what + 1 : what;
+
+	*state = XIP_ENTRY_LIVE;
+	if (!strncmp(name, "/dev/", 5))
+		return registry_find(name, e);
+	if (registry_name_check(name))
+		return xip_error(-ENOENT, "@%s: no attached segment of that name",
+				 name);
+	return registry_read(name, e, state, true);
+}
+
 int xip_detach(const char *what, const char *save, int flags)
 {
 	struct xip_seg_entry *e = malloc(sizeof(*e));
+	enum xip_entry_state state;
 	int ret;
 
 	if (!e)
 		return xip_error(-ENOMEM, "out of memory");
-	ret = registry_find(what, e);
-	if (!ret)
+	ret = registry_lock();
+	if (ret) {
+		free(e);
+		return ret;
+	}
+	ret = detach_find(what, e, &state);
+	if (!ret && state == XIP_ENTRY_LIVE)
 		ret = detach_entry(e, save, flags);
+	else if (!ret && state == XIP_ENTRY_ATTACHING)
+		ret = xip_error(-EBUSY, "%s: still being attached (by process %d)",
+				e->name, (int)e->pid);
+	else if (!ret)
+		ret = detach_stale(e, state);
+	registry_unlock();
 	free(e);
 	return ret;
 }

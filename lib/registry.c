@@ -4,23 +4,35 @@
  * the run directory, named after the segment.  A state file is a list of
  * "key=value" lines (backslash escapes for '\\' and newlines), written to
  * a temporary file and linked or renamed into place, so a reader never
- * sees half a record.  An entry whose segment file is gone is stale and
- * removed when met.
+ * sees half a record.
+ *
+ * A record names its segment file and that file's identity (device,
+ * inode, owner) at attach; every use opens the file without following a
+ * symlink and compares.  A record whose file is gone, or replaced by
+ * another, is stale.  Every change (attach, detach, cleaning a stale
+ * record, a loop device released) is made holding the registry lock, a
+ * flock on .lock in the run directory; readers take no lock, and clean
+ * what they find stale only under it, after reading the record again.
  */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/loop.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "xip.h"
 
 #define STATE_MAX 32768
+#define LOCK_NAME ".lock"
 
 /* ---- the run directory ----------------------------------------------- */
 
@@ -44,32 +56,121 @@ static int rundir_path(char *buf, size_t len)
 	return 0;
 }
 
-int registry_dir(char *buf, size_t len)
+static int rundir_refuse(const char *dir, const struct stat *st)
 {
-	struct stat st;
-	int ret = rundir_path(buf, len);
+	if (S_ISLNK(st->st_mode))
+		return xip_error(-ELOOP,
+				 "%s: run directory is a symbolic link: refusing",
+				 dir);
+	if (!S_ISDIR(st->st_mode))
+		return xip_error(-ENOTDIR, "%s: run directory is not a directory",
+				 dir);
+	if (st->st_uid != geteuid() || (st->st_mode & 0022))
+		return xip_error(-EPERM,
+				 "%s: run directory must belong to uid %u and not be writable by others",
+				 dir, (unsigned int)geteuid());
+	return 0;
+}
+
+/*
+ * Open the run directory, creating it when missing, and check it as ssh
+ * and tmux check theirs: lstat (no symlink), open O_NOFOLLOW|O_DIRECTORY,
+ * then fstat the descriptor (the same directory, ours, not writable by
+ * others).  Returns the descriptor; the path is left in @buf.
+ */
+static int rundir_open(char *buf, size_t len)
+{
+	struct stat lst, st;
+	int fd, ret = rundir_path(buf, len);
 
 	if (ret)
 		return ret;
-	if (stat(buf, &st) < 0) {
+	if (lstat(buf, &lst) < 0) {
 		if (errno != ENOENT)
 			return xip_error(-errno, "%s: %s", buf, strerror(errno));
 		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-			return xip_error(-errno, "%s: cannot create run"
-					 " directory: %s", buf,
-					 strerror(errno));
-		if (stat(buf, &st) < 0)
-			return xip_error(-errno, "%s: %s", buf,
-					 strerror(errno));
+			return xip_error(-errno,
+					 "%s: cannot create run directory: %s",
+					 buf, strerror(errno));
+		if (lstat(buf, &lst) < 0)
+			return xip_error(-errno, "%s: %s", buf, strerror(errno));
 	}
-	if (!S_ISDIR(st.st_mode))
-		return xip_error(-ENOTDIR, "%s: run directory is not a directory",
-				 buf);
-	if (st.st_uid != geteuid() || (st.st_mode & 0022))
-		return xip_error(-EPERM,
-				 "%s: run directory must belong to uid %u and not be writable by others",
-				 buf, (unsigned int)geteuid());
+	ret = rundir_refuse(buf, &lst);
+	if (ret)
+		return ret;
+	fd = open(buf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP || errno == ENOTDIR ?
+		       xip_error(-ELOOP, "%s: run directory is a symbolic link: refusing",
+				 buf) :
+		       xip_error(-errno, "%s: %s", buf, strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		ret = xip_error(-errno, "%s: %s", buf, strerror(errno));
+	} else if (st.st_dev != lst.st_dev || st.st_ino != lst.st_ino) {
+		ret = xip_error(-ELOOP,
+				"%s: run directory changed while being opened: refusing",
+				buf);
+	} else {
+		ret = rundir_refuse(buf, &st);
+	}
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+int registry_dir(char *buf, size_t len)
+{
+	int fd = rundir_open(buf, len);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
 	return 0;
+}
+
+/* ---- the lock ----------------------------------------------------------- */
+
+static __thread int lock_fd = -1;
+static __thread unsigned int lock_depth;
+
+int registry_lock(void)
+{
+	char dir[XIP_PATH_MAX];
+	int dfd, fd;
+
+	if (lock_depth) {
+		lock_depth++;
+		return 0;
+	}
+	dfd = rundir_open(dir, sizeof(dir));
+	if (dfd < 0)
+		return dfd;
+	fd = openat(dfd, LOCK_NAME, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY |
+		    O_NONBLOCK | O_CLOEXEC, 0600);
+	close(dfd);
+	if (fd < 0)
+		return xip_error(-errno, "%s/%s: %s", dir, LOCK_NAME,
+				 strerror(errno));
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno == EINTR)
+			continue;
+		close(fd);
+		return xip_error(-errno, "%s/%s: lock: %s", dir, LOCK_NAME,
+				 strerror(errno));
+	}
+	lock_fd = fd;
+	lock_depth = 1;
+	return 0;
+}
+
+void registry_unlock(void)
+{
+	if (!lock_depth || --lock_depth)
+		return;
+	close(lock_fd);		/* drops the flock */
+	lock_fd = -1;
 }
 
 /* ---- names ------------------------------------------------------------ */
@@ -197,6 +298,12 @@ int registry_format(const struct xip_seg_entry *e, char *buf, size_t len)
 	sb_str(&sb, "uuid", e->uuid);
 	sb_num(&sb, "created", e->created);
 	sb_num(&sb, "owner", (int64_t)e->owner);
+	sb_num(&sb, "dev", (int64_t)e->seg_dev);
+	sb_num(&sb, "ino", (int64_t)e->seg_ino);
+	sb_num(&sb, "fileuid", (int64_t)e->seg_uid);
+	sb_str(&sb, "state", e->attaching ? "attaching" : "attached");
+	if (e->attaching)
+		sb_num(&sb, "pid", (int64_t)e->pid);
 	if (len)
 		buf[sb.used] = '\0';
 	if (sb.overflow)
@@ -254,10 +361,16 @@ static int parse_field(struct xip_seg_entry *e, const char *key,
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		if (!strcmp(key, strs[i].key))
 			return unescape(val, vlen, strs[i].dst, strs[i].len);
-	if (strcmp(key, "type") && strcmp(key, "size") &&
-	    strcmp(key, "offset") && strcmp(key, "sizelimit") &&
-	    strcmp(key, "created") && strcmp(key, "owner") &&
-	    strcmp(key, "compressed"))
+	static const char *const nums[] = {
+		"type", "size", "offset", "sizelimit", "created", "owner",
+		"compressed", "dev", "ino", "fileuid", "state", "pid",
+	};
+	size_t k;
+
+	for (k = 0; k < sizeof(nums) / sizeof(nums[0]); k++)
+		if (!strcmp(key, nums[k]))
+			break;
+	if (k == sizeof(nums) / sizeof(nums[0]))
 		return 0;	/* unknown keys are ignored */
 	if (vlen >= sizeof(word))
 		return -EINVAL;
@@ -265,6 +378,12 @@ static int parse_field(struct xip_seg_entry *e, const char *key,
 	word[vlen] = '\0';
 	if (!strcmp(key, "type"))
 		return segment_type_parse(word, &e->type) ? -EINVAL : 0;
+	if (!strcmp(key, "state")) {
+		if (strcmp(word, "attached") && strcmp(word, "attaching"))
+			return -EINVAL;
+		e->attaching = !strcmp(word, "attaching");
+		return 0;
+	}
 	if (parse_num(word, &v))
 		return -EINVAL;
 	if (!strcmp(key, "size"))
@@ -279,6 +398,14 @@ static int parse_field(struct xip_seg_entry *e, const char *key,
 		e->owner = (uid_t)v;
 	else if (!strcmp(key, "compressed"))
 		e->compressed = v != 0;
+	else if (!strcmp(key, "dev"))
+		e->seg_dev = v;
+	else if (!strcmp(key, "ino"))
+		e->seg_ino = v;
+	else if (!strcmp(key, "fileuid"))
+		e->seg_uid = (uid_t)v;
+	else if (!strcmp(key, "pid"))
+		e->pid = (pid_t)v;
 	return 0;
 }
 
@@ -313,28 +440,23 @@ int registry_parse(const char *text, struct xip_seg_entry *e)
 
 /* ---- state files ------------------------------------------------------ */
 
-static int state_path(const char *name, char *buf, size_t len)
+/* The run directory, opened and checked, for the record @name. */
+static int state_dir(const char *name, char *dir, size_t len)
 {
 	int ret = registry_name_check(name);
-	size_t n;
 
-	if (!ret)
-		ret = registry_dir(buf, len);
-	if (ret)
-		return ret;
-	n = strlen(buf);
-	if ((size_t)snprintf(buf + n, len - n, "/%s", name) >= len - n)
-		return xip_error(-ENAMETOOLONG, "%.*s/%s: name too long",
-				 (int)n, buf, name);
-	return 0;
+	return ret ? ret : rundir_open(dir, len);
 }
 
-/* Write the record to a temporary file next to @final; its name in @tmp. */
-static int state_write_tmp(const struct xip_seg_entry *e, const char *final,
-			   char *tmp, size_t len)
+/* Write the record to a new temporary file in @dfd; its name in @tmp. */
+static int state_write_tmp(int dfd, const char *dir,
+			   const struct xip_seg_entry *e, char *tmp,
+			   size_t len)
 {
+	static __thread unsigned int seq;
 	char *text = malloc(STATE_MAX);
-	int fd, n, ret = 0;
+	struct timespec ts;
+	int fd = -1, n, ret = 0;
 
 	if (!text)
 		return xip_error(-ENOMEM, "out of memory");
@@ -343,73 +465,84 @@ static int state_write_tmp(const struct xip_seg_entry *e, const char *final,
 		free(text);
 		return n;
 	}
-	snprintf(tmp, len, "%.*s.%s.XXXXXX",
-		 (int)(strrchr(final, '/') - final + 1), final, e->name);
-	fd = mkostemp(tmp, O_CLOEXEC);
+	/* a name of its own (".NAME.PID.SEQ.NSEC"), never a stale one */
+	for (int tries = 0; fd < 0 && tries < 100; tries++) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		snprintf(tmp, len, ".%s.%d.%u.%ld", e->name, (int)getpid(),
+			 seq++, ts.tv_nsec);
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			    O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
 	if (fd < 0) {
-		ret = xip_error(-errno, "%s: %s", tmp, strerror(errno));
+		ret = xip_error(-errno, "%s/%s: %s", dir, tmp, strerror(errno));
 		free(text);
 		return ret;
 	}
 	if (write(fd, text, (size_t)n) != n || fsync(fd) < 0)
-		ret = xip_error(-EIO, "%s: cannot write state file: %s", tmp,
-				strerror(errno ? errno : EIO));
+		ret = xip_error(-EIO, "%s/%s: cannot write state file: %s", dir,
+				tmp, strerror(errno ? errno : EIO));
 	if (close(fd) < 0 && !ret)
-		ret = xip_error(-errno, "%s: %s", tmp, strerror(errno));
+		ret = xip_error(-errno, "%s/%s: %s", dir, tmp, strerror(errno));
 	free(text);
 	if (ret)
-		unlink(tmp);
+		unlinkat(dfd, tmp, 0);
 	return ret;
 }
 
-int registry_add(const struct xip_seg_entry *e)
+/* One function for a new record (link: refuses a name in use) and a
+ * replaced one (rename over it). */
+int registry_store(const struct xip_seg_entry *e, int flags)
 {
-	char final[XIP_PATH_MAX], tmp[XIP_PATH_MAX + 32];
-	int ret = state_path(e->name, final, sizeof(final));
+	char dir[XIP_PATH_MAX], tmp[XIP_SEG_NAME_MAX + 64];
+	bool create = flags & XIP_REG_CREATE;
+	int dfd, ret = registry_lock();
 
-	if (!ret)
-		ret = state_write_tmp(e, final, tmp, sizeof(tmp));
 	if (ret)
 		return ret;
-	/* link() refuses an existing name: two attaches cannot both win */
-	if (link(tmp, final) < 0)
-		ret = errno == EEXIST ?
+	dfd = state_dir(e->name, dir, sizeof(dir));
+	if (dfd < 0) {
+		registry_unlock();
+		return dfd;
+	}
+	ret = state_write_tmp(dfd, dir, e, tmp, sizeof(tmp));
+	if (!ret && (create ? linkat(dfd, tmp, dfd, e->name, 0) :
+			      renameat(dfd, tmp, dfd, e->name)) < 0)
+		ret = create && errno == EEXIST ?
 		      xip_error(-EEXIST, "%s: a segment of that name is already attached",
 				e->name) :
-		      xip_error(-errno, "%s: %s", final, strerror(errno));
-	unlink(tmp);
-	return ret;
-}
-
-int registry_update(const struct xip_seg_entry *e)
-{
-	char final[XIP_PATH_MAX], tmp[XIP_PATH_MAX + 32];
-	int ret = state_path(e->name, final, sizeof(final));
-
-	if (!ret)
-		ret = state_write_tmp(e, final, tmp, sizeof(tmp));
-	if (ret)
-		return ret;
-	if (rename(tmp, final) < 0) {
-		ret = xip_error(-errno, "%s: %s", final, strerror(errno));
-		unlink(tmp);
-	}
+		      xip_error(-errno, "%s/%s: %s", dir, e->name,
+				strerror(errno));
+	if (!ret && !create)
+		tmp[0] = '\0';		/* renamed: nothing left to remove */
+	if (tmp[0])
+		unlinkat(dfd, tmp, 0);
+	close(dfd);
+	registry_unlock();
 	return ret;
 }
 
 int registry_remove(const char *name)
 {
-	char final[XIP_PATH_MAX];
-	int ret = state_path(name, final, sizeof(final));
+	char dir[XIP_PATH_MAX];
+	int dfd, ret = registry_lock();
 
 	if (ret)
 		return ret;
-	if (unlink(final) < 0)
-		return xip_error(-errno, "%s: %s", final, strerror(errno));
-	return 0;
+	dfd = state_dir(name, dir, sizeof(dir));
+	if (dfd < 0) {
+		registry_unlock();
+		return dfd;
+	}
+	if (unlinkat(dfd, name, 0) < 0)
+		ret = xip_error(-errno, "%s/%s: %s", dir, name, strerror(errno));
+	close(dfd);
+	registry_unlock();
+	return ret;
 }
 
-static int state_read(const char *path, struct xip_seg_entry *e)
+static int state_read(int dfd, const char *name, struct xip_seg_entry *e)
 {
 	struct stat st;
 	size_t cap;
@@ -417,12 +550,13 @@ static int state_read(const char *path, struct xip_seg_entry *e)
 	ssize_t n;
 	int fd, ret;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY |
+		    O_NONBLOCK);
 	if (fd < 0)
-		return -errno;
+		return errno == ELOOP ? -EINVAL : -errno;
 	/* a buffer the size of the record (it is read on every exec) */
-	if (fstat(fd, &st) < 0) {
-		ret = -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		ret = S_ISREG(st.st_mode) ? -errno : -EINVAL;
 		close(fd);
 		return ret;
 	}
@@ -446,92 +580,279 @@ static int state_read(const char *path, struct xip_seg_entry *e)
 	return ret;
 }
 
-/* The segment file still there?  A loop device still bound to it? */
-static bool entry_stale(struct xip_seg_entry *e, bool *changed)
-{
-	char backing[XIP_PATH_MAX];
-	struct stat st;
+/* ---- identity ---------------------------------------------------------- */
 
-	if (lstat(e->path, &st) < 0 && errno == ENOENT)
-		return true;
-	if (e->loop[0] &&
-	    (loop_backing_file(e->loop, backing, sizeof(backing)) ||
-	     strcmp(backing, e->path))) {
-		/* someone released the loop device behind our back */
-		e->loop[0] = '\0';
-		*changed = true;
-	}
-	xip_error_clear();
-	return false;
+bool registry_same_file(const struct xip_seg_entry *e, const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && e->seg_ino != 0 &&
+	       (uint64_t)st->st_dev == e->seg_dev &&
+	       (uint64_t)st->st_ino == e->seg_ino && st->st_uid == e->seg_uid;
 }
 
-/* Read, check and clean one record; -ENOENT when missing or stale. */
-static int entry_load(const char *name, struct xip_seg_entry *e)
+static int foreign_error(const struct xip_seg_entry *e)
 {
-	char path[XIP_PATH_MAX];
-	bool changed = false;
-	int ret = state_path(name, path, sizeof(path));
+	return xip_error(-ESTALE,
+			 "@%s: %s is not the segment that was attached (device/inode changed): refusing",
+			 e->name, e->path);
+}
 
-	if (ret)
-		return ret;
-	ret = state_read(path, e);
+/* Is the recorded loop device still bound to the recorded file? */
+bool registry_loop_serves(const struct xip_seg_entry *e)
+{
+	struct loop_info64 li;
+	struct stat st;
+	bool ret;
+	int fd;
+
+	if (!e->loop[0] || strncmp(e->loop, "/dev/", 5))
+		return false;
+	fd = open(e->loop, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ret = fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) &&
+	      ioctl(fd, LOOP_GET_STATUS64, &li) == 0 &&
+	      li.lo_device == e->seg_dev && li.lo_inode == e->seg_ino;
+	close(fd);
+	return ret;
+}
+
+/* Judge a record against its segment file (see enum xip_entry_state). */
+static enum xip_entry_state entry_judge(const struct xip_seg_entry *e,
+					bool probe)
+{
+	enum xip_entry_state state;
+	struct stat st;
+	int fd;
+
+	if (lstat(e->path, &st) < 0)
+		return errno == ENOENT ? XIP_ENTRY_GONE :
+		       e->attaching ? XIP_ENTRY_ATTACHING : XIP_ENTRY_LIVE;
+	if (!registry_same_file(e, &st))
+		return XIP_ENTRY_FOREIGN;
+	if (!e->attaching)
+		return XIP_ENTRY_LIVE;
+	if (!probe)
+		return XIP_ENTRY_ATTACHING;
+	/* a running attach holds the file locked until it is recorded */
+	fd = open(e->path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK |
+		  O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? XIP_ENTRY_GONE : XIP_ENTRY_ATTACHING;
+	if (fstat(fd, &st) < 0 || !registry_same_file(e, &st))
+		state = XIP_ENTRY_FOREIGN;
+	else if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		state = XIP_ENTRY_ABANDONED;
+	else
+		state = XIP_ENTRY_ATTACHING;
+	close(fd);
+	return state;
+}
+
+/* ---- records -------------------------------------------------------------- */
+
+int registry_read(const char *name, struct xip_seg_entry *e,
+		  enum xip_entry_state *state, bool probe)
+{
+	char dir[XIP_PATH_MAX];
+	int dfd = state_dir(name, dir, sizeof(dir)), ret;
+
+	if (dfd < 0)
+		return dfd;
+	ret = state_read(dfd, name, e);
+	close(dfd);
 	if (ret == -ENOENT)
-		return ret;
+		return xip_error(-ENOENT, "@%s: no attached segment of that name",
+				 name);
 	if (ret == -EINVAL)
-		return xip_error(-EUCLEAN, "%s: damaged state file", path);
+		return xip_error(-EUCLEAN, "%s/%s: damaged state file", dir,
+				 name);
 	if (ret)
-		return xip_error(ret, "%s: %s", path, strerror(-ret));
+		return xip_error(ret, "%s/%s: %s", dir, name, strerror(-ret));
 	if (strcmp(e->name, name))
-		return xip_error(-EUCLEAN, "%s: state file names '%s'", path,
-				 e->name);
-	if (entry_stale(e, &changed)) {
-		unlink(path);
-		return -ENOENT;
-	}
-	if (changed)
-		registry_update(e);
-	xip_error_clear();
+		return xip_error(-EUCLEAN, "%s/%s: state file names '%s'", dir,
+				 name, e->name);
+	*state = entry_judge(e, probe);
 	return 0;
+}
+
+int registry_clean(const struct xip_seg_entry *e)
+{
+	struct xip_seg_entry *cur = malloc(sizeof(*cur));
+	enum xip_entry_state state;
+	struct stat st;
+	int ret;
+
+	if (!cur)
+		return xip_error(-ENOMEM, "out of memory");
+	ret = registry_lock();
+	if (ret) {
+		free(cur);
+		return ret;
+	}
+	ret = registry_read(e->name, cur, &state, true);
+	if (ret == -ENOENT) {
+		ret = 0;		/* someone else was first */
+		goto out;
+	}
+	if (ret || state == XIP_ENTRY_LIVE || state == XIP_ENTRY_ATTACHING ||
+	    cur->seg_dev != e->seg_dev || cur->seg_ino != e->seg_ino)
+		goto out;		/* not (or no longer) this stale record */
+	if (state == XIP_ENTRY_ABANDONED && lstat(cur->path, &st) == 0 &&
+	    registry_same_file(cur, &st) && unlink(cur->path) < 0 &&
+	    errno != ENOENT) {
+		ret = xip_error(-errno, "%s: %s", cur->path, strerror(errno));
+		goto out;
+	}
+	/* still bound to the recorded file: released, at its last close when
+	 * mounted, as detach --force does */
+	if (registry_loop_serves(cur))
+		loop_detach(cur->loop);
+	ret = registry_remove(cur->name);
+	if (!ret) {
+		xip_error_clear();
+		ret = 1;
+	}
+out:
+	registry_unlock();
+	free(cur);
+	return ret;
+}
+
+/* The loop device was released behind our back: forget it (locked). */
+static void loop_forget(struct xip_seg_entry *e)
+{
+	struct xip_seg_entry *cur = malloc(sizeof(*cur));
+	enum xip_entry_state state;
+
+	if (!cur || registry_lock()) {
+		free(cur);
+		return;
+	}
+	if (!registry_read(e->name, cur, &state, false) &&
+	    state == XIP_ENTRY_LIVE && cur->seg_ino == e->seg_ino &&
+	    cur->seg_dev == e->seg_dev && !strcmp(cur->loop, e->loop) &&
+	    !registry_loop_serves(cur)) {
+		cur->loop[0] = '\0';
+		registry_store(cur, 0);
+	}
+	registry_unlock();
+	xip_error_clear();
+	free(cur);
+	e->loop[0] = '\0';
 }
 
 int registry_get(const char *name, struct xip_seg_entry *e)
 {
-	int ret = entry_load(name, e);
+	enum xip_entry_state state;
+	int ret = registry_read(name, e, &state, false);
 
-	if (ret == -ENOENT)
+	if (ret)
+		return ret;
+	switch (state) {
+	case XIP_ENTRY_LIVE:
+		if (e->loop[0] && !registry_loop_serves(e))
+			loop_forget(e);
+		xip_error_clear();
+		return 0;
+	case XIP_ENTRY_ATTACHING:
+		return xip_error(-EBUSY,
+				 "@%s: still being attached (by process %d)",
+				 name, (int)e->pid);
+	case XIP_ENTRY_FOREIGN:
+		return foreign_error(e);
+	default:
+		registry_clean(e);
 		return xip_error(-ENOENT, "@%s: no attached segment of that name",
 				 name);
+	}
+}
+
+int registry_open_entry(const struct xip_seg_entry *e, int oflags)
+{
+	struct stat st;
+	int fd;
+
+	fd = open(e->path, (oflags & O_ACCMODE) | O_NOFOLLOW | O_NOCTTY |
+		  O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ELOOP)
+		return foreign_error(e);
+	if (fd < 0 && errno == ENOENT)
+		return xip_error(-ENOENT, "@%s: no attached segment of that name",
+				 e->name);
+	if (fd < 0)
+		return xip_error(-errno, "%s: %s", e->path, strerror(errno));
+	if (fstat(fd, &st) < 0 || !registry_same_file(e, &st)) {
+		close(fd);
+		return foreign_error(e);
+	}
+	/* a regular file: blocking or not makes no difference from here */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}
+
+int registry_open(const char *name, int oflags, struct xip_seg_entry *e)
+{
+	int ret = registry_name_check(name);
+
+	if (ret)
+		return xip_error(-ENOENT, "@%s: %s", name, xip_errmsg());
+	ret = registry_get(name, e);
+	if (ret)
+		return ret;
+	ret = registry_open_entry(e, oflags);
+	if (ret == -ENOENT) {
+		registry_clean(e);	/* gone since: stale */
+		ret = xip_error(-ENOENT, "@%s: no attached segment of that name",
+				name);
+	}
 	return ret;
 }
 
 int registry_resolve(const char *name, char **pathp, enum xip_seg_type *typep)
 {
 	struct xip_seg_entry *e = malloc(sizeof(*e));
-	int ret;
+	int fd;
 
 	*pathp = NULL;
 	*typep = XIP_SEGTYPE_NONE;
 	if (!e)
 		return xip_error(-ENOMEM, "out of memory");
-	ret = registry_name_check(name);
-	if (ret)
-		ret = xip_error(-ENOENT, "@%s: %s", name, xip_errmsg());
-	else
-		ret = registry_get(name, e);
-	if (!ret) {
+	fd = registry_open(name, O_RDONLY, e);
+	if (fd >= 0) {
+		close(fd);
 		*pathp = strdup(e->path);
 		*typep = e->type;
-		if (!*pathp)
-			ret = xip_error(-ENOMEM, "out of memory");
+		fd = *pathp ? 0 : xip_error(-ENOMEM, "out of memory");
 	}
 	free(e);
-	return ret;
+	return fd;
 }
 
 static int entry_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct xip_seg_entry *)a)->name,
 		      ((const struct xip_seg_entry *)b)->name);
+}
+
+/* Read record @name into @e: 1 when live, 0 when not (cleaned), < 0. */
+static int list_one(const char *name, struct xip_seg_entry *e)
+{
+	enum xip_entry_state state;
+	int ret = registry_read(name, e, &state, false);
+
+	if (ret == -ENOENT)
+		return 0;		/* removed meanwhile */
+	if (ret)
+		return ret;
+	if (state == XIP_ENTRY_LIVE) {
+		if (e->loop[0] && !registry_loop_serves(e))
+			loop_forget(e);
+		return 1;
+	}
+	/* stale, or an attach that may have died: judged again, locked */
+	if (registry_clean(e) < 0)
+		xip_error_clear();	/* left for the next one */
+	return 0;
 }
 
 int registry_list(struct xip_seg_entry **entries, size_t *n)
@@ -541,18 +862,21 @@ int registry_list(struct xip_seg_entry **entries, size_t *n)
 	size_t cnt = 0, cap = 0;
 	struct dirent *de;
 	DIR *d;
-	int ret = registry_dir(dir, sizeof(dir));
+	int ret = 0, dfd = rundir_open(dir, sizeof(dir));
 
 	*entries = NULL;
 	*n = 0;
-	if (ret)
+	if (dfd < 0)
+		return dfd;
+	d = fdopendir(dfd);
+	if (!d) {
+		ret = xip_error(-errno, "%s: %s", dir, strerror(errno));
+		close(dfd);
 		return ret;
-	d = opendir(dir);
-	if (!d)
-		return xip_error(-errno, "%s: %s", dir, strerror(errno));
+	}
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.' || registry_name_check(de->d_name))
-			continue;	/* temporary files, foreign names */
+			continue;	/* lock, temporary files, foreign names */
 		if (cnt == cap) {
 			struct xip_seg_entry *p;
 
@@ -564,14 +888,11 @@ int registry_list(struct xip_seg_entry **entries, size_t *n)
 			}
 			v = p;
 		}
-		ret = entry_load(de->d_name, &v[cnt]);
-		if (ret == -ENOENT) {
-			ret = 0;
-			continue;
-		}
-		if (ret)
+		ret = list_one(de->d_name, &v[cnt]);
+		if (ret < 0)
 			break;
-		cnt++;
+		cnt += (size_t)ret;
+		ret = 0;
 	}
 	closedir(d);
 	if (ret) {

@@ -141,6 +141,21 @@ static int segment_map(struct xip_segment *seg)
 	return 0;
 }
 
+/*
+ * A holder lock taken on an attached segment counts only while the file
+ * is still linked: a detach that came first removed it (and would have
+ * refused, had the lock been held before).
+ */
+static int segment_still_attached(struct xip_segment *seg)
+{
+	struct stat st;
+
+	if (!seg->name || fstat(seg->fd, &st) < 0 || st.st_nlink > 0)
+		return 0;
+	return xip_error(-ENOENT, "@%s: no attached segment of that name (detached)",
+			 seg->name);
+}
+
 static int segment_setup(struct xip_segment *seg, int flags)
 {
 	struct stat st;
@@ -161,6 +176,9 @@ static int segment_setup(struct xip_segment *seg, int flags)
 				 "%s: exclusive segment (type %s) is held by another process",
 				 seg->name ? seg->name : seg->path,
 				 segment_type_name(seg->type));
+	ret = segment_still_attached(seg);
+	if (ret)
+		return ret;
 	seg->writable = flags & XIP_SEG_WRITE;
 	seg->page_size = (unsigned int)xip_host_page_size();
 	return segment_map(seg);
@@ -195,37 +213,72 @@ static int open_path(struct xip_segment *seg, int flags)
 	return xip_error(-errno, "%s: %s", seg->path, strerror(errno));
 }
 
+/*
+ * Open an attached segment's file through the registry: without following
+ * a symlink, and only when it is the file recorded at attach.
+ */
+static int open_attached(struct xip_segment *seg, const char *name,
+			 int flags)
+{
+	struct xip_seg_entry *e = malloc(sizeof(*e));
+	bool write = flags & XIP_SEG_WRITE;
+	int fd;
+
+	if (!e)
+		return xip_error(-ENOMEM, "out of memory");
+	fd = registry_name_check(name);
+	if (fd)
+		fd = xip_error(-ENOENT, "@%s: %s", name, xip_errmsg());
+	else
+		fd = registry_get(name, e);
+	if (!fd && write && !segment_type_writable(e->type))
+		fd = xip_error(-EROFS, "@%s: segment is read-only (type %s)",
+			       name, segment_type_name(e->type));
+	if (!fd) {
+		seg->type = e->type;
+		fd = registry_open_entry(e, write ? O_RDWR : O_RDONLY);
+		if (fd == -ENOENT) {
+			registry_clean(e);	/* gone since: stale */
+			fd = xip_error(-ENOENT,
+				       "@%s: no attached segment of that name",
+				       name);
+		}
+		if (write && (fd == -EACCES || fd == -EPERM || fd == -EROFS))
+			fd = xip_error(-EROFS, "@%s: read-only: %s", name,
+				       strerror(-fd));
+	}
+	if (fd >= 0) {
+		free(seg->path);
+		seg->path = strdup(e->path);
+		if (!seg->path) {
+			close(fd);
+			fd = xip_error(-ENOMEM, "out of memory");
+		}
+	}
+	free(e);
+	if (fd < 0)
+		return fd;
+	seg->fd = fd;
+	return 0;
+}
+
 int segment_open(const char *spec, int flags, struct xip_segment **segp)
 {
-	enum xip_seg_type type = XIP_SEGTYPE_NONE;
 	struct xip_segment *seg;
-	char *path = NULL;
 	int ret;
 
 	*segp = NULL;
 	if (!spec || !*spec)
 		return xip_error(-EINVAL, "empty image name");
-	if (spec[0] == '@') {
-		ret = registry_resolve(spec + 1, &path, &type);
-		if (ret)
-			return ret;
-		if ((flags & XIP_SEG_WRITE) && !segment_type_writable(type)) {
-			free(path);
-			return xip_error(-EROFS,
-					 "%s: segment is read-only (type %s)",
-					 spec, segment_type_name(type));
-		}
-	}
-	seg = segment_alloc(path ? path : spec);
-	free(path);
+	seg = segment_alloc(spec);
 	if (!seg)
 		return xip_error(-ENOMEM, "%s: out of memory", spec);
-	seg->type = type;
 	if (spec[0] == '@' && !(seg->name = strdup(spec + 1))) {
 		segment_close(seg);
 		return xip_error(-ENOMEM, "%s: out of memory", spec);
 	}
-	ret = open_path(seg, flags);
+	ret = spec[0] == '@' ? open_attached(seg, spec + 1, flags) :
+			       open_path(seg, flags);
 	if (!ret)
 		ret = segment_setup(seg, flags);
 	if (ret) {
@@ -347,5 +400,5 @@ int segment_lock(struct xip_segment *seg, bool exclusive, int timeout_ms)
 		nanosleep(&pause, NULL);
 		waited += 10;
 	}
-	return 0;
+	return segment_still_attached(seg);
 }

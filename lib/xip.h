@@ -153,29 +153,94 @@ struct xip_seg_entry {
 	int64_t created;		/* seconds since the epoch */
 	uid_t owner;
 	bool compressed;		/* the image was gzip-compressed */
+	/* the segment file's identity at attach: what every use checks */
+	uint64_t seg_dev, seg_ino;
+	uid_t seg_uid;
+	bool attaching;			/* claimed, being filled: not live */
+	pid_t pid;			/* the attaching process */
+};
+
+/* What a record stands for, judged against its segment file. */
+enum xip_entry_state {
+	XIP_ENTRY_LIVE,		/* the recorded file is in place */
+	XIP_ENTRY_GONE,		/* the segment file is gone: stale */
+	XIP_ENTRY_FOREIGN,	/* another file is in its place: stale */
+	XIP_ENTRY_ATTACHING,	/* claimed by an attach still running */
+	XIP_ENTRY_ABANDONED,	/* claimed by an attach that died: stale */
 };
 
 /*
- * Resolve "@NAME" to the backing path and type of an attached segment.
- * Returns -ENOENT when no such segment exists (a stale entry, whose
- * segment file is gone, is removed and counts as none).
+ * Resolve "@NAME" to the backing path and type of an attached segment,
+ * after checking that its file is the one recorded at attach.  Returns
+ * -ENOENT when no such segment exists (a stale entry, whose segment file
+ * is gone, is removed and counts as none), -ESTALE when another file is in
+ * its place.  To use the file, open it with registry_open() instead.
  */
 int registry_resolve(const char *name, char **pathp, enum xip_seg_type *typep);
-/* The run directory (created 0700 when missing), written into @buf. */
+/*
+ * Open the segment file of the attached segment @name with @oflags'
+ * access mode (O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC added) and
+ * check with fstat that it is the file recorded at attach (device, inode,
+ * owner).  The record goes into @e.  Returns the descriptor, -ENOENT (not
+ * attached), -EBUSY (still being attached) or -ESTALE (another file).
+ */
+int registry_open(const char *name, int oflags, struct xip_seg_entry *e);
+/* Same, for a record in hand. */
+int registry_open_entry(const struct xip_seg_entry *e, int oflags);
+/* Is @st the segment file recorded in @e? */
+struct stat;
+bool registry_same_file(const struct xip_seg_entry *e, const struct stat *st);
+/* Is the record's loop device still bound to the recorded file
+ * (LOOP_GET_STATUS64: device and inode)? */
+bool registry_loop_serves(const struct xip_seg_entry *e);
+/*
+ * The run directory (created 0700 when missing), written into @buf.  It
+ * must be a directory, not a symlink, owned by the caller and not
+ * writable by group or others.
+ */
 int registry_dir(char *buf, size_t len);
 /* 1 to 64 of [A-Za-z0-9._-], not starting with '.': 0 or -EINVAL. */
 int registry_name_check(const char *name);
 /* A valid segment name derived from an image file name ("rootfs.img.gz"
  * gives "rootfs"). */
 int registry_default_name(const char *image, char *buf, size_t len);
-/* Record a new segment; -EEXIST when the name is taken. */
-int registry_add(const struct xip_seg_entry *e);
-/* Replace the record of an existing segment (atomically). */
-int registry_update(const struct xip_seg_entry *e);
-/* Read one record; -ENOENT when missing or stale (then removed). */
+/*
+ * The registry lock (flock on .lock in the run directory): every change
+ * of a record, segment file or loop device is made holding it, and a
+ * reader that finds a stale record cleans it only under it, after reading
+ * the record again.  Nests within one thread.
+ */
+int registry_lock(void);
+void registry_unlock(void);
+/*
+ * Write a record atomically: a new one (XIP_REG_CREATE: -EEXIST when the
+ * name is taken) or over the existing one.  Takes the lock.
+ */
+#define XIP_REG_CREATE	0x01
+int registry_store(const struct xip_seg_entry *e, int flags);
+/*
+ * Read one record as it is and judge it (*state): -ENOENT when there is
+ * none.  @probe (with the lock held) tells an attach that died from one
+ * still running.
+ */
+int registry_read(const char *name, struct xip_seg_entry *e,
+		  enum xip_entry_state *state, bool probe);
+/*
+ * Under the lock, read the record of @e->name again and, when it still
+ * is the same stale record, remove it: a segment file only when it is
+ * the one recorded (an abandoned attach), a loop device only when it
+ * still serves the recorded file (at its last close when in use).
+ * 1 when removed.
+ */
+int registry_clean(const struct xip_seg_entry *e);
+/*
+ * Read one live record: -ENOENT when missing or its file is gone (then
+ * removed), -ESTALE when another file is in its place, -EBUSY while it
+ * is being attached.
+ */
 int registry_get(const char *name, struct xip_seg_entry *e);
 int registry_remove(const char *name);
-/* All records sorted by name, stale ones removed; free() the array. */
+/* All live records sorted by name, stale ones removed; free() the array. */
 int registry_list(struct xip_seg_entry **entries, size_t *n);
 /* Find by name, "@NAME" or by loop device path ("/dev/loop3"). */
 int registry_find(const char *what, struct xip_seg_entry *e);
@@ -195,7 +260,12 @@ struct xip_attach_opts {
 	bool loop;		/* bind a loop device */
 	bool hugepages;		/* back the segment by hugetlbfs */
 	const char *file;	/* bind this file of the image instead */
+	bool raw;		/* any bytes, not only an ext2 image */
 };
+
+/* Without --size, a segment holds at most this, and what fits in the
+ * file system of its file (the free space statfs reports). */
+#define XIP_ATTACH_DEFAULT_MAX	(16ULL << 30)
 
 /*
  * Create a segment filled from the image (gzip decompressed on the fly),

@@ -16,7 +16,9 @@ tests_unit_test_loop_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_loop_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/test_registry tests/unit/test_loop
 TESTS += tests/cli/attach.bats tests/cli/detach.bats tests/cli/list.bats \
-	tests/cli/save.bats
+	tests/cli/save.bats tests/cli/attach-hostile.bats \
+	tests/cli/concurrency.bats tests/cli/stress.bats
 EXTRA_DIST += tests/cli/attach.bats tests/cli/detach.bats \
-	tests/cli/list.bats tests/cli/save.bats tests/lib/attach.bash
+	tests/cli/list.bats tests/cli/save.bats tests/cli/attach-hostile.bats \
+	tests/cli/concurrency.bats tests/cli/stress.bats tests/lib/attach.bash
 endif

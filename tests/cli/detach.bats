@@ -141,3 +141,19 @@ load ../lib/attach
 	run xiptool detach "$SEG"
 	[ "$status" -eq 0 ]
 }
+
+@test "a segment file removed behind xiptool's back: its loop device is released with the stale record" {
+	require_loop
+	make_tree_image
+	run xiptool attach --loop -n "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	dev=${output##* }
+	path=$(seg_col "$SEG" PATH)
+	rm -f "$path"
+	[ "$(losetup -n -O BACK-FILE "$dev")" = "$path (deleted)" ]
+	run xiptool list -n -o NAME
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ ! -e "$T/run/$SEG" ]
+	loop_gone "$dev" "$path (deleted)"
+}

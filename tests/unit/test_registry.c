@@ -23,6 +23,8 @@ static int use_rundir(void **state)
 static void entry_fill(struct xip_seg_entry *e, const char *name,
 		       const char *path)
 {
+	struct stat st;
+
 	memset(e, 0, sizeof(*e));
 	snprintf(e->name, sizeof(e->name), "%s", name);
 	snprintf(e->path, sizeof(e->path), "%s", path);
@@ -30,6 +32,11 @@ static void entry_fill(struct xip_seg_entry *e, const char *name,
 	e->size = 12345;
 	e->created = 1700000000;
 	e->owner = 1000;
+	if (lstat(path, &st) == 0) {	/* the identity checked at every use */
+		e->seg_dev = (uint64_t)st.st_dev;
+		e->seg_ino = (uint64_t)st.st_ino;
+		e->seg_uid = st.st_uid;
+	}
 }
 
 static void test_names(void **state)
@@ -124,13 +131,13 @@ static void test_add_get_list_remove(void **state)
 	assert_int_equal(n, 0);
 	free(all);
 	entry_fill(&e, "zeta", p1);
-	assert_int_equal(registry_add(&e), 0);
-	assert_int_equal(registry_add(&e), -EEXIST);
+	assert_int_equal(registry_store(&e, XIP_REG_CREATE), 0);
+	assert_int_equal(registry_store(&e, XIP_REG_CREATE), -EEXIST);
 	assert_string_equal(xip_errmsg(),
 			    "zeta: a segment of that name is already attached");
 	entry_fill(&e, "alpha", p2);
 	e.type = XIP_SEGTYPE_SR;
-	assert_int_equal(registry_add(&e), 0);
+	assert_int_equal(registry_store(&e, XIP_REG_CREATE), 0);
 	assert_int_equal(registry_get("alpha", &got), 0);
 	assert_string_equal(got.path, p2);
 	assert_int_equal(registry_list(&all, &n), 0);
@@ -140,7 +147,7 @@ static void test_add_get_list_remove(void **state)
 	free(all);
 	/* update */
 	e.size = 99;
-	assert_int_equal(registry_update(&e), 0);
+	assert_int_equal(registry_store(&e, 0), 0);
 	assert_int_equal(registry_get("alpha", &got), 0);
 	assert_int_equal(got.size, 99);
 	/* @NAME resolution and the read-only type refusing writes */
@@ -197,6 +204,157 @@ static void test_rundir_checks(void **state)
 	assert_int_equal(registry_dir(buf, sizeof(buf)), -ENOTDIR);
 }
 
+
+static void test_identity_parse(void **state)
+{
+	struct xip_seg_entry a, b;
+	char text[32768];
+
+	entry_fill(&a, "id", "/dev/shm/xiptool-id");
+	a.seg_dev = 2049;
+	a.seg_ino = 1ULL << 40;
+	a.seg_uid = 65534;
+	a.attaching = true;
+	a.pid = 4242;
+	assert_true(registry_format(&a, text, sizeof(text)) > 0);
+	assert_non_null(strstr(text, "\nstate=attaching\n"));
+	assert_int_equal(registry_parse(text, &b), 0);
+	assert_int_equal(b.seg_dev, 2049);
+	assert_int_equal(b.seg_ino, 1ULL << 40);
+	assert_int_equal(b.seg_uid, 65534);
+	assert_true(b.attaching);
+	assert_int_equal(b.pid, 4242);
+	a.attaching = false;
+	assert_true(registry_format(&a, text, sizeof(text)) > 0);
+	assert_null(strstr(text, "pid="));
+	assert_int_equal(registry_parse(text, &b), 0);
+	assert_false(b.attaching);
+	assert_int_equal(registry_parse("name=x\ntype=sr\npath=/p\nstate=odd\n",
+					&b), -EINVAL);
+}
+
+static void test_identity_checked(void **state)
+{
+	const char *p = unit_path("idseg"), *victim = unit_path("victim");
+	struct xip_seg_entry e, got, *all;
+	enum xip_entry_state st;
+	struct xip_segment *seg;
+	size_t n;
+	int fd;
+
+	unit_fill_file(p, 8192, 0);
+	unit_fill_file(victim, 8192, 0x55);
+	entry_fill(&e, "idseg", p);
+	assert_int_equal(registry_store(&e, XIP_REG_CREATE), 0);
+	fd = registry_open("idseg", O_RDONLY, &got);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(registry_read("idseg", &got, &st, false), 0);
+	assert_int_equal(st, XIP_ENTRY_LIVE);
+	/* the file replaced by a symlink to another */
+	unlink(p);
+	assert_int_equal(symlink(victim, p), 0);
+	assert_int_equal(registry_read("idseg", &got, &st, false), 0);
+	assert_int_equal(st, XIP_ENTRY_FOREIGN);
+	assert_int_equal(registry_open("idseg", O_RDWR, &got), -ESTALE);
+	assert_non_null(strstr(xip_errmsg(),
+			       "is not the segment that was attached (device/inode changed): refusing"));
+	assert_int_equal(segment_open("@idseg", XIP_SEG_WRITE, &seg), -ESTALE);
+	assert_int_equal(segment_open("@idseg", 0, &seg), -ESTALE);
+	/* by a copy: same owner, another inode (made while the old one
+	 * exists, so that the file system cannot hand out its number) */
+	unit_fill_file(unit_path("idcopy"), 8192, 0);
+	assert_int_equal(rename(unit_path("idcopy"), p), 0);
+	assert_int_equal(registry_open("idseg", O_RDONLY, &got), -ESTALE);
+	/* list removes the record, never the file that is not ours */
+	assert_int_equal(registry_list(&all, &n), 0);
+	assert_int_equal(n, 0);
+	free(all);
+	assert_int_equal(registry_read("idseg", &got, &st, false), -ENOENT);
+	assert_int_equal(access(p, F_OK), 0);
+	unlink(p);
+	unlink(victim);
+	/* a record without an identity (older format) is never trusted */
+	unit_fill_file(p, 8192, 0);
+	entry_fill(&e, "noid", p);
+	e.seg_ino = 0;
+	assert_int_equal(registry_store(&e, XIP_REG_CREATE), 0);
+	assert_int_equal(registry_open("noid", O_RDONLY, &got), -ESTALE);
+	unlink(p);
+}
+
+static void test_attaching_and_abandoned(void **state)
+{
+	const char *p = unit_path("claimed");
+	struct xip_seg_entry e, got, *all;
+	enum xip_entry_state st;
+	size_t n;
+	int holder;
+
+	unit_fill_file(p, 4096, 0);
+	entry_fill(&e, "claimed", p);
+	e.attaching = true;
+	e.pid = 1;
+	assert_int_equal(registry_store(&e, XIP_REG_CREATE), 0);
+	/* the attach runs: it holds the file locked */
+	holder = open(p, O_RDONLY);
+	assert_true(holder >= 0);
+	assert_int_equal(flock(holder, LOCK_EX), 0);
+	assert_int_equal(registry_lock(), 0);
+	assert_int_equal(registry_read("claimed", &got, &st, true), 0);
+	assert_int_equal(st, XIP_ENTRY_ATTACHING);
+	registry_unlock();
+	assert_int_equal(registry_get("claimed", &got), -EBUSY);
+	assert_int_equal(registry_list(&all, &n), 0);
+	assert_int_equal(n, 0);		/* not live, not removed either */
+	free(all);
+	assert_int_equal(registry_read("claimed", &got, &st, false), 0);
+	assert_int_equal(xip_detach("claimed", NULL, 0), -EBUSY);
+	/* the attach died: its claim and its file are cleaned */
+	close(holder);
+	assert_int_equal(registry_lock(), 0);
+	assert_int_equal(registry_read("claimed", &got, &st, true), 0);
+	assert_int_equal(st, XIP_ENTRY_ABANDONED);
+	registry_unlock();
+	assert_int_equal(registry_list(&all, &n), 0);
+	assert_int_equal(n, 0);
+	free(all);
+	assert_int_equal(registry_read("claimed", &got, &st, false), -ENOENT);
+	assert_int_equal(access(p, F_OK), -1);
+}
+
+static void test_lock_nests(void **state)
+{
+	struct xip_seg_entry e, got;
+	const char *p = unit_path("nest");
+
+	unit_fill_file(p, 4096, 0);
+	entry_fill(&e, "nest", p);
+	assert_int_equal(registry_lock(), 0);
+	assert_int_equal(registry_lock(), 0);
+	/* the store and remove take it again: no deadlock */
+	assert_int_equal(registry_store(&e, XIP_REG_CREATE), 0);
+	registry_unlock();
+	assert_int_equal(registry_remove("nest"), 0);
+	registry_unlock();
+	assert_int_equal(registry_get("nest", &got), -ENOENT);
+	unlink(p);
+}
+
+static void test_rundir_symlink(void **state)
+{
+	char buf[4096];
+	const char *real = unit_path("realrun"), *link = unit_path("linkrun");
+
+	mkdir(real, 0700);
+	assert_int_equal(symlink(real, link), 0);
+	setenv("XIPTOOL_RUNDIR", link, 1);
+	assert_int_equal(registry_dir(buf, sizeof(buf)), -ELOOP);
+	assert_non_null(strstr(xip_errmsg(),
+			       "run directory is a symbolic link: refusing"));
+	assert_int_equal(registry_lock(), -ELOOP);
+}
+
 static void make_gzip(const char *src, const char *dst)
 {
 	char data[65536];
@@ -244,6 +402,7 @@ static void test_attach_save_detach(void **state)
 	assert_int_equal(xip_attach(&o, &e), -EEXIST);
 	/* gzip */
 	make_gzip(img, gz);
+	chmod(gz, 0600);	/* the segment keeps its image's mode */
 	o.image = gz;
 	o.type = XIP_SEGTYPE_SW;
 	assert_int_equal(xip_attach(&o, &e), 0);
@@ -291,6 +450,12 @@ static void test_attach_save_detach(void **state)
 		o.image = sp;
 		o.size = 4 << 20;
 		o.type = XIP_SEGTYPE_SW;
+		/* not an ext2 image: refused unless raw, nothing left */
+		assert_int_equal(xip_attach(&o, &e), -EMEDIUMTYPE);
+		assert_non_null(strstr(xip_errmsg(), "not an ext2 image"));
+		assert_int_equal(registry_get("sparse.bin", &got), -ENOENT);
+		o.raw = true;
+		o.type = XIP_SEGTYPE_SW;
 		assert_int_equal(xip_attach(&o, &e), 0);
 		assert_string_equal(e.name, "sparse.bin");
 		assert_int_equal(e.size, 4 << 20);
@@ -312,6 +477,37 @@ static void test_attach_save_detach(void **state)
 	assert_int_equal(xip_detach("empty", NULL, 0), 0);
 }
 
+
+static void test_attach_limits(void **state)
+{
+	struct xip_attach_opts o = { 0 };
+	struct xip_seg_entry e, got;
+	const char *img = unit_path("lim.img"), *gz = unit_path("lim.img.gz");
+	struct stat st;
+
+	unit_mke2fs(img, "4M", 4096, NULL);
+	make_gzip(img, gz);
+	o.image = gz;
+	o.name = "lim";
+	/* --size: stop at the limit, leave nothing */
+	o.size = 1 << 20;
+	assert_int_equal(xip_attach(&o, &e), -EFBIG);
+	assert_non_null(strstr(xip_errmsg(),
+			       "decompresses to more than --size (1048576 bytes)"));
+	assert_int_equal(registry_get("lim", &got), -ENOENT);
+	assert_int_equal(stat(e.path, &st), -1);
+	/* exactly the size: fine */
+	o.size = 4 << 20;
+	assert_int_equal(xip_attach(&o, &e), 0);
+	assert_int_equal(e.size, 4 << 20);
+	assert_int_equal(xip_detach("lim", NULL, 0), 0);
+	/* a plain image larger than --size */
+	o.image = img;
+	o.size = 1 << 20;
+	assert_int_equal(xip_attach(&o, &e), -EINVAL);
+	assert_int_equal(registry_get("lim", &got), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -320,6 +516,12 @@ int main(void)
 		cmocka_unit_test_setup(test_add_get_list_remove, use_rundir),
 		cmocka_unit_test_setup(test_rundir_checks, use_rundir),
 		cmocka_unit_test_setup(test_attach_save_detach, use_rundir),
+		cmocka_unit_test(test_identity_parse),
+		cmocka_unit_test_setup(test_identity_checked, use_rundir),
+		cmocka_unit_test_setup(test_attaching_and_abandoned, use_rundir),
+		cmocka_unit_test_setup(test_lock_nests, use_rundir),
+		cmocka_unit_test_setup(test_rundir_symlink, use_rundir),
+		cmocka_unit_test_setup(test_attach_limits, use_rundir),
 	};
 
 	return cmocka_run_group_tests_name("registry", tests, NULL, NULL);

@@ -1,0 +1,141 @@
+#!/usr/bin/env bats
+# The registry under concurrent commands: changes are serialised by the
+# registry lock (a flock on .lock in the run directory), which a test can
+# hold itself to line commands up and release them together.
+
+load ../lib/common
+load ../lib/attach
+
+# Hold the registry lock in the background until release_lock.
+hold_lock() {
+	xiptool list >/dev/null		# the run directory
+	: > "$T/run/.lock"
+	flock -x "$T/run/.lock" sh -c 'touch "$1"; while [ ! -e "$2" ]; do sleep 0.05; done' \
+		_ "$T/held" "$T/release" &
+	holder=$!
+	for i in $(seq 100); do [ -e "$T/held" ] && return 0; sleep 0.05; done
+	return 1
+}
+
+release_lock() {
+	touch "$T/release"
+	wait "$holder"
+	rm -f "$T/held" "$T/release"
+}
+
+# Wait until N processes wait for the lock file (or a second passed).
+lock_waiters() {
+	local ino i
+	ino=$(stat -c %i "$T/run/.lock")
+	for i in $(seq 40); do
+		[ "$(grep -c -- "-> FLOCK.*:$ino " /proc/locks)" -ge "$1" ] && return 0
+		sleep 0.05
+	done
+}
+
+@test "two detaches of one segment: one succeeds, the other says it is not attached" {
+	require_loop
+	make_tree_image
+	run xiptool attach --loop -n "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	dev=${output##* }
+	path=$(seg_col "$SEG" PATH)
+	hold_lock
+	"$XIPTOOL" detach "$SEG" > "$T/out1" 2>&1 & p1=$!
+	"$XIPTOOL" detach "$SEG" > "$T/out2" 2>&1 & p2=$!
+	lock_waiters 2
+	release_lock
+	s1=0; wait "$p1" || s1=$?
+	s2=0; wait "$p2" || s2=$?
+	[ "$((s1 + s2))" -eq 3 ] && [ "$((s1 * s2))" -eq 0 ] ||
+		{ cat "$T/out1" "$T/out2"; false; }
+	[ "$(cat "$T/out1" "$T/out2")" = "xiptool detach: @$SEG: no attached segment of that name" ]
+	[ ! -e "$path" ]
+	[ ! -e "$T/run/$SEG" ]
+	loop_gone "$dev" "$path"
+}
+
+@test "two attaches of one name: one wins, the other is told it is attached; no file is left over" {
+	make_tree_image
+	hold_lock
+	"$XIPTOOL" attach -n "$SEG" "$T/img" > "$T/out1" 2>&1 & p1=$!
+	"$XIPTOOL" attach -n "$SEG" -t sw "$T/img" > "$T/out2" 2>&1 & p2=$!
+	lock_waiters 2
+	release_lock
+	s1=0; wait "$p1" || s1=$?
+	s2=0; wait "$p2" || s2=$?
+	[ "$((s1 + s2))" -eq 3 ] && [ "$((s1 * s2))" -eq 0 ] ||
+		{ cat "$T/out1" "$T/out2"; false; }
+	run sort "$T/out1" "$T/out2"
+	[ "${lines[0]}" = "$SEG" ]
+	[ "${lines[1]}" = "xiptool attach: $SEG: a segment of that name is already attached" ]
+	[ "$(ls /dev/shm | grep -c -- "$SEG")" = 1 ]
+	[ "$(ls -A "$T/run" | grep -vx .lock)" = "$SEG" ]
+	cmp "$(seg_col "$SEG" PATH)" "$T/img"
+}
+
+@test "an attach killed while filling: list shows nothing live, then removes its claim and its file" {
+	make_tree_image
+	# an image followed by 1 GiB of zeros: a few seconds of work
+	gzip -1 -c "$T/img" > "$T/big.gz"
+	head -c 64M /dev/zero | gzip -1 -c > "$T/z64.gz"
+	for i in $(seq 16); do cat "$T/z64.gz"; done >> "$T/big.gz"
+	"$XIPTOOL" attach -n "$SEG" "$T/big.gz" & pid=$!
+	for i in $(seq 200); do
+		grep -qx 'state=attaching' "$T/run/$SEG" 2>/dev/null && break
+		sleep 0.02
+	done
+	kill -9 "$pid"
+	wait "$pid" || true
+	grep -qx 'state=attaching' "$T/run/$SEG"
+	path=$(sed -n 's/^path=//p' "$T/run/$SEG")
+	[ -e "$path" ]
+	run xiptool list -n -o NAME
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ ! -e "$T/run/$SEG" ]
+	[ ! -e "$path" ]
+	run xiptool attach -n "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+}
+
+@test "a segment being attached is not used, listed or detached" {
+	make_tree_image
+	gzip -1 -c "$T/img" > "$T/big.gz"
+	head -c 64M /dev/zero | gzip -1 -c > "$T/z64.gz"
+	for i in $(seq 16); do cat "$T/z64.gz"; done >> "$T/big.gz"
+	"$XIPTOOL" attach -n "$SEG" "$T/big.gz" & pid=$!
+	for i in $(seq 200); do
+		grep -qx 'state=attaching' "$T/run/$SEG" 2>/dev/null && break
+		sleep 0.02
+	done
+	run xiptool info "@$SEG"
+	s_info=$status o_info=$output
+	run xiptool detach "$SEG"
+	s_det=$status o_det=$output
+	run xiptool list -n -o NAME
+	o_list=$output
+	kill -9 "$pid"; wait "$pid" || true
+	[ "$s_info" -eq 3 ]
+	[[ "$o_info" == "xiptool info: @$SEG: still being attached (by process $pid)" ]]
+	[ "$s_det" -eq 3 ]
+	[ "$o_det" = "xiptool detach: $SEG: still being attached (by process $pid)" ]
+	[ -z "$o_list" ]
+}
+
+@test "a reader that finds a stale record removes it only under the lock" {
+	make_tree_image
+	xiptool attach -n "$SEG" "$T/img"
+	path=$(seg_col "$SEG" PATH)
+	hold_lock
+	rm -f "$path"
+	# list finds it stale and waits for the lock to remove it
+	run timeout 2 "$XIPTOOL" list -n -o NAME
+	[ "$status" -eq 124 ]
+	[ -e "$T/run/$SEG" ]
+	release_lock
+	run xiptool list -n -o NAME
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ ! -e "$T/run/$SEG" ]
+}
