@@ -255,6 +255,18 @@ static int probe_file(struct btarget *tg, const struct stat *st,
 		close(fd);
 		return probe_segment(tg, name, true);
 	}
+	/* the kernel has it mounted through a loop device: not behind its back */
+	{
+		int *claims, ret;
+		size_t n;
+
+		ret = loop_claim_backing(fd, tg->spec, &claims, &n);
+		if (ret) {
+			close(fd);
+			return ret;
+		}
+		loop_release_claims(claims, n);
+	}
 	close(fd);
 	tg->file = true;
 	tg->replace = true;

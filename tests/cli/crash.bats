@@ -216,7 +216,7 @@ crash_sweep() {
 	e2fsck -fn "$T/img"
 }
 
-@test "writes, truncates are refused while the kernel has the image mounted through a loop device" {
+@test "writes, truncates and mkfs -f are refused while the kernel has the image mounted through a loop device" {
 	require_loop
 	cp "$T/base.img" "$T/img"
 	mkdir -p "$T/mnt"
@@ -230,6 +230,9 @@ crash_sweep() {
 	run xiptool truncate "$T/img" /f60k 0
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"$dev"* ]]
+	run xiptool mkfs -f -q -d "$T/tree" "$T/img"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"$T/img"*"$dev"*"$T/mnt"* ]]
 	umount "$T/mnt"
 	cmp "$T/img" "$T/before"
 	# bound but not mounted: allowed, and the device cannot be mounted
