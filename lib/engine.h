@@ -121,6 +121,11 @@ bool map_txn_due(const struct xip_map *m, uint64_t lblk);
  */
 void engine_mark_inode(struct xip_image *img, ext2_ino_t ino);
 /*
+ * Before a writer's first change: mark the image not clean on disk (once;
+ * image.c).  -EROFS when it was opened read-only.
+ */
+int image_begin_change(struct xip_image *img);
+/*
  * Test hook: with XIPTOOL_TEST_CRASH_AFTER=N in the environment, a writer
  * kills itself (SIGKILL) at its N-th ordering step, so that tests can stop
  * it between any two steps.  Steps are counted from 1.

@@ -698,9 +698,9 @@ static void touch_mc(struct xip_image *img, struct ext2_inode_large *in)
 
 static int write_open(struct xip_image *img, ext2_ino_t ino, struct xip_map *m)
 {
-	if (!img->writable)
-		return xip_error(-EROFS, "%s: opened read-only", img->seg->path);
-	return read_open(img, ino, m);
+	int ret = image_begin_change(img);
+
+	return ret ? ret : read_open(img, ino, m);
 }
 
 /* The largest file size this image and this map allow. */

@@ -185,12 +185,16 @@ static int write_state(struct xip_image *img, uint16_t state)
 	return segment_sync(img->seg);
 }
 
-/* As ext2_setup_super() on a read-write mount: refuse or mark unclean. */
-static int writer_begin(struct xip_image *img)
+/*
+ * As ext2_setup_super() on a read-write mount: refuse an image that is not
+ * clean at the open; mark it unclean on disk before its first change
+ * (image_begin_change), so that a writer that changes nothing leaves the
+ * image as it was, to the byte.
+ */
+static int writer_check(struct xip_image *img)
 {
 	uint16_t state = img->fs->super->s_state;
 	const char *why = NULL;
-	int ret;
 
 	if (ext2fs_has_feature_journal_needs_recovery(img->fs->super))
 		why = "its journal needs recovery";
@@ -203,11 +207,23 @@ static int writer_begin(struct xip_image *img)
 				 "%s: file system not clean (%s): run e2fsck -fy on it before writing",
 				 img->seg->path, why);
 	img->clean_state = state;
+	return 0;
+}
+
+int image_begin_change(struct xip_image *img)
+{
+	int ret;
+
+	if (!img->writable)
+		return xip_error(-EROFS, "%s: opened read-only", img->seg->path);
+	if (img->unclean)
+		return 0;
+	ret = write_state(img, img->clean_state & ~EXT2_VALID_FS);
+	if (ret)
+		return ret;
 	img->unclean = true;
-	ret = write_state(img, state & ~EXT2_VALID_FS);
-	if (!ret)
-		engine_step();
-	return ret;
+	engine_step();
+	return 0;
 }
 
 int xip_image_open_segment(struct xip_segment *seg, int flags,
@@ -240,7 +256,7 @@ int xip_image_open_segment(struct xip_segment *seg, int flags,
 	if (!ret)
 		ret = open_fs(img, flags);
 	if (!ret && img->writable)
-		ret = writer_begin(img);
+		ret = writer_check(img);
 	if (ret) {
 		int saved = xip_errcode();
 		char msg[XIP_ERRMSG_MAX];

@@ -166,6 +166,11 @@ int engine_load_bitmaps(struct xip_image *img)
 	ret = engine_get(img, &e);
 	if (ret || e->bitmaps_loaded)
 		return ret;
+	if (img->writable) {
+		ret = image_begin_change(img);
+		if (ret)
+			return ret;
+	}
 	err = ext2fs_read_bitmaps(img->fs);
 	if (err)
 		return xip_error_ext2(err, "%s: reading bitmaps", img->seg->path);

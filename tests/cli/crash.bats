@@ -201,7 +201,7 @@ crash_sweep() {
 	[[ "$output" == *"errors were recorded"* ]]
 }
 
-@test "a write leaves the image clean and marks it unclean while it runs" {
+@test "a write leaves the image clean and marks it unclean while it runs; a write that changes nothing changes no byte" {
 	cp "$T/base.img" "$T/img"
 	mkfifo "$T/fifo"
 	xiptool write --create "$T/img" /x < "$T/fifo" &
@@ -214,6 +214,10 @@ crash_sweep() {
 	wait "$pid"
 	[ "$(dumpe2fs -h "$T/img" 2>/dev/null | sed -n 's/^Filesystem state: *//p')" = clean ]
 	e2fsck -fn "$T/img"
+	cp "$T/img" "$T/before"
+	run xiptool write "$T/img" /no/such "$T/tree/f60k"
+	[ "$status" -eq 3 ]
+	cmp "$T/img" "$T/before"
 }
 
 @test "writes, truncates and mkfs -f are refused while the kernel has the image mounted through a loop device" {

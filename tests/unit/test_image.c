@@ -67,8 +67,18 @@ static void test_writer_state(void **state)
 	(void)state;
 	unit_mke2fs(p, "8M", 4096, NULL);
 	assert_int_equal(disk_state(p), EXT2_VALID_FS);
-	/* open for writing: not clean on disk until the close */
+	/* a writer that changes nothing leaves the image as it was */
 	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
+	assert_int_equal(disk_state(p), EXT2_VALID_FS);
+	assert_int_equal(xip_image_close(img), 0);
+	assert_int_equal(disk_state(p), EXT2_VALID_FS);
+	/* from the first change on: not clean on disk until the close */
+	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
+	{
+		ext2_ino_t ino;
+
+		assert_int_equal(xip_create(img, "/f", 0644, &ino), 0);
+	}
 	assert_int_equal(disk_state(p), 0);
 	/* a reader sees the state as it is on disk */
 	assert_int_equal(xip_image_open(p, XIP_IMG_NOLOCK, &ro), 0);
