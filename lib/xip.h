@@ -745,6 +745,7 @@ struct xip_build_progress {
 
 struct xip_build_opts {
 	const char *source;		/* tree to copy; NULL: empty fs */
+	const char *tar;		/* or a tar archive ("-": stdin) */
 	unsigned int block_size;	/* 0: the host page size */
 	uint64_t size;			/* bytes; 0: automatic */
 	uint64_t extra;			/* bytes added to an automatic size */
@@ -811,6 +812,12 @@ void xip_build_signal_cleanup(void);
  * "." or "..".
  */
 int xip_build_split_target(const char *spec, char **dir, char **base);
+/*
+ * The name a tar member gets in the image, relative to its top: "/" and
+ * "." components dropped ("" is the top itself), -EPERM when a ".."
+ * component would leave the top.  *out is malloc'ed.
+ */
+int xip_build_tar_name(const char *name, char **out);
 /* ".BASE.XXXXXXXX" (BASE cut to 200 bytes, 8 random [A-Za-z0-9]). */
 int xip_build_temp_name(const char *base, char *buf, size_t len);
 

@@ -1,6 +1,7 @@
 # mkfs: files of this part of the product
 # Building images from a tree: lib/build.c, lib/buildtree.c, `xiptool mkfs`.
-libxip_a_SOURCES += lib/build.h lib/build.c lib/buildtree.c lib/buildtarget.c
+libxip_a_SOURCES += lib/build.h lib/build.c lib/buildtree.c lib/buildtarget.c \
+	lib/buildtar.c
 xiptool_main_SOURCES += cmd/mkfs.c
 dist_man_MANS += man/xiptool-mkfs.1
 EXTRA_DIST += tests/gentree.py tests/lib/treelist.py tests/lib/contig.py
