@@ -221,7 +221,11 @@ static int tar_data(struct tarscan *ts, struct bnode *n)
 		if (ret)
 			return ret;
 	}
+	/* holes at the end read as zeros, up to the size */
 	t->spool_end = base + n->size;
+	if (ftruncate(t->spool_fd, (off_t)t->spool_end) < 0)
+		return tar_err(ts, -errno, "temporary file for the data: %s",
+			       strerror(errno));
 	return 0;
 }
 
@@ -542,7 +546,7 @@ static int tar_member(struct tarscan *ts, struct archive_entry *ae)
 	const char *path = archive_entry_pathname(ae), *link;
 	struct bnode *dir, *n = NULL;
 	struct bentry *e;
-	char *rel, *last;
+	char *rel, *last, *shown;
 	int ret;
 
 	if (!path)
@@ -557,7 +561,12 @@ static int tar_member(struct tarscan *ts, struct archive_entry *ae)
 	}
 	if (ret)
 		return ret;
-	ts->member = rel;
+	shown = strdup(rel);	/* rel is cut up while walking */
+	if (!shown) {
+		free(rel);
+		return -ENOMEM;
+	}
+	ts->member = shown;
 	link = archive_entry_hardlink(ae);
 	if (!*rel) {
 		/* "./": the top itself */
@@ -585,11 +594,10 @@ static int tar_member(struct tarscan *ts, struct archive_entry *ae)
 		goto out;
 	}
 	ret = tar_place(ts, dir, last, n);
-	n = NULL;	/* named now (or unreachable, freed by btree_finish) */
 out:
-	/* a node that got no name is freed with the others, unreached */
-	(void)n;
+	/* a node that got no name is freed by btree_finish, unreached */
 	ts->member = NULL;
+	free(shown);
 	free(rel);
 	return ret;
 }

@@ -12,6 +12,7 @@ tests_unit_test_build_SOURCES = tests/unit/test_build.c tests/unit/unit.h
 tests_unit_test_build_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_build_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/test_build
-TESTS += tests/cli/mkfs.bats tests/cli/mkfs-hostile.bats
-EXTRA_DIST += tests/cli/mkfs.bats tests/cli/mkfs-hostile.bats
+TESTS += tests/cli/mkfs.bats tests/cli/mkfs-hostile.bats tests/cli/mkfs-tar.bats
+EXTRA_DIST += tests/cli/mkfs.bats tests/cli/mkfs-hostile.bats \
+	tests/cli/mkfs-tar.bats
 endif
