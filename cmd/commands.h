@@ -8,6 +8,7 @@ XIP_COMMAND(align_check, "align-check", "check whether the ELF files of an image
 XIP_COMMAND(attach, "attach", "attach an image as a named memory segment")
 XIP_COMMAND(detach, "detach", "release attached segments and their loop devices")
 XIP_COMMAND(exec, "exec", "run a program mapped straight from an image")
+XIP_COMMAND(extract, "extract", "write the tree of an image (or a subtree) out to a directory")
 XIP_COMMAND(info, "info", "show what an image holds and whether it is XIP-capable")
 XIP_COMMAND(list, "list", "list attached segments")
 XIP_COMMAND(ls, "ls", "list a directory of an image")

@@ -853,6 +853,39 @@ struct xip_devtable_entry {
 int xip_devtable_parse_line(const char *line, struct xip_devtable_entry *e);
 
 /* ------------------------------------------------------------------ */
+/* Extracting a tree from an image (extract.c)                         */
+/* ------------------------------------------------------------------ */
+
+struct xip_extract_opts {
+	bool owners;		/* set owners (chown): root's default */
+	bool xattrs;		/* copy user., trusted., security., ACLs */
+};
+
+struct xip_extract_result {
+	uint64_t files, bytes;	/* regular files (first names), data bytes */
+	uint64_t links;		/* further names of an inode (hard links) */
+	uint64_t others;	/* symlinks, devices, FIFOs, sockets */
+};
+
+/*
+ * Write @path of @img (the whole tree for "/") into the directory @dir,
+ * reading through the engine.  For "/" the image's top becomes @dir (a
+ * new one, which gets the top's metadata; in an existing @dir the
+ * entries are added); otherwise @dir/<last name of @path> is made, @dir
+ * itself when missing.  Every entry is made relative to its parent's
+ * descriptor, O_NOFOLLOW and O_EXCL, in a private staging directory that
+ * is renamed into place when complete and removed on failure.  A name of
+ * the image that could leave its directory ("", ".", "..", a '/') and a
+ * directory loop are -EUCLEAN / -ELOOP; a name that exists in @dir
+ * already is -EEXIST: then nothing is left behind.
+ */
+int xip_extract(struct xip_image *img, const char *path, const char *dir,
+		const struct xip_extract_opts *o,
+		struct xip_extract_result *res);
+/* Is @name one entry of a directory: not empty, ".", ".." nor with '/'? */
+bool xip_extract_name_ok(const char *name);
+
+/* ------------------------------------------------------------------ */
 /* The user-space ELF loader (exec.c, exec-<arch>.S)                   */
 /* ------------------------------------------------------------------ */
 
