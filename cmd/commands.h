@@ -13,6 +13,7 @@ XIP_COMMAND(info, "info", "show what an image holds and whether it is XIP-capabl
 XIP_COMMAND(list, "list", "list attached segments")
 XIP_COMMAND(ls, "ls", "list a directory of an image")
 XIP_COMMAND(mkfs, "mkfs", "build an ext2 XIP image from a directory tree")
+XIP_COMMAND(ps, "ps", "list the processes that map attached segments, shared and copied pages")
 XIP_COMMAND(read, "read", "copy a file of an image to stdout, straight from the segment")
 XIP_COMMAND(save, "save", "write an attached segment to an image file")
 XIP_COMMAND(stat, "stat", "show an inode of an image: owner, size, times, block runs, holes")

@@ -247,6 +247,14 @@ expected() {
 		run complete xiptool detach cpl-
 		grep -qx "$SEG" <<<"$output"
 	fi
+	# ps takes segment names, bare or as @NAME, after its options
+	run complete xiptool ps --json cpl-
+	[ "$output" = "$SEG" ]
+	run complete xiptool ps "@cpl-$$"
+	[ "$output" = "@$SEG" ]
+	# and extract takes @NAME as its IMAGE
+	run complete xiptool extract "@cpl-$$"
+	[ "$output" = "@$SEG" ]
 }
 
 # zsh_complete WORD...: the candidates of _xiptool_image_path for the last
