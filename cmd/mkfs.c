@@ -18,7 +18,7 @@
 
 extern char **environ;
 
-static const char mkfs_usage[] = "[OPTION...] [-d DIR] IMAGE";
+static const char mkfs_usage[] = "[OPTION...] [-d DIR | --tar FILE] IMAGE";
 
 struct mkfs_progress {
 	struct timespec last;
@@ -173,10 +173,9 @@ static void mkfs_signals(bool cleanup)
 }
 
 struct mkfs_args {
-	char *root, *size, *extra, *page_size, *align, *label, *uuid;
-	char *timestamp, *owner, *devtable;
+	char *root, *tar, *size, *extra, *page_size, *align, *label, *uuid;
+	char *timestamp, *owner, *devtable, *inodes;
 	const char **uid_map, **gid_map;
-	long inodes;
 	int squash, force, quiet;
 };
 
@@ -203,9 +202,10 @@ static int mkfs_sizes(const struct mkfs_args *a, struct xip_build_opts *o)
 	if (o->align && (o->align & (o->align - 1)))
 		return cmd_usage_error("--align: %s: must be a power of two",
 				       a->align);
-	if (a->inodes < 0)
-		return cmd_usage_error("--inodes: must be positive");
-	o->inodes = (uint64_t)a->inodes;
+	if (a->inodes &&
+	    (rc = cmd_parse_count("--inodes", a->inodes, UINT32_MAX,
+				  &o->inodes)))
+		return rc;
 	if (o->size && o->extra)
 		return cmd_usage_error("--extra only applies to a computed size (without --size)");
 	return EXIT_OK;
@@ -218,6 +218,9 @@ static int mkfs_opts(struct mkfs_args *a, struct xip_build_opts *o,
 	int rc;
 
 	o->source = a->root;
+	o->tar = a->tar;
+	if (a->root && a->tar)
+		return cmd_usage_error("-d and --tar exclude each other");
 	o->label = a->label;
 	o->device_table = a->devtable;
 	o->squash = a->squash;
@@ -273,7 +276,10 @@ int cmd_mkfs(int argc, const char **argv)
 		  "SIZE" },
 		{ "extra", '\0', POPT_ARG_STRING, &a.extra, 0,
 		  "free space to add to the computed size", "SIZE" },
-		{ "inodes", 'N', POPT_ARG_LONG, &a.inodes, 0,
+		{ "tar", '\0', POPT_ARG_STRING, &a.tar, 0,
+		  "copy the tree of a tar archive (GNU, pax, ustar; gzip, xz, zstd); - for stdin",
+		  "FILE" },
+		{ "inodes", 'N', POPT_ARG_STRING, &a.inodes, 0,
 		  "number of inodes; default: computed", "N" },
 		{ "page-size", '\0', POPT_ARG_STRING, &a.page_size, 0,
 		  "page size of the target, used as block size (4096, 16384, 65536); default: this host's",
@@ -335,6 +341,8 @@ out:
 	free(um);
 	free(gm);
 	free(a.root);
+	free(a.tar);
+	free(a.inodes);
 	free(a.size);
 	free(a.extra);
 	free(a.page_size);

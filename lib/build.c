@@ -715,10 +715,17 @@ static int map_file(struct bwriter *w, const struct bnode *n,
 	return 0;
 }
 
+/* Where a file's bytes are read: its source file, or the spool at @base. */
+struct csrc {
+	int fd;
+	uint64_t base;
+};
+
 static int copy_chunk(struct bwriter *w, const struct bnode *n,
 		      const struct chunk *c, void *arg)
 {
-	int fd = *(int *)arg;
+	const struct csrc *src = arg;
+	int fd = src->fd;
 	uint64_t off = c->lblk * w->bs, len = c->len * w->bs;
 	uint8_t *dst;
 	int ret;
@@ -733,7 +740,7 @@ static int copy_chunk(struct bwriter *w, const struct bnode *n,
 		return xip_error(-ERANGE, "block %llu beyond the image",
 				 (unsigned long long)c->pblk);
 	while (len) {
-		ssize_t got = pread(fd, dst, len, (off_t)off);
+		ssize_t got = pread(fd, dst, len, (off_t)(src->base + off));
 
 		if (got < 0 && errno == EINTR)
 			continue;
@@ -757,16 +764,20 @@ static int copy_chunk(struct bwriter *w, const struct bnode *n,
 static int copy_file(struct bwriter *w, const struct bnode *n,
 		     struct ext2_inode_large *in)
 {
-	int fd = -1, ret;
+	struct csrc src = { -1, 0 };
+	int ret;
 
-	if (n->nranges) {
-		ret = btree_open_source(w->t, n, &fd);
+	if (n->spooled) {
+		src.fd = w->t->spool_fd;
+		src.base = n->spool_off;
+	} else if (n->nranges) {
+		ret = btree_open_source(w->t, n, &src.fd);
 		if (ret)
 			return ret;
 	}
-	ret = map_file(w, n, in, copy_chunk, &fd);
-	if (fd >= 0)
-		close(fd);
+	ret = map_file(w, n, in, copy_chunk, &src);
+	if (src.fd >= 0 && !n->spooled)
+		close(src.fd);
 	w->prog.files_done++;
 	w->prog.bytes_done += n->size;
 	if (w->o->progress)
@@ -1127,6 +1138,9 @@ static int check_opts(const struct xip_build_opts *o, unsigned int bs)
 		return xip_error(-EINVAL, "alignment %" PRIu64
 				 ": must be at least the block size %u",
 				 o->align, bs);
+	if (o->tar && o->source)
+		return xip_error(-EINVAL,
+				 "a tar archive and a source tree exclude each other");
 	if (o->label && strlen(o->label) > EXT2_LABEL_LEN)
 		return xip_error(-EINVAL,
 				 "label '%s' is too long (at most %d bytes)",
@@ -1140,7 +1154,7 @@ int xip_build(const char *image, const struct xip_build_opts *o,
 	unsigned int bs = o->block_size ? o->block_size :
 			  (unsigned int)xip_host_page_size();
 	struct btarget tg = { .spec = image, .fd = -1, .dirfd = -1 };
-	struct btree t = { .bs = bs, .root_fd = -1 };
+	struct btree t = { .bs = bs, .root_fd = -1, .spool_fd = -1 };
 	uint64_t fixed;
 	struct bplan p;
 	int ret;
@@ -1160,7 +1174,7 @@ int xip_build(const char *image, const struct xip_build_opts *o,
 		t.skip_dev = tg.dev;
 		t.skip_ino = tg.ino;
 	}
-	ret = btree_scan(&t, o);
+	ret = o->tar ? btree_scan_tar(&t, o) : btree_scan(&t, o);
 	if (!ret && o->device_table)
 		ret = btree_devtable(&t, o->device_table);
 	if (!ret)

@@ -57,6 +57,10 @@ struct bnode {
 	struct prun *druns, *iruns;
 	size_t ndruns, niruns;
 	size_t order;			/* preorder index, for ties */
+	/* read from an archive: the data is in btree.spool_fd at
+	 * spool_off + the file offset */
+	bool spooled;
+	uint64_t spool_off;
 };
 
 struct bentry {
@@ -88,6 +92,8 @@ struct btree {
 	bool has_xattrs;
 	uint64_t files, bytes;		/* regular files, their bytes */
 	uint64_t ea_blocks;		/* xattr blocks (estimate) */
+	int spool_fd;			/* file data of an archive, or -1 */
+	uint64_t spool_end;		/* bytes of the spool in use */
 	bool skip;			/* leave out the image itself */
 	dev_t skip_dev;
 	ino_t skip_ino;
@@ -132,6 +138,30 @@ void target_close(struct btarget *tg);
 
 /* buildtree.c */
 int btree_scan(struct btree *t, const struct xip_build_opts *o);
+/* The tree's lost+found: the one in the tree, else a new one. */
+int btree_make_lpf(struct btree *t, const struct xip_build_opts *o);
+struct bnode *btree_node_new(struct btree *t);
+void btree_node_free(struct bnode *n);
+/* Add the name @name in @dir for @n (counted in n->nlink). */
+int btree_add_entry(struct bnode *dir, const char *name, struct bnode *n);
+struct bentry *btree_find_entry(struct bnode *dir, const char *name);
+/* Owner from the source ids, after --squash, --owner and the id maps. */
+void btree_set_owner(struct bnode *n, const struct xip_build_opts *o,
+		     uint32_t uid, uint32_t gid);
+/* Every time of @n set to the time of the build. */
+void btree_node_set_now(struct btree *t, struct bnode *n);
+/* One data range of @blocks blocks from the start. */
+int btree_whole_range(struct bnode *n, uint64_t blocks);
+/* The extended attributes ext2 keeps (user., trusted., security., ACLs). */
+bool btree_xattr_wanted(const char *name);
+int btree_xattr_cmp(const void *a, const void *b);
+
+/*
+ * buildtar.c: the tree of a tar archive (opts->tar, "-" for stdin) read
+ * with libarchive, instead of btree_scan().  File data goes to a private
+ * spool file (t->spool_fd), holes of sparse members left out.
+ */
+int btree_scan_tar(struct btree *t, const struct xip_build_opts *o);
 int btree_devtable(struct btree *t, const char *file);
 int btree_finish(struct btree *t, const struct xip_build_opts *o);
 void btree_free(struct btree *t);

@@ -288,7 +288,7 @@ static int linkkey_cmp(const void *a, const void *b)
 	return 0;
 }
 
-static struct bnode *node_new(struct btree *t)
+struct bnode *btree_node_new(struct btree *t)
 {
 	struct bnode *n = calloc(1, sizeof(*n));
 
@@ -309,7 +309,7 @@ static struct bnode *node_new(struct btree *t)
 	return n;
 }
 
-static int add_entry(struct bnode *dir, const char *name, struct bnode *n)
+int btree_add_entry(struct bnode *dir, const char *name, struct bnode *n)
 {
 	struct bentry *e;
 
@@ -332,7 +332,7 @@ static int add_entry(struct bnode *dir, const char *name, struct bnode *n)
 	return 0;
 }
 
-static struct bentry *find_entry(struct bnode *dir, const char *name)
+struct bentry *btree_find_entry(struct bnode *dir, const char *name)
 {
 	for (size_t i = 0; i < dir->nkids; i++)
 		if (!strcmp(dir->kids[i].name, name))
@@ -366,8 +366,8 @@ char *btree_path(const struct btree *t, const struct bnode *n)
 	return s;
 }
 
-static void set_owner(struct bnode *n, const struct xip_build_opts *o,
-		      uid_t uid, gid_t gid)
+void btree_set_owner(struct bnode *n, const struct xip_build_opts *o,
+		     uint32_t uid, uint32_t gid)
 {
 	if (o->squash) {
 		n->uid = n->gid = 0;
@@ -384,7 +384,7 @@ static void node_from_stat(struct bnode *n, const struct stat *st,
 			   const struct xip_build_opts *o)
 {
 	n->mode = st->st_mode;
-	set_owner(n, o, st->st_uid, st->st_gid);
+	btree_set_owner(n, o, st->st_uid, st->st_gid);
 	n->atime = st->st_atim.tv_sec;
 	n->atime_ns = (uint32_t)st->st_atim.tv_nsec;
 	n->mtime = st->st_mtim.tv_sec;
@@ -535,7 +535,7 @@ static int scan_ranges(struct btree *t, struct bnode *n, int dfd,
 	return 0;
 }
 
-static int whole_range(struct bnode *n, uint64_t blocks)
+int btree_whole_range(struct bnode *n, uint64_t blocks)
 {
 	if (!blocks)
 		return 0;
@@ -547,7 +547,7 @@ static int whole_range(struct bnode *n, uint64_t blocks)
 	return 0;
 }
 
-static bool xattr_wanted(const char *name)
+bool btree_xattr_wanted(const char *name)
 {
 	return !strncmp(name, "user.", 5) || !strncmp(name, "trusted.", 8) ||
 	       !strncmp(name, "security.", 9) ||
@@ -555,7 +555,7 @@ static bool xattr_wanted(const char *name)
 	       !strcmp(name, "system.posix_acl_default");
 }
 
-static int xattr_cmp(const void *a, const void *b)
+int btree_xattr_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct bxattr *)a)->name,
 		      ((const struct bxattr *)b)->name);
@@ -630,7 +630,7 @@ static int scan_xattrs(struct btree *t, struct bnode *n, int fd,
 	for (p = list; len > 0 && p < list + len; p += strlen(p) + 1) {
 		struct bxattr *xa;
 
-		if (!xattr_wanted(p))
+		if (!btree_xattr_wanted(p))
 			continue;
 		vlen = xsrc_get(&x, p, NULL, 0);
 		if (vlen < 0)
@@ -659,7 +659,8 @@ static int scan_xattrs(struct btree *t, struct bnode *n, int fd,
 	free(list);
 	free(path);
 	if (n->nxattrs) {
-		qsort(n->xattrs, n->nxattrs, sizeof(*n->xattrs), xattr_cmp);
+		qsort(n->xattrs, n->nxattrs, sizeof(*n->xattrs),
+		      btree_xattr_cmp);
 		t->has_xattrs = true;
 	}
 	return 0;
@@ -709,7 +710,7 @@ static int scan_node(struct btree *t, struct bnode *n, int fd, int dfd,
 		if ((uint64_t)st->st_blocks * 512 < n->size)
 			ret = scan_ranges(t, n, dfd, dir, name);
 		else
-			ret = whole_range(n, blocks);
+			ret = btree_whole_range(n, blocks);
 		t->files++;
 		t->bytes += n->size;
 	} else if (!S_ISDIR(st->st_mode) && !S_ISCHR(st->st_mode) &&
@@ -735,7 +736,7 @@ static int scan_new_node(struct btree *t, struct bnode *dir, int fd,
 	struct bnode *n;
 	int ret;
 
-	n = node_new(t);
+	n = btree_node_new(t);
 	if (!n)
 		return -ENOMEM;
 	node_from_stat(n, st, o);
@@ -743,7 +744,7 @@ static int scan_new_node(struct btree *t, struct bnode *dir, int fd,
 	n->name = strdup(name);
 	if (!n->name)
 		return -ENOMEM;
-	ret = add_entry(dir, name, n);
+	ret = btree_add_entry(dir, name, n);
 	if (ret)
 		return ret;
 	if (!S_ISDIR(st->st_mode) && st->st_nlink > 1) {
@@ -797,7 +798,7 @@ static int scan_entry(struct btree *t, struct bnode *dir, int dfd,
 		found = tfind(&key, &t->links, linkkey_cmp);
 		if (found) {
 			close(fd);
-			return add_entry(dir, name, (*found)->node);
+			return btree_add_entry(dir, name, (*found)->node);
 		}
 	}
 	ret = scan_new_node(t, dir, fd, dfd, path, name, &st, o);
@@ -960,15 +961,15 @@ int btree_open_source(struct btree *t, const struct bnode *n, int *fdp)
 	return ret;
 }
 
-static void node_set_now(struct btree *t, struct bnode *n)
+void btree_node_set_now(struct btree *t, struct bnode *n)
 {
 	n->atime = n->mtime = n->ctime = t->now;
 	n->atime_ns = n->mtime_ns = n->ctime_ns = 0;
 }
 
-static int make_lpf(struct btree *t, const struct xip_build_opts *o)
+int btree_make_lpf(struct btree *t, const struct xip_build_opts *o)
 {
-	struct bentry *e = find_entry(t->root, "lost+found");
+	struct bentry *e = btree_find_entry(t->root, "lost+found");
 	struct bnode *n;
 
 	if (e) {
@@ -985,16 +986,16 @@ static int make_lpf(struct btree *t, const struct xip_build_opts *o)
 		t->lpf = e->node;
 		return 0;
 	}
-	n = node_new(t);
+	n = btree_node_new(t);
 	if (!n)
 		return -ENOMEM;
 	n->mode = S_IFDIR | 0700;
-	set_owner(n, o, 0, 0);
-	node_set_now(t, n);
+	btree_set_owner(n, o, 0, 0);
+	btree_node_set_now(t, n);
 	n->is_lpf = true;
 	n->parent = t->root;
 	t->lpf = n;
-	return add_entry(t->root, "lost+found", n);
+	return btree_add_entry(t->root, "lost+found", n);
 }
 
 /* Open the source's top (the path given may hold symlinks: its owner's). */
@@ -1023,7 +1024,7 @@ int btree_scan(struct btree *t, const struct xip_build_opts *o)
 
 	t->src = o->source;
 	t->root_fd = -1;
-	r = node_new(t);
+	r = btree_node_new(t);
 	if (!r)
 		return -ENOMEM;
 	t->root = r;
@@ -1044,11 +1045,11 @@ int btree_scan(struct btree *t, const struct xip_build_opts *o)
 			return ret;
 	} else {
 		r->mode = S_IFDIR | 0755;
-		set_owner(r, o, 0, 0);
-		node_set_now(t, r);
+		btree_set_owner(r, o, 0, 0);
+		btree_node_set_now(t, r);
 	}
 	r->nlink = 2;	/* its own "." and ".." count below */
-	return make_lpf(t, o);
+	return btree_make_lpf(t, o);
 }
 
 /* ---- device table ----------------------------------------------------- */
@@ -1068,7 +1069,7 @@ static int dt_parent(struct btree *t, char *path, struct bnode **dirp,
 
 		*slash = '\0';
 		if (*p) {
-			e = find_entry(dir, p);
+			e = btree_find_entry(dir, p);
 			if (!e || !S_ISDIR(e->node->mode))
 				return -ENOENT;
 			dir = e->node;
@@ -1102,7 +1103,7 @@ static int dt_apply_one(struct btree *t, const struct xip_devtable_entry *e,
 			const char *name, unsigned int minor, struct bnode *dir)
 {
 	mode_t type = dt_type(e->type);
-	struct bentry *ent = find_entry(dir, name);
+	struct bentry *ent = btree_find_entry(dir, name);
 	struct bnode *n;
 
 	if (ent) {
@@ -1112,11 +1113,11 @@ static int dt_apply_one(struct btree *t, const struct xip_devtable_entry *e,
 	} else {
 		if (e->type == 'f')
 			return -ENOENT;
-		n = node_new(t);
-		if (!n || add_entry(dir, name, n))
+		n = btree_node_new(t);
+		if (!n || btree_add_entry(dir, name, n))
 			return -ENOMEM;
 		n->parent = dir;
-		node_set_now(t, n);
+		btree_node_set_now(t, n);
 	}
 	n->mode = type | e->mode;
 	n->uid = e->uid;
@@ -1269,11 +1270,11 @@ static int count_node(struct btree *t, struct bnode *n)
 		free(n->ranges);
 		n->ranges = NULL;
 		n->nranges = 0;
-		if (whole_range(n, blocks))
+		if (btree_whole_range(n, blocks))
 			return -ENOMEM;
 		n->size = blocks * bs;
 	} else if (S_ISLNK(n->mode) && n->size > FAST_LINK_MAX) {
-		if (whole_range(n, 1))
+		if (btree_whole_range(n, 1))
 			return -ENOMEM;
 	}
 	n->data_blocks = 0;
@@ -1327,6 +1328,32 @@ static int number(struct btree *t, struct bnode *dir, ext2_ino_t *next,
 	return 0;
 }
 
+/*
+ * Free the nodes that no name reaches (a member of an archive replaced by
+ * a later one of the same name): numbering keeps only the reachable ones.
+ */
+static int number_all(struct btree *t, ext2_ino_t *next, size_t *order)
+{
+	size_t n = t->nnodes;
+	struct bnode **all = malloc(n * sizeof(*all));
+	int ret;
+
+	if (!all)
+		return -ENOMEM;
+	memcpy(all, t->nodes, n * sizeof(*all));
+	t->root->ino = EXT2_ROOT_INO;
+	t->nodes[0] = t->root;
+	ret = number(t, t->root, next, order);
+	if (!ret) {
+		for (size_t i = 0; i < n; i++)
+			if (!all[i]->ino)
+				btree_node_free(all[i]);
+		t->nnodes = *order;
+	}
+	free(all);
+	return ret;
+}
+
 int btree_finish(struct btree *t, const struct xip_build_opts *o)
 {
 	ext2_ino_t next = 12;
@@ -1334,12 +1361,9 @@ int btree_finish(struct btree *t, const struct xip_build_opts *o)
 	int ret;
 
 	(void)o;
-	t->root->ino = EXT2_ROOT_INO;
-	t->nodes[0] = t->root;
-	ret = number(t, t->root, &next, &order);
+	ret = number_all(t, &next, &order);
 	if (ret)
-		return xip_error(ret, "too many files");
-	t->nnodes = order;	/* nodes not reached are unreachable */
+		return ret == -ENOMEM ? ret : xip_error(ret, "too many files");
 	for (size_t i = 0; i < t->nnodes; i++) {
 		struct bnode *n = t->nodes[i];
 
@@ -1353,7 +1377,7 @@ int btree_finish(struct btree *t, const struct xip_build_opts *o)
 	return 0;
 }
 
-static void node_free(struct bnode *n)
+void btree_node_free(struct bnode *n)
 {
 	for (size_t i = 0; i < n->nkids; i++)
 		free(n->kids[i].name);
@@ -1379,11 +1403,13 @@ static void nofree(void *p)
 void btree_free(struct btree *t)
 {
 	dirs_pop(t, 0);
+	if (t->spool_fd > 0)
+		close(t->spool_fd);
 	free(t->dirs);
 	if (t->root_fd >= 0)
 		close(t->root_fd);
 	for (size_t i = 0; i < t->nnodes; i++)
-		node_free(t->nodes[i]);
+		btree_node_free(t->nodes[i]);
 	free(t->nodes);
 	tdestroy(t->links, nofree);
 	memset(t, 0, sizeof(*t));

@@ -815,6 +815,7 @@ struct xip_build_progress {
 
 struct xip_build_opts {
 	const char *source;		/* tree to copy; NULL: empty fs */
+	const char *tar;		/* or a tar archive ("-": stdin) */
 	unsigned int block_size;	/* 0: the host page size */
 	uint64_t size;			/* bytes; 0: automatic */
 	uint64_t extra;			/* bytes added to an automatic size */
@@ -881,6 +882,12 @@ void xip_build_signal_cleanup(void);
  * "." or "..".
  */
 int xip_build_split_target(const char *spec, char **dir, char **base);
+/*
+ * The name a tar member gets in the image, relative to its top: "/" and
+ * "." components dropped ("" is the top itself), -EPERM when a ".."
+ * component would leave the top.  *out is malloc'ed.
+ */
+int xip_build_tar_name(const char *name, char **out);
 /* ".BASE.XXXXXXXX" (BASE cut to 200 bytes, 8 random [A-Za-z0-9]). */
 int xip_build_temp_name(const char *base, char *buf, size_t len);
 
@@ -914,6 +921,98 @@ struct xip_devtable_entry {
  * comment line, negative on a syntax error (reason in the error record).
  */
 int xip_devtable_parse_line(const char *line, struct xip_devtable_entry *e);
+
+/* ------------------------------------------------------------------ */
+/* Extracting a tree from an image (extract.c)                         */
+/* ------------------------------------------------------------------ */
+
+struct xip_extract_opts {
+	bool owners;		/* set owners (chown): root's default */
+	bool xattrs;		/* copy user., trusted., security., ACLs */
+};
+
+struct xip_extract_result {
+	uint64_t files, bytes;	/* regular files (first names), data bytes */
+	uint64_t links;		/* further names of an inode (hard links) */
+	uint64_t others;	/* symlinks, devices, FIFOs, sockets */
+};
+
+/*
+ * Write @path of @img (the whole tree for "/") into the directory @dir,
+ * reading through the engine.  For "/" the image's top becomes @dir (a
+ * new one, which gets the top's metadata; in an existing @dir the
+ * entries are added); otherwise @dir/<last name of @path> is made, @dir
+ * itself when missing.  Every entry is made relative to its parent's
+ * descriptor, O_NOFOLLOW and O_EXCL, in a private staging directory that
+ * is renamed into place when complete and removed on failure.  A name of
+ * the image that could leave its directory ("", ".", "..", a '/') and a
+ * directory loop are -EUCLEAN / -ELOOP; a name that exists in @dir
+ * already is -EEXIST: then nothing is left behind.
+ */
+int xip_extract(struct xip_image *img, const char *path, const char *dir,
+		const struct xip_extract_opts *o,
+		struct xip_extract_result *res);
+/* Is @name one entry of a directory: not empty, ".", ".." nor with '/'? */
+bool xip_extract_name_ok(const char *name);
+
+/* ------------------------------------------------------------------ */
+/* Processes that map attached segments (ps.c)                         */
+/* ------------------------------------------------------------------ */
+
+/* One line of /proc/PID/maps (or a mapping header of smaps). */
+struct xip_ps_map {
+	uint64_t start, end, offset;
+	dev_t dev;
+	uint64_t ino;
+	bool exec;
+	char path[XIP_PATH_MAX];
+};
+/* Parse @line: 0, or -EINVAL when it is not a mapping line. */
+int xip_ps_parse_map(const char *line, struct xip_ps_map *m);
+
+enum xip_ps_how {
+	XIP_PS_EXEC,		/* xiptool exec: maps the segment file */
+	XIP_PS_MOUNT,		/* files of a mount of its loop device */
+};
+
+/* A process and one segment it maps (one entry per way of mapping). */
+struct xip_ps_proc {
+	pid_t pid;
+	char comm[17];
+	size_t seg;			/* index in xip_ps_report.segs */
+	enum xip_ps_how how;
+	char *program;			/* path in the image, NULL: unknown */
+	uint64_t mappings;
+	uint64_t shared;		/* resident pages still the segment's */
+	uint64_t copied;		/* pages copied on write (private) */
+	/* private to ps.c */
+	bool have_code;
+	uint64_t code_off;
+	char first_path[XIP_PATH_MAX];
+};
+
+struct xip_ps_seg {
+	char name[XIP_SEG_NAME_MAX + 1];
+	char loop[64];
+	char mount[XIP_PATH_MAX];	/* where the loop device is mounted */
+	uint64_t procs, shared, copied;	/* totals */
+};
+
+struct xip_ps_report {
+	struct xip_ps_seg *segs;	/* the segments looked at, by name */
+	size_t nsegs;
+	struct xip_ps_proc *procs;	/* by PID */
+	size_t n;
+};
+
+/*
+ * Find the processes that map the attached segments named in @names (all
+ * when @nnames is 0; "@NAME", NAME or its loop device): every /proc/PID/
+ * smaps readable is read, mappings are matched by device and inode.
+ * -ENOENT when a name is not an attached segment.
+ */
+int xip_ps(const char *const *names, size_t nnames, struct xip_ps_report *r);
+void xip_ps_report_free(struct xip_ps_report *r);
 
 /* ------------------------------------------------------------------ */
 /* The user-space ELF loader (exec.c, exec-<arch>.S)                   */

@@ -1,8 +1,9 @@
 # mkfs: files of this part of the product
 # Building images from a tree: lib/build.c, lib/buildtree.c, `xiptool mkfs`.
-libxip_a_SOURCES += lib/build.h lib/build.c lib/buildtree.c lib/buildtarget.c
-xiptool_main_SOURCES += cmd/mkfs.c
-dist_man_MANS += man/xiptool-mkfs.1
+libxip_a_SOURCES += lib/build.h lib/build.c lib/buildtree.c lib/buildtarget.c \
+	lib/buildtar.c lib/extract.c
+xiptool_main_SOURCES += cmd/mkfs.c cmd/extract.c
+dist_man_MANS += man/xiptool-mkfs.1 man/xiptool-extract.1
 EXTRA_DIST += tests/gentree.py tests/lib/treelist.py tests/lib/contig.py
 
 if ENABLE_TESTS
@@ -10,7 +11,13 @@ check_PROGRAMS += tests/unit/test_build
 tests_unit_test_build_SOURCES = tests/unit/test_build.c tests/unit/unit.h
 tests_unit_test_build_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_build_LDADD = $(UNIT_LDADD)
-TESTS += tests/unit/test_build
-TESTS += tests/cli/mkfs.bats tests/cli/mkfs-hostile.bats
-EXTRA_DIST += tests/cli/mkfs.bats tests/cli/mkfs-hostile.bats
+check_PROGRAMS += tests/unit/test_extract
+tests_unit_test_extract_SOURCES = tests/unit/test_extract.c tests/unit/unit.h
+tests_unit_test_extract_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_extract_LDADD = $(UNIT_LDADD)
+TESTS += tests/unit/test_build tests/unit/test_extract
+TESTS += tests/cli/mkfs.bats tests/cli/mkfs-hostile.bats tests/cli/mkfs-tar.bats \
+	tests/cli/extract.bats
+EXTRA_DIST += tests/cli/mkfs.bats tests/cli/mkfs-hostile.bats \
+	tests/cli/mkfs-tar.bats tests/cli/extract.bats
 endif

@@ -195,6 +195,35 @@ expected() {
 	fi
 }
 
+@test "extract: IMAGE, then a host directory, then a path inside the image" {
+	mktree
+	mkdir "$T/outdir"
+	run complete xiptool extract "$T/a.i"
+	[ "$output" = "$T/a.img" ]
+	# DIR: host directories only
+	run complete xiptool extract "$T/a.img" "$T/o"
+	[ "$output" = "$T/outdir" ]
+	run complete xiptool extract "$T/a.img" "$T/a."
+	[ -z "$output" ]
+	# PATH: names inside the image, options skipped
+	run complete xiptool extract --no-owner "$T/a.img" "$T/outdir" /e
+	[ "$output" = "$(expected / e)" ]
+	run complete xiptool extract "$T/a.img" "$T/outdir" /etc/su
+	[ "$output" = /etc/sub/ ]
+	# nothing after PATH
+	run complete xiptool extract "$T/a.img" "$T/outdir" /etc "$T/a"
+	[ -z "$output" ]
+}
+
+@test "mkfs --tar completes tar archives, compressed or not" {
+	mkdir "$T/d"
+	: > "$T/d/root.tar"
+	: > "$T/d/layer.tar.zst"
+	: > "$T/d/other.txt"
+	run complete xiptool mkfs --tar "$T/d/"
+	[ "$output" = "$(printf '%s\n' "$T/d/layer.tar.zst" "$T/d/root.tar")" ]
+}
+
 @test "@NAME completes attached segment names from xiptool list" {
 	commands | grep -qx attach || skip "attach is not available yet"
 	commands | grep -qx list || skip "list is not available yet"
@@ -218,6 +247,14 @@ expected() {
 		run complete xiptool detach cpl-
 		grep -qx "$SEG" <<<"$output"
 	fi
+	# ps takes segment names, bare or as @NAME, after its options
+	run complete xiptool ps --json cpl-
+	[ "$output" = "$SEG" ]
+	run complete xiptool ps "@cpl-$$"
+	[ "$output" = "@$SEG" ]
+	# and extract takes @NAME as its IMAGE
+	run complete xiptool extract "@cpl-$$"
+	[ "$output" = "@$SEG" ]
 }
 
 # zsh_complete WORD...: the candidates of _xiptool_image_path for the last

@@ -1,4 +1,6 @@
-/* Unit tests of lib/build.c and lib/buildtree.c helpers. */
+/* Unit tests of lib/build.c, lib/buildtree.c and lib/buildtar.c. */
+#include <archive.h>
+#include <archive_entry.h>
 #include <sys/sysmacros.h>
 
 #include "unit.h"
@@ -394,6 +396,197 @@ static void test_build_target(void **state)
 	assert_memory_not_equal(old, now, sizeof(old));
 }
 
+static void test_tar_name(void **state)
+{
+	static const char *const ok[][2] = {
+		{ "a", "a" }, { "./a/b", "a/b" }, { "/abs/x", "abs/x" },
+		{ "//a//b/", "a/b" }, { "./", "" }, { "/", "" }, { ".", "" },
+		{ "a/./b/.", "a/b" }, { "...", "..." }, { "..a/b..", "..a/b.." },
+	};
+	static const char *const bad[] = { "..", "../x", "a/../b", "a/..",
+					   "/..", "./../etc" };
+	char *out;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		assert_int_equal(xip_build_tar_name(ok[i][0], &out), 0);
+		assert_string_equal(out, ok[i][1]);
+		free(out);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(xip_build_tar_name(bad[i], &out), -EPERM);
+}
+
+/* One member of a test archive: type 'f' file, 'd' dir, 'l' symlink,
+ * 'h' hard link, 's' sparse file (data at 0 and at 3 blocks, size 5). */
+struct tmember {
+	const char *name;
+	char type;
+	const char *arg;
+};
+
+static void write_tar(const char *path, const struct tmember *m, size_t n)
+{
+	struct archive *a = archive_write_new();
+	struct archive_entry *e = archive_entry_new();
+
+	assert_non_null(a);
+	assert_int_equal(archive_write_set_format_pax(a), ARCHIVE_OK);
+	assert_int_equal(archive_write_open_filename(a, path), ARCHIVE_OK);
+	for (size_t i = 0; i < n; i++) {
+		long bs = xip_host_page_size();
+
+		archive_entry_clear(e);
+		archive_entry_set_pathname(e, m[i].name);
+		archive_entry_set_mtime(e, 1000000, 0);
+		archive_entry_set_uid(e, 1234);
+		archive_entry_set_gid(e, 99);
+		switch (m[i].type) {
+		case 'f':
+			archive_entry_set_filetype(e, AE_IFREG);
+			archive_entry_set_perm(e, 0640);
+			archive_entry_set_size(e, (la_int64_t)strlen(m[i].arg));
+			break;
+		case 's':
+			archive_entry_set_filetype(e, AE_IFREG);
+			archive_entry_set_perm(e, 0644);
+			archive_entry_set_size(e, 5 * bs);
+			archive_entry_sparse_add_entry(e, 0, 10);
+			archive_entry_sparse_add_entry(e, 3 * bs, 10);
+			break;
+		case 'd':
+			archive_entry_set_filetype(e, AE_IFDIR);
+			archive_entry_set_perm(e, 0711);
+			break;
+		case 'l':
+			archive_entry_set_filetype(e, AE_IFLNK);
+			archive_entry_set_perm(e, 0777);
+			archive_entry_set_symlink(e, m[i].arg);
+			break;
+		case 'h':
+			archive_entry_set_hardlink(e, m[i].arg);
+			break;
+		}
+		assert_int_equal(archive_write_header(a, e), ARCHIVE_OK);
+		if (m[i].type == 'f')
+			assert_int_equal(archive_write_data(a, m[i].arg,
+							    strlen(m[i].arg)),
+					 (ssize_t)strlen(m[i].arg));
+		if (m[i].type == 's') {
+			/* the whole file: the writer leaves out the holes */
+			char *all = calloc(5, (size_t)bs);
+
+			assert_non_null(all);
+			memcpy(all, "0123456789", 10);
+			memcpy(all + 3 * bs, "0123456789", 10);
+			assert_int_equal(archive_write_data(a, all, 5 * bs),
+					 5 * bs);
+			free(all);
+		}
+	}
+	archive_entry_free(e);
+	assert_int_equal(archive_write_close(a), ARCHIVE_OK);
+	archive_write_free(a);
+}
+
+static ext2_ino_t look(struct xip_image *xi, const char *path)
+{
+	ext2_ino_t ino = 0;
+
+	assert_int_equal(xip_lookup(xi, path, XIP_LOOKUP_NOFOLLOW, &ino), 0);
+	return ino;
+}
+
+static void test_build_tar(void **state)
+{
+	static const struct tmember m[] = {
+		{ "./", 'd', NULL },
+		{ "/etc/passwd", 'f', "root\n" },	/* made relative */
+		{ "deep/er/file", 'f', "x" },		/* parents made */
+		{ "deep", 'd', NULL },			/* after its contents */
+		{ "link", 'l', "/etc/passwd" },
+		{ "hard", 'h', "/etc/passwd" },
+		{ "dup", 'f', "first" },
+		{ "dup", 'f', "second!" },		/* replaces it */
+		{ "sparse", 's', NULL },
+	};
+	const char *tar = unit_path("t.tar"), *img = unit_path("tar.img");
+	long bs = xip_host_page_size();
+	struct xip_build_opts o = { .tar = tar };
+	struct xip_build_result res;
+	struct xip_image *xi;
+	struct xip_stat st;
+	char buf[16] = "";
+	char cmd[600];
+
+	write_tar(tar, m, sizeof(m) / sizeof(m[0]));
+	if (xip_build(img, &o, &res))
+		fail_msg("%s", xip_errmsg());
+	/* passwd+hard, file, dup (the first one gone), sparse */
+	assert_int_equal(res.files, 4);
+	snprintf(cmd, sizeof(cmd), "e2fsck -fn '%s' >/dev/null 2>&1", img);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(xip_image_open(img, 0, &xi), 0);
+	assert_int_equal(xip_stat_inode(xi, EXT2_ROOT_INO, &st), 0);
+	assert_int_equal(st.mode, S_IFDIR | 0711);
+	assert_int_equal(st.uid, 1234);
+	assert_int_equal(look(xi, "/etc/passwd"), look(xi, "/hard"));
+	assert_int_equal(xip_stat_inode(xi, look(xi, "/hard"), &st), 0);
+	assert_int_equal(st.links, 2);
+	assert_int_equal(st.mode, S_IFREG | 0640);
+	assert_int_equal(st.gid, 99);
+	assert_int_equal(st.mtime, 1000000);
+	assert_int_equal(xip_stat_inode(xi, look(xi, "/deep"), &st), 0);
+	assert_int_equal(st.mode, S_IFDIR | 0711);
+	assert_int_equal(xip_stat_inode(xi, look(xi, "/etc"), &st), 0);
+	assert_int_equal(st.mode, S_IFDIR | 0755);
+	assert_int_equal(st.uid, 0);
+	assert_int_equal(xip_file_read(xi, look(xi, "/dup"), 0, buf,
+				       sizeof(buf)), 7);
+	assert_string_equal(buf, "second!");
+	assert_int_equal(xip_readlink(xi, look(xi, "/link"), buf, sizeof(buf)),
+			 0);
+	assert_string_equal(buf, "/etc/passwd");
+	/* the sparse member: data in blocks 0 and 3 only */
+	assert_int_equal(xip_stat_inode(xi, look(xi, "/sparse"), &st), 0);
+	assert_int_equal(st.size, 5 * bs);
+	assert_int_equal(st.data_blocks, 2);
+	assert_int_equal(st.hole_blocks, 3);
+	assert_int_equal(xip_file_read(xi, look(xi, "/sparse"), 3 * bs, buf,
+				       10), 10);
+	assert_memory_equal(buf, "0123456789", 10);
+	xip_image_close(xi);
+}
+
+static void test_build_tar_refused(void **state)
+{
+	static const struct tmember up[] = { { "a/../../x", 'f', "x" } };
+	static const struct tmember hl[] = { { "h", 'h', "nowhere" } };
+	static const struct tmember dir[] = { { "d/f", 'f', "x" },
+					      { "d", 'f', "y" } };
+	const char *tar = unit_path("bad.tar"), *img = unit_path("bad.img");
+	struct xip_build_opts o = { .tar = tar };
+
+	write_tar(tar, up, 1);
+	assert_int_equal(xip_build(img, &o, NULL), -EPERM);
+	assert_non_null(strstr(xip_errmsg(), "a/../../x: a name with '..'"));
+	assert_int_equal(access(img, F_OK), -1);
+	write_tar(tar, hl, 1);
+	assert_int_equal(xip_build(img, &o, NULL), -ENOENT);
+	assert_non_null(strstr(xip_errmsg(), "h: hard link to 'nowhere'"));
+	write_tar(tar, dir, 2);
+	assert_int_equal(xip_build(img, &o, NULL), -EEXIST);
+	/* not an archive at all */
+	assert_int_equal(xip_build(img, &o, NULL) < 0, 1);
+	o.tar = unit_path("t.tar");
+	o.source = unit_tmpdir();
+	assert_int_equal(xip_build(img, &o, NULL), -EINVAL);
+	o.source = NULL;
+	o.tar = "/etc/hostname";
+	assert_int_equal(xip_build(img, &o, NULL), -EINVAL);
+	assert_non_null(strstr(xip_errmsg(), "not a tar archive"));
+	assert_int_equal(access(img, F_OK), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -408,6 +601,9 @@ int main(void)
 		cmocka_unit_test(test_split_target),
 		cmocka_unit_test(test_temp_name),
 		cmocka_unit_test(test_build_target),
+		cmocka_unit_test(test_tar_name),
+		cmocka_unit_test(test_build_tar),
+		cmocka_unit_test(test_build_tar_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,13 @@
+# ps: the processes that map attached segments (lib/ps.c, `xiptool ps`).
+libxip_a_SOURCES += lib/ps.c
+xiptool_main_SOURCES += cmd/ps.c
+dist_man_MANS += man/xiptool-ps.1
+
+if ENABLE_TESTS
+check_PROGRAMS += tests/unit/test_ps
+tests_unit_test_ps_SOURCES = tests/unit/test_ps.c tests/unit/unit.h
+tests_unit_test_ps_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_ps_LDADD = $(UNIT_LDADD)
+TESTS += tests/unit/test_ps tests/cli/ps.bats
+EXTRA_DIST += tests/cli/ps.bats
+endif

@@ -1,0 +1,209 @@
+#!/usr/bin/env bats
+# xiptool extract against the source tree itself (tree -> mkfs -> extract),
+# debugfs rdump and fsck.erofs --extract, and images with hostile names.
+
+load ../lib/common
+
+GENTREE="$TOP_SRCDIR/tests/gentree.py"
+TREELIST="$TOP_SRCDIR/tests/lib/treelist.py"
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+
+list() {
+	"$PY" "$TREELIST" "$@"
+}
+
+# what every extractor keeps: path, type, mode without the set-id bits,
+# owner, mtime, content, link target, device (no link counts, holes,
+# xattrs)
+basic() {
+	sed -E 's/ n[0-9]+ / /; s/ (map|group)=[^ ]*//g; s/ x:[^ ]*$//' |
+		awk '{ $3 = substr($3, 2); print }'
+}
+
+# what debugfs rdump keeps: no times, nothing of a symlink but its target
+rdump_view() {
+	awk '$1 != "/" { if ($2 == "0o120000") print $1, $2, $NF;
+			  else { $6 = ""; print } }'
+}
+
+# a tree both peers can store
+small_tree() {
+	mkdir -p "$1/d/sub" "$1/empty"
+	head -c 100000 /dev/urandom > "$1/d/f"
+	ln "$1/d/f" "$1/hl"
+	ln -s d/f "$1/sl"
+	mknod "$1/d/null" c 1 3
+	mkfifo "$1/fifo"
+	truncate -s 1M "$1/sparse"
+	printf x | dd of="$1/sparse" bs=1 seek=500000 conv=notrunc status=none
+	chown 123:456 "$1/d/sub"
+	chmod 1777 "$1/d/sub"
+	chmod 0750 "$1/empty"
+	touch -d @1234567890 "$1/d/sub" "$1/d/f" "$1/empty"
+}
+
+@test "extract: tree -> mkfs -> extract gives back the identical tree (holes, xattrs, links, devices, times)" {
+	require_root
+	require_cmd python3
+	"$PY" "$GENTREE" "$T/src"
+	xiptool mkfs -q -d "$T/src" "$T/img"
+	run xiptool extract "$T/img" "$T/out"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	# the atime is the image's (checked before anything reads the file)
+	atime=$(xiptool stat --json "$T/img" /files/size-100000 |
+		sed -n 's/.*"atime": *"\([^"]*\)".*/\1/p')
+	[ -n "$atime" ]
+	[ "$(TZ=UTC stat -c %x "$T/out/files/size-100000" |
+	     sed 's/ /T/; s/ +0000/Z/')" = "$atime" ]
+	list "$T/src" --holes --xattrs --no-ctime > "$T/l.src"
+	list "$T/out" --holes --xattrs --no-ctime --no-lpf > "$T/l.out"
+	diff -u "$T/l.src" "$T/l.out"
+	# the listing saw what the test is about
+	grep -q '^/holes/indirect .* map=0-1,1280-1281,4864-4865' "$T/l.out"
+	grep -q 'user.big=' "$T/l.out"
+	grep -q ' 0o140000 ' "$T/l.out"
+	grep -q ' 0o60000 .* 8:0' "$T/l.out"
+	grep -q 'group=' "$T/l.out"
+	# nanoseconds too
+	[ "$(stat -c %y "$T/out/files/size-4096")" = \
+	  "$(stat -c %y "$T/src/files/size-4096")" ]
+	[[ "$(stat -c %y "$T/out/files/size-4096")" == *".123456789 "* ]]
+	# nothing but the tree: no staging directory left
+	[ -z "$(ls -A "$T" | grep '^\.')" ]
+}
+
+@test "extract: the same files as debugfs rdump, for the tree and for a subtree" {
+	require_root
+	require_cmd debugfs python3
+	"$PY" "$GENTREE" "$T/src" --many 20
+	xiptool mkfs -q -d "$T/src" "$T/img"
+	mkdir "$T/rd"
+	debugfs -R "rdump /holes /links /files $T/rd" "$T/img" 2>/dev/null
+	mkdir "$T/x"
+	for p in /holes links /files; do
+		xiptool extract "$T/img" "$T/x" "$p"
+	done
+	# rdump keeps bytes, targets, owners and permission bits (not the
+	# times of symlinks; a time before 1970 comes out as after 2100)
+	list "$T/rd" --no-ctime | basic | rdump_view > "$T/l.rd"
+	list "$T/x" --no-ctime | basic | rdump_view > "$T/l.x"
+	diff -u "$T/l.rd" "$T/l.x"
+	grep -q '^/holes/middle 0o100000' "$T/l.x"
+	grep -q '^/links/slow-2001 .*->/z/z' "$T/l.x"
+	# and a single file as DIR/NAME
+	xiptool extract "$T/img" "$T/one" /files/size-4097
+	cmp "$T/src/files/size-4097" "$T/one/size-4097"
+}
+
+@test "extract: the same tree as fsck.erofs --extract of mkfs.erofs" {
+	require_root
+	require_cmd mkfs.erofs fsck.erofs python3
+	small_tree "$T/src"
+	mkfs.erofs "$T/e.img" "$T/src" >/dev/null 2>&1
+	fsck.erofs --extract="$T/e" --preserve "$T/e.img" >/dev/null
+	xiptool mkfs -q -d "$T/src" "$T/img"
+	xiptool extract "$T/img" "$T/x"
+	list "$T/e" --no-ctime | basic > "$T/l.e"
+	list "$T/x" --no-ctime --no-lpf | basic > "$T/l.x"
+	diff -u "$T/l.e" "$T/l.x"
+	grep -q '^/d/null 0o20000 .* 1:3' "$T/l.x"
+	grep -q '^/d/sub 0o40000 777 123 456 m1234567890' "$T/l.x"
+	# what fsck.erofs 1.5 drops, extract keeps: hard links, holes
+	[ "$(stat -c %i "$T/x/hl")" = "$(stat -c %i "$T/x/d/f")" ]
+	[ "$(stat -c %b "$T/x/sparse")" -le 16 ]
+}
+
+@test "extract: into an existing DIR adds the entries; a name already there is refused and nothing is written" {
+	small_tree "$T/src"
+	xiptool mkfs -q -d "$T/src" "$T/img"
+	mkdir "$T/x"
+	echo mine > "$T/x/keep"
+	xiptool extract --no-owner "$T/img" "$T/x"
+	[ "$(cat "$T/x/keep")" = mine ]
+	cmp "$T/src/d/f" "$T/x/d/f"
+	# a planted symlink where the tree has a directory is not followed
+	mkdir "$T/y" "$T/target"
+	ln -s "$T/target" "$T/y/d"
+	run xiptool extract "$T/img" "$T/y"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "xiptool extract: $T/img: $T/y/d: exists already" ]]
+	[ -z "$(ls -A "$T/target")" ]
+	[ "$(ls -A "$T/y")" = d ]
+	# a subtree whose name exists
+	run xiptool extract "$T/img" "$T/x" /d
+	[ "$status" -eq 3 ]
+	[ "$(ls -A "$T/x" | wc -l)" -eq "$(ls -A "$T/src" | wc -l | awk '{print $1 + 2}')" ]
+}
+
+# patch IMAGE FROM TO: replace the only occurrence of the bytes FROM
+patch_name() {
+	"$PY" - "$@" <<'EOF'
+import sys
+p, a, b = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode()
+d = open(p, "rb").read()
+assert d.count(a) == 1, d.count(a)
+open(p, "wb").write(d.replace(a, b))
+EOF
+}
+
+@test "extract: names of a damaged image that would leave DIR are refused; nothing is left behind" {
+	require_cmd python3 debugfs
+	mkdir -p "$T/src/dir"
+	echo x > "$T/src/dir/aXb"
+	echo y > "$T/src/dir/zz"
+	echo z > "$T/src/qq"
+	xiptool mkfs -q -d "$T/src" "$T/img"
+	cp "$T/img" "$T/slash.img"
+	patch_name "$T/slash.img" aXb a/b
+	cp "$T/img" "$T/dots.img"
+	patch_name "$T/dots.img" zz ..
+	cp "$T/img" "$T/loop.img"
+	debugfs -w -R "link /dir /dir/up" "$T/loop.img" 2>/dev/null
+	mkdir "$T/work"
+	for i in slash dots loop; do
+		run xiptool extract "$T/$i.img" "$T/work/out"
+		echo "$output"
+		[ "$status" -eq 3 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[[ "$output" == "xiptool extract: $T/$i.img: /dir"* ]]
+		[ -z "$(ls -A "$T/work")" ]
+	done
+	run xiptool extract "$T/slash.img" "$T/work/out"
+	[[ "$output" == *"/dir: entry 'a/b': a name that would leave the directory; refused" ]]
+	run xiptool extract "$T/dots.img" "$T/work/out"
+	[[ "$output" == *"/dir: entry '..': a name that would leave the directory; refused" ]]
+	run xiptool extract "$T/loop.img" "$T/work/out"
+	[[ "$output" == *"is its own ancestor" ]]
+	# an existing DIR is left as it was
+	mkdir "$T/work/x"
+	run xiptool extract "$T/slash.img" "$T/work/x"
+	[ "$status" -eq 3 ]
+	[ -z "$(ls -A "$T/work/x")" ]
+	# the parts that are sound still extract
+	xiptool extract "$T/slash.img" "$T/work/q" /qq
+	[ "$(cat "$T/work/q/qq")" = z ]
+}
+
+@test "extract: usage errors and missing paths" {
+	xiptool mkfs -q "$T/img"
+	run xiptool extract "$T/img"
+	[ "$status" -eq 2 ]
+	run xiptool extract "$T/img" "$T/o" /a /b
+	[ "$status" -eq 2 ]
+	run xiptool extract "$T/img" "$T/o" /nope
+	[ "$status" -eq 3 ]
+	[[ "$output" == "xiptool extract: $T/img: "*"nope"* ]]
+	[ ! -e "$T/o" ]
+	run xiptool extract "$T/img" "$T/o" /lost+found/.
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"name a file by its own name"* ]]
+	[ ! -e "$T/o" ]
+	run xiptool extract "$T/nonexistent.img" "$T/o"
+	[ "$status" -eq 3 ]
+	[ ! -e "$T/o" ]
+}

@@ -1,0 +1,228 @@
+#!/usr/bin/env bats
+# xiptool mkfs --tar against GNU tar's own extraction followed by mkfs -d,
+# the kernel's ext4 driver, e2fsck and debugfs.
+
+load ../lib/common
+
+GENTREE="$TOP_SRCDIR/tests/gentree.py"
+TREELIST="$TOP_SRCDIR/tests/lib/treelist.py"
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+# a time before every time gentree.py sets after 1970 and after none of
+# the ones GNU tar writes: --timestamp makes ctime and atime stable
+TS=1000000000
+
+list() {
+	"$PY" "$TREELIST" "$@"
+}
+
+fsck_clean() {
+	run e2fsck -fn "$1"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+# untar ARCHIVE DIR: GNU tar's extraction, owners and modes as stored
+untar() {
+	rm -rf "$2"
+	mkdir "$2"
+	tar --numeric-owner --same-permissions --xattrs --xattrs-include='*' \
+		-C "$2" -xf "$1" 2>/dev/null
+}
+
+@test "mkfs --tar: the same image, byte for byte, as mkfs -d of GNU tar's extraction (pax, sparse, xattrs)" {
+	require_root
+	require_cmd python3 e2fsck tar
+	"$PY" "$GENTREE" "$T/src"
+	# pax with sparse members (GNU.sparse 1.0) and SCHILY.xattr records
+	tar --format=pax --sparse --xattrs --xattrs-include='*' \
+		-C "$T/src" -cf "$T/a.tar" . 2>/dev/null || true
+	tar -tvf "$T/a.tar" | grep -q 'holes/indirect'
+	run xiptool mkfs --timestamp "$TS" --tar "$T/a.tar" "$T/tar.img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	fsck_clean "$T/tar.img"
+	untar "$T/a.tar" "$T/x"
+	xiptool mkfs -q --timestamp "$TS" -d "$T/x" "$T/dir.img"
+	cmp "$T/tar.img" "$T/dir.img"
+	# the extracted tree has what the test is about
+	list "$T/x" --holes --xattrs > "$T/l.x"
+	grep -q '^/holes/indirect .* map=0-1,1280-1281,4864-4865' "$T/l.x"
+	grep -q 'user.big=' "$T/l.x"
+	grep -q ' 0o60000 .* 8:0' "$T/l.x"
+	grep -q ' 0o10000 ' "$T/l.x"
+	grep -q 'group=' "$T/l.x"
+	grep -q ' 4000000000 3 ' "$T/l.x"
+}
+
+@test "mkfs --tar: the kernel shows the tree GNU tar extracts (GNU format, sparse, long names)" {
+	require_loop
+	require_cmd python3 tar
+	"$PY" "$GENTREE" "$T/src" --many 20
+	tar --format=gnu --sparse -C "$T/src" -cf "$T/g.tar" . 2>/dev/null || true
+	untar "$T/g.tar" "$T/x"
+	xiptool mkfs -q --tar "$T/g.tar" "$T/img"
+	fsck_clean "$T/img"
+	list "$T/x" --holes --no-ctime > "$T/l.x"
+	mkdir "$T/mnt"
+	mount -t ext4 -o loop,ro "$T/img" "$T/mnt"
+	list "$T/mnt" --holes --no-ctime --no-lpf > "$T/l.img" || true
+	umount "$T/mnt"
+	# atime aside (the listing has none), the root's times are the
+	# extraction's and the build's; the rest must be equal
+	grep -v '^/ ' "$T/l.x" | diff -u - <(grep -v '^/ ' "$T/l.img")
+	# a name of 255 bytes and a path far beyond ustar's 100
+	grep -qE '^/names/n{200,}' "$T/l.x"
+	grep -q '^/holes/leading .* map=512-514' "$T/l.img"
+}
+
+@test "mkfs --tar: gzip, xz and zstd are detected; stdin works; the image is reproducible" {
+	require_cmd python3 tar gzip xz zstd
+	"$PY" "$GENTREE" "$T/src" --many 20
+	tar --format=pax --sparse -C "$T/src" -cf "$T/a.tar" . 2>/dev/null || true
+	gzip -k "$T/a.tar"
+	xz -k "$T/a.tar"
+	zstd -q "$T/a.tar"
+	export SOURCE_DATE_EPOCH=$TS
+	xiptool mkfs -q --tar "$T/a.tar" "$T/plain.img"
+	for c in gz xz zst; do
+		xiptool mkfs -q --tar "$T/a.tar.$c" "$T/$c.img"
+		cmp "$T/plain.img" "$T/$c.img"
+	done
+	xiptool mkfs -q --tar - "$T/stdin.img" < "$T/a.tar.xz"
+	cmp "$T/plain.img" "$T/stdin.img"
+	zstd -dc "$T/a.tar.zst" | xiptool mkfs -q --tar - "$T/pipe.img"
+	cmp "$T/plain.img" "$T/pipe.img"
+	# member order does not matter: the same tree, listed differently
+	(cd "$T/src" && find . -print0 | sort -rz |
+		tar --format=pax --sparse --no-recursion --null -T - \
+			-cf "$T/rev.tar" \
+			2>/dev/null) || true
+	xiptool mkfs -q --tar "$T/rev.tar" "$T/rev.img"
+	cmp "$T/plain.img" "$T/rev.img"
+}
+
+@test "mkfs --tar: ustar, numeric owners and device nodes as GNU tar stores them" {
+	require_root
+	require_cmd tar debugfs
+	mkdir -p "$T/src/d"
+	printf 'hi\n' > "$T/src/d/f"
+	mknod "$T/src/d/null" c 1 3
+	mkfifo "$T/src/d/fifo"
+	ln -s f "$T/src/d/sl"
+	ln "$T/src/d/f" "$T/src/hard"
+	chown -h 12345:54321 "$T/src/d/f" "$T/src/d/sl"
+	chmod 4750 "$T/src/d/f"
+	touch -h -d @1234567890 "$T/src/d/f" "$T/src/d/sl" "$T/src/d" "$T/src"
+	tar --format=ustar -C "$T/src" -cf "$T/u.tar" .
+	untar "$T/u.tar" "$T/x"
+	xiptool mkfs -q --timestamp "$TS" --tar "$T/u.tar" "$T/tar.img"
+	xiptool mkfs -q --timestamp "$TS" -d "$T/x" "$T/dir.img"
+	cmp "$T/tar.img" "$T/dir.img"
+	fsck_clean "$T/tar.img"
+	run debugfs -R 'stat /d/f' "$T/tar.img"
+	[[ "$output" == *"Mode:  04750"* ]]
+	[[ "$output" == *"User: 12345   Group: 54321"* ]]
+	[[ "$output" == *"Links: 2"* ]]
+	debugfs -R 'stat /d/null' "$T/tar.img" | grep -q 'Device major/minor number: 01:03'
+	debugfs -R 'stat /d/fifo' "$T/tar.img" | grep -q 'Type: FIFO'
+}
+
+@test "mkfs --tar: names that would leave the top are refused or made relative; nothing is written outside" {
+	require_cmd python3
+	"$PY" - "$T" <<'EOF'
+import io, sys, tarfile
+t = sys.argv[1]
+def mk(name, members):
+    with tarfile.open(t + "/" + name, "w", format=tarfile.GNU_FORMAT) as tf:
+        for n, kind, arg in members:
+            ti = tarfile.TarInfo(n)
+            if kind == "f":
+                ti.size = len(arg)
+                tf.addfile(ti, io.BytesIO(arg))
+            elif kind == "h":
+                ti.type = tarfile.LNKTYPE
+                ti.linkname = arg
+                tf.addfile(ti)
+            elif kind == "s":
+                ti.type = tarfile.SYMTYPE
+                ti.linkname = arg
+                tf.addfile(ti)
+mk("up.tar", [("ok", "f", b"x"), ("../escaped", "f", b"evil")])
+mk("deep.tar", [("a/b/../../../escaped", "f", b"evil")])
+mk("hard.tar", [("h", "h", "../../etc/passwd")])
+mk("through.tar", [("s", "s", ".."), ("s/escaped", "f", b"evil")])
+mk("abs.tar", [("/abs/file", "f", b"abs"), ("./x/./y", "f", b"y"),
+               ("//z", "f", b"z")])
+EOF
+	mkdir "$T/work"
+	cd "$T/work"
+	for a in up deep hard through; do
+		run xiptool mkfs --tar "$T/$a.tar" "$T/work/$a.img"
+		echo "$output"
+		[ "$status" -eq 3 ]
+		[[ "$output" == "xiptool mkfs: $T/$a.tar: "* ]]
+		[ "${#lines[@]}" -eq 1 ]
+		[ ! -e "$T/work/$a.img" ]
+	done
+	[ ! -e "$T/escaped" ] && [ ! -e "$T/work/escaped" ]
+	[ -z "$(ls -A "$T/work")" ]
+	run xiptool mkfs --tar "$T/up.tar" "$T/work/x.img"
+	[[ "$output" == *": ../escaped: a name with '..' would leave the top" ]]
+	run xiptool mkfs --tar "$T/through.tar" "$T/work/x.img"
+	[[ "$output" == *": s/escaped: s: not a directory in the archive" ]]
+	# absolute names and "." components are made relative to the top
+	xiptool mkfs -q --tar "$T/abs.tar" "$T/abs.img"
+	[ "$(debugfs -R 'cat /abs/file' "$T/abs.img" 2>/dev/null)" = abs ]
+	[ "$(debugfs -R 'cat /x/y' "$T/abs.img" 2>/dev/null)" = y ]
+	[ "$(debugfs -R 'cat /z' "$T/abs.img" 2>/dev/null)" = z ]
+}
+
+@test "mkfs --tar: input that is not a tar archive, or a cut one, is exit 3 and leaves nothing" {
+	require_cmd tar
+	head -c 10000 /dev/urandom > "$T/junk"
+	: > "$T/empty"
+	mkdir -p "$T/src"
+	head -c 300000 /dev/urandom > "$T/src/f"
+	tar -C "$T/src" -cf "$T/full.tar" .
+	head -c 100000 "$T/full.tar" > "$T/cut.tar"
+	gzip -c "$T/full.tar" | head -c 5000 > "$T/cut.tar.gz"
+	for a in junk empty cut.tar cut.tar.gz; do
+		run xiptool mkfs --tar "$T/$a" "$T/img"
+		echo "$output"
+		[ "$status" -eq 3 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[[ "$output" == "xiptool mkfs: $T/$a: "* ]]
+		[ ! -e "$T/img" ]
+	done
+	run xiptool mkfs --tar "$T/junk" "$T/img"
+	[[ "$output" == *"not a tar archive"* ]]
+	run xiptool mkfs --tar "$T/cut.tar" "$T/img"
+	[[ "$output" == *"Truncated tar archive"* ]]
+	run xiptool mkfs --tar "$T/missing" "$T/img"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"missing: No such file or directory" ]]
+	run xiptool mkfs --tar "$T/full.tar" -d "$T/src" "$T/img"
+	[ "$status" -eq 2 ]
+	[ ! -e "$T/img" ]
+	# an existing image is left as it was
+	printf precious > "$T/img"
+	run xiptool mkfs -f --tar "$T/junk" "$T/img"
+	[ "$status" -eq 3 ]
+	[ "$(cat "$T/img")" = precious ]
+}
+
+@test "mkfs --inodes: a decimal count (not octal, not hex)" {
+	run xiptool mkfs --inodes 0x40 "$T/img"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--inodes: invalid number '0x40'"* ]]
+	[ ! -e "$T/img" ]
+	run xiptool mkfs --inodes -5 "$T/img"
+	[ "$status" -eq 2 ]
+	# 010 is ten: too few for an empty image (eleven), eight would say 8
+	run xiptool mkfs --inodes 010 "$T/img"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *": 10 inodes are too few"* ]]
+	xiptool mkfs -q --inodes 0100 "$T/img"
+	[ "$(dumpe2fs -h "$T/img" 2>/dev/null | sed -n 's/^Inode count:[[:space:]]*//p')" -ge 100 ]
+}
