@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 #include <libsmartcols.h>
 
 #include "cmd.h"
@@ -17,7 +18,32 @@
 /* ---- attach -------------------------------------------------------------- */
 
 static const char attach_usage[] =
-	"[-n NAME] [-t TYPE] [--loop] [--file PATH] [--hugepages] [--size SIZE] [--raw] [IMAGE]";
+	"[-n NAME] [-t TYPE] [--loop] [--file PATH] [--hugepages] [--size SIZE] [--raw] [IMAGE|NBD-URI]";
+
+/* A pull from an NBD server: MiB done, on a TTY, at most ten times a second. */
+struct pull_progress {
+	struct timespec last;
+	bool shown;
+};
+
+static void pull_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct pull_progress *pp = arg;
+	struct timespec now;
+	long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (now.tv_sec - pp->last.tv_sec) * 1000 +
+	     (now.tv_nsec - pp->last.tv_nsec) / 1000000;
+	if (ms < 100 && done != total)
+		return;
+	pp->last = now;
+	pp->shown = true;
+	fprintf(stderr, "\rxiptool attach: %llu/%llu MiB\033[K",
+		(unsigned long long)(done >> 20),
+		(unsigned long long)(total >> 20));
+	fflush(stderr);
+}
 
 static int attach_check_args(const struct xip_attach_opts *o)
 {
@@ -44,6 +70,7 @@ static int attach_check_args(const struct xip_attach_opts *o)
 int cmd_attach(int argc, const char **argv)
 {
 	struct xip_attach_opts o = { 0 };
+	struct pull_progress pp = { 0 };
 	struct xip_seg_entry *e;
 	char *name = NULL, *type = NULL, *size = NULL, *file = NULL;
 	int loop = 0, huge = 0, raw = 0, rc, ret;
@@ -88,7 +115,16 @@ int cmd_attach(int argc, const char **argv)
 	if (rc)
 		goto out;
 	e = malloc(sizeof(*e));
+	if (xip_nbd_is_uri(o.image)) {
+		/* a long pull stops cleanly, leaving nothing behind */
+		cmd_catch_stop_signals();
+		if (!opt_quiet && isatty(STDERR_FILENO))
+			xip_nbd_set_progress(pull_progress, &pp);
+	}
 	ret = e ? xip_attach(&o, e) : xip_error(-ENOMEM, "out of memory");
+	xip_nbd_set_progress(NULL, NULL);
+	if (pp.shown)
+		fputs("\r\033[K", stderr);
 	if (!ret)
 		msg_verbose("%s: %llu bytes of %s (%s%s) in %s", e->name,
 			    (unsigned long long)e->size,
@@ -96,7 +132,7 @@ int cmd_attach(int argc, const char **argv)
 			    segment_type_name(e->type),
 			    e->compressed ? ", gzip" : "", e->path);
 	if (ret)
-		rc = msg_lib_error(ret);
+		rc = cmd_stop_status(msg_lib_error(ret));
 	else if (e->loop[0])
 		printf("%s %s\n", e->name, e->loop);
 	else

@@ -785,6 +785,42 @@ static int attach_limit(const struct xip_attach_opts *o,
 	return 0;
 }
 
+/* An NBD export (lib/nbdpull.c), opened already: pulled into the file. */
+static int fill_nbd(const struct xip_attach_opts *o, struct segfile *sf,
+		    struct xip_nbd *n, uint64_t size, struct xip_seg_entry *e)
+{
+	int ret;
+
+	e->size = size > o->size ? size : o->size;
+	ret = segfile_resize(sf, e->size);
+	if (!ret && sf->huge)
+		ret = segfile_map(sf);
+	if (!ret)
+		ret = xip_nbd_pull(n, sf->fd, sf->map, e->path);
+	if (sf->map) {
+		munmap(sf->map, (size_t)sf->cap);
+		sf->map = NULL;
+	}
+	return ret;
+}
+
+/* Open an NBD source and check that its export fits the limits. */
+static int nbd_source(const struct xip_attach_opts *o, struct xip_nbd **n,
+		      uint64_t *size)
+{
+	int ret = xip_nbd_open(o->image, n, size);
+
+	if (!ret && o->size && o->size < *size)
+		ret = xip_error(-EINVAL,
+				"%s: --size %" PRIu64 " is smaller than the export (%" PRIu64 " bytes)",
+				o->image, o->size, *size);
+	if (!ret && !o->size && *size > XIP_ATTACH_DEFAULT_MAX)
+		ret = xip_error(-EFBIG,
+				"%s: %" PRIu64 " bytes, more than %" PRIu64 ", the most without --size",
+				o->image, *size, (uint64_t)XIP_ATTACH_DEFAULT_MAX);
+	return ret;
+}
+
 /* Fill the created segment file; e->size is the data size. */
 static int attach_fill(const struct xip_attach_opts *o, struct segfile *sf,
 		       struct source *src, const struct limit *lim,
@@ -860,12 +896,14 @@ static int entry_init(const struct xip_attach_opts *o, enum xip_seg_type type,
 		ret = registry_name_check(o->name);
 		if (!ret)
 			snprintf(e->name, sizeof(e->name), "%s", o->name);
+	} else if (xip_nbd_is_uri(o->image)) {
+		ret = xip_nbd_default_name(o->image, e->name, sizeof(e->name));
 	} else {
 		ret = registry_default_name(o->image, e->name, sizeof(e->name));
 	}
 	if (ret)
 		return ret;
-	if (o->image && o->image[0] == '@')
+	if (o->image && (o->image[0] == '@' || xip_nbd_is_uri(o->image)))
 		snprintf(e->image, sizeof(e->image), "%s", o->image);
 	else if (o->image && realpath(o->image, tmp))
 		snprintf(e->image, sizeof(e->image), "%s", tmp);
@@ -1014,14 +1052,18 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 	enum xip_seg_type type = o->type ? o->type : XIP_SEGTYPE_SR;
 	struct segfile sf = { .fd = -1 };
 	struct source src = { .fd = -1 };
+	struct xip_nbd *nbd = NULL;
 	char dir[XIP_PATH_MAX];
+	uint64_t nbd_size = 0;
 	struct limit lim;
 	int ret;
 
 	ret = attach_check(o, type);
 	if (!ret)
 		ret = entry_init(o, type, e);
-	if (!ret && o->image) {
+	if (!ret && o->image && xip_nbd_is_uri(o->image)) {
+		ret = nbd_source(o, &nbd, &nbd_size);
+	} else if (!ret && o->image) {
 		ret = source_open(&src, o->image);
 		e->compressed = src.gz;
 		if (!ret && !o->raw)
@@ -1029,10 +1071,17 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 	}
 	if (!ret)
 		ret = attach_limit(o, &src, e, &lim, dir, sizeof(dir));
+	if (!ret && nbd && round_up(nbd_size, (uint64_t)xip_host_page_size()) >
+			   lim.free)
+		ret = too_big(o->image, round_up(nbd_size,
+				  (uint64_t)xip_host_page_size()), &lim);
 	if (!ret)
 		ret = attach_claim(&sf, &src, e);
 	if (!ret)
-		ret = attach_fill(o, &sf, &src, &lim, e);
+		ret = nbd ? fill_nbd(o, &sf, nbd, nbd_size, e) :
+			    attach_fill(o, &sf, &src, &lim, e);
+	if (nbd)
+		xip_nbd_close(nbd);
 	if (!ret)
 		identify(sf.fd, e);
 	if (!ret)

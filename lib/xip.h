@@ -1156,6 +1156,72 @@ void xip_exec_free(struct xip_exec *ex);
 int xip_parse_size(const char *text, uint64_t *bytes);
 long xip_host_page_size(void);
 
+/* ------------------------------------------------------------------ */
+/* NBD: pulling exports into segments, serving files (nbdpull.c,       */
+/* nbdmap.c; the server itself is nbdkit with nbdkit/xiptool.c)        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Is @spec an NBD URI (nbd://, nbds://, nbd+unix://, nbds+unix://,
+ * nbd+vsock://, nbds+vsock://) rather than a path or @NAME?
+ */
+bool xip_nbd_is_uri(const char *spec);
+/*
+ * A segment name for an NBD URI: from the export name ("rootfs.img"
+ * gives "rootfs"), "nbd" for the default (empty) export.
+ */
+int xip_nbd_default_name(const char *uri, char *buf, size_t len);
+
+/* Progress of a pull: @done of @total bytes. */
+typedef void (*xip_nbd_progress_fn)(void *arg, uint64_t done,
+				    uint64_t total);
+/*
+ * Report the progress of the pulls this thread makes (xip_attach from an
+ * NBD URI) to @fn; NULL turns it off.
+ */
+void xip_nbd_set_progress(xip_nbd_progress_fn fn, void *arg);
+
+struct xip_nbd;
+/*
+ * Connect to the export @uri (libnbd) and read its size.  The export
+ * must start with an ext2 superblock (-EMEDIUMTYPE otherwise).
+ * -EPROTONOSUPPORT when built without libnbd; a server that cannot be
+ * reached gives -ECONNREFUSED (or its errno) with libnbd's reason.
+ */
+int xip_nbd_open(const char *uri, struct xip_nbd **np, uint64_t *size);
+/*
+ * Copy the whole export into @fd (at least that size already) with
+ * requests in parallel: written with pwrite, or straight into @map (the
+ * mapping of @fd, for hugetlbfs files) when not NULL.  Zero ranges the
+ * server reports are skipped (@fd must read as zeros there).  Then check
+ * that @fd holds an ext2 file system (@path names it).  A server that
+ * fails or goes away gives -EIO (or the errno it sent) naming the URI;
+ * xip_interrupted() stops it with -EINTR.
+ */
+int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, const char *path);
+void xip_nbd_close(struct xip_nbd *n);
+
+/* One piece of a byte range of a file, as the plugin serves it. */
+struct xip_nbd_piece {
+	uint64_t len;		/* bytes of the piece (> 0) */
+	bool hole;		/* no block behind it: reads as zeros */
+	uint64_t seg_off;	/* byte offset in the segment (not a hole) */
+};
+/*
+ * Check the runs of a file (xip_file_runs) before serving them: in file
+ * order, not overlapping, every block inside the segment of @seg_size
+ * bytes with blocks of @bs bytes.  -EUCLEAN names @what otherwise.
+ */
+int xip_nbd_runs_check(const struct xip_run *runs, size_t nruns,
+		       unsigned int bs, uint64_t seg_size, const char *what);
+/*
+ * The piece of a file at byte @off, at most @len bytes long (len > 0):
+ * inside a run, or a hole up to the next run.  @runs were checked.
+ */
+void xip_nbd_piece(const struct xip_run *runs, size_t nruns,
+		   unsigned int bs, uint64_t off, uint64_t len,
+		   struct xip_nbd_piece *p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,11 +7,11 @@ set -eu
 BUILD="build-essential autoconf automake libtool pkg-config
 libext2fs-dev comerr-dev libpopt-dev libblkid-dev zlib1g-dev libsmartcols-dev
 libarchive-dev
-musl-tools"
+musl-tools libnbd-dev nbdkit-plugin-dev"
 # Tests and peers the tests compare against
 TEST="libcmocka-dev bats e2fsprogs busybox-static squashfs-tools dosfstools
 util-linux mount xxd python3 groff-base man-db bash-completion zsh gzip
-libnbd-bin nbdkit genext2fs clang libclang-rt-14-dev llvm time tar xz-utils
+libnbd-bin nbdkit qemu-utils genext2fs clang libclang-rt-14-dev llvm time tar xz-utils
 zstd attr erofs-utils"
 # Packaging checks
 PACKAGING="debhelper devscripts lintian rpm dpkg-dev fakeroot"

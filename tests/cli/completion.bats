@@ -302,3 +302,30 @@ EOS
 	run zsh_complete xiptool ls "$T/a.img" /nope/
 	[ -z "$output" ]
 }
+
+@test "attach completes the NBD URI forms besides image files" {
+	commands | grep -qx attach || skip "attach is not available yet"
+	run complete xiptool attach nbd
+	[ "$(grep :// <<<"$output")" = "$(printf 'nbd+unix:///\nnbd://\nnbds+unix:///\nnbds://')" ] ||
+		{ echo "got: $output"; false; }
+	run complete xiptool attach -t sw nbd+u
+	[ "$output" = "nbd+unix:///" ]
+	# files still complete, next to the URIs
+	mkdir "$T/d"
+	touch "$T/d/nbd-root.img"
+	run bash -c "cd '$T/d' && $(declare -f complete); T='$T' TOP_SRCDIR='$TOP_SRCDIR' XIPTOOL_RUNDIR='$T/run'; complete xiptool attach nbd"
+	grep -qx 'nbd-root.img' <<<"$output" || { echo "got: $output"; false; }
+	grep -qx 'nbd://' <<<"$output"
+	# only where attach takes its source
+	run complete xiptool info nbd
+	! grep -q :// <<<"$output"
+	if command -v zsh >/dev/null; then
+		grep -q "'1:image or NBD URI:_xiptool_attach_source'" "$TOP_SRCDIR/completions/_xiptool"
+		run zsh -c "source <(sed '\$d' '$TOP_SRCDIR/completions/_xiptool')
+			compadd() { print -l -- \"\${@[-4,-1]}\"; }
+			_xiptool_image() { :; }
+			PREFIX=nbd; _xiptool_attach_source"
+		[ "$output" = "$(printf 'nbd://\nnbds://\nnbd+unix:///\nnbds+unix:///')" ] ||
+			{ echo "got: $output"; false; }
+	fi
+}

@@ -1,0 +1,486 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Pulling an NBD export into a segment: `xiptool attach nbd://...`.
+ *
+ * One libnbd connection, many read requests in flight (the server answers
+ * them in parallel), the bytes written to the segment's descriptor at
+ * their offsets (pwrite), or into its mapping for a hugetlbfs file.
+ * Ranges the server reports as zeros (base:allocation) are not read: a
+ * new segment reads as zeros there already.  The export must be an ext2
+ * image: its superblock is looked at before the pull and the whole file
+ * system is checked after it, like any image we open.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "xip.h"
+
+#ifdef HAVE_LIBNBD
+#include <libnbd.h>
+#endif
+
+#define NBD_REQ		(1u << 20)	/* bytes per read request */
+#define NBD_INFLIGHT	16		/* requests in flight */
+#define NBD_WINDOW	(256ull << 20)	/* bytes per block status request */
+#define NBD_POLL_MS	1000
+#define NBD_STALL_MS	60000		/* no reply for that long: give up */
+#define SB_MAGIC_OFF	(1024 + 56)	/* s_magic in the first superblock */
+
+static const char *const schemes[] = {
+	"nbd://", "nbds://", "nbd+unix://", "nbds+unix://", "nbd+vsock://",
+	"nbds+vsock://",
+};
+
+bool xip_nbd_is_uri(const char *spec)
+{
+	if (!spec)
+		return false;
+	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
+		if (!strncmp(spec, schemes[i], strlen(schemes[i])))
+			return true;
+	return false;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int xip_nbd_default_name(const char *uri, char *buf, size_t len)
+{
+	char exp[XIP_PATH_MAX];
+	const char *p;
+	size_t o = 0;
+
+	if (!xip_nbd_is_uri(uri))
+		return xip_error(-EINVAL, "%s: not an NBD URI", uri);
+	p = strstr(uri, "://") + 3;
+	p += strcspn(p, "/?#");		/* the authority */
+	if (*p == '/')
+		p++;
+	/* the export name, percent-decoded, up to the query */
+	for (; *p && *p != '?' && *p != '#' && o + 1 < sizeof(exp); p++) {
+		if (*p == '%' && hexval(p[1]) >= 0 && hexval(p[2]) >= 0) {
+			exp[o++] = (char)(hexval(p[1]) * 16 + hexval(p[2]));
+			p += 2;
+		} else {
+			exp[o++] = *p;
+		}
+	}
+	exp[o] = '\0';
+	while (o && exp[o - 1] == '/')
+		exp[--o] = '\0';
+	p = exp + strspn(exp, "@");
+	if (!*p || !strcmp(p, ".") || !strcmp(p, "..")) {
+		snprintf(buf, len, "nbd");
+		return 0;
+	}
+	return registry_default_name(p, buf, len);
+}
+
+static __thread xip_nbd_progress_fn progress_fn;
+static __thread void *progress_arg;
+
+void xip_nbd_set_progress(xip_nbd_progress_fn fn, void *arg)
+{
+	progress_fn = fn;
+	progress_arg = arg;
+}
+
+#ifndef HAVE_LIBNBD
+
+int xip_nbd_open(const char *uri, struct xip_nbd **np, uint64_t *size)
+{
+	*np = NULL;
+	return xip_error(-EPROTONOSUPPORT,
+			 "%s: this xiptool was built without libnbd: NBD URIs are not supported",
+			 uri);
+}
+
+int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, const char *path)
+{
+	return xip_error(-EPROTONOSUPPORT, "built without libnbd");
+}
+
+void xip_nbd_close(struct xip_nbd *n)
+{
+}
+
+#else
+
+enum slot_state { SLOT_FREE, SLOT_BUSY, SLOT_DONE };
+
+struct slot {
+	enum slot_state state;
+	int err;		/* from the completion callback */
+	uint64_t off;
+	uint32_t len;
+	uint8_t *buf;		/* NBD_REQ bytes (NULL: into the mapping) */
+};
+
+struct range {
+	uint64_t off, len;
+};
+
+struct xip_nbd {
+	struct nbd_handle *h;
+	char *uri;
+	uint64_t size;
+	uint32_t req;		/* bytes per request */
+	bool zero_status;	/* the server reports zero ranges */
+	struct slot slots[NBD_INFLIGHT];
+	/* data ranges of the current window, still to be requested */
+	struct range *todo;
+	size_t ntodo, todo_cap, todo_next;
+	uint64_t window_end;	/* block status known up to here */
+	uint64_t done;		/* bytes copied or skipped */
+};
+
+/* The libnbd failure as an error record: its errno, its reason. */
+static int nbd_failure(struct xip_nbd *n, const char *what)
+{
+	int err = nbd_get_errno();
+	const char *msg = nbd_get_error();
+
+	return xip_error(err > 0 ? -err : -EIO, "%s: %s: %s", n->uri, what,
+			 msg ? msg : strerror(err > 0 ? err : EIO));
+}
+
+void xip_nbd_close(struct xip_nbd *n)
+{
+	if (!n)
+		return;
+	/* first the connection: no callback may write to a slot after this */
+	if (n->h)
+		nbd_close(n->h);
+	for (int i = 0; i < NBD_INFLIGHT; i++)
+		free(n->slots[i].buf);
+	free(n->todo);
+	free(n->uri);
+	free(n);
+}
+
+/* The first bytes must hold an ext2 superblock: say so before the pull. */
+static int check_magic(struct xip_nbd *n)
+{
+	uint8_t sb[SB_MAGIC_OFF + 2];
+
+	if (n->size < sizeof(sb))
+		return xip_error(-EMEDIUMTYPE,
+				 "%s: export of %" PRIu64 " bytes is too small to hold an ext2 image",
+				 n->uri, n->size);
+	if (nbd_pread(n->h, sb, sizeof(sb), 0, 0) < 0)
+		return nbd_failure(n, "cannot read the superblock");
+	if (sb[SB_MAGIC_OFF] != 0x53 || sb[SB_MAGIC_OFF + 1] != 0xef)
+		return xip_error(-EMEDIUMTYPE,
+				 "%s: the export holds no ext2 image (no superblock magic)",
+				 n->uri);
+	return 0;
+}
+
+static uint32_t request_size(struct xip_nbd *n)
+{
+	int64_t max = nbd_get_block_size(n->h, LIBNBD_SIZE_MAXIMUM);
+	int64_t pref = nbd_get_block_size(n->h, LIBNBD_SIZE_PREFERRED);
+	uint32_t req = NBD_REQ;
+
+	if (max > 0 && (uint64_t)max < req)
+		req = (uint32_t)max;
+	/* whole preferred blocks when they fit */
+	if (pref > 0 && (uint64_t)pref <= req)
+		req -= req % (uint32_t)pref;
+	return req ? req : 512;
+}
+
+int xip_nbd_open(const char *uri, struct xip_nbd **np, uint64_t *size)
+{
+	struct xip_nbd *n = calloc(1, sizeof(*n));
+	int64_t sz;
+	int ret;
+
+	*np = NULL;
+	if (!n || !(n->uri = strdup(uri))) {
+		free(n);
+		return xip_error(-ENOMEM, "out of memory");
+	}
+	n->h = nbd_create();
+	if (!n->h) {
+		ret = nbd_failure(n, "libnbd");
+		goto fail;
+	}
+	nbd_add_meta_context(n->h, LIBNBD_CONTEXT_BASE_ALLOCATION);
+	if (nbd_connect_uri(n->h, uri) < 0) {
+		ret = nbd_failure(n, "cannot connect");
+		goto fail;
+	}
+	sz = nbd_get_size(n->h);
+	if (sz < 0) {
+		ret = nbd_failure(n, "cannot get the export size");
+		goto fail;
+	}
+	n->size = (uint64_t)sz;
+	n->req = request_size(n);
+	n->zero_status = nbd_can_meta_context(n->h,
+					      LIBNBD_CONTEXT_BASE_ALLOCATION) == 1;
+	ret = check_magic(n);
+	if (ret)
+		goto fail;
+	*size = n->size;
+	*np = n;
+	return 0;
+fail:
+	xip_nbd_close(n);
+	return ret;
+}
+
+static int todo_add(struct xip_nbd *n, uint64_t off, uint64_t len)
+{
+	struct range *r;
+
+	if (n->ntodo && n->todo[n->ntodo - 1].off + n->todo[n->ntodo - 1].len == off) {
+		n->todo[n->ntodo - 1].len += len;
+		return 0;
+	}
+	if (n->ntodo == n->todo_cap) {
+		size_t cap = n->todo_cap ? n->todo_cap * 2 : 64;
+
+		r = realloc(n->todo, cap * sizeof(*r));
+		if (!r)
+			return xip_error(-ENOMEM, "out of memory");
+		n->todo = r;
+		n->todo_cap = cap;
+	}
+	n->todo[n->ntodo++] = (struct range){ off, len };
+	return 0;
+}
+
+struct status_ctx {
+	struct xip_nbd *n;
+	uint64_t end;		/* covered so far */
+	int ret;
+};
+
+static int status_extent(void *user_data, const char *metacontext,
+			 uint64_t offset, uint32_t *entries, size_t nr_entries,
+			 int *error)
+{
+	struct status_ctx *c = user_data;
+	uint64_t off = offset;
+
+	if (strcmp(metacontext, LIBNBD_CONTEXT_BASE_ALLOCATION))
+		return 0;
+	for (size_t i = 0; i + 1 < nr_entries && !c->ret; i += 2) {
+		uint64_t len = entries[i];
+
+		if (off >= c->n->window_end + NBD_WINDOW ||
+		    off >= c->n->size || !len)
+			break;
+		if (len > c->n->size - off)
+			len = c->n->size - off;
+		if (!(entries[i + 1] & LIBNBD_STATE_ZERO))
+			c->ret = todo_add(c->n, off, len);
+		off += len;
+	}
+	if (off > c->end)
+		c->end = off;
+	return 0;
+}
+
+/* The data ranges of the next window: from block status, else all of it. */
+static int next_window(struct xip_nbd *n)
+{
+	uint64_t start = n->window_end;
+	uint64_t len = n->size - start < NBD_WINDOW ? n->size - start :
+		NBD_WINDOW;
+	struct status_ctx c = { n, start, 0 };
+
+	n->ntodo = n->todo_next = 0;
+	if (n->zero_status) {
+		if (nbd_block_status(n->h, len, start,
+				     (nbd_extent_callback){
+					     .callback = status_extent,
+					     .user_data = &c },
+				     0) < 0)
+			return nbd_failure(n, "block status");
+		if (c.ret)
+			return c.ret;
+		if (c.end <= start)
+			return xip_error(-EIO,
+					 "%s: block status at offset %" PRIu64 " covers nothing",
+					 n->uri, start);
+		n->done += (c.end - start);	/* counted as they complete: */
+		for (size_t i = 0; i < n->ntodo; i++)
+			n->done -= n->todo[i].len;
+		n->window_end = c.end;
+		return 0;
+	}
+	n->window_end = start + len;
+	return todo_add(n, start, len);
+}
+
+static int read_done(void *user_data, int *error)
+{
+	struct slot *s = user_data;
+
+	s->err = *error;
+	s->state = SLOT_DONE;
+	return 1;
+}
+
+/* Start one more read into a free slot; 0 when nothing was left to do. */
+static int issue(struct xip_nbd *n, struct slot *s, uint8_t *map)
+{
+	struct range *r;
+	int ret;
+
+	while (n->todo_next == n->ntodo) {
+		if (n->window_end >= n->size)
+			return 0;
+		ret = next_window(n);
+		if (ret)
+			return ret;
+	}
+	r = &n->todo[n->todo_next];
+	s->off = r->off;
+	s->len = r->len < n->req ? (uint32_t)r->len : n->req;
+	r->off += s->len;
+	r->len -= s->len;
+	if (!r->len)
+		n->todo_next++;
+	if (!map && !s->buf && !(s->buf = malloc(n->req)))
+		return xip_error(-ENOMEM, "out of memory");
+	s->state = SLOT_BUSY;
+	s->err = 0;
+	if (nbd_aio_pread(n->h, map ? map + s->off : s->buf, s->len, s->off,
+			  (nbd_completion_callback){ .callback = read_done,
+						     .user_data = s },
+			  0) < 0) {
+		s->state = SLOT_FREE;
+		return nbd_failure(n, "read request");
+	}
+	return 1;
+}
+
+static int write_all(int fd, const uint8_t *buf, size_t len, uint64_t off,
+		     const char *path)
+{
+	while (len) {
+		ssize_t w = pwrite(fd, buf, len, (off_t)off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return xip_error(w ? -errno : -EIO, "%s: %s", path,
+					 strerror(w ? errno : EIO));
+		buf += w;
+		len -= (size_t)w;
+		off += (uint64_t)w;
+	}
+	return 0;
+}
+
+/* A completed read: its bytes into the segment. */
+static int harvest(struct xip_nbd *n, struct slot *s, int fd, uint8_t *map,
+		   const char *path)
+{
+	int ret = 0;
+
+	if (s->err == ENOTCONN || s->err == ESHUTDOWN)
+		return xip_error(-s->err,
+				 "%s: the server went away during the pull (%" PRIu64 " of %" PRIu64 " bytes received)",
+				 n->uri, n->done, n->size);
+	if (s->err)
+		return xip_error(-s->err,
+				 "%s: the server failed to send bytes %" PRIu64 "-%" PRIu64 ": %s",
+				 n->uri, s->off, s->off + s->len - 1,
+				 strerror(s->err));
+	if (!map)
+		ret = write_all(fd, s->buf, s->len, s->off, path);
+	s->state = SLOT_FREE;
+	n->done += s->len;
+	return ret;
+}
+
+static int pull_loop(struct xip_nbd *n, int fd, uint8_t *map,
+		     const char *path)
+{
+	int busy, stalled = 0, ret = 0, more = 1;
+
+	for (;;) {
+		busy = 0;
+		for (int i = 0; i < NBD_INFLIGHT && !ret; i++) {
+			struct slot *s = &n->slots[i];
+
+			if (s->state == SLOT_DONE)
+				ret = harvest(n, s, fd, map, path);
+			if (!ret && s->state == SLOT_FREE && more) {
+				ret = issue(n, s, map);
+				more = ret > 0;
+				ret = ret < 0 ? ret : 0;
+			}
+			busy += s->state == SLOT_BUSY;
+		}
+		if (ret)
+			return ret;
+		if (progress_fn)
+			progress_fn(progress_arg, n->done, n->size);
+		if (!busy && !more)
+			return 0;
+		if (xip_interrupted())
+			return xip_error(-EINTR, "%s: interrupted", n->uri);
+		ret = nbd_poll(n->h, NBD_POLL_MS);
+		if (ret < 0 && nbd_get_errno() == EINTR) {
+			ret = 0;
+			continue;
+		}
+		if (ret < 0)
+			return nbd_failure(n, "connection lost during the pull");
+		stalled = ret ? 0 : stalled + NBD_POLL_MS;
+		if (stalled >= NBD_STALL_MS)
+			return xip_error(-ETIMEDOUT,
+					 "%s: no reply from the server for %d s",
+					 n->uri, NBD_STALL_MS / 1000);
+		ret = 0;
+	}
+}
+
+/* The pulled bytes must be an ext2 file system we can open. */
+static int check_image(int fd, const char *path)
+{
+	struct xip_segment *seg;
+	struct xip_image *img;
+	int ret;
+
+	ret = segment_open_fd(fd, path, 0, &seg);
+	if (!ret)
+		ret = xip_image_open_segment(seg, XIP_IMG_NOLOCK, &img);
+	if (!ret)
+		xip_image_close(img);
+	return ret;
+}
+
+int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, const char *path)
+{
+	int ret;
+
+	n->done = 0;
+	n->window_end = 0;
+	n->ntodo = n->todo_next = 0;
+	ret = pull_loop(n, fd, map, path);
+	if (ret)
+		return ret;
+	/* messages about the file system name where it came from */
+	return check_image(fd, n->uri);
+}
+
+#endif /* HAVE_LIBNBD */

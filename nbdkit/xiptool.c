@@ -1,0 +1,551 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * nbdkit-xiptool-plugin: serve an XIP image, an attached segment, or one
+ * file inside an image over NBD.
+ *
+ *   nbdkit xiptool image=IMAGE|@NAME [file=PATH] [readonly=true]
+ *
+ * The plugin is a user of libxip like the xiptool commands: it opens the
+ * segment or image once, before the first client (.get_ready), with the
+ * same holder locks (shared for a read-only export, exclusive for a
+ * writable one), and serves requests from several threads at once.  The
+ * bytes move with pread/pwrite on the segment's descriptor at the offsets
+ * the engine gives (xip_file_runs); a file's holes read as zeros and are
+ * reported by .extents.  Nothing here touches libext2fs after
+ * .get_ready, so requests run in parallel.
+ *
+ * A writable whole export hands the file system to the client: the plugin
+ * holds the exclusive lock and the image's loop devices (no local mount
+ * meanwhile) but leaves the superblock alone; the client's own driver
+ * follows ext2's clean-flag protocol.  A writable file= export writes
+ * only inside the file's blocks, while the image is open for writing
+ * (marked not clean until the server stops).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "xip.h"
+
+#define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
+#define LOCK_TIMEOUT_MS 5000
+#define SB_OFFSET 1024
+
+/* Parameters. */
+static char *image;		/* image=: a path or @NAME */
+static char *file;		/* file=: a path inside the image */
+static int readonly = -1;	/* readonly=: -1 when not given */
+
+/* The export, set up by .get_ready. */
+static struct xip_segment *seg;	/* the segment (the image's, for file=) */
+static struct xip_image *img;	/* file= only */
+static bool writable;
+static uint64_t size;
+static unsigned int block_size;
+static struct xip_run *runs;	/* file=: the file's runs, checked */
+static size_t nruns;
+static int *claims;		/* whole writable export: loop devices */
+static size_t nclaims;
+
+/* Close the image or segment and let go of the locks and devices. */
+static void release(void)
+{
+	int ret;
+
+	if (img) {
+		/* writers: flushed and marked clean again */
+		ret = xip_image_close(img);
+		if (ret)
+			nbdkit_error("%s: %s", image, xip_errmsg());
+		img = NULL;
+	} else if (seg) {
+		if (segment_sync(seg))
+			nbdkit_error("%s: %s", image, xip_errmsg());
+		segment_close(seg);
+	}
+	seg = NULL;
+	loop_release_claims(claims, nclaims);
+	claims = NULL;
+	nclaims = 0;
+	free(runs);
+	runs = NULL;
+	nruns = 0;
+}
+
+static void plugin_unload(void)
+{
+	release();
+	free(image);
+	free(file);
+}
+
+static int plugin_config(const char *key, const char *value)
+{
+	char **dst;
+
+	if (!strcmp(key, "image") || !strcmp(key, "file")) {
+		dst = !strcmp(key, "image") ? &image : &file;
+		if (*dst) {
+			nbdkit_error("%s given twice", key);
+			return -1;
+		}
+		if (!*value) {
+			nbdkit_error("%s: empty value", key);
+			return -1;
+		}
+		/* nbdkit changes directory when it goes to the background */
+		if (dst == &image && value[0] != '@')
+			*dst = nbdkit_absolute_path(value);
+		else
+			*dst = strdup(value);
+		if (!*dst) {
+			nbdkit_error("%s: out of memory", key);
+			return -1;
+		}
+		return 0;
+	}
+	if (!strcmp(key, "readonly")) {
+		readonly = nbdkit_parse_bool(value);
+		return readonly < 0 ? -1 : 0;
+	}
+	nbdkit_error("unknown parameter '%s' (image=, file=, readonly=)", key);
+	return -1;
+}
+
+static int plugin_config_complete(void)
+{
+	if (!image) {
+		nbdkit_error("the image parameter is required: image=IMAGE or image=@NAME");
+		return -1;
+	}
+	if (file && file[0] != '/') {
+		nbdkit_error("file=%s: a path inside the image starts with /",
+			     file);
+		return -1;
+	}
+	return 0;
+}
+
+/* The image's block size from its superblock, else the page size. */
+static unsigned int whole_block_size(void)
+{
+	const struct ext2_super_block *sb;
+	void *p;
+
+	if (!segment_range(seg, SB_OFFSET, sizeof(*sb), &p)) {
+		sb = p;
+		if (sb->s_magic == EXT2_SUPER_MAGIC &&
+		    sb->s_log_block_size <= EXT2_MAX_BLOCK_LOG_SIZE -
+					    EXT2_MIN_BLOCK_LOG_SIZE)
+			return EXT2_MIN_BLOCK_SIZE << sb->s_log_block_size;
+	}
+	return seg->page_size;
+}
+
+/* Open the segment writable when the image, its type and readonly= allow. */
+static int open_segment(void)
+{
+	int ret = -EROFS;
+
+	if (readonly != 1) {
+		ret = segment_open(image, XIP_SEG_WRITE, &seg);
+		if (ret == -EROFS && readonly == -1)
+			nbdkit_debug("%s: %s: serving read-only", image,
+				     xip_errmsg());
+	}
+	if (ret == -EROFS && readonly != 0)
+		ret = segment_open(image, 0, &seg);
+	if (ret)
+		return ret;
+	writable = seg->writable;
+	return 0;
+}
+
+static int ready_whole(void)
+{
+	int ret = segment_lock(seg, writable, LOCK_TIMEOUT_MS);
+
+	if (!ret && writable)
+		ret = loop_claim_backing(seg->fd, seg->path, &claims, &nclaims);
+	if (ret)
+		return ret;
+	size = seg->size;
+	block_size = whole_block_size();
+	return 0;
+}
+
+static int ready_file(void)
+{
+	struct ext2_inode_large inode;
+	ext2_ino_t ino;
+	int ret;
+
+	ret = xip_image_open_segment(seg, writable ? XIP_IMG_WRITE : 0, &img);
+	seg = NULL;			/* the image owns it now */
+	if (ret)
+		return ret;
+	seg = img->seg;
+	block_size = img->block_size;
+	ret = xip_lookup(img, file, 0, &ino);
+	if (!ret)
+		ret = xip_read_inode(img, ino, &inode);
+	if (!ret && !LINUX_S_ISREG(inode.i_mode))
+		ret = xip_error(-EINVAL, "%s: not a regular file", file);
+	if (!ret)
+		ret = xip_file_runs(img, ino, &runs, &nruns);
+	if (!ret)
+		ret = xip_nbd_runs_check(runs, nruns, block_size, seg->size,
+					 file);
+	size = EXT2_I_SIZE(&inode);
+	return ret;
+}
+
+static int plugin_get_ready(void)
+{
+	int ret = open_segment();
+
+	if (!ret)
+		ret = file ? ready_file() : ready_whole();
+	if (ret) {
+		const char *m = xip_errmsg();
+
+		if (m && *m)
+			nbdkit_error("%s", m);
+		else
+			nbdkit_error("%s: %s", image, strerror(-ret));
+		/* a writer's image is marked clean again at once */
+		release();
+		return -1;
+	}
+	nbdkit_debug("%s%s%s: %" PRIu64 " bytes, %s, block size %u", image,
+		     file ? " " : "", file ? file : "", size,
+		     writable ? "writable" : "read-only", block_size);
+	return 0;
+}
+
+static void *plugin_open(int ro)
+{
+	return NBDKIT_HANDLE_NOT_NEEDED;
+}
+
+static int64_t plugin_get_size(void *handle)
+{
+	return (int64_t)size;
+}
+
+static int plugin_block_size(void *handle, uint32_t *minimum,
+			     uint32_t *preferred, uint32_t *maximum)
+{
+	*minimum = 1;
+	*preferred = block_size;
+	*maximum = 0xffffffff;
+	return 0;
+}
+
+static int plugin_can_write(void *handle)
+{
+	return writable;
+}
+
+static int plugin_can_flush(void *handle)
+{
+	return 1;
+}
+
+static int plugin_can_fua(void *handle)
+{
+	return writable ? NBDKIT_FUA_NATIVE : NBDKIT_FUA_NONE;
+}
+
+static int plugin_can_multi_conn(void *handle)
+{
+	return !writable;
+}
+
+static int plugin_can_zero(void *handle)
+{
+	return 1;
+}
+
+static int plugin_can_extents(void *handle)
+{
+	return img != NULL;
+}
+
+static int fail(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int fail(int err, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	nbdkit_error("%s", msg);
+	nbdkit_set_error(err);
+	return -1;
+}
+
+/* @len bytes at segment offset @off, checked against the segment. */
+static int seg_read(void *buf, uint64_t len, uint64_t off)
+{
+	uint8_t *p = buf;
+	void *src;
+
+	if (off > seg->size || len > seg->size - off)
+		return fail(EIO, "%s: read past the end of the segment", image);
+	if (seg->kind == XIP_SEG_DAX) {
+		/* device DAX has no read(): only the mapping */
+		if (segment_range(seg, off, len, &src))
+			return fail(EIO, "%s: segment gone", image);
+		memcpy(buf, src, len);
+		return 0;
+	}
+	while (len) {
+		ssize_t r = pread(seg->fd, p, len, (off_t)off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return fail(r ? errno : EIO, "%s: read at %" PRIu64 ": %s",
+				    image, off, r ? strerror(errno) :
+				    "the segment shrank");
+		p += r;
+		off += (uint64_t)r;
+		len -= (uint64_t)r;
+	}
+	return 0;
+}
+
+static int seg_write(const void *buf, uint64_t len, uint64_t off)
+{
+	const uint8_t *p = buf;
+	void *dst;
+
+	if (off > seg->size || len > seg->size - off)
+		return fail(EIO, "%s: write past the end of the segment", image);
+	if (seg->kind == XIP_SEG_DAX) {
+		if (segment_range(seg, off, len, &dst))
+			return fail(EIO, "%s: segment gone", image);
+		memcpy(dst, buf, len);
+		return 0;
+	}
+	while (len) {
+		ssize_t w = pwrite(seg->fd, p, len, (off_t)off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return fail(w ? errno : EIO,
+				    "%s: write at %" PRIu64 ": %s", image, off,
+				    w ? strerror(errno) : "no space");
+		p += w;
+		off += (uint64_t)w;
+		len -= (uint64_t)w;
+	}
+	return 0;
+}
+
+static const uint8_t zeros[65536];
+
+static int seg_zero(uint64_t len, uint64_t off)
+{
+	while (len) {
+		uint64_t n = len < sizeof(zeros) ? len : sizeof(zeros);
+
+		if (seg_write(zeros, n, off))
+			return -1;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* FUA: msync the pages written (the whole segment for flush). */
+static int seg_sync(uint64_t len, uint64_t off)
+{
+	uint64_t page = seg->page_size, start = off / page * page;
+
+	if (!writable)
+		return 0;
+	if (!len) {
+		if (segment_sync(seg))
+			return fail(EIO, "%s", xip_errmsg());
+		return 0;
+	}
+	if (msync(seg->base + start, (size_t)(off + len - start), MS_SYNC) < 0)
+		return fail(errno, "%s: msync: %s", image, strerror(errno));
+	if (seg->kind == XIP_SEG_BLOCKDEV && fdatasync(seg->fd) < 0)
+		return fail(errno, "%s: fsync: %s", image, strerror(errno));
+	return 0;
+}
+
+static int plugin_pread(void *handle, void *buf, uint32_t count,
+			uint64_t offset, uint32_t flags)
+{
+	struct xip_nbd_piece p;
+	uint8_t *b = buf;
+
+	if (!img)
+		return seg_read(buf, count, offset);
+	while (count) {
+		xip_nbd_piece(runs, nruns, block_size, offset, count, &p);
+		if (p.hole)
+			memset(b, 0, p.len);
+		else if (seg_read(b, p.len, p.seg_off))
+			return -1;
+		b += p.len;
+		offset += p.len;
+		count -= (uint32_t)p.len;
+	}
+	return 0;
+}
+
+/*
+ * A file export writes inside the file's blocks only: allocating would
+ * change the image's metadata under the readers' feet.  Check the whole
+ * request first, so that a refused write changes nothing.
+ */
+static int file_check_allocated(uint64_t offset, uint32_t count)
+{
+	struct xip_nbd_piece p;
+
+	while (count) {
+		xip_nbd_piece(runs, nruns, block_size, offset, count, &p);
+		if (p.hole)
+			return fail(ENOSPC,
+				    "%s: write into a hole at byte %" PRIu64
+				    ": only the file's allocated blocks can be written over NBD",
+				    file, offset);
+		offset += p.len;
+		count -= (uint32_t)p.len;
+	}
+	return 0;
+}
+
+static int plugin_pwrite(void *handle, const void *buf, uint32_t count,
+			 uint64_t offset, uint32_t flags)
+{
+	struct xip_nbd_piece p;
+	const uint8_t *b = buf;
+	uint64_t off = offset;
+	uint32_t left = count;
+
+	if (!img) {
+		if (seg_write(buf, count, offset))
+			return -1;
+		return (flags & NBDKIT_FLAG_FUA) ? seg_sync(count, offset) : 0;
+	}
+	if (file_check_allocated(offset, count))
+		return -1;
+	while (left) {
+		xip_nbd_piece(runs, nruns, block_size, off, left, &p);
+		if (seg_write(b, p.len, p.seg_off))
+			return -1;
+		if ((flags & NBDKIT_FLAG_FUA) && seg_sync(p.len, p.seg_off))
+			return -1;
+		b += p.len;
+		off += p.len;
+		left -= (uint32_t)p.len;
+	}
+	return 0;
+}
+
+static int plugin_zero(void *handle, uint32_t count, uint64_t offset,
+		       uint32_t flags)
+{
+	struct xip_nbd_piece p;
+
+	if (!img) {
+		if (seg_zero(count, offset))
+			return -1;
+		return (flags & NBDKIT_FLAG_FUA) ? seg_sync(count, offset) : 0;
+	}
+	/* a hole reads as zeros already */
+	while (count) {
+		xip_nbd_piece(runs, nruns, block_size, offset, count, &p);
+		if (!p.hole && seg_zero(p.len, p.seg_off))
+			return -1;
+		if (!p.hole && (flags & NBDKIT_FLAG_FUA) &&
+		    seg_sync(p.len, p.seg_off))
+			return -1;
+		offset += p.len;
+		count -= (uint32_t)p.len;
+	}
+	return 0;
+}
+
+static int plugin_flush(void *handle, uint32_t flags)
+{
+	return seg_sync(0, 0);
+}
+
+static int plugin_extents(void *handle, uint32_t count, uint64_t offset,
+			  uint32_t flags, struct nbdkit_extents *extents)
+{
+	struct xip_nbd_piece p;
+
+	while (count) {
+		xip_nbd_piece(runs, nruns, block_size, offset, count, &p);
+		if (nbdkit_add_extent(extents, offset, p.len,
+				      p.hole ? NBDKIT_EXTENT_HOLE |
+				      NBDKIT_EXTENT_ZERO : 0) < 0)
+			return -1;
+		if (flags & NBDKIT_FLAG_REQ_ONE)
+			break;
+		offset += p.len;
+		count -= (uint32_t)p.len;
+	}
+	return 0;
+}
+
+static void plugin_dump(void)
+{
+	printf("xiptool_version=%s\n", PACKAGE_VERSION);
+}
+
+#define CONFIG_HELP \
+	"image=IMAGE|@NAME  (required) the image file, device or attached segment.\n" \
+	"file=PATH          serve this regular file inside the image.\n" \
+	"readonly=BOOL      never write (share the segment with other readers)."
+
+static struct nbdkit_plugin plugin = {
+	.name = "xiptool",
+	.longname = "nbdkit xiptool plugin",
+	.version = PACKAGE_VERSION,
+	.description = "Serve XIP images, attached segments and files inside them",
+	.unload = plugin_unload,
+	.config = plugin_config,
+	.config_complete = plugin_config_complete,
+	.config_help = CONFIG_HELP,
+	.magic_config_key = "image",
+	.get_ready = plugin_get_ready,
+	.dump_plugin = plugin_dump,
+	.open = plugin_open,
+	.get_size = plugin_get_size,
+	.block_size = plugin_block_size,
+	.can_write = plugin_can_write,
+	.can_flush = plugin_can_flush,
+	.can_fua = plugin_can_fua,
+	.can_multi_conn = plugin_can_multi_conn,
+	.can_zero = plugin_can_zero,
+	.can_extents = plugin_can_extents,
+	.pread = plugin_pread,
+	.pwrite = plugin_pwrite,
+	.zero = plugin_zero,
+	.flush = plugin_flush,
+	.extents = plugin_extents,
+	.errno_is_preserved = 0,
+};
+
+NBDKIT_REGISTER_PLUGIN(plugin)

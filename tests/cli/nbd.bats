@@ -1,0 +1,352 @@
+#!/usr/bin/env bats
+# NBD: nbdkit with the xiptool plugin, checked with clients nobody here
+# wrote (nbdinfo, nbdcopy, qemu-img, qemu-io) and with e2fsck and debugfs;
+# and `xiptool attach nbd://...`, which pulls an export into a segment.
+
+load ../lib/common
+load ../lib/attach
+load ../lib/nbd
+
+# A 32 MiB image of random files ($T/tree), one of them sparse.
+make_nbd_image() {
+	mkdir -p "$T/tree/dir"
+	head -c 5000000 /dev/urandom > "$T/tree/big"
+	head -c 70000 /dev/urandom > "$T/tree/dir/small"
+	echo hello > "$T/tree/hello"
+	# data, a hole of 1 MiB, data, a hole up to 3 MiB
+	head -c 8192 /dev/urandom > "$T/tree/sparse"
+	head -c 12288 /dev/urandom | dd of="$T/tree/sparse" bs=4096 seek=258 conv=notrunc status=none
+	truncate -s 3M "$T/tree/sparse"
+	mkimg "$T/img" 32M "$T/tree" -L "n$U"
+}
+
+require_qemu() {
+	require_cmd qemu-img qemu-io
+}
+
+@test "8 concurrent nbdcopy clients get the image byte for byte; qemu-img agrees" {
+	require_plugin
+	make_nbd_image
+	nbd_serve a image="$T/img" readonly=true
+	uri=$(nbd_uri a)
+	pids=()
+	for i in 1 2 3 4 5 6 7 8; do
+		nbdcopy "$uri" "$T/out$i" &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do
+		wait "$p"
+	done
+	for i in 1 2 3 4 5 6 7 8; do
+		cmp "$T/out$i" "$T/img"
+	done
+	[ "$(nbd_info_field "$uri" export-size)" = "$(stat -c %s "$T/img")" ]
+	[ "$(nbd_info_field "$uri" is_read_only)" = true ]
+	[ "$(nbd_info_field "$uri" can_multi_conn)" = true ]
+	[ "$(nbd_info_field "$uri" block_size_preferred)" = 4096 ]
+	if command -v qemu-img >/dev/null; then
+		run qemu-img compare -f raw -F raw "$T/img" "$uri"
+		[ "$status" -eq 0 ] || { echo "$output"; false; }
+	fi
+}
+
+@test "an sr segment is served read-only: writes are refused and it stays byte-identical" {
+	require_plugin
+	require_qemu
+	make_nbd_image
+	xiptool attach -t sr -n "$SEG" "$T/img"
+	nbd_serve a image="@$SEG"
+	uri=$(nbd_uri a)
+	[ "$(nbd_info_field "$uri" is_read_only)" = true ]
+	[ "$(nbd_info_field "$uri" can_write)" = false ] ||
+		[ "$(nbd_info_field "$uri" is_read_only)" = true ]
+	run qemu-io -f raw -c 'write -P 0x55 0 65536' "$uri"
+	[[ "$output" == *"ermission"* || "$output" == *"read-only"* || "$output" == *"read only"* ]] ||
+		{ echo "$output"; false; }
+	head -c 1M /dev/urandom > "$T/junk"
+	run nbdcopy "$T/junk" "$uri"
+	[ "$status" -ne 0 ]
+	nbdcopy "$uri" "$T/out"
+	cmp "$T/out" "$T/img"
+	cmp "$(seg_col "$SEG" PATH)" "$T/img"
+}
+
+@test "an sw segment: a file= export takes writes, they land in the file, e2fsck stays clean" {
+	require_plugin
+	require_qemu
+	make_nbd_image
+	xiptool attach -t sw -n "$SEG" "$T/img"
+	path=$(seg_col "$SEG" PATH)
+	nbd_serve a image="@$SEG" file=/big
+	uri=$(nbd_uri a)
+	[ "$(nbd_info_field "$uri" is_read_only)" = false ]
+	[ "$(nbd_info_field "$uri" can_fua)" = true ]
+	[ "$(nbd_info_field "$uri" can_multi_conn)" = false ]
+	# a writer of the image: marked not clean while it serves
+	[ "$(dumpe2fs_field "$path" 'Filesystem state')" = "not clean" ]
+	run qemu-io -f raw -c 'write -P 0xab 4096 65536' -c 'write -z 1048576 8192' \
+		-c 'write -P 0xcd -f 4999000 1000' -c flush "$uri"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	nbd_stop a
+	[ "$(dumpe2fs_field "$path" 'Filesystem state')" = clean ]
+	# the expected file, written by hand
+	cp "$T/tree/big" "$T/expect"
+	head -c 65536 /dev/zero | tr '\0' '\253' |
+		dd of="$T/expect" bs=1 seek=4096 conv=notrunc status=none
+	head -c 8192 /dev/zero | dd of="$T/expect" bs=1 seek=1048576 conv=notrunc status=none
+	head -c 1000 /dev/zero | tr '\0' '\315' |
+		dd of="$T/expect" bs=1 seek=4999000 conv=notrunc status=none
+	xiptool read "@$SEG" /big | cmp - "$T/expect"
+	xiptool save "$SEG" "$T/saved"
+	debugfs -R "cat /big" "$T/saved" 2>/dev/null | cmp - "$T/expect"
+	run e2fsck -fn "$T/saved"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	# nothing but the file changed
+	debugfs -R "cat /dir/small" "$T/saved" 2>/dev/null | cmp - "$T/tree/dir/small"
+}
+
+@test "an sw segment: a whole export belongs to the client, which writes a new file system" {
+	require_plugin
+	make_nbd_image
+	xiptool attach -t sw -n "$SEG" "$T/img"
+	mkdir "$T/tree2"
+	head -c 200000 /dev/urandom > "$T/tree2/other"
+	mkimg "$T/img2" 32M "$T/tree2"
+	nbd_serve a image="@$SEG"
+	uri=$(nbd_uri a)
+	[ "$(nbd_info_field "$uri" is_read_only)" = false ]
+	nbdcopy --flush "$T/img2" "$uri"
+	nbd_stop a
+	cmp "$(seg_col "$SEG" PATH)" "$T/img2"
+	xiptool read "@$SEG" /other | cmp - "$T/tree2/other"
+	xiptool save "$SEG" "$T/saved"
+	run e2fsck -fn "$T/saved"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+}
+
+@test "a file= export equals the file; its holes read as zeros and are reported as holes" {
+	require_plugin
+	make_nbd_image
+	nbd_serve a image="$T/img" file=/sparse readonly=true
+	uri=$(nbd_uri a)
+	nbdcopy "$uri" "$T/out"
+	cmp "$T/out" "$T/tree/sparse"
+	debugfs -R "cat /sparse" "$T/img" 2>/dev/null | cmp - "$T/out"
+	run nbdinfo --map "$uri"
+	[ "$status" -eq 0 ]
+	# data 0-8K, hole to 1032K, data 12K, hole to 3M: as the kernel maps it
+	[ "$(awk '{ print $1, $2, $4 }' <<<"$output")" = "0 8192 data
+8192 1048576 hole,zero
+1056768 12288 data
+1069056 2076672 hole,zero" ] || { echo "$output"; false; }
+	nbd_serve b image="$T/img" file=/dir/small readonly=true
+	nbdcopy "$(nbd_uri b)" - | cmp - "$T/tree/dir/small"
+}
+
+@test "a file= export refuses writes into holes and past the end, and changes nothing" {
+	require_plugin
+	require_qemu
+	make_nbd_image
+	cp "$T/img" "$T/before"
+	nbd_serve a image="$T/img" file=/sparse
+	uri=$(nbd_uri a)
+	run qemu-io -f raw -c 'write -P 0x11 4096 8192' "$uri"
+	[[ "$output" == *"No space left"* ]] || { echo "$output"; false; }
+	grep -q "/sparse: write into a hole at byte 8192: only the file's allocated blocks can be written over NBD" "$T/a.log"
+	run qemu-io -f raw -c "write -P 0x11 $((3 * 1048576 - 512)) 4096" "$uri"
+	[ "$status" -ne 0 ] || [[ "$output" == *"error"* || "$output" == *"ENOSPC"* || "$output" == *"No space"* || "$output" == *"out of range"* || "$output" == *"Input/output"* ]] ||
+		{ echo "$output"; false; }
+	# zeroing a hole needs no block
+	run qemu-io -f raw -c 'write -z 65536 65536' "$uri"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	nbd_stop a
+	run e2fsck -fn "$T/img"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	debugfs -R "cat /sparse" "$T/img" 2>/dev/null | cmp - "$T/tree/sparse"
+}
+
+@test "the plugin takes xiptool's locks: readers share, a writer excludes" {
+	require_plugin
+	make_nbd_image
+	xiptool attach -t sw -n "$SEG" "$T/img"
+	# two read-only exports share the segment; xiptool read too
+	nbd_serve r1 image="@$SEG" readonly=true
+	nbd_serve r2 image="@$SEG" file=/hello readonly=true
+	[ "$(nbdcopy "$(nbd_uri r2)" -)" = hello ]
+	xiptool read "@$SEG" /hello
+	# ...but not a writer
+	run xiptool write "@$SEG" /hello <<<"bye"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"busy"* ]] || { echo "$output"; false; }
+	run xiptool detach "$SEG"
+	[ "$status" -eq 3 ]
+	nbd_stop r1
+	nbd_stop r2
+	# a writable export excludes another server
+	nbd_serve w image="@$SEG"
+	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN" image="@$SEG" readonly=true
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$SEG: busy"* ]] || { echo "$output"; false; }
+}
+
+@test "bad parameters: nbdkit's usual one-line errors at start-up" {
+	require_plugin
+	make_nbd_image
+	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"error: the image parameter is required: image=IMAGE or image=@NAME"* ]] ||
+		{ echo "$output"; false; }
+	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN" image="$T/nonexistent"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$T/nonexistent: No such file or directory"* ]] || { echo "$output"; false; }
+	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN" image="@nosuch$U"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"nosuch$U"* ]] || { echo "$output"; false; }
+	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN" image="$T/img" file=/nope
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"/nope: No such file or directory"* ]] || { echo "$output"; false; }
+	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN" image="$T/img" file=/dir
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"/dir: not a regular file"* ]] || { echo "$output"; false; }
+	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN" image="$T/img" bogus=1
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"unknown parameter 'bogus'"* ]] || { echo "$output"; false; }
+	head -c 1M /dev/urandom > "$T/noise"
+	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN" image="$T/noise" file=/x
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$T/noise: no ext2 superblock"* ]] || { echo "$output"; false; }
+	# the image was not left unclean by the failed writer
+	[ "$(dumpe2fs_field "$T/img" 'Filesystem state')" = clean ]
+	[ ! -e "$T/x.sock" ] || [ -z "$(pgrep -f "$T/x.sock")" ]
+}
+
+@test "attach nbd+unix:// pulls the export into a segment registered like any other" {
+	require_pull
+	make_nbd_image
+	nbd_serve a image="$T/img" readonly=true
+	run xiptool attach -n "$SEG" "$(nbd_uri a)"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "$SEG" ]
+	path=$(seg_col "$SEG" PATH)
+	cmp "$path" "$T/img"
+	[ "$(seg_col "$SEG" TYPE)" = sr ]
+	[ "$(seg_col "$SEG" IMAGE)" = "$(nbd_uri a)" ]
+	[ "$(seg_col "$SEG" LABEL)" = "n$U" ]
+	xiptool read "@$SEG" /big | cmp - "$T/tree/big"
+	run xiptool verify "@$SEG"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	xiptool detach "$SEG"
+	[ ! -e "$path" ]
+	# a segment served by the plugin, pulled into another (sw) one
+	xiptool attach -n "$SEG" "$T/img"
+	nbd_serve b image="@$SEG"
+	run xiptool attach -t sw -n "w$SEG" "$(nbd_uri b)"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	cmp "$(seg_col "w$SEG" PATH)" "$T/img"
+	echo changed | xiptool write "@w$SEG" /hello
+	[ "$(xiptool read "@w$SEG" /hello)" = changed ]
+}
+
+@test "attach nbd://HOST:PORT/EXPORT names the segment after the export" {
+	require_pull
+	make_nbd_image
+	port=$(free_port)
+	rm -f "$T/t.pid"
+	nbdkit -f -i 127.0.0.1 -p "$port" --pidfile "$T/t.pid" "$PLUGIN" \
+		image="$T/img" readonly=true </dev/null >"$T/t.log" 2>&1 3>&- &
+	for i in $(seq 200); do [ -s "$T/t.pid" ] && break; sleep 0.05; done
+	[ -s "$T/t.pid" ] || { cat "$T/t.log"; false; }
+	name="root$U"
+	run xiptool attach "nbd://127.0.0.1:$port/$name.img"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "$name" ]
+	cmp "$(seg_col "$name" PATH)" "$T/img"
+	xiptool detach "$name"
+}
+
+@test "attach refuses an export that holds no ext2 image, leaving nothing" {
+	require_pull
+	head -c 4M /dev/urandom > "$T/noise"
+	nbd_start a file "$T/noise"
+	run xiptool attach -n "$SEG" "$(nbd_uri a)"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool attach: $(nbd_uri a): the export holds no ext2 image (no superblock magic)" ]
+	[ -z "$(xiptool list -n)" ]
+	[ -z "$(ls "$T/shm")" ]
+	# ext2 magic, broken geometry: refused after the pull
+	make_nbd_image
+	cp "$T/img" "$T/bad"
+	printf '\377\377\377\377' | dd of="$T/bad" bs=1 seek=$((1024 + 4)) conv=notrunc status=none
+	nbd_start b file "$T/bad"
+	run xiptool attach -n "$SEG" "$(nbd_uri b)"
+	[ "$status" -eq 3 ]
+	[[ "$output" == "xiptool attach: $(nbd_uri b): superblock claims "* ]] || { echo "$output"; false; }
+	[ -z "$(xiptool list -n)" ]
+	[ -z "$(ls "$T/shm")" ]
+	# nobody listening
+	run xiptool attach -n "$SEG" "nbd+unix:///?socket=$T/none.sock"
+	[ "$status" -eq 3 ]
+	[[ "$output" == "xiptool attach: nbd+unix:///?socket=$T/none.sock: cannot connect: "* ]] ||
+		{ echo "$output"; false; }
+	[ -z "$(ls "$T/shm")" ]
+}
+
+@test "a server killed mid-pull: exit 3, one clear line, no segment and no entry left" {
+	require_pull
+	mkdir "$T/tree"
+	head -c 50M /dev/urandom > "$T/tree/big"
+	mkimg "$T/img" 64M "$T/tree"
+	# every read waits: 64 MiB in 1 MiB requests, 16 at a time, take 4 s
+	nbd_start a --filter=delay "$PLUGIN" image="$T/img" readonly=true delay-read=1
+	"$XIPTOOL" attach -n "$SEG" "$(nbd_uri a)" >"$T/attach.out" 2>&1 &
+	apid=$!
+	# the pull has begun once the segment file exists
+	for i in $(seq 200); do
+		[ -e "$T/shm/xiptool-$SEG" ] && break
+		sleep 0.05
+	done
+	[ -e "$T/shm/xiptool-$SEG" ]
+	sleep 0.5
+	kill -9 "$(cat "$T/a.pid")"
+	rc=0
+	wait "$apid" || rc=$?
+	[ "$rc" -eq 3 ] || { cat "$T/attach.out"; false; }
+	[ "$(wc -l <"$T/attach.out")" -eq 1 ]
+	grep -q "^xiptool attach: $(nbd_uri a): the server went away during the pull ([0-9]* of 67108864 bytes received)$" "$T/attach.out" ||
+		grep -q "^xiptool attach: $(nbd_uri a): connection lost during the pull: " "$T/attach.out" ||
+		{ cat "$T/attach.out"; false; }
+	[ -z "$(ls "$T/shm")" ]
+	[ -z "$(xiptool list -n)" ]
+	[ -z "$(ls "$T/run")" ]
+}
+
+@test "a pull stopped by SIGTERM leaves nothing and reports the signal" {
+	require_pull
+	make_nbd_image
+	nbd_start a --filter=delay "$PLUGIN" image="$T/img" readonly=true delay-read=2
+	"$XIPTOOL" attach -n "$SEG" "$(nbd_uri a)" >"$T/attach.out" 2>&1 &
+	apid=$!
+	for i in $(seq 200); do
+		[ -e "$T/shm/xiptool-$SEG" ] && break
+		sleep 0.05
+	done
+	kill -TERM "$apid"
+	rc=0
+	wait "$apid" || rc=$?
+	[ "$rc" -eq 143 ] || { cat "$T/attach.out"; false; }
+	grep -q "interrupted" "$T/attach.out" || { cat "$T/attach.out"; false; }
+	[ -z "$(ls "$T/shm")" ]
+	[ -z "$(xiptool list -n)" ]
+}
+
+@test "attach from NBD shows progress on a terminal only" {
+	require_pull
+	require_cmd script
+	make_nbd_image
+	nbd_serve a image="$T/img" readonly=true
+	run xiptool attach -n "$SEG" "$(nbd_uri a)"
+	[ "$output" = "$SEG" ]
+	xiptool detach "$SEG"
+	script -qec "'$XIPTOOL' attach -n '$SEG' '$(nbd_uri a)'" /dev/null >"$T/tty.out"
+	grep -q "xiptool attach: 32/32 MiB" "$T/tty.out"
+}

@@ -1,0 +1,115 @@
+# Helpers of the NBD tests: nbdkit servers with the xiptool plugin (or
+# nbdkit's own plugins) on unix sockets below $T.  Load after common and
+# attach:
+#   load ../lib/common
+#   load ../lib/attach
+#   load ../lib/nbd
+# Every server a test starts writes its pid to $T/NAME.pid; the teardown
+# stops those and only those.
+
+: "${TOP_BUILDDIR:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+PLUGIN=$TOP_BUILDDIR/nbdkit-xiptool-plugin.so
+
+nbd_setup() {
+	attach_setup
+	mkdir -p "$T/shm"
+	export XIPTOOL_SHMDIR=$T/shm
+}
+
+nbd_teardown() {
+	local f pid i
+	if [ -n "${T:-}" ]; then
+		for f in "$T"/*.pid; do
+			[ -f "$f" ] || continue
+			pid=$(cat "$f")
+			[ -n "$pid" ] || continue
+			kill "$pid" 2>/dev/null || continue
+			for i in $(seq 100); do
+				kill -0 "$pid" 2>/dev/null || break
+				sleep 0.1
+			done
+			kill -9 "$pid" 2>/dev/null || true
+		done
+	fi
+	attach_teardown
+}
+
+setup() { nbd_setup; }
+teardown() { nbd_teardown; }
+
+require_plugin() {
+	require_cmd nbdkit nbdinfo nbdcopy
+	[ -f "$PLUGIN" ] || skip "the nbdkit plugin was not built (nbdkit-plugin-dev missing at configure time)"
+}
+
+# attach from NBD needs an xiptool built with libnbd.
+require_pull() {
+	require_plugin
+	if "$XIPTOOL" attach -n probe "nbd+unix:///?socket=$T/none.sock" 2>&1 |
+		grep -q "built without libnbd"; then
+		skip "xiptool was built without libnbd"
+	fi
+}
+
+# The URI of server NAME's socket.
+nbd_uri() {
+	echo "nbd+unix:///${2:-}?socket=$T/$1.sock"
+}
+
+# nbd_start NAME NBDKIT-ARGS...: start nbdkit in the foreground (-f) in
+# the background of the test, on $T/NAME.sock, its log in $T/NAME.log;
+# wait until it serves (its pid file appears).  Fails with the log when
+# it exits first.
+nbd_start() {
+	local name=$1 i
+	shift
+	rm -f "$T/$name.sock" "$T/$name.pid"
+	nbdkit -f -U "$T/$name.sock" --pidfile "$T/$name.pid" "$@" \
+		</dev/null >"$T/$name.log" 2>&1 3>&- &
+	echo $! >"$T/$name.bgpid"
+	for i in $(seq 300); do
+		[ -s "$T/$name.pid" ] && return 0
+		kill -0 "$(cat "$T/$name.bgpid")" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "nbdkit $name did not start:"
+	cat "$T/$name.log"
+	return 1
+}
+
+# Serve with the xiptool plugin: nbd_serve NAME PLUGIN-ARGS...
+nbd_serve() {
+	local name=$1
+	shift
+	nbd_start "$name" "$PLUGIN" "$@"
+}
+
+# Stop server NAME as an operator would (SIGTERM) and wait until it is gone.
+nbd_stop() {
+	local pid i
+	pid=$(cat "$T/$1.pid")
+	kill "$pid"
+	for i in $(seq 200); do
+		kill -0 "$pid" 2>/dev/null || { rm -f "$T/$1.pid"; return 0; }
+		sleep 0.05
+	done
+	echo "nbdkit $1 ($pid) did not stop"
+	return 1
+}
+
+# A field of `nbdinfo --json` of a URI (the first export).
+nbd_info_field() {
+	nbdinfo --json "$1" | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+e = d["exports"][0]
+k = sys.argv[1]
+print(json.dumps(e[k] if k in e else d[k]))' "$2"
+}
+
+# A free TCP port on the loopback interface (for the nbd:// form).
+free_port() {
+	python3 -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
