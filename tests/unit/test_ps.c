@@ -62,13 +62,18 @@ static void test_ps_self_child(void **state)
 	assert_int_equal(system(cmd), 0);
 	{
 		struct xip_seg_entry e = { 0 };
+		struct stat st;
 
+		assert_int_equal(stat(path, &st), 0);
+		e.seg_dev = st.st_dev;
+		e.seg_ino = st.st_ino;
+		e.seg_uid = st.st_uid;
 		snprintf(e.name, sizeof(e.name), "unitps");
 		e.type = XIP_SEGTYPE_SR;
 		e.size = 8 * (uint64_t)pg;
 		snprintf(e.path, sizeof(e.path), "%s", path);
 		e.owner = getuid();
-		assert_int_equal(registry_add(&e), 0);
+		assert_int_equal(registry_store(&e, XIP_REG_CREATE), 0);
 	}
 	assert_int_equal(pipe(pipefd), 0);
 	pid = fork();
