@@ -210,6 +210,11 @@ static int writer_check(struct xip_image *img)
 	return 0;
 }
 
+int xip_image_begin_change(struct xip_image *img)
+{
+	return image_begin_change(img);
+}
+
 int image_begin_change(struct xip_image *img)
 {
 	int ret;

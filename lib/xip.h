@@ -388,6 +388,12 @@ int xip_image_open_segment(struct xip_segment *seg, int flags,
  * O_EXCL for as long as the image is open: -EBUSY while the kernel has one
  * mounted.
  */
+/*
+ * Mark a writer's image not clean on disk now, as a read-write mount does,
+ * for writers that change it behind the engine's back (a served file's
+ * blocks); the file operations do it themselves at their first change.
+ */
+int xip_image_begin_change(struct xip_image *img);
 /* Write back dirty metadata (when writable) and msync; s_state stays. */
 int xip_image_flush(struct xip_image *img);
 /* Flush, mark clean (writers), close the file system and the segment. */

@@ -204,6 +204,9 @@ static int ready_file(void)
 	if (!ret)
 		ret = xip_nbd_runs_check(runs, nruns, block_size, seg->size,
 					 file);
+	/* a writer for as long as it serves, like a read-write mount */
+	if (!ret && writable)
+		ret = xip_image_begin_change(img);
 	size = EXT2_I_SIZE(&inode);
 	return ret;
 }
