@@ -22,6 +22,9 @@ static void info_fill(struct kv *kv, const char *spec,
 	if (!in->xip_capable)
 		kv_str(kv, "Not XIP capable because", "xip-reason",
 		       in->xip_reason);
+	kv_bool(kv, "Guest pmem", "pmem", in->pmem_capable);
+	if (!in->pmem_capable)
+		kv_str(kv, "Not pmem because", "pmem-reason", in->pmem_reason);
 	kv_u64(kv, "Groups", "groups", in->groups);
 	kv_u64(kv, "Blocks", "blocks", in->blocks);
 	kv_u64(kv, "Blocks used", "blocks-used", in->blocks - in->blocks_free);

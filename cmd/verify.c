@@ -16,6 +16,12 @@
 static const char verify_usage[] =
 	"[--json] [--against DIR] [--page-size N] IMAGE";
 
+static const char *pmem_reason(const struct xip_check_report *rep)
+{
+	return rep->pmem_reason[0] ? rep->pmem_reason :
+	       "the superblock could not be read";
+}
+
 struct progress {
 	const char *last_phase;
 	int last_pct;
@@ -43,6 +49,29 @@ static void verify_progress(void *arg, const char *phase, uint64_t done,
 	fflush(stderr);
 }
 
+/* The findings object, with the pmem verdict added next to them. */
+static int print_json_pmem(const char *text, const struct xip_check_report *rep)
+{
+	const char *end = strrchr(text, '}');
+
+	if (!end)
+		return -EINVAL;
+	while (end > text && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	printf("%.*s,\n   \"pmem\": %s", (int)(end - text), text,
+	       rep->pmem_capable ? "true" : "false");
+	if (!rep->pmem_capable) {
+		fputs(",\n   \"pmem-reason\": \"", stdout);
+		for (const char *p = pmem_reason(rep); *p; p++)
+			printf(*p == '"' || *p == '\\' ? "\\%c" :
+			       (unsigned char)*p < 0x20 ? "\\u%04x" : "%c",
+			       *p);
+		putchar('"');
+	}
+	puts("\n}");
+	return ferror(stdout) ? -EIO : 0;
+}
+
 static int print_json(const struct xip_check_report *rep)
 {
 	static const struct {
@@ -57,6 +86,7 @@ static int print_json(const struct xip_check_report *rep)
 		{ "message", SCOLS_JSON_STRING },
 	};
 	struct libscols_table *tb = scols_new_table();
+	char *text = NULL;
 	int ret = -ENOMEM;
 
 	if (!tb)
@@ -88,8 +118,11 @@ static int print_json(const struct xip_check_report *rep)
 		scols_line_set_data(ln, 4, cmd_json_safe(f->path));
 		scols_line_set_data(ln, 5, cmd_json_safe(f->msg));
 	}
-	ret = scols_print_table(tb);
+	ret = scols_print_table_to_string(tb, &text);
+	if (!ret)
+		ret = print_json_pmem(text, rep);
 out:
+	free(text);
 	scols_unref_table(tb);
 	return ret;
 }
@@ -115,6 +148,10 @@ static void print_text(const char *spec, const struct xip_check_report *rep)
 	else
 		printf(" (the image could not be walked)");
 	putchar('\n');
+	if (rep->pmem_capable)
+		printf("pmem: yes\n");
+	else
+		printf("pmem: no: %s\n", cmd_esc(pmem_reason(rep)));
 }
 
 static int verify_run(const char *spec, struct xip_check_opts *o, bool json)

@@ -178,7 +178,7 @@ static int source_open(struct source *s, const char *path)
 struct segfile {
 	const char *path;
 	int fd;
-	uint64_t align;		/* page or huge page size */
+	uint64_t align;		/* XIP_PMEM_ALIGN or the huge page size */
 	bool huge;		/* on hugetlbfs: fill through the mapping */
 	uint64_t cap;		/* bytes of the file and the mapping */
 	uint8_t *map;
@@ -224,7 +224,10 @@ static int segfile_create(struct segfile *sf, const char *path)
 	struct statfs sfs;
 
 	sf->path = path;
-	sf->align = (uint64_t)xip_host_page_size();
+	/* a guest's pmem device needs whole 2 MiB sections (nd_pmem) */
+	sf->align = XIP_PMEM_ALIGN;
+	if ((uint64_t)xip_host_page_size() > sf->align)
+		sf->align = (uint64_t)xip_host_page_size();
 	sf->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY |
 		      O_CLOEXEC, 0600);
 	if (sf->fd < 0 && errno == EEXIST)
@@ -754,7 +757,7 @@ static int attach_limit(const struct xip_attach_opts *o,
 			const struct source *src, const struct xip_seg_entry *e,
 			struct limit *lim, char *dir, size_t len)
 {
-	uint64_t page = (uint64_t)xip_host_page_size(), need;
+	uint64_t page = XIP_PMEM_ALIGN, need;	/* the padding */
 	int ret = segment_dir(o->hugepages, dir, len);
 
 	if (ret)
@@ -878,7 +881,7 @@ static int attach_loop(const struct xip_attach_opts *o,
 			return ret;
 		snprintf(e->file, sizeof(e->file), "%s", o->file);
 	} else if (sf->cap != e->size) {
-		e->sizelimit = e->size;	/* rounded up to a huge page */
+		e->sizelimit = e->size;	/* the file is padded past it */
 	}
 	return loop_attach(e->path, e->offset, e->sizelimit, flags, e->loop,
 			   sizeof(e->loop));
@@ -1071,10 +1074,9 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 	}
 	if (!ret)
 		ret = attach_limit(o, &src, e, &lim, dir, sizeof(dir));
-	if (!ret && nbd && round_up(nbd_size, (uint64_t)xip_host_page_size()) >
-			   lim.free)
-		ret = too_big(o->image, round_up(nbd_size,
-				  (uint64_t)xip_host_page_size()), &lim);
+	if (!ret && nbd && round_up(nbd_size, XIP_PMEM_ALIGN) > lim.free)
+		ret = too_big(o->image, round_up(nbd_size, XIP_PMEM_ALIGN),
+			      &lim);
 	if (!ret)
 		ret = attach_claim(&sf, &src, e);
 	if (!ret)

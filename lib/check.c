@@ -1913,6 +1913,9 @@ static void chk_xip(struct chk *c)
 		chk_err(c, "xip", 0, 0,
 			"image: size %" PRIu64 " is not a multiple of the page size %u: not XIP-capable",
 			c->seg->size, ps);
+	c->rep->pmem_capable = xip_pmem_capable(c->seg->size, c->bs, ps,
+						c->rep->pmem_reason,
+						sizeof(c->rep->pmem_reason)) == 1;
 }
 
 /* ---- the whole check -------------------------------------------------------- */

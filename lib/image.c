@@ -404,6 +404,26 @@ int xip_image_xip_capable(const struct xip_image *img, unsigned int page_size,
 	return 1;
 }
 
+int xip_pmem_capable(uint64_t size, unsigned int block_size,
+		     unsigned int page_size, char *why, size_t whylen)
+{
+	if (why && whylen)
+		why[0] = '\0';
+	if (block_size != page_size) {
+		snprintf(why, whylen,
+			 "block size %u differs from page size %u: the guest's ext4 refuses DAX",
+			 block_size, page_size);
+		return 0;
+	}
+	if (size == 0 || size % XIP_PMEM_ALIGN) {
+		snprintf(why, whylen,
+			 "size %" PRIu64 " is not a multiple of 2 MiB: the guest's nd_pmem refuses it (attach pads segments)",
+			 size);
+		return 0;
+	}
+	return 1;
+}
+
 static void format_uuid(const uint8_t *u, char *out)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -443,6 +463,10 @@ int xip_image_info(const struct xip_image *img, struct xip_image_info *info)
 	info->page_size = (unsigned int)xip_host_page_size();
 	info->xip_capable = xip_image_xip_capable(img, 0, info->xip_reason,
 						  sizeof(info->xip_reason)) == 1;
+	info->pmem_capable = xip_pmem_capable(img->seg->size,
+					      info->block_size, info->page_size,
+					      info->pmem_reason,
+					      sizeof(info->pmem_reason)) == 1;
 	info->groups = img->fs->group_desc_count;
 	info->blocks = ext2fs_blocks_count(sb);
 	info->blocks_free = ext2fs_free_blocks_count(sb);

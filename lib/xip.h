@@ -266,6 +266,13 @@ struct xip_attach_opts {
 /* Without --size, a segment holds at most this, and what fits in the
  * file system of its file (the free space statfs reports). */
 #define XIP_ATTACH_DEFAULT_MAX	(16ULL << 30)
+/*
+ * Segment files are padded to a multiple of this, so that a guest can map
+ * one as a pmem device (virtio-pmem or an nvdimm): nd_pmem refuses a region
+ * that is not made of whole 2 MiB subsections ("misaligned, unable to
+ * map").  The registry's size and save keep the image's own size.
+ */
+#define XIP_PMEM_ALIGN		(2ULL << 20)
 
 /*
  * Create a segment filled from the image (gzip decompressed on the fly),
@@ -444,12 +451,24 @@ int xip_identify(struct xip_segment *seg, char *type, size_t len);
 int xip_image_xip_capable(const struct xip_image *img, unsigned int page_size,
 			  char *why, size_t whylen);
 
+/*
+ * Whether a device of @size bytes holding an image of @block_size blocks
+ * can serve a guest as a pmem device mounted with -o dax (virtio-pmem or
+ * an nvdimm): 1 when it can, 0 with the reason in @why when not.  The
+ * guest's nd_pmem maps whole XIP_PMEM_ALIGN sections only, and its ext4
+ * and ext2 drivers allow DAX only when the block size is the page size.
+ */
+int xip_pmem_capable(uint64_t size, unsigned int block_size,
+		     unsigned int page_size, char *why, size_t whylen);
+
 struct xip_image_info {
 	uint64_t size;			/* bytes of the segment */
 	unsigned int block_size;
 	unsigned int page_size;		/* host page size */
 	bool xip_capable;
 	char xip_reason[256];		/* why not, when !xip_capable */
+	bool pmem_capable;		/* xip_pmem_capable() */
+	char pmem_reason[256];		/* why not, when !pmem_capable */
 	uint32_t groups;
 	uint64_t blocks, blocks_free, blocks_reserved;
 	uint32_t inodes, inodes_free;
@@ -771,6 +790,8 @@ struct xip_check_report {
 	uint64_t unlisted;		/* findings beyond the list's limit */
 	bool walked;			/* the whole structure was walked */
 	unsigned int page_size;		/* the page size checked against */
+	bool pmem_capable;		/* xip_pmem_capable() */
+	char pmem_reason[256];		/* why not, when !pmem_capable */
 	uint64_t inodes_used, blocks_used, files;
 };
 

@@ -191,8 +191,9 @@ load ../lib/attach
 	run xiptool attach -t sn -n "$SEG" --size 3M
 	[ "$status" -eq 0 ]
 	path=$(seg_col "$SEG" PATH)
-	[ "$(stat -c %s "$path")" = 3145728 ]
-	cmp "$path" <(head -c 3145728 /dev/zero)
+	[ "$(stat -c %s "$path")" = $((4 << 20)) ]
+	[ "$(seg_col "$SEG" SIZE)" = 3145728 ]
+	cmp "$path" <(head -c $((4 << 20)) /dev/zero)
 	[ "$(stat -c %a "$path")" = 600 ]
 	run xiptool attach -t en -n "e$SEG"
 	[ "$status" -eq 2 ]
@@ -399,4 +400,33 @@ load ../lib/attach
 	# the loop device reads the segment's bytes in place: no copy
 	[ "$(seg_col "$SEG" OFFSET)" -gt 0 ]
 	cmp -n "$size" -i "$(seg_col "$SEG" OFFSET):0" "$(seg_col "$SEG" PATH)" "$T/tree/bin/busybox"
+}
+
+@test "segment files are padded to 2 MiB for guest pmem; list, the loop device, save and detach --save keep the image's size" {
+	require_loop
+	mkdir -p "$T/tree"
+	head -c 300000 /dev/urandom > "$T/tree/blob"
+	xiptool mkfs -q -d "$T/tree" "$T/img"
+	size=$(stat -c %s "$T/img")
+	[ $((size % (2 << 20))) -ne 0 ]
+	run xiptool attach --loop -t sw -n "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	dev=${output##* }
+	path=$(seg_col "$SEG" PATH)
+	[ "$(stat -c %s "$path")" = $(( (size + (2 << 20) - 1) / (2 << 20) * (2 << 20) )) ]
+	[ "$(seg_col "$SEG" SIZE)" = "$size" ]
+	[ "$(blockdev --getsize64 "$dev")" = "$size" ]
+	cmp -n "$size" "$path" "$T/img"
+	cmp -i "$size:0" "$path" <(head -c $((2 << 20)) /dev/zero) 2>&1 | grep -q EOF
+	run xiptool info "@$SEG"
+	[ "$status" -eq 0 ]
+	[ "$(info_field "$output" 'Guest pmem')" = yes ]
+	run xiptool save "$SEG" "$T/saved"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %s "$T/saved")" = "$size" ]
+	cmp "$T/saved" "$T/img"
+	run xiptool detach --save "$T/saved2" "$SEG"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %s "$T/saved2")" = "$size" ]
+	cmp "$T/saved2" "$T/img"
 }

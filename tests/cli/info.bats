@@ -111,3 +111,25 @@ make_tree() {
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"claims 2048 blocks"* ]]
 }
+
+@test "info says whether the image can be a guest's pmem device, and why not" {
+	[ "$(getconf PAGESIZE)" -eq 4096 ] || skip "page size is not 4096"
+	mkimg "$T/img" 8M
+	run xiptool info "$T/img"
+	[ "$status" -eq 0 ]
+	[ "$(info_field "$output" 'Guest pmem')" = yes ]
+	[[ "$output" != *"Not pmem because"* ]]
+	mkimg "$T/odd" 5M
+	truncate -s $(( (5 << 20) + 4096 )) "$T/odd"
+	run xiptool info "$T/odd"
+	[ "$status" -eq 0 ]
+	[ "$(info_field "$output" 'Guest pmem')" = no ]
+	[ "$(info_field "$output" 'Not pmem because')" = "size 5246976 is not a multiple of 2 MiB: the guest's nd_pmem refuses it (attach pads segments)" ]
+	mke2fs -q -F -t ext2 -b 1024 "$T/k1" 8M
+	run xiptool info "$T/k1"
+	[ "$(info_field "$output" 'Guest pmem')" = no ]
+	[[ "$(info_field "$output" 'Not pmem because')" == "block size 1024 differs from page size 4096"* ]]
+	run xiptool info --json "$T/k1"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s' "$output" | python3 -c 'import json,sys; d=json.load(sys.stdin)["image"][0]; print(d["pmem"], d["pmem-reason"][:10])')" = "False block size" ]
+}
