@@ -110,9 +110,11 @@ fi
 if [ ! -f "$CROSS_LOCAL/libext2fs.a" ] || [ ! -x "$CROSS_LOCAL/busybox" ]; then
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
-	(cd "$tmp" && apt-get download -qq libext2fs-dev:$arch busybox-static:$arch)
-	dpkg-deb -x "$tmp"/libext2fs-dev_*_$arch.deb "$tmp/e2fs"
-	dpkg-deb -x "$tmp"/busybox-static_*_$arch.deb "$tmp/bb"
+	# apt downloads as _apt where it can write
+	chown _apt "$tmp" 2>/dev/null || true
+	(cd "$tmp" && apt-get download -qq "libext2fs-dev:$arch" "busybox-static:$arch")
+	dpkg-deb -x "$tmp"/libext2fs-dev_*_"$arch".deb "$tmp/e2fs"
+	dpkg-deb -x "$tmp"/busybox-static_*_"$arch".deb "$tmp/bb"
 	mkdir -p "$CROSS_LOCAL/pkgconfig"
 	cp -a "$tmp/e2fs/usr/lib/$TRIPLET"/lib* "$CROSS_LOCAL/"
 	for pc in "$tmp/e2fs/usr/lib/$TRIPLET/pkgconfig"/*.pc; do
