@@ -286,6 +286,32 @@ static const char *parse_reason(const char *path)
 	return m;
 }
 
+/* The page sizes the machine's kernels use: x86-64 4K; arm64 4K, 16K, 64K. */
+static bool machine_page_ok(uint16_t machine, uint64_t page)
+{
+	if (machine == EM_AARCH64)
+		return page == 4096 || page == 16384 || page == 65536;
+	if (machine == EM_X86_64)
+		return page == 4096;
+	return true;
+}
+
+/*
+ * The page size a file is judged with: --page-size; else, for an arm64
+ * program, the image's block size when an arm64 kernel can have pages of
+ * that size (an image built with mkfs --page-size 16K is for 16K
+ * kernels); else the host's.
+ */
+static uint64_t judge_page(const struct xip_align_opts *o,
+			   const struct xip_image *img, uint16_t machine)
+{
+	if (o->page_size)
+		return o->page_size;
+	if (machine == EM_AARCH64 && machine_page_ok(machine, img->block_size))
+		return img->block_size;
+	return (uint64_t)xip_host_page_size();
+}
+
 int xip_align_check(struct xip_image *img, ext2_ino_t ino, const char *path,
 		    const struct xip_align_opts *o, struct xip_align_file *f)
 {
@@ -299,8 +325,6 @@ int xip_align_check(struct xip_image *img, ext2_ino_t ino, const char *path,
 	f->path = strdup(path);
 	if (!f->path)
 		return xip_error(-ENOMEM, "out of memory");
-	a.page = o->page_size ? o->page_size :
-				(uint64_t)xip_host_page_size();
 	ret = xip_read_inode(img, ino, &in);
 	if (ret)
 		return ret;
@@ -323,10 +347,13 @@ int xip_align_check(struct xip_image *img, ext2_ino_t ino, const char *path,
 	f->machine = a.elf.machine;
 	f->textrel = a.elf.textrel;
 	f->exec_stack = a.elf.exec_stack;
-	if (a.elf.machine != xip_elf_host_machine())
-		add_reason(f, "machine %s, not the host's %s",
-			   xip_elf_machine_name(a.elf.machine),
-			   xip_elf_machine_name(xip_elf_host_machine()));
+	a.page = judge_page(o, img, a.elf.machine);
+	if (a.elf.machine != EM_X86_64 && a.elf.machine != EM_AARCH64)
+		add_reason(f, "machine %s: only x86-64 and aarch64 programs run in place",
+			   xip_elf_machine_name(a.elf.machine));
+	else if (!machine_page_ok(a.elf.machine, a.page))
+		add_reason(f, "%s kernels have no %" PRIu64 "-byte pages",
+			   xip_elf_machine_name(a.elf.machine), a.page);
 	if (img->block_size != a.page)
 		add_reason(f, "the image's block size %u differs from the page size %" PRIu64,
 			   img->block_size, a.page);

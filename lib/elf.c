@@ -248,6 +248,44 @@ static void scan_dynamic(struct xip_elf *elf, const Elf64_Phdr *ph,
 	xip_error_clear();
 }
 
+#define ELF_PT_GNU_PROPERTY	0x6474e553
+#define ELF_NT_GNU_PROPERTY	5		/* NT_GNU_PROPERTY_TYPE_0 */
+#define ELF_AARCH64_FEATURE_1	0xc0000000U	/* ..._AARCH64_FEATURE_1_AND */
+#define ELF_MAX_PROPERTY	1024		/* the kernel's NOTE_DATA_SZ */
+
+/*
+ * The kernel's parse_elf_properties() for aarch64: the
+ * GNU_PROPERTY_AARCH64_FEATURE_1_AND word of the "GNU" property note
+ * (BTI, PAC).  A damaged note is ignored: the program then runs unguarded.
+ */
+static void scan_property(struct xip_elf *elf, const Elf64_Phdr *ph,
+			  xip_elf_read_fn read, void *ctx)
+{
+	uint32_t buf[ELF_MAX_PROPERTY / 4];
+	uint64_t len = ph->p_filesz, o;
+
+	if (elf->machine != EM_AARCH64 || len < 16 ||
+	    len > ELF_MAX_PROPERTY || !in_file(ph->p_offset, len,
+					       elf->file_size) ||
+	    read(ctx, ph->p_offset, buf, len) != (ssize_t)len) {
+		xip_error_clear();
+		return;
+	}
+	/* Elf64_Nhdr: namesz 4, descsz, type; "GNU\0"; the properties */
+	if (buf[0] != 4 || buf[2] != ELF_NT_GNU_PROPERTY ||
+	    memcmp(&buf[3], "GNU", 4) || buf[1] > len - 16)
+		return;
+	for (o = 16; o + 8 <= 16 + (uint64_t)buf[1];) {
+		uint32_t type = buf[o / 4], size = buf[o / 4 + 1];
+
+		if (size > 16 + (uint64_t)buf[1] - o - 8)
+			return;
+		if (type == ELF_AARCH64_FEATURE_1 && size == 4)
+			elf->aarch64_features = buf[o / 4 + 2];
+		o += 8 + (((uint64_t)size + 7) & ~7ULL);
+	}
+}
+
 static int parse_phdrs(struct xip_elf *elf, xip_elf_read_fn read, void *ctx,
 		       const char *name)
 {
@@ -281,6 +319,9 @@ static int parse_phdrs(struct xip_elf *elf, xip_elf_read_fn read, void *ctx,
 			break;
 		case PT_DYNAMIC:
 			scan_dynamic(elf, ph, read, ctx);
+			break;
+		case ELF_PT_GNU_PROPERTY:
+			scan_property(elf, ph, read, ctx);
 			break;
 		default:
 			break;

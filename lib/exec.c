@@ -81,6 +81,7 @@ struct exec_file {
 	size_t nruns;
 	struct xip_load_plan plan;
 	uint64_t bias;
+	int guard_prot;			/* added to executable mappings */
 };
 
 struct xip_exec {
@@ -728,28 +729,57 @@ static int map_op(const struct exec_file *f, const struct xip_map_op *op,
 {
 	uint64_t addr = f->bias + op->addr, pg = addr & ~(page - 1);
 	int flags = MAP_PRIVATE | MAP_FIXED;
+	int prot = op->prot | ((op->prot & PROT_EXEC) ? f->guard_prot : 0);
 	void *want = (void *)(uintptr_t)addr, *m;
 
 	switch (op->kind) {
 	case XIP_MAP_FILE:
-		m = mmap(want, op->len, op->prot, flags, f->fd, (off_t)op->off);
+		m = mmap(want, op->len, prot, flags, f->fd, (off_t)op->off);
 		break;
 	case XIP_MAP_ANON:
-		m = mmap(want, op->len, op->prot, flags | MAP_ANONYMOUS, -1, 0);
+		m = mmap(want, op->len, prot, flags | MAP_ANONYMOUS, -1, 0);
 		break;
 	default:
 		if (!(op->prot & PROT_WRITE) &&
 		    mprotect((void *)(uintptr_t)pg, page,
-			     op->prot | PROT_READ | PROT_WRITE))
+			     prot | PROT_READ | PROT_WRITE))
 			return map_error(f, op, addr, errno);
 		raw_copy(addr, NULL, op->len);
 		if (!(op->prot & PROT_WRITE) &&
-		    mprotect((void *)(uintptr_t)pg, page, op->prot))
+		    mprotect((void *)(uintptr_t)pg, page, prot))
 			return map_error(f, op, addr, errno);
 		return 0;
 	}
 	return m == MAP_FAILED ? map_error(f, op, addr, errno) : 0;
 }
+
+#ifdef __aarch64__
+#ifndef PROT_BTI
+#define PROT_BTI	0x10
+#endif
+#ifndef HWCAP2_BTI
+#define HWCAP2_BTI	(1UL << 17)
+#endif
+/*
+ * The arm64 kernel's arch_elf_adjust_prot(): on a CPU with BTI, the
+ * executable mappings of a file whose property note asks for BTI are
+ * guarded.  With an interpreter only the interpreter's: ld.so guards the
+ * program and its libraries itself.  PAC needs nothing from the loader
+ * but fresh keys (exec-aarch64.S).
+ */
+static void guard_branches(struct xip_exec *ex)
+{
+	struct exec_file *f = ex->has_interp ? &ex->interp : &ex->prog;
+
+	if ((getauxval(AT_HWCAP2) & HWCAP2_BTI) &&
+	    (f->elf.aarch64_features & XIP_ELF_AARCH64_BTI))
+		f->guard_prot = PROT_BTI;
+}
+#else
+static void guard_branches(struct xip_exec *ex)
+{
+}
+#endif
 
 static int load_file(struct exec_file *f, uint64_t page)
 {
@@ -1009,36 +1039,48 @@ static void close_cloexec(void)
 		close_cloexec_proc();
 }
 
-/*
- * Whether we are the only thread: unshare(CLONE_VM) succeeds, changing
- * nothing, exactly when no other thread (or vfork parent) shares our
- * memory.  Where it is filtered, field 20 of /proc/self/stat counts them.
- */
-static bool single_threaded(void)
+/* Field 20 of /proc/self/stat, the number of threads; -1 when unread. */
+static long stat_threads(void)
 {
 	char buf[2048], *p;
-	unsigned long v = 0;
+	long v = -1;
 	int fd, n = 0;
 	ssize_t len;
 
-	if (syscall(SYS_unshare, CLONE_VM) == 0)
-		return true;
-	if (errno == EINVAL)
-		return false;
 	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return false;
+		return -1;
 	len = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (len <= 0)
-		return false;
+		return -1;
 	buf[len] = '\0';
 	p = strrchr(buf, ')');
 	/* the first field after the command is field 3 */
 	while (p && n < 18 && (p = strchr(p + 1, ' ')))
 		if (++n == 18)
-			v = strtoul(p + 1, NULL, 10);
-	return v == 1;
+			v = strtol(p + 1, NULL, 10);
+	return v;
+}
+
+/*
+ * Whether we are the only thread: unshare(CLONE_VM) succeeds, changing
+ * nothing, exactly when no other thread (or vfork parent) shares our
+ * memory.  Where it is filtered, field 20 of /proc/self/stat counts them.
+ * No kernel counts 0 threads there: 0 is qemu-user's emulated stat, whose
+ * own helper threads make unshare fail; the guest's threads cannot be
+ * counted then, and the caller's word that it runs alone is taken.
+ */
+static bool single_threaded(void)
+{
+	bool others;
+	long n;
+
+	if (syscall(SYS_unshare, CLONE_VM) == 0)
+		return true;
+	others = errno == EINVAL;
+	n = stat_threads();
+	return n == 0 || (n == 1 && !others);
 }
 
 static void set_mm(const struct xip_exec *ex, const struct xip_stack_out *st,
@@ -1145,6 +1187,8 @@ static int make_trampoline(struct xip_exec *ex)
 		return xip_error(-errno, "cannot map the loader's last page: %s",
 				 strerror(errno));
 	memcpy(p, (const void *)xip_exec_jump, code);
+	/* instruction caches need not see the copy (aarch64) */
+	__builtin___clear_cache((char *)p, (char *)p + code);
 	memcpy((char *)p + at, s.r, s.n * sizeof(s.r[0]));
 	if (mprotect(p, ex->page, PROT_READ | PROT_EXEC)) {
 		int err = errno;
@@ -1189,6 +1233,7 @@ int xip_exec_run(struct xip_exec *ex, const char *const *argv,
 	if (!single_threaded())
 		return xip_error(-EBUSY, "%s: cannot replace a process running"
 				 " other threads", ex->prog.name);
+	guard_branches(ex);
 	ret = load_file(&ex->prog, ex->page);
 	if (!ret && ex->has_interp)
 		ret = load_file(&ex->interp, ex->page);

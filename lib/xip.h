@@ -659,6 +659,7 @@ struct xip_elf {
 	char *interp;		/* PT_INTERP path, NULL without one */
 	bool has_gnu_stack;	/* PT_GNU_STACK present */
 	bool exec_stack;	/* PT_GNU_STACK asks for PF_X */
+	uint32_t aarch64_features; /* GNU_PROPERTY_AARCH64_FEATURE_1_AND */
 	bool has_dynamic;	/* PT_DYNAMIC present */
 	bool textrel;		/* DT_TEXTREL or DF_TEXTREL seen */
 	bool has_phdr_addr;	/* a PT_LOAD holds the program headers */
@@ -683,6 +684,10 @@ int xip_elf_parse_buf(const void *buf, size_t len, const char *name,
 /* Same, on an open file (read with pread, the size from fstat). */
 int xip_elf_parse_fd(int fd, const char *name, struct xip_elf *elf);
 void xip_elf_free(struct xip_elf *elf);
+
+/* PT_GNU_PROPERTY: GNU_PROPERTY_AARCH64_FEATURE_1_AND bits (aarch64_features) */
+#define XIP_ELF_AARCH64_BTI	(1U << 0)	/* built for BTI */
+#define XIP_ELF_AARCH64_PAC	(1U << 1)	/* built for PAC */
 
 /* The machine this library was built for (EM_X86_64, EM_AARCH64). */
 uint16_t xip_elf_host_machine(void);

@@ -175,6 +175,10 @@ static void check_real(const char *path)
 
 	if (fd < 0)
 		return;
+	if (unit_foreign_elf(path)) {
+		close(fd);
+		return;
+	}
 	assert_int_equal(xip_elf_parse_fd(fd, path, &elf), 0);
 	close(fd);
 	assert_int_equal(xip_elf_validate_load(&elf, path, PAGE), 0);
@@ -200,6 +204,10 @@ static void test_plan_host_programs(void **state)
 	check_real("/bin/busybox");
 	check_real("/usr/bin/true");
 	check_real("/lib64/ld-linux-x86-64.so.2");
+#ifdef __aarch64__
+	check_real("/lib/ld-linux-aarch64.so.1");
+	check_real("/usr/local/lib/aarch64-linux-gnu/busybox");
+#endif
 }
 
 static uint64_t word(const uint8_t *mem, uint64_t addr, uint64_t at)
@@ -315,6 +323,11 @@ static void test_run_refuses_threads(void **state)
 	pthread_t t;
 	int pipefd[2];
 
+	/* qemu-user's own threads hide the guest's: nothing to count */
+	if (unit_emulated()) {
+		print_message("# under qemu-user: the check is not made\n");
+		return;
+	}
 	snprintf(cmd, sizeof(cmd),
 		 "rm -rf '%s' && mkdir '%s' && cp /usr/bin/true '%s/true'",
 		 dir, dir, dir);

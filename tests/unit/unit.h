@@ -104,4 +104,46 @@ static inline void unit_peek(const char *path, off_t off, void *data, size_t len
 	close(fd);
 }
 
+/*
+ * A cross build's tests meet the build machine's programs (/usr/bin/true
+ * of x86-64 under qemu-aarch64): true when @path is an ELF file for
+ * another machine than the one the library was built for, in a cross
+ * build only (natively such a file is a failure to report).
+ */
+static inline bool unit_foreign_elf(const char *path)
+{
+#ifdef XIP_CROSS_BUILD
+	unsigned char h[20];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : pread(fd, h, sizeof(h), 0);
+
+	if (fd >= 0)
+		close(fd);
+	if (n == (ssize_t)sizeof(h) && !memcmp(h, "\177ELF", 4) &&
+	    (h[18] | h[19] << 8) != xip_elf_host_machine()) {
+		printf("# %s: for another machine, left out\n", path);
+		return true;
+	}
+#endif
+	return false;
+}
+
+/* Under qemu-user: its emulated /proc/self/stat counts 0 threads. */
+static inline bool unit_emulated(void)
+{
+	char buf[1024], *p;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), n = 0;
+	ssize_t len = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (len <= 0)
+		return false;
+	buf[len] = '\0';
+	p = strrchr(buf, ')');
+	while (p && n < 18 && (p = strchr(p + 1, ' ')))
+		n++;
+	return p && n == 18 && strtol(p + 1, NULL, 10) == 0;
+}
+
 #endif

@@ -21,6 +21,12 @@ extern void _start(void);
 
 static __thread int tls_value = 7;
 
+/* The stack pointer in main's frame: the ABI keeps it 16-byte aligned. */
+static __attribute__((noinline)) uintptr_t stack_at_main(void)
+{
+	return (uintptr_t)__builtin_frame_address(0);
+}
+
 static void aux(void)
 {
 	const uint8_t *r = (const uint8_t *)getauxval(AT_RANDOM);
@@ -39,6 +45,9 @@ static void aux(void)
 	printf("uid-ok %d\n", getauxval(AT_UID) == getuid() &&
 	       getauxval(AT_EGID) == getegid());
 	printf("hwcap-ok %d\n", getauxval(AT_HWCAP) != 0);
+	printf("hwcap %lx hwcap2 %lx\n", getauxval(AT_HWCAP),
+	       getauxval(AT_HWCAP2));
+	printf("sp-align %d\n", (int)(stack_at_main() & 15));
 	printf("platform %s\n", (const char *)getauxval(AT_PLATFORM));
 	printf("sysinfo %s\n", getauxval(AT_SYSINFO_EHDR) ? "yes" : "no");
 	printf("random ");
