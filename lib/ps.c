@@ -7,8 +7,10 @@
  * at the blocks' offsets): its mappings carry the segment file's device
  * and inode.  A process run from a kernel mount of the segment's loop
  * device maps files of that mount: their device is the loop device.
- * /proc/PID/smaps gives, per mapping, the resident pages (Rss) and those
- * copied on write (Anonymous): the rest are the segment's pages, shared.
+ * /proc/PID/pagemap, where permitted, tells page by page whether a page of
+ * the mapping is the file's own (shared with the segment) or an anonymous
+ * copy; otherwise /proc/PID/smaps gives, per mapping, the resident pages
+ * (Rss) and those copied on write (Anonymous): the rest are shared.
  * The program of an exec'd process is the file of the image whose block
  * holds its code start (/proc/PID/stat startcode, set by the loader); that
  * of a mounted one is /proc/PID/exe below the mount point.
@@ -177,16 +179,57 @@ static void read_comm(pid_t pid, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
+#define PM_PRESENT	(1ULL << 63)
+#define PM_SWAPPED	(1ULL << 62)
+#define PM_FILE		(1ULL << 61)	/* a file page (or shared anon) */
+
+/*
+ * Count the pages of [m->start, m->end) from /proc/PID/pagemap (@pm):
+ * present file pages are the segment's own, present or swapped anonymous
+ * ones are copies.  0 when read, < 0 when pagemap cannot be read (then
+ * smaps' counts are used).
+ */
+static int pagemap_count(int pm, const struct xip_ps_map *m,
+			 unsigned int page, uint64_t *shared, uint64_t *copied)
+{
+	uint64_t e[512], first = m->start / page, n = (m->end - m->start) / page;
+
+	*shared = *copied = 0;
+	if (pm < 0)
+		return -EACCES;
+	for (uint64_t i = 0; i < n;) {
+		uint64_t want = n - i < 512 ? n - i : 512;
+		ssize_t got = pread(pm, e, want * sizeof(e[0]),
+				    (off_t)((first + i) * sizeof(e[0])));
+
+		if (got <= 0 || got % (ssize_t)sizeof(e[0]))
+			return -EIO;
+		for (ssize_t k = 0; k < got / (ssize_t)sizeof(e[0]); k++) {
+			if ((e[k] & PM_PRESENT) && (e[k] & PM_FILE))
+				(*shared)++;
+			else if (e[k] & (PM_PRESENT | PM_SWAPPED))
+				(*copied)++;
+		}
+		i += (uint64_t)got / sizeof(e[0]);
+	}
+	return 0;
+}
+
 /* A mapping of @p counted: its pages, and where its program is. */
 static void count_map(struct xip_ps_proc *p, const struct xip_ps_map *m,
 		      uint64_t rss_kb, uint64_t anon_kb, uint64_t code,
-		      unsigned int page)
+		      unsigned int page, int pm)
 {
-	uint64_t kpp = page / 1024;
+	uint64_t kpp = page / 1024, sh, cp;
 
 	p->mappings++;
-	p->shared += (rss_kb > anon_kb ? rss_kb - anon_kb : 0) / kpp;
-	p->copied += anon_kb / kpp;
+	if (pagemap_count(pm, m, page, &sh, &cp) == 0) {
+		p->shared += sh;
+		p->copied += cp;
+	} else {
+		p->shared += (rss_kb > anon_kb ? rss_kb - anon_kb : 0) / kpp;
+		p->copied += anon_kb / kpp;
+	}
 	if (code >= m->start && code < m->end) {
 		p->have_code = true;
 		p->code_off = m->offset + (code - m->start);
@@ -204,12 +247,15 @@ static int scan_pid(struct xip_ps_report *r, const struct pseg *segs,
 	uint64_t rss = 0, anon = 0, kb, code = 0;
 	size_t cap = 0;
 	FILE *f;
-	int ret = 0;
+	int ret = 0, pm;
 
 	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
 		return 0;	/* gone, or not ours to read */
+	/* exact per-page counts where permitted (root, or our own) */
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	pm = open(path, O_RDONLY | O_CLOEXEC);
 	for (;;) {
 		bool eof = getline(&line, &cap, f) <= 0;
 
@@ -223,7 +269,7 @@ static int scan_pid(struct xip_ps_report *r, const struct pseg *segs,
 		}
 		/* the previous mapping is complete */
 		if (p)
-			count_map(p, &cur, rss, anon, code, page);
+			count_map(p, &cur, rss, anon, code, page, pm);
 		p = NULL;
 		if (eof)
 			break;
@@ -251,6 +297,8 @@ static int scan_pid(struct xip_ps_report *r, const struct pseg *segs,
 out:
 	free(line);
 	fclose(f);
+	if (pm >= 0)
+		close(pm);
 	return ret;
 }
 
