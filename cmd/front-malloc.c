@@ -14,32 +14,32 @@
 
 void *malloc(size_t n)
 {
-	return arena_malloc(n);
+	return xip_arena_malloc(n);
 }
 
 void *calloc(size_t count, size_t size)
 {
-	return arena_calloc(count, size);
+	return xip_arena_calloc(count, size);
 }
 
 void *realloc(void *p, size_t n)
 {
-	return arena_realloc(p, n);
+	return xip_arena_realloc(p, n);
 }
 
 void free(void *p)
 {
-	arena_free(p);
+	xip_arena_free(p);
 }
 
 void *aligned_alloc(size_t align, size_t n)
 {
-	return arena_memalign(align, n);
+	return xip_arena_memalign(align, n);
 }
 
 void *memalign(size_t align, size_t n)
 {
-	return arena_memalign(align, n);
+	return xip_arena_memalign(align, n);
 }
 
 int posix_memalign(void **res, size_t align, size_t n)
@@ -48,7 +48,7 @@ int posix_memalign(void **res, size_t align, size_t n)
 
 	if (align < sizeof(void *))
 		return EINVAL;
-	p = arena_memalign(align, n);
+	p = xip_arena_memalign(align, n);
 	if (!p)
 		return errno;
 	*res = p;
@@ -57,5 +57,5 @@ int posix_memalign(void **res, size_t align, size_t n)
 
 size_t malloc_usable_size(void *p)
 {
-	return arena_usable_size(p);
+	return xip_arena_usable_size(p);
 }

@@ -120,7 +120,7 @@ static void *arena_get(size_t n, size_t align)
 	return p;
 }
 
-void *arena_malloc(size_t n)
+void *xip_arena_malloc(size_t n)
 {
 	void *p = arena_get(n, ARENA_ALIGN);
 
@@ -129,7 +129,7 @@ void *arena_malloc(size_t n)
 	return p;
 }
 
-void *arena_memalign(size_t align, size_t n)
+void *xip_arena_memalign(size_t align, size_t n)
 {
 	void *p;
 
@@ -143,7 +143,7 @@ void *arena_memalign(size_t align, size_t n)
 	return p;
 }
 
-void *arena_calloc(size_t count, size_t size)
+void *xip_arena_calloc(size_t count, size_t size)
 {
 	void *p;
 
@@ -151,19 +151,19 @@ void *arena_calloc(size_t count, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	p = arena_malloc(count * size);
+	p = xip_arena_malloc(count * size);
 	/* new mappings are zero, but a block taken back may not be */
 	if (p && !(hdr_of(p)->size & FLAG_OWN_MAP))
 		memset(p, 0, count * size);
 	return p;
 }
 
-size_t arena_usable_size(void *p)
+size_t xip_arena_usable_size(void *p)
 {
 	return p ? hdr_of(p)->size & ~FLAG_OWN_MAP : 0;
 }
 
-void arena_free(void *p)
+void xip_arena_free(void *p)
 {
 	struct arena_hdr *h;
 
@@ -184,14 +184,14 @@ void arena_free(void *p)
 	arena_unlock();
 }
 
-void *arena_realloc(void *p, size_t n)
+void *xip_arena_realloc(void *p, size_t n)
 {
 	size_t old;
 	void *q;
 
 	if (!p)
-		return arena_malloc(n);
-	old = arena_usable_size(p);
+		return xip_arena_malloc(n);
+	old = xip_arena_usable_size(p);
 	if (n <= old)
 		return p;
 	arena_lock();
@@ -203,10 +203,10 @@ void *arena_realloc(void *p, size_t n)
 		return p;
 	}
 	arena_unlock();
-	q = arena_malloc(n);
+	q = xip_arena_malloc(n);
 	if (!q)
 		return NULL;
 	memcpy(q, p, old);
-	arena_free(p);
+	xip_arena_free(p);
 	return q;
 }

@@ -427,15 +427,15 @@ void xip_image_abandon(struct xip_image *img);
  * lib/arena.c: a bump allocator for processes that live briefly, the
  * front end's malloc (musl build).  Blocks are packed densely; freeing the
  * most recent block takes it back, other frees keep the memory; blocks of
- * 128 KiB or more have a mapping of their own, unmapped by arena_free.
+ * 128 KiB or more have a mapping of their own, unmapped by xip_arena_free.
  * Same contracts as malloc(3) and friends (errno ENOMEM or EINVAL).
  */
-void *arena_malloc(size_t n);
-void *arena_calloc(size_t count, size_t size);
-void *arena_realloc(void *p, size_t n);
-void *arena_memalign(size_t align, size_t n);
-size_t arena_usable_size(void *p);
-void arena_free(void *p);
+void *xip_arena_malloc(size_t n);
+void *xip_arena_calloc(size_t count, size_t size);
+void *xip_arena_realloc(void *p, size_t n);
+void *xip_arena_memalign(size_t align, size_t n);
+size_t xip_arena_usable_size(void *p);
+void xip_arena_free(void *p);
 
 /*
  * Identify what a segment holds with libblkid.  Returns 0 for ext2/3/4

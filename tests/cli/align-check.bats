@@ -188,7 +188,10 @@ assert files["/small"]["shared-pages"] > 0 and files["/small"]["copied-pages"] >
 	run xiptool align-check "$T/img"
 	[ "${#lines[@]}" -eq 2 ]
 	[[ ${lines[0]} == "/$EVIL_ESC.elf: "*"xip-ready"* ]]
-	! printf '%s' "$output" | LC_ALL=C grep -q '[[:cntrl:]]'
+	if printf '%s' "$output" | LC_ALL=C grep -q '[[:cntrl:]]'; then
+		echo "raw control bytes in: $output"
+		false
+	fi
 	run xiptool align-check "$T/img" "/$EVIL.elf"
 	[[ ${lines[0]} == "/$EVIL_ESC.elf: "*"xip-ready"* ]]
 	run xiptool align-check "$T/img" "/$EVIL"

@@ -94,7 +94,10 @@ expected() {
 	for c in $(commands); do
 		run complete xiptool "${c:0:2}"
 		grep -qx "$c" <<<"$output" || { echo "${c:0:2} does not offer $c"; false; }
-		! grep -qv "^${c:0:2}" <<<"$output"
+		if grep -qv "^${c:0:2}" <<<"$output"; then
+			echo "${c:0:2} offers more than its matches: $output"
+			false
+		fi
 	done
 	# global options before the command are skipped
 	run complete xiptool -v ""
@@ -318,7 +321,10 @@ EOS
 	grep -qx 'nbd://' <<<"$output"
 	# only where attach takes its source
 	run complete xiptool info nbd
-	! grep -q :// <<<"$output"
+	if grep -q :// <<<"$output"; then
+		echo "info offers NBD URIs: $output"
+		false
+	fi
 	if command -v zsh >/dev/null; then
 		grep -q "'1:image or NBD URI:_xiptool_attach_source'" "$TOP_SRCDIR/completions/_xiptool"
 		run zsh -c "source <(sed '\$d' '$TOP_SRCDIR/completions/_xiptool')

@@ -88,7 +88,7 @@ PY
 		}
 		grep -qx 3 <<<"$native"
 		[ "${run% *}" -eq 1024 ] || grep -qx 1501 <<<"$native"
-		! grep -qx 1500 <<<"$native"
+		if grep -qx 1500 <<<"$native"; then false; fi
 	done
 }
 
@@ -258,7 +258,7 @@ x' -e --argv0"; do
 	pid=$!
 	sleep 0.5
 	# the program holds no descriptor of the image, only its mappings
-	! ls -l "/proc/$pid/fd" | grep -q "$T/img"
+	if ls -l "/proc/$pid/fd" | grep -q "$T/img"; then false; fi
 	grep -q "$T/img" "/proc/$pid/maps"
 	run flock -n -x "$T/img" true
 	[ "$status" -ne 0 ]

@@ -164,29 +164,29 @@ EOF
 	patch_name "$T/dots.img" zz ..
 	cp "$T/img" "$T/loop.img"
 	debugfs -w -R "link /dir /dir/up" "$T/loop.img" 2>/dev/null
-	mkdir "$T/work"
+	mkdir "$T/dest"
 	for i in slash dots loop; do
-		run xiptool extract "$T/$i.img" "$T/work/out"
+		run xiptool extract "$T/$i.img" "$T/dest/out"
 		echo "$output"
 		[ "$status" -eq 3 ]
 		[ "${#lines[@]}" -eq 1 ]
 		[[ "$output" == "xiptool extract: $T/$i.img: /dir"* ]]
-		[ -z "$(ls -A "$T/work")" ]
+		[ -z "$(ls -A "$T/dest")" ]
 	done
-	run xiptool extract "$T/slash.img" "$T/work/out"
+	run xiptool extract "$T/slash.img" "$T/dest/out"
 	[[ "$output" == *"/dir: entry 'a/b': a name that would leave the directory; refused" ]]
-	run xiptool extract "$T/dots.img" "$T/work/out"
+	run xiptool extract "$T/dots.img" "$T/dest/out"
 	[[ "$output" == *"/dir: entry '..': a name that would leave the directory; refused" ]]
-	run xiptool extract "$T/loop.img" "$T/work/out"
+	run xiptool extract "$T/loop.img" "$T/dest/out"
 	[[ "$output" == *"is its own ancestor" ]]
 	# an existing DIR is left as it was
-	mkdir "$T/work/x"
-	run xiptool extract "$T/slash.img" "$T/work/x"
+	mkdir "$T/dest/x"
+	run xiptool extract "$T/slash.img" "$T/dest/x"
 	[ "$status" -eq 3 ]
-	[ -z "$(ls -A "$T/work/x")" ]
+	[ -z "$(ls -A "$T/dest/x")" ]
 	# the parts that are sound still extract
-	xiptool extract "$T/slash.img" "$T/work/q" /qq
-	[ "$(cat "$T/work/q/qq")" = z ]
+	xiptool extract "$T/slash.img" "$T/dest/q" /qq
+	[ "$(cat "$T/dest/q/qq")" = z ]
 }
 
 @test "extract: usage errors and missing paths" {

@@ -85,7 +85,7 @@ need_busybox() {
 		# against musl whenever musl-gcc is there (unless configured
 		# --without-musl-front): nothing of glibc's start-up is in it
 		if grep -q '^#define XIP_MUSL_FRONT 1' "$TOP_BUILDDIR/config.h"; then
-			! grep -q GLIBC_TUNABLES "$XIPTOOL"
+			if grep -q GLIBC_TUNABLES "$XIPTOOL"; then false; fi
 		else
 			grep -q GLIBC_TUNABLES "$XIPTOOL"
 			! command -v musl-gcc >/dev/null ||

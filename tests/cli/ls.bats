@@ -50,7 +50,7 @@ make_tree() {
 	[ "$(xiptool ls "$T/img" /hello.txt)" = /hello.txt ]
 	xiptool ls -a "$T/img" / | grep -qx '\.hidden'
 	xiptool ls -a "$T/img" / | grep -qx '\.\.'
-	! xiptool ls "$T/img" / | grep -q '^\.'
+	if xiptool ls "$T/img" / | grep -q '^\.'; then false; fi
 	[ "$(xiptool ls "$T/img")" = "$(xiptool ls "$T/img" /)" ]
 }
 
@@ -77,12 +77,12 @@ make_tree() {
 	[ "$status" -eq 0 ]
 	[ "$output" = "$HOSTILE_LS" ]
 	[ "$(xiptool ls "$T/img" | wc -l)" -eq 7 ]
-	! xiptool ls "$T/img" | LC_ALL=C grep -q '[[:cntrl:]]'
+	if xiptool ls "$T/img" | LC_ALL=C grep -q '[[:cntrl:]]'; then false; fi
 	run xiptool ls -l "$T/img"
 	[ "${#lines[@]}" -eq 7 ]
 	[[ ${lines[4]} == *' lnk\x1b[2J -> target\x1b[31mred' ]]
 	[[ ${lines[3]} == *" $EVIL_ESC" ]]
-	! xiptool ls -l "$T/img" | LC_ALL=C grep -q '[[:cntrl:]]'
+	if xiptool ls -l "$T/img" | LC_ALL=C grep -q '[[:cntrl:]]'; then false; fi
 	# a file named on the command line, and messages
 	[ "$(xiptool ls "$T/img" "/$EVIL")" = "/$EVIL_ESC" ]
 	run xiptool ls "$T/img" "/$EVIL/x"

@@ -104,7 +104,7 @@ require_deb() {
 	if command -v lintian >/dev/null; then
 		run lintian --fail-on error "$D/deb/"xiptool_*.changes
 		[ "$status" -eq 0 ] || { echo "$output"; false; }
-		! grep -q '^E: ' <<<"$output"
+		if grep -q '^E: ' <<<"$output"; then false; fi
 	fi
 	run dpkg-deb -f "$D/deb/xiptool_$(version)_"*.deb Package Version Depends
 	[ "$status" -eq 0 ]

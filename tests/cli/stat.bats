@@ -70,7 +70,7 @@ load ../lib/names
 	run xiptool stat "$T/img" "/$LNK"
 	[ "$status" -eq 0 ]
 	[[ $output == *'Target:      target\x1b[31mred'* ]]
-	! printf '%s' "$output" | LC_ALL=C grep -q '[[:cntrl:]]'
+	if printf '%s' "$output" | LC_ALL=C grep -q '[[:cntrl:]]'; then false; fi
 	xiptool stat --json "$T/img" "/$LNK" > "$T/a.json"
 	xiptool stat --json "$T/img" /l2 > "$T/b.json"
 	python3 - "$T/a.json" "$T/b.json" <<'PY'

@@ -20,106 +20,106 @@ static bool mapped(const void *p)
 
 static void test_blocks_are_packed_aligned_and_separate(void **state)
 {
-	char *a = arena_malloc(10), *b = arena_malloc(100), *c;
+	char *a = xip_arena_malloc(10), *b = xip_arena_malloc(100), *c;
 
 	assert_non_null(a);
 	assert_non_null(b);
 	assert_true(aligned(a, 16) && aligned(b, 16));
 	assert_true(b > a && b - a <= 64);	/* dense: same page */
-	assert_true(arena_usable_size(a) >= 10);
+	assert_true(xip_arena_usable_size(a) >= 10);
 	memset(a, 0xaa, 10);
 	memset(b, 0xbb, 100);
-	c = arena_malloc(0);			/* a valid, unique pointer */
+	c = xip_arena_malloc(0);			/* a valid, unique pointer */
 	assert_non_null(c);
 	assert_true(c != a && c != b);
 	assert_int_equal((unsigned char)a[9], 0xaa);
-	arena_free(c);
-	arena_free(b);
-	arena_free(a);
-	arena_free(NULL);
+	xip_arena_free(c);
+	xip_arena_free(b);
+	xip_arena_free(a);
+	xip_arena_free(NULL);
 }
 
 static void test_free_of_the_last_block_takes_it_back(void **state)
 {
-	char *a = arena_malloc(64), *b;
+	char *a = xip_arena_malloc(64), *b;
 
-	arena_free(a);
-	b = arena_malloc(64);
+	xip_arena_free(a);
+	b = xip_arena_malloc(64);
 	assert_ptr_equal(a, b);
 	/* only the most recent one: older blocks stay allocated */
-	a = arena_malloc(32);
-	b = arena_malloc(32);
-	arena_free(a);
-	assert_true((char *)arena_malloc(32) > b);
+	a = xip_arena_malloc(32);
+	b = xip_arena_malloc(32);
+	xip_arena_free(a);
+	assert_true((char *)xip_arena_malloc(32) > b);
 }
 
 static void test_calloc_zeroes_and_checks_overflow(void **state)
 {
-	unsigned char *p = arena_malloc(256);
+	unsigned char *p = xip_arena_malloc(256);
 
 	memset(p, 0xff, 256);
-	arena_free(p);				/* taken back: dirty memory */
-	p = arena_calloc(16, 16);
+	xip_arena_free(p);				/* taken back: dirty memory */
+	p = xip_arena_calloc(16, 16);
 	for (int i = 0; i < 256; i++)
 		assert_int_equal(p[i], 0);
 	errno = 0;
-	assert_null(arena_calloc(SIZE_MAX / 2, 4));
+	assert_null(xip_arena_calloc(SIZE_MAX / 2, 4));
 	assert_int_equal(errno, ENOMEM);
 	errno = 0;
-	assert_null(arena_malloc(SIZE_MAX - 4));
+	assert_null(xip_arena_malloc(SIZE_MAX - 4));
 	assert_int_equal(errno, ENOMEM);
 }
 
 static void test_realloc_grows_in_place_or_copies(void **state)
 {
-	char *a = arena_malloc(32), *b, *c;
+	char *a = xip_arena_malloc(32), *b, *c;
 
 	memcpy(a, "0123456789abcdef0123456789abcdef", 32);
-	b = arena_realloc(a, 1000);		/* last block: in place */
+	b = xip_arena_realloc(a, 1000);		/* last block: in place */
 	assert_ptr_equal(a, b);
-	assert_true(arena_usable_size(b) >= 1000);
-	c = arena_malloc(8);
-	a = arena_realloc(b, 2000);		/* not last any more: copy */
+	assert_true(xip_arena_usable_size(b) >= 1000);
+	c = xip_arena_malloc(8);
+	a = xip_arena_realloc(b, 2000);		/* not last any more: copy */
 	assert_true(a != b);
 	assert_memory_equal(a, "0123456789abcdef0123456789abcdef", 32);
-	assert_ptr_equal(arena_realloc(a, 10), a);	/* shrinking */
-	assert_non_null(arena_realloc(NULL, 5));
-	arena_free(c);
+	assert_ptr_equal(xip_arena_realloc(a, 10), a);	/* shrinking */
+	assert_non_null(xip_arena_realloc(NULL, 5));
+	xip_arena_free(c);
 }
 
 static void test_memalign(void **state)
 {
 	for (size_t al = 1; al <= 65536; al *= 2) {
-		void *p = arena_memalign(al, 24);
+		void *p = xip_arena_memalign(al, 24);
 
 		assert_non_null(p);
 		assert_true(aligned(p, al < 16 ? 16 : al));
 	}
 	errno = 0;
-	assert_null(arena_memalign(24, 8));
+	assert_null(xip_arena_memalign(24, 8));
 	assert_int_equal(errno, EINVAL);
-	assert_null(arena_memalign(0, 8));
+	assert_null(xip_arena_memalign(0, 8));
 }
 
 static void test_big_blocks_have_their_own_mapping(void **state)
 {
 	size_t n = 1 << 20;
-	char *p = arena_malloc(n), *q;
+	char *p = xip_arena_malloc(n), *q;
 
 	assert_non_null(p);
-	assert_true(arena_usable_size(p) >= n);
+	assert_true(xip_arena_usable_size(p) >= n);
 	p[0] = 1;
 	p[n - 1] = 2;
-	q = arena_calloc(1, 300 * 1024);	/* zero without a memset */
+	q = xip_arena_calloc(1, 300 * 1024);	/* zero without a memset */
 	assert_int_equal(q[300 * 1024 - 1], 0);
-	q = arena_realloc(q, 400 * 1024);
+	q = xip_arena_realloc(q, 400 * 1024);
 	assert_int_equal(q[0], 0);
-	p = arena_memalign(1 << 16, 200 * 1024);
+	p = xip_arena_memalign(1 << 16, 200 * 1024);
 	assert_true(aligned(p, 1 << 16));
 	assert_true(mapped(p));
-	arena_free(p);
+	xip_arena_free(p);
 	assert_false(mapped(p));		/* unmapped on free */
-	arena_free(q);
+	xip_arena_free(q);
 }
 
 static void test_many_blocks_across_chunks(void **state)
@@ -128,7 +128,7 @@ static void test_many_blocks_across_chunks(void **state)
 
 	/* 8 MiB in 100 KiB blocks: several chunks, all usable */
 	for (int i = 0; i < 80; i++) {
-		char *p = arena_malloc(100 * 1024);
+		char *p = xip_arena_malloc(100 * 1024);
 
 		assert_non_null(p);
 		memset(p, i, 100 * 1024);
