@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * xiptool read: copy a file of an image to stdout or a file, straight from
- * the segment (write(2) from the page pointers; holes as zeros).
+ * the segment (the kernel copies each run of blocks out of the segment's
+ * file: copy_file_range, splice or sendfile; holes as zeros).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -22,45 +23,6 @@ struct out {
 	const char *name;
 };
 
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22
-#endif
-
-/*
- * Map the page tables of exactly the bytes about to be written out in one
- * call instead of one fault per page.  No data moves and nothing beyond
- * the request is touched; a kernel without it just takes the faults.
- */
-static void populate(const void *data, size_t len)
-{
-	uintptr_t page = (uintptr_t)xip_host_page_size();
-	uintptr_t start = (uintptr_t)data & ~(page - 1);
-
-	if (len >= 16 * page)
-		madvise((void *)start, (uintptr_t)data + len - start,
-			MADV_POPULATE_READ);
-}
-
-static int out_actor(void *ctx, const void *data, size_t len)
-{
-	struct out *o = ctx;
-	const char *p = data;
-
-	populate(data, len);
-	while (len) {
-		ssize_t n = write(o->fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return xip_error(n < 0 ? -errno : -EIO, "%s: write error: %s",
-					 o->name, strerror(n < 0 ? errno : EIO));
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int read_copy(struct xip_image *img, const char *path, uint64_t off,
 		     uint64_t len, struct out *o)
 {
@@ -72,8 +34,8 @@ static int read_copy(struct xip_image *img, const char *path, uint64_t off,
 	if (ret)
 		return msg_path_error(path, ret);
 	while (len) {
-		n = xip_file_read_actor(img, ino, off, len > SIZE_MAX ? SIZE_MAX :
-					(size_t)len, out_actor, o);
+		n = xip_file_read_fd(img, ino, off, len > SSIZE_MAX ? SSIZE_MAX :
+				     (size_t)len, o->fd, o->name);
 		if (n < 0) {
 			if (!strncmp(xip_errmsg(), o->name, strlen(o->name)))
 				return msg_lib_error((int)n);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * xiptool write: copy stdin (or a file) into a file of an image, in place:
- * holes and new blocks are allocated through get_xip_page (cleared before
- * they are linked in) and the bytes are copied straight into the segment.
+ * holes and new blocks are allocated through get_xip_page (filled or
+ * cleared before they are linked in) and the bytes go straight into the
+ * segment: from a regular file by the kernel (copy_file_range), from a
+ * pipe or terminal through one reused buffer (pwrite).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,7 +21,7 @@ static const char write_usage[] =
 	"[--offset N | --append] [--create [--mode MODE]] [-i FILE] IMAGE PATH [FILE]";
 
 #define PIPE_CHUNK (1u << 20)
-#define MAP_CHUNK (1ull << 30)
+#define FILE_CHUNK (1ull << 30)
 
 struct wjob {
 	struct xip_image *img;
@@ -46,27 +47,24 @@ static int put(struct wjob *w, const void *buf, size_t len)
 	return 0;
 }
 
-/* A regular input file: map it and copy from the page cache directly. */
-static int copy_mapped(struct wjob *w, off_t start, uint64_t size)
+/* A regular input file: the kernel copies it into the blocks. */
+static int copy_file(struct wjob *w, uint64_t start, uint64_t size)
 {
 	uint64_t done = 0;
-	int ret = 0;
 
-	while (!ret && done < size) {
-		uint64_t n = size - done < MAP_CHUNK ? size - done : MAP_CHUNK;
-		off_t at = start + (off_t)done;
-		off_t align = at & ~((off_t)xip_host_page_size() - 1);
-		void *p = mmap(NULL, (size_t)(n + (uint64_t)(at - align)),
-			       PROT_READ, MAP_PRIVATE | MAP_POPULATE, w->fd,
-			       align);
+	while (done < size) {
+		uint64_t n = size - done < FILE_CHUNK ? size - done : FILE_CHUNK;
+		ssize_t k = xip_file_write_fd(w->img, w->ino, w->off, w->fd,
+					      start + done, (size_t)n,
+					      w->in_name);
 
-		if (p == MAP_FAILED)
-			return -errno;
-		ret = put(w, (uint8_t *)p + (at - align), (size_t)n);
-		munmap(p, (size_t)(n + (uint64_t)(at - align)));
-		done += n;
+		if (k < 0)
+			return (int)k;
+		w->off += (uint64_t)k;
+		w->written += (uint64_t)k;
+		done += (uint64_t)k;
 	}
-	return ret;
+	return 0;
 }
 
 static int copy_stream(struct wjob *w)
@@ -118,10 +116,8 @@ static int copy_in(struct wjob *w)
 			pos = 0;
 		if (st.st_size <= pos)
 			return 0;
-		if (copy_mapped(w, pos, (uint64_t)(st.st_size - pos)) == 0)
-			return 0;
-		if (w->written)
-			return xip_errcode() ? xip_errcode() : -EIO;
+		return copy_file(w, (uint64_t)pos,
+				 (uint64_t)(st.st_size - pos));
 	}
 	return copy_stream(w);
 }

@@ -69,12 +69,6 @@ int engine_check_block(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
 /* A pointer to the bytes of block @blk (validated), through direct_access. */
 int engine_block_ptr(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
 		     void **ptr);
-/*
- * Writers: map the page tables of @n free blocks from @blk (the ones the
- * next allocations of a long write will take) in one call instead of one
- * fault each.  Nothing is done unless all of them are free.
- */
-void engine_prefault_free(struct xip_image *img, blk64_t blk, uint64_t n);
 /* Load fs->block_map and fs->inode_map once (writers). */
 int engine_load_bitmaps(struct xip_image *img);
 
@@ -100,6 +94,14 @@ uint64_t map_limit(const struct xip_map *m);
  */
 int map_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
 	      const void *fill, blk64_t *pblk);
+/*
+ * @fill for a block the caller fills itself before the commit: only when
+ * map_alloc_links_late() says the new block is linked by the commit (a
+ * block map whose changed indirect blocks are copies), never for extents.
+ */
+extern const uint8_t xip_fill_later[1];
+#define XIP_FILL_LATER ((const void *)xip_fill_later)
+bool map_alloc_links_late(const struct xip_map *m);
 /* Free every block from file block @first on, indirect blocks included. */
 int map_free_from(struct xip_map *m, uint64_t first);
 /* Write the private inode copy back. */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "kcopy.h"
 
 #define U64(x) ((unsigned long long)(x))
 #define XIP_MAXSYMLINKS 40
@@ -534,34 +535,85 @@ int xip_stat_inode(struct xip_image *img, ext2_ino_t ino, struct xip_stat *st)
 
 /* ---- read: do_xip_mapping_read ------------------------------------------ */
 
-struct pending {
-	const uint8_t *p;
+/*
+ * Where the pieces of a read go: to an actor (pointers into the segment,
+ * adjacent ones merged into one call) or to a descriptor (the kernel
+ * copies each contiguous run out of the segment's file).
+ */
+struct sink {
+	xip_read_actor actor;
+	void *ctx;
+	struct xip_kcopy_out *out;	/* else the actor */
+	const char *out_name;
+	struct xip_segment *seg;
+	const uint8_t *p;		/* the pending run */
+	uint64_t off;			/* its offset in the segment */
 	size_t n;
+	uint64_t done;			/* bytes delivered */
 };
 
-static int pending_flush(struct pending *pd, xip_read_actor actor, void *ctx,
-			 uint64_t *done)
+static int sink_error(const struct sink *s, int err)
+{
+	if (err == -EIO && s->out)
+		return xip_error(err, "%s: the segment's file shrank",
+				 s->seg->path);
+	return xip_error(err, "%s: write error: %s", s->out_name,
+			 strerror(-err));
+}
+
+static int sink_flush(struct sink *s)
 {
 	int ret = 0;
 
-	if (pd->n)
-		ret = actor(ctx, pd->p, pd->n);
+	if (!s->n)
+		return 0;
+	if (s->out) {
+		ret = xip_kcopy_out(s->out, s->seg, s->off, s->n);
+		if (ret)
+			ret = sink_error(s, ret);
+	} else {
+		ret = s->actor(s->ctx, s->p, s->n);
+	}
 	if (!ret)
-		*done += pd->n;
-	pd->n = 0;
+		s->done += s->n;
+	s->n = 0;
 	return ret;
 }
 
-static int emit_zeros(uint64_t n, xip_read_actor actor, void *ctx,
-		      uint64_t *done)
+static int sink_data(struct sink *s, const uint8_t *p, size_t n)
 {
+	if (s->n && s->p + s->n == p) {
+		s->n += n;
+		return 0;
+	}
+	int ret = sink_flush(s);
+
+	s->p = p;
+	s->off = (uint64_t)(p - s->seg->base);
+	s->n = n;
+	return ret;
+}
+
+static int sink_zeros(struct sink *s, uint64_t n)
+{
+	int ret = sink_flush(s);
+
+	if (ret)
+		return ret;
+	if (s->out) {
+		ret = xip_kcopy_zeros(s->out, n);
+		if (ret)
+			return sink_error(s, ret);
+		s->done += n;
+		return 0;
+	}
 	while (n) {
 		size_t k = n < sizeof(zero_page) ? (size_t)n : sizeof(zero_page);
-		int ret = actor(ctx, zero_page, k);
 
+		ret = s->actor(s->ctx, zero_page, k);
 		if (ret)
 			return ret;
-		*done += k;
+		s->done += k;
 		n -= k;
 	}
 	return 0;
@@ -583,19 +635,19 @@ static int read_open(struct xip_image *img, ext2_ino_t ino, struct xip_map *m)
 }
 
 /*
- * Pieces of [pos, end) in file order: holes as zeros, data as pointers
- * into the segment, adjacent pointers merged into one actor call.
+ * Pieces of [pos, end) in file order: holes as zeros, data where the
+ * engine finds it in the segment.
  */
 static int read_range(struct xip_map *m, uint64_t pos, uint64_t end,
-		      xip_read_actor actor, void *ctx, uint64_t *done)
+		      struct sink *s)
 {
 	struct xip_image *img = m->img;
 	uint64_t bs = img->block_size, lblk, in, n, cnt;
-	struct pending pd = { NULL, 0 };
 	blk64_t pblk;
 	void *p;
 	int ret = 0;
 
+	s->seg = img->seg;
 	while (pos < end) {
 		lblk = pos / bs;
 		in = pos % bs;
@@ -606,9 +658,7 @@ static int read_range(struct xip_map *m, uint64_t pos, uint64_t end,
 		if (cnt <= (n + in) / bs)
 			n = cnt * bs - in;
 		if (!pblk) {
-			ret = pending_flush(&pd, actor, ctx, done);
-			if (!ret)
-				ret = emit_zeros(n, actor, ctx, done);
+			ret = sink_zeros(s, n);
 		} else {
 			ret = engine_block_ptr(img, m->ino, pblk, &p);
 			if (!ret)
@@ -619,28 +669,21 @@ static int read_range(struct xip_map *m, uint64_t pos, uint64_t end,
 						m->ino, U64(pblk));
 				break;
 			}
-			if (pd.n && pd.p + pd.n == (const uint8_t *)p) {
-				pd.n += n;
-			} else {
-				ret = pending_flush(&pd, actor, ctx, done);
-				pd.p = p;
-				pd.n = n;
-			}
+			ret = sink_data(s, p, (size_t)n);
 		}
 		if (ret)
 			break;
 		pos += n;
 	}
 	if (!ret)
-		ret = pending_flush(&pd, actor, ctx, done);
+		ret = sink_flush(s);
 	return ret;
 }
 
-ssize_t xip_file_read_actor(struct xip_image *img, ext2_ino_t ino,
-			    uint64_t off, size_t len, xip_read_actor actor,
-			    void *ctx)
+static ssize_t read_to_sink(struct xip_image *img, ext2_ino_t ino,
+			    uint64_t off, size_t len, struct sink *s)
 {
-	uint64_t size, end, done = 0;
+	uint64_t size, end;
 	struct xip_map m;
 	int ret;
 
@@ -651,11 +694,31 @@ ssize_t xip_file_read_actor(struct xip_image *img, ext2_ino_t ino,
 	if (len > SSIZE_MAX)
 		len = SSIZE_MAX;
 	end = off < size ? (len < size - off ? off + len : size) : off;
-	ret = read_range(&m, off, end, actor, ctx, &done);
+	ret = read_range(&m, off, end, s);
 	map_close(&m);
-	if (ret && !done)
+	/* a descriptor's position is past what failed: no partial count */
+	if (ret && (!s->done || s->out))
 		return ret;
-	return (ssize_t)done;
+	return (ssize_t)s->done;
+}
+
+ssize_t xip_file_read_actor(struct xip_image *img, ext2_ino_t ino,
+			    uint64_t off, size_t len, xip_read_actor actor,
+			    void *ctx)
+{
+	struct sink s = { .actor = actor, .ctx = ctx };
+
+	return read_to_sink(img, ino, off, len, &s);
+}
+
+ssize_t xip_file_read_fd(struct xip_image *img, ext2_ino_t ino, uint64_t off,
+			 size_t len, int fd, const char *fd_name)
+{
+	struct xip_kcopy_out out;
+	struct sink s = { .out = &out, .out_name = fd_name };
+
+	xip_kcopy_out_init(&out, fd);
+	return read_to_sink(img, ino, off, len, &s);
 }
 
 struct copy_ctx {
@@ -764,20 +827,135 @@ static int write_commit(struct xip_map *m, uint64_t end)
 	return ret ? ret : map_commit(m);
 }
 
+/* Where the bytes of a write come from. */
+struct wsrc {
+	const uint8_t *buf;	/* the bytes, or NULL: */
+	int fd;			/* a regular file, read from @fd_off on */
+	uint64_t fd_off;
+	const char *name;	/* names @fd in errors */
+	uint8_t *bounce;	/* one block of @fd, for map_alloc's fill */
+};
+
+/* Bytes [pos, pos + n) of the write to byte @at of the segment. */
+static int src_copy(struct xip_map *m, struct wsrc *src, uint64_t pos,
+		    uint64_t at, uint64_t n)
+{
+	struct xip_segment *seg = m->img->seg;
+	uint64_t o = src->fd_off + pos;
+	int ret;
+
+	if (src->buf)
+		ret = xip_seg_pwrite(seg, src->buf + pos, (size_t)n, at);
+	else
+		ret = xip_kcopy_in(seg, at, src->fd, &o, n);
+	if (ret == -ENODATA)
+		return xip_error(-EIO, "%s: shrank while being read",
+				 src->name);
+	if (ret)
+		return xip_error(ret, "inode %u: copying %s into %s: %s",
+				 m->ino, src->buf ? "the data" : src->name,
+				 seg->path, strerror(-ret));
+	return 0;
+}
+
+/* One whole block of the write at @pos, in memory (map_alloc's fill). */
+static const void *src_block(struct xip_map *m, struct wsrc *src,
+			     uint64_t pos, int *ret)
+{
+	size_t bs = m->img->block_size, have = 0;
+
+	if (src->buf)
+		return src->buf + pos;
+	if (!src->bounce && !(src->bounce = malloc(bs))) {
+		*ret = xip_error(-ENOMEM, "out of memory");
+		return NULL;
+	}
+	while (have < bs) {
+		ssize_t r = pread(src->fd, src->bounce + have, bs - have,
+				  (off_t)(src->fd_off + pos + have));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			*ret = r ? xip_error(-errno, "%s: %s", src->name,
+					     strerror(errno)) :
+				   xip_error(-EIO, "%s: shrank while being read",
+					     src->name);
+			return NULL;
+		}
+		have += (size_t)r;
+	}
+	return src->bounce;
+}
+
+#define WRITE_BATCH 256		/* blocks allocated before one copy */
+
+/*
+ * Whole new blocks past the file's old end (@lblk on): allocate up to
+ * @max of them without clearing, move the data in with one kernel call
+ * per contiguous run, and only then let the commit link them.  Returns
+ * the blocks written (0 with -ENOSPC: the caller goes block by block);
+ * on a failed copy they are unlinked again and the error returned.
+ */
+static int write_batch(struct xip_map *m, struct wsrc *src, uint64_t pos,
+		       uint64_t lblk, uint64_t max, blk64_t *goal,
+		       uint64_t *nblocks)
+{
+	uint64_t bs = m->img->block_size, k = 0;
+	blk64_t list[WRITE_BATCH];
+	int ret = 0;
+
+	*nblocks = 0;
+	if (max > WRITE_BATCH)
+		max = WRITE_BATCH;
+	while (k < max) {
+		if (k && map_txn_due(m, lblk + k))
+			break;
+		ret = map_alloc(m, lblk + k, *goal, XIP_FILL_LATER, &list[k]);
+		if (ret)
+			break;
+		*goal = list[k] + 1;
+		k++;
+	}
+	if (ret == -ENOSPC && k) {
+		xip_error_clear();
+		ret = 0;
+	}
+	for (uint64_t i = 0, j; !ret && i < k; i = j) {
+		for (j = i + 1; j < k && list[j] == list[j - 1] + 1; j++)
+			;
+		ret = src_copy(m, src, pos + i * bs, list[i] * bs,
+			       (j - i) * bs);
+	}
+	if (ret && k) {
+		int saved = xip_errcode();
+		char msg[XIP_ERRMSG_MAX];
+
+		snprintf(msg, sizeof(msg), "%s", xip_errmsg());
+		map_free_from(m, lblk);
+		return xip_error(saved ? saved : ret, "%s", msg);
+	}
+	*nblocks = k;
+	return ret;
+}
+
 /*
  * Copy [off, off + len) in, allocating holes; *done is the bytes copied.
  * New blocks are filled before they are linked, and linked a transaction
  * at a time (map_commit), so that a write stopped anywhere leaves the
  * file as of the last commit plus blocks that e2fsck frees.  Stops with
- * -EINTR at a commit once the caller's interrupt flag is set.
+ * -EINTR at a commit once the caller's interrupt flag is set.  The bytes
+ * go in through the segment's file (pwrite, copy_file_range), a run of
+ * blocks at a time, not through its mapping.
  */
-static int write_range(struct xip_map *m, uint64_t off, const uint8_t *buf,
+static int write_range(struct xip_map *m, uint64_t off, struct wsrc *src,
 		       size_t len, size_t *done)
 {
 	struct xip_image *img = m->img;
 	uint64_t bs = img->block_size, lblk, in, cnt, n;
-	blk64_t pblk, goal = 0, prefaulted = 0;
-	uint8_t *p;
+	uint64_t old_end = blocks_for(EXT2_I_SIZE(&m->inode), bs);
+	blk64_t pblk, goal = 0;
+	void *p;
 	int ret = 0;
 
 	*done = 0;
@@ -785,7 +963,6 @@ static int write_range(struct xip_map *m, uint64_t off, const uint8_t *buf,
 		lblk = (off + *done) / bs;
 		in = (off + *done) % bs;
 		n = bs - in < len - *done ? bs - in : len - *done;
-		const uint8_t *fill = n == bs ? buf + *done : NULL;
 
 		if (map_txn_due(m, lblk)) {
 			ret = write_commit(m, off + *done);
@@ -795,50 +972,76 @@ static int write_range(struct xip_map *m, uint64_t off, const uint8_t *buf,
 				break;
 		}
 		ret = map_block(m, lblk, &pblk, &cnt);
-		if (!ret && !pblk) {
-			if (!goal && lblk && !map_block(m, lblk - 1, &goal, &cnt) &&
-			    goal)
-				goal++;
-			if (goal && goal >= prefaulted && len - *done >= 64 * bs) {
-				uint64_t ahead = (len - *done) / bs;
-
-				ahead = ahead < 512 ? ahead : 512;
-				engine_prefault_free(img, goal, ahead);
-				prefaulted = goal + ahead;
-			}
-			ret = map_alloc(m, lblk, goal, fill, &pblk);
-			/*
-			 * Full, but the commit frees the blocks that copies
-			 * replaced: commit, then change in place from here
-			 * on, so that the last free block holds data.
-			 */
-			if (ret == -ENOSPC && !m->no_copy && !m->extents &&
-			    (m->ndefer || m->nfresh)) {
-				ret = write_commit(m, off + *done);
-				m->no_copy = true;
-				if (!ret)
-					ret = map_alloc(m, lblk, goal, fill,
-							&pblk);
-			}
-		} else {
-			fill = NULL;
-		}
 		if (ret)
 			break;
-		if (!fill) {
-			ret = engine_block_ptr(img, m->ino, pblk, (void **)&p);
+		if (pblk) {
+			/* mapped: overwrite in place, a run at a time */
+			uint64_t run = cnt * bs - in;
+
+			if (run > len - *done)
+				run = len - *done;
+			ret = engine_block_ptr(img, m->ino, pblk, &p);
+			if (!ret)
+				ret = engine_block_ptr(img, m->ino,
+						       pblk + (in + run - 1) / bs,
+						       &p);
+			if (!ret)
+				ret = src_copy(m, src, *done, pblk * bs + in,
+					       run);
 			if (ret)
 				break;
-			memcpy(p + in, buf + *done, n);
+			*done += run;
+			goal = pblk + (in + run - 1) / bs + 1;
+			continue;
 		}
+		if (!goal && lblk && !map_block(m, lblk - 1, &goal, &cnt) &&
+		    goal)
+			goal++;
+		if (!in && len - *done >= bs && lblk >= old_end &&
+		    map_alloc_links_late(m)) {
+			uint64_t k;
+
+			ret = write_batch(m, src, *done, lblk,
+					  (len - *done) / bs, &goal, &k);
+			if (ret && (ret != -ENOSPC || k))
+				break;
+			xip_error_clear();
+			ret = 0;
+			if (k) {
+				*done += k * bs;
+				continue;
+			}
+		}
+		const void *fill = n == bs ? src_block(m, src, *done, &ret) :
+					     NULL;
+
+		if (ret)
+			break;
+		ret = map_alloc(m, lblk, goal, fill, &pblk);
+		/*
+		 * Full, but the commit frees the blocks that copies replaced:
+		 * commit, then change in place from here on, so that the last
+		 * free block holds data.
+		 */
+		if (ret == -ENOSPC && !m->no_copy && !m->extents &&
+		    (m->ndefer || m->nfresh)) {
+			ret = write_commit(m, off + *done);
+			m->no_copy = true;
+			if (!ret)
+				ret = map_alloc(m, lblk, goal, fill, &pblk);
+		}
+		if (!ret && !fill)
+			ret = src_copy(m, src, *done, pblk * bs + in, n);
+		if (ret)
+			break;
 		*done += n;
 		goal = pblk + 1;
 	}
 	return ret;
 }
 
-ssize_t xip_file_write(struct xip_image *img, ext2_ino_t ino, uint64_t off,
-		       const void *buf, size_t len)
+static ssize_t write_from(struct xip_image *img, ext2_ino_t ino, uint64_t off,
+			  struct wsrc *src, size_t len)
 {
 	uint64_t size;
 	struct xip_map m;
@@ -862,7 +1065,9 @@ ssize_t xip_file_write(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 	/* bytes past the old end of the last block must read as zeros */
 	ret = off > size ? zero_tail(&m, size) : 0;
 	if (!ret)
-		ret = write_range(&m, off, buf, len, &done);
+		ret = write_range(&m, off, src, len, &done);
+	free(src->bounce);
+	src->bounce = NULL;
 	/* what was copied is committed, even when the rest failed */
 	if (done)
 		m.dirty = true;
@@ -873,6 +1078,23 @@ ssize_t xip_file_write(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 	if (ret && !done)
 		return ret;
 	return (ssize_t)done;
+}
+
+ssize_t xip_file_write(struct xip_image *img, ext2_ino_t ino, uint64_t off,
+		       const void *buf, size_t len)
+{
+	struct wsrc src = { .buf = buf, .fd = -1 };
+
+	return write_from(img, ino, off, &src, len);
+}
+
+ssize_t xip_file_write_fd(struct xip_image *img, ext2_ino_t ino, uint64_t off,
+			  int fd, uint64_t fd_off, size_t len,
+			  const char *fd_name)
+{
+	struct wsrc src = { .fd = fd, .fd_off = fd_off, .name = fd_name };
+
+	return write_from(img, ino, off, &src, len);
 }
 
 int xip_file_truncate(struct xip_image *img, ext2_ino_t ino, uint64_t size)

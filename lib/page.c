@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 
 #include "engine.h"
+#include "kcopy.h"
 
 #define U64(x) ((unsigned long long)(x))
 
@@ -232,30 +233,6 @@ int engine_block_ptr(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
 		return xip_error(ret, "inode %u: block %llu: outside the segment %s",
 				 ino, U64(blk), seg->path);
 	return 0;
-}
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-
-void engine_prefault_free(struct xip_image *img, blk64_t blk, uint64_t n)
-{
-	ext2_filsys fs = img->fs;
-	uint64_t bs = img->block_size;
-	void *p;
-
-	if (!fs->block_map || blk >= ext2fs_blocks_count(fs->super))
-		return;
-	if (n > ext2fs_blocks_count(fs->super) - blk)
-		n = ext2fs_blocks_count(fs->super) - blk;
-	if (n < 16 || !ext2fs_test_block_bitmap_range2(fs->block_map, blk,
-						       (unsigned int)n))
-		return;
-	if (segment_range(img->seg, blk * bs, n * bs, &p) ||
-	    (uintptr_t)p % (uintptr_t)xip_host_page_size() ||
-	    (n * bs) % (uint64_t)xip_host_page_size())
-		return;
-	madvise(p, n * bs, MADV_POPULATE_WRITE);
 }
 
 /* ---- inodes ------------------------------------------------------------- */
@@ -779,14 +756,27 @@ static int alloc_cleared(struct xip_map *m, blk64_t goal, uint64_t lblk,
 		ret = engine_block_ptr(m->img, m->ino, blk, &p);
 	if (ret)
 		return ret;
+	(void)p;
 	/* in use in the bitmaps (the image's too, by the hook) first */
 	ext2fs_block_alloc_stats2(fs, blk, +1);
 	engine_step();
-	/* a whole block about to be written is filled instead of cleared */
-	if (fill)
-		memcpy(p, fill, m->img->block_size);
-	else
-		memset(p, 0, m->img->block_size);
+	/*
+	 * A whole block about to be written is filled instead of cleared
+	 * (or, XIP_FILL_LATER, by the caller before its commit), through the
+	 * segment's file: no page-table entry is made for it here.
+	 */
+	if (fill != XIP_FILL_LATER) {
+		uint64_t bs = m->img->block_size;
+
+		ret = fill ? xip_seg_pwrite(m->img->seg, fill, bs, blk * bs) :
+			     xip_seg_zero(m->img->seg, blk * bs, bs);
+		if (ret) {
+			ext2fs_block_alloc_stats2(fs, blk, -1);
+			return xip_error(ret, "%s: block %llu: %s",
+					 m->img->seg->path, U64(blk),
+					 strerror(-ret));
+		}
+	}
 	engine_step();
 	ext2fs_iblk_add_blocks(fs, (struct ext2_inode *)&m->inode, 1);
 	m->dirty = true;
@@ -794,6 +784,8 @@ static int alloc_cleared(struct xip_map *m, blk64_t goal, uint64_t lblk,
 	*out = blk;
 	return 0;
 }
+
+const uint8_t xip_fill_later[1];
 
 /* ---- the transaction ----------------------------------------------------- */
 
@@ -816,6 +808,12 @@ static void fresh_del(struct xip_map *m, blk64_t blk)
 	for (unsigned int i = 0; i < m->nfresh; i++)
 		if (m->fresh[i] == blk)
 			m->fresh[i] = m->fresh[--m->nfresh];
+}
+
+bool map_alloc_links_late(const struct xip_map *m)
+{
+	/* extents change the tree in place; a full image changes in place */
+	return !m->extents && !m->nomap && !m->no_copy && !m->in_place;
 }
 
 bool map_txn_due(const struct xip_map *m, uint64_t lblk)

@@ -531,6 +531,15 @@ ssize_t xip_file_read(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 /* generic_file_xip_write: allocates holes, grows i_size, updates times. */
 ssize_t xip_file_write(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 		       const void *buf, size_t len);
+/*
+ * The same, the bytes taken from the regular file @fd at @fd_off (its
+ * position is not used): the kernel copies them into the segment
+ * (copy_file_range), a run of blocks at a time.  @fd_name names it in
+ * errors; a file shorter than @len gives -EIO after what it had.
+ */
+ssize_t xip_file_write_fd(struct xip_image *img, ext2_ino_t ino, uint64_t off,
+			  int fd, uint64_t fd_off, size_t len,
+			  const char *fd_name);
 /* xip_truncate_page + block freeing; growing leaves a hole. */
 int xip_file_truncate(struct xip_image *img, ext2_ino_t ino, uint64_t size);
 
@@ -548,6 +557,16 @@ typedef int (*xip_read_actor)(void *ctx, const void *data, size_t len);
 ssize_t xip_file_read_actor(struct xip_image *img, ext2_ino_t ino,
 			    uint64_t off, size_t len, xip_read_actor actor,
 			    void *ctx);
+/*
+ * The same bytes written to @fd at its file position by the kernel
+ * (copy_file_range to a regular file, splice to a pipe, sendfile to the
+ * rest: one call per contiguous run of blocks, holes as zeros), without
+ * mapping the data in; through the mapping where the kernel has no path.
+ * @fd_name names @fd in errors.  Returns the bytes written, or -errno (no
+ * partial count).
+ */
+ssize_t xip_file_read_fd(struct xip_image *img, ext2_ino_t ino, uint64_t off,
+			 size_t len, int fd, const char *fd_name);
 
 /* Release the engine's per-image state (called by xip_image_close). */
 void xip_engine_free(struct xip_image *img);

@@ -4,7 +4,7 @@
 # headers configure linked into musl-include/, into front-musl.a; mk/musl-
 # link.sh links it with the same static libraries as the glibc front end.
 FRONT_MUSL_LIBSRC = lib/error.c lib/segment.c lib/xipio.c lib/image.c \
-	lib/registry.c lib/loop.c lib/page.c lib/file.c lib/elf.c lib/exec.c \
+	lib/registry.c lib/loop.c lib/page.c lib/file.c lib/kcopy.c lib/elf.c lib/exec.c \
 	lib/exec-x86_64.S lib/exec-aarch64.S
 EXTRA_DIST += lib/glibc-compat.c cmd/front-malloc.c mk/musl-link.sh \
 	mk/musl-headers.sh

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Bulk data between a segment and a file descriptor, moved by the kernel.
+ *
+ * The engine decides where the bytes are (get_xip_page, with all its
+ * checks); these functions move them.  Going through the segment's
+ * descriptor (copy_file_range, sendfile, splice, pread, pwrite) instead of
+ * its mapping spares one page-table entry per page touched, which on some
+ * virtual machines costs more than copying the page.  Where the kernel has
+ * no such path for a descriptor (device DAX, hugetlbfs, an output opened
+ * with O_APPEND, ...) the bytes are copied through the mapping, as before.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kcopy.h"
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+/* Largest single request: the kernel caps one call at about 2 GiB. */
+#define KCOPY_MAX	(1u << 30)
+
+static const uint8_t kcopy_zeros[65536];
+
+/* errno values that say "no kernel path here", not "this went wrong" */
+static bool no_path(int err)
+{
+	return err == EINVAL || err == EXDEV || err == ENOSYS ||
+	       err == EOPNOTSUPP || err == EBADF || err == ESPIPE ||
+	       err == ENODEV;
+}
+
+void xip_kcopy_out_init(struct xip_kcopy_out *o, int fd)
+{
+	struct stat st;
+
+	memset(o, 0, sizeof(*o));
+	o->fd = fd;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		o->how = XIP_KCOPY_RANGE;
+	else if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))
+		o->how = XIP_KCOPY_SPLICE;
+	else
+		o->how = XIP_KCOPY_SENDFILE;
+}
+
+/* write(2) all of @p: 0, or -errno (-EIO when nothing could be written). */
+int xip_write_all(int fd, const void *p, size_t len)
+{
+	const uint8_t *b = p;
+
+	while (len) {
+		ssize_t n = write(fd, b, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		b += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int xip_pwrite_all(int fd, const void *p, size_t len, uint64_t off)
+{
+	const uint8_t *b = p;
+
+	while (len) {
+		ssize_t n = pwrite(fd, b, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		b += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Through the mapping: page tables of the whole range in one call. */
+static int out_mapped(struct xip_kcopy_out *o, const uint8_t *p, size_t len)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t page = pg > 0 ? (uintptr_t)pg : 4096;
+	uintptr_t start = (uintptr_t)p & ~(page - 1);
+
+	if (len >= 16 * page)
+		madvise((void *)start, (uintptr_t)p + len - start,
+			MADV_POPULATE_READ);
+	return xip_write_all(o->fd, p, len);
+}
+
+/* One kernel call; >0 bytes moved, 0 at the end of the segment file, <0. */
+static ssize_t out_once(struct xip_kcopy_out *o, int sfd, loff_t *soff,
+			size_t n)
+{
+	ssize_t r;
+
+	do {
+		switch (o->how) {
+		case XIP_KCOPY_RANGE:
+			r = copy_file_range(sfd, soff, o->fd, NULL, n, 0);
+			break;
+		case XIP_KCOPY_SPLICE:
+			r = splice(sfd, soff, o->fd, NULL, n, SPLICE_F_MOVE);
+			break;
+		default:
+			r = sendfile(o->fd, sfd, (off_t *)soff, n);
+			break;
+		}
+	} while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : r;
+}
+
+int xip_kcopy_out(struct xip_kcopy_out *o, struct xip_segment *seg,
+		  uint64_t off, uint64_t len)
+{
+	void *p;
+	int ret;
+
+	ret = segment_range(seg, off, len, &p);
+	if (ret)
+		return ret;
+	while (len && o->how != XIP_KCOPY_MAPPED && seg->kind != XIP_SEG_DAX) {
+		loff_t soff = (loff_t)off;
+		size_t n = len < KCOPY_MAX ? (size_t)len : KCOPY_MAX;
+		ssize_t r = out_once(o, seg->fd, &soff, n);
+
+		if (r > 0) {
+			off += (uint64_t)r;
+			len -= (uint64_t)r;
+			o->moved = true;
+			continue;
+		}
+		if (r == 0)
+			return -EIO;	/* the segment's file shrank */
+		/*
+		 * No such path for this pair: try the next one before any
+		 * byte moved.  A failure after bytes moved is the output's.
+		 */
+		if (!no_path((int)-r) || (o->moved && o->how == XIP_KCOPY_SENDFILE))
+			return (int)r;
+		if (o->how == XIP_KCOPY_RANGE || o->how == XIP_KCOPY_SPLICE)
+			o->how = XIP_KCOPY_SENDFILE;
+		else
+			o->how = XIP_KCOPY_MAPPED;
+	}
+	if (!len)
+		return 0;
+	return out_mapped(o, (const uint8_t *)seg->base + off, (size_t)len);
+}
+
+int xip_kcopy_zeros(struct xip_kcopy_out *o, uint64_t len)
+{
+	while (len) {
+		size_t n = len < sizeof(kcopy_zeros) ? (size_t)len :
+			   sizeof(kcopy_zeros);
+		int ret = xip_write_all(o->fd, kcopy_zeros, n);
+
+		if (ret)
+			return ret;
+		len -= n;
+	}
+	return 0;
+}
+
+int xip_seg_pwrite(struct xip_segment *seg, const void *buf, size_t len,
+		   uint64_t off)
+{
+	const uint8_t *b = buf;
+	void *p;
+	int ret;
+
+	ret = segment_range(seg, off, len, &p);
+	if (ret)
+		return ret;
+	if (!seg->writable)
+		return -EROFS;
+	if (seg->kind != XIP_SEG_DAX) {
+		while (len) {
+			ssize_t n = pwrite(seg->fd, b, len, (off_t)off);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;	/* hugetlbfs: EINVAL, copy the rest */
+			b += n;
+			off += (uint64_t)n;
+			len -= (size_t)n;
+		}
+	}
+	if (len)
+		memcpy(seg->base + off, b, len);
+	return 0;
+}
+
+int xip_seg_zero(struct xip_segment *seg, uint64_t off, uint64_t len)
+{
+	while (len) {
+		size_t n = len < sizeof(kcopy_zeros) ? (size_t)len :
+			   sizeof(kcopy_zeros);
+		int ret = xip_seg_pwrite(seg, kcopy_zeros, n, off);
+
+		if (ret)
+			return ret;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int xip_kcopy_in(struct xip_segment *seg, uint64_t off, int fd,
+		 uint64_t *fd_off, uint64_t len)
+{
+	const size_t bsize = 1u << 20;
+	uint8_t *bounce = NULL;
+	void *p;
+	int ret;
+
+	ret = segment_range(seg, off, len, &p);
+	if (ret)
+		return ret;
+	if (!seg->writable)
+		return -EROFS;
+	while (len && seg->kind != XIP_SEG_DAX) {
+		loff_t in = (loff_t)*fd_off, out = (loff_t)off;
+		size_t n = len < KCOPY_MAX ? (size_t)len : KCOPY_MAX;
+		ssize_t r = copy_file_range(fd, &in, seg->fd, &out, n, 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0)
+			return -ENODATA;	/* the input ended early */
+		if (r < 0) {
+			if (no_path(errno))
+				break;
+			return -errno;
+		}
+		*fd_off += (uint64_t)r;
+		off += (uint64_t)r;
+		len -= (uint64_t)r;
+	}
+	/* no kernel path: through a buffer of our own */
+	if (len && !(bounce = malloc(bsize)))
+		return -ENOMEM;
+	while (!ret && len) {
+		size_t n = len < bsize ? (size_t)len : bsize;
+		ssize_t r = pread(fd, bounce, n, (off_t)*fd_off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			ret = r < 0 ? -errno : -ENODATA;
+			break;
+		}
+		ret = xip_seg_pwrite(seg, bounce, (size_t)r, off);
+		*fd_off += (uint64_t)r;
+		off += (uint64_t)r;
+		len -= (uint64_t)r;
+	}
+	free(bounce);
+	return ret;
+}
