@@ -836,18 +836,25 @@ struct wsrc {
 	uint8_t *bounce;	/* one block of @fd, for map_alloc's fill */
 };
 
-/* Bytes [pos, pos + n) of the write to byte @at of the segment. */
-static int src_copy(struct xip_map *m, struct wsrc *src, uint64_t pos,
-		    uint64_t at, uint64_t n)
+/*
+ * Bytes [pos, pos + n) of the write to byte @at of the segment; *@moved
+ * (when given) is what arrived before a failure.
+ */
+static int src_copy_part(struct xip_map *m, struct wsrc *src, uint64_t pos,
+			 uint64_t at, uint64_t n, uint64_t *moved)
 {
 	struct xip_segment *seg = m->img->seg;
 	uint64_t o = src->fd_off + pos;
 	int ret;
 
-	if (src->buf)
+	if (src->buf) {
 		ret = xip_seg_pwrite(seg, src->buf + pos, (size_t)n, at);
-	else
+		o += ret ? 0 : n;
+	} else {
 		ret = xip_kcopy_in(seg, at, src->fd, &o, n);
+	}
+	if (moved)
+		*moved = o - (src->fd_off + pos);
 	if (ret == -ENODATA)
 		return xip_error(-EIO, "%s: shrank while being read",
 				 src->name);
@@ -856,6 +863,12 @@ static int src_copy(struct xip_map *m, struct wsrc *src, uint64_t pos,
 				 m->ino, src->buf ? "the data" : src->name,
 				 seg->path, strerror(-ret));
 	return 0;
+}
+
+static int src_copy(struct xip_map *m, struct wsrc *src, uint64_t pos,
+		    uint64_t at, uint64_t n)
+{
+	return src_copy_part(m, src, pos, at, n, NULL);
 }
 
 /* One whole block of the write at @pos, in memory (map_alloc's fill). */
@@ -893,19 +906,21 @@ static const void *src_block(struct xip_map *m, struct wsrc *src,
 /*
  * Whole new blocks past the file's old end (@lblk on): allocate up to
  * @max of them without clearing, move the data in with one kernel call
- * per contiguous run, and only then let the commit link them.  Returns
- * the blocks written (0 with -ENOSPC: the caller goes block by block);
- * on a failed copy they are unlinked again and the error returned.
+ * per contiguous run, and only then let the commit link them.  *@bytes is
+ * what was written: all of the blocks, or, when the source ended early,
+ * what it had (the rest of its last block cleared, the blocks after it
+ * given back).  -ENOSPC with nothing allocated: the caller goes block by
+ * block.
  */
 static int write_batch(struct xip_map *m, struct wsrc *src, uint64_t pos,
 		       uint64_t lblk, uint64_t max, blk64_t *goal,
-		       uint64_t *nblocks)
+		       uint64_t *bytes)
 {
-	uint64_t bs = m->img->block_size, k = 0;
+	uint64_t bs = m->img->block_size, k = 0, ok = 0, part = 0;
 	blk64_t list[WRITE_BATCH];
 	int ret = 0;
 
-	*nblocks = 0;
+	*bytes = 0;
 	if (max > WRITE_BATCH)
 		max = WRITE_BATCH;
 	while (k < max) {
@@ -924,18 +939,27 @@ static int write_batch(struct xip_map *m, struct wsrc *src, uint64_t pos,
 	for (uint64_t i = 0, j; !ret && i < k; i = j) {
 		for (j = i + 1; j < k && list[j] == list[j - 1] + 1; j++)
 			;
-		ret = src_copy(m, src, pos + i * bs, list[i] * bs,
-			       (j - i) * bs);
+		ret = src_copy_part(m, src, pos + i * bs, list[i] * bs,
+				    (j - i) * bs, &part);
+		ok = i * bs + (ret ? part : (j - i) * bs);
 	}
 	if (ret && k) {
+		uint64_t keep = ok / bs + (ok % bs != 0);
 		int saved = xip_errcode();
 		char msg[XIP_ERRMSG_MAX];
 
 		snprintf(msg, sizeof(msg), "%s", xip_errmsg());
-		map_free_from(m, lblk);
+		/* no stale bytes in the part of the last block kept */
+		if (ok % bs && xip_seg_zero(m->img->seg,
+					    list[keep - 1] * bs + ok % bs,
+					    bs - ok % bs))
+			keep--, ok = keep * bs;
+		if (keep < k && map_free_from(m, lblk + keep))
+			ok = 0;		/* not unlinked: not committed either */
+		*bytes = ok;
 		return xip_error(saved ? saved : ret, "%s", msg);
 	}
-	*nblocks = k;
+	*bytes = k * bs;
 	return ret;
 }
 
@@ -999,18 +1023,17 @@ static int write_range(struct xip_map *m, uint64_t off, struct wsrc *src,
 			goal++;
 		if (!in && len - *done >= bs && lblk >= old_end &&
 		    map_alloc_links_late(m)) {
-			uint64_t k;
+			uint64_t got;
 
 			ret = write_batch(m, src, *done, lblk,
-					  (len - *done) / bs, &goal, &k);
-			if (ret && (ret != -ENOSPC || k))
+					  (len - *done) / bs, &goal, &got);
+			*done += got;
+			if (ret && (ret != -ENOSPC || got))
 				break;
 			xip_error_clear();
 			ret = 0;
-			if (k) {
-				*done += k * bs;
+			if (got)
 				continue;
-			}
 		}
 		const void *fill = n == bs ? src_block(m, src, *done, &ret) :
 					     NULL;

@@ -204,3 +204,32 @@ two" ]
 	cmp "$T/mnt/f" "$T/model"
 	loop_umount
 }
+
+@test "a regular file goes in by copy_file_range, a pipe by pwrite: never through the mapping; the kernel reads both back" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	require_loop
+	mkdir -p "$T/tree"
+	printf 'x' > "$T/tree/keep"
+	mkimg "$T/img" 64M "$T/tree"
+	# crosses the indirect and double-indirect boundaries, unaligned tail
+	head -c $((1040 * BS + 777)) /dev/urandom > "$T/in"
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+		strace -f -qq -e trace=copy_file_range,pwrite64 -o "$T/trace" \
+		"$XIPTOOL" write --create -i "$T/in" "$T/img" /file
+	# the data: a few large copies, not one call per block
+	n=$(grep -c 'copy_file_range(' "$T/trace")
+	[ "$n" -ge 1 ] && [ "$n" -le 16 ]
+	cat "$T/in" | ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+		strace -f -qq -e trace=copy_file_range,pwrite64 -o "$T/trace" \
+		"$XIPTOOL" write --create "$T/img" /piped
+	if grep -q 'copy_file_range(' "$T/trace"; then false; fi
+	# whole runs of blocks per pwrite, not a block at a time
+	grep -qE 'pwrite64\([0-9]+, ".*"\.\.\., [0-9]{6,}, [0-9]+\)' "$T/trace"
+	xiptool read "$T/img" /file | cmp - "$T/in"
+	xiptool read "$T/img" /piped | cmp - "$T/in"
+	e2fsck -fn "$T/img"
+	loop_mount "$T/img" ext2
+	cmp "$T/mnt/file" "$T/in"
+	cmp "$T/mnt/piped" "$T/in"
+	loop_umount
+}

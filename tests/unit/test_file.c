@@ -276,6 +276,172 @@ static void test_extents(void **state)
 	fsck_clean(p);
 }
 
+/* A file of @n bytes (pattern @seed) to write from; its descriptor. */
+static int source_file(const char *p, size_t n, unsigned int seed)
+{
+	uint8_t *b = malloc(n ? n : 1);
+	int fd;
+
+	assert_non_null(b);
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)(i * 7 + seed + i / 4096);
+	fd = open(p, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, b, n), (ssize_t)n);
+	free(b);
+	return fd;
+}
+
+/*
+ * Writing from a descriptor: whole runs of new blocks filled by the
+ * kernel, partial blocks and holes inside the file block by block, and
+ * every byte where a buffer write would have put it.
+ */
+static void test_write_fd(void **state)
+{
+	const char *p = unit_path("wfd.img"), *sp = unit_path("wfd.src");
+	const size_t n = 3 * 1024 * 1024 + 1234;	/* crosses indirect blocks */
+	uint8_t *want = malloc(n), *back = malloc(n + 3 * BS);
+	struct xip_image *img;
+	struct ext2_inode_large in;
+	ext2_ino_t ino;
+	int fd;
+
+	(void)state;
+	assert_non_null(want);
+	assert_non_null(back);
+	fd = source_file(sp, n, 1);
+	assert_int_equal(pread(fd, want, n, 0), (ssize_t)n);
+	unit_mke2fs(p, "32M", BS, NULL);
+	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
+	assert_int_equal(xip_create(img, "/f", 0644, &ino), 0);
+	/* unaligned start: a partial first block, then whole ones */
+	assert_int_equal(xip_file_write_fd(img, ino, 100, fd, 0, n, sp),
+			 (ssize_t)n);
+	assert_int_equal(xip_file_read(img, ino, 0, back, n + 100),
+			 (ssize_t)(n + 100));
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(back[i], 0);
+	assert_memory_equal(back + 100, want, n);
+	/* a hole inside the file: filled block by block, from an offset */
+	assert_int_equal(xip_file_truncate(img, ino, 0), 0);
+	assert_int_equal(xip_file_truncate(img, ino, 40 * BS), 0);
+	assert_int_equal(xip_file_write_fd(img, ino, 5 * BS, fd, 7, 3 * BS, sp),
+			 3 * BS);
+	assert_int_equal(xip_file_read(img, ino, 5 * BS, back, 3 * BS), 3 * BS);
+	assert_memory_equal(back, want + 7, 3 * BS);
+	/* over existing blocks: in place */
+	assert_int_equal(xip_file_write_fd(img, ino, 5 * BS + 1, fd, 0, BS, sp),
+			 BS);
+	assert_int_equal(xip_file_read(img, ino, 5 * BS + 1, back, BS), BS);
+	assert_memory_equal(back, want, BS);
+	assert_int_equal(xip_read_inode(img, ino, &in), 0);
+	assert_int_equal(EXT2_I_SIZE(&in), 40 * BS);
+	assert_int_equal(xip_image_close(img), 0);
+	fsck_clean(p);
+	close(fd);
+	free(want);
+	free(back);
+}
+
+/*
+ * A source shorter than asked: what it had is written and committed, the
+ * blocks allocated for the rest are given back, and the next call says
+ * why.  The image stays clean.
+ */
+static void test_write_fd_short(void **state)
+{
+	const char *p = unit_path("wshort.img"), *sp = unit_path("wshort.src");
+	const size_t have = 1024 * 1024 + 100;
+	struct xip_image *img;
+	struct ext2_inode_large in;
+	ext2_ino_t ino;
+	uint64_t f0;
+	ssize_t k;
+	int fd;
+
+	(void)state;
+	fd = source_file(sp, have, 3);
+	unit_mke2fs(p, "32M", BS, NULL);
+	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
+	assert_int_equal(xip_create(img, "/f", 0644, &ino), 0);
+	f0 = free_blocks(img);
+	k = xip_file_write_fd(img, ino, 0, fd, 0, 4 * 1024 * 1024, sp);
+	assert_int_equal(k, (ssize_t)have);
+	assert_int_equal(xip_read_inode(img, ino, &in), 0);
+	assert_int_equal(EXT2_I_SIZE(&in), have);
+	assert_int_equal(xip_file_write_fd(img, ino, have, fd, have, BS, sp),
+			 -EIO);
+	assert_non_null(strstr(xip_errmsg(), "shrank"));
+	assert_int_equal(xip_read_inode(img, ino, &in), 0);
+	assert_int_equal(EXT2_I_SIZE(&in), have);
+	/* data blocks for @have bytes and one indirect block, nothing else */
+	assert_int_equal(f0 - free_blocks(img), (have + BS - 1) / BS + 1);
+	assert_int_equal(xip_image_close(img), 0);
+	fsck_clean(p);
+	close(fd);
+}
+
+/* Reading to a descriptor: a file, a pipe and /dev/null, holes as zeros. */
+static void test_read_fd(void **state)
+{
+	const char *p = unit_path("rfd.img"), *op = unit_path("rfd.out");
+	const size_t n = 2 * 1024 * 1024;
+	uint8_t *buf = malloc(n), *back = malloc(n + 64 * BS);
+	struct xip_image *img;
+	ext2_ino_t ino;
+	int out, pfd[2], dn;
+	size_t got = 0;
+
+	(void)state;
+	assert_non_null(buf);
+	assert_non_null(back);
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (uint8_t)(i * 31 + i / 777);
+	unit_mke2fs(p, "16M", BS, NULL);
+	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
+	assert_int_equal(xip_create(img, "/f", 0644, &ino), 0);
+	/* 64 blocks of hole first */
+	assert_int_equal(xip_file_write(img, ino, 64 * BS, buf, n), (ssize_t)n);
+	out = open(op, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(out >= 0);
+	assert_int_equal(write(out, "x", 1), 1);	/* at its position */
+	assert_int_equal(xip_file_read_fd(img, ino, 0, SIZE_MAX, out, op),
+			 (ssize_t)(n + 64 * BS));
+	assert_int_equal(pread(out, back, n + 64 * BS, 1),
+			 (ssize_t)(n + 64 * BS));
+	for (size_t i = 0; i < 64 * BS; i++)
+		assert_int_equal(back[i], 0);
+	assert_memory_equal(back + 64 * BS, buf, n);
+	close(out);
+	/* a pipe, read in small pieces (--offset/--length) */
+	assert_int_equal(pipe(pfd), 0);
+	assert_int_equal(xip_file_read_fd(img, ino, 64 * BS + 5, 1000, pfd[1],
+					  "pipe"), 1000);
+	while (got < 1000) {
+		ssize_t r = read(pfd[0], back + got, 1000 - got);
+
+		assert_true(r > 0);
+		got += (size_t)r;
+	}
+	assert_memory_equal(back, buf + 5, 1000);
+	close(pfd[0]);
+	/* a pipe nobody reads: the error names the output */
+	signal(SIGPIPE, SIG_IGN);
+	assert_int_equal(xip_file_read_fd(img, ino, 0, n, pfd[1], "pipe"),
+			 -EPIPE);
+	assert_non_null(strstr(xip_errmsg(), "pipe: write error"));
+	close(pfd[1]);
+	dn = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	assert_true(dn >= 0);
+	assert_int_equal(xip_file_read_fd(img, ino, 0, SIZE_MAX, dn, "null"),
+			 (ssize_t)(n + 64 * BS));
+	close(dn);
+	assert_int_equal(xip_image_close(img), 0);
+	free(buf);
+	free(back);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +452,9 @@ int main(void)
 		cmocka_unit_test(test_truncate_frees),
 		cmocka_unit_test(test_readonly_and_full),
 		cmocka_unit_test(test_extents),
+		cmocka_unit_test(test_write_fd),
+		cmocka_unit_test(test_write_fd_short),
+		cmocka_unit_test(test_read_fd),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
