@@ -34,6 +34,7 @@
 #include <zlib.h>
 
 #include "xip.h"
+#include "kcopy.h"
 
 #define SHM_DIR		"/dev/shm"
 #define CHUNK		(1u << 20)	/* bytes per read() or inflate() */
@@ -1200,33 +1201,73 @@ static bool all_zero(const uint8_t *p, size_t n)
 	return n == 0 || (p[0] == 0 && !memcmp(p, p + 1, n - 1));
 }
 
-/* Write @size bytes of @data to @fd, leaving zero blocks as holes. */
-static int write_sparse(int fd, const uint8_t *data, uint64_t size,
+/* Write @n bytes of @data at @off of @fd, leaving zero blocks as holes. */
+static int put_sparse(int fd, const uint8_t *data, size_t n, uint64_t off,
+		      const char *path)
+{
+	const size_t blk = 4096;
+
+	for (size_t i = 0, j; i < n; i = j) {
+		size_t k = n - i < blk ? n - i : blk;
+
+		j = i + k;
+		if (all_zero(data + i, k))
+			continue;
+		/* one write for the whole run of non-zero blocks */
+		while (j < n) {
+			k = n - j < blk ? n - j : blk;
+			if (all_zero(data + j, k))
+				break;
+			j += k;
+		}
+		int ret = xip_pwrite_all(fd, data + i, j - i, off + i);
+
+		if (ret)
+			return xip_error(ret, "%s: %s", path, strerror(-ret));
+	}
+	return 0;
+}
+
+/*
+ * Copy the segment to @fd, zero blocks left as holes: read through the
+ * segment's file a chunk at a time (pread; no page-table entry per page),
+ * through its mapping where the file cannot be read (device DAX).
+ */
+static int write_sparse(int fd, struct xip_segment *seg, uint64_t size,
 			const char *path)
 {
-	const uint64_t blk = 4096;
+	const size_t chunk = 1u << 20;
+	uint8_t *buf = NULL;
+	int ret = 0;
 
-	for (uint64_t off = 0; off < size; off += blk) {
-		size_t n = size - off < blk ? size - off : blk;
-		size_t done = 0;
+	if (seg->kind != XIP_SEG_DAX && !(buf = malloc(chunk)))
+		return xip_error(-ENOMEM, "out of memory");
+	for (uint64_t off = 0; !ret && off < size;) {
+		size_t n = size - off < chunk ? (size_t)(size - off) : chunk;
+		const uint8_t *data = seg->base + off;
+		ssize_t r = buf ? pread(seg->fd, buf, n, (off_t)off) : (ssize_t)n;
 
-		if (all_zero(data + off, n))
+		if (r < 0 && errno == EINTR)
 			continue;
-		while (done < n) {
-			ssize_t w = pwrite(fd, data + off + done, n - done,
-					   (off_t)(off + done));
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0)
-				return xip_error(-errno, "%s: %s", path,
-						 strerror(errno));
-			done += (size_t)w;
+		if (r < 0 && buf && off == 0 && (errno == EINVAL || errno == ENODEV)) {
+			free(buf);	/* not readable: the mapping */
+			buf = NULL;
+			continue;
 		}
+		if (r <= 0) {
+			ret = r ? xip_error(-errno, "%s: %s", seg->path,
+					    strerror(errno)) :
+				  xip_error(-EIO, "%s: shrank while being saved",
+					    seg->path);
+			break;
+		}
+		ret = put_sparse(fd, buf ? buf : data, (size_t)r, off, path);
+		off += (uint64_t)r;
 	}
-	if (ftruncate(fd, (off_t)size) < 0 || fsync(fd) < 0)
-		return xip_error(-errno, "%s: %s", path, strerror(errno));
-	return 0;
+	free(buf);
+	if (!ret && (ftruncate(fd, (off_t)size) < 0 || fsync(fd) < 0))
+		ret = xip_error(-errno, "%s: %s", path, strerror(errno));
+	return ret;
 }
 
 /*
@@ -1306,7 +1347,7 @@ static int save_data(const struct xip_seg_entry *e, int sfd, const char *dest)
 				 e->path);
 	}
 	fd = temp_next_to(dest, tmp, sizeof(tmp));
-	ret = fd < 0 ? fd : write_sparse(fd, map, e->size, tmp);
+	ret = fd < 0 ? fd : write_sparse(fd, seg, e->size, tmp);
 	if (!ret && fchmod(fd, 0666 & ~mask) < 0)
 		ret = xip_error(-errno, "%s: %s", tmp, strerror(errno));
 	if (fd >= 0 && close(fd) < 0 && !ret)
