@@ -52,3 +52,22 @@ if [ "$(id -u)" -eq 0 ] && [ -e /dev/loop-control ]; then
 	bench_report "attach --loop+detach ${mb} MiB [s] vs cp + losetup" \
 		"$(bench_fmt "$x" 3)" "$(bench_fmt "$p" 3)" "<=1.2"
 fi
+
+# save: the attached segment back to an image file vs cp of the segment's
+# own file (target <= 1.1)
+"$XIPTOOL" attach -n "$name" "$B/img" >/dev/null
+seg=$("$XIPTOOL" list -o PATH -n -r "$name")
+save_cycle() {
+	"$XIPTOOL" save "$name" "$B/saved" && rm "$B/saved"
+}
+seg_copy() {
+	cp "$seg" "$B/copy" && rm "$B/copy"
+}
+"$XIPTOOL" save "$name" "$B/saved"
+cmp "$B/saved" "$B/img"
+rm "$B/saved"
+x=$(bench_time save_cycle)
+p=$(bench_time seg_copy)
+"$XIPTOOL" detach "$name"
+bench_report "save ${mb} MiB segment [s] vs cp of the segment file" \
+	"$(bench_fmt "$x" 3)" "$(bench_fmt "$p" 3)" "<=1.1"
