@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "build.h"
+#include "lazy.h"
 
 #define NAME_MAX_EXT2 255
 
@@ -660,6 +661,9 @@ int btree_scan_tar(struct btree *t, const struct xip_build_opts *o)
 	btree_set_owner(r, o, 0, 0);
 	btree_node_set_now(t, r);
 	r->from_source = true;
+	ret = xip_lazy_load(XIP_LAZY_ARCHIVE);
+	if (ret)
+		return ret;
 	ret = tar_open(&ts, &fd);
 	if (ret)
 		return ret;

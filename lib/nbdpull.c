@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "xip.h"
+#include "lazy.h"
 
 #ifdef HAVE_LIBNBD
 #include <libnbd.h>
@@ -209,6 +210,11 @@ int xip_nbd_open(const char *uri, struct xip_nbd **np, uint64_t *size)
 	int ret;
 
 	*np = NULL;
+	ret = xip_lazy_load(XIP_LAZY_NBD);
+	if (ret) {
+		free(n);
+		return ret;
+	}
 	if (!n || !(n->uri = strdup(uri))) {
 		free(n);
 		return xip_error(-ENOMEM, "out of memory");

@@ -1,7 +1,7 @@
 # mkfs: files of this part of the product
 # Building images from a tree: lib/build.c, lib/buildtree.c, `xiptool mkfs`.
 libxip_a_SOURCES += lib/build.h lib/build.c lib/buildtree.c lib/buildtarget.c \
-	lib/buildtar.c lib/extract.c
+	lib/buildtar.c lib/extract.c lib/lazy.c lib/lazy.h
 xiptool_main_SOURCES += cmd/mkfs.c cmd/extract.c
 dist_man_MANS += man/xiptool-mkfs.1 man/xiptool-extract.1
 EXTRA_DIST += tests/gentree.py tests/lib/treelist.py tests/lib/contig.py
@@ -10,7 +10,7 @@ if ENABLE_TESTS
 check_PROGRAMS += tests/unit/test_build
 tests_unit_test_build_SOURCES = tests/unit/test_build.c tests/unit/unit.h
 tests_unit_test_build_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_build_LDADD = $(UNIT_LDADD)
+tests_unit_test_build_LDADD = $(UNIT_LDADD) $(LIBARCHIVE_LIBS)
 check_PROGRAMS += tests/unit/test_extract
 tests_unit_test_extract_SOURCES = tests/unit/test_extract.c tests/unit/unit.h
 tests_unit_test_extract_CFLAGS = $(UNIT_CFLAGS)

@@ -14,7 +14,6 @@
 # Included after every fragment that adds to libxip_a_SOURCES.
 libxip_a_SOURCES += lib/nbdpull.c lib/nbdmap.c
 AM_CFLAGS += $(LIBNBD_CFLAGS)
-XIP_LIBS += $(LIBNBD_LIBS)
 dist_man_MANS += man/nbdkit-xiptool-plugin.1
 EXTRA_DIST += nbdkit/xiptool.c
 

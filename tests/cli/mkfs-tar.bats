@@ -226,3 +226,27 @@ EOF
 	xiptool mkfs -q --inodes 0100 "$T/img"
 	[ "$(dumpe2fs -h "$T/img" 2>/dev/null | sed -n 's/^Inode count:[[:space:]]*//p')" -ge 100 ]
 }
+
+@test "libarchive is loaded only by mkfs --tar: not linked, and a broken one is a one-line error" {
+	main="$TOP_BUILDDIR/xiptool-main"
+	if ldd "$main" | grep -E 'lib(archive|nbd)\.so'; then false; fi
+	soname=$(grep -aoE -m1 'libarchive\.so\.[0-9]+' "$main" | head -1)
+	[ -n "$soname" ]
+	lib=$(ldconfig -p | awk -v s="$soname" '$1 == s { print $NF; exit }')
+	[ -n "$lib" ]
+	mkdir -p "$T/tree"
+	printf 'x' > "$T/tree/f"
+	tar -C "$T/tree" -cf "$T/a.tar" .
+	# other commands run without it
+	unshare -m sh -c 'mount --bind /dev/null "$1" && "$2" mkfs -d "$3" "$4" && "$2" verify "$4"' \
+		sh "$lib" "$XIPTOOL" "$T/tree" "$T/d.img"
+	run unshare -m sh -c 'mount --bind /dev/null "$1" && exec "$2" mkfs --tar "$3" "$4"' \
+		sh "$lib" "$XIPTOOL" "$T/a.tar" "$T/t.img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == *"cannot load $soname"* ]]
+	[ ! -e "$T/t.img" ]
+	"$XIPTOOL" mkfs --tar "$T/a.tar" "$T/t.img"
+	e2fsck -fn "$T/t.img"
+}

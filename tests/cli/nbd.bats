@@ -350,3 +350,21 @@ require_qemu() {
 	script -qec "'$XIPTOOL' attach -n '$SEG' '$(nbd_uri a)'" /dev/null >"$T/tty.out"
 	grep -q "xiptool attach: 32/32 MiB" "$T/tty.out"
 }
+
+@test "libnbd is loaded only by attach nbd://: a broken one is a one-line error, nothing attached" {
+	main="$TOP_BUILDDIR/xiptool-main"
+	if ldd "$main" | grep -E 'libnbd\.so'; then false; fi
+	soname=$(grep -aoE -m1 'libnbd\.so\.[0-9]+' "$main" | head -1)
+	[ -n "$soname" ]
+	lib=$(ldconfig -p | awk -v s="$soname" '$1 == s { print $NF; exit }')
+	[ -n "$lib" ]
+	run unshare -m sh -c 'mount --bind /dev/null "$1" && exec "$2" attach -n lazy "nbd+unix:///x?socket=$3"' \
+		sh "$lib" "$XIPTOOL" "$T/none.sock"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == *"cannot load $soname"* ]]
+	run "$XIPTOOL" list -n lazy
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"no attached segment of that name"* ]]
+}
