@@ -905,17 +905,29 @@ static uint64_t meta_overlap(const struct chk *c, uint32_t g, uint64_t blk,
 	return best;
 }
 
+/* Whether block @blk of group @g is metadata of the group. */
+static inline bool meta_in_group(const struct chk *c, uint32_t g,
+				 uint64_t blk)
+{
+	const struct ext2_group_desc *d = &c->gd[g];
+	uint8_t s = c->gstate[g];
+
+	return ((s & G_SUPER) &&
+		blk - group_first(c, g) < 1 + c->gdt_blocks + c->rsv_gdt) ||
+	       ((s & G_BB_OK) && blk == d->bg_block_bitmap) ||
+	       ((s & G_IB_OK) && blk == d->bg_inode_bitmap) ||
+	       ((s & G_IT_OK) && blk >= d->bg_inode_table &&
+		blk - d->bg_inode_table < c->itb);
+}
+
 /* Whether block @blk is group metadata (or before the first group). */
 static bool chk_is_meta(const struct chk *c, uint64_t blk)
 {
-	uint32_t g;
-
 	if (blk < c->first_data)
 		return true;
 	if (blk >= c->nblocks)
 		return false;
-	g = blk_group(c, blk);
-	return meta_overlap(c, g, blk, 1) != UINT64_MAX;
+	return meta_in_group(c, blk_group(c, blk), blk);
 }
 
 /* Place one piece of group metadata; report it when it is misplaced. */
@@ -1070,7 +1082,8 @@ static void walk_problem(struct walk *w, uint64_t blk, const char *fmt, ...)
 static bool walk_claim(struct walk *w, uint64_t blk, const char *what)
 {
 	struct chk *c = w->c;
-	uint32_t other;
+	uint32_t other, g, *own;
+	uint64_t idx;
 
 	if (blk < c->first_data || blk >= c->nblocks) {
 		if (w->claim)
@@ -1082,12 +1095,15 @@ static bool walk_claim(struct walk *w, uint64_t blk, const char *what)
 	}
 	if (!w->claim)
 		return true;
-	if (chk_is_meta(c, blk)) {
+	g = blk_group(c, blk);
+	if (meta_in_group(c, g, blk)) {
 		walk_problem(w, blk, "%s %" PRIu64 " is the %s of group %u",
 			     what, blk, meta_kind(c, blk), block_group(c, blk));
 		return false;
 	}
-	other = owner_of(c, blk);
+	own = c->owner[g];
+	idx = blk - group_first(c, g);
+	other = own ? own[idx] : 0;
 	if (other) {
 		if (other == w->ino)
 			walk_problem(w, blk,
@@ -1102,7 +1118,11 @@ static bool walk_claim(struct walk *w, uint64_t blk, const char *what)
 		c->dups++;
 		return false;
 	}
-	set_owner(c, blk, w->ino);
+	if (!own) {
+		set_owner(c, blk, w->ino);
+	} else {
+		own[idx] = w->ino;
+	}
 	c->used_blocks++;
 	return true;
 }
@@ -1621,7 +1641,7 @@ static void chk_one_inode(struct chk *c, uint32_t ino,
  * image file has a hole is zeros: no inode in it is in use, and none but
  * the reserved ones needs a look.
  */
-#define CHK_ITABLE_CHUNK (1u << 20)
+#define CHK_ITABLE_CHUNK (256u << 10)
 
 static void chk_itable_chunk(struct chk *c, uint8_t *buf, uint32_t g,
 			     uint32_t i0, uint32_t n)
@@ -1631,7 +1651,8 @@ static void chk_itable_chunk(struct chk *c, uint8_t *buf, uint32_t g,
 	uint32_t ino0 = g * c->ipg + i0 + 1;
 	size_t len = (size_t)n * c->inode_size;
 
-	if (!chk_may_hold_data(c, off, len)) {
+	/* below 64 KiB, reading zeros costs less than asking for a hole */
+	if (len >= (64u << 10) && !chk_may_hold_data(c, off, len)) {
 		if (ino0 >= c->first_ino)
 			return;
 		memset(buf, 0, len);
@@ -2022,7 +2043,7 @@ static void chk_dir_block(struct chk *c, const struct chk_dblk *db,
  * Pass 2 reads the directory blocks in runs of consecutive blocks, up to
  * this many bytes at a time.
  */
-#define CHK_DIR_BATCH (1u << 20)
+#define CHK_DIR_BATCH (256u << 10)
 
 static void chk_dirs(struct chk *c)
 {
@@ -2218,21 +2239,21 @@ static void bitmap_run(void *arg, uint64_t from, uint64_t to, bool used)
 }
 
 /*
- * Compare a group's bitmap, read from block @blk, with the truth @want:
- * @n bits, padding bits up to @nbits set.  Returns the free count, or -1
- * when the bitmap cannot be read.
+ * Compare a group's bitmap @disk with the truth @want: @n bits, padding
+ * bits up to @nbits set.  Returns the free count, or -1 when the bitmap
+ * could not be read (@disk NULL).
  */
 static int64_t cmp_bitmap(struct chk *c, uint32_t g, const char *what,
-			  uint64_t blk, const uint8_t *want, uint64_t base,
-			  uint64_t n, uint64_t nbits)
+			  const uint8_t *disk, const uint8_t *want,
+			  uint64_t base, uint64_t n, uint64_t nbits)
 {
 	struct runctx r = { c, g, what, base };
 	uint64_t free_count;
 	bool pad_ok;
 
-	if (!chk_read_block(c, blk, c->scratch))
+	if (!disk)
 		return -1;
-	free_count = xip_chk_bitmap_cmp(c->scratch, want, n, nbits, &pad_ok,
+	free_count = xip_chk_bitmap_cmp(disk, want, n, nbits, &pad_ok,
 					bitmap_run, &r);
 	if (!pad_ok)
 		chk_err(c, "bitmap", 0, 0,
@@ -2275,13 +2296,43 @@ static void used_inodes(struct chk *c, uint32_t g, uint8_t *want)
 				bit_set(want, i);
 }
 
+/*
+ * Read the block and inode bitmaps of group @g (those placed) into @buf
+ * (two blocks): one read when they follow each other, as mke2fs and
+ * xiptool mkfs lay them out.
+ */
+static void read_bitmaps(struct chk *c, uint32_t g, uint8_t *buf,
+			 const uint8_t **bb, const uint8_t **ib)
+{
+	const struct ext2_group_desc *d = &c->gd[g];
+	bool bok = c->gstate[g] & G_BB_OK, iok = c->gstate[g] & G_IB_OK;
+	uint64_t b = d->bg_block_bitmap, i = d->bg_inode_bitmap;
+
+	*bb = *ib = NULL;
+	if (bok && iok && (i == b + 1 || b == i + 1)) {
+		uint64_t lo = b < i ? b : i;
+
+		if (!chk_pread(c, buf, 2 * (size_t)c->bs, lo * c->bs)) {
+			*bb = buf + (b - lo) * c->bs;
+			*ib = buf + (i - lo) * c->bs;
+			return;
+		}
+	}
+	if (bok && chk_read_block(c, b, buf))
+		*bb = buf;
+	if (iok && chk_read_block(c, i, buf + c->bs))
+		*ib = buf + c->bs;
+}
+
 static void chk_bitmaps(struct chk *c)
 {
 	uint64_t free_blocks = 0, free_inodes = 0;
-	uint8_t *want = malloc(c->bs);
+	uint8_t *want = malloc(c->bs), *buf = malloc(2 * (size_t)c->bs);
 	bool sums = true;
 
-	if (!want) {
+	if (!want || !buf) {
+		free(want);
+		free(buf);
 		c->nomem = true;
 		return;
 	}
@@ -2289,14 +2340,16 @@ static void chk_bitmaps(struct chk *c)
 		const struct ext2_group_desc *d = &c->gd[g];
 		uint64_t first = group_first(c, g), n = group_end(c, g) - first;
 		int64_t fb = -1, fi = -1;
+		const uint8_t *bb, *ib;
 
 		if (c->opts->progress && !(g & 63))
 			c->opts->progress(c->opts->progress_arg, "bitmaps", g,
 					  c->ngroups);
+		read_bitmaps(c, g, buf, &bb, &ib);
 		if (c->gstate[g] & G_BB_OK) {
 			used_blocks(c, g, want, n);
-			fb = cmp_bitmap(c, g, "block", d->bg_block_bitmap,
-					want, first, n, c->bpg);
+			fb = cmp_bitmap(c, g, "block", bb, want, first, n,
+					c->bpg);
 		}
 		if (fb >= 0) {
 			if ((uint64_t)fb != d->bg_free_blocks_count)
@@ -2309,7 +2362,7 @@ static void chk_bitmaps(struct chk *c)
 		}
 		if ((c->gstate[g] & G_IB_OK) && (c->gstate[g] & G_IT_OK)) {
 			used_inodes(c, g, want);
-			fi = cmp_bitmap(c, g, "inode", d->bg_inode_bitmap, want,
+			fi = cmp_bitmap(c, g, "inode", ib, want,
 					(uint64_t)g * c->ipg + 1, c->ipg,
 					(uint64_t)c->bs * 8);
 		}
@@ -2329,6 +2382,7 @@ static void chk_bitmaps(struct chk *c)
 		}
 	}
 	free(want);
+	free(buf);
 	if (!sums)
 		return;
 	c->used_blocks = c->nblocks - c->first_data - free_blocks;
