@@ -31,6 +31,13 @@
 #define CHK_MAX_FINDINGS 100000
 #define CHK_MAX_PER_INODE 16
 #define CHK_MAX_DEPTH 4096
+/*
+ * The buffer the passes read metadata into, one at a time: inode tables in
+ * chunks of this size, directory blocks in runs up to it, bitmaps.  At
+ * least two blocks of the largest size; shared, because fresh memory costs
+ * a page fault per page.
+ */
+#define CHK_IOBUF (256u << 10)
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -1637,11 +1644,10 @@ static void chk_one_inode(struct chk *c, uint32_t ino,
 }
 
 /*
- * Pass 1 reads the inode tables in chunks of this size.  A chunk where the
+ * Pass 1 reads the inode tables in chunks of CHK_IOBUF.  A chunk where the
  * image file has a hole is zeros: no inode in it is in use, and none but
  * the reserved ones needs a look.
  */
-#define CHK_ITABLE_CHUNK (256u << 10)
 
 static void chk_itable_chunk(struct chk *c, uint8_t *buf, uint32_t g,
 			     uint32_t i0, uint32_t n)
@@ -1682,15 +1688,11 @@ static void chk_itable_chunk(struct chk *c, uint8_t *buf, uint32_t g,
 
 static int chk_inodes(struct chk *c)
 {
-	uint32_t per = CHK_ITABLE_CHUNK / c->inode_size;
-	uint8_t *buf;
+	uint32_t per = CHK_IOBUF / c->inode_size;
+	uint8_t *buf = c->iobuf;
 
 	if (per > c->ipg)
 		per = c->ipg;
-	/* room for a whole struct ext2_inode_large after the last inode */
-	buf = malloc((size_t)per * c->inode_size + sizeof(struct ext2_inode_large));
-	if (!buf)
-		return -ENOMEM;
 	for (uint32_t g = 0; g < c->ngroups && !c->nomem; g++) {
 		if (c->opts->progress && !(g & 63))
 			c->opts->progress(c->opts->progress_arg, "inodes", g,
@@ -1701,7 +1703,6 @@ static int chk_inodes(struct chk *c)
 			chk_itable_chunk(c, buf, g, i,
 					 c->ipg - i < per ? c->ipg - i : per);
 	}
-	free(buf);
 	return c->nomem ? -ENOMEM : 0;
 }
 
@@ -1827,13 +1828,15 @@ static void dname_put(struct chk_dname *tab, size_t cap,
  */
 static bool dname_seen(struct chk *c, const char *name, unsigned int len)
 {
-	struct chk_dname e = { 0, name_hash(name, len), c->dgen,
-			       (uint16_t)len };
+	struct chk_dname e = { 0, name_hash(name, len), c->dgen };
 	size_t i;
 
-	if (c->nomem)
+	/*
+	 * The names are kept: the block they are read from is not.  (A
+	 * directory of more than 4 GiB of names is not looked at further.)
+	 */
+	if (c->nomem || len > 255 || c->dnalen + len + 1 >= UINT32_MAX)
 		return false;
-	/* the names are kept: the block they are read from is not */
 	while (c->dnalen + len + 1 > c->dnacap) {
 		size_t ncap = c->dnacap ? c->dnacap * 2 : 65536;
 		char *p = realloc(c->dnarena, ncap);
@@ -1865,13 +1868,15 @@ static bool dname_seen(struct chk *c, const char *name, unsigned int len)
 	     i = (i + 1) & (c->dncap - 1)) {
 		const struct chk_dname *o = &c->dnames[i];
 
-		if (o->hash == e.hash && o->len == len &&
-		    !memcmp(c->dnarena + o->name - 1, name, len))
+		if (o->hash == e.hash &&
+		    (uint8_t)c->dnarena[o->name - 1] == len &&
+		    !memcmp(c->dnarena + o->name, name, len))
 			return true;
 	}
-	memcpy(c->dnarena + c->dnalen, name, len);
-	e.name = c->dnalen + 1;
-	c->dnalen += len;
+	c->dnarena[c->dnalen] = (char)len;
+	memcpy(c->dnarena + c->dnalen + 1, name, len);
+	e.name = (uint32_t)(c->dnalen + 1);
+	c->dnalen += len + 1;
 	c->dnames[i] = e;
 	c->dnn++;
 	return false;
@@ -2039,25 +2044,16 @@ static void chk_dir_block(struct chk *c, const struct chk_dblk *db,
 	}
 }
 
-/*
- * Pass 2 reads the directory blocks in runs of consecutive blocks, up to
- * this many bytes at a time.
- */
-#define CHK_DIR_BATCH (256u << 10)
-
+/* Pass 2 reads the directory blocks in runs of consecutive blocks. */
 static void chk_dirs(struct chk *c)
 {
-	uint32_t max = CHK_DIR_BATCH / c->bs ? CHK_DIR_BATCH / c->bs : 1;
-	uint8_t *buf = malloc((size_t)max * c->bs);
+	uint32_t max = CHK_IOBUF / c->bs;
+	uint8_t *buf = c->iobuf;
 	size_t bstart = 0, bn = 0;	/* db[bstart..+bn) are in buf */
 	bool bok = false;
 	int64_t expect = 0;
 	uint32_t cur = 0;
 
-	if (!buf) {
-		c->nomem = true;
-		return;
-	}
 	for (size_t i = 0; i < c->ndb; i++) {
 		if (c->db[i].ino != cur) {
 			cur = c->db[i].ino;
@@ -2089,7 +2085,6 @@ static void chk_dirs(struct chk *c)
 			      bok ? buf + (i - bstart) * c->bs : NULL,
 			      &expect);
 	}
-	free(buf);
 }
 
 /* ---- pass 3: connectivity ------------------------------------------------ */
@@ -2327,15 +2322,9 @@ static void read_bitmaps(struct chk *c, uint32_t g, uint8_t *buf,
 static void chk_bitmaps(struct chk *c)
 {
 	uint64_t free_blocks = 0, free_inodes = 0;
-	uint8_t *want = malloc(c->bs), *buf = malloc(2 * (size_t)c->bs);
+	uint8_t *want = c->scratch, *buf = c->iobuf;
 	bool sums = true;
 
-	if (!want || !buf) {
-		free(want);
-		free(buf);
-		c->nomem = true;
-		return;
-	}
 	for (uint32_t g = 0; g < c->ngroups; g++) {
 		const struct ext2_group_desc *d = &c->gd[g];
 		uint64_t first = group_first(c, g), n = group_end(c, g) - first;
@@ -2381,8 +2370,6 @@ static void chk_bitmaps(struct chk *c)
 			sums = false;
 		}
 	}
-	free(want);
-	free(buf);
 	if (!sums)
 		return;
 	c->used_blocks = c->nblocks - c->first_data - free_blocks;
@@ -2430,6 +2417,10 @@ static int chk_alloc(struct chk *c)
 	for (int i = 0; i < 3; i++)
 		c->lvl[i] = chk_calloc(c, c->bs, 1);
 	c->scratch = chk_calloc(c, c->bs, 1);
+	/* room for a whole struct ext2_inode_large after the last inode */
+	c->iobuf = malloc(CHK_IOBUF + sizeof(struct ext2_inode_large));
+	if (!c->iobuf)
+		c->nomem = true;
 	return c->nomem ? -ENOMEM : 0;
 }
 
@@ -2450,6 +2441,7 @@ static void chk_free(struct chk *c)
 	for (int i = 0; i < 3; i++)
 		free(c->lvl[i]);
 	free(c->scratch);
+	free(c->iobuf);
 	free(c->dirs_in_group);
 	free(c->gd);
 	free(c->gstate);

@@ -70,6 +70,7 @@ struct chk {
 	uint64_t hole_q, hole_d;	/* last SEEK_DATA: from hole_q, data at hole_d */
 	uint8_t *lvl[3];		/* an indirect block per level */
 	uint8_t *scratch;		/* one block */
+	uint8_t *iobuf;			/* CHK_IOBUF bytes, for each pass */
 	struct chk_dblk *db;		/* directory blocks, in inode order */
 	size_t ndb, dbcap;
 	uint64_t *earefs;
@@ -83,13 +84,13 @@ struct chk {
 	/* names of the directory being read, to find duplicates: entries
 	 * of generation dgen are the current directory's */
 	struct chk_dname {
-		size_t name;		/* 1 + offset in dnarena, 0: none */
+		uint32_t name;		/* 1 + offset in dnarena, 0: none */
 		uint32_t hash, gen;
-		uint16_t len;
 	} *dnames;
 	size_t dncap, dnn;
 	uint32_t dgen;
-	char *dnarena;			/* the current directory's names */
+	char *dnarena;			/* the current directory's names,
+					 * each a length byte and its bytes */
 	size_t dnalen, dnacap;
 };
 
