@@ -89,7 +89,7 @@ static int chk_grow(struct chk *c, void **arr, size_t *cap, size_t n,
 /*
  * A pointer to a whole block in the mapping, or NULL when it is not inside
  * the image: for file contents (--against).  Metadata is read with
- * chk_pread(), in batches, rather than touched through the mapping, where
+ * xip_chk_pread(), in batches, rather than touched through the mapping, where
  * every page costs a page-table entry.
  */
 const uint8_t *chk_block(struct chk *c, uint64_t blk)
@@ -104,7 +104,7 @@ const uint8_t *chk_block(struct chk *c, uint64_t blk)
 }
 
 /* Read @len bytes of the image at @off: 0 or a negative errno. */
-int chk_pread(struct chk *c, void *buf, size_t len, uint64_t off)
+int xip_chk_pread(struct chk *c, void *buf, size_t len, uint64_t off)
 {
 	size_t done = 0;
 	void *p;
@@ -131,11 +131,11 @@ int chk_pread(struct chk *c, void *buf, size_t len, uint64_t off)
 }
 
 /* Read block @blk of the file system into @buf (c->bs bytes). */
-bool chk_read_block(struct chk *c, uint64_t blk, void *buf)
+bool xip_chk_read_block(struct chk *c, uint64_t blk, void *buf)
 {
 	if (blk >= c->nblocks)
 		return false;
-	return chk_pread(c, buf, c->bs, blk * c->bs) == 0;
+	return xip_chk_pread(c, buf, c->bs, blk * c->bs) == 0;
 }
 
 /* pread where the descriptor allows it (not a DAX device), else copies. */
@@ -266,7 +266,7 @@ uint64_t xip_chk_bitmap_cmp(const uint8_t *disk, const uint8_t *want,
 static const struct chk_ino st_none, st_unknown = { .flags = ST_UNKNOWN };
 
 /* The state of inode @ino (a shared all-zero one when nothing is known). */
-const struct chk_ino *chk_st(const struct chk *c, uint32_t ino)
+const struct chk_ino *xip_chk_st(const struct chk *c, uint32_t ino)
 {
 	uint32_t g;
 
@@ -279,7 +279,7 @@ const struct chk_ino *chk_st(const struct chk *c, uint32_t ino)
 }
 
 /* The state of inode @ino to change; NULL when out of memory. */
-struct chk_ino *chk_stw(struct chk *c, uint32_t ino)
+struct chk_ino *xip_chk_stw(struct chk *c, uint32_t ino)
 {
 	uint32_t g;
 
@@ -431,17 +431,17 @@ char *chk_path(struct chk *c, uint32_t ino)
 		return NULL;
 	if (ino == EXT2_ROOT_INO)
 		return strdup("/");
-	if (!chk_st(c, ino)->name_off)
+	if (!xip_chk_st(c, ino)->name_off)
 		return NULL;
 	for (depth = 0; ino != EXT2_ROOT_INO; depth++) {
-		if (ino == 0 || ino > c->ninodes || !chk_st(c, ino)->name_off ||
+		if (ino == 0 || ino > c->ninodes || !xip_chk_st(c, ino)->name_off ||
 		    depth >= CHK_MAX_DEPTH || len > 4096) {
 			cut = true;
 			break;
 		}
-		parts[n++] = c->names + chk_st(c, ino)->name_off - 1;
+		parts[n++] = c->names + xip_chk_st(c, ino)->name_off - 1;
 		len += strlen(parts[n - 1]) + 1;
-		ino = chk_st(c, ino)->parent;
+		ino = xip_chk_st(c, ino)->parent;
 	}
 	cap = len + 8;
 	out = malloc(cap);
@@ -980,7 +980,7 @@ static int chk_groups(struct chk *c)
 	c->gstate = chk_calloc(c, c->ngroups, 1);
 	if (!c->gd || !c->gstate)
 		return -ENOMEM;
-	if (chk_pread(c, c->gd, (size_t)c->ngroups * sizeof(*c->gd),
+	if (xip_chk_pread(c, c->gd, (size_t)c->ngroups * sizeof(*c->gd),
 		      gdt * c->bs)) {
 		chk_err(c, "group", 0, gdt,
 			"group descriptors: cannot be read");
@@ -1030,7 +1030,7 @@ const struct ext2_inode_large *chk_inode(struct chk *c, uint32_t ino,
 	off = (uint64_t)c->gd[g].bg_inode_table * c->bs +
 	      (uint64_t)i * c->inode_size;
 	memset(buf, 0, sizeof(*buf));
-	if (chk_pread(c, buf, len, off))
+	if (xip_chk_pread(c, buf, len, off))
 		return NULL;
 	return buf;
 }
@@ -1178,7 +1178,7 @@ static void walk_ind(struct walk *w, uint64_t blk, int level, uint64_t lblk)
 		return;
 	/* one buffer per level: the levels above stay readable */
 	ptr = (const uint32_t *)c->lvl[level - 1];
-	if (!chk_read_block(c, blk, c->lvl[level - 1]))
+	if (!xip_chk_read_block(c, blk, c->lvl[level - 1]))
 		return;
 	for (int l = 1; l < level; l++)
 		span *= c->apb;
@@ -1207,7 +1207,7 @@ int chk_blocks(struct chk *c, uint32_t ino, chk_block_fn fn, void *arg)
 			  .last = -1, .prev_lblk = -1 };
 	uint64_t base = EXT2_NDIR_BLOCKS, apb = c->apb;
 
-	if (!in || !(chk_st(c, ino)->flags & ST_MAP_OK))
+	if (!in || !(xip_chk_st(c, ino)->flags & ST_MAP_OK))
 		return -EUCLEAN;
 	for (int i = 0; i < EXT2_NDIR_BLOCKS && !w.stop; i++)
 		if (iblock(in, i))
@@ -1308,7 +1308,7 @@ static uint64_t chk_ea_block(struct chk *c, uint32_t ino,
 		return 1;
 	}
 	if (!owner_of(c, blk)) {
-		if (chk_pread(c, hdr, sizeof(hdr), blk * c->bs) ||
+		if (xip_chk_pread(c, hdr, sizeof(hdr), blk * c->bs) ||
 		    (le32toh(hdr[0]) != EXT2_EXT_ATTR_MAGIC &&
 		     le32toh(hdr[0]) != EXT2_EXT_ATTR_MAGIC_v1)) {
 			chk_err(c, "inode", ino, blk,
@@ -1391,7 +1391,7 @@ static void chk_symlink(struct chk *c, uint32_t ino,
 		}
 		if (!w->first_pblk)
 			return;	/* its block was reported */
-		if (!chk_read_block(c, w->first_pblk, c->scratch))
+		if (!xip_chk_read_block(c, w->first_pblk, c->scratch))
 			return;
 		buf = (const char *)c->scratch;
 		max = c->bs;
@@ -1408,7 +1408,7 @@ static bool is_elf(struct chk *c, uint64_t pblk)
 	uint8_t b[4];
 
 	return pblk && pblk < c->nblocks &&
-	       !chk_pread(c, b, sizeof(b), pblk * c->bs) &&
+	       !xip_chk_pread(c, b, sizeof(b), pblk * c->bs) &&
 	       !memcmp(b, "\177ELF", 4);
 }
 
@@ -1444,7 +1444,7 @@ static void chk_resize_inode(struct chk *c, const struct ext2_inode_large *in)
 	c->used_blocks++;
 	if (!c->rsv_gdt)
 		return;
-	ptr = chk_read_block(c, dind, c->scratch) ?
+	ptr = xip_chk_read_block(c, dind, c->scratch) ?
 	      (const uint32_t *)c->scratch : NULL;
 	off = c->gdt_blocks;
 	pblk = c->first_data + 1 + c->gdt_blocks;
@@ -1517,7 +1517,7 @@ static void chk_reserved_inode(struct chk *c, uint32_t ino,
 		return;
 	walk_map(&w, in);
 	if (!w.problems)
-		chk_stw(c, ino)->flags |= ST_MAP_OK;	/* made by the caller */
+		xip_chk_stw(c, ino)->flags |= ST_MAP_OK;	/* made by the caller */
 	if (in->i_blocks != w.nblocks * (c->bs / 512))
 		chk_err(c, "inode", ino, 0,
 			"i_blocks is %u, should be %" PRIu64, in->i_blocks,
@@ -1550,7 +1550,7 @@ static void chk_one_inode(struct chk *c, uint32_t ino,
 				"deleted inode (no links) has no deletion time (i_dtime)");
 		return;
 	}
-	st = chk_stw(c, ino);
+	st = xip_chk_stw(c, ino);
 	if (!st)
 		return;		/* out of memory: c->nomem */
 	st->links = in->i_links_count;
@@ -1662,9 +1662,9 @@ static void chk_itable_chunk(struct chk *c, uint8_t *buf, uint32_t g,
 		if (ino0 >= c->first_ino)
 			return;
 		memset(buf, 0, len);
-	} else if (chk_pread(c, buf, len, off)) {
+	} else if (xip_chk_pread(c, buf, len, off)) {
 		for (uint32_t i = 0; i < n; i++) {
-			struct chk_ino *st = chk_stw(c, ino0 + i);
+			struct chk_ino *st = xip_chk_stw(c, ino0 + i);
 
 			if (st)
 				st->flags |= ST_UNKNOWN;
@@ -1698,7 +1698,7 @@ static int chk_inodes(struct chk *c)
 			c->opts->progress(c->opts->progress_arg, "inodes", g,
 					  c->ngroups);
 		if (!(c->gstate[g] & G_IT_OK))
-			continue;	/* ST_UNKNOWN, by chk_st() */
+			continue;	/* ST_UNKNOWN, by xip_chk_st() */
 		for (uint32_t i = 0; i < c->ipg && !c->nomem; i += per)
 			chk_itable_chunk(c, buf, g, i,
 					 c->ipg - i < per ? c->ipg - i : per);
@@ -1725,7 +1725,7 @@ static void chk_ea_refs(struct chk *c)
 
 		while (j < c->nea && c->earefs[j] == c->earefs[i])
 			j++;
-		if (!chk_pread(c, hdr, sizeof(hdr), c->earefs[i] * c->bs) &&
+		if (!xip_chk_pread(c, hdr, sizeof(hdr), c->earefs[i] * c->bs) &&
 		    le32toh(hdr[1]) != j - i)
 			chk_err(c, "block", 0, c->earefs[i],
 				"extended attribute block %" PRIu64 ": reference count %u, should be %zu",
@@ -1909,18 +1909,18 @@ static void dir_entry(struct dirctx *d, uint32_t ino, const char *name,
 		else if (ino != d->dir)
 			dir_problem(d, "'.' points to inode %" PRIu32, ino);
 		else
-			chk_stw(c, d->dir)->flags |= ST_HAS_DOT;
+			xip_chk_stw(c, d->dir)->flags |= ST_HAS_DOT;
 		if (dot) {
 			entry_ftype(d, shown, ino, ftype, EXT2_FT_DIR);
-			chk_stw(c, d->dir)->counted++;
+			xip_chk_stw(c, d->dir)->counted++;
 			return;
 		}
 	} else if (d->lblk == 0 && d->idx == 1) {
 		if (!dotdot) {
 			dir_problem(d, "second entry is '%s', not '..'", shown);
 		} else {
-			chk_stw(c, d->dir)->flags |= ST_HAS_DOTDOT;
-			chk_stw(c, d->dir)->dotdot = ino;
+			xip_chk_stw(c, d->dir)->flags |= ST_HAS_DOTDOT;
+			xip_chk_stw(c, d->dir)->dotdot = ino;
 		}
 	} else if (dot || dotdot) {
 		dir_problem(d, "extra '%s' entry", shown);
@@ -1946,14 +1946,14 @@ static void dir_entry(struct dirctx *d, uint32_t ino, const char *name,
 			    shown, ino);
 		return;
 	}
-	if (chk_st(c, ino)->flags & ST_UNKNOWN)
+	if (xip_chk_st(c, ino)->flags & ST_UNKNOWN)
 		return;
-	if (!(chk_st(c, ino)->flags & ST_USED)) {
+	if (!(xip_chk_st(c, ino)->flags & ST_USED)) {
 		dir_problem(d, "entry '%s' points to unused inode %" PRIu32,
 			    shown, ino);
 		return;
 	}
-	st = chk_stw(c, ino);	/* in use: its group's state exists */
+	st = xip_chk_stw(c, ino);	/* in use: its group's state exists */
 	entry_ftype(d, shown, ino, ftype, st->ftype);
 	st->counted++;
 	if (dotdot)
@@ -1998,7 +1998,7 @@ static void chk_dir_block(struct chk *c, const struct chk_dblk *db,
 	if (!b)
 		return;
 	if (db->lblk == 0 &&
-	    (chk_st(c, db->ino)->flags & ST_INDEX))
+	    (xip_chk_st(c, db->ino)->flags & ST_INDEX))
 		chk_htree_root(&d, b);
 	while (off < c->bs) {
 		const struct ext2_dir_entry_2 *de =
@@ -2074,12 +2074,12 @@ static void chk_dirs(struct chk *c)
 			while (bn < max && i + bn < c->ndb &&
 			       c->db[i + bn].pblk == c->db[i].pblk + bn)
 				bn++;
-			bok = !chk_pread(c, buf, bn * c->bs,
+			bok = !xip_chk_pread(c, buf, bn * c->bs,
 					 c->db[i].pblk * c->bs);
 			if (!bok)
 				bn = 1;	/* block by block then */
 			if (!bok)
-				bok = chk_read_block(c, c->db[i].pblk, buf);
+				bok = xip_chk_read_block(c, c->db[i].pblk, buf);
 		}
 		chk_dir_block(c, &c->db[i],
 			      bok ? buf + (i - bstart) * c->bs : NULL,
@@ -2094,10 +2094,10 @@ static void chk_connect(struct chk *c)
 	uint32_t *stack = NULL;
 	size_t cap = 0;
 
-	if (!(chk_st(c, EXT2_ROOT_INO)->flags & ST_DIR))
+	if (!(xip_chk_st(c, EXT2_ROOT_INO)->flags & ST_DIR))
 		return;
-	chk_stw(c, EXT2_ROOT_INO)->flags |= ST_REACHABLE | ST_DONE;
-	chk_stw(c, EXT2_ROOT_INO)->parent = EXT2_ROOT_INO;
+	xip_chk_stw(c, EXT2_ROOT_INO)->flags |= ST_REACHABLE | ST_DONE;
+	xip_chk_stw(c, EXT2_ROOT_INO)->parent = EXT2_ROOT_INO;
 	for (uint32_t ino = 1; ino <= c->ninodes; ino++) {
 		struct chk_ino *st;
 		size_t n = 0;
@@ -2109,27 +2109,27 @@ static void chk_connect(struct chk *c)
 			ino += c->ipg - 1 - (ino - 1) % c->ipg;
 			continue;
 		}
-		st = chk_stw(c, ino);
+		st = xip_chk_stw(c, ino);
 		if (!(st->flags & ST_DIR) || (st->flags & ST_DONE))
 			continue;
 		/* climb the parents until a known directory or a loop */
 		while (p && p <= c->ninodes &&
-		       !(chk_st(c, p)->flags & (ST_DONE | ST_BUSY)) &&
-		       (chk_st(c, p)->flags & ST_DIR)) {
+		       !(xip_chk_st(c, p)->flags & (ST_DONE | ST_BUSY)) &&
+		       (xip_chk_st(c, p)->flags & ST_DIR)) {
 			if (chk_grow(c, (void **)&stack, &cap, n,
 				     sizeof(*stack)))
 				goto out;
 			stack[n++] = p;
-			chk_stw(c, p)->flags |= ST_BUSY;
-			p = chk_st(c, p)->name_off ? chk_st(c, p)->parent : 0;
+			xip_chk_stw(c, p)->flags |= ST_BUSY;
+			p = xip_chk_st(c, p)->name_off ? xip_chk_st(c, p)->parent : 0;
 		}
 		ok = p && p <= c->ninodes &&
-		     (chk_st(c, p)->flags & ST_REACHABLE);
-		if (p && p <= c->ninodes && (chk_st(c, p)->flags & ST_BUSY))
+		     (xip_chk_st(c, p)->flags & ST_REACHABLE);
+		if (p && p <= c->ninodes && (xip_chk_st(c, p)->flags & ST_BUSY))
 			chk_err(c, "directory", p, 0,
 				"directory is part of a loop, not reachable from /");
 		while (n) {
-			struct chk_ino *s = chk_stw(c, stack[--n]);
+			struct chk_ino *s = xip_chk_stw(c, stack[--n]);
 
 			s->flags = (uint8_t)((s->flags & ~ST_BUSY) | ST_DONE |
 					     (ok ? ST_REACHABLE : 0));
@@ -2143,7 +2143,7 @@ static void chk_connect(struct chk *c)
 			ino += c->ipg - 1 - (ino - 1) % c->ipg;
 			continue;
 		}
-		st = chk_st(c, ino);
+		st = xip_chk_st(c, ino);
 		want = ino == EXT2_ROOT_INO ? ino : st->parent;
 		if (!(st->flags & ST_DIR))
 			continue;
@@ -2181,7 +2181,7 @@ static void chk_links(struct chk *c)
 			ino += c->ipg - 1 - (ino - 1) % c->ipg;
 			continue;
 		}
-		st = chk_st(c, ino);
+		st = xip_chk_st(c, ino);
 		if (!(st->flags & ST_USED) || (st->flags & ST_UNKNOWN) ||
 		    (ino < c->first_ino && ino != EXT2_ROOT_INO))
 			continue;
@@ -2307,15 +2307,15 @@ static void read_bitmaps(struct chk *c, uint32_t g, uint8_t *buf,
 	if (bok && iok && (i == b + 1 || b == i + 1)) {
 		uint64_t lo = b < i ? b : i;
 
-		if (!chk_pread(c, buf, 2 * (size_t)c->bs, lo * c->bs)) {
+		if (!xip_chk_pread(c, buf, 2 * (size_t)c->bs, lo * c->bs)) {
 			*bb = buf + (b - lo) * c->bs;
 			*ib = buf + (i - lo) * c->bs;
 			return;
 		}
 	}
-	if (bok && chk_read_block(c, b, buf))
+	if (bok && xip_chk_read_block(c, b, buf))
 		*bb = buf;
-	if (iok && chk_read_block(c, i, buf + c->bs))
+	if (iok && xip_chk_read_block(c, i, buf + c->bs))
 		*ib = buf + c->bs;
 }
 

@@ -97,12 +97,12 @@ struct chk {
 typedef int (*chk_block_fn)(void *arg, uint64_t lblk, uint64_t pblk);
 
 const uint8_t *chk_block(struct chk *c, uint64_t blk);
-int chk_pread(struct chk *c, void *buf, size_t len, uint64_t off);
-bool chk_read_block(struct chk *c, uint64_t blk, void *buf);
+int xip_chk_pread(struct chk *c, void *buf, size_t len, uint64_t off);
+bool xip_chk_read_block(struct chk *c, uint64_t blk, void *buf);
 const struct ext2_inode_large *chk_inode(struct chk *c, uint32_t ino,
 					 struct ext2_inode_large *buf);
-const struct chk_ino *chk_st(const struct chk *c, uint32_t ino);
-struct chk_ino *chk_stw(struct chk *c, uint32_t ino);
+const struct chk_ino *xip_chk_st(const struct chk *c, uint32_t ino);
+struct chk_ino *xip_chk_stw(struct chk *c, uint32_t ino);
 uint64_t chk_isize(const struct ext2_inode_large *in);
 int chk_blocks(struct chk *c, uint32_t ino, chk_block_fn fn, void *arg);
 size_t chk_store_name(struct chk *c, const char *name, size_t len);

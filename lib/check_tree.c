@@ -286,7 +286,7 @@ static void cmp_symlink(struct chk *c, const char *path, const char *src,
 	if (size < sizeof(in->i_block)) {
 		memcpy(img, in->i_block, size);
 	} else {
-		if (!chk_read_block(c, le32toh(in->i_block[0]), c->scratch))
+		if (!xip_chk_read_block(c, le32toh(in->i_block[0]), c->scratch))
 			return;
 		memcpy(img, c->scratch, size);
 	}
@@ -336,7 +336,7 @@ static void cmp_node(struct chk *c, const char *path, const char *src,
 	uint32_t uid, gid;
 	mode_t m;
 
-	if (!in || !(chk_st(c, ino)->flags & ST_USED))
+	if (!in || !(xip_chk_st(c, ino)->flags & ST_USED))
 		return;	/* reported by the walk */
 	m = in->i_mode;
 	if ((m & S_IFMT) != (st->st_mode & S_IFMT)) {
@@ -476,7 +476,7 @@ static int cmp_dir(struct chk *c, uint32_t dir, const char *path,
 			uint32_t ino = ents[i].ino;
 
 			cmp_node(c, p, s, ino, &sst);
-			if (S_ISDIR(sst.st_mode) && (chk_st(c, ino)->flags & ST_DIR) &&
+			if (S_ISDIR(sst.st_mode) && (xip_chk_st(c, ino)->flags & ST_DIR) &&
 			    !(seen[ino / 8] & (1u << (ino % 8)))) {
 				seen[ino / 8] |= (uint8_t)(1u << (ino % 8));
 				ret = push(c, st, n, cap, ino, p);
@@ -550,7 +550,7 @@ int chk_tree_compare(struct chk *c)
 
 	if (!tree_get(c))
 		return -ENOMEM;
-	if (!(chk_st(c, EXT2_ROOT_INO)->flags & ST_DIR))
+	if (!(xip_chk_st(c, EXT2_ROOT_INO)->flags & ST_DIR))
 		return 0;	/* reported by the walk */
 	if (lstat(c->opts->against, &rst))
 		return xip_error(-errno, "%s: %s", c->opts->against,
