@@ -23,12 +23,21 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <endian.h>
+#include <unistd.h>
 
 #include "check_int.h"
 
 #define CHK_MAX_FINDINGS 100000
 #define CHK_MAX_PER_INODE 16
 #define CHK_MAX_DEPTH 4096
+/*
+ * The buffer the passes read metadata into, one at a time: inode tables in
+ * chunks of this size, directory blocks in runs up to it, bitmaps.  At
+ * least two blocks of the largest size; shared, because fresh memory costs
+ * a page fault per page.
+ */
+#define CHK_IOBUF (256u << 10)
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -77,7 +86,12 @@ static int chk_grow(struct chk *c, void **arr, size_t *cap, size_t n,
 	return 0;
 }
 
-/* A pointer to a whole block, or NULL when it is not inside the image. */
+/*
+ * A pointer to a whole block in the mapping, or NULL when it is not inside
+ * the image: for file contents (--against).  Metadata is read with
+ * xip_chk_pread(), in batches, rather than touched through the mapping, where
+ * every page costs a page-table entry.
+ */
 const uint8_t *chk_block(struct chk *c, uint64_t blk)
 {
 	void *p;
@@ -89,23 +103,239 @@ const uint8_t *chk_block(struct chk *c, uint64_t blk)
 	return p;
 }
 
-/*
- * Drop the pages of the image this process has touched (they stay in the
- * page cache): the walk reads all metadata once, and a large image must
- * not make the checker's resident size grow with it.
- */
-#define CHK_RELEASE_BYTES (64ULL << 20)
-
-static void chk_release(struct chk *c, uint64_t touched)
+/* Read @len bytes of the image at @off: 0 or a negative errno. */
+int xip_chk_pread(struct chk *c, void *buf, size_t len, uint64_t off)
 {
+	size_t done = 0;
 	void *p;
 
-	c->touched += touched;
-	if (c->touched < CHK_RELEASE_BYTES)
-		return;
-	c->touched = 0;
-	if (c->seg->size && !segment_range(c->seg, 0, c->seg->size, &p))
-		madvise(p, (size_t)c->seg->size, MADV_DONTNEED);
+	if (off > c->seg->size || len > c->seg->size - off)
+		return -ERANGE;
+	if (!c->use_pread) {
+		if (segment_range(c->seg, off, len, &p))
+			return -ERANGE;
+		memcpy(buf, p, len);
+		return 0;
+	}
+	while (done < len) {
+		ssize_t n = pread(c->seg->fd, (char *)buf + done, len - done,
+				  (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* Read block @blk of the file system into @buf (c->bs bytes). */
+bool xip_chk_read_block(struct chk *c, uint64_t blk, void *buf)
+{
+	if (blk >= c->nblocks)
+		return false;
+	return xip_chk_pread(c, buf, c->bs, blk * c->bs) == 0;
+}
+
+/* pread where the descriptor allows it (not a DAX device), else copies. */
+static void chk_reader_init(struct chk *c)
+{
+	struct stat st;
+	char sb[1024];
+
+	c->use_pread = c->seg->fd >= 0 && c->seg->size >= 2048 &&
+		       pread(c->seg->fd, sb, sizeof(sb), 1024) ==
+		       (ssize_t)sizeof(sb);
+	c->seek_data = c->use_pread && !fstat(c->seg->fd, &st) &&
+		       S_ISREG(st.st_mode);
+	c->hole_q = c->hole_d = UINT64_MAX;
+}
+
+/*
+ * Whether [off, off + len) of the image may hold anything but zeros:
+ * false only when the file has a hole over all of it.  The last answer of
+ * SEEK_DATA is kept: from hole_q on, the next data is at hole_d, so one
+ * call serves every range in between.
+ */
+static bool chk_may_hold_data(struct chk *c, uint64_t off, uint64_t len)
+{
+	off_t d;
+
+	if (!c->seek_data)
+		return true;
+	if (c->hole_q == UINT64_MAX || off < c->hole_q || off > c->hole_d) {
+		d = lseek(c->seg->fd, (off_t)off, SEEK_DATA);
+		if (d < 0 && errno != ENXIO) {
+			c->seek_data = false;
+			return true;
+		}
+		c->hole_q = off;
+		c->hole_d = d < 0 ? UINT64_MAX : (uint64_t)d;
+	}
+	return c->hole_d < off + len;
+}
+
+/* ---- bitmaps ------------------------------------------------------------ */
+
+static inline uint64_t load64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le64toh(v);
+}
+
+/* Bits @i to @i + 63 of @map (at most @n bits, the others 0). */
+static inline uint64_t bits64(const uint8_t *map, uint64_t i, uint64_t n)
+{
+	uint64_t left = n - i, v = 0;
+
+	if (left >= 64)
+		return load64(map + i / 8);
+	for (uint64_t k = 0; k < (left + 7) / 8; k++)
+		v |= (uint64_t)map[i / 8 + k] << (8 * k);
+	return v & ((1ULL << left) - 1);
+}
+
+void xip_chk_set_bits(uint8_t *map, uint64_t from, uint64_t to)
+{
+	while (from < to && (from & 7))
+		bit_set(map, from++);
+	if (to - from >= 8 && from < to) {
+		memset(map + from / 8, 0xff, (to - from) / 8);
+		from += (to - from) / 8 * 8;
+	}
+	while (from < to)
+		bit_set(map, from++);
+}
+
+uint64_t xip_chk_bitmap_cmp(const uint8_t *disk, const uint8_t *want,
+			    uint64_t n, uint64_t nbits, bool *pad_ok,
+			    xip_chk_run_fn run, void *arg)
+{
+	uint64_t used = 0, from = 0;
+	int state = -1;		/* -1: no run of differences open */
+
+	for (uint64_t i = 0; i < n; i += 64) {
+		uint64_t w = bits64(want, i, n), d = bits64(disk, i, n);
+		uint64_t diff = w ^ d;
+		unsigned int k, lim = n - i < 64 ? (unsigned int)(n - i) : 64;
+
+		used += (uint64_t)__builtin_popcountll(w);
+		if (!diff) {
+			if (state >= 0)
+				run(arg, from, i - 1, state);
+			state = -1;
+			continue;
+		}
+		for (k = 0; k < lim; k++) {
+			int s = (diff >> k & 1) ? (int)(w >> k & 1) : -1;
+
+			if (s == state)
+				continue;
+			if (state >= 0)
+				run(arg, from, i + k - 1, state);
+			from = i + k;
+			state = s;
+		}
+	}
+	if (state >= 0)
+		run(arg, from, n - 1, state);
+	*pad_ok = true;
+	for (uint64_t i = n; i < nbits;) {
+		if ((i & 63) || nbits - i < 64) {
+			if (!bit_test(disk, i)) {
+				*pad_ok = false;
+				break;
+			}
+			i++;
+		} else {
+			if (load64(disk + i / 8) != UINT64_MAX) {
+				*pad_ok = false;
+				break;
+			}
+			i += 64;
+		}
+	}
+	return n - used;
+}
+
+/* ---- per-group state -------------------------------------------------- */
+
+static const struct chk_ino st_none, st_unknown = { .flags = ST_UNKNOWN };
+
+/* The state of inode @ino (a shared all-zero one when nothing is known). */
+const struct chk_ino *xip_chk_st(const struct chk *c, uint32_t ino)
+{
+	uint32_t g;
+
+	if (!c->in || !c->gstate || ino == 0 || ino > c->ninodes)
+		return &st_none;
+	g = (ino - 1) / c->ipg;
+	if (c->in[g])
+		return &c->in[g][(ino - 1) % c->ipg];
+	return (c->gstate[g] & G_IT_OK) ? &st_none : &st_unknown;
+}
+
+/* The state of inode @ino to change; NULL when out of memory. */
+struct chk_ino *xip_chk_stw(struct chk *c, uint32_t ino)
+{
+	uint32_t g;
+
+	if (!c->in || ino == 0 || ino > c->ninodes)
+		return NULL;
+	g = (ino - 1) / c->ipg;
+	if (!c->in[g]) {
+		c->in[g] = chk_calloc(c, c->ipg, sizeof(**c->in));
+		if (!c->in[g])
+			return NULL;
+	}
+	return &c->in[g][(ino - 1) % c->ipg];
+}
+
+static inline uint32_t blk_group(const struct chk *c, uint64_t blk)
+{
+	return (uint32_t)((blk - c->first_data) / c->bpg);
+}
+
+/* The inode claiming block @blk (first_data <= blk < nblocks), 0: none. */
+static uint32_t owner_of(const struct chk *c, uint64_t blk)
+{
+	const uint32_t *o = c->owner[blk_group(c, blk)];
+
+	return o ? o[(blk - c->first_data) % c->bpg] : 0;
+}
+
+static void set_owner(struct chk *c, uint64_t blk, uint32_t ino)
+{
+	uint32_t g = blk_group(c, blk);
+
+	if (!c->owner[g]) {
+		c->owner[g] = chk_calloc(c, c->bpg, sizeof(uint32_t));
+		if (!c->owner[g])
+			return;
+	}
+	c->owner[g][(blk - c->first_data) % c->bpg] = ino;
+}
+
+static bool is_ea(const struct chk *c, uint64_t blk)
+{
+	const uint8_t *m = c->ea[blk_group(c, blk)];
+
+	return m && bit_test(m, (blk - c->first_data) % c->bpg);
+}
+
+static void set_ea(struct chk *c, uint64_t blk)
+{
+	uint32_t g = blk_group(c, blk);
+
+	if (!c->ea[g]) {
+		c->ea[g] = chk_calloc(c, (c->bpg + 7) / 8, 1);
+		if (!c->ea[g])
+			return;
+	}
+	bit_set(c->ea[g], (blk - c->first_data) % c->bpg);
 }
 
 /* ---- findings ----------------------------------------------------------- */
@@ -201,17 +431,17 @@ char *chk_path(struct chk *c, uint32_t ino)
 		return NULL;
 	if (ino == EXT2_ROOT_INO)
 		return strdup("/");
-	if (!c->in[ino].name_off)
+	if (!xip_chk_st(c, ino)->name_off)
 		return NULL;
 	for (depth = 0; ino != EXT2_ROOT_INO; depth++) {
-		if (ino == 0 || ino > c->ninodes || !c->in[ino].name_off ||
+		if (ino == 0 || ino > c->ninodes || !xip_chk_st(c, ino)->name_off ||
 		    depth >= CHK_MAX_DEPTH || len > 4096) {
 			cut = true;
 			break;
 		}
-		parts[n++] = c->names + c->in[ino].name_off - 1;
+		parts[n++] = c->names + xip_chk_st(c, ino)->name_off - 1;
 		len += strlen(parts[n - 1]) + 1;
-		ino = c->in[ino].parent;
+		ino = xip_chk_st(c, ino)->parent;
 	}
 	cap = len + 8;
 	out = malloc(cap);
@@ -635,26 +865,83 @@ static uint32_t block_group(const struct chk *c, uint64_t blk)
 		(uint32_t)((blk - c->first_data) / c->bpg);
 }
 
-static void mark_super_copies(struct chk *c)
+/* Blocks of the superblock copy and descriptors at the start of group @g. */
+static uint64_t super_blocks(const struct chk *c, uint32_t g)
 {
-	for (uint32_t g = 0; g < c->ngroups; g++) {
-		uint64_t first = group_first(c, g), end = group_end(c, g);
-		uint64_t n = 1 + c->gdt_blocks + c->rsv_gdt;
+	uint64_t first = group_first(c, g), end = group_end(c, g);
+	uint64_t n = 1 + c->gdt_blocks + c->rsv_gdt;
 
-		if (!sb_has_super(c, g))
-			continue;
-		for (uint64_t b = first; b < first + n && b < end; b++)
-			bit_set(c->meta, b);
+	if (!(c->gstate[g] & G_SUPER))
+		return 0;
+	return n < end - first ? n : end - first;
+}
+
+/*
+ * The first block of [blk, blk + count) inside group @g that is already
+ * metadata of the group, UINT64_MAX when none: the metadata of a group lies
+ * inside it (place_meta() makes sure), so its ranges are all to look at.
+ */
+static uint64_t meta_overlap(const struct chk *c, uint32_t g, uint64_t blk,
+			     uint64_t count)
+{
+	const struct ext2_group_desc *d = &c->gd[g];
+	uint64_t r[4][2], best = UINT64_MAX, first = group_first(c, g);
+	int n = 0;
+
+	r[n][0] = first;
+	r[n++][1] = first + super_blocks(c, g);
+	if (c->gstate[g] & G_BB_OK) {
+		r[n][0] = d->bg_block_bitmap;
+		r[n++][1] = (uint64_t)d->bg_block_bitmap + 1;
 	}
-	for (uint64_t b = 0; b < c->first_data; b++)
-		bit_set(c->meta, b);
+	if (c->gstate[g] & G_IB_OK) {
+		r[n][0] = d->bg_inode_bitmap;
+		r[n++][1] = (uint64_t)d->bg_inode_bitmap + 1;
+	}
+	if (c->gstate[g] & G_IT_OK) {
+		r[n][0] = d->bg_inode_table;
+		r[n++][1] = (uint64_t)d->bg_inode_table + c->itb;
+	}
+	for (int i = 0; i < n; i++) {
+		uint64_t from = r[i][0] > blk ? r[i][0] : blk;
+
+		if (r[i][0] < r[i][1] && r[i][0] < blk + count &&
+		    r[i][1] > blk && from < best)
+			best = from;
+	}
+	return best;
+}
+
+/* Whether block @blk of group @g is metadata of the group. */
+static inline bool meta_in_group(const struct chk *c, uint32_t g,
+				 uint64_t blk)
+{
+	const struct ext2_group_desc *d = &c->gd[g];
+	uint8_t s = c->gstate[g];
+
+	return ((s & G_SUPER) &&
+		blk - group_first(c, g) < 1 + c->gdt_blocks + c->rsv_gdt) ||
+	       ((s & G_BB_OK) && blk == d->bg_block_bitmap) ||
+	       ((s & G_IB_OK) && blk == d->bg_inode_bitmap) ||
+	       ((s & G_IT_OK) && blk >= d->bg_inode_table &&
+		blk - d->bg_inode_table < c->itb);
+}
+
+/* Whether block @blk is group metadata (or before the first group). */
+static bool chk_is_meta(const struct chk *c, uint64_t blk)
+{
+	if (blk < c->first_data)
+		return true;
+	if (blk >= c->nblocks)
+		return false;
+	return meta_in_group(c, blk_group(c, blk), blk);
 }
 
 /* Place one piece of group metadata; report it when it is misplaced. */
 static bool place_meta(struct chk *c, uint32_t g, const char *what,
 		       uint64_t blk, uint64_t count)
 {
-	uint64_t first = group_first(c, g), end = group_end(c, g);
+	uint64_t first = group_first(c, g), end = group_end(c, g), b;
 
 	if (blk >= c->nblocks || count > c->nblocks - blk) {
 		chk_err(c, "group", 0, blk,
@@ -668,16 +955,13 @@ static bool place_meta(struct chk *c, uint32_t g, const char *what,
 			g, what, blk, first, end - 1);
 		return false;
 	}
-	for (uint64_t b = blk; b < blk + count; b++) {
-		if (bit_test(c->meta, b)) {
-			chk_err(c, "group", 0, b,
-				"group %u: %s at block %" PRIu64 " overlaps the %s of group %u",
-				g, what, b, meta_kind(c, b), block_group(c, b));
-			return false;
-		}
+	b = meta_overlap(c, g, blk, count);
+	if (b != UINT64_MAX) {
+		chk_err(c, "group", 0, b,
+			"group %u: %s at block %" PRIu64 " overlaps the %s of group %u",
+			g, what, b, meta_kind(c, b), block_group(c, b));
+		return false;
 	}
-	for (uint64_t b = blk; b < blk + count; b++)
-		bit_set(c->meta, b);
 	return true;
 }
 
@@ -696,8 +980,15 @@ static int chk_groups(struct chk *c)
 	c->gstate = chk_calloc(c, c->ngroups, 1);
 	if (!c->gd || !c->gstate)
 		return -ENOMEM;
-	memcpy(c->gd, p, (size_t)c->ngroups * sizeof(*c->gd));
-	mark_super_copies(c);
+	if (xip_chk_pread(c, c->gd, (size_t)c->ngroups * sizeof(*c->gd),
+		      gdt * c->bs)) {
+		chk_err(c, "group", 0, gdt,
+			"group descriptors: cannot be read");
+		return 1;
+	}
+	for (uint32_t g = 0; g < c->ngroups; g++)
+		if (sb_has_super(c, g))
+			c->gstate[g] |= G_SUPER;
 	for (uint32_t g = 0; g < c->ngroups; g++) {
 		struct ext2_group_desc *d = &c->gd[g];
 
@@ -718,11 +1009,17 @@ static int chk_groups(struct chk *c)
 
 /* ---- pass 1: inodes and their blocks ------------------------------------ */
 
-const struct ext2_inode_large *chk_inode(struct chk *c, uint32_t ino)
+/*
+ * Read inode @ino into @buf (a whole struct ext2_inode_large, the bytes
+ * beyond the on-disk inode zero); NULL when its table cannot be read.
+ */
+const struct ext2_inode_large *chk_inode(struct chk *c, uint32_t ino,
+					 struct ext2_inode_large *buf)
 {
 	uint32_t g, i;
 	uint64_t off;
-	void *p;
+	size_t len = c->inode_size < sizeof(*buf) ? c->inode_size :
+		     sizeof(*buf);
 
 	if (ino == 0 || ino > c->ninodes)
 		return NULL;
@@ -732,9 +1029,16 @@ const struct ext2_inode_large *chk_inode(struct chk *c, uint32_t ino)
 		return NULL;
 	off = (uint64_t)c->gd[g].bg_inode_table * c->bs +
 	      (uint64_t)i * c->inode_size;
-	if (segment_range(c->seg, off, c->inode_size, &p))
+	memset(buf, 0, sizeof(*buf));
+	if (xip_chk_pread(c, buf, len, off))
 		return NULL;
-	return p;
+	return buf;
+}
+
+/* Block pointer @i of an inode (on disk little-endian). */
+static inline uint64_t iblock(const struct ext2_inode_large *in, int i)
+{
+	return le32toh(in->i_block[i]);
 }
 
 uint64_t chk_isize(const struct ext2_inode_large *in)
@@ -785,7 +1089,8 @@ static void walk_problem(struct walk *w, uint64_t blk, const char *fmt, ...)
 static bool walk_claim(struct walk *w, uint64_t blk, const char *what)
 {
 	struct chk *c = w->c;
-	uint32_t other;
+	uint32_t other, g, *own;
+	uint64_t idx;
 
 	if (blk < c->first_data || blk >= c->nblocks) {
 		if (w->claim)
@@ -797,12 +1102,15 @@ static bool walk_claim(struct walk *w, uint64_t blk, const char *what)
 	}
 	if (!w->claim)
 		return true;
-	if (bit_test(c->meta, blk)) {
+	g = blk_group(c, blk);
+	if (meta_in_group(c, g, blk)) {
 		walk_problem(w, blk, "%s %" PRIu64 " is the %s of group %u",
 			     what, blk, meta_kind(c, blk), block_group(c, blk));
 		return false;
 	}
-	other = c->owner[blk];
+	own = c->owner[g];
+	idx = blk - group_first(c, g);
+	other = own ? own[idx] : 0;
 	if (other) {
 		if (other == w->ino)
 			walk_problem(w, blk,
@@ -812,12 +1120,16 @@ static bool walk_claim(struct walk *w, uint64_t blk, const char *what)
 			walk_problem(w, blk,
 				     "%s %" PRIu64 " is also claimed by inode %" PRIu32 "%s",
 				     what, blk, other,
-				     bit_test(c->ea, blk) ?
+				     is_ea(c, blk) ?
 				     " (extended attribute block)" : "");
 		c->dups++;
 		return false;
 	}
-	c->owner[blk] = w->ino;
+	if (!own) {
+		set_owner(c, blk, w->ino);
+	} else {
+		own[idx] = w->ino;
+	}
 	c->used_blocks++;
 	return true;
 }
@@ -864,18 +1176,21 @@ static void walk_ind(struct walk *w, uint64_t blk, int level, uint64_t lblk)
 	w->nblocks++;
 	if (!walk_claim(w, blk, "indirect block"))
 		return;
-	ptr = (const uint32_t *)chk_block(c, blk);
-	if (!ptr)
+	/* one buffer per level: the levels above stay readable */
+	ptr = (const uint32_t *)c->lvl[level - 1];
+	if (!xip_chk_read_block(c, blk, c->lvl[level - 1]))
 		return;
 	for (int l = 1; l < level; l++)
 		span *= c->apb;
 	for (uint32_t i = 0; i < c->apb && !w->stop; i++) {
-		if (!ptr[i])
+		uint64_t p = le32toh(ptr[i]);
+
+		if (!p)
 			continue;
 		if (level == 1)
-			walk_data(w, lblk + i, ptr[i]);
+			walk_data(w, lblk + i, p);
 		else
-			walk_ind(w, ptr[i], level - 1, lblk + i * span);
+			walk_ind(w, p, level - 1, lblk + i * span);
 	}
 }
 
@@ -886,24 +1201,25 @@ static void walk_ind(struct walk *w, uint64_t blk, int level, uint64_t lblk)
  */
 int chk_blocks(struct chk *c, uint32_t ino, chk_block_fn fn, void *arg)
 {
-	const struct ext2_inode_large *in = chk_inode(c, ino);
+	struct ext2_inode_large buf;
+	const struct ext2_inode_large *in = chk_inode(c, ino, &buf);
 	struct walk w = { .c = c, .ino = ino, .fn = fn, .arg = arg,
 			  .last = -1, .prev_lblk = -1 };
 	uint64_t base = EXT2_NDIR_BLOCKS, apb = c->apb;
 
-	if (!in || !(c->in[ino].flags & ST_MAP_OK))
+	if (!in || !(xip_chk_st(c, ino)->flags & ST_MAP_OK))
 		return -EUCLEAN;
 	for (int i = 0; i < EXT2_NDIR_BLOCKS && !w.stop; i++)
-		if (in->i_block[i])
-			walk_data(&w, (uint64_t)i, in->i_block[i]);
-	if (in->i_block[EXT2_IND_BLOCK] && !w.stop)
-		walk_ind(&w, in->i_block[EXT2_IND_BLOCK], 1, base);
+		if (iblock(in, i))
+			walk_data(&w, (uint64_t)i, iblock(in, i));
+	if (iblock(in, EXT2_IND_BLOCK) && !w.stop)
+		walk_ind(&w, iblock(in, EXT2_IND_BLOCK), 1, base);
 	base += apb;
-	if (in->i_block[EXT2_DIND_BLOCK] && !w.stop)
-		walk_ind(&w, in->i_block[EXT2_DIND_BLOCK], 2, base);
+	if (iblock(in, EXT2_DIND_BLOCK) && !w.stop)
+		walk_ind(&w, iblock(in, EXT2_DIND_BLOCK), 2, base);
 	base += apb * apb;
-	if (in->i_block[EXT2_TIND_BLOCK] && !w.stop)
-		walk_ind(&w, in->i_block[EXT2_TIND_BLOCK], 3, base);
+	if (iblock(in, EXT2_TIND_BLOCK) && !w.stop)
+		walk_ind(&w, iblock(in, EXT2_TIND_BLOCK), 3, base);
 	return w.stop;
 }
 
@@ -912,16 +1228,16 @@ static void walk_map(struct walk *w, const struct ext2_inode_large *in)
 	uint64_t base = EXT2_NDIR_BLOCKS, apb = w->c->apb;
 
 	for (int i = 0; i < EXT2_NDIR_BLOCKS; i++)
-		if (in->i_block[i])
-			walk_data(w, (uint64_t)i, in->i_block[i]);
-	if (in->i_block[EXT2_IND_BLOCK])
-		walk_ind(w, in->i_block[EXT2_IND_BLOCK], 1, base);
+		if (iblock(in, i))
+			walk_data(w, (uint64_t)i, iblock(in, i));
+	if (iblock(in, EXT2_IND_BLOCK))
+		walk_ind(w, iblock(in, EXT2_IND_BLOCK), 1, base);
 	base += apb;
-	if (in->i_block[EXT2_DIND_BLOCK])
-		walk_ind(w, in->i_block[EXT2_DIND_BLOCK], 2, base);
+	if (iblock(in, EXT2_DIND_BLOCK))
+		walk_ind(w, iblock(in, EXT2_DIND_BLOCK), 2, base);
 	base += apb * apb;
-	if (in->i_block[EXT2_TIND_BLOCK])
-		walk_ind(w, in->i_block[EXT2_TIND_BLOCK], 3, base);
+	if (iblock(in, EXT2_TIND_BLOCK))
+		walk_ind(w, iblock(in, EXT2_TIND_BLOCK), 3, base);
 	if (w->unlisted)
 		chk_err(w->c, "inode", w->ino, 0,
 			"%u more bad block pointers not listed", w->unlisted);
@@ -961,8 +1277,8 @@ static void chk_max_size(struct chk *c, uint32_t ino,
 static uint64_t chk_ea_block(struct chk *c, uint32_t ino,
 			     const struct ext2_inode_large *in)
 {
-	uint64_t blk = in->i_file_acl;
-	const uint32_t *hdr;
+	uint64_t blk = le32toh(in->i_file_acl);
+	uint32_t hdr[2];
 
 	if (!blk)
 		return 0;
@@ -978,31 +1294,31 @@ static uint64_t chk_ea_block(struct chk *c, uint32_t ino,
 			blk, blk >= c->seg->size / c->bs ? "image" : "file system");
 		return 1;
 	}
-	if (bit_test(c->meta, blk)) {
+	if (chk_is_meta(c, blk)) {
 		chk_err(c, "inode", ino, blk,
 			"extended attribute block %" PRIu64 " (i_file_acl) is the %s of group %u",
 			blk, meta_kind(c, blk), block_group(c, blk));
 		return 1;
 	}
-	if (c->owner[blk] && !bit_test(c->ea, blk)) {
+	if (owner_of(c, blk) && !is_ea(c, blk)) {
 		chk_err(c, "inode", ino, blk,
 			"extended attribute block %" PRIu64 " is also claimed by inode %" PRIu32,
-			blk, c->owner[blk]);
+			blk, owner_of(c, blk));
 		c->dups++;
 		return 1;
 	}
-	if (!c->owner[blk]) {
-		hdr = (const uint32_t *)chk_block(c, blk);
-		if (!hdr || (hdr[0] != EXT2_EXT_ATTR_MAGIC &&
-			     hdr[0] != EXT2_EXT_ATTR_MAGIC_v1)) {
+	if (!owner_of(c, blk)) {
+		if (xip_chk_pread(c, hdr, sizeof(hdr), blk * c->bs) ||
+		    (le32toh(hdr[0]) != EXT2_EXT_ATTR_MAGIC &&
+		     le32toh(hdr[0]) != EXT2_EXT_ATTR_MAGIC_v1)) {
 			chk_err(c, "inode", ino, blk,
 				"extended attribute block %" PRIu64 " has a bad magic number",
 				blk);
 			return 1;
 		}
-		c->owner[blk] = ino;
+		set_owner(c, blk, ino);
 		c->used_blocks++;
-		bit_set(c->ea, blk);
+		set_ea(c, blk);
 	}
 	if (!chk_grow(c, (void **)&c->earefs, &c->eacap, c->nea,
 		      sizeof(*c->earefs)))
@@ -1075,10 +1391,10 @@ static void chk_symlink(struct chk *c, uint32_t ino,
 		}
 		if (!w->first_pblk)
 			return;	/* its block was reported */
-		buf = (const char *)chk_block(c, w->first_pblk);
-		max = c->bs;
-		if (!buf)
+		if (!xip_chk_read_block(c, w->first_pblk, c->scratch))
 			return;
+		buf = (const char *)c->scratch;
+		max = c->bs;
 	}
 	len = strnlen(buf, max);
 	if (len != size)
@@ -1089,15 +1405,17 @@ static void chk_symlink(struct chk *c, uint32_t ino,
 
 static bool is_elf(struct chk *c, uint64_t pblk)
 {
-	const uint8_t *b = pblk ? chk_block(c, pblk) : NULL;
+	uint8_t b[4];
 
-	return b && !memcmp(b, "\177ELF", 4);
+	return pblk && pblk < c->nblocks &&
+	       !xip_chk_pread(c, b, sizeof(b), pblk * c->bs) &&
+	       !memcmp(b, "\177ELF", 4);
 }
 
 /* The resize inode: its double indirect block lists the reserved GDT. */
 static void chk_resize_inode(struct chk *c, const struct ext2_inode_large *in)
 {
-	uint64_t dind = in->i_block[EXT2_DIND_BLOCK], pblk;
+	uint64_t dind = iblock(in, EXT2_DIND_BLOCK), pblk;
 	const uint32_t *ptr;
 	uint64_t off;
 
@@ -1109,29 +1427,30 @@ static void chk_resize_inode(struct chk *c, const struct ext2_inode_large *in)
 		return;
 	}
 	for (int i = 0; i < EXT2_N_BLOCKS; i++)
-		if (i != EXT2_DIND_BLOCK && in->i_block[i]) {
+		if (i != EXT2_DIND_BLOCK && iblock(in, i)) {
 			chk_err(c, "inode", EXT2_RESIZE_INO, 0,
 				"resize inode has an unexpected block pointer (i_block[%d])",
 				i);
 			return;
 		}
 	if (!dind || dind < c->first_data || dind >= c->nblocks ||
-	    bit_test(c->meta, dind) || c->owner[dind]) {
+	    chk_is_meta(c, dind) || owner_of(c, dind)) {
 		chk_err(c, "inode", EXT2_RESIZE_INO, dind,
 			"resize inode: invalid double indirect block %" PRIu64,
 			dind);
 		return;
 	}
-	c->owner[dind] = EXT2_RESIZE_INO;
+	set_owner(c, dind, EXT2_RESIZE_INO);
 	c->used_blocks++;
 	if (!c->rsv_gdt)
 		return;
-	ptr = (const uint32_t *)chk_block(c, dind);
+	ptr = xip_chk_read_block(c, dind, c->scratch) ?
+	      (const uint32_t *)c->scratch : NULL;
 	off = c->gdt_blocks;
 	pblk = c->first_data + 1 + c->gdt_blocks;
 	for (uint64_t i = 0; ptr && i < c->rsv_gdt; i++, off++, pblk++) {
 		off %= c->apb;
-		if (ptr[off] != pblk) {
+		if (le32toh(ptr[off]) != pblk) {
 			chk_err(c, "inode", EXT2_RESIZE_INO, dind,
 				"resize inode: reserved descriptor block %" PRIu64 " is not listed",
 				pblk);
@@ -1162,7 +1481,7 @@ static void chk_reserved_inode(struct chk *c, uint32_t ino,
 	}
 	if (ino == EXT4_USR_QUOTA_INO || ino == EXT4_GRP_QUOTA_INO ||
 	    ino == EXT2_JOURNAL_INO) {
-		if (in->i_links_count || in->i_blocks || in->i_block[0])
+		if (in->i_links_count || in->i_blocks || iblock(in, 0))
 			chk_err(c, "inode", ino, 0,
 				"reserved %s inode is not clear",
 				ino == EXT2_JOURNAL_INO ? "journal" : "quota");
@@ -1198,7 +1517,7 @@ static void chk_reserved_inode(struct chk *c, uint32_t ino,
 		return;
 	walk_map(&w, in);
 	if (!w.problems)
-		c->in[ino].flags |= ST_MAP_OK;
+		xip_chk_stw(c, ino)->flags |= ST_MAP_OK;	/* made by the caller */
 	if (in->i_blocks != w.nblocks * (c->bs / 512))
 		chk_err(c, "inode", ino, 0,
 			"i_blocks is %u, should be %" PRIu64, in->i_blocks,
@@ -1212,28 +1531,33 @@ static void chk_reserved_inode(struct chk *c, uint32_t ino,
 static void chk_one_inode(struct chk *c, uint32_t ino,
 			  const struct ext2_inode_large *in)
 {
-	struct chk_ino *st = &c->in[ino];
+	struct chk_ino *st;
 	uint16_t mode = in->i_mode;
 	struct walk w = { .c = c, .ino = ino, .claim = true, .last = -1,
 			  .prev_lblk = -1 };
 	bool walk_blocks, reserved = ino < c->first_ino;
 	uint64_t ea;
 
-	st->links = in->i_links_count;
-	st->ftype = mode_ftype(mode);
 	if (!in->i_links_count && in->i_dtime && in->i_dtime < c->ninodes)
 		chk_err(c, "inode", ino, 0,
 			"deletion time %u looks like a link of the orphan list (i_dtime)",
 			in->i_dtime);
-	if (reserved && ino != EXT2_ROOT_INO && !is_journal(c, ino)) {
-		st->flags |= ST_USED;
-		chk_reserved_inode(c, ino, in);
-		return;
-	}
-	if (!in->i_links_count) {
+	if (!in->i_links_count &&
+	    !(reserved && ino != EXT2_ROOT_INO && !is_journal(c, ino))) {
+		/* unused: no state, only what the fields say */
 		if (in->i_mode && !in->i_dtime && ino >= c->first_ino)
 			chk_err(c, "inode", ino, 0,
 				"deleted inode (no links) has no deletion time (i_dtime)");
+		return;
+	}
+	st = xip_chk_stw(c, ino);
+	if (!st)
+		return;		/* out of memory: c->nomem */
+	st->links = in->i_links_count;
+	st->ftype = mode_ftype(mode);
+	if (reserved && ino != EXT2_ROOT_INO && !is_journal(c, ino)) {
+		st->flags |= ST_USED;
+		chk_reserved_inode(c, ino, in);
 		return;
 	}
 	st->flags |= ST_USED;
@@ -1246,6 +1570,9 @@ static void chk_one_inode(struct chk *c, uint32_t ino,
 		chk_err(c, "inode", ino, 0, "invalid mode 0%o (i_mode)", mode);
 	if (S_ISDIR(mode)) {
 		st->flags |= ST_DIR;
+		/* what chk_dir_block() looks for in block 0 */
+		if (in->i_flags & EXT2_INDEX_FL)
+			st->flags |= ST_INDEX;
 		c->dirs_in_group[(ino - 1) / c->ipg]++;
 	}
 	if (ino == EXT2_ROOT_INO && !S_ISDIR(mode))
@@ -1316,31 +1643,67 @@ static void chk_one_inode(struct chk *c, uint32_t ino,
 		c->files++;
 }
 
+/*
+ * Pass 1 reads the inode tables in chunks of CHK_IOBUF.  A chunk where the
+ * image file has a hole is zeros: no inode in it is in use, and none but
+ * the reserved ones needs a look.
+ */
+
+static void chk_itable_chunk(struct chk *c, uint8_t *buf, uint32_t g,
+			     uint32_t i0, uint32_t n)
+{
+	uint64_t off = (uint64_t)c->gd[g].bg_inode_table * c->bs +
+		       (uint64_t)i0 * c->inode_size;
+	uint32_t ino0 = g * c->ipg + i0 + 1;
+	size_t len = (size_t)n * c->inode_size;
+
+	/* below 64 KiB, reading zeros costs less than asking for a hole */
+	if (len >= (64u << 10) && !chk_may_hold_data(c, off, len)) {
+		if (ino0 >= c->first_ino)
+			return;
+		memset(buf, 0, len);
+	} else if (xip_chk_pread(c, buf, len, off)) {
+		for (uint32_t i = 0; i < n; i++) {
+			struct chk_ino *st = xip_chk_stw(c, ino0 + i);
+
+			if (st)
+				st->flags |= ST_UNKNOWN;
+		}
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ext2_inode_large *in =
+			(const void *)(buf + (size_t)i * c->inode_size);
+		uint32_t ino = ino0 + i;
+
+		/* never used: nothing to look at (the common case) */
+		if (!in->i_links_count && !in->i_mode && !in->i_dtime &&
+		    ino >= c->first_ino)
+			continue;
+		chk_one_inode(c, ino, in);
+		if (c->nomem)
+			return;
+	}
+}
+
 static int chk_inodes(struct chk *c)
 {
-	for (uint32_t g = 0; g < c->ngroups; g++) {
-		if (c->opts->progress)
+	uint32_t per = CHK_IOBUF / c->inode_size;
+	uint8_t *buf = c->iobuf;
+
+	if (per > c->ipg)
+		per = c->ipg;
+	for (uint32_t g = 0; g < c->ngroups && !c->nomem; g++) {
+		if (c->opts->progress && !(g & 63))
 			c->opts->progress(c->opts->progress_arg, "inodes", g,
 					  c->ngroups);
-		chk_release(c, (uint64_t)c->itb * c->bs);
-		for (uint32_t i = 0; i < c->ipg; i++) {
-			uint32_t ino = g * c->ipg + i + 1;
-			const struct ext2_inode_large *in;
-
-			if (!(c->gstate[g] & G_IT_OK)) {
-				c->in[ino].flags |= ST_UNKNOWN;
-				continue;
-			}
-			in = chk_inode(c, ino);
-			if (in)
-				chk_one_inode(c, ino, in);
-			else
-				c->in[ino].flags |= ST_UNKNOWN;
-			if (c->nomem)
-				return -ENOMEM;
-		}
+		if (!(c->gstate[g] & G_IT_OK))
+			continue;	/* ST_UNKNOWN, by xip_chk_st() */
+		for (uint32_t i = 0; i < c->ipg && !c->nomem; i += per)
+			chk_itable_chunk(c, buf, g, i,
+					 c->ipg - i < per ? c->ipg - i : per);
 	}
-	return 0;
+	return c->nomem ? -ENOMEM : 0;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -1358,15 +1721,15 @@ static void chk_ea_refs(struct chk *c)
 	qsort(c->earefs, c->nea, sizeof(*c->earefs), cmp_u64);
 	for (size_t i = 0; i < c->nea;) {
 		size_t j = i;
-		const uint32_t *hdr;
+		uint32_t hdr[2];
 
 		while (j < c->nea && c->earefs[j] == c->earefs[i])
 			j++;
-		hdr = (const uint32_t *)chk_block(c, c->earefs[i]);
-		if (hdr && hdr[1] != j - i)
+		if (!xip_chk_pread(c, hdr, sizeof(hdr), c->earefs[i] * c->bs) &&
+		    le32toh(hdr[1]) != j - i)
 			chk_err(c, "block", 0, c->earefs[i],
 				"extended attribute block %" PRIu64 ": reference count %u, should be %zu",
-				c->earefs[i], hdr[1], j - i);
+				c->earefs[i], le32toh(hdr[1]), j - i);
 		i = j;
 	}
 }
@@ -1465,12 +1828,26 @@ static void dname_put(struct chk_dname *tab, size_t cap,
  */
 static bool dname_seen(struct chk *c, const char *name, unsigned int len)
 {
-	struct chk_dname e = { name, name_hash(name, len), c->dgen,
-			       (uint16_t)len };
+	struct chk_dname e = { 0, name_hash(name, len), c->dgen };
 	size_t i;
 
-	if (c->nomem)
+	/*
+	 * The names are kept: the block they are read from is not.  (A
+	 * directory of more than 4 GiB of names is not looked at further.)
+	 */
+	if (c->nomem || len > 255 || c->dnalen + len + 1 >= UINT32_MAX)
 		return false;
+	while (c->dnalen + len + 1 > c->dnacap) {
+		size_t ncap = c->dnacap ? c->dnacap * 2 : 65536;
+		char *p = realloc(c->dnarena, ncap);
+
+		if (!p) {
+			c->nomem = true;
+			return false;
+		}
+		c->dnarena = p;
+		c->dnacap = ncap;
+	}
 	if ((c->dnn + 1) * 2 > c->dncap) {
 		size_t cap = c->dncap ? c->dncap * 2 : 256;
 		struct chk_dname *tab = calloc(cap, sizeof(*tab));
@@ -1491,10 +1868,15 @@ static bool dname_seen(struct chk *c, const char *name, unsigned int len)
 	     i = (i + 1) & (c->dncap - 1)) {
 		const struct chk_dname *o = &c->dnames[i];
 
-		if (o->hash == e.hash && o->len == len &&
-		    !memcmp(o->name, name, len))
+		if (o->hash == e.hash &&
+		    (uint8_t)c->dnarena[o->name - 1] == len &&
+		    !memcmp(c->dnarena + o->name, name, len))
 			return true;
 	}
+	c->dnarena[c->dnalen] = (char)len;
+	memcpy(c->dnarena + c->dnalen + 1, name, len);
+	e.name = (uint32_t)(c->dnalen + 1);
+	c->dnalen += len + 1;
 	c->dnames[i] = e;
 	c->dnn++;
 	return false;
@@ -1504,6 +1886,7 @@ static bool dname_seen(struct chk *c, const char *name, unsigned int len)
 static void dname_reset(struct chk *c)
 {
 	c->dnn = 0;
+	c->dnalen = 0;
 	if (++c->dgen == 0) {	/* wrapped: old entries could look current */
 		memset(c->dnames, 0, c->dncap * sizeof(*c->dnames));
 		c->dgen = 1;
@@ -1526,18 +1909,18 @@ static void dir_entry(struct dirctx *d, uint32_t ino, const char *name,
 		else if (ino != d->dir)
 			dir_problem(d, "'.' points to inode %" PRIu32, ino);
 		else
-			c->in[d->dir].flags |= ST_HAS_DOT;
+			xip_chk_stw(c, d->dir)->flags |= ST_HAS_DOT;
 		if (dot) {
 			entry_ftype(d, shown, ino, ftype, EXT2_FT_DIR);
-			c->in[d->dir].counted++;
+			xip_chk_stw(c, d->dir)->counted++;
 			return;
 		}
 	} else if (d->lblk == 0 && d->idx == 1) {
 		if (!dotdot) {
 			dir_problem(d, "second entry is '%s', not '..'", shown);
 		} else {
-			c->in[d->dir].flags |= ST_HAS_DOTDOT;
-			c->in[d->dir].dotdot = ino;
+			xip_chk_stw(c, d->dir)->flags |= ST_HAS_DOTDOT;
+			xip_chk_stw(c, d->dir)->dotdot = ino;
 		}
 	} else if (dot || dotdot) {
 		dir_problem(d, "extra '%s' entry", shown);
@@ -1563,14 +1946,14 @@ static void dir_entry(struct dirctx *d, uint32_t ino, const char *name,
 			    shown, ino);
 		return;
 	}
-	st = &c->in[ino];
-	if (st->flags & ST_UNKNOWN)
+	if (xip_chk_st(c, ino)->flags & ST_UNKNOWN)
 		return;
-	if (!(st->flags & ST_USED)) {
+	if (!(xip_chk_st(c, ino)->flags & ST_USED)) {
 		dir_problem(d, "entry '%s' points to unused inode %" PRIu32,
 			    shown, ino);
 		return;
 	}
+	st = xip_chk_stw(c, ino);	/* in use: its group's state exists */
 	entry_ftype(d, shown, ino, ftype, st->ftype);
 	st->counted++;
 	if (dotdot)
@@ -1602,11 +1985,10 @@ static void chk_htree_root(struct dirctx *d, const uint8_t *b)
 }
 
 static void chk_dir_block(struct chk *c, const struct chk_dblk *db,
-			  int64_t *expect)
+			  const uint8_t *b, int64_t *expect)
 {
 	struct dirctx d = { .c = c, .dir = db->ino, .lblk = db->lblk,
 			    .pblk = db->pblk };
-	const uint8_t *b = chk_block(c, db->pblk);
 	uint32_t off = 0;
 
 	if ((int64_t)db->lblk != *expect)
@@ -1616,7 +1998,7 @@ static void chk_dir_block(struct chk *c, const struct chk_dblk *db,
 	if (!b)
 		return;
 	if (db->lblk == 0 &&
-	    (c->in[db->ino].flags & ST_INDEX))
+	    (xip_chk_st(c, db->ino)->flags & ST_INDEX))
 		chk_htree_root(&d, b);
 	while (off < c->bs) {
 		const struct ext2_dir_entry_2 *de =
@@ -1627,7 +2009,7 @@ static void chk_dir_block(struct chk *c, const struct chk_dblk *db,
 			dir_problem(&d, "entry at offset %u is truncated", off);
 			return;
 		}
-		rec = de->rec_len;
+		rec = le16toh(de->rec_len);
 		if (c->bs >= 65536 && (rec == 65535 || rec == 0))
 			rec = 65536;
 		nlen = de->name_len;
@@ -1650,7 +2032,8 @@ static void chk_dir_block(struct chk *c, const struct chk_dblk *db,
 			return;
 		}
 		if (de->inode) {
-			dir_entry(&d, de->inode, de->name, nlen, ftype);
+			dir_entry(&d, le32toh(de->inode), de->name, nlen,
+				  ftype);
 			d.idx++;
 		} else if (db->lblk == 0 && d.idx < 2) {
 			dir_problem(&d, "missing '%s' entry",
@@ -1661,8 +2044,13 @@ static void chk_dir_block(struct chk *c, const struct chk_dblk *db,
 	}
 }
 
+/* Pass 2 reads the directory blocks in runs of consecutive blocks. */
 static void chk_dirs(struct chk *c)
 {
+	uint32_t max = CHK_IOBUF / c->bs;
+	uint8_t *buf = c->iobuf;
+	size_t bstart = 0, bn = 0;	/* db[bstart..+bn) are in buf */
+	bool bok = false;
 	int64_t expect = 0;
 	uint32_t cur = 0;
 
@@ -1674,13 +2062,28 @@ static void chk_dirs(struct chk *c)
 			if (c->opts->against)
 				chk_tree_dir_start(c, cur);
 		}
-		chk_release(c, c->bs);
 		if (!(i & 4095)) {
 			if (c->opts->progress)
 				c->opts->progress(c->opts->progress_arg,
 						  "directories", i, c->ndb);
 		}
-		chk_dir_block(c, &c->db[i], &expect);
+		if (i >= bstart + bn) {
+			/* the next run of blocks that follow each other */
+			bstart = i;
+			bn = 1;
+			while (bn < max && i + bn < c->ndb &&
+			       c->db[i + bn].pblk == c->db[i].pblk + bn)
+				bn++;
+			bok = !xip_chk_pread(c, buf, bn * c->bs,
+					 c->db[i].pblk * c->bs);
+			if (!bok)
+				bn = 1;	/* block by block then */
+			if (!bok)
+				bok = xip_chk_read_block(c, c->db[i].pblk, buf);
+		}
+		chk_dir_block(c, &c->db[i],
+			      bok ? buf + (i - bstart) * c->bs : NULL,
+			      &expect);
 	}
 }
 
@@ -1691,44 +2094,57 @@ static void chk_connect(struct chk *c)
 	uint32_t *stack = NULL;
 	size_t cap = 0;
 
-	if (!(c->in[EXT2_ROOT_INO].flags & ST_DIR))
+	if (!(xip_chk_st(c, EXT2_ROOT_INO)->flags & ST_DIR))
 		return;
-	c->in[EXT2_ROOT_INO].flags |= ST_REACHABLE | ST_DONE;
-	c->in[EXT2_ROOT_INO].parent = EXT2_ROOT_INO;
+	xip_chk_stw(c, EXT2_ROOT_INO)->flags |= ST_REACHABLE | ST_DONE;
+	xip_chk_stw(c, EXT2_ROOT_INO)->parent = EXT2_ROOT_INO;
 	for (uint32_t ino = 1; ino <= c->ninodes; ino++) {
-		struct chk_ino *st = &c->in[ino];
+		struct chk_ino *st;
 		size_t n = 0;
 		uint32_t p = ino;
 		bool ok;
 
+		if (!c->in[(ino - 1) / c->ipg]) {
+			/* no inode of the group in use */
+			ino += c->ipg - 1 - (ino - 1) % c->ipg;
+			continue;
+		}
+		st = xip_chk_stw(c, ino);
 		if (!(st->flags & ST_DIR) || (st->flags & ST_DONE))
 			continue;
 		/* climb the parents until a known directory or a loop */
 		while (p && p <= c->ninodes &&
-		       !(c->in[p].flags & (ST_DONE | ST_BUSY)) &&
-		       (c->in[p].flags & ST_DIR)) {
+		       !(xip_chk_st(c, p)->flags & (ST_DONE | ST_BUSY)) &&
+		       (xip_chk_st(c, p)->flags & ST_DIR)) {
 			if (chk_grow(c, (void **)&stack, &cap, n,
 				     sizeof(*stack)))
 				goto out;
 			stack[n++] = p;
-			c->in[p].flags |= ST_BUSY;
-			p = c->in[p].name_off ? c->in[p].parent : 0;
+			xip_chk_stw(c, p)->flags |= ST_BUSY;
+			p = xip_chk_st(c, p)->name_off ? xip_chk_st(c, p)->parent : 0;
 		}
-		ok = p && p <= c->ninodes && (c->in[p].flags & ST_REACHABLE);
-		if (p && p <= c->ninodes && (c->in[p].flags & ST_BUSY))
+		ok = p && p <= c->ninodes &&
+		     (xip_chk_st(c, p)->flags & ST_REACHABLE);
+		if (p && p <= c->ninodes && (xip_chk_st(c, p)->flags & ST_BUSY))
 			chk_err(c, "directory", p, 0,
 				"directory is part of a loop, not reachable from /");
 		while (n) {
-			struct chk_ino *s = &c->in[stack[--n]];
+			struct chk_ino *s = xip_chk_stw(c, stack[--n]);
 
 			s->flags = (uint8_t)((s->flags & ~ST_BUSY) | ST_DONE |
 					     (ok ? ST_REACHABLE : 0));
 		}
 	}
 	for (uint32_t ino = 1; ino <= c->ninodes; ino++) {
-		struct chk_ino *st = &c->in[ino];
-		uint32_t want = ino == EXT2_ROOT_INO ? ino : st->parent;
+		const struct chk_ino *st;
+		uint32_t want;
 
+		if (!c->in[(ino - 1) / c->ipg]) {
+			ino += c->ipg - 1 - (ino - 1) % c->ipg;
+			continue;
+		}
+		st = xip_chk_st(c, ino);
+		want = ino == EXT2_ROOT_INO ? ino : st->parent;
 		if (!(st->flags & ST_DIR))
 			continue;
 		if (!(st->flags & ST_REACHABLE) && st->name_off)
@@ -1759,8 +2175,13 @@ out:
 static void chk_links(struct chk *c)
 {
 	for (uint32_t ino = 1; ino <= c->ninodes; ino++) {
-		struct chk_ino *st = &c->in[ino];
+		const struct chk_ino *st;
 
+		if (!c->in[(ino - 1) / c->ipg]) {
+			ino += c->ipg - 1 - (ino - 1) % c->ipg;
+			continue;
+		}
+		st = xip_chk_st(c, ino);
 		if (!(st->flags & ST_USED) || (st->flags & ST_UNKNOWN) ||
 		    (ino < c->first_ino && ino != EXT2_ROOT_INO))
 			continue;
@@ -1798,82 +2219,148 @@ static void report_run(struct chk *c, uint32_t g, const char *what,
 			used ? "free" : "in use");
 }
 
-/* Compare @n bits of a bitmap with the truth; padding bits must be set. */
-static uint64_t cmp_bitmap(struct chk *c, uint32_t g, const char *what,
-			   const uint8_t *map, uint64_t base, uint64_t n,
-			   uint64_t nbits, bool (*used)(struct chk *, uint64_t))
+struct runctx {
+	struct chk *c;
+	uint32_t g;
+	const char *what;
+	uint64_t base;
+};
+
+static void bitmap_run(void *arg, uint64_t from, uint64_t to, bool used)
 {
-	uint64_t free_count = 0, run = 0;
-	int state = -1;		/* -1: no mismatch run */
+	struct runctx *r = arg;
 
-	for (uint64_t i = 0; i <= n; i++) {
-		bool u = i < n && used(c, base + i);
-		bool m = i < n && bit_test(map, i);
-		int s = (i < n && u != m) ? (int)u : -1;
-
-		if (i < n && !u)
-			free_count++;
-		if (s != state) {
-			if (state >= 0)
-				report_run(c, g, what, base + run, base + i - 1,
-					   state);
-			run = i;
-			state = s;
-		}
-	}
-	for (uint64_t i = n; i < nbits; i++) {
-		if (!bit_test(map, i)) {
-			chk_err(c, "bitmap", 0, 0,
-				"group %u: padding at the end of the %s bitmap is not set",
-				g, what);
-			break;
-		}
-	}
-	return free_count;
+	report_run(r->c, r->g, r->what, r->base + from, r->base + to, used);
 }
 
-static bool block_used(struct chk *c, uint64_t b)
+/*
+ * Compare a group's bitmap @disk with the truth @want: @n bits, padding
+ * bits up to @nbits set.  Returns the free count, or -1 when the bitmap
+ * could not be read (@disk NULL).
+ */
+static int64_t cmp_bitmap(struct chk *c, uint32_t g, const char *what,
+			  const uint8_t *disk, const uint8_t *want,
+			  uint64_t base, uint64_t n, uint64_t nbits)
 {
-	return bit_test(c->meta, b) || c->owner[b];
+	struct runctx r = { c, g, what, base };
+	uint64_t free_count;
+	bool pad_ok;
+
+	if (!disk)
+		return -1;
+	free_count = xip_chk_bitmap_cmp(disk, want, n, nbits, &pad_ok,
+					bitmap_run, &r);
+	if (!pad_ok)
+		chk_err(c, "bitmap", 0, 0,
+			"group %u: padding at the end of the %s bitmap is not set",
+			g, what);
+	return (int64_t)free_count;
 }
 
-static bool inode_used(struct chk *c, uint64_t ino)
+/* The blocks of group @g in use, as they should be in its bitmap. */
+static void used_blocks(struct chk *c, uint32_t g, uint8_t *want, uint64_t n)
 {
-	return c->in[ino].flags & ST_USED;
+	const struct ext2_group_desc *d = &c->gd[g];
+	const uint32_t *own = c->owner[g];
+	uint64_t first = group_first(c, g);
+
+	memset(want, 0, c->bs);
+	if (own)
+		for (uint64_t i = 0; i < n; i++)
+			if (own[i])
+				bit_set(want, i);
+	xip_chk_set_bits(want, 0, super_blocks(c, g));
+	if (c->gstate[g] & G_BB_OK)
+		bit_set(want, d->bg_block_bitmap - first);
+	if (c->gstate[g] & G_IB_OK)
+		bit_set(want, d->bg_inode_bitmap - first);
+	if (c->gstate[g] & G_IT_OK)
+		xip_chk_set_bits(want, d->bg_inode_table - first,
+				 d->bg_inode_table - first + c->itb);
+}
+
+/* The inodes of group @g in use. */
+static void used_inodes(struct chk *c, uint32_t g, uint8_t *want)
+{
+	const struct chk_ino *st = c->in[g];
+
+	memset(want, 0, c->bs);
+	if (st)
+		for (uint32_t i = 0; i < c->ipg; i++)
+			if (st[i].flags & ST_USED)
+				bit_set(want, i);
+}
+
+/*
+ * Read the block and inode bitmaps of group @g (those placed) into @buf
+ * (two blocks): one read when they follow each other, as mke2fs and
+ * xiptool mkfs lay them out.
+ */
+static void read_bitmaps(struct chk *c, uint32_t g, uint8_t *buf,
+			 const uint8_t **bb, const uint8_t **ib)
+{
+	const struct ext2_group_desc *d = &c->gd[g];
+	bool bok = c->gstate[g] & G_BB_OK, iok = c->gstate[g] & G_IB_OK;
+	uint64_t b = d->bg_block_bitmap, i = d->bg_inode_bitmap;
+
+	*bb = *ib = NULL;
+	if (bok && iok && (i == b + 1 || b == i + 1)) {
+		uint64_t lo = b < i ? b : i;
+
+		if (!xip_chk_pread(c, buf, 2 * (size_t)c->bs, lo * c->bs)) {
+			*bb = buf + (b - lo) * c->bs;
+			*ib = buf + (i - lo) * c->bs;
+			return;
+		}
+	}
+	if (bok && xip_chk_read_block(c, b, buf))
+		*bb = buf;
+	if (iok && xip_chk_read_block(c, i, buf + c->bs))
+		*ib = buf + c->bs;
 }
 
 static void chk_bitmaps(struct chk *c)
 {
 	uint64_t free_blocks = 0, free_inodes = 0;
+	uint8_t *want = c->scratch, *buf = c->iobuf;
 	bool sums = true;
 
 	for (uint32_t g = 0; g < c->ngroups; g++) {
 		const struct ext2_group_desc *d = &c->gd[g];
 		uint64_t first = group_first(c, g), n = group_end(c, g) - first;
-		uint64_t fb, fi;
+		int64_t fb = -1, fi = -1;
+		const uint8_t *bb, *ib;
 
+		if (c->opts->progress && !(g & 63))
+			c->opts->progress(c->opts->progress_arg, "bitmaps", g,
+					  c->ngroups);
+		read_bitmaps(c, g, buf, &bb, &ib);
 		if (c->gstate[g] & G_BB_OK) {
-			fb = cmp_bitmap(c, g, "block",
-					chk_block(c, d->bg_block_bitmap), first,
-					n, c->bpg, block_used);
-			if (fb != d->bg_free_blocks_count)
+			used_blocks(c, g, want, n);
+			fb = cmp_bitmap(c, g, "block", bb, want, first, n,
+					c->bpg);
+		}
+		if (fb >= 0) {
+			if ((uint64_t)fb != d->bg_free_blocks_count)
 				chk_err(c, "group", 0, 0,
 					"group %u: free block count %u, should be %" PRIu64,
-					g, d->bg_free_blocks_count, fb);
-			free_blocks += fb;
+					g, d->bg_free_blocks_count, (uint64_t)fb);
+			free_blocks += (uint64_t)fb;
 		} else {
 			sums = false;
 		}
 		if ((c->gstate[g] & G_IB_OK) && (c->gstate[g] & G_IT_OK)) {
-			fi = cmp_bitmap(c, g, "inode",
-					chk_block(c, d->bg_inode_bitmap),
+			used_inodes(c, g, want);
+			fi = cmp_bitmap(c, g, "inode", ib, want,
 					(uint64_t)g * c->ipg + 1, c->ipg,
-					(uint64_t)c->bs * 8, inode_used);
-			if (fi != d->bg_free_inodes_count)
+					(uint64_t)c->bs * 8);
+		}
+		if (fi >= 0) {
+			if ((uint64_t)fi != d->bg_free_inodes_count)
 				chk_err(c, "group", 0, 0,
 					"group %u: free inode count %u, should be %" PRIu64,
-					g, d->bg_free_inodes_count, fi);
-			free_inodes += fi;
+					g, d->bg_free_inodes_count, (uint64_t)fi);
+			free_inodes += (uint64_t)fi;
 			if (d->bg_used_dirs_count != c->dirs_in_group[g])
 				chk_err(c, "group", 0, 0,
 					"group %u: directory count %u, should be %u",
@@ -1922,22 +2409,39 @@ static void chk_xip(struct chk *c)
 
 static int chk_alloc(struct chk *c)
 {
-	uint64_t bm = (c->nblocks + 7) / 8;
-
-	c->meta = chk_calloc(c, bm, 1);
-	c->ea = chk_calloc(c, bm, 1);
-	c->owner = chk_calloc(c, c->nblocks, sizeof(*c->owner));
-	c->in = chk_calloc(c, (uint64_t)c->ninodes + 1, sizeof(*c->in));
+	chk_reader_init(c);
+	c->owner = chk_calloc(c, c->ngroups, sizeof(*c->owner));
+	c->ea = chk_calloc(c, c->ngroups, sizeof(*c->ea));
+	c->in = chk_calloc(c, c->ngroups, sizeof(*c->in));
 	c->dirs_in_group = chk_calloc(c, c->ngroups, sizeof(uint32_t));
+	for (int i = 0; i < 3; i++)
+		c->lvl[i] = chk_calloc(c, c->bs, 1);
+	c->scratch = chk_calloc(c, c->bs, 1);
+	/* room for a whole struct ext2_inode_large after the last inode */
+	c->iobuf = malloc(CHK_IOBUF + sizeof(struct ext2_inode_large));
+	if (!c->iobuf)
+		c->nomem = true;
 	return c->nomem ? -ENOMEM : 0;
 }
 
 static void chk_free(struct chk *c)
 {
-	free(c->meta);
-	free(c->ea);
+	for (uint32_t g = 0; (c->owner || c->ea || c->in) && g < c->ngroups;
+	     g++) {
+		if (c->owner)
+			free(c->owner[g]);
+		if (c->ea)
+			free(c->ea[g]);
+		if (c->in)
+			free(c->in[g]);
+	}
 	free(c->owner);
+	free(c->ea);
 	free(c->in);
+	for (int i = 0; i < 3; i++)
+		free(c->lvl[i]);
+	free(c->scratch);
+	free(c->iobuf);
 	free(c->dirs_in_group);
 	free(c->gd);
 	free(c->gstate);
@@ -1945,20 +2449,8 @@ static void chk_free(struct chk *c)
 	free(c->earefs);
 	free(c->names);
 	free(c->dnames);
+	free(c->dnarena);
 	chk_tree_free(c);
-}
-
-static void chk_flag_index_dirs(struct chk *c)
-{
-	for (size_t i = 0; i < c->ndb; i++) {
-		const struct ext2_inode_large *in;
-
-		if (c->db[i].lblk)
-			continue;
-		in = chk_inode(c, c->db[i].ino);
-		if (in && (in->i_flags & EXT2_INDEX_FL))
-			c->in[c->db[i].ino].flags |= ST_INDEX;
-	}
 }
 
 static int chk_walk(struct chk *c)
@@ -1979,7 +2471,6 @@ static int chk_walk(struct chk *c)
 	if (ret)
 		return ret;
 	chk_ea_refs(c);
-	chk_flag_index_dirs(c);
 	chk_dirs(c);
 	if (c->nomem)
 		return -ENOMEM;

@@ -13,6 +13,7 @@
 #define G_BB_OK 0x01	/* block bitmap placed inside its group */
 #define G_IB_OK 0x02	/* inode bitmap placed inside its group */
 #define G_IT_OK 0x04	/* inode table placed inside its group */
+#define G_SUPER 0x08	/* holds a copy of the superblock and descriptors */
 
 /* inode state */
 #define ST_USED		0x001	/* links > 0 (or reserved) */
@@ -53,11 +54,23 @@ struct chk {
 	uint64_t nblocks, first_data, gdt_blocks, rsv_gdt;
 	struct ext2_group_desc *gd;	/* a copy of the descriptors */
 	uint8_t *gstate;
-	uint8_t *meta;			/* bitmap: group metadata blocks */
-	uint8_t *ea;			/* bitmap: extended attribute blocks */
-	uint32_t *owner;		/* inode owning each block, 0: none */
-	struct chk_ino *in;		/* [ninodes + 1] */
+	/*
+	 * Per-group state, allocated when the group is first used: a group
+	 * nothing claims and no inode of which is in use costs a pointer.
+	 * The blocks of the group metadata are known from the descriptors
+	 * (chk_is_meta()), not stored.
+	 */
+	uint32_t **owner;		/* [ngroups][bpg]: owning inode, 0: none */
+	uint8_t **ea;			/* [ngroups]: bitmap of xattr blocks */
+	struct chk_ino **in;		/* [ngroups][ipg] */
 	uint32_t *dirs_in_group;
+	/* reading the image: pread on the segment's descriptor */
+	bool use_pread;			/* else copies from the mapping */
+	bool seek_data;			/* SEEK_DATA finds holes (regular file) */
+	uint64_t hole_q, hole_d;	/* last SEEK_DATA: from hole_q, data at hole_d */
+	uint8_t *lvl[3];		/* an indirect block per level */
+	uint8_t *scratch;		/* one block */
+	uint8_t *iobuf;			/* CHK_IOBUF bytes, for each pass */
 	struct chk_dblk *db;		/* directory blocks, in inode order */
 	size_t ndb, dbcap;
 	uint64_t *earefs;
@@ -66,24 +79,30 @@ struct chk {
 	size_t nlen, ncap;
 	size_t fcap;
 	uint64_t used_inodes, used_blocks, files, dups;
-	uint64_t touched;		/* bytes read since the last release */
 	bool nomem;
 	struct chk_tree *tree;		/* --against state */
 	/* names of the directory being read, to find duplicates: entries
 	 * of generation dgen are the current directory's */
 	struct chk_dname {
-		const char *name;	/* in the segment */
+		uint32_t name;		/* 1 + offset in dnarena, 0: none */
 		uint32_t hash, gen;
-		uint16_t len;
 	} *dnames;
 	size_t dncap, dnn;
 	uint32_t dgen;
+	char *dnarena;			/* the current directory's names,
+					 * each a length byte and its bytes */
+	size_t dnalen, dnacap;
 };
 
 typedef int (*chk_block_fn)(void *arg, uint64_t lblk, uint64_t pblk);
 
 const uint8_t *chk_block(struct chk *c, uint64_t blk);
-const struct ext2_inode_large *chk_inode(struct chk *c, uint32_t ino);
+int xip_chk_pread(struct chk *c, void *buf, size_t len, uint64_t off);
+bool xip_chk_read_block(struct chk *c, uint64_t blk, void *buf);
+const struct ext2_inode_large *chk_inode(struct chk *c, uint32_t ino,
+					 struct ext2_inode_large *buf);
+const struct chk_ino *xip_chk_st(const struct chk *c, uint32_t ino);
+struct chk_ino *xip_chk_stw(struct chk *c, uint32_t ino);
 uint64_t chk_isize(const struct ext2_inode_large *in);
 int chk_blocks(struct chk *c, uint32_t ino, chk_block_fn fn, void *arg);
 size_t chk_store_name(struct chk *c, const char *name, size_t len);
@@ -96,6 +115,22 @@ void chk_finding(struct chk *c, enum xip_check_severity sev,
 		 const char *object, uint32_t ino, uint64_t blk,
 		 const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
+
+/*
+ * Compare the first @n bits of the bitmap @disk with @want, 64 bits at a
+ * time: @run(arg, from, to, used) is called for each run of bits where
+ * they differ and @want has the same value @used.  *@pad_ok tells whether
+ * bits @n to @nbits of @disk are all set.  Returns the number of clear bits
+ * among the first @n of @want.  Both bitmaps are little-endian bit arrays
+ * of at least (@nbits + 7) / 8 bytes.
+ */
+typedef void (*xip_chk_run_fn)(void *arg, uint64_t from, uint64_t to,
+			       bool used);
+uint64_t xip_chk_bitmap_cmp(const uint8_t *disk, const uint8_t *want,
+			    uint64_t n, uint64_t nbits, bool *pad_ok,
+			    xip_chk_run_fn run, void *arg);
+/* Set bits @from to @to - 1 of @map. */
+void xip_chk_set_bits(uint8_t *map, uint64_t from, uint64_t to);
 
 /* check_tree.c: --against */
 void chk_tree_dir_start(struct chk *c, uint32_t dir);

@@ -6,6 +6,7 @@
  * after the structural walk, on inodes whose block maps it found sound.
  */
 #include <dirent.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -271,7 +272,6 @@ static void cmp_symlink(struct chk *c, const char *path, const char *src,
 {
 	char target[65537], img[65537];
 	uint64_t size = chk_isize(in);
-	const uint8_t *b = NULL;
 	ssize_t n;
 
 	n = readlink(src, target, sizeof(target) - 1);
@@ -286,10 +286,9 @@ static void cmp_symlink(struct chk *c, const char *path, const char *src,
 	if (size < sizeof(in->i_block)) {
 		memcpy(img, in->i_block, size);
 	} else {
-		b = chk_block(c, in->i_block[0]);
-		if (!b)
+		if (!xip_chk_read_block(c, le32toh(in->i_block[0]), c->scratch))
 			return;
-		memcpy(img, b, size);
+		memcpy(img, c->scratch, size);
 	}
 	img[size] = '\0';
 	if (strcmp(img, target))
@@ -302,10 +301,10 @@ static dev_t image_rdev(const struct ext2_inode_large *in)
 	uint32_t b;
 
 	if (in->i_block[0]) {
-		b = in->i_block[0];
+		b = le32toh(in->i_block[0]);
 		return makedev((b >> 8) & 0xff, b & 0xff);
 	}
-	b = in->i_block[1];
+	b = le32toh(in->i_block[1]);
 	return makedev((b & 0xfff00) >> 8, (b & 0xff) | ((b >> 12) & 0xfff00));
 }
 
@@ -332,11 +331,12 @@ static void add_link(struct chk *c, const char *path, uint32_t ino,
 static void cmp_node(struct chk *c, const char *path, const char *src,
 		     uint32_t ino, const struct stat *st)
 {
-	const struct ext2_inode_large *in = chk_inode(c, ino);
+	struct ext2_inode_large buf;
+	const struct ext2_inode_large *in = chk_inode(c, ino, &buf);
 	uint32_t uid, gid;
 	mode_t m;
 
-	if (!in || !(c->in[ino].flags & ST_USED))
+	if (!in || !(xip_chk_st(c, ino)->flags & ST_USED))
 		return;	/* reported by the walk */
 	m = in->i_mode;
 	if ((m & S_IFMT) != (st->st_mode & S_IFMT)) {
@@ -476,7 +476,7 @@ static int cmp_dir(struct chk *c, uint32_t dir, const char *path,
 			uint32_t ino = ents[i].ino;
 
 			cmp_node(c, p, s, ino, &sst);
-			if (S_ISDIR(sst.st_mode) && (c->in[ino].flags & ST_DIR) &&
+			if (S_ISDIR(sst.st_mode) && (xip_chk_st(c, ino)->flags & ST_DIR) &&
 			    !(seen[ino / 8] & (1u << (ino % 8)))) {
 				seen[ino / 8] |= (uint8_t)(1u << (ino % 8));
 				ret = push(c, st, n, cap, ino, p);
@@ -550,7 +550,7 @@ int chk_tree_compare(struct chk *c)
 
 	if (!tree_get(c))
 		return -ENOMEM;
-	if (!(c->in[EXT2_ROOT_INO].flags & ST_DIR))
+	if (!(xip_chk_st(c, EXT2_ROOT_INO)->flags & ST_DIR))
 		return 0;	/* reported by the walk */
 	if (lstat(c->opts->against, &rst))
 		return xip_error(-errno, "%s: %s", c->opts->against,

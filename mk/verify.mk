@@ -14,6 +14,7 @@ tests_unit_test_align_SOURCES = tests/unit/test_align.c tests/unit/unit.h
 tests_unit_test_align_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_align_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/test_check tests/unit/test_align
-TESTS += tests/cli/verify.bats tests/cli/align-check.bats
-EXTRA_DIST += tests/cli/verify.bats tests/cli/align-check.bats
+TESTS += tests/cli/verify.bats tests/cli/verify-scale.bats tests/cli/align-check.bats
+EXTRA_DIST += tests/cli/verify.bats tests/cli/verify-scale.bats \
+	tests/cli/align-check.bats
 endif

@@ -8,8 +8,8 @@
 load ../lib/common
 
 # Bounds of one command: resident memory (the image's pages it touches
-# included; verify keeps a few bytes per block and inode, about 300 MiB
-# for a million inodes) and wall clock.  "Gigabytes" or "minutes" fail.
+# included; verify keeps a few bytes per block and inode of the groups in
+# use) and wall clock.  "Gigabytes" or "minutes" fail.
 MAX_RSS_KB=$((512 * 1024))
 MAX_SECONDS=20
 

@@ -1,5 +1,6 @@
 /* Unit tests of lib/check.c: the verify walk on real and hostile images. */
 #include "unit.h"
+#include "check_int.h"
 
 #include <time.h>
 
@@ -303,6 +304,124 @@ static void test_ext4_features_are_problems(void **state)
 	xip_check_report_free(&rep);
 }
 
+/* ---- the bitmap helpers, against a bit-by-bit reference ---------------- */
+
+struct runs {
+	uint64_t from[40000], to[40000];
+	bool used[40000];
+	size_t n;
+};
+
+static void record_run(void *arg, uint64_t from, uint64_t to, bool used)
+{
+	struct runs *r = arg;
+
+	assert_true(r->n < 40000);
+	r->from[r->n] = from;
+	r->to[r->n] = to;
+	r->used[r->n++] = used;
+}
+
+static bool tbit(const uint8_t *m, uint64_t i)
+{
+	return m[i / 8] >> (i % 8) & 1;
+}
+
+/* What the comparison must give, one bit at a time. */
+static uint64_t ref_cmp(const uint8_t *disk, const uint8_t *want, uint64_t n,
+			uint64_t nbits, bool *pad_ok, struct runs *r)
+{
+	uint64_t free_count = 0, from = 0;
+	int state = -1;
+
+	for (uint64_t i = 0; i <= n; i++) {
+		int s = i < n && tbit(disk, i) != tbit(want, i) ?
+			(int)tbit(want, i) : -1;
+
+		if (i < n && !tbit(want, i))
+			free_count++;
+		if (s != state) {
+			if (state >= 0)
+				record_run(r, from, i - 1, state);
+			from = i;
+			state = s;
+		}
+	}
+	*pad_ok = true;
+	for (uint64_t i = n; i < nbits; i++)
+		if (!tbit(disk, i))
+			*pad_ok = false;
+	return free_count;
+}
+
+static void test_bitmap_cmp(void **state)
+{
+	static uint8_t disk[4096], want[4096];
+	static struct runs a, b;
+	unsigned int seed = 12345;
+
+	(void)state;
+	for (int round = 0; round < 400; round++) {
+		uint64_t nbits = round % 3 ? 8 * (1 + rand_r(&seed) % 512) :
+			sizeof(disk) * 8;
+		uint64_t n = round % 5 ? 1 + (uint64_t)rand_r(&seed) % nbits :
+			nbits;
+		int kind = round % 4;
+		bool pa, pb;
+
+		for (size_t i = 0; i < sizeof(disk); i++) {
+			/* random, equal, equal but a few bits, all set */
+			want[i] = (uint8_t)rand_r(&seed);
+			disk[i] = kind == 0 ? (uint8_t)rand_r(&seed) :
+				  kind == 3 ? 0xff : want[i];
+		}
+		if (kind == 2)
+			for (int k = 0; k < 5; k++) {
+				uint64_t bit = (uint64_t)rand_r(&seed) % nbits;
+
+				disk[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+			}
+		if (kind == 1)	/* padding set: the usual case */
+			for (uint64_t i = n; i < nbits; i++)
+				disk[i / 8] |= (uint8_t)(1u << (i % 8));
+		a.n = b.n = 0;
+		assert_int_equal(xip_chk_bitmap_cmp(disk, want, n, nbits, &pa,
+						    record_run, &a),
+				 ref_cmp(disk, want, n, nbits, &pb, &b));
+		assert_int_equal(pa, pb);
+		assert_int_equal(a.n, b.n);
+		for (size_t i = 0; i < a.n; i++) {
+			assert_int_equal(a.from[i], b.from[i]);
+			assert_int_equal(a.to[i], b.to[i]);
+			assert_int_equal(a.used[i], b.used[i]);
+		}
+		if (kind == 1) {
+			assert_true(pa);
+			assert_int_equal(a.n, 0);
+		}
+	}
+}
+
+static void test_set_bits(void **state)
+{
+	static uint8_t map[512], ref[512];
+	unsigned int seed = 99;
+
+	(void)state;
+	for (int round = 0; round < 2000; round++) {
+		uint64_t from = (uint64_t)rand_r(&seed) % (8 * sizeof(map));
+		uint64_t to = from + (uint64_t)rand_r(&seed) %
+			      (8 * sizeof(map) - from + 1);
+
+		memset(map, round & 1 ? 0 : 0x5a, sizeof(map));
+		memcpy(ref, map, sizeof(map));
+		xip_chk_set_bits(map, from, to);
+		for (uint64_t i = from; i < to; i++)
+			ref[i / 8] |= (uint8_t)(1u << (i % 8));
+		assert_memory_equal(map, ref, sizeof(map));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +435,8 @@ int main(void)
 		cmocka_unit_test(test_against),
 		cmocka_unit_test(test_failure_leaves_report_empty),
 		cmocka_unit_test(test_ext4_features_are_problems),
+		cmocka_unit_test(test_bitmap_cmp),
+		cmocka_unit_test(test_set_bits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
