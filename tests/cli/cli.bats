@@ -75,7 +75,10 @@ bats_require_minimum_version 1.5.0
 	run groff -ww -z -man "$TOP_SRCDIR/man/xiptool.1"
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
-	for c in $("$XIPTOOL" --help | sed -n '/^Commands:/,/^$/p' | awk 'NF && !/Commands:/ { print $1 }'); do
+	cmds=$("$XIPTOOL" --help | sed -n '/^Commands:/,/^$/p' | awk 'NF && !/Commands:/ { print $1 }')
+	# the loop below must have something to check
+	[ "$(wc -w <<<"$cmds")" -ge 15 ]
+	for c in $cmds; do
 		grep -q "^\.B $c" "$TOP_SRCDIR/man/xiptool.1" || { echo "man page lacks $c"; false; }
 	done
 }
@@ -86,7 +89,9 @@ bats_require_minimum_version 1.5.0
 	run bash -c "source /usr/share/bash-completion/bash_completion; source '$TOP_SRCDIR/completions/xiptool';
 		COMP_WORDS=(xiptool ''); COMP_CWORD=1; COMP_LINE='xiptool '; COMP_POINT=8; _xiptool; echo \"\${COMPREPLY[*]}\""
 	[ "$status" -eq 0 ]
-	for c in $("$XIPTOOL" --help | sed -n '/^Commands:/,/^$/p' | awk 'NF && !/Commands:/ { print $1 }'); do
+	cmds=$("$XIPTOOL" --help | sed -n '/^Commands:/,/^$/p' | awk 'NF && !/Commands:/ { print $1 }')
+	[ "$(wc -w <<<"$cmds")" -ge 15 ]
+	for c in $cmds; do
 		[[ " $output " == *" $c "* ]] || { echo "completion lacks $c: $output"; false; }
 	done
 }

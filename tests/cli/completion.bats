@@ -86,6 +86,8 @@ expected() {
 }
 
 @test "subcommands: every command of --help, and help" {
+	# every loop below runs over this list: it must not be empty
+	[ "$(commands | wc -l)" -ge 15 ]
 	run complete xiptool ""
 	[ "$output" = "$(commands)" ] || { echo "got: $output"; false; }
 	run complete xiptool help ""
@@ -106,12 +108,16 @@ expected() {
 
 @test "options: global ones, and each command's own from its --help" {
 	run complete xiptool -
+	[ "$("$XIPTOOL" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u | wc -l)" -ge 2 ]
+	[ "$(commands | wc -l)" -ge 15 ]
 	for o in $("$XIPTOOL" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
 		grep -qx -- "$o" <<<"$output" || { echo "global $o missing"; false; }
 	done
 	for c in $(commands); do
 		[ "$c" = help ] && continue
 		run complete xiptool "$c" --
+		# at least --help: an empty list would check nothing
+		"$XIPTOOL" "$c" --help | grep -q -- '--help'
 		for o in $("$XIPTOOL" "$c" --help | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
 			grep -qx -- "$o" <<<"$output" || { echo "$c: $o missing"; false; }
 		done

@@ -5,6 +5,45 @@
 
 load ../lib/common
 
+# check_blocks XIPTOOL-STAT DEBUGFS-STAT: the same data blocks at the same
+# file blocks; i_blocks covers them and the indirect blocks, nothing else
+check_blocks() {
+	python3 - "$1" "$2" <<'PY'
+import re, sys
+ours, theirs = sys.argv[1], sys.argv[2]
+def field(name):
+    m = re.search(r"^%s:\s*(.*)$" % name, ours, re.M)
+    return m.group(1).strip()
+mine = {}
+runs = field("Block runs")
+for run in ([] if runs in ("", "-") else runs.split(",")):
+    lo_hi, p = run.split("@")
+    lo, _, hi = lo_hi.partition("-")
+    lo, hi, p = int(lo), int(hi or lo), int(p)
+    for k in range(lo, hi + 1):
+        mine[k] = p + k - lo
+listing = theirs.split("BLOCKS:", 1)[1].split("TOTAL:")[0]
+want, meta = {}, 0
+for tag, phys in re.findall(r"\(([^)]*)\):([0-9-]+)", listing):
+    plo, _, phi = phys.partition("-")
+    plo, phi = int(plo), int(phi or plo)
+    if tag in ("IND", "DIND", "TIND"):
+        meta += phi - plo + 1
+        continue
+    lo, _, hi = tag.partition("-")
+    for k in range(int(lo), int(hi or lo) + 1):
+        want[k] = plo + k - int(lo)
+if mine != want:
+    diff = sorted(set(mine.items()) ^ set(want.items()))[:10]
+    sys.exit("block maps differ: %s" % diff)
+if int(field("Data blocks")) != len(want):
+    sys.exit("data blocks %s, debugfs maps %d" % (field("Data blocks"), len(want)))
+if int(field("Sectors")) != (len(want) + meta) * 8:
+    sys.exit("i_blocks %s sectors for %d data + %d indirect blocks"
+             % (field("Sectors"), len(want), meta))
+PY
+}
+
 run_ops() {
 	python3 - "$XIPTOOL" "$T/img" "$T/model" "$1" "$2" <<'PY'
 import os, random, subprocess, sys
@@ -72,9 +111,12 @@ PY
 	run_ops 20261203 300
 	# the peers agree with the model at the end
 	debugfs -R "cat /f" "$T/img" 2>/dev/null | cmp - "$T/model"
-	# every block the file holds is one mapped page or a mapped indirect block
+	# every block the file holds is one mapped page or a mapped indirect
+	# block: xiptool's block map is debugfs's, block for block, and the
+	# inode counts exactly those blocks
 	run xiptool stat "$T/img" /f
 	[ "$(info_field "$output" Size)" = "$(stat -c %s "$T/model")" ]
+	check_blocks "$output" "$(debugfs -R "stat /f" "$T/img" 2>/dev/null)"
 }
 
 @test "the kernel (ext2 and ext4 drivers) reads what the model holds after random ops" {
