@@ -18,7 +18,7 @@ if ENABLE_TESTS
 TESTS += tests/cli/write.bats tests/cli/truncate.bats tests/cli/random.bats \
 	tests/cli/crash.bats
 EXTRA_DIST += tests/cli/write.bats tests/cli/truncate.bats tests/cli/random.bats \
-	tests/cli/crash.bats tests/lib/e2fsck-leaks.py
+	tests/cli/crash.bats tests/lib/e2fsck-leaks.py tests/lib/blockmap.py
 endif
 
 if ENABLE_TESTS
