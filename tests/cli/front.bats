@@ -100,6 +100,57 @@ need_busybox() {
 	[[ "$output" == *"libsmartcols"* ]]
 }
 
+# links_libc_only FILE: nothing of libext2fs, libcom_err, libblkid, popt or
+# zlib in FILE's symbols, and (dynamic) no such library needed.
+links_libc_only() {
+	run -0 nm "$1"
+	[ -n "$output" ]
+	if grep -E '(^| )(ext2fs_|blkid_|popt|inflate|deflate|com_err|error_message|initialize_ext2_error_table)' <<<"$output"; then
+		echo "$1: links a library other than the C library" >&2
+		false
+	fi
+	run ldd "$1"
+	if grep -E 'libext2fs|libcom_err|libblkid|libpopt|libz\.' <<<"$output"; then
+		false
+	fi
+}
+
+# is_musl_static FILE: a static PIE of musl, with nothing of glibc.
+is_musl_static() {
+	run -0 file -L "$1"
+	[[ "$output" == *"static-pie linked"* ]] || { echo "$output"; false; }
+	run ldd "$1"
+	[[ "$output" == *"statically linked"* || "$output" == *"not a dynamic executable"* ]] || { echo "$output"; false; }
+	run -0 nm "$1"
+	# musl's start-up is there ...
+	grep -q ' __init_libc$' <<<"$output"
+	# ... and none of glibc's (its static-PIE start-up, TLS set-up,
+	# tunables)
+	if grep -E ' (_dl_relocate_static_pie|__libc_setup_tls|__libc_start_call_main|_IO_stdin_used|__tunables_init)$' <<<"$output"; then
+		echo "$1: glibc objects in the musl front end" >&2
+		false
+	fi
+	if grep -q GLIBC_TUNABLES "$1"; then false; fi
+}
+
+@test "the front end links nothing but the C library: no libext2fs, blkid, popt or zlib in it" {
+	links_libc_only "$XIPTOOL"
+	if grep -q '^#define XIP_MUSL_FRONT 1' "$TOP_BUILDDIR/config.h"; then
+		is_musl_static "$XIPTOOL"
+	elif static_front; then
+		run -0 file -L "$XIPTOOL"
+		[[ "$output" == *"static-pie linked"* ]]
+	fi
+	# the musl build made for the tests (sanitizer builds)
+	if [ -e "$TOP_BUILDDIR/tests/musl/xiptool" ]; then
+		links_libc_only "$TOP_BUILDDIR/tests/musl/xiptool"
+		is_musl_static "$TOP_BUILDDIR/tests/musl/xiptool"
+	fi
+	# xiptool-main is the one with the libraries
+	run -0 nm "$MAIN"
+	grep -q ' ext2fs_open2$' <<<"$output"
+}
+
 @test "run again under another name (a program's /proc/self/exe), it refuses to act on the arguments" {
 	mkdir -p "$T/tree"
 	echo keep > "$T/tree/f"
