@@ -53,6 +53,50 @@ need_busybox() {
 	[ -z "$stderr" ]
 }
 
+@test "exec parses its options itself: popt's forms, messages and exit codes" {
+	mkdir -p "$T/tree/bin"
+	cp /usr/bin/env "$T/tree/bin/env"
+	xiptool mkfs -q -d "$T/tree" "$T/img"
+	# short bundles, attached and separate arguments, --name=value
+	run -0 xiptool exec -ie X=1 --env=Y=2 -aenv "$T/img" /bin/env
+	[ "$output" = "$(printf 'X=1\nY=2')" ]
+	run -0 xiptool exec --clear-env --env Z=3 --argv0 env -- "$T/img" /bin/env
+	[ "$output" = "Z=3" ]
+	# options end at IMAGE: the rest belongs to the program
+	run -0 xiptool exec -i "$T/img" /bin/env -i A=1
+	[ "$output" = "A=1" ]
+	for args in "--bogus" "--bogus=1" "-ih" "---x" "-x"; do
+		run -2 --separate-stderr xiptool exec $args "$T/img" /bin/env
+		[ "$stderr" = "xiptool exec: $args: unknown option
+Try 'xiptool exec --help' for more information." ] || { echo "$args: $stderr"; false; }
+	done
+	for args in "--clear-env=1" "--help=x" "--usage=1"; do
+		run -2 --separate-stderr xiptool exec $args "$T/img" /bin/env
+		[ "$stderr" = "xiptool exec: $args: option does not take an argument
+Try 'xiptool exec --help' for more information." ]
+	done
+	for args in "-a" "-ia" "--env" "--interp-from"; do
+		run -2 --separate-stderr xiptool exec $args
+		[ "$stderr" = "xiptool exec: $args: missing argument
+Try 'xiptool exec --help' for more information." ]
+	done
+	run -2 --separate-stderr xiptool exec -e NOVALUE "$T/img" /bin/env
+	[ "$stderr" = "xiptool exec: --env: 'NOVALUE': expected NAME=VALUE
+Try 'xiptool exec --help' for more information." ]
+	run -2 --separate-stderr xiptool exec "$T/img"
+	[[ "$stderr" == "xiptool exec: missing argument (usage: xiptool exec [OPTION...] IMAGE PATH [ARG...])"* ]]
+	# help and usage, also from within a bundle, exit 0 on stdout
+	run -0 --separate-stderr xiptool exec -i?
+	[[ "${lines[0]}" == "Usage: xiptool exec [OPTION...] IMAGE PATH [ARG...]" ]]
+	[[ "$output" == *"  -?, --help                            Show this help message"* ]]
+	[ -z "$stderr" ]
+	run -0 xiptool exec --usage
+	[[ "${lines[0]}" == "Usage: xiptool exec [-i?] [-a|--argv0=NAME] [-e|--env=NAME=VALUE]" ]]
+	# the same from xiptool-main
+	run -0 "$MAIN" exec --usage
+	[[ "${lines[2]}" == "        [--usage] [OPTION...] IMAGE PATH [ARG...]" ]]
+}
+
 @test "the front end runs exec on its own; other commands say where it looked for xiptool-main" {
 	need_busybox
 	mkdir -p "$T/alone" "$T/tree/bin"
