@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Internal interface between page.c (block maps, get_xip_page) and
- * file.c (read, write, truncate, lookup).  Not part of the public API.
+ * Internal interface of the writers: page.c (allocation, copy on write,
+ * commits, freeing, get_xip_page) and file.c (read, write, truncate,
+ * create), on top of the reader's block maps (fsread.h).  Not part of
+ * the public API.
  */
 #ifndef XIP_ENGINE_H
 #define XIP_ENGINE_H
@@ -22,7 +24,6 @@ int engine_get(struct xip_image *img, struct xip_engine **engp);
 void engine_prefault_free(struct xip_image *img, blk64_t blk, uint64_t n);
 /* Load fs->block_map and fs->inode_map once (writers). */
 int engine_load_bitmaps(struct xip_image *img);
-
 
 /*
  * Writers (page.c): allocate file block @lblk near @goal, clear it (or,

@@ -65,7 +65,7 @@ int xip_fs_meta_overlaps(struct xip_fs *fs, uint64_t blk, uint64_t n,
 int xip_fs_read_inode(struct xip_fs *fs, ext2_ino_t ino,
 		      struct ext2_inode_large *inode);
 
-/* Block addresses per block map slot cache: 1 + 2 + 3 levels. */
+/* Indirect-block cache slots: 1 + 2 + 3 levels of the three trees. */
 #define MAP_SLOTS 6
 /* Indirect blocks one transaction may create or copy before its commit. */
 #define MAP_FRESH 32
