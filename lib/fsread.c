@@ -1100,7 +1100,7 @@ int map_block(struct xip_map *m, uint64_t lblk, blk64_t *pblk,
 	return ind_map(m, lblk, pblk, count);
 }
 
-/* ---- the public engine -------------------------------------------------- */
+/* ---- the public read engine: bmap and runs ----------------------------- */
 
 int xip_bmap(struct xip_image *img, ext2_ino_t ino, uint64_t pgoff,
 	     blk64_t *pblk)

@@ -160,6 +160,8 @@ void engine_prefault_free(struct xip_image *img, blk64_t blk, uint64_t n)
 	madvise(p, n * bs, MADV_POPULATE_WRITE);
 }
 
+/* ---- get_xip_page: the reader's map, a new block when asked ----------- */
+
 int xip_get_page(struct xip_image *img, ext2_ino_t ino, uint64_t pgoff,
 		 bool create, void **ptr)
 {
