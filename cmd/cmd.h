@@ -8,7 +8,9 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#ifndef XIP_LIBC_ONLY
 #include <popt.h>
+#endif
 
 #include "xip.h"
 
@@ -82,6 +84,7 @@ void cmd_std_fds(void);
  */
 void cmd_close_stdout(void);
 
+#ifndef XIP_LIBC_ONLY
 /*
  * Option parsing for a subcommand.  cmd_parse() handles --help/--usage,
  * reports bad options (exit 2) and returns the leftover arguments, which
@@ -105,6 +108,7 @@ int cmd_parse_posix(int argc, const char **argv,
 		    const struct poptOption *options, const char *usage,
 		    int min_args, int max_args, struct cmd_args *args);
 void cmd_args_free(struct cmd_args *args);
+#endif
 /* A usage error: one line, then "Try ..."; returns EXIT_USAGE. */
 int cmd_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parse a size argument (K/M/G/T suffixes); usage error on failure. */
@@ -120,10 +124,12 @@ int cmd_parse_count(const char *what, const char *text, uint64_t max,
 /* Parse --page-size: a power of two from 1K to 64K; usage error otherwise. */
 int cmd_parse_page_size(const char *text, unsigned int *page_size);
 
+#ifndef XIP_LIBC_ONLY
 /* Include in every option table, after the command's own options. */
 #define CMD_HELP_OPTIONS \
 	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, poptHelpOptions, 0, \
 	  "Help options:", NULL }
+#endif
 
 /*
  * Key/value output ("Block size:  4096", or one JSON object through

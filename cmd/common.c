@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Messages, exit codes and option parsing shared by all subcommands (and
- * by the front end, so nothing here may need libsmartcols: see table.c).
+ * by the front end, so nothing here may need libsmartcols, see table.c;
+ * the front end links libc only: popt is left out of it).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -325,6 +326,8 @@ int cmd_parse_page_size(const char *text, unsigned int *page_size)
 	return EXIT_OK;
 }
 
+#ifndef XIP_LIBC_ONLY
+/* popt: xiptool-main only (the front end parses exec's options itself) */
 static int parse_args(int argc, const char **argv,
 		      const struct poptOption *options, const char *usage,
 		      int min_args, int max_args, struct cmd_args *args,
@@ -391,3 +394,4 @@ void cmd_args_free(struct cmd_args *args)
 	args->pc = NULL;
 	args->argv = NULL;
 }
+#endif

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 
 #include "cmd.h"
 
@@ -90,7 +91,7 @@ static int run(const char *spec, struct xip_exec_opts *opts,
 	struct xip_exec *ex;
 	int ret;
 
-	ret = xip_image_open(spec, 0, &img);
+	ret = xip_image_open_read(spec, 0, &img);
 	if (ret)
 		return msg_lib_error(ret);
 	ret = xip_exec_prepare(img, opts, &ex);
@@ -118,53 +119,196 @@ static int run(const char *spec, struct xip_exec_opts *opts,
 	return ret;
 }
 
+/*
+ * The options, parsed here without popt so that the front end links
+ * nothing but libc; the messages, --help and --usage are those of the
+ * other commands (popt's), byte for byte.  Options end at the first
+ * argument (IMAGE) or at "--".
+ */
+static const char exec_help[] =
+	"Usage: xiptool exec [OPTION...] IMAGE PATH [ARG...]\n"
+	"  -a, --argv0=NAME                      pass NAME as argv[0] (busybox applets)\n"
+	"  -e, --env NAME=VALUE                  set NAME to VALUE in the program's\n"
+	"                                        environment (repeatable)\n"
+	"  -i, --clear-env                       start from an empty environment\n"
+	"      --interp-from=image|host|auto     take the ELF interpreter from the\n"
+	"                                        image or the host (default auto: the\n"
+	"                                        image when it holds it)\n"
+	"\n"
+	"Help options:\n"
+	"  -?, --help                            Show this help message\n"
+	"      --usage                           Display brief usage message\n";
+
+static const char exec_usage_text[] =
+	"Usage: xiptool exec [-i?] [-a|--argv0=NAME] [-e|--env=NAME=VALUE]\n"
+	"        [-i|--clear-env] [--interp-from=image|host|auto] [-?|--help]\n"
+	"        [--usage] [OPTION...] IMAGE PATH [ARG...]\n";
+
+enum exec_opt { OPT_ARGV0, OPT_ENV, OPT_CLEAR_ENV, OPT_INTERP_FROM, OPT_HELP,
+		OPT_USAGE };
+
+static const struct {
+	const char *name;
+	char short_name;
+	bool arg;
+} exec_opts[] = {
+	[OPT_ARGV0] = { "argv0", 'a', true },
+	[OPT_ENV] = { "env", 'e', true },
+	[OPT_CLEAR_ENV] = { "clear-env", 'i', false },
+	[OPT_INTERP_FROM] = { "interp-from", 0, true },
+	[OPT_HELP] = { "help", '?', false },
+	[OPT_USAGE] = { "usage", 0, false },
+};
+#define NOPTS (sizeof(exec_opts) / sizeof(exec_opts[0]))
+
+struct exec_args {
+	const char *argv0, *interp_from;
+	const char **sets;
+	size_t nsets;
+	bool clear_env;
+	int first;		/* index of IMAGE in argv */
+};
+
+static int opt_error(const char *given, const char *why)
+{
+	return cmd_usage_error("%s: %s", given, why);
+}
+
+/* Apply option @o with @val; help and usage print and end the process. */
+static int apply_opt(struct exec_args *a, enum exec_opt o, const char *val)
+{
+	switch (o) {
+	case OPT_ARGV0:
+		a->argv0 = val;
+		break;
+	case OPT_ENV:
+		a->sets[a->nsets++] = val;
+		a->sets[a->nsets] = NULL;
+		break;
+	case OPT_CLEAR_ENV:
+		a->clear_env = true;
+		break;
+	case OPT_INTERP_FROM:
+		a->interp_from = val;
+		break;
+	case OPT_HELP:
+		fputs(exec_help, stdout);
+		exit(EXIT_OK);
+	case OPT_USAGE:
+		fputs(exec_usage_text, stdout);
+		exit(EXIT_OK);
+	}
+	return EXIT_OK;
+}
+
+static int parse_exec_args(int argc, const char **argv, struct exec_args *a)
+{
+	int i = 1, rc;
+
+	a->sets = calloc((size_t)argc + 1, sizeof(*a->sets));
+	if (!a->sets) {
+		msg_error("out of memory");
+		return EXIT_RUNTIME;
+	}
+	for (; i < argc; i++) {
+		const char *s = argv[i];
+		size_t o;
+
+		if (s[0] != '-' || !s[1])
+			break;			/* IMAGE: options end here */
+		if (!strcmp(s, "--")) {
+			i++;
+			break;
+		}
+		if (s[1] == '-') {
+			const char *name = s + 2, *eq = strchr(name, '=');
+			size_t len = eq ? (size_t)(eq - name) : strlen(name);
+
+			for (o = 0; o < NOPTS; o++)
+				if (strlen(exec_opts[o].name) == len &&
+				    !strncmp(exec_opts[o].name, name, len))
+					break;
+			if (o == NOPTS || !len)
+				return opt_error(s, "unknown option");
+			if (!exec_opts[o].arg && eq)
+				return opt_error(s, "option does not take an argument");
+			if (exec_opts[o].arg && !eq) {
+				if (i + 1 >= argc)
+					return opt_error(s, "missing argument");
+				eq = argv[++i] - 1;
+			}
+			rc = apply_opt(a, (enum exec_opt)o,
+				       exec_opts[o].arg ? eq + 1 : NULL);
+			if (rc)
+				return rc;
+			continue;
+		}
+		/* a bundle of short options: -i?, -ia NAME, -aNAME */
+		for (const char *c = s + 1; *c; c++) {
+			for (o = 0; o < NOPTS; o++)
+				if (exec_opts[o].short_name == *c)
+					break;
+			if (o == NOPTS)
+				return opt_error(s, "unknown option");
+			if (!exec_opts[o].arg) {
+				apply_opt(a, (enum exec_opt)o, NULL);
+				continue;
+			}
+			if (c[1]) {
+				rc = apply_opt(a, (enum exec_opt)o, c + 1);
+			} else if (i + 1 < argc) {
+				rc = apply_opt(a, (enum exec_opt)o, argv[++i]);
+			} else {
+				return opt_error(s, "missing argument");
+			}
+			if (rc)
+				return rc;
+			break;
+		}
+	}
+	a->first = i;
+	if (argc - i < 2)
+		return cmd_usage_error("missing argument (usage: xiptool %s %s)",
+				       cmd_name, exec_usage);
+	return EXIT_OK;
+}
+
 int cmd_exec(int argc, const char **argv)
 {
-	char *argv0 = NULL, *interp_from = NULL;
 	struct xip_exec_opts opts = { 0 };
-	const char **sets = NULL, **env = NULL, **pargv;
-	struct cmd_args args;
-	int clear_env = 0, rc;
-	const struct poptOption options[] = {
-		{ "argv0", 'a', POPT_ARG_STRING, &argv0, 0,
-		  "pass NAME as argv[0] (busybox applets)", "NAME" },
-		{ "env", 'e', POPT_ARG_ARGV, &sets, 0,
-		  "set NAME to VALUE in the program's environment (repeatable)",
-		  "NAME=VALUE" },
-		{ "clear-env", 'i', POPT_ARG_NONE, &clear_env, 0,
-		  "start from an empty environment", NULL },
-		{ "interp-from", '\0', POPT_ARG_STRING, &interp_from, 0,
-		  "take the ELF interpreter from the image or the host"
-		  " (default auto: the image when it holds it)",
-		  "image|host|auto" },
-		CMD_HELP_OPTIONS,
-		POPT_TABLEEND
-	};
+	struct exec_args a = { 0 };
+	const char **env = NULL, **pargv = NULL;
+	int rc, n;
 
-	rc = cmd_parse_posix(argc, argv, options, exec_usage, 2, -1, &args);
-	if (rc)
-		return rc;
-	rc = parse_interp_from(interp_from, &opts.interp_from);
+	rc = parse_exec_args(argc, argv, &a);
 	if (!rc)
-		rc = check_env_args(sets);
+		rc = parse_interp_from(a.interp_from, &opts.interp_from);
+	if (!rc)
+		rc = check_env_args(a.sets);
 	if (rc)
 		goto out;
-	opts.path = args.argv[1];
-	pargv = &args.argv[1];
-	if (argv0)
-		pargv[0] = argv0;
-	env = make_env(sets, clear_env);
+	/* the program's arguments: PATH (or --argv0) and the rest */
+	n = argc - a.first - 1;
+	pargv = calloc((size_t)n + 1, sizeof(*pargv));
+	if (!pargv) {
+		msg_error("out of memory");
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
+	memcpy(pargv, &argv[a.first + 1], (size_t)n * sizeof(*pargv));
+	opts.path = argv[a.first + 1];
+	if (a.argv0)
+		pargv[0] = a.argv0;
+	env = make_env(a.sets, a.clear_env);
 	if (!env) {
 		msg_error("out of memory");
 		rc = EXIT_RUNTIME;
 		goto out;
 	}
-	rc = run(args.argv[0], &opts, pargv, env);
+	rc = run(argv[a.first], &opts, pargv, env);
 out:
 	free(env);
-	free(argv0);
-	free(interp_from);
-	free(sets);
-	cmd_args_free(&args);
+	free(pargv);
+	free(a.sets);
 	return rc;
 }

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifndef XIP_LIBC_ONLY
 #include <et/com_err.h>
+#endif
 
 #include "xip.h"
 
@@ -49,6 +51,7 @@ int xip_error(int err, const char *fmt, ...)
 	return err;
 }
 
+#ifndef XIP_LIBC_ONLY
 int xip_errno_from_ext2(errcode_t code)
 {
 	if (code > 0 && code < 4096)
@@ -97,6 +100,8 @@ int xip_error_ext2(errcode_t code, const char *fmt, ...)
 			 ctx[0] ? ": " : "", what ? tolower((unsigned char)what[0]) : '?',
 			 what && what[0] ? what + 1 : "");
 }
+
+#endif
 
 static int bad_size(const char *text)
 {

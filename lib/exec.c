@@ -43,7 +43,7 @@
 #include <linux/prctl.h>	/* musl's sys/prctl.h has prctl_mm_map itself */
 #endif
 
-#include "xip.h"
+#include "fsread.h"
 
 #define STACK_GAP	(256 * 1024)	/* left to xiptool below its sp */
 #define STACK_MIN	(128 * 1024)	/* room for strings and vectors */
@@ -414,13 +414,48 @@ int xip_exec_build_stack(void *mem, uint64_t addr, size_t size,
 struct image_ctx {
 	struct xip_image *img;
 	ext2_ino_t ino;
+	struct xip_map m;	/* the reader's map of the file */
+	bool open;
 };
 
+/* Read the file through the reader's block map, straight from the segment. */
 static ssize_t image_read(void *ctx, uint64_t off, void *buf, size_t len)
 {
-	const struct image_ctx *c = ctx;
+	struct image_ctx *c = ctx;
+	uint64_t bs = c->img->block_size, size, n, count;
+	uint8_t *out = buf;
+	size_t done = 0;
+	blk64_t pblk;
+	void *p;
+	int ret;
 
-	return xip_file_read(c->img, c->ino, off, buf, len);
+	if (!c->open) {
+		ret = map_open(c->img, c->ino, &c->m);
+		if (ret)
+			return ret;
+		c->open = true;
+	}
+	size = EXT2_I_SIZE(&c->m.inode);
+	if (off >= size)
+		return 0;
+	if (len > size - off)
+		len = (size_t)(size - off);
+	while (done < len) {
+		uint64_t pos = off + done, in = pos % bs;
+
+		n = bs - in < len - done ? bs - in : len - done;
+		ret = map_block(&c->m, pos / bs, &pblk, &count);
+		if (!ret && pblk)
+			ret = engine_block_ptr(c->img, c->ino, pblk, &p);
+		if (ret)
+			return done ? (ssize_t)done : ret;
+		if (pblk)
+			memcpy(out + done, (uint8_t *)p + in, n);
+		else
+			memset(out + done, 0, n);
+		done += n;
+	}
+	return (ssize_t)done;
 }
 
 static bool in_groups(gid_t gid)
@@ -476,7 +511,7 @@ static int open_in_image(struct xip_exec *ex, struct exec_file *f,
 {
 	struct xip_image *img = ex->img;
 	struct ext2_inode_large in;
-	struct image_ctx c = { img, 0 };
+	struct image_ctx c = { .img = img };
 	char *abs = image_abs_path(path);
 	int ret;
 
@@ -501,6 +536,8 @@ static int open_in_image(struct xip_exec *ex, struct exec_file *f,
 		*setid = (in.i_mode & LINUX_S_ISUID) ||
 			 ((in.i_mode & LINUX_S_ISGID) && (in.i_mode & 0010));
 	ret = xip_elf_parse(image_read, &c, EXT2_I_SIZE(&in), path, &f->elf);
+	if (c.open)
+		map_close(&c.m);
 	if (!ret)
 		ret = xip_elf_validate_load(&f->elf, path, img->block_size);
 	if (!ret)

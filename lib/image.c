@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Images: an ext2 file system on a segment, opened through the segment
- * io_manager.  The superblock is checked against the segment before
- * libext2fs is trusted with it; XIP capability is reported here.
+ * Images: an ext2 file system on a segment.  The reader (fsread.c) opens
+ * it first and checks the superblock and the group descriptors against
+ * the segment; libext2fs is then opened on top, through the segment
+ * io_manager, for what writes, and closed by xip_image_close().
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,84 +16,7 @@
 
 #include "engine.h"
 
-#define SB_OFFSET 1024
 #define LOCK_TIMEOUT_MS 5000
-
-static uint64_t sb_blocks_count(const struct ext2_super_block *sb)
-{
-	uint64_t n = sb->s_blocks_count;
-
-	if (sb->s_feature_incompat & EXT4_FEATURE_INCOMPAT_64BIT)
-		n |= (uint64_t)sb->s_blocks_count_hi << 32;
-	return n;
-}
-
-/*
- * The checks the kernel makes in ext2_fill_super() before it trusts the
- * geometry, plus the image size against the block count, which libext2fs
- * does not compare.  This also bounds every allocation libext2fs makes
- * from superblock fields by the size of the image.
- */
-static int check_superblock(struct xip_segment *seg)
-{
-	const struct ext2_super_block *sb;
-	uint64_t blocks, bs, groups;
-	const char *p = seg->path;
-
-	if (segment_range(seg, SB_OFFSET, sizeof(*sb), (void **)&sb))
-		return xip_error(-EUCLEAN,
-				 "%s: too small to hold an ext2 superblock (%" PRIu64 " bytes)",
-				 p, seg->size);
-	if (sb->s_magic != EXT2_SUPER_MAGIC)
-		return xip_error(-EUCLEAN,
-				 "%s: no ext2 superblock (bad magic 0x%04x)", p,
-				 sb->s_magic);
-	if (sb->s_log_block_size > EXT2_MAX_BLOCK_LOG_SIZE - EXT2_MIN_BLOCK_LOG_SIZE)
-		return xip_error(-EUCLEAN,
-				 "%s: superblock: invalid block size (log %u)",
-				 p, sb->s_log_block_size);
-	bs = (uint64_t)EXT2_MIN_BLOCK_SIZE << sb->s_log_block_size;
-	blocks = sb_blocks_count(sb);
-	if (sb->s_first_data_block != (bs == 1024 ? 1u : 0u) &&
-	    sb->s_first_data_block != 0)
-		return xip_error(-EUCLEAN,
-				 "%s: superblock: invalid first data block %u",
-				 p, sb->s_first_data_block);
-	if (blocks <= sb->s_first_data_block)
-		return xip_error(-EUCLEAN,
-				 "%s: superblock: invalid block count %" PRIu64,
-				 p, blocks);
-	if (blocks > seg->size / bs)
-		return xip_error(-EUCLEAN,
-				 "%s: superblock claims %" PRIu64 " blocks of %" PRIu64
-				 " bytes but the image holds only %" PRIu64 " bytes",
-				 p, blocks, bs, seg->size);
-	if (sb->s_blocks_per_group < 8 || sb->s_blocks_per_group > 8 * bs ||
-	    sb->s_blocks_per_group % 8)
-		return xip_error(-EUCLEAN,
-				 "%s: superblock: invalid blocks per group %u",
-				 p, sb->s_blocks_per_group);
-	groups = (blocks - sb->s_first_data_block + sb->s_blocks_per_group - 1) /
-		 sb->s_blocks_per_group;
-	if (sb->s_inodes_per_group == 0 || sb->s_inodes_per_group > 8 * bs ||
-	    (uint64_t)sb->s_inodes_per_group * groups != sb->s_inodes_count)
-		return xip_error(-EUCLEAN,
-				 "%s: superblock: invalid inode count %u (%u per group, %" PRIu64 " groups)",
-				 p, sb->s_inodes_count, sb->s_inodes_per_group,
-				 groups);
-	if (sb->s_rev_level > EXT2_DYNAMIC_REV)
-		return xip_error(-EOPNOTSUPP,
-				 "%s: superblock: unsupported revision %u", p,
-				 sb->s_rev_level);
-	if (sb->s_rev_level == EXT2_DYNAMIC_REV &&
-	    (sb->s_inode_size < EXT2_GOOD_OLD_INODE_SIZE ||
-	     sb->s_inode_size > bs ||
-	     (sb->s_inode_size & (sb->s_inode_size - 1))))
-		return xip_error(-EUCLEAN,
-				 "%s: superblock: invalid inode size %u", p,
-				 sb->s_inode_size);
-	return 0;
-}
 
 static int open_fs(struct xip_image *img, int flags)
 {
@@ -231,6 +155,33 @@ int image_begin_change(struct xip_image *img)
 	return 0;
 }
 
+static void close_fs(struct xip_image *img)
+{
+	int ret = 0;
+
+	if (img->fs) {
+		ret = xip_image_flush(img);
+		/* everything is on its way to the disk: clean again */
+		if (!ret && img->writable && img->unclean) {
+			engine_step();
+			ret = write_state(img, img->clean_state);
+		}
+		/* already flushed: close must not write again */
+		img->fs->flags &= ~EXT2_FLAG_DIRTY;
+		xip_engine_free(img);
+		ext2fs_close_free(&img->fs);
+	}
+	loop_release_claims(img->claims, img->nclaims);
+	img->claims = NULL;
+	img->nclaims = 0;
+	xipio_unregister(img->seg);
+	img->close_ret = ret;
+}
+
+/*
+ * The reader's open (fsread.c: the lock, the superblock and descriptors
+ * checked), then libext2fs on top for what writes.
+ */
 int xip_image_open_segment(struct xip_segment *seg, int flags,
 			   struct xip_image **imgp)
 {
@@ -242,19 +193,23 @@ int xip_image_open_segment(struct xip_segment *seg, int flags,
 		segment_close(seg);
 		return xip_error(-EROFS, "%s: opened read-only", seg->path);
 	}
-	img = calloc(1, sizeof(*img));
-	if (!img) {
-		segment_close(seg);
-		return xip_error(-ENOMEM, "out of memory");
+	if (flags & XIP_IMG_WRITE) {
+		/* writers hold the exclusive lock: take it before the reader */
+		ret = 0;
+		if (!(flags & XIP_IMG_NOLOCK))
+			ret = segment_lock(seg, true, LOCK_TIMEOUT_MS);
+		if (ret) {
+			segment_close(seg);
+			return ret;
+		}
+		flags |= XIP_IMG_NOLOCK;
 	}
-	img->seg = seg;
+	ret = xip_image_open_segment_read(seg, flags & ~XIP_IMG_WRITE, &img);
+	if (ret)
+		return ret;
 	img->writable = flags & XIP_IMG_WRITE;
-	ret = 0;
-	if (!(flags & XIP_IMG_NOLOCK))
-		ret = segment_lock(seg, img->writable, LOCK_TIMEOUT_MS);
-	if (!ret)
-		ret = check_superblock(seg);
-	if (!ret && img->writable)
+	img->close_fs = close_fs;
+	if (img->writable)
 		ret = claim_devices(img);
 	if (!ret)
 		ret = xipio_register(seg, img->chan_name, sizeof(img->chan_name));
@@ -311,37 +266,6 @@ int xip_image_flush(struct xip_image *img)
 	return segment_sync(img->seg);
 }
 
-int xip_image_close(struct xip_image *img)
-{
-	int ret = 0;
-
-	if (!img)
-		return 0;
-	if (img->fs) {
-		ret = xip_image_flush(img);
-		/* everything is on its way to the disk: clean again */
-		if (!ret && img->writable && img->unclean) {
-			engine_step();
-			ret = write_state(img, img->clean_state);
-		}
-		/* already flushed: close must not write again */
-		img->fs->flags &= ~EXT2_FLAG_DIRTY;
-		xip_engine_free(img);
-		ext2fs_close_free(&img->fs);
-	}
-	loop_release_claims(img->claims, img->nclaims);
-	xipio_unregister(img->seg);
-	segment_close(img->seg);
-	free(img);
-	return ret;
-}
-
-void xip_image_abandon(struct xip_image *img)
-{
-	if (img && img->seg)
-		segment_release(img->seg);
-}
-
 int xip_identify(struct xip_segment *seg, char *type, size_t len)
 {
 	const char *value = NULL;
@@ -378,30 +302,6 @@ int xip_identify(struct xip_segment *seg, char *type, size_t len)
 		return 0;
 	return xip_error(-EMEDIUMTYPE, "%s: holds %s, not an ext2 file system",
 			 seg->path, type);
-}
-
-int xip_image_xip_capable(const struct xip_image *img, unsigned int page_size,
-			  char *why, size_t whylen)
-{
-	unsigned int bs = img->fs->blocksize;
-
-	if (!page_size)
-		page_size = (unsigned int)xip_host_page_size();
-	if (why && whylen)
-		why[0] = '\0';
-	if (bs != page_size) {
-		snprintf(why, whylen,
-			 "block size %u differs from page size %u", bs,
-			 page_size);
-		return 0;
-	}
-	if (img->seg->size % page_size) {
-		snprintf(why, whylen,
-			 "image size %" PRIu64 " is not a multiple of the page size %u",
-			 img->seg->size, page_size);
-		return 0;
-	}
-	return 1;
 }
 
 int xip_pmem_capable(uint64_t size, unsigned int block_size,

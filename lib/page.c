@@ -2,11 +2,13 @@
 /*
  * get_xip_page: file page -> block -> pointer into the segment.
  *
- * The block map of an inode is walked here, not by libext2fs: every block
- * number, whether it comes from the inode, out of an indirect block or out
- * of an extent leaf, is checked against the block count, against the file
- * system's own metadata and (through direct_access) against the segment
- * before a pointer is formed from it.
+ * The block map of an inode is walked by the reader (fsread.c), not by
+ * libext2fs: every block number, whether it comes from the inode, out of
+ * an indirect block or out of an extent leaf, is checked against the block
+ * count, against the file system's own metadata and (through
+ * direct_access) against the segment before a pointer is formed from it.
+ * This file holds the writers' side: allocation, copy on write, commits
+ * and freeing.
  */
 #include <endian.h>
 #include <errno.h>
@@ -23,63 +25,14 @@
 
 /* ---- per-image state ---------------------------------------------------- */
 
-static void meta_mark(ext2_filsys fs, ext2fs_block_bitmap bm, blk64_t blk,
-		      blk64_t num)
-{
-	blk64_t first = fs->super->s_first_data_block;
-	blk64_t end = ext2fs_blocks_count(fs->super);
-
-	/* clamp: a bad descriptor must not make libext2fs print warnings */
-	if (blk < first) {
-		if (num <= first - blk)
-			return;
-		num -= first - blk;
-		blk = first;
-	}
-	if (blk >= end)
-		return;
-	if (num > end - blk)
-		num = end - blk;
-	if (num)
-		ext2fs_mark_block_bitmap_range2(bm, blk, (unsigned int)num);
-}
-
-static int engine_build_meta(struct xip_image *img, struct xip_engine *e)
-{
-	ext2_filsys fs = img->fs;
-	__u16 saved = fs->default_bitmap_type;
-	errcode_t err;
-
-	/* metadata is a few runs per group: a tree, not a bit array */
-	fs->default_bitmap_type = EXT2FS_BMAP64_RBTREE;
-	err = ext2fs_allocate_block_bitmap(fs, "metadata blocks", &e->meta);
-	fs->default_bitmap_type = saved;
-	if (err)
-		return xip_error_ext2(err, "%s: metadata map", img->seg->path);
-	for (dgrp_t g = 0; g < fs->group_desc_count; g++) {
-		ext2fs_reserve_super_and_bgd(fs, g, e->meta);
-		meta_mark(fs, e->meta, ext2fs_block_bitmap_loc(fs, g), 1);
-		meta_mark(fs, e->meta, ext2fs_inode_bitmap_loc(fs, g), 1);
-		meta_mark(fs, e->meta, ext2fs_inode_table_loc(fs, g),
-			  fs->inode_blocks_per_group);
-	}
-	return 0;
-}
-
 int engine_get(struct xip_image *img, struct xip_engine **engp)
 {
 	struct xip_engine *e = img->engine;
-	int ret;
 
 	if (!e) {
 		e = calloc(1, sizeof(*e));
 		if (!e)
 			return xip_error(-ENOMEM, "out of memory");
-		ret = engine_build_meta(img, e);
-		if (ret) {
-			free(e);
-			return ret;
-		}
 		img->engine = e;
 	}
 	*engp = e;
@@ -90,8 +43,6 @@ void xip_engine_free(struct xip_image *img)
 {
 	if (!img || !img->engine)
 		return;
-	if (img->engine->meta)
-		ext2fs_free_block_bitmap(img->engine->meta);
 	free(img->engine);
 	img->engine = NULL;
 }
@@ -160,7 +111,7 @@ void engine_step(void)
 
 int engine_load_bitmaps(struct xip_image *img)
 {
-	struct xip_engine *e;
+	struct xip_engine *e = NULL;
 	errcode_t err;
 	int ret;
 
@@ -186,416 +137,7 @@ int engine_load_bitmaps(struct xip_image *img)
 	return 0;
 }
 
-int engine_check_block(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
-		       const char *what, uint64_t lblk)
-{
-	ext2_filsys fs = img->fs;
-	blk64_t count = ext2fs_blocks_count(fs->super);
-	struct xip_engine *e;
-	int ret;
-
-	if (blk < fs->super->s_first_data_block || blk >= count)
-		return xip_error(-EUCLEAN,
-				 "inode %u: %s %llu (file block %llu) beyond end of image (%llu blocks)",
-				 ino, what, U64(blk), U64(lblk), U64(count));
-	ret = engine_get(img, &e);
-	if (ret)
-		return ret;
-	if (blk >= e->clean_lo && blk < e->clean_hi)
-		return 0;
-	if (ext2fs_fast_test_block_bitmap2(e->meta, blk))
-		return xip_error(-EUCLEAN,
-				 "inode %u: %s %llu (file block %llu) lies in file system metadata",
-				 ino, what, U64(blk), U64(lblk));
-	/* remember the stretch up to the next metadata block */
-	e->clean_lo = blk;
-	if (ext2fs_find_first_set_block_bitmap2(e->meta, blk, count - 1,
-						&e->clean_hi))
-		e->clean_hi = count;
-	return 0;
-}
-
-int engine_block_ptr(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
-		     void **ptr)
-{
-	struct xip_segment *seg = img->seg;
-	uint64_t bs = img->block_size;
-	int ret;
-
-	if (blk >= ext2fs_blocks_count(img->fs->super))
-		return xip_error(-EUCLEAN, "inode %u: block %llu beyond end of image",
-				 ino, U64(blk));
-	if (bs == seg->page_size && bs % 512 == 0)
-		ret = segment_direct_access(seg, blk * (bs / 512), ptr);
-	else
-		ret = segment_range(seg, blk * bs, bs, ptr);
-	if (ret)
-		return xip_error(ret, "inode %u: block %llu: outside the segment %s",
-				 ino, U64(blk), seg->path);
-	return 0;
-}
-
-/* ---- inodes ------------------------------------------------------------- */
-
-int inode_read_checked(struct xip_image *img, ext2_ino_t ino,
-		       struct ext2_inode_large *inode)
-{
-	ext2_filsys fs = img->fs;
-	errcode_t err;
-
-	if (ino < 1 || ino > fs->super->s_inodes_count)
-		return xip_error(-EINVAL, "inode %u out of range (1 to %u)", ino,
-				 fs->super->s_inodes_count);
-	memset(inode, 0, sizeof(*inode));
-	err = ext2fs_read_inode_full(fs, ino, (struct ext2_inode *)inode,
-				     sizeof(*inode));
-	if (err)
-		return xip_error_ext2(err, "inode %u", ino);
-	return 0;
-}
-
-int xip_read_inode(struct xip_image *img, ext2_ino_t ino,
-		   struct ext2_inode_large *inode)
-{
-	return inode_read_checked(img, ino, inode);
-}
-
-/* ---- extent-mapped files ------------------------------------------------ */
-
-static int ext_add(struct xip_map *m, size_t *cap,
-		   const struct ext2fs_extent *ex)
-{
-	ext2_filsys fs = m->img->fs;
-	struct xip_engine *e;
-	struct xip_run *r;
-	int ret;
-
-	if (m->next &&
-	    ex->e_lblk < m->ext[m->next - 1].lblk + m->ext[m->next - 1].len)
-		return xip_error(-EUCLEAN,
-				 "inode %u: extents out of order at file block %llu",
-				 m->ino, U64(ex->e_lblk));
-	if (ex->e_pblk < fs->super->s_first_data_block ||
-	    ex->e_pblk >= ext2fs_blocks_count(fs->super) ||
-	    ex->e_len > ext2fs_blocks_count(fs->super) - ex->e_pblk)
-		return xip_error(-EUCLEAN,
-				 "inode %u: extent of %u blocks at block %llu (file block %llu) beyond end of image",
-				 m->ino, ex->e_len, U64(ex->e_pblk),
-				 U64(ex->e_lblk));
-	ret = engine_get(m->img, &e);
-	if (ret)
-		return ret;
-	if (!ext2fs_test_block_bitmap_range2(e->meta, ex->e_pblk, ex->e_len))
-		return xip_error(-EUCLEAN,
-				 "inode %u: extent at block %llu (file block %llu) overlaps file system metadata",
-				 m->ino, U64(ex->e_pblk), U64(ex->e_lblk));
-	if (m->next == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 16;
-
-		r = realloc(m->ext, ncap * sizeof(*r));
-		if (!r)
-			return xip_error(-ENOMEM, "out of memory");
-		m->ext = r;
-		*cap = ncap;
-	}
-	r = &m->ext[m->next++];
-	r->lblk = ex->e_lblk;
-	r->pblk = ex->e_pblk;
-	r->len = ex->e_len;
-	return 0;
-}
-
-/* Read the leaves of the extent tree (through the io_manager) once. */
-static int ext_load(struct xip_map *m)
-{
-	ext2_filsys fs = m->img->fs;
-	uint64_t steps = 0, limit = ext2fs_blocks_count(fs->super) * 4 + 64;
-	ext2_extent_handle_t h;
-	struct ext2fs_extent ex;
-	size_t cap = m->ext_cap;
-	errcode_t err;
-	int ret = 0;
-
-	m->next = 0;
-	m->uninit = false;
-	err = ext2fs_extent_open2(fs, m->ino, (struct ext2_inode *)&m->inode,
-				  &h);
-	if (err)
-		return xip_error_ext2(err, "inode %u: extent tree", m->ino);
-	err = ext2fs_extent_get(h, EXT2_EXTENT_ROOT, &ex);
-	while (!err && !ret) {
-		if (++steps > limit) {
-			ret = xip_error(-EUCLEAN, "inode %u: extent tree loops",
-					m->ino);
-			break;
-		}
-		if ((ex.e_flags & EXT2_EXTENT_FLAGS_LEAF) && ex.e_len &&
-		    (ex.e_flags & EXT2_EXTENT_FLAGS_UNINIT))
-			m->uninit = true;	/* unwritten: reads as a hole */
-		else if ((ex.e_flags & EXT2_EXTENT_FLAGS_LEAF) && ex.e_len)
-			ret = ext_add(m, &cap, &ex);
-		if (!ret)
-			err = ext2fs_extent_get(h, EXT2_EXTENT_NEXT, &ex);
-	}
-	ext2fs_extent_free(h);
-	m->ext_cap = cap;
-	if (ret)
-		return ret;
-	if (err && err != EXT2_ET_EXTENT_NO_NEXT && err != EXT2_ET_EXTENT_NO_DOWN)
-		return xip_error_ext2(err, "inode %u: extent tree", m->ino);
-	return 0;
-}
-
-static int ext_map(struct xip_map *m, uint64_t lblk, blk64_t *pblk,
-		   uint64_t *count)
-{
-	size_t lo = 0, hi = m->next;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct xip_run *r = &m->ext[mid];
-
-		if (lblk < r->lblk) {
-			hi = mid;
-		} else if (lblk >= r->lblk + r->len) {
-			lo = mid + 1;
-		} else {
-			*pblk = r->pblk + (lblk - r->lblk);
-			*count = r->len - (lblk - r->lblk);
-			return 0;
-		}
-	}
-	/* a hole up to the next extent */
-	*pblk = 0;
-	*count = lo < m->next ? m->ext[lo].lblk - lblk : map_limit(m) - lblk;
-	if (!*count)
-		*count = 1;
-	return 0;
-}
-
-/* ---- block-mapped files ------------------------------------------------- */
-
-uint64_t map_limit(const struct xip_map *m)
-{
-	uint64_t a = m->apb, n;
-
-	if (m->extents || m->nomap)
-		return 1ULL << 32;
-	n = EXT2_NDIR_BLOCKS + a + a * a + a * a * a;
-	return n < (1ULL << 32) ? n : 1ULL << 32;
-}
-
-static int ind_ptr(struct xip_map *m, int slot, blk64_t blk, uint64_t lblk,
-		   uint32_t **ptr)
-{
-	int ret;
-
-	if (m->cache[slot].ptr && m->cache[slot].blk == blk) {
-		*ptr = m->cache[slot].ptr;
-		return 0;
-	}
-	ret = engine_check_block(m->img, m->ino, blk, "indirect block", lblk);
-	if (!ret)
-		ret = engine_block_ptr(m->img, m->ino, blk, (void **)ptr);
-	if (ret)
-		return ret;
-	m->cache[slot].blk = blk;
-	m->cache[slot].ptr = *ptr;
-	return 0;
-}
-
-/*
- * How many entries from @slot on continue the physical run of @blk (at
- * most @max); each of them is validated too, through the window cache.
- */
-static int ind_run(struct xip_map *m, const uint32_t *slot, bool le,
-		   uint64_t max, blk64_t blk, uint64_t lblk, uint64_t *count)
-{
-	uint64_t k = 1;
-	int ret;
-
-	while (k < max && (le ? le32toh(slot[k]) : slot[k]) == blk + k)
-		k++;
-	for (uint64_t i = 0; i < k; i++) {
-		ret = engine_check_block(m->img, m->ino, blk + i, "block",
-					 lblk + i);
-		if (ret) {
-			if (!i)
-				return ret;
-			k = i;	/* report the bad one when it is reached */
-			break;
-		}
-	}
-	*count = k;
-	return 0;
-}
-
-static int ind_map(struct xip_map *m, uint64_t lblk, blk64_t *pblk,
-		   uint64_t *count)
-{
-	uint64_t apb = m->apb, rel, span;
-	unsigned int depth = 1;
-	uint32_t *p;
-	blk64_t blk;
-	int ret;
-
-	*pblk = 0;
-	*count = 1;
-	if (lblk < EXT2_NDIR_BLOCKS) {
-		blk = m->inode.i_block[lblk];
-		if (!blk)
-			return 0;
-		ret = ind_run(m, &m->inode.i_block[lblk], false,
-			      EXT2_NDIR_BLOCKS - lblk, blk, lblk, count);
-		if (!ret)
-			*pblk = blk;
-		return ret;
-	}
-	rel = lblk - EXT2_NDIR_BLOCKS;
-	span = apb;
-	while (rel >= span) {
-		rel -= span;
-		if (++depth > 3)
-			return xip_error(-EFBIG,
-					 "inode %u: file block %llu beyond the largest a block map holds",
-					 m->ino, U64(lblk));
-		span *= apb;
-	}
-	blk = m->inode.i_block[EXT2_IND_BLOCK + depth - 1];
-	p = NULL;
-	for (unsigned int level = 0; level < depth; level++) {
-		if (!blk) {
-			*count = span - rel;
-			return 0;
-		}
-		ret = ind_ptr(m, (int)(depth * (depth - 1) / 2 + level), blk,
-			      lblk, &p);
-		if (ret)
-			return ret;
-		span /= apb;
-		blk = le32toh(p[rel / span]);
-		rel %= span;
-	}
-	if (!blk)
-		return 0;
-	/* p is the last indirect block; the run stays inside it */
-	rel = (lblk - EXT2_NDIR_BLOCKS) % apb;
-	ret = ind_run(m, &p[rel], true, apb - rel, blk, lblk, count);
-	if (!ret)
-		*pblk = blk;
-	return ret;
-}
-
-/* ---- the map of one inode ----------------------------------------------- */
-
-static int map_check_flags(struct xip_map *m)
-{
-	struct ext2_super_block *sb = m->img->fs->super;
-	uint32_t fl = m->inode.i_flags;
-
-	if (fl & EXT4_INLINE_DATA_FL) {
-		if (!ext2fs_has_feature_inline_data(sb))
-			return xip_error(-EUCLEAN,
-					 "inode %u: inline-data flag set but the image lacks the inline_data feature",
-					 m->ino);
-		return xip_error(-EOPNOTSUPP,
-				 "inode %u: inline data is not supported",
-				 m->ino);
-	}
-	if (fl & EXT4_EXTENTS_FL) {
-		if (!ext2fs_has_feature_extents(sb))
-			return xip_error(-EUCLEAN,
-					 "inode %u: extents flag set but the image lacks the extents feature",
-					 m->ino);
-		m->extents = true;
-	}
-	return 0;
-}
-
-int map_open(struct xip_image *img, ext2_ino_t ino, struct xip_map *m)
-{
-	uint16_t mode;
-	int ret;
-
-	memset(m, 0, sizeof(*m));
-	m->img = img;
-	m->ino = ino;
-	m->apb = img->block_size / sizeof(uint32_t);
-	ret = inode_read_checked(img, ino, &m->inode);
-	if (ret)
-		return ret;
-	mode = m->inode.i_mode;
-	if (!LINUX_S_ISREG(mode) && !LINUX_S_ISDIR(mode) &&
-	    !LINUX_S_ISLNK(mode)) {
-		/* devices keep their numbers in i_block: nothing to map */
-		m->nomap = true;
-		return 0;
-	}
-	ret = map_check_flags(m);
-	if (ret)
-		return ret;
-	if (LINUX_S_ISLNK(mode) && !m->extents &&
-	    ext2fs_is_fast_symlink((struct ext2_inode *)&m->inode)) {
-		m->nomap = true;
-		return 0;
-	}
-	if (m->extents) {
-		ret = ext_load(m);
-		if (ret)
-			map_close(m);
-	}
-	return ret;
-}
-
-void map_close(struct xip_map *m)
-{
-	/* uncommitted: the old tree is still linked, nothing is freed */
-	free(m->defer);
-	m->defer = NULL;
-	m->ndefer = 0;
-	free(m->ext);
-	m->ext = NULL;
-	m->next = 0;
-	m->ext_cap = 0;
-}
-
-int map_block(struct xip_map *m, uint64_t lblk, blk64_t *pblk,
-	      uint64_t *count)
-{
-	uint64_t limit = map_limit(m);
-
-	*pblk = 0;
-	*count = 1;
-	if (lblk >= limit)
-		return xip_error(-EFBIG,
-				 "inode %u: file block %llu beyond the largest the image can map",
-				 m->ino, U64(lblk));
-	if (m->nomap) {
-		*count = limit - lblk;
-		return 0;
-	}
-	if (m->extents)
-		return ext_map(m, lblk, pblk, count);
-	return ind_map(m, lblk, pblk, count);
-}
-
-/* ---- the public engine -------------------------------------------------- */
-
-int xip_bmap(struct xip_image *img, ext2_ino_t ino, uint64_t pgoff,
-	     blk64_t *pblk)
-{
-	struct xip_map m;
-	uint64_t n;
-	int ret;
-
-	*pblk = 0;
-	ret = map_open(img, ino, &m);
-	if (ret)
-		return ret;
-	ret = map_block(&m, pgoff, pblk, &n);
-	map_close(&m);
-	return ret;
-}
+/* ---- get_xip_page: the reader's map, a new block when asked ----------- */
 
 int xip_get_page(struct xip_image *img, ext2_ino_t ino, uint64_t pgoff,
 		 bool create, void **ptr)
@@ -621,92 +163,6 @@ int xip_get_page(struct xip_image *img, ext2_ino_t ino, uint64_t pgoff,
 	}
 	if (!ret)
 		ret = engine_block_ptr(img, ino, pblk, ptr);
-	map_close(&m);
-	return ret;
-}
-
-static int runs_add(struct xip_run **runs, size_t *n, size_t *cap,
-		    uint64_t lblk, blk64_t pblk, uint64_t len)
-{
-	struct xip_run *r;
-
-	if (*n) {
-		r = &(*runs)[*n - 1];
-		if (r->lblk + r->len == lblk && r->pblk + r->len == pblk) {
-			r->len += len;
-			return 0;
-		}
-	}
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 16;
-
-		r = realloc(*runs, ncap * sizeof(*r));
-		if (!r)
-			return xip_error(-ENOMEM, "out of memory");
-		*runs = r;
-		*cap = ncap;
-	}
-	r = &(*runs)[(*n)++];
-	r->lblk = lblk;
-	r->pblk = pblk;
-	r->len = len;
-	return 0;
-}
-
-int map_runs(struct xip_map *m, uint64_t end, struct xip_run **runs,
-	     size_t *nruns)
-{
-	uint64_t lblk = 0, n, mapped = 0;
-	uint64_t most = ext2fs_blocks_count(m->img->fs->super);
-	size_t cap = 0;
-	blk64_t pblk;
-	int ret = 0;
-
-	*runs = NULL;
-	*nruns = 0;
-	if (end > map_limit(m))
-		end = map_limit(m);
-	while (lblk < end && !ret) {
-		ret = map_block(m, lblk, &pblk, &n);
-		if (ret)
-			break;
-		if (n > end - lblk)
-			n = end - lblk;
-		/*
-		 * A file cannot own more blocks than the image has: a map
-		 * that repeats blocks would otherwise make runs without
-		 * bound.
-		 */
-		if (pblk && (mapped += n) > most)
-			ret = xip_error(-EUCLEAN,
-					"inode %u: maps more blocks than the image holds (%llu)",
-					m->ino, U64(most));
-		else if (pblk)
-			ret = runs_add(runs, nruns, &cap, lblk, pblk, n);
-		lblk += n;
-	}
-	if (ret) {
-		free(*runs);
-		*runs = NULL;
-		*nruns = 0;
-	}
-	return ret;
-}
-
-int xip_file_runs(struct xip_image *img, ext2_ino_t ino,
-		  struct xip_run **runs, size_t *nruns)
-{
-	uint64_t bs = img->block_size, size;
-	struct xip_map m;
-	int ret;
-
-	*runs = NULL;
-	*nruns = 0;
-	ret = map_open(img, ino, &m);
-	if (ret)
-		return ret;
-	size = EXT2_I_SIZE(&m.inode);
-	ret = map_runs(&m, size / bs + (size % bs != 0), runs, nruns);
 	map_close(&m);
 	return ret;
 }
@@ -892,7 +348,7 @@ static int ind_cow(struct xip_map *m, int cslot, blk64_t blk, uint64_t lblk,
 	uint32_t *old;
 	int ret;
 
-	ret = ind_ptr(m, cslot, blk, lblk, &old);
+	ret = map_ind_ptr(m, cslot, blk, lblk, &old);
 	if (ret)
 		return ret;
 	*nblk = blk;
@@ -915,7 +371,7 @@ static int ind_cow(struct xip_map *m, int cslot, blk64_t blk, uint64_t lblk,
 	if (!ret)
 		ret = defer_free(m, blk);
 	if (!ret)
-		ret = ind_ptr(m, cslot, *nblk, lblk, ptr);
+		ret = map_ind_ptr(m, cslot, *nblk, lblk, ptr);
 	if (ret)
 		return ret;
 	fresh_add(m, *nblk);
@@ -993,7 +449,7 @@ static int ind_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
 			*slot = htole32((uint32_t)fresh[i]);
 		if (i == depth - level)
 			break;
-		ret = ind_ptr(m, (int)(depth * (depth - 1) / 2 + level + i),
+		ret = map_ind_ptr(m, (int)(depth * (depth - 1) / 2 + level + i),
 			      fresh[i], lblk, &p);
 		if (ret)
 			return ret;
@@ -1035,7 +491,7 @@ static int ext_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
 				      m->ino, U64(lblk));
 	}
 	*pblk = blk;
-	return ext_load(m);
+	return map_ext_load(m);
 }
 
 int map_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
@@ -1109,7 +565,7 @@ static int free_tree(struct free_ctx *fc, int cslot, blk64_t blk,
 	*out = blk;
 	for (unsigned int i = 1; i < height; i++)
 		child *= m->apb;
-	ret = ind_ptr(m, cslot, blk, base, &p);
+	ret = map_ind_ptr(m, cslot, blk, base, &p);
 	if (ret)
 		return ret;
 	for (uint64_t i = 0; i < m->apb; i++) {
@@ -1224,7 +680,7 @@ static int ext_free_from(struct xip_map *m, uint64_t first)
 		return xip_error_ext2(err, "inode %u: freeing from file block %llu",
 				      m->ino, U64(first));
 	m->dirty = true;
-	return ext_load(m);
+	return map_ext_load(m);
 }
 
 int map_free_from(struct xip_map *m, uint64_t first)

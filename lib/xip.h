@@ -17,7 +17,35 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#ifdef XIP_LIBC_ONLY
+/*
+ * The libc-only build (the xiptool front end): the on-disk definitions of
+ * ext2 without libext2fs, and the few of its names this header uses.
+ */
+#include <ext2fs/ext2_fs.h>
+typedef __u32 ext2_ino_t;
+typedef __u64 blk64_t;
+typedef long errcode_t;
+typedef struct struct_ext2_filsys *ext2_filsys;
+#define LINUX_S_IFMT	00170000
+#define LINUX_S_IFSOCK	0140000
+#define LINUX_S_IFLNK	0120000
+#define LINUX_S_IFREG	0100000
+#define LINUX_S_IFBLK	0060000
+#define LINUX_S_IFDIR	0040000
+#define LINUX_S_IFCHR	0020000
+#define LINUX_S_IFIFO	0010000
+#define LINUX_S_ISUID	0004000
+#define LINUX_S_ISGID	0002000
+#define LINUX_S_ISLNK(m)	(((m) & LINUX_S_IFMT) == LINUX_S_IFLNK)
+#define LINUX_S_ISREG(m)	(((m) & LINUX_S_IFMT) == LINUX_S_IFREG)
+#define LINUX_S_ISDIR(m)	(((m) & LINUX_S_IFMT) == LINUX_S_IFDIR)
+#define LINUX_S_ISCHR(m)	(((m) & LINUX_S_IFMT) == LINUX_S_IFCHR)
+#define LINUX_S_ISBLK(m)	(((m) & LINUX_S_IFMT) == LINUX_S_IFBLK)
+#define EXT2_I_SIZE(i)	((i)->i_size | ((__u64)(i)->i_size_high << 32))
+#else
 #include <ext2fs/ext2fs.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -339,6 +367,7 @@ void loop_release_claims(int *fds, size_t n);
 /* The segment io_manager (xipio.c)                                    */
 /* ------------------------------------------------------------------ */
 
+#ifndef XIP_LIBC_ONLY
 /* A libext2fs io_manager whose device is a segment: memcpy, no cache. */
 extern io_manager xip_io_manager;
 
@@ -351,6 +380,7 @@ int xipio_register(struct xip_segment *seg, char *buf, size_t len);
 void xipio_unregister(struct xip_segment *seg);
 /* The segment behind an io_channel of xip_io_manager (NULL otherwise). */
 struct xip_segment *xipio_segment(io_channel channel);
+#endif
 
 /* ------------------------------------------------------------------ */
 /* Images (image.c)                                                    */
@@ -361,9 +391,20 @@ struct xip_segment *xipio_segment(io_channel channel);
 #define XIP_IMG_NOLOCK	0x02	/* take no holder lock */
 #define XIP_IMG_FORCE	0x04	/* skip the descriptor check (verify) */
 
+struct xip_fs;
+
 struct xip_image {
 	struct xip_segment *seg;
+	/*
+	 * The read side (fsread.c, libc only): the superblock's geometry and
+	 * the checked group descriptors, read straight from the segment.
+	 */
+	struct xip_fs *rd;
+	/* libext2fs, for writers, mkfs and verify (image.c); NULL when the
+	 * image was opened with xip_image_open_read() */
 	ext2_filsys fs;
+	void (*close_fs)(struct xip_image *img);
+	int close_ret;			/* what close_fs() reported */
 	unsigned int block_size;
 	bool writable;
 	char chan_name[64];
@@ -384,6 +425,16 @@ int xip_image_open(const char *spec, int flags, struct xip_image **imgp);
 /* Same, on a segment the caller opened; the image takes ownership. */
 int xip_image_open_segment(struct xip_segment *seg, int flags,
 			   struct xip_image **imgp);
+/*
+ * Open the image for reading only, without libext2fs (fsread.c): the
+ * superblock and group descriptors are checked as by xip_image_open(),
+ * and lookup, inodes, block maps, directories and symlinks work; writers
+ * and xip_image_info() need xip_image_open().  XIP_IMG_NOLOCK and
+ * XIP_IMG_FORCE are honoured.
+ */
+int xip_image_open_read(const char *spec, int flags, struct xip_image **imgp);
+int xip_image_open_segment_read(struct xip_segment *seg, int flags,
+				struct xip_image **imgp);
 /*
  * Writers (XIP_IMG_WRITE) follow ext2's own protocol, as the kernel does
  * on a read-write mount: an image whose s_state is not clean (an earlier
@@ -422,20 +473,6 @@ bool xip_interrupted(void);
  * Read-only images only; @img must not be used afterwards.
  */
 void xip_image_abandon(struct xip_image *img);
-
-/*
- * lib/arena.c: a bump allocator for processes that live briefly, the
- * front end's malloc (musl build).  Blocks are packed densely; freeing the
- * most recent block takes it back, other frees keep the memory; blocks of
- * 128 KiB or more have a mapping of their own, unmapped by xip_arena_free.
- * Same contracts as malloc(3) and friends (errno ENOMEM or EINVAL).
- */
-void *xip_arena_malloc(size_t n);
-void *xip_arena_calloc(size_t count, size_t size);
-void *xip_arena_realloc(void *p, size_t n);
-void *xip_arena_memalign(size_t align, size_t n);
-size_t xip_arena_usable_size(void *p);
-void xip_arena_free(void *p);
 
 /*
  * Identify what a segment holds with libblkid.  Returns 0 for ext2/3/4

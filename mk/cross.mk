@@ -10,7 +10,7 @@ CROSS_CONFIGURE_FLAGS = --enable-werror --disable-fuzz
 CROSS_UNIT = tests/unit/test_elf tests/unit/test_exec tests/unit/test_align \
 	tests/unit/test_segment tests/unit/test_xipio tests/unit/test_image \
 	tests/unit/test_page tests/unit/test_file tests/unit/test_build \
-	tests/unit/test_check tests/unit/test_arena tests/unit/test_registry \
+	tests/unit/test_check tests/unit/test_fsread tests/unit/test_registry \
 	tests/unit/test_extract tests/unit/test_cmd_common tests/unit/test_loop
 CROSS_TESTS = $(CROSS_UNIT) tests/cli/exec-cross.bats
 EXTRA_DIST += tests/cli/exec-cross.bats tests/cli/exec/bti.S

@@ -1,16 +1,16 @@
 #!/bin/sh
 # musl-headers.sh CC DIR [CPPFLAGS...]: make DIR an include directory for
-# compiling against musl that holds only the non-libc headers the front end
-# needs (the libraries' and the kernel's), as links to where CC finds them.
-# musl-gcc searches musl's headers and DIR, never glibc's.
+# compiling the front end against musl.  musl-gcc searches musl's headers
+# and DIR, never glibc's; the front end needs, besides the C library, the
+# kernel's headers and <ext2fs/ext2_fs.h> (ext2's on-disk structures and
+# constants: no library), linked here from where CC finds them.
 set -e
 cc=$1 dir=$2
 shift 2
 rm -rf "$dir"
 mkdir -p "$dir"
-# header path -> the top directory or file to link
-for h in ext2fs/ext2fs.h et/com_err.h blkid/blkid.h popt.h zlib.h zconf.h \
-	linux/types.h asm/types.h asm-generic/types.h; do
+# header path -> the top directory to link
+for h in ext2fs/ext2_fs.h linux/types.h asm/types.h asm-generic/types.h; do
 	f=$(echo "#include <$h>" | $cc "$@" -M -x c - 2>/dev/null |
 		tr ' \\' '\n\n' | grep "/$h\$" | head -n 1)
 	if [ -z "$f" ]; then

@@ -1,8 +1,9 @@
 #!/bin/sh
-# musl-link CC MUSL_LIBDIR [LINKER ARGS...]: link a static PIE against musl.
-# Debian's musl-gcc wrapper cannot (its specs always ask for the dynamic
-# loader), so CC links with musl's start files, libc.a and CC's own libgcc
-# and crtbeginS/crtendS around the arguments, in the order ld needs.
+# musl-link CC MUSL_LIBDIR [LINKER ARGS...]: link a static PIE against musl
+# and nothing else.  Debian's musl-gcc wrapper cannot (its specs always ask
+# for the dynamic loader), so CC links with musl's start files and libc.a
+# and CC's own libgcc and crtbeginS/crtendS around the arguments, in the
+# order ld needs; -nostdlib keeps every glibc object out.
 set -e
 cc=$1 libdir=$2
 shift 2

@@ -53,6 +53,50 @@ need_busybox() {
 	[ -z "$stderr" ]
 }
 
+@test "exec parses its options itself: popt's forms, messages and exit codes" {
+	mkdir -p "$T/tree/bin"
+	cp /usr/bin/env "$T/tree/bin/env"
+	xiptool mkfs -q -d "$T/tree" "$T/img"
+	# short bundles, attached and separate arguments, --name=value
+	run -0 xiptool exec -ie X=1 --env=Y=2 -aenv "$T/img" /bin/env
+	[ "$output" = "$(printf 'X=1\nY=2')" ]
+	run -0 xiptool exec --clear-env --env Z=3 --argv0 env -- "$T/img" /bin/env
+	[ "$output" = "Z=3" ]
+	# options end at IMAGE: the rest belongs to the program
+	run -0 xiptool exec -i "$T/img" /bin/env -i A=1
+	[ "$output" = "A=1" ]
+	for args in "--bogus" "--bogus=1" "-ih" "---x" "-x"; do
+		run -2 --separate-stderr xiptool exec $args "$T/img" /bin/env
+		[ "$stderr" = "xiptool exec: $args: unknown option
+Try 'xiptool exec --help' for more information." ] || { echo "$args: $stderr"; false; }
+	done
+	for args in "--clear-env=1" "--help=x" "--usage=1"; do
+		run -2 --separate-stderr xiptool exec $args "$T/img" /bin/env
+		[ "$stderr" = "xiptool exec: $args: option does not take an argument
+Try 'xiptool exec --help' for more information." ]
+	done
+	for args in "-a" "-ia" "--env" "--interp-from"; do
+		run -2 --separate-stderr xiptool exec $args
+		[ "$stderr" = "xiptool exec: $args: missing argument
+Try 'xiptool exec --help' for more information." ]
+	done
+	run -2 --separate-stderr xiptool exec -e NOVALUE "$T/img" /bin/env
+	[ "$stderr" = "xiptool exec: --env: 'NOVALUE': expected NAME=VALUE
+Try 'xiptool exec --help' for more information." ]
+	run -2 --separate-stderr xiptool exec "$T/img"
+	[[ "$stderr" == "xiptool exec: missing argument (usage: xiptool exec [OPTION...] IMAGE PATH [ARG...])"* ]]
+	# help and usage, also from within a bundle, exit 0 on stdout
+	run -0 --separate-stderr xiptool exec -i?
+	[[ "${lines[0]}" == "Usage: xiptool exec [OPTION...] IMAGE PATH [ARG...]" ]]
+	[[ "$output" == *"  -?, --help                            Show this help message"* ]]
+	[ -z "$stderr" ]
+	run -0 xiptool exec --usage
+	[[ "${lines[0]}" == "Usage: xiptool exec [-i?] [-a|--argv0=NAME] [-e|--env=NAME=VALUE]" ]]
+	# the same from xiptool-main
+	run -0 "$MAIN" exec --usage
+	[[ "${lines[2]}" == "        [--usage] [OPTION...] IMAGE PATH [ARG...]" ]]
+}
+
 @test "the front end runs exec on its own; other commands say where it looked for xiptool-main" {
 	need_busybox
 	mkdir -p "$T/alone" "$T/tree/bin"
@@ -98,6 +142,57 @@ need_busybox() {
 	# xiptool-main is the one that needs libsmartcols
 	run ldd "$MAIN"
 	[[ "$output" == *"libsmartcols"* ]]
+}
+
+# links_libc_only FILE: nothing of libext2fs, libcom_err, libblkid, popt or
+# zlib in FILE's symbols, and (dynamic) no such library needed.
+links_libc_only() {
+	run -0 nm "$1"
+	[ -n "$output" ]
+	if grep -E '(^| )(ext2fs_|blkid_|popt|inflate|deflate|com_err|error_message|initialize_ext2_error_table)' <<<"$output"; then
+		echo "$1: links a library other than the C library" >&2
+		false
+	fi
+	run ldd "$1"
+	if grep -E 'libext2fs|libcom_err|libblkid|libpopt|libz\.' <<<"$output"; then
+		false
+	fi
+}
+
+# is_musl_static FILE: a static PIE of musl, with nothing of glibc.
+is_musl_static() {
+	run -0 file -L "$1"
+	[[ "$output" == *"static-pie linked"* ]] || { echo "$output"; false; }
+	run ldd "$1"
+	[[ "$output" == *"statically linked"* || "$output" == *"not a dynamic executable"* ]] || { echo "$output"; false; }
+	run -0 nm "$1"
+	# musl's start-up is there ...
+	grep -q ' __init_libc$' <<<"$output"
+	# ... and none of glibc's (its static-PIE start-up, TLS set-up,
+	# tunables)
+	if grep -E ' (_dl_relocate_static_pie|__libc_setup_tls|__libc_start_call_main|_IO_stdin_used|__tunables_init)$' <<<"$output"; then
+		echo "$1: glibc objects in the musl front end" >&2
+		false
+	fi
+	if grep -q GLIBC_TUNABLES "$1"; then false; fi
+}
+
+@test "the front end links nothing but the C library: no libext2fs, blkid, popt or zlib in it" {
+	links_libc_only "$XIPTOOL"
+	if grep -q '^#define XIP_MUSL_FRONT 1' "$TOP_BUILDDIR/config.h"; then
+		is_musl_static "$XIPTOOL"
+	elif static_front; then
+		run -0 file -L "$XIPTOOL"
+		[[ "$output" == *"static-pie linked"* ]]
+	fi
+	# the musl build made for the tests (sanitizer builds)
+	if [ -e "$TOP_BUILDDIR/tests/musl/xiptool" ]; then
+		links_libc_only "$TOP_BUILDDIR/tests/musl/xiptool"
+		is_musl_static "$TOP_BUILDDIR/tests/musl/xiptool"
+	fi
+	# xiptool-main is the one with the libraries
+	run -0 nm "$MAIN"
+	grep -q ' ext2fs_open2$' <<<"$output"
 }
 
 @test "run again under another name (a program's /proc/self/exe), it refuses to act on the arguments" {

@@ -1,0 +1,529 @@
+/*
+ * Unit tests of the reader (lib/fsread.c) on images made by mke2fs and
+ * debugfs: block-mapped ext2 (direct, indirect, double and triple
+ * indirect blocks) and extent-mapped ext4, read without libext2fs
+ * (xip_image_open_read) and compared with the source files; then damaged
+ * copies, each of which must give a clean error.
+ */
+#include "unit.h"
+#include "fsread.h"
+
+/* unit_path() hands out four buffers in turn: a copy to keep. */
+static const char *keep(const char *p)
+{
+	static char bufs[16][512];
+	static unsigned int k;
+	char *b = bufs[k++ % 16];
+
+	snprintf(b, 512, "%s", p);
+	return b;
+}
+
+static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Byte offset of inode @path's on-disk inode, from debugfs imap. */
+static off_t inode_offset(const char *img, const char *path)
+{
+	char cmd[1024], line[512];
+	unsigned long long blk = 0, off = 0, bs = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "debugfs -R 'imap %s' '%s' 2>/dev/null; dumpe2fs -h '%s' 2>/dev/null | grep '^Block size:'",
+		 path, img, img);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, "located at block ");
+
+		if (p)
+			sscanf(p, "located at block %llu, offset 0x%llx", &blk,
+			       &off);
+		if (!strncmp(line, "Block size:", 11))
+			bs = strtoull(line + 11, NULL, 10);
+	}
+	pclose(f);
+	assert_true(blk && bs);
+	return (off_t)(blk * bs + off);
+}
+
+/* The whole file @ino read through its runs, straight from the segment. */
+static uint8_t *read_runs(struct xip_image *img, ext2_ino_t ino, size_t *len)
+{
+	struct ext2_inode_large in;
+	struct xip_run *runs;
+	size_t nruns;
+	uint64_t size, bs = img->block_size;
+	uint8_t *buf;
+
+	assert_int_equal(xip_read_inode(img, ino, &in), 0);
+	size = EXT2_I_SIZE(&in);
+	buf = calloc(1, size + 1);
+	assert_non_null(buf);
+	assert_int_equal(xip_file_runs(img, ino, &runs, &nruns), 0);
+	for (size_t i = 0; i < nruns; i++) {
+		for (uint64_t k = 0; k < runs[i].len; k++) {
+			uint64_t off = (runs[i].lblk + k) * bs;
+			void *p;
+
+			assert_int_equal(segment_range(img->seg,
+						       (runs[i].pblk + k) * bs,
+						       bs, &p), 0);
+			if (off < size)
+				memcpy(buf + off, p,
+				       size - off < bs ? size - off : bs);
+		}
+	}
+	free(runs);
+	*len = size;
+	return buf;
+}
+
+static void same_as_file(struct xip_image *img, const char *ipath,
+			 const char *src)
+{
+	uint8_t *buf, *want;
+	size_t len, wlen;
+	ext2_ino_t ino;
+	FILE *f = fopen(src, "r");
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	wlen = (size_t)ftell(f);
+	rewind(f);
+	want = calloc(1, wlen + 1);
+	assert_int_equal(fread(want, 1, wlen, f), wlen);
+	fclose(f);
+	assert_int_equal(xip_lookup(img, ipath, 0, &ino), 0);
+	buf = read_runs(img, ino, &len);
+	assert_int_equal(len, wlen);
+	assert_memory_equal(buf, want, wlen);
+	free(buf);
+	free(want);
+}
+
+/* A tree with files for every level of a block map, holes and links. */
+static void make_tree(const char *dir)
+{
+	sh("rm -rf '%s' && mkdir -p '%s/d/e' && "
+	   "head -c 5000 /dev/urandom > '%s/small' && "
+	   "head -c 100000 /dev/urandom > '%s/d/ind' && "
+	   "head -c 400000 /dev/urandom > '%s/d/e/dind' && "
+	   /* 1 KiB blocks: block 12 + 256 + 65536 is triple indirect */
+	   "printf tail | dd of='%s/sparse' bs=1024 seek=65810 conv=notrunc status=none && "
+	   "printf head | dd of='%s/sparse' conv=notrunc status=none && "
+	   /* every other block: many extents, a tree of depth 1 */
+	   "for i in 0 2 4 6 8 10 12 14 16 18 20 22; do "
+	   "head -c 4096 /dev/urandom | dd of='%s/holes' bs=4096 seek=$i conv=notrunc status=none; done && "
+	   "ln -s d/e/dind '%s/fast' && "
+	   "ln -s /d/./e/../e/dind'%0200d' '%s/slow' && "
+	   "ln -s ../small '%s/d/up'",
+	   dir, dir, dir, dir, dir, dir, dir, dir, dir, 0, dir, dir);
+}
+
+static void check_tree(struct xip_image *img, const char *dir)
+{
+	char src[600], target[4096];
+	ext2_ino_t ino, ino2;
+	struct xip_dirent *ents;
+	size_t n;
+	bool seen_e = false;
+
+	snprintf(src, sizeof(src), "%s/small", dir);
+	same_as_file(img, "/small", src);
+	snprintf(src, sizeof(src), "%s/d/ind", dir);
+	same_as_file(img, "/d/ind", src);
+	snprintf(src, sizeof(src), "%s/d/e/dind", dir);
+	same_as_file(img, "/d/e/dind", src);
+	same_as_file(img, "/fast", src);
+	same_as_file(img, "/d/e/../../d/./e/dind", src);
+	snprintf(src, sizeof(src), "%s/sparse", dir);
+	same_as_file(img, "/sparse", src);
+	snprintf(src, sizeof(src), "%s/holes", dir);
+	same_as_file(img, "/holes", src);
+	snprintf(src, sizeof(src), "%s/small", dir);
+	same_as_file(img, "/d/up", src);
+	/* symlinks */
+	assert_int_equal(xip_lookup(img, "/fast", XIP_LOOKUP_NOFOLLOW, &ino), 0);
+	assert_int_equal(xip_readlink(img, ino, target, sizeof(target)), 0);
+	assert_string_equal(target, "d/e/dind");
+	assert_int_equal(xip_lookup(img, "/slow", XIP_LOOKUP_NOFOLLOW, &ino), 0);
+	assert_int_equal(xip_readlink(img, ino, target, sizeof(target)), 0);
+	assert_int_equal(strlen(target), strlen("/d/./e/../e/dind") + 200);
+	assert_int_equal(xip_lookup(img, "/slow", 0, &ino), -ENOENT);
+	/* lookup errors as the kernel's */
+	assert_int_equal(xip_lookup(img, "/nothing", 0, &ino), -ENOENT);
+	assert_int_equal(xip_lookup(img, "/small/x", 0, &ino), -ENOTDIR);
+	assert_int_equal(xip_lookup(img, "/small/", 0, &ino), -ENOTDIR);
+	assert_int_equal(xip_lookup(img, "/../../d", 0, &ino), 0);
+	assert_int_equal(xip_lookup(img, "/d", 0, &ino2), 0);
+	assert_int_equal(ino, ino2);
+	/* directories */
+	assert_int_equal(xip_dir_list(img, ino, &ents, &n), 0);
+	assert_int_equal(n, 5);		/* . .. e ind up */
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(ents[i].name, "e"))
+			seen_e = ents[i].type == EXT2_FT_DIR;
+	assert_true(seen_e);
+	free(ents);
+	assert_int_equal(xip_lookup(img, "/small", 0, &ino), 0);
+	assert_int_equal(xip_dir_list(img, ino, &ents, &n), -ENOTDIR);
+}
+
+static void test_block_mapped(void **state)
+{
+	const char *dir = keep(unit_path("tree")), *p = keep(unit_path("ext2.img"));
+	struct xip_image *img, *full;
+	struct xip_run *r1, *r2;
+	size_t n1, n2;
+	ext2_ino_t ino;
+	blk64_t pblk;
+
+	(void)state;
+	make_tree(dir);
+	sh("rm -f '%s' && mke2fs -q -F -t ext2 -b 1024 -d '%s' '%s' 8M >/dev/null 2>&1",
+	   p, dir, p);
+	assert_int_equal(xip_image_open_read(p, 0, &img), 0);
+	assert_null(img->fs);
+	assert_int_equal(img->block_size, 1024);
+	check_tree(img, dir);
+	/* the triple indirect block, and a hole */
+	assert_int_equal(xip_lookup(img, "/sparse", 0, &ino), 0);
+	assert_int_equal(xip_bmap(img, ino, 65810, &pblk), 0);
+	assert_true(pblk != 0);
+	assert_int_equal(xip_bmap(img, ino, 30000, &pblk), 0);
+	assert_int_equal(pblk, 0);
+	/* the same runs through xiptool-main's open */
+	assert_int_equal(xip_image_open(p, 0, &full), 0);
+	assert_non_null(full->fs);
+	assert_int_equal(xip_file_runs(img, ino, &r1, &n1), 0);
+	assert_int_equal(xip_file_runs(full, ino, &r2, &n2), 0);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(r1, r2, n1 * sizeof(*r1));
+	free(r1);
+	free(r2);
+	assert_int_equal(xip_image_close(full), 0);
+	assert_int_equal(xip_image_close(img), 0);
+}
+
+static void test_extents(void **state)
+{
+	const char *dir = keep(unit_path("tree")), *p = keep(unit_path("ext4.img"));
+	struct ext2_inode_large in;
+	struct xip_image *img;
+	struct xip_stat st;
+	ext2_ino_t ino;
+
+	(void)state;
+	make_tree(dir);
+	sh("rm -f '%s' && mke2fs -q -F -t ext4 -O ^has_journal -b 4096 -d '%s' '%s' 64M >/dev/null 2>&1",
+	   p, dir, p);
+	assert_int_equal(xip_image_open_read(p, 0, &img), 0);
+	check_tree(img, dir);
+	assert_int_equal(xip_lookup(img, "/holes", 0, &ino), 0);
+	assert_int_equal(xip_read_inode(img, ino, &in), 0);
+	assert_true(in.i_flags & EXT4_EXTENTS_FL);
+	/* 12 extents do not fit in the inode: a tree of depth 1 */
+	assert_int_equal(((const uint16_t *)in.i_block)[3], 1);
+	assert_int_equal(xip_stat_inode(img, ino, &st), 0);
+	assert_true(st.extents);
+	assert_int_equal(st.nruns, 12);
+	assert_int_equal(st.data_blocks, 12);
+	assert_int_equal(st.hole_blocks, 11);
+	assert_int_equal(xip_image_close(img), 0);
+}
+
+/* ---- damaged images: a clean error each ----------------------------- */
+
+static const char *copy_of(const char *src, const char *name)
+{
+	const char *p = unit_path(name);
+
+	sh("cp '%s' '%s'", src, p);
+	return p;
+}
+
+static int open_err(const char *p, const char *want)
+{
+	struct xip_image *img;
+	int ret = xip_image_open_read(p, 0, &img);
+
+	assert_true(ret < 0);
+	assert_null(img);
+	if (want && !strstr(xip_errmsg(), want)) {
+		fprintf(stderr, "message: %s\n", xip_errmsg());
+		fail();
+	}
+	return ret;
+}
+
+static void poke32(const char *p, off_t off, uint32_t v)
+{
+	unit_poke(p, off, &v, sizeof(v));
+}
+
+static void poke16(const char *p, off_t off, uint16_t v)
+{
+	unit_poke(p, off, &v, sizeof(v));
+}
+
+/* Look @path up and map the whole file: the error of the first failure. */
+static int map_all(const char *p, const char *path)
+{
+	struct xip_image *img;
+	struct xip_run *runs = NULL;
+	size_t n;
+	ext2_ino_t ino;
+	int ret;
+
+	assert_int_equal(xip_image_open_read(p, 0, &img), 0);
+	ret = xip_lookup(img, path, 0, &ino);
+	if (!ret)
+		ret = xip_file_runs(img, ino, &runs, &n);
+	free(runs);
+	xip_image_close(img);
+	return ret;
+}
+
+static void test_damaged_superblock(void **state)
+{
+	const char *dir = keep(unit_path("tree")), *good = keep(unit_path("good2.img"));
+	const char *p;
+	uint32_t v;
+
+	(void)state;
+	make_tree(dir);
+	sh("rm -f '%s' && mke2fs -q -F -t ext2 -b 1024 -d '%s' '%s' 8M >/dev/null 2>&1",
+	   good, dir, good);
+	p = copy_of(good, "magic.img");
+	poke16(p, 1024 + 56, 0x1234);
+	assert_int_equal(open_err(p, "bad magic"), -EUCLEAN);
+	/* more blocks than the file holds */
+	p = copy_of(good, "count.img");
+	poke32(p, 1024 + 4, 1u << 30);
+	assert_int_equal(open_err(p, "superblock claims"), -EUCLEAN);
+	/* a log block size past 64 KiB */
+	p = copy_of(good, "bsize.img");
+	poke32(p, 1024 + 24, 9);
+	assert_int_equal(open_err(p, "block size"), -EUCLEAN);
+	/* an unknown incompatible feature */
+	p = copy_of(good, "feature.img");
+	unit_peek(p, 1024 + 96, &v, sizeof(v));
+	poke32(p, 1024 + 96, v | 0x80000000u);
+	assert_int_equal(open_err(p, "unsupported"), -EOPNOTSUPP);
+	/* too small for a superblock */
+	p = unit_path("tiny.img");
+	unit_fill_file(p, 1500, 0);
+	assert_int_equal(open_err(p, "too small"), -EUCLEAN);
+}
+
+static void test_damaged_descriptors(void **state)
+{
+	const char *dir = keep(unit_path("tree")), *good = keep(unit_path("good3.img"));
+	const char *p;
+	uint32_t bb;
+
+	(void)state;
+	make_tree(dir);
+	sh("rm -f '%s' && mke2fs -q -F -t ext2 -b 1024 -d '%s' '%s' 20M >/dev/null 2>&1",
+	   good, dir, good);
+	/* group 0's descriptor at block 2: inode table past the end */
+	p = copy_of(good, "itab.img");
+	poke32(p, 2048 + 8, 100000);
+	assert_int_equal(open_err(p, "group descriptors"), -EUCLEAN);
+	/* block bitmap on the superblock */
+	p = copy_of(good, "bbsb.img");
+	poke32(p, 2048 + 0, 1);
+	assert_int_equal(open_err(p, "group descriptors"), -EUCLEAN);
+	/* inode bitmap on the block bitmap */
+	p = copy_of(good, "ibbb.img");
+	unit_peek(p, 2048 + 0, &bb, sizeof(bb));
+	poke32(p, 2048 + 4, bb);
+	assert_int_equal(open_err(p, "overlap"), -EUCLEAN);
+	/* a block bitmap in another group (three groups, no flex_bg) */
+	p = copy_of(good, "bbout.img");
+	poke32(p, 2048 + 0, 10000);
+	assert_int_equal(open_err(p, "outside its group"), -EUCLEAN);
+}
+
+static void test_damaged_block_maps(void **state)
+{
+	const char *dir = keep(unit_path("tree")), *good = keep(unit_path("good4.img"));
+	const char *p;
+	off_t io;
+	uint32_t b0;
+
+	(void)state;
+	make_tree(dir);
+	sh("rm -f '%s' && mke2fs -q -F -t ext2 -b 1024 -d '%s' '%s' 8M >/dev/null 2>&1",
+	   good, dir, good);
+	io = inode_offset(good, "/d/e/dind");
+	/* a direct block past the end of the image */
+	p = copy_of(good, "direct.img");
+	poke32(p, io + 40, 0xfffffff0u);
+	assert_int_equal(map_all(p, "/d/e/dind"), -EUCLEAN);
+	assert_non_null(strstr(xip_errmsg(), "beyond end of image"));
+	/* a direct block on the group descriptors */
+	p = copy_of(good, "meta.img");
+	poke32(p, io + 40, 2);
+	assert_int_equal(map_all(p, "/d/e/dind"), -EUCLEAN);
+	assert_non_null(strstr(xip_errmsg(), "metadata"));
+	/* the double indirect block past the end */
+	p = copy_of(good, "dind.img");
+	poke32(p, io + 40 + 13 * 4, 0x7fffffffu);
+	assert_int_equal(map_all(p, "/d/e/dind"), -EUCLEAN);
+	/* a directory whose map gives the same block twice */
+	io = inode_offset(good, "/d");
+	p = copy_of(good, "dirloop.img");
+	unit_peek(p, io + 40, &b0, sizeof(b0));
+	poke32(p, io + 44, b0);
+	poke32(p, io + 4, 2048);	/* i_size: two blocks */
+	{
+		struct xip_image *img;
+		struct xip_dirent *ents;
+		size_t n;
+		ext2_ino_t ino;
+
+		assert_int_equal(xip_image_open_read(p, 0, &img), 0);
+		assert_int_equal(xip_lookup(img, "/d", 0, &ino), 0);
+		assert_int_equal(xip_dir_list(img, ino, &ents, &n), -EUCLEAN);
+		assert_non_null(strstr(xip_errmsg(), "mapped twice"));
+		assert_int_equal(xip_lookup(img, "/d/nothing", 0, &ino),
+				 -EUCLEAN);
+		xip_image_close(img);
+	}
+	/* a directory entry whose record length runs past the block */
+	p = copy_of(good, "reclen.img");
+	unit_peek(p, io + 40, &b0, sizeof(b0));
+	poke16(p, (off_t)b0 * 1024 + 4, 4000);
+	assert_int_equal(map_all(p, "/d/ind"), -EUCLEAN);
+	assert_non_null(strstr(xip_errmsg(), "corrupt entry"));
+	/* an inode number past the inode count in an entry */
+	p = copy_of(good, "entino.img");
+	poke32(p, (off_t)b0 * 1024, 0x7fffffffu);
+	assert_int_equal(map_all(p, "/d/ind"), -EUCLEAN);
+}
+
+static void test_damaged_extents(void **state)
+{
+	const char *dir = keep(unit_path("tree")), *good = keep(unit_path("good5.img"));
+	const char *p;
+	off_t io;
+
+	(void)state;
+	make_tree(dir);
+	sh("rm -f '%s' && mke2fs -q -F -t ext4 -O ^has_journal -b 4096 -d '%s' '%s' 64M >/dev/null 2>&1",
+	   good, dir, good);
+	io = inode_offset(good, "/holes");
+	assert_int_equal(map_all(good, "/holes"), 0);
+	/* header magic */
+	p = copy_of(good, "emagic.img");
+	poke16(p, io + 40, 0x1234);
+	assert_int_equal(map_all(p, "/holes"), -EUCLEAN);
+	assert_non_null(strstr(xip_errmsg(), "magic"));
+	/* entries beyond eh_max, eh_max beyond what i_block holds */
+	p = copy_of(good, "eentries.img");
+	poke16(p, io + 40 + 2, 5);
+	assert_int_equal(map_all(p, "/holes"), -EUCLEAN);
+	p = copy_of(good, "emax.img");
+	poke16(p, io + 40 + 4, 300);
+	assert_int_equal(map_all(p, "/holes"), -EUCLEAN);
+	/* depth beyond the bound, and a depth the index block does not have */
+	p = copy_of(good, "edepth.img");
+	poke16(p, io + 40 + 6, 9);
+	assert_int_equal(map_all(p, "/holes"), -EUCLEAN);
+	p = copy_of(good, "edepth2.img");
+	poke16(p, io + 40 + 6, 3);
+	assert_int_equal(map_all(p, "/holes"), -EUCLEAN);
+	/* the index entry's block past the end, and on the superblock */
+	p = copy_of(good, "eindex.img");
+	poke32(p, io + 40 + 12 + 4, 0x7ffffff0u);
+	assert_int_equal(map_all(p, "/holes"), -EUCLEAN);
+	p = copy_of(good, "eindex0.img");
+	poke32(p, io + 40 + 12 + 4, 0);
+	assert_int_equal(map_all(p, "/holes"), -EUCLEAN);
+	/* a leaf's physical block past the end (a small file: leaf in inode) */
+	io = inode_offset(good, "/small");
+	p = copy_of(good, "eleaf.img");
+	poke32(p, io + 40 + 12 + 8, 0x7ffffff0u);
+	assert_int_equal(map_all(p, "/small"), -EUCLEAN);
+	assert_non_null(strstr(xip_errmsg(), "beyond end of image"));
+}
+
+static void test_symlink_loop(void **state)
+{
+	const char *p = unit_path("loop.img");
+	struct xip_image *img;
+	ext2_ino_t ino;
+
+	(void)state;
+	unit_mke2fs(p, "4M", 4096, NULL);
+	sh("debugfs -w -R 'symlink /a /b' '%s' >/dev/null 2>&1 && "
+	   "debugfs -w -R 'symlink /b /a' '%s' >/dev/null 2>&1", p, p);
+	assert_int_equal(xip_image_open_read(p, 0, &img), 0);
+	assert_int_equal(xip_lookup(img, "/a", 0, &ino), -ELOOP);
+	assert_int_equal(xip_lookup(img, "/a", XIP_LOOKUP_NOFOLLOW, &ino), 0);
+	assert_int_equal(xip_lookup(img, "/a/x", XIP_LOOKUP_NOFOLLOW, &ino),
+			 -ELOOP);
+	xip_image_close(img);
+}
+
+/* What a writer puts in through libext2fs, the reader sees at once. */
+static void test_sees_writes(void **state)
+{
+	const char *p = unit_path("w.img");
+	static uint8_t buf[5 * 4096];
+	struct xip_image *img;
+	struct xip_stat st;
+	ext2_ino_t ino, again;
+	uint8_t *back;
+	size_t len;
+
+	(void)state;
+	unit_mke2fs(p, "8M", 4096, NULL);
+	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
+	assert_int_equal(xip_create(img, "/new", 0644, &ino), 0);
+	assert_int_equal(xip_lookup(img, "/new", 0, &again), 0);
+	assert_int_equal(again, ino);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 7);
+	assert_int_equal(xip_file_write(img, ino, 0, buf, sizeof(buf)),
+			 (ssize_t)sizeof(buf));
+	back = read_runs(img, ino, &len);
+	assert_int_equal(len, sizeof(buf));
+	assert_memory_equal(back, buf, sizeof(buf));
+	free(back);
+	assert_int_equal(xip_stat_inode(img, ino, &st), 0);
+	assert_int_equal(st.size, sizeof(buf));
+	assert_int_equal(st.data_blocks, 5);
+	assert_int_equal(xip_file_truncate(img, ino, 4096), 0);
+	assert_int_equal(xip_stat_inode(img, ino, &st), 0);
+	assert_int_equal(st.data_blocks, 1);
+	assert_int_equal(xip_image_close(img), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_block_mapped),
+		cmocka_unit_test(test_extents),
+		cmocka_unit_test(test_damaged_superblock),
+		cmocka_unit_test(test_damaged_descriptors),
+		cmocka_unit_test(test_damaged_block_maps),
+		cmocka_unit_test(test_damaged_extents),
+		cmocka_unit_test(test_symlink_loop),
+		cmocka_unit_test(test_sees_writes),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
