@@ -13,6 +13,11 @@
  * the one behind the mapping, so both views stay the same.  Segments that
  * cannot be written with write(2) (device DAX, hugetlbfs) fall back to
  * the memory copy.
+ *
+ * With the "pio" option (mkfs, which writes a new image of any size),
+ * reads are pread(2) too: nothing is touched through the mapping, whose
+ * page-table entries would cost more than the copies, and a read of a
+ * hole of a sparse image does not make the kernel read ahead around it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +36,7 @@ struct xipio_private {
 	struct xip_segment *seg;
 	struct struct_io_stats stats;
 	bool atomic;		/* write with pwrite(2) where it works */
+	bool pio;		/* read with pread(2) where it works */
 };
 
 static struct {
@@ -186,7 +192,12 @@ static errcode_t xipio_read_blk64(io_channel channel, unsigned long long block,
 						   len, 0, EXT2_ET_SHORT_READ);
 		return EXT2_ET_SHORT_READ;
 	}
-	memcpy(data, src, len);
+	if (priv->pio) {
+		if (xip_build_pread(priv->seg, off, data, len))
+			return EXT2_ET_SHORT_READ;
+	} else {
+		memcpy(data, src, len);
+	}
 	priv->stats.bytes_read += len;
 	return 0;
 }
@@ -277,6 +288,10 @@ static errcode_t xipio_set_option(io_channel channel, const char *option,
 		priv->atomic = true;
 		return 0;
 	}
+	if (!strcmp(option, "pio") && !arg) {
+		priv->atomic = priv->pio = true;
+		return 0;
+	}
 	return EXT2_ET_INVALID_ARGUMENT;
 }
 
@@ -311,6 +326,8 @@ static errcode_t xipio_zeroout(io_channel channel, unsigned long long block,
 	len = count * bs;
 	if (segment_range(seg, off, len, (void **)&p))
 		return EXT2_ET_SHORT_WRITE;
+	if (priv->pio)
+		return xip_build_zero(seg, off, len) ? EXT2_ET_SHORT_WRITE : 0;
 	head = (seg->page_size - off % seg->page_size) % seg->page_size;
 	if ((seg->kind == XIP_SEG_FILE || seg->kind == XIP_SEG_SHM) &&
 	    len > head + seg->page_size) {
