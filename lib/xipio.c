@@ -175,6 +175,31 @@ static errcode_t xipio_span(io_channel channel, unsigned long long block,
 	return 0;
 }
 
+/*
+ * pread(2) of a checked range: true when done, false to copy from the
+ * mapping instead (device DAX, or a descriptor that cannot be read).
+ */
+static bool pio_read(struct xip_segment *seg, uint64_t off, void *data,
+		     uint64_t len)
+{
+	uint8_t *p = data;
+
+	if (seg->kind == XIP_SEG_DAX)
+		return false;
+	while (len) {
+		ssize_t n = pread(seg->fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		off += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
+	return true;
+}
+
 static errcode_t xipio_read_blk64(io_channel channel, unsigned long long block,
 				  int count, void *data)
 {
@@ -192,12 +217,8 @@ static errcode_t xipio_read_blk64(io_channel channel, unsigned long long block,
 						   len, 0, EXT2_ET_SHORT_READ);
 		return EXT2_ET_SHORT_READ;
 	}
-	if (priv->pio) {
-		if (xip_build_pread(priv->seg, off, data, len))
-			return EXT2_ET_SHORT_READ;
-	} else {
+	if (!priv->pio || !pio_read(priv->seg, off, data, len))
 		memcpy(data, src, len);
-	}
 	priv->stats.bytes_read += len;
 	return 0;
 }
@@ -304,6 +325,30 @@ static errcode_t xipio_get_stats(io_channel channel, io_stats *stats)
 	return 0;
 }
 
+/* Zeros at @off (@p in the mapping): written with pwrite(2) under "pio". */
+static errcode_t zero_bytes(io_channel channel, uint64_t off, uint64_t len,
+			    uint8_t *p)
+{
+	static const uint8_t zero[4096];
+	struct xipio_private *priv = channel->private_data;
+	errcode_t ret;
+
+	if (!priv->pio) {
+		memset(p, 0, len);
+		return 0;
+	}
+	while (len) {
+		uint64_t n = len < sizeof(zero) ? len : sizeof(zero);
+
+		ret = xipio_write_bytes(channel, off, n, zero);
+		if (ret)
+			return ret;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
 /*
  * Zero a range.  On file-backed segments the page-aligned middle is
  * punched out (it then reads as zeros and occupies nothing), so zeroing
@@ -316,6 +361,7 @@ static errcode_t xipio_zeroout(io_channel channel, unsigned long long block,
 	struct xip_segment *seg = priv->seg;
 	uint64_t bs = (uint64_t)channel->block_size;
 	uint64_t off, len, head, tail;
+	errcode_t ret;
 	uint8_t *p;
 
 	if (!seg->writable)
@@ -326,8 +372,6 @@ static errcode_t xipio_zeroout(io_channel channel, unsigned long long block,
 	len = count * bs;
 	if (segment_range(seg, off, len, (void **)&p))
 		return EXT2_ET_SHORT_WRITE;
-	if (priv->pio)
-		return xip_build_zero(seg, off, len) ? EXT2_ET_SHORT_WRITE : 0;
 	head = (seg->page_size - off % seg->page_size) % seg->page_size;
 	if ((seg->kind == XIP_SEG_FILE || seg->kind == XIP_SEG_SHM) &&
 	    len > head + seg->page_size) {
@@ -335,13 +379,14 @@ static errcode_t xipio_zeroout(io_channel channel, unsigned long long block,
 		if (fallocate(seg->fd, FALLOC_FL_PUNCH_HOLE |
 			      FALLOC_FL_KEEP_SIZE, (off_t)(off + head),
 			      (off_t)(len - head - tail)) == 0) {
-			memset(p, 0, head);
-			memset(p + len - tail, 0, tail);
-			return 0;
+			ret = zero_bytes(channel, off, head, p);
+			if (!ret)
+				ret = zero_bytes(channel, off + len - tail,
+						 tail, p + len - tail);
+			return ret;
 		}
 	}
-	memset(p, 0, len);
-	return 0;
+	return zero_bytes(channel, off, len, p);
 }
 
 static errcode_t xipio_discard(io_channel channel, unsigned long long block,
