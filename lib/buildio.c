@@ -215,9 +215,19 @@ int xip_build_zero(struct xip_segment *seg, uint64_t off, uint64_t len)
 			return 0;
 		break;
 	case XIP_SEG_BLOCKDEV:
-		/* the device's write-zeroes or unmap, else the kernel writes */
-		if (off % 512 == 0 && len % 512 == 0 &&
-		    ioctl(seg->fd, BLKZEROOUT, range) == 0)
+		if (off % 512 || len % 512)
+			break;
+		/*
+		 * Unmapped where the device guarantees zeros after it (a loop
+		 * device punches a hole in its file); else its write-zeroes,
+		 * which may allocate (BLKZEROOUT never unmaps); else the
+		 * kernel writes zeros.
+		 */
+		if (fallocate(seg->fd, FALLOC_FL_PUNCH_HOLE |
+			      FALLOC_FL_KEEP_SIZE, (off_t)off,
+			      (off_t)len) == 0)
+			return 0;
+		if (ioctl(seg->fd, BLKZEROOUT, range) == 0)
 			return 0;
 		break;
 	case XIP_SEG_DAX:

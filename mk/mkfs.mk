@@ -17,7 +17,7 @@ tests_unit_test_extract_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_extract_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/test_build tests/unit/test_extract
 TESTS += tests/cli/mkfs.bats tests/cli/mkfs-hostile.bats tests/cli/mkfs-tar.bats \
-	tests/cli/extract.bats
+	tests/cli/mkfs-scale.bats tests/cli/extract.bats
 EXTRA_DIST += tests/cli/mkfs.bats tests/cli/mkfs-hostile.bats \
-	tests/cli/mkfs-tar.bats tests/cli/extract.bats
+	tests/cli/mkfs-tar.bats tests/cli/mkfs-scale.bats tests/cli/extract.bats
 endif
