@@ -111,3 +111,36 @@ read_back() {
 	echo "allocated: $alloc bytes"
 	[ "$alloc" -lt $((64 << 20)) ]
 }
+
+@test "mkfs: a sparse 6 GiB file maps through double and triple indirect blocks" {
+	require_cmd e2fsck debugfs
+	bs=$(getconf PAGESIZE)
+	[ "$bs" -eq 4096 ] || skip "block numbers below are for 4 KiB pages"
+	mkdir "$T/src"
+	truncate -s 6G "$T/src/huge" ||
+		skip "$T cannot hold a sparse file of 6 GiB"
+	# 2048: double indirect; 1100800: triple; the last block of the file
+	for lblk in 2048 1100800 1572863; do
+		head -c 4096 /dev/urandom > "$T/b.$lblk"
+		dd if="$T/b.$lblk" of="$T/src/huge" bs=4096 seek=$lblk \
+			conv=notrunc status=none
+	done
+	xiptool mkfs -q -d "$T/src" "$T/img"
+	run e2fsck -fn "$T/img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	debugfs -R "stat /huge" "$T/img" 2>/dev/null > "$T/stat"
+	cat "$T/stat"
+	grep -q '(TIND)' "$T/stat"
+	for lblk in 2048 1100800 1572863; do
+		pblk=$(debugfs -R "bmap /huge $lblk" "$T/img" 2>/dev/null)
+		[ "$pblk" -gt 0 ]
+		dd if="$T/img" of="$T/out" bs=4096 skip="$pblk" count=1 \
+			status=none
+		cmp "$T/b.$lblk" "$T/out"
+	done
+	# holes stay holes
+	[ "$(debugfs -R "bmap /huge 1100799" "$T/img" 2>/dev/null)" -eq 0 ]
+	[ "$(debugfs -R "stat /huge" "$T/img" 2>/dev/null |
+	     sed -n 's/^TOTAL: //p')" -eq 9 ]
+}
