@@ -1152,6 +1152,49 @@ static int write_all(struct bwriter *w, const struct bhash *h)
 	return ret;
 }
 
+/*
+ * The blocks libext2fs writes in every group (superblock and descriptor
+ * backups, bitmaps), allocated in the image file in ascending order
+ * before anything is written, as one range where they touch: a sparse
+ * image of a large size then flushes them as a few long writes.  Only an
+ * optimisation: a failure is left to the writes to report.
+ */
+static void reserve_meta(struct bwriter *w)
+{
+	ext2_filsys fs = w->fs;
+	blk64_t run = 0, end = 0;
+
+	for (dgrp_t g = 0; g < fs->group_desc_count; g++) {
+		blk64_t b[3][2], first = ext2fs_group_first_block2(fs, g);
+		int n = 0;
+
+		if (ext2fs_bg_has_super(fs, (int)g)) {
+			b[n][0] = first;
+			b[n++][1] = first + 1 + fs->desc_blocks +
+				    fs->super->s_reserved_gdt_blocks;
+		}
+		b[n][0] = ext2fs_block_bitmap_loc(fs, g);
+		b[n][1] = b[n][0] + 1;
+		n++;
+		b[n][0] = ext2fs_inode_bitmap_loc(fs, g);
+		b[n][1] = b[n][0] + 1;
+		n++;
+		for (int i = 0; i < n; i++) {
+			if (b[i][0] == end) {
+				end = b[i][1];
+				continue;
+			}
+			if (end > run)
+				xip_build_reserve(w->seg, run * w->bs,
+						  (end - run) * w->bs);
+			run = b[i][0];
+			end = b[i][1];
+		}
+	}
+	if (end > run)
+		xip_build_reserve(w->seg, run * w->bs, (end - run) * w->bs);
+}
+
 static int build_on(struct btarget *tg, struct btree *t, struct bplan *p,
 		    const struct xip_build_opts *o, struct xip_build_result *res)
 {
@@ -1185,6 +1228,7 @@ static int build_on(struct btarget *tg, struct btree *t, struct bplan *p,
 	}
 	for (int i = 0; i < IND_CACHE; i++)
 		w.ic[i].tab = (uint32_t *)(w.icbuf + (size_t)i * t->bs);
+	reserve_meta(&w);
 	if (o->test_after_scan)
 		o->test_after_scan(o->test_after_scan_arg);
 	tree_hash(t, o, &h);

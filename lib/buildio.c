@@ -235,3 +235,13 @@ int xip_build_zero(struct xip_segment *seg, uint64_t off, uint64_t len)
 	}
 	return zero_writes(seg, off, len);
 }
+
+int xip_build_reserve(struct xip_segment *seg, uint64_t off, uint64_t len)
+{
+	if (!range_ok(seg, off, len))
+		return -ERANGE;
+	if (seg->kind != XIP_SEG_FILE || !len)
+		return 0;
+	return fallocate(seg->fd, FALLOC_FL_KEEP_SIZE, (off_t)off,
+			 (off_t)len) ? -errno : 0;
+}

@@ -963,6 +963,13 @@ int xip_build_copy_in(struct xip_segment *seg, uint64_t off, int fd,
  * where neither works, a memset on device DAX.
  */
 int xip_build_zero(struct xip_segment *seg, uint64_t off, uint64_t len);
+/*
+ * Allocate the blocks of a range of a file segment that is about to be
+ * written (fallocate, the size kept): a file system that allocates only
+ * at write-back would scatter blocks written far apart in the file over
+ * its disk, and flush them as many small writes.  Elsewhere nothing.
+ */
+int xip_build_reserve(struct xip_segment *seg, uint64_t off, uint64_t len);
 
 /* One line of a genext2fs device table. */
 struct xip_devtable_entry {

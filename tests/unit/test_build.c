@@ -714,6 +714,37 @@ static void test_build_zero(void **state)
 	assert_int_equal(out[0], 0x11);
 }
 
+/* reserve: blocks allocated, still zeros, the size kept. */
+static void test_build_reserve(void **state)
+{
+	const char *p = unit_path("reserve");
+	struct xip_segment *seg;
+	struct stat before, after;
+	uint8_t out[4096];
+	int fd;
+
+	fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 1 << 30), 0);
+	close(fd);
+	assert_int_equal(stat(p, &before), 0);
+	assert_int_equal(segment_open(p, XIP_SEG_WRITE, &seg), 0);
+	assert_int_equal(xip_build_reserve(seg, (1 << 30) - 4096, 8192),
+			 -ERANGE);
+	if (seg->kind != XIP_SEG_FILE ||	/* tmpfs: nothing to do */
+	    xip_build_reserve(seg, 512 << 20, 64 * 4096) == -EOPNOTSUPP) {
+		segment_close(seg);
+		skip();
+	}
+	segment_close(seg);
+	assert_int_equal(stat(p, &after), 0);
+	assert_int_equal(after.st_size, 1 << 30);
+	assert_true((after.st_blocks - before.st_blocks) * 512 >= 64 * 4096);
+	unit_peek(p, 512 << 20, out, sizeof(out));
+	for (size_t i = 0; i < sizeof(out); i++)
+		assert_int_equal(out[i], 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -734,6 +765,7 @@ int main(void)
 		cmocka_unit_test(test_build_pio),
 		cmocka_unit_test(test_build_copy_in),
 		cmocka_unit_test(test_build_zero),
+		cmocka_unit_test(test_build_reserve),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
