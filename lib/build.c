@@ -540,6 +540,21 @@ out:
 
 /* ---- writing --------------------------------------------------------------- */
 
+/*
+ * The indirect blocks of the file being mapped, built in memory and
+ * written once each (xip_build_pwrite): the blocks of a file are mapped
+ * in ascending order, so at most one block per level of the tree is in
+ * use at a time.  A block left and needed again is read back.
+ */
+#define IND_CACHE 8
+
+struct iblk {
+	blk64_t blk;
+	uint32_t *tab;
+	uint64_t used;		/* LRU stamp */
+	bool valid;
+};
+
 struct bwriter {
 	struct btree *t;
 	const struct xip_build_opts *o;
@@ -552,14 +567,88 @@ struct bwriter {
 	const struct bnode *n;
 	size_t irun;
 	uint64_t ioff;
+	struct iblk ic[IND_CACHE];
+	uint64_t tick;
+	uint8_t *icbuf;
 };
 
-static int block_ptr(struct bwriter *w, blk64_t blk, void **p)
+/* Write @len bytes at block @blk of the image. */
+static int write_blocks(struct bwriter *w, blk64_t blk, const void *buf,
+			uint64_t len)
 {
-	if (blk >= ext2fs_blocks_count(w->fs->super) ||
-	    segment_range(w->seg, (uint64_t)blk * w->bs, w->bs, p))
+	uint64_t blocks = ext2fs_blocks_count(w->fs->super);
+	int ret;
+
+	if (blk >= blocks || (len + w->bs - 1) / w->bs > blocks - blk)
 		return xip_error(-ERANGE, "block %llu beyond the image",
 				 (unsigned long long)blk);
+	ret = xip_build_pwrite(w->seg, (uint64_t)blk * w->bs, buf, len);
+	if (ret)
+		return xip_error(ret, "%s: block %llu: %s", w->seg->path,
+				 (unsigned long long)blk, strerror(-ret));
+	return 0;
+}
+
+static int ind_flush(struct bwriter *w)
+{
+	int ret = 0;
+
+	for (int i = 0; i < IND_CACHE; i++) {
+		struct iblk *c = &w->ic[i];
+
+		if (c->valid && !ret)
+			ret = write_blocks(w, c->blk, c->tab, w->bs);
+		c->valid = false;
+	}
+	return ret;
+}
+
+/*
+ * The indirect block @blk in memory: zeros when @fresh (just taken from
+ * the pool), else as written (a new image reads as zeros where nothing
+ * was written).
+ */
+static int ind_load(struct bwriter *w, blk64_t blk, bool fresh,
+		    uint32_t **tab)
+{
+	struct iblk *c = NULL;
+	int ret;
+
+	for (int i = 0; i < IND_CACHE; i++) {
+		if (w->ic[i].valid && w->ic[i].blk == blk) {
+			c = &w->ic[i];
+			goto found;
+		}
+	}
+	for (int i = 0; i < IND_CACHE; i++)
+		if (!c || !w->ic[i].valid ||
+		    (c->valid && w->ic[i].used < c->used))
+			c = &w->ic[i];
+	if (c->valid) {
+		ret = write_blocks(w, c->blk, c->tab, w->bs);
+		if (ret)
+			return ret;
+		c->valid = false;
+	}
+	if (blk >= ext2fs_blocks_count(w->fs->super))
+		return xip_error(-ERANGE, "block %llu beyond the image",
+				 (unsigned long long)blk);
+	if (fresh) {
+		memset(c->tab, 0, w->bs);
+	} else {
+		ret = xip_build_pread(w->seg, (uint64_t)blk * w->bs, c->tab,
+				      w->bs);
+		if (ret)
+			return xip_error(ret, "%s: block %llu: %s",
+					 w->seg->path,
+					 (unsigned long long)blk,
+					 strerror(-ret));
+	}
+	c->blk = blk;
+	c->valid = true;
+found:
+	c->used = ++w->tick;
+	*tab = c->tab;
 	return 0;
 }
 
@@ -578,12 +667,12 @@ static int ind_next(struct bwriter *w, blk64_t *blk)
 	return 0;
 }
 
-/* The slot that maps @idx in the indirect block @blk (allocated on use). */
-static int ind_slot(struct bwriter *w, blk64_t blk, uint64_t idx,
+/* The slot that maps @idx in the indirect block @blk. */
+static int ind_slot(struct bwriter *w, blk64_t blk, bool fresh, uint64_t idx,
 		    uint32_t **slot)
 {
-	uint32_t *tab;
-	int ret = block_ptr(w, blk, (void **)&tab);
+	uint32_t *tab = NULL;
+	int ret = ind_load(w, blk, fresh, &tab);
 
 	if (ret)
 		return ret;
@@ -591,17 +680,22 @@ static int ind_slot(struct bwriter *w, blk64_t blk, uint64_t idx,
 	return 0;
 }
 
-static int ind_get(struct bwriter *w, uint32_t *slot, blk64_t *blk)
+/* The block a slot points to, taken from the pool (@fresh) if none. */
+static int ind_get(struct bwriter *w, uint32_t *slot, blk64_t *blk,
+		   bool *fresh)
 {
 	int ret;
 
+	*fresh = false;
 	if (*slot) {
 		*blk = ext2fs_le32_to_cpu(*slot);
 		return 0;
 	}
 	ret = ind_next(w, blk);
-	if (!ret)
+	if (!ret) {
 		*slot = ext2fs_cpu_to_le32((uint32_t)*blk);
+		*fresh = true;
+	}
 	return ret;
 }
 
@@ -610,6 +704,7 @@ static int map_block(struct bwriter *w, struct ext2_inode_large *in,
 		     uint64_t l, blk64_t p)
 {
 	uint64_t P = w->bs / 4, idx[3];
+	bool fresh = false;
 	uint32_t *slot;
 	int depth, ret;
 	blk64_t b;
@@ -642,15 +737,16 @@ static int map_block(struct bwriter *w, struct ext2_inode_large *in,
 		if (ret)
 			return ret;
 		*slot = (uint32_t)b;
+		fresh = true;
 	}
 	b = *slot;
 	for (int i = 0; i < depth; i++) {
-		ret = ind_slot(w, b, idx[i], &slot);
+		ret = ind_slot(w, b, fresh, idx[i], &slot);
 		if (ret)
 			return ret;
 		if (i == depth - 1)
 			break;
-		ret = ind_get(w, slot, &b);
+		ret = ind_get(w, slot, &b, &fresh);
 		if (ret)
 			return ret;
 	}
@@ -712,7 +808,7 @@ static int map_file(struct bwriter *w, const struct bnode *n,
 			roff += c.len;
 		}
 	}
-	return 0;
+	return ind_flush(w);
 }
 
 /* Where a file's bytes are read: its source file, or the spool at @base. */
@@ -725,40 +821,28 @@ static int copy_chunk(struct bwriter *w, const struct bnode *n,
 		      const struct chunk *c, void *arg)
 {
 	const struct csrc *src = arg;
-	int fd = src->fd;
-	uint64_t off = c->lblk * w->bs, len = c->len * w->bs;
-	uint8_t *dst;
+	uint64_t off = c->lblk * w->bs, len = c->len * w->bs, done;
+	uint64_t blocks = ext2fs_blocks_count(w->fs->super);
+	char *p;
 	int ret;
 
 	if (off + len > n->size)
 		len = n->size - off;
-	ret = block_ptr(w, c->pblk + c->len - 1, (void **)&dst);
-	if (!ret)
-		ret = segment_range(w->seg, (uint64_t)c->pblk * w->bs, len,
-				    (void **)&dst);
-	if (ret)
+	if (c->pblk >= blocks || c->len > blocks - c->pblk)
 		return xip_error(-ERANGE, "block %llu beyond the image",
 				 (unsigned long long)c->pblk);
-	while (len) {
-		ssize_t got = pread(fd, dst, len, (off_t)(src->base + off));
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			char *p = btree_path(w->t, n);
-
-			ret = got < 0 ? xip_error(-errno, "%s: %s", p,
-						  strerror(errno)) :
-			      xip_error(-EIO, "%s: file shrank while being copied",
-					p);
-			free(p);
-			return ret;
-		}
-		dst += got;
-		off += (uint64_t)got;
-		len -= (uint64_t)got;
-	}
-	return 0;
+	ret = xip_build_copy_in(w->seg, (uint64_t)c->pblk * w->bs, src->fd,
+				src->base + off, len, &done);
+	if (!ret && done == len)
+		return 0;
+	p = btree_path(w->t, n);
+	if (ret == -ERANGE || ret == -EROFS || (ret && !p))
+		ret = xip_error(ret, "%s: %s", w->seg->path, strerror(-ret));
+	else
+		ret = ret ? xip_error(ret, "%s: %s", p, strerror(-ret)) :
+		      xip_error(-EIO, "%s: file shrank while being copied", p);
+	free(p);
+	return ret;
 }
 
 static int copy_file(struct bwriter *w, const struct bnode *n,
@@ -877,12 +961,12 @@ static int dir_chunk(struct bwriter *w, const struct bnode *n,
 static int link_chunk(struct bwriter *w, const struct bnode *n,
 		      const struct chunk *c, void *arg)
 {
-	void *p;
-	int ret = block_ptr(w, c->pblk, &p);
-
-	if (!ret)
-		memcpy(p, n->target, n->size);
-	return ret;
+	if (n->size > w->bs)
+		return xip_error(-EFAULT, "inode %u: link target too long",
+				 n->ino);
+	memset(w->dirbuf, 0, w->bs);
+	memcpy(w->dirbuf, n->target, n->size);
+	return write_blocks(w, c->pblk, w->dirbuf, w->bs);
 }
 
 static void set_time(uint32_t *lo, uint32_t *extra, int64_t sec, uint32_t ns)
@@ -1068,6 +1152,49 @@ static int write_all(struct bwriter *w, const struct bhash *h)
 	return ret;
 }
 
+/*
+ * The blocks libext2fs writes in every group (superblock and descriptor
+ * backups, bitmaps), allocated in the image file in ascending order
+ * before anything is written, as one range where they touch: a sparse
+ * image of a large size then flushes them as a few long writes.  Only an
+ * optimisation: a failure is left to the writes to report.
+ */
+static void reserve_meta(struct bwriter *w)
+{
+	ext2_filsys fs = w->fs;
+	blk64_t run = 0, end = 0;
+
+	for (dgrp_t g = 0; g < fs->group_desc_count; g++) {
+		blk64_t b[3][2], first = ext2fs_group_first_block2(fs, g);
+		int n = 0;
+
+		if (ext2fs_bg_has_super(fs, (int)g)) {
+			b[n][0] = first;
+			b[n++][1] = first + 1 + fs->desc_blocks +
+				    fs->super->s_reserved_gdt_blocks;
+		}
+		b[n][0] = ext2fs_block_bitmap_loc(fs, g);
+		b[n][1] = b[n][0] + 1;
+		n++;
+		b[n][0] = ext2fs_inode_bitmap_loc(fs, g);
+		b[n][1] = b[n][0] + 1;
+		n++;
+		for (int i = 0; i < n; i++) {
+			if (b[i][0] == end) {
+				end = b[i][1];
+				continue;
+			}
+			if (end > run)
+				xip_build_reserve(w->seg, run * w->bs,
+						  (end - run) * w->bs);
+			run = b[i][0];
+			end = b[i][1];
+		}
+	}
+	if (end > run)
+		xip_build_reserve(w->seg, run * w->bs, (end - run) * w->bs);
+}
+
 static int build_on(struct btarget *tg, struct btree *t, struct bplan *p,
 		    const struct xip_build_opts *o, struct xip_build_result *res)
 {
@@ -1087,11 +1214,21 @@ static int build_on(struct btarget *tg, struct btree *t, struct bplan *p,
 	ret = geom_init(&p->g, chan, &w.fs);
 	if (ret)
 		goto out;
+	/* every block written with pwrite(2), nothing through the mapping */
+	err = io_channel_set_options(w.fs->io, "pio");
+	if (err) {
+		ret = xip_error_ext2(err, "%s: writing", tg->spec);
+		goto out;
+	}
 	w.dirbuf = calloc(1, t->bs);
-	if (!w.dirbuf) {
+	w.icbuf = malloc((size_t)IND_CACHE * t->bs);
+	if (!w.dirbuf || !w.icbuf) {
 		ret = -ENOMEM;
 		goto out;
 	}
+	for (int i = 0; i < IND_CACHE; i++)
+		w.ic[i].tab = (uint32_t *)(w.icbuf + (size_t)i * t->bs);
+	reserve_meta(&w);
 	if (o->test_after_scan)
 		o->test_after_scan(o->test_after_scan_arg);
 	tree_hash(t, o, &h);
@@ -1121,6 +1258,7 @@ out:
 	if (w.fs)
 		ext2fs_free(w.fs);
 	free(w.dirbuf);
+	free(w.icbuf);
 	xipio_unregister(tg->seg);
 	return ret;
 }

@@ -324,22 +324,20 @@ int target_probe(struct btarget *tg, const struct xip_build_opts *o)
 
 /* ---- writing ------------------------------------------------------------- */
 
+/*
+ * Zero the part of a device or segment the image will cover, at the cost
+ * of a hole punched or the device's own zeroing, never a write of every
+ * byte through the mapping.
+ */
 static int zero_segment(struct xip_segment *seg, uint64_t len)
 {
-	uint64_t range[2] = { 0, len };
-	void *p;
+	int ret = xip_build_zero(seg, 0, len);
 
-	if ((seg->kind == XIP_SEG_FILE || seg->kind == XIP_SEG_SHM) &&
-	    fallocate(seg->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
-		      (off_t)len) == 0)
-		return 0;
-	if (seg->kind == XIP_SEG_BLOCKDEV &&
-	    ioctl(seg->fd, BLKZEROOUT, range) == 0)
-		return 0;
-	if (segment_range(seg, 0, len, &p))
-		return xip_error(-ERANGE, "%s: smaller than the image",
-				 seg->path);
-	memset(p, 0, len);
+	if (ret == -ERANGE)
+		return xip_error(ret, "%s: smaller than the image", seg->path);
+	if (ret)
+		return xip_error(ret, "%s: cannot zero it: %s", seg->path,
+				 strerror(-ret));
 	return 0;
 }
 
@@ -525,18 +523,15 @@ int target_commit(struct btarget *tg)
 /* Leave nothing half-made behind. */
 void target_abort(struct btarget *tg)
 {
-	void *p;
-
 	if (!tg->touched)
 		return;
 	if (tg->file) {
 		if (tg->tmpname)
 			unlinkat(tg->dirfd, tg->tmpname, 0);
 		sig_armed = 0;
-	} else if (tg->seg && !segment_range(tg->seg, 0,
-					      tg->seg->size < 65536 ?
-					      tg->seg->size : 65536, &p)) {
-		memset(p, 0, tg->seg->size < 65536 ? tg->seg->size : 65536);
+	} else if (tg->seg && xip_build_zero(tg->seg, 0,
+					     tg->seg->size < 65536 ?
+					     tg->seg->size : 65536) == 0) {
 		segment_sync(tg->seg);
 	}
 }

@@ -13,6 +13,11 @@
  * the one behind the mapping, so both views stay the same.  Segments that
  * cannot be written with write(2) (device DAX, hugetlbfs) fall back to
  * the memory copy.
+ *
+ * With the "pio" option (mkfs, which writes a new image of any size),
+ * reads are pread(2) too: nothing is touched through the mapping, whose
+ * page-table entries would cost more than the copies, and a read of a
+ * hole of a sparse image does not make the kernel read ahead around it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +36,7 @@ struct xipio_private {
 	struct xip_segment *seg;
 	struct struct_io_stats stats;
 	bool atomic;		/* write with pwrite(2) where it works */
+	bool pio;		/* read with pread(2) where it works */
 };
 
 static struct {
@@ -169,6 +175,31 @@ static errcode_t xipio_span(io_channel channel, unsigned long long block,
 	return 0;
 }
 
+/*
+ * pread(2) of a checked range: true when done, false to copy from the
+ * mapping instead (device DAX, or a descriptor that cannot be read).
+ */
+static bool pio_read(struct xip_segment *seg, uint64_t off, void *data,
+		     uint64_t len)
+{
+	uint8_t *p = data;
+
+	if (seg->kind == XIP_SEG_DAX)
+		return false;
+	while (len) {
+		ssize_t n = pread(seg->fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		off += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
+	return true;
+}
+
 static errcode_t xipio_read_blk64(io_channel channel, unsigned long long block,
 				  int count, void *data)
 {
@@ -186,7 +217,8 @@ static errcode_t xipio_read_blk64(io_channel channel, unsigned long long block,
 						   len, 0, EXT2_ET_SHORT_READ);
 		return EXT2_ET_SHORT_READ;
 	}
-	memcpy(data, src, len);
+	if (!priv->pio || !pio_read(priv->seg, off, data, len))
+		memcpy(data, src, len);
 	priv->stats.bytes_read += len;
 	return 0;
 }
@@ -277,6 +309,10 @@ static errcode_t xipio_set_option(io_channel channel, const char *option,
 		priv->atomic = true;
 		return 0;
 	}
+	if (!strcmp(option, "pio") && !arg) {
+		priv->atomic = priv->pio = true;
+		return 0;
+	}
 	return EXT2_ET_INVALID_ARGUMENT;
 }
 
@@ -286,6 +322,30 @@ static errcode_t xipio_get_stats(io_channel channel, io_stats *stats)
 
 	if (stats)
 		*stats = &priv->stats;
+	return 0;
+}
+
+/* Zeros at @off (@p in the mapping): written with pwrite(2) under "pio". */
+static errcode_t zero_bytes(io_channel channel, uint64_t off, uint64_t len,
+			    uint8_t *p)
+{
+	static const uint8_t zero[4096];
+	struct xipio_private *priv = channel->private_data;
+	errcode_t ret;
+
+	if (!priv->pio) {
+		memset(p, 0, len);
+		return 0;
+	}
+	while (len) {
+		uint64_t n = len < sizeof(zero) ? len : sizeof(zero);
+
+		ret = xipio_write_bytes(channel, off, n, zero);
+		if (ret)
+			return ret;
+		off += n;
+		len -= n;
+	}
 	return 0;
 }
 
@@ -301,6 +361,7 @@ static errcode_t xipio_zeroout(io_channel channel, unsigned long long block,
 	struct xip_segment *seg = priv->seg;
 	uint64_t bs = (uint64_t)channel->block_size;
 	uint64_t off, len, head, tail;
+	errcode_t ret;
 	uint8_t *p;
 
 	if (!seg->writable)
@@ -318,13 +379,14 @@ static errcode_t xipio_zeroout(io_channel channel, unsigned long long block,
 		if (fallocate(seg->fd, FALLOC_FL_PUNCH_HOLE |
 			      FALLOC_FL_KEEP_SIZE, (off_t)(off + head),
 			      (off_t)(len - head - tail)) == 0) {
-			memset(p, 0, head);
-			memset(p + len - tail, 0, tail);
-			return 0;
+			ret = zero_bytes(channel, off, head, p);
+			if (!ret)
+				ret = zero_bytes(channel, off + len - tail,
+						 tail, p + len - tail);
+			return ret;
 		}
 	}
-	memset(p, 0, len);
-	return 0;
+	return zero_bytes(channel, off, len, p);
 }
 
 static errcode_t xipio_discard(io_channel channel, unsigned long long block,

@@ -1,7 +1,7 @@
 # mkfs: files of this part of the product
 # Building images from a tree: lib/build.c, lib/buildtree.c, `xiptool mkfs`.
 libxip_a_SOURCES += lib/build.h lib/build.c lib/buildtree.c lib/buildtarget.c \
-	lib/buildtar.c lib/extract.c lib/lazy.c lib/lazy.h
+	lib/buildtar.c lib/buildio.c lib/extract.c lib/lazy.c lib/lazy.h
 xiptool_main_SOURCES += cmd/mkfs.c cmd/extract.c
 dist_man_MANS += man/xiptool-mkfs.1 man/xiptool-extract.1
 EXTRA_DIST += tests/gentree.py tests/lib/treelist.py tests/lib/contig.py
@@ -17,7 +17,7 @@ tests_unit_test_extract_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_extract_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/test_build tests/unit/test_extract
 TESTS += tests/cli/mkfs.bats tests/cli/mkfs-hostile.bats tests/cli/mkfs-tar.bats \
-	tests/cli/extract.bats
+	tests/cli/mkfs-scale.bats tests/cli/extract.bats
 EXTRA_DIST += tests/cli/mkfs.bats tests/cli/mkfs-hostile.bats \
-	tests/cli/mkfs-tar.bats tests/cli/extract.bats
+	tests/cli/mkfs-tar.bats tests/cli/mkfs-scale.bats tests/cli/extract.bats
 endif

@@ -9,12 +9,48 @@
 # read once first so that every tool finds the same warm cache; each run
 # ends with a sync.  One run each (best of MKFS_BENCH_REPEAT, default 1):
 # mke2fs takes about a minute on /usr/share.
+#
+# First, what a large image of a small tree costs (target: at most twice
+# mke2fs -d): both build a 256 GiB image of the same one-file tree, same
+# block size, onto a new sparse file on the same disk file system
+# (MKFS_SCALE_DIR, default $TMPDIR or /var/tmp: not tmpfs, where mke2fs
+# would fill memory zeroing its inode tables), interleaved, best of 7, each
+# ending with a sync.  MKFS_BENCH_SCALE_ONLY=1 measures only that.
 set -euo pipefail
 . "$(dirname "$0")/common.bash"
 BENCH_REPEAT=${MKFS_BENCH_REPEAT:-1}
 tree=${1:-/usr/share}
 [ -d "$tree" ] || { echo "mkfs bench: $tree: not a directory" >&2; exit 1; }
 bench_scratch
+
+S=$(mktemp -d "${MKFS_SCALE_DIR:-${TMPDIR:-/var/tmp}}/xipscale.XXXXXX")
+trap 'rm -rf "$S"; bench_cleanup' EXIT
+mkdir "$S/src"
+echo hello > "$S/src/f"
+scale_xiptool() {
+	rm -f "$S/x.img"
+	"$XIPTOOL" mkfs -q -s 256G --page-size 4096 -d "$S/src" "$S/x.img" &&
+		sync
+}
+scale_mke2fs() {
+	rm -f "$S/m.img"
+	mke2fs -q -F -t ext2 -b 4096 -d "$S/src" "$S/m.img" 256G && sync
+}
+if truncate -s 256G "$S/probe" 2>/dev/null; then
+	rm -f "$S/probe"
+	read -r x m < <(bench_pair scale_xiptool scale_mke2fs)
+	rm -f "$S/x.img"
+	/usr/bin/time -f %M -o "$S/rss" "$XIPTOOL" mkfs -q -s 256G \
+		--page-size 4096 -d "$S/src" "$S/x.img" >/dev/null
+	echo "256 GiB of one file: xiptool $x s (peak RSS $(cat "$S/rss") KiB," \
+	     "allocated $(du -k "$S/x.img" | cut -f1) KiB), mke2fs $m s"
+	rm -f "$S/x.img" "$S/m.img"
+	bench_report "mkfs -s 256G of a small tree [s] vs mke2fs -d" \
+		"$(bench_fmt "$x" 3)" "$(bench_fmt "$m" 3)" "<=2"
+else
+	echo "mkfs bench: $S cannot hold a sparse file of 256 GiB: skipped"
+fi
+[ "${MKFS_BENCH_SCALE_ONLY:-0}" = 1 ] && exit 0
 
 echo "tree: $tree ($(du -sh "$tree" 2>/dev/null | cut -f1), $(find "$tree" | wc -l) names)"
 tar cf - "$tree" 2>/dev/null | cat >/dev/null

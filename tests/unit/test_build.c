@@ -1,6 +1,7 @@
 /* Unit tests of lib/build.c, lib/buildtree.c and lib/buildtar.c. */
 #include <archive.h>
 #include <archive_entry.h>
+#include <sys/resource.h>
 #include <sys/sysmacros.h>
 
 #include "unit.h"
@@ -587,6 +588,163 @@ static void test_build_tar_refused(void **state)
 	assert_int_equal(access(img, F_OK), -1);
 }
 
+/* Minor page faults of this process so far. */
+static long minflt(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
+/* pwrite and pread of a segment: bounds, read-only, no page touched. */
+static void test_build_pio(void **state)
+{
+	const char *p = unit_path("pio");
+	struct xip_segment *seg;
+	uint8_t buf[4096], out[4096];
+	long before;
+
+	unit_fill_file(p, 64 * 4096, 0x11);
+	assert_int_equal(segment_open(p, XIP_SEG_WRITE, &seg), 0);
+	memset(buf, 0x5a, sizeof(buf));
+	memset(out, 0, sizeof(out));
+	/* 32 pages written and read back: a copy through the shared mapping
+	 * would fault on each one */
+	before = minflt();
+	for (int i = 0; i < 32; i++) {
+		buf[0] = (uint8_t)i;
+		assert_int_equal(xip_build_pwrite(seg, (uint64_t)i * 8192, buf,
+						  4096), 0);
+		assert_int_equal(xip_build_pread(seg, (uint64_t)i * 8192 + 1,
+						 out, 4095), 0);
+	}
+	assert_true(minflt() - before < 8);
+	assert_int_equal(out[0], 0x5a);
+	unit_peek(p, 31 * 8192, out, 1);
+	assert_int_equal(out[0], 31);
+	unit_peek(p, 8192 - 1, out, 1);
+	assert_int_equal(out[0], 0x11);
+	/* nothing outside the segment */
+	assert_int_equal(xip_build_pwrite(seg, 64 * 4096 - 1, buf, 2), -ERANGE);
+	assert_int_equal(xip_build_pread(seg, 64 * 4096, out, 1), -ERANGE);
+	assert_int_equal(xip_build_pwrite(seg, UINT64_MAX - 1, buf, 4),
+			 -ERANGE);
+	assert_int_equal(xip_build_pwrite(seg, 64 * 4096, buf, 0), 0);
+	segment_close(seg);
+	assert_int_equal(segment_open(p, 0, &seg), 0);
+	assert_int_equal(xip_build_pwrite(seg, 0, buf, 1), -EROFS);
+	assert_int_equal(xip_build_zero(seg, 0, 4096), -EROFS);
+	segment_close(seg);
+	unit_peek(p, 0, out, 1);
+	assert_int_equal(out[0], 0);
+}
+
+/* copy_in: the bytes land at the offset; a short source says so. */
+static void test_build_copy_in(void **state)
+{
+	const char *p = unit_path("cpin"), *src = unit_path("cpsrc");
+	static uint8_t data[3 * 1048576 + 77], out[4096];
+	struct xip_segment *seg;
+	uint64_t done;
+	int fd;
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7 + i / 4096);
+	fd = open(src, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, sizeof(data)), (ssize_t)sizeof(data));
+	unit_fill_file(p, 4 * 1048576, 0x11);
+	assert_int_equal(segment_open(p, XIP_SEG_WRITE, &seg), 0);
+	assert_int_equal(xip_build_copy_in(seg, 8192, fd, 100,
+					   sizeof(data) - 100, &done), 0);
+	assert_int_equal(done, sizeof(data) - 100);
+	/* the source ends early: what there was, and no error */
+	assert_int_equal(xip_build_copy_in(seg, 3 * 1048576 + 8192, fd,
+					   sizeof(data) - 10, 4096, &done), 0);
+	assert_int_equal(done, 10);
+	assert_int_equal(xip_build_copy_in(seg, 4 * 1048576 - 10, fd, 0, 11,
+					   &done), -ERANGE);
+	segment_close(seg);
+	close(fd);
+	for (uint64_t off = 0; off < sizeof(data) - 100; off += 4000) {
+		uint64_t n = sizeof(data) - 100 - off;
+
+		n = n < sizeof(out) ? n : sizeof(out);
+		unit_peek(p, (off_t)(8192 + off), out, n);
+		assert_memory_equal(out, data + 100 + off, n);
+	}
+	unit_peek(p, 8191, out, 1);
+	assert_int_equal(out[0], 0x11);
+	unit_peek(p, 3 * 1048576 + 8192, out, 11);
+	assert_memory_equal(out, data + sizeof(data) - 10, 10);
+	assert_int_equal(out[10], 0x11);
+}
+
+/* zero: the range reads as zeros, the rest is kept; a file is punched. */
+static void test_build_zero(void **state)
+{
+	const char *p = unit_path("zero");
+	struct xip_segment *seg;
+	uint8_t out[4096];
+	struct stat before, after;
+
+	unit_fill_file(p, 256 * 4096, 0x11);
+	assert_int_equal(stat(p, &before), 0);
+	assert_int_equal(segment_open(p, XIP_SEG_WRITE, &seg), 0);
+	assert_int_equal(xip_build_zero(seg, 4096 + 100, 200 * 4096), 0);
+	assert_int_equal(xip_build_zero(seg, 255 * 4096, 4097), -ERANGE);
+	assert_int_equal(xip_build_zero(seg, 0, 0), 0);
+	segment_close(seg);
+	assert_int_equal(stat(p, &after), 0);
+	assert_int_equal(after.st_size, before.st_size);
+	/* the whole pages in the middle hold nothing any more */
+	assert_true(after.st_blocks < before.st_blocks);
+	unit_peek(p, 4096 + 99, out, 1);
+	assert_int_equal(out[0], 0x11);
+	for (uint64_t off = 4096 + 100; off < 201 * 4096 + 100; off += 4096) {
+		uint64_t n = 201 * 4096 + 100 - off;
+
+		n = n < sizeof(out) ? n : sizeof(out);
+		unit_peek(p, (off_t)off, out, n);
+		for (uint64_t i = 0; i < n; i++)
+			assert_int_equal(out[i], 0);
+	}
+	unit_peek(p, 201 * 4096 + 100, out, 1);
+	assert_int_equal(out[0], 0x11);
+}
+
+/* reserve: blocks allocated, still zeros, the size kept. */
+static void test_build_reserve(void **state)
+{
+	const char *p = unit_path("reserve");
+	struct xip_segment *seg;
+	struct stat before, after;
+	uint8_t out[4096];
+	int fd;
+
+	fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 1 << 30), 0);
+	close(fd);
+	assert_int_equal(stat(p, &before), 0);
+	assert_int_equal(segment_open(p, XIP_SEG_WRITE, &seg), 0);
+	assert_int_equal(xip_build_reserve(seg, (1 << 30) - 4096, 8192),
+			 -ERANGE);
+	if (seg->kind != XIP_SEG_FILE ||	/* tmpfs: nothing to do */
+	    xip_build_reserve(seg, 512 << 20, 64 * 4096) == -EOPNOTSUPP) {
+		segment_close(seg);
+		skip();
+	}
+	segment_close(seg);
+	assert_int_equal(stat(p, &after), 0);
+	assert_int_equal(after.st_size, 1 << 30);
+	assert_true((after.st_blocks - before.st_blocks) * 512 >= 64 * 4096);
+	unit_peek(p, 512 << 20, out, sizeof(out));
+	for (size_t i = 0; i < sizeof(out); i++)
+		assert_int_equal(out[i], 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -604,6 +762,10 @@ int main(void)
 		cmocka_unit_test(test_tar_name),
 		cmocka_unit_test(test_build_tar),
 		cmocka_unit_test(test_build_tar_refused),
+		cmocka_unit_test(test_build_pio),
+		cmocka_unit_test(test_build_copy_in),
+		cmocka_unit_test(test_build_zero),
+		cmocka_unit_test(test_build_reserve),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

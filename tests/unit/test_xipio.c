@@ -1,4 +1,6 @@
 /* Unit tests of lib/xipio.c: the segment io_manager. */
+#include <sys/resource.h>
+
 #include "unit.h"
 
 struct chan {
@@ -107,6 +109,53 @@ static void test_write_zeroout(void **state)
 	assert_int_equal(out[0], 0x11);
 }
 
+/* "pio": reads and writes through the descriptor, none through the
+ * mapping (no page fault for any of them), same bytes. */
+static void test_pio(void **state)
+{
+	const char *p = unit_path("iop");
+	uint8_t buf[4096], out[4096];
+	struct rusage ru;
+	struct chan c;
+	long before;
+
+	unit_fill_file(p, 128 * 4096, 0x11);
+	chan_open(&c, p, XIP_SEG_WRITE, IO_FLAG_RW);
+	assert_int_not_equal(io_channel_set_options(c.io, "pio=1"), 0);
+	assert_int_equal(io_channel_set_options(c.io, "pio"), 0);
+	assert_int_equal(io_channel_set_blksize(c.io, 4096), 0);
+	memset(buf, 0x66, sizeof(buf));
+	memset(out, 0, sizeof(out));
+	getrusage(RUSAGE_SELF, &ru);
+	before = ru.ru_minflt;
+	for (int i = 0; i < 32; i++) {
+		buf[1] = (uint8_t)i;
+		assert_int_equal(io_channel_write_blk64(c.io, 2 * i, 1, buf), 0);
+		assert_int_equal(io_channel_read_blk64(c.io, 2 * i + 1, 1, out),
+				 0);
+		assert_int_equal(out[0], 0x11);
+	}
+	assert_int_equal(io_channel_read_blk64(c.io, 62, 1, out), 0);
+	assert_int_equal(io_channel_zeroout(c.io, 100, 20), 0);
+	getrusage(RUSAGE_SELF, &ru);
+	assert_true(ru.ru_minflt - before < 8);
+	assert_int_equal(out[0], 0x66);
+	assert_int_equal(out[1], 31);
+	assert_int_not_equal(io_channel_read_blk64(c.io, 128, 1, out), 0);
+	assert_int_not_equal(io_channel_write_blk64(c.io, 128, 1, buf), 0);
+	assert_int_equal(io_channel_flush(c.io), 0);
+	chan_close(&c);
+	unit_peek(p, 10 * 4096, out, 2);
+	assert_int_equal(out[0], 0x66);
+	assert_int_equal(out[1], 5);
+	unit_peek(p, 100 * 4096 - 1, out, 2);
+	assert_int_equal(out[0], 0x11);
+	assert_int_equal(out[1], 0);
+	unit_peek(p, 120 * 4096 - 1, out, 2);
+	assert_int_equal(out[0], 0);
+	assert_int_equal(out[1], 0x11);
+}
+
 static void test_open_errors(void **state)
 {
 	const char *p = unit_path("ioe");
@@ -132,6 +181,7 @@ int main(void)
 		cmocka_unit_test(test_read_bounds),
 		cmocka_unit_test(test_write_zeroout),
 		cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_pio),
 	};
 
 	return cmocka_run_group_tests_name("xipio", tests, NULL, NULL);
