@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The user-space ELF loader: the seed's filemap_xip_nopage in user space.
+ * The user-space ELF loader: the kernel's filemap_xip_nopage (2.6 execute-in-place page faults) in user space.
  * Each PT_LOAD of a program is mapped with MAP_PRIVATE straight from the
  * segment file at the offsets of the program's blocks, so N running
  * copies share the segment's pages instead of holding copies in the page

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Files on top of get_xip_page: path lookup, directories, symlinks, stat,
- * and the seed's do_xip_mapping_read, generic_file_xip_write and
+ * and the kernel's execute-in-place do_xip_mapping_read, generic_file_xip_write and
  * xip_truncate_page.  Every byte of file data is copied straight between
  * the caller's buffer and the segment; there is no cache and no bounce
  * buffer, and no read-ahead.

@@ -99,7 +99,7 @@ void engine_step(void)
 	static long left = -1;
 
 	if (left < 0) {
-		const char *v = getenv("XIPTOOL_TEST_CRASH_AFTER");
+		const char *v = secure_getenv("XIPTOOL_TEST_CRASH_AFTER");
 
 		left = v && *v ? strtol(v, NULL, 10) : 0;
 		if (left <= 0)
@@ -178,7 +178,7 @@ static void release_block(struct xip_map *m, blk64_t blk)
 
 /*
  * Allocate one block near @goal and clear it through direct_access before
- * anything points at it (the seed's ext2_clear_xip_target); bitmap, free
+ * anything points at it (as the kernel's ext2_clear_xip_target does); bitmap, free
  * counts and i_blocks are updated.
  */
 static int alloc_cleared(struct xip_map *m, blk64_t goal, uint64_t lblk,

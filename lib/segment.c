@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Segments: a file, tmpfs file, block device or DAX device mapped into
- * memory, and the seed's direct_access on top of it.  Every pointer the
+ * memory, and the block-device method direct_access on top of it.  Every pointer the
  * library forms into image bytes comes from segment_direct_access() or
  * segment_range(), which check it against the segment's bounds.
  */

@@ -127,7 +127,7 @@ void segment_release(struct xip_segment *seg);
 void segment_close(struct xip_segment *seg);
 
 /*
- * The seed's direct_access: @sector is in 512-byte units and must be
+ * The block-device method direct_access: @sector is in 512-byte units and must be
  * page aligned (-EINVAL); the whole page must lie inside the segment
  * (-ERANGE); a released segment gives -ENODEV.  On success *addr points
  * at the page's bytes.
@@ -537,7 +537,7 @@ int xip_read_inode(struct xip_image *img, ext2_ino_t ino,
 		   struct ext2_inode_large *inode);
 
 /*
- * The seed's get_xip_page: a pointer to the bytes of file page @pgoff
+ * The address-space method get_xip_page: a pointer to the bytes of file page @pgoff
  * (pages of the image's block size) of inode @ino inside the segment.  The
  * block number is validated against the image and the segment before the
  * pointer is formed.  A hole gives -ENODATA unless @create, which
@@ -581,7 +581,7 @@ ssize_t xip_file_write_fd(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 int xip_file_truncate(struct xip_image *img, ext2_ino_t ino, uint64_t size);
 
 /*
- * The seed's read actor: called with consecutive pieces of the file in
+ * The read actor of the kernel's do_xip_mapping_read: called with consecutive pieces of the file in
  * file order, each a pointer straight into the segment (or to a page of
  * zeros for a hole).  A negative return stops the read with that error.
  */

@@ -46,7 +46,7 @@ static void test_partial_last_page(void **state)
 	unit_fill_file(p, 2 * page + 100, 1);
 	assert_int_equal(segment_open(p, 0, &seg), 0);
 	assert_int_equal(segment_direct_access(seg, page / 512, &addr), 0);
-	/* the last page is not whole: out of range, as in the seed */
+	/* the last page is not whole: out of range, as in the kernel's direct_access */
 	assert_int_equal(segment_direct_access(seg, 2 * page / 512, &addr),
 			 -ERANGE);
 	/* but its bytes are reachable by range */
