@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "build.h"
+#include "kcopy.h"
 
 #define INODE_SIZE 256
 #define MAX_SIZING_ROUNDS 32
@@ -542,7 +543,7 @@ out:
 
 /*
  * The indirect blocks of the file being mapped, built in memory and
- * written once each (xip_build_pwrite): the blocks of a file are mapped
+ * written once each (xip_seg_pwrite): the blocks of a file are mapped
  * in ascending order, so at most one block per level of the tree is in
  * use at a time.  A block left and needed again is read back.
  */
@@ -582,7 +583,7 @@ static int write_blocks(struct bwriter *w, blk64_t blk, const void *buf,
 	if (blk >= blocks || (len + w->bs - 1) / w->bs > blocks - blk)
 		return xip_error(-ERANGE, "block %llu beyond the image",
 				 (unsigned long long)blk);
-	ret = xip_build_pwrite(w->seg, (uint64_t)blk * w->bs, buf, len);
+	ret = xip_seg_pwrite(w->seg, (uint64_t)blk * w->bs, buf, len);
 	if (ret)
 		return xip_error(ret, "%s: block %llu: %s", w->seg->path,
 				 (unsigned long long)blk, strerror(-ret));
@@ -636,7 +637,7 @@ static int ind_load(struct bwriter *w, blk64_t blk, bool fresh,
 	if (fresh) {
 		memset(c->tab, 0, w->bs);
 	} else {
-		ret = xip_build_pread(w->seg, (uint64_t)blk * w->bs, c->tab,
+		ret = xip_seg_pread(w->seg, (uint64_t)blk * w->bs, c->tab,
 				      w->bs);
 		if (ret)
 			return xip_error(ret, "%s: block %llu: %s",
@@ -831,7 +832,7 @@ static int copy_chunk(struct bwriter *w, const struct bnode *n,
 	if (c->pblk >= blocks || c->len > blocks - c->pblk)
 		return xip_error(-ERANGE, "block %llu beyond the image",
 				 (unsigned long long)c->pblk);
-	ret = xip_build_copy_in(w->seg, (uint64_t)c->pblk * w->bs, src->fd,
+	ret = xip_seg_copy_in(w->seg, (uint64_t)c->pblk * w->bs, src->fd,
 				src->base + off, len, &done);
 	if (!ret && done == len)
 		return 0;

@@ -343,17 +343,20 @@ static int src_copy_part(struct xip_map *m, struct wsrc *src, uint64_t pos,
 			 uint64_t at, uint64_t n, uint64_t *moved)
 {
 	struct xip_segment *seg = m->img->seg;
-	uint64_t o = src->fd_off + pos;
+	uint64_t done = 0;
 	int ret;
 
 	if (src->buf) {
-		ret = xip_seg_pwrite(seg, src->buf + pos, (size_t)n, at);
-		o += ret ? 0 : n;
+		ret = xip_seg_pwrite(seg, at, src->buf + pos, n);
+		done = ret ? 0 : n;
 	} else {
-		ret = xip_kcopy_in(seg, at, src->fd, &o, n);
+		ret = xip_seg_copy_in(seg, at, src->fd, src->fd_off + pos, n,
+				      &done);
+		if (!ret && done < n)
+			ret = -ENODATA;
 	}
 	if (moved)
-		*moved = o - (src->fd_off + pos);
+		*moved = done;
 	if (ret == -ENODATA)
 		return xip_error(-EIO, "%s: shrank while being read",
 				 src->name);

@@ -176,42 +176,98 @@ int xip_kcopy_zeros(struct xip_kcopy_out *o, uint64_t len)
 	return 0;
 }
 
-int xip_seg_pwrite(struct xip_segment *seg, const void *buf, size_t len,
-		   uint64_t off)
+static bool range_ok(const struct xip_segment *seg, uint64_t off,
+		     uint64_t len)
 {
-	const uint8_t *b = buf;
-	void *p;
-	int ret;
+	return seg && !seg->gone && seg->fd >= 0 && off <= seg->size &&
+	       len <= seg->size - off;
+}
 
-	ret = segment_range(seg, off, len, &p);
-	if (ret)
-		return ret;
+/* The part of [off, off + len) that write(2) could not take: mapped. */
+static int map_copy(struct xip_segment *seg, uint64_t off, const void *buf,
+		    uint64_t len)
+{
+	void *dst;
+
+	if (segment_range(seg, off, len, &dst))
+		return -ERANGE;
+	if (buf)
+		memcpy(dst, buf, len);
+	else
+		memset(dst, 0, len);
+	return 0;
+}
+
+int xip_seg_pwrite(struct xip_segment *seg, uint64_t off, const void *buf,
+		   uint64_t len)
+{
+	const uint8_t *p = buf;
+
+	if (!range_ok(seg, off, len))
+		return -ERANGE;
 	if (!seg->writable)
 		return -EROFS;
-	if (seg->kind != XIP_SEG_DAX) {
-		while (len) {
-			ssize_t n = pwrite(seg->fd, b, len, (off_t)off);
+	if (seg->kind == XIP_SEG_DAX)
+		return map_copy(seg, off, buf, len);
+	while (len) {
+		ssize_t n = pwrite(seg->fd, p, len, (off_t)off);
 
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				break;	/* hugetlbfs: EINVAL, copy the rest */
-			b += n;
-			off += (uint64_t)n;
-			len -= (size_t)n;
-		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EINVAL)	/* hugetlbfs */
+			return map_copy(seg, off, p, len);
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		p += n;
+		off += (uint64_t)n;
+		len -= (uint64_t)n;
 	}
-	if (len)
-		memcpy(seg->base + off, b, len);
+	return 0;
+}
+
+int xip_seg_pread(struct xip_segment *seg, uint64_t off, void *buf,
+		  uint64_t len)
+{
+	uint8_t *p = buf;
+	void *src;
+
+	if (!range_ok(seg, off, len))
+		return -ERANGE;
+	while (len && seg->kind != XIP_SEG_DAX) {
+		ssize_t n = pread(seg->fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EINVAL)
+			break;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;	/* shorter than it was */
+		p += n;
+		off += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
+	if (!len)
+		return 0;
+	if (segment_range(seg, off, len, &src))
+		return -ERANGE;
+	memcpy(p, src, len);
 	return 0;
 }
 
 int xip_seg_zero(struct xip_segment *seg, uint64_t off, uint64_t len)
 {
+	if (!range_ok(seg, off, len))
+		return -ERANGE;
+	if (seg->kind == XIP_SEG_DAX)
+		return seg->writable ? map_copy(seg, off, NULL, len) : -EROFS;
 	while (len) {
-		size_t n = len < sizeof(kcopy_zeros) ? (size_t)len :
-			   sizeof(kcopy_zeros);
-		int ret = xip_seg_pwrite(seg, kcopy_zeros, n, off);
+		uint64_t n = len < sizeof(kcopy_zeros) ? len :
+			     sizeof(kcopy_zeros);
+		int ret = xip_seg_pwrite(seg, off, kcopy_zeros, n);
 
 		if (ret)
 			return ret;
@@ -221,55 +277,67 @@ int xip_seg_zero(struct xip_segment *seg, uint64_t off, uint64_t len)
 	return 0;
 }
 
-int xip_kcopy_in(struct xip_segment *seg, uint64_t off, int fd,
-		 uint64_t *fd_off, uint64_t len)
+/* pwrite from a bounce buffer: where copy_file_range(2) cannot go. */
+static int copy_bounce(struct xip_segment *seg, uint64_t off, int fd,
+		       uint64_t src_off, uint64_t len, uint64_t *done)
 {
-	const size_t bsize = 1u << 20;
-	uint8_t *bounce = NULL;
-	void *p;
-	int ret;
+	size_t cap = len < (1u << 20) ? (size_t)len : (1u << 20);
+	uint8_t *buf = malloc(cap ? cap : 1);
+	int ret = 0;
 
-	ret = segment_range(seg, off, len, &p);
-	if (ret)
-		return ret;
+	if (!buf)
+		return -ENOMEM;
+	while (len) {
+		size_t want = len < cap ? (size_t)len : cap;
+		ssize_t got = pread(fd, buf, want, (off_t)src_off);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			ret = -errno;
+			break;
+		}
+		if (got == 0)
+			break;	/* the source ended early */
+		ret = xip_seg_pwrite(seg, off, buf, (uint64_t)got);
+		if (ret)
+			break;
+		off += (uint64_t)got;
+		src_off += (uint64_t)got;
+		len -= (uint64_t)got;
+		*done += (uint64_t)got;
+	}
+	free(buf);
+	return ret;
+}
+
+int xip_seg_copy_in(struct xip_segment *seg, uint64_t off, int fd,
+		    uint64_t src_off, uint64_t len, uint64_t *done)
+{
+	*done = 0;
+	if (!range_ok(seg, off, len))
+		return -ERANGE;
 	if (!seg->writable)
 		return -EROFS;
-	while (len && seg->kind != XIP_SEG_DAX) {
-		loff_t in = (loff_t)*fd_off, out = (loff_t)off;
+	if (seg->kind == XIP_SEG_DAX || seg->kind == XIP_SEG_BLOCKDEV)
+		return copy_bounce(seg, off, fd, src_off, len, done);
+	while (len) {
+		loff_t in = (loff_t)src_off, out = (loff_t)off;
 		size_t n = len < KCOPY_MAX ? (size_t)len : KCOPY_MAX;
 		ssize_t r = copy_file_range(fd, &in, seg->fd, &out, n, 0);
 
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r == 0)
-			return -ENODATA;	/* the input ended early */
-		if (r < 0) {
-			if (no_path(errno))
-				break;
+		if (r < 0 && no_path(errno))
+			return copy_bounce(seg, off, fd, src_off, len, done);
+		if (r < 0)
 			return -errno;
-		}
-		*fd_off += (uint64_t)r;
+		if (r == 0)
+			return 0;	/* the source ended early */
 		off += (uint64_t)r;
+		src_off += (uint64_t)r;
 		len -= (uint64_t)r;
+		*done += (uint64_t)r;
 	}
-	/* no kernel path: through a buffer of our own */
-	if (len && !(bounce = malloc(bsize)))
-		return -ENOMEM;
-	while (!ret && len) {
-		size_t n = len < bsize ? (size_t)len : bsize;
-		ssize_t r = pread(fd, bounce, n, (off_t)*fd_off);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			ret = r < 0 ? -errno : -ENODATA;
-			break;
-		}
-		ret = xip_seg_pwrite(seg, bounce, (size_t)r, off);
-		*fd_off += (uint64_t)r;
-		off += (uint64_t)r;
-		len -= (uint64_t)r;
-	}
-	free(bounce);
-	return ret;
+	return 0;
 }

@@ -224,7 +224,7 @@ static int alloc_cleared(struct xip_map *m, blk64_t goal, uint64_t lblk,
 	if (fill != XIP_FILL_LATER) {
 		uint64_t bs = m->img->block_size;
 
-		ret = fill ? xip_seg_pwrite(m->img->seg, fill, bs, blk * bs) :
+		ret = fill ? xip_seg_pwrite(m->img->seg, blk * bs, fill, bs) :
 			     xip_seg_zero(m->img->seg, blk * bs, bs);
 		if (ret) {
 			ext2fs_block_alloc_stats2(fs, blk, -1);

@@ -996,24 +996,6 @@ uint64_t xip_build_dir_blocks(unsigned int bs, const size_t *namelens,
 void xip_build_encode_dev(dev_t rdev, uint32_t iblock[2]);
 
 /*
- * Writing the image (buildio.c): through the segment's descriptor, not its
- * mapping (a page-table entry of a shared file mapping costs more than a
- * copy of the page); into the mapping only where write(2) cannot go
- * (device DAX, hugetlbfs).  Every range is checked against the segment's
- * size (-ERANGE).  0 or a negative errno; no error record.
- */
-int xip_build_pwrite(struct xip_segment *seg, uint64_t off, const void *buf,
-		     uint64_t len);
-int xip_build_pread(struct xip_segment *seg, uint64_t off, void *buf,
-		    uint64_t len);
-/*
- * Copy @len bytes of @fd from @src_off to @off of @seg (copy_file_range,
- * else a bounce buffer); *done is what was copied, less than @len only
- * when the source ended early.
- */
-int xip_build_copy_in(struct xip_segment *seg, uint64_t off, int fd,
-		      uint64_t src_off, uint64_t len, uint64_t *done);
-/*
  * Make [off, off + len) of @seg read as zeros at the least cost: a hole
  * punched in a file, BLKZEROOUT on a block device, large writes of zeros
  * where neither works, a memset on device DAX.

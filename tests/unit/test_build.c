@@ -5,6 +5,7 @@
 #include <sys/sysmacros.h>
 
 #include "unit.h"
+#include "kcopy.h"
 
 static void test_idmap(void **state)
 {
@@ -614,9 +615,9 @@ static void test_build_pio(void **state)
 	before = minflt();
 	for (int i = 0; i < 32; i++) {
 		buf[0] = (uint8_t)i;
-		assert_int_equal(xip_build_pwrite(seg, (uint64_t)i * 8192, buf,
+		assert_int_equal(xip_seg_pwrite(seg, (uint64_t)i * 8192, buf,
 						  4096), 0);
-		assert_int_equal(xip_build_pread(seg, (uint64_t)i * 8192 + 1,
+		assert_int_equal(xip_seg_pread(seg, (uint64_t)i * 8192 + 1,
 						 out, 4095), 0);
 	}
 	assert_true(minflt() - before < 8);
@@ -626,14 +627,14 @@ static void test_build_pio(void **state)
 	unit_peek(p, 8192 - 1, out, 1);
 	assert_int_equal(out[0], 0x11);
 	/* nothing outside the segment */
-	assert_int_equal(xip_build_pwrite(seg, 64 * 4096 - 1, buf, 2), -ERANGE);
-	assert_int_equal(xip_build_pread(seg, 64 * 4096, out, 1), -ERANGE);
-	assert_int_equal(xip_build_pwrite(seg, UINT64_MAX - 1, buf, 4),
+	assert_int_equal(xip_seg_pwrite(seg, 64 * 4096 - 1, buf, 2), -ERANGE);
+	assert_int_equal(xip_seg_pread(seg, 64 * 4096, out, 1), -ERANGE);
+	assert_int_equal(xip_seg_pwrite(seg, UINT64_MAX - 1, buf, 4),
 			 -ERANGE);
-	assert_int_equal(xip_build_pwrite(seg, 64 * 4096, buf, 0), 0);
+	assert_int_equal(xip_seg_pwrite(seg, 64 * 4096, buf, 0), 0);
 	segment_close(seg);
 	assert_int_equal(segment_open(p, 0, &seg), 0);
-	assert_int_equal(xip_build_pwrite(seg, 0, buf, 1), -EROFS);
+	assert_int_equal(xip_seg_pwrite(seg, 0, buf, 1), -EROFS);
 	assert_int_equal(xip_build_zero(seg, 0, 4096), -EROFS);
 	segment_close(seg);
 	unit_peek(p, 0, out, 1);
@@ -656,14 +657,14 @@ static void test_build_copy_in(void **state)
 	assert_int_equal(write(fd, data, sizeof(data)), (ssize_t)sizeof(data));
 	unit_fill_file(p, 4 * 1048576, 0x11);
 	assert_int_equal(segment_open(p, XIP_SEG_WRITE, &seg), 0);
-	assert_int_equal(xip_build_copy_in(seg, 8192, fd, 100,
+	assert_int_equal(xip_seg_copy_in(seg, 8192, fd, 100,
 					   sizeof(data) - 100, &done), 0);
 	assert_int_equal(done, sizeof(data) - 100);
 	/* the source ends early: what there was, and no error */
-	assert_int_equal(xip_build_copy_in(seg, 3 * 1048576 + 8192, fd,
+	assert_int_equal(xip_seg_copy_in(seg, 3 * 1048576 + 8192, fd,
 					   sizeof(data) - 10, 4096, &done), 0);
 	assert_int_equal(done, 10);
-	assert_int_equal(xip_build_copy_in(seg, 4 * 1048576 - 10, fd, 0, 11,
+	assert_int_equal(xip_seg_copy_in(seg, 4 * 1048576 - 10, fd, 0, 11,
 					   &done), -ERANGE);
 	segment_close(seg);
 	close(fd);
