@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Internals of verify (check.c, check_tree.c): the state of one walk.
+ * Internals of verify: the state of one walk, shared by its files:
+ * check.c (the driver), check_util.c (reading, state, findings, names),
+ * check_super.c (superblock, group descriptors), check_inode.c (pass 1),
+ * check_dir.c (passes 2-4), check_bitmap.c (pass 5) and check_tree.c
+ * (--against).
  */
 #ifndef XIP_CHECK_INT_H
 #define XIP_CHECK_INT_H
@@ -94,6 +98,76 @@ struct chk {
 	size_t dnalen, dnacap;
 };
 
+/* limits */
+#define CHK_MAX_FINDINGS 100000
+#define CHK_MAX_PER_INODE 16
+#define CHK_MAX_DEPTH 4096
+/*
+ * The buffer the passes read metadata into, one at a time: inode tables in
+ * chunks of this size, directory blocks in runs up to it, bitmaps.  At
+ * least two blocks of the largest size; shared, because fresh memory costs
+ * a page fault per page.
+ */
+#define CHK_IOBUF (256u << 10)
+
+/* bits of a little-endian bit array */
+static inline bool bit_test(const uint8_t *map, uint64_t n)
+{
+	return map[n >> 3] & (1u << (n & 7));
+}
+
+static inline void bit_set(uint8_t *map, uint64_t n)
+{
+	map[n >> 3] |= (uint8_t)(1u << (n & 7));
+}
+
+/* The group of block @blk (first_data <= blk < nblocks). */
+static inline uint32_t blk_group(const struct chk *c, uint64_t blk)
+{
+	return (uint32_t)((blk - c->first_data) / c->bpg);
+}
+
+/* findings */
+#define chk_err(c, obj, ino, blk, ...) \
+	chk_finding(c, XIP_CHECK_ERROR, obj, ino, blk, __VA_ARGS__)
+#define chk_warn(c, obj, ino, blk, ...) \
+	chk_finding(c, XIP_CHECK_WARNING, obj, ino, blk, __VA_ARGS__)
+
+/* groups: the first block and the end of group @g */
+static inline uint64_t group_first(const struct chk *c, uint32_t g)
+{
+	return c->first_data + (uint64_t)g * c->bpg;
+}
+
+static inline uint64_t group_end(const struct chk *c, uint32_t g)
+{
+	uint64_t end = group_first(c, g) + c->bpg;
+
+	return end < c->nblocks ? end : c->nblocks;
+}
+
+/* The group a block of metadata belongs to (for messages). */
+static inline uint32_t block_group(const struct chk *c, uint64_t blk)
+{
+	return blk < c->first_data ? 0 :
+		(uint32_t)((blk - c->first_data) / c->bpg);
+}
+
+/* Whether block @blk of group @g is metadata of the group. */
+static inline bool meta_in_group(const struct chk *c, uint32_t g,
+				 uint64_t blk)
+{
+	const struct ext2_group_desc *d = &c->gd[g];
+	uint8_t s = c->gstate[g];
+
+	return ((s & G_SUPER) &&
+		blk - group_first(c, g) < 1 + c->gdt_blocks + c->rsv_gdt) ||
+	       ((s & G_BB_OK) && blk == d->bg_block_bitmap) ||
+	       ((s & G_IB_OK) && blk == d->bg_inode_bitmap) ||
+	       ((s & G_IT_OK) && blk >= d->bg_inode_table &&
+		blk - d->bg_inode_table < c->itb);
+}
+
 typedef int (*chk_block_fn)(void *arg, uint64_t lblk, uint64_t pblk);
 
 const uint8_t *chk_block(struct chk *c, uint64_t blk);
@@ -131,6 +205,36 @@ uint64_t xip_chk_bitmap_cmp(const uint8_t *disk, const uint8_t *want,
 			    xip_chk_run_fn run, void *arg);
 /* Set bits @from to @to - 1 of @map. */
 void xip_chk_set_bits(uint8_t *map, uint64_t from, uint64_t to);
+
+/* check_util.c: memory, reading the image, per-group state */
+void *xip_chk_calloc(struct chk *c, uint64_t n, size_t size);
+int xip_chk_grow(struct chk *c, void **arr, size_t *cap, size_t n,
+		 size_t size);
+void xip_chk_reader_init(struct chk *c);
+bool xip_chk_may_hold_data(struct chk *c, uint64_t off, uint64_t len);
+uint32_t xip_chk_owner(const struct chk *c, uint64_t blk);
+void xip_chk_set_owner(struct chk *c, uint64_t blk, uint32_t ino);
+bool xip_chk_is_ea(const struct chk *c, uint64_t blk);
+void xip_chk_set_ea(struct chk *c, uint64_t blk);
+
+/* check_super.c: the superblock and the group descriptors */
+int xip_chk_super(struct chk *c);
+int xip_chk_groups(struct chk *c);
+const char *xip_chk_meta_kind(struct chk *c, uint64_t blk);
+uint64_t xip_chk_super_blocks(const struct chk *c, uint32_t g);
+bool xip_chk_is_meta(const struct chk *c, uint64_t blk);
+
+/* check_inode.c: pass 1 */
+int xip_chk_inodes(struct chk *c);
+void xip_chk_ea_refs(struct chk *c);
+
+/* check_dir.c: passes 2, 3 and 4 */
+void xip_chk_dirs(struct chk *c);
+void xip_chk_connect(struct chk *c);
+void xip_chk_links(struct chk *c);
+
+/* check_bitmap.c: pass 5 */
+void xip_chk_bitmaps(struct chk *c);
 
 /* check_tree.c: --against */
 void chk_tree_dir_start(struct chk *c, uint32_t dir);
