@@ -399,7 +399,7 @@ void xip_chk_connect(struct chk *c)
 		       !(xip_chk_st(c, p)->flags & (ST_DONE | ST_BUSY)) &&
 		       (xip_chk_st(c, p)->flags & ST_DIR)) {
 			if (xip_chk_grow(c, (void **)&stack, &cap, n,
-				     sizeof(*stack)))
+					 sizeof(*stack)))
 				goto out;
 			stack[n++] = p;
 			xip_chk_stw(c, p)->flags |= ST_BUSY;

@@ -115,7 +115,8 @@ static bool walk_claim(struct walk *w, uint64_t blk, const char *what)
 	g = blk_group(c, blk);
 	if (meta_in_group(c, g, blk)) {
 		walk_problem(w, blk, "%s %" PRIu64 " is the %s of group %u",
-			     what, blk, xip_chk_meta_kind(c, blk), block_group(c, blk));
+			     what, blk, xip_chk_meta_kind(c, blk),
+			     block_group(c, blk));
 		return false;
 	}
 	own = c->owner[g];
@@ -165,7 +166,7 @@ static void walk_data(struct walk *w, uint64_t lblk, uint64_t pblk)
 		struct chk_dblk *d;
 
 		if (!xip_chk_grow(c, (void **)&c->db, &c->dbcap, c->ndb,
-			      sizeof(*d))) {
+				  sizeof(*d))) {
 			d = &c->db[c->ndb++];
 			d->ino = w->ino;
 			d->lblk = lblk;
@@ -331,7 +332,7 @@ static uint64_t chk_ea_block(struct chk *c, uint32_t ino,
 		xip_chk_set_ea(c, blk);
 	}
 	if (!xip_chk_grow(c, (void **)&c->earefs, &c->eacap, c->nea,
-		      sizeof(*c->earefs)))
+			  sizeof(*c->earefs)))
 		c->earefs[c->nea++] = blk;
 	return 1;
 }

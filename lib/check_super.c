@@ -457,7 +457,8 @@ static bool place_meta(struct chk *c, uint32_t g, const char *what,
 	if (b != UINT64_MAX) {
 		chk_err(c, "group", 0, b,
 			"group %u: %s at block %" PRIu64 " overlaps the %s of group %u",
-			g, what, b, xip_chk_meta_kind(c, b), block_group(c, b));
+			g, what, b, xip_chk_meta_kind(c, b),
+			block_group(c, b));
 		return false;
 	}
 	return true;

@@ -32,7 +32,7 @@ void *xip_chk_calloc(struct chk *c, uint64_t n, size_t size)
 }
 
 int xip_chk_grow(struct chk *c, void **arr, size_t *cap, size_t n,
-		    size_t size)
+		 size_t size)
 {
 	size_t ncap;
 	void *p;
@@ -238,8 +238,8 @@ void chk_vfinding(struct chk *c, enum xip_check_severity sev,
 		c->nomem = true;
 		return;
 	}
-	if (xip_chk_grow(c, (void **)&rep->findings, &c->fcap, rep->nfindings,
-		     sizeof(*f))) {
+	if (xip_chk_grow(c, (void **)&rep->findings, &c->fcap,
+			 rep->nfindings, sizeof(*f))) {
 		free(text);
 		return;
 	}
