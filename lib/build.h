@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Internal interface of the image builder: the in-memory tree that
- * buildtree.c scans from the source and build.c lays out and writes.
+ * buildtree.c scans from the source, build.c plans, buildwrite.c writes
+ * and buildid.c derives the image's identity from.
  */
 #ifndef XIP_BUILD_H
 #define XIP_BUILD_H
@@ -174,5 +175,29 @@ char *btree_path(const struct btree *t, const struct bnode *n);
  * the scan", otherwise).  A FIFO or device swapped in does not block.
  */
 int btree_open_source(struct btree *t, const struct bnode *n, int *fdp);
+
+/* buildid.c: a 128-bit hash of the tree, for the derived UUID. */
+struct bhash {
+	uint64_t a, b;
+};
+
+/* The hash of tree @t with the label and the geometry of @fs. */
+void xip_bld_hash(const struct btree *t, const struct xip_build_opts *o,
+		  ext2_filsys fs, struct bhash *h);
+/*
+ * The superblock's identity: UUID (given, random, cleared or derived from
+ * @h), directory hash seed, label, and the times of the build (@now).
+ */
+void xip_bld_super_fill(ext2_filsys fs, const struct xip_build_opts *o,
+			const struct bhash *h, int64_t now);
+
+/*
+ * buildwrite.c: write every inode, directory, indirect block, extended
+ * attribute block and file byte of the placed tree @t into @seg, the
+ * target of @fs (initialised with the planned geometry); the superblock
+ * gets the image's identity.  libext2fs writes the rest at its close.
+ */
+int xip_bld_write(struct btree *t, const struct xip_build_opts *o,
+		  ext2_filsys fs, struct xip_segment *seg);
 
 #endif

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The read side of the engine (fsread.c): a read-only ext2 reader that
- * needs nothing but libc.  It is the one read path of the library: the
- * front end's exec and xiptool-main's lookup, directories, symlinks, stat
- * and block maps all go through it; libext2fs (image.c, page.c's writers)
- * is only for what writes.  Everything is read from the segment each time
+ * The read side of the engine (fsread.c, fsmap.c, fsdir.c): a read-only
+ * ext2 reader that needs nothing but libc.  It is the one read path of
+ * the library: the front end's exec and xiptool-main's lookup,
+ * directories, symlinks, stat and block maps all go through it;
+ * libext2fs (image.c, page.c's writers) is only for what writes.  Everything is read from the segment each time
  * (nothing from an inode or a directory is cached across calls), so the
  * bytes a writer has just put there through libext2fs are what it sees.
  * Not part of the public API.
@@ -157,5 +157,69 @@ bool xip_fs_has_extra_times(struct xip_image *img,
 /* The size the kernel sees of an inode (i_size_high only where used). */
 uint64_t xip_fs_inode_size(const struct xip_fs *fs,
 			   const struct ext2_inode_large *in);
+
+/*
+ * Shared by the reader's own files (fsread.c, fsmap.c, fsdir.c), which
+ * define XIP_FSREAD_PRIVATE before including this header; kept from the
+ * engine's other files, which have names of their own.
+ */
+#ifdef XIP_FSREAD_PRIVATE
+#include <endian.h>
+#include <string.h>
+
+#define U64(x) ((unsigned long long)(x))
+#define SB_OFFSET 1024
+#define XIP_MAXSYMLINKS 40
+
+/* ext2 on-disk values the reader uses (the kernel's and e2fsprogs' names) */
+#define SB_MAGIC		0xEF53
+#define INCOMPAT_FILETYPE	0x0002
+#define INCOMPAT_META_BG	0x0010
+#define INCOMPAT_EXTENTS	0x0040
+#define INCOMPAT_64BIT		0x0080
+#define INCOMPAT_FLEX_BG	0x0200
+#define INCOMPAT_LARGEDIR	0x4000
+#define INCOMPAT_INLINE_DATA	0x8000
+/* what this reader reads: compression, journal devices, dirdata not */
+#define INCOMPAT_READ		(0x0002 | 0x0004 | 0x0010 | 0x0040 | 0x0080 | \
+				 0x0100 | 0x0200 | 0x0400 | 0x2000 | 0x4000 | \
+				 0x8000 | 0x10000 | 0x20000)
+#define RO_SPARSE_SUPER		0x0001
+#define RO_HUGE_FILE		0x0008
+#define COMPAT_SPARSE_SUPER2	0x0200
+#define FL_HUGE_FILE		0x00040000
+#define FL_EXTENTS		0x00080000
+#define FL_INLINE_DATA		0x10000000
+#define EXT_HDR_MAGIC		0xF30A
+#define EXT_DEPTH_MAX		5
+#define EXT_LEN_INIT_MAX	32768U
+#define NDIR_BLOCKS		12
+#define IND_BLOCK		12
+#define ROOT_INO		2
+#define NAME_LEN		255
+#define GOOD_OLD_INODE_SIZE	128
+
+static inline uint64_t blocks_for(uint64_t size, uint64_t bs)
+{
+	return size / bs + (size % bs != 0);
+}
+
+static inline uint16_t le16(const void *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le16toh(v);
+}
+
+static inline uint32_t le32(const void *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le32toh(v);
+}
+
+#endif /* XIP_FSREAD_PRIVATE */
 
 #endif
