@@ -132,8 +132,9 @@ Try 'xiptool exec --help' for more information." ]
 			if grep -q GLIBC_TUNABLES "$XIPTOOL"; then false; fi
 		else
 			grep -q GLIBC_TUNABLES "$XIPTOOL"
-			! command -v musl-gcc >/dev/null ||
+			if command -v musl-gcc >/dev/null; then
 				grep -q -- '--without-musl-front' "$TOP_BUILDDIR/config.log"
+			fi
 		fi
 	else
 		[[ "$output" == *"dynamically linked"* ]]

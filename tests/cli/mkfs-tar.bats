@@ -155,21 +155,21 @@ mk("through.tar", [("s", "s", ".."), ("s/escaped", "f", b"evil")])
 mk("abs.tar", [("/abs/file", "f", b"abs"), ("./x/./y", "f", b"y"),
                ("//z", "f", b"z")])
 EOF
-	mkdir "$T/work"
-	cd "$T/work"
+	mkdir "$T/dest"
+	cd "$T/dest"
 	for a in up deep hard through; do
-		run xiptool mkfs --tar "$T/$a.tar" "$T/work/$a.img"
+		run xiptool mkfs --tar "$T/$a.tar" "$T/dest/$a.img"
 		echo "$output"
 		[ "$status" -eq 3 ]
 		[[ "$output" == "xiptool mkfs: $T/$a.tar: "* ]]
 		[ "${#lines[@]}" -eq 1 ]
-		[ ! -e "$T/work/$a.img" ]
+		[ ! -e "$T/dest/$a.img" ]
 	done
-	[ ! -e "$T/escaped" ] && [ ! -e "$T/work/escaped" ]
-	[ -z "$(ls -A "$T/work")" ]
-	run xiptool mkfs --tar "$T/up.tar" "$T/work/x.img"
+	[ ! -e "$T/escaped" ] && [ ! -e "$T/dest/escaped" ]
+	[ -z "$(ls -A "$T/dest")" ]
+	run xiptool mkfs --tar "$T/up.tar" "$T/dest/x.img"
 	[[ "$output" == *": ../escaped: a name with '..' would leave the top" ]]
-	run xiptool mkfs --tar "$T/through.tar" "$T/work/x.img"
+	run xiptool mkfs --tar "$T/through.tar" "$T/dest/x.img"
 	[[ "$output" == *": s/escaped: s: not a directory in the archive" ]]
 	# absolute names and "." components are made relative to the top
 	xiptool mkfs -q --tar "$T/abs.tar" "$T/abs.img"
