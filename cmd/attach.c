@@ -48,9 +48,9 @@ static void pull_progress(void *arg, uint64_t done, uint64_t total)
 static int attach_check_args(const struct xip_attach_opts *o)
 {
 	bool nodata = o->type == XIP_SEGTYPE_SN || o->type == XIP_SEGTYPE_EN;
-	const char *t = segment_type_name(o->type);
+	const char *t = xip_segment_type_name(o->type);
 
-	if (o->name && registry_name_check(o->name))
+	if (o->name && xip_registry_name_check(o->name))
 		return cmd_usage_error("--name: %s", xip_errmsg());
 	if (!nodata && !o->image)
 		return cmd_usage_error("missing IMAGE (only types sn and en take none)");
@@ -106,7 +106,7 @@ int cmd_attach(int argc, const char **argv)
 	o.hugepages = huge;
 	o.file = file;
 	o.raw = raw;
-	if (type && segment_type_parse(type, &o.type))
+	if (type && xip_segment_type_parse(type, &o.type))
 		rc = cmd_usage_error("--type: %s", xip_errmsg());
 	if (!rc && size)
 		rc = cmd_parse_size("--size", size, &o.size);
@@ -129,7 +129,7 @@ int cmd_attach(int argc, const char **argv)
 		msg_verbose("%s: %llu bytes of %s (%s%s) in %s", e->name,
 			    (unsigned long long)e->size,
 			    e->image[0] ? e->image : "zeros",
-			    segment_type_name(e->type),
+			    xip_segment_type_name(e->type),
 			    e->compressed ? ", gzip" : "", e->path);
 	if (ret)
 		rc = cmd_stop_status(msg_lib_error(ret));
@@ -158,7 +158,7 @@ static int detach_all(const char *save, int flags)
 	int rc = EXIT_OK, ret;
 	size_t n;
 
-	ret = registry_list(&all, &n);
+	ret = xip_registry_list(&all, &n);
 	if (ret)
 		return msg_lib_error(ret);
 	for (size_t i = 0; i < n; i++) {
@@ -314,7 +314,7 @@ static void cell_text(const struct xip_seg_entry *e, int col, char *buf,
 	buf[0] = '\0';
 	switch (col) {
 	case 0: snprintf(buf, len, "%s", e->name); break;
-	case 1: snprintf(buf, len, "%s", segment_type_name(e->type)); break;
+	case 1: snprintf(buf, len, "%s", xip_segment_type_name(e->type)); break;
 	case 2: snprintf(buf, len, "%llu", (unsigned long long)e->size); break;
 	case 3: snprintf(buf, len, "%s", e->loop); break;
 	case 4: snprintf(buf, len, "%s", e->image); break;
@@ -328,7 +328,7 @@ static void cell_text(const struct xip_seg_entry *e, int col, char *buf,
 		break;
 	case 11:
 		snprintf(buf, len, "%s",
-			 segment_type_writable(e->type) ? "0" : "1");
+			 xip_segment_type_writable(e->type) ? "0" : "1");
 		break;
 	case 12: snprintf(buf, len, "%s", e->compressed ? "1" : "0"); break;
 	case 13:
@@ -470,10 +470,10 @@ int cmd_list(int argc, const char **argv)
 	rc = columns_parse(output, cols, &ncols);
 	if (rc)
 		goto out;
-	ret = registry_list(&all, &n);
+	ret = xip_registry_list(&all, &n);
 	/* what a writable segment holds may have changed since attach */
 	for (size_t i = 0; !ret && i < n; i++)
-		if (segment_type_writable(all[i].type) &&
+		if (xip_segment_type_writable(all[i].type) &&
 		    xip_segment_refresh(&all[i]))
 			xip_error_clear();	/* keep what was recorded */
 	if (!ret)

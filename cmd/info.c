@@ -61,13 +61,13 @@ int cmd_info(int argc, const char **argv)
 	if (rc)
 		return rc;
 	spec = args.argv[0];
-	ret = segment_open(spec, 0, &seg);
+	ret = xip_segment_open(spec, 0, &seg);
 	if (!ret) {
 		ret = xip_identify(seg, fstype, sizeof(fstype));
 		if (ret == -ENODATA)
 			ret = 0;	/* let the superblock check say why */
 		if (ret)
-			segment_close(seg);
+			xip_segment_close(seg);
 	}
 	if (!ret)
 		ret = xip_image_open_segment(seg, 0, &img);

@@ -161,10 +161,10 @@ static int verify_run(const char *spec, struct xip_check_opts *o, bool json)
 	char fstype[64];
 	int ret, rc;
 
-	ret = segment_open(spec, 0, &seg);
+	ret = xip_segment_open(spec, 0, &seg);
 	if (ret)
 		return msg_lib_error(ret);
-	ret = segment_lock(seg, false, 5000);
+	ret = xip_segment_lock(seg, false, 5000);
 	if (!ret)
 		ret = xip_check(seg, o, &rep);
 	if (ret == -EUCLEAN) {
@@ -179,7 +179,7 @@ static int verify_run(const char *spec, struct xip_check_opts *o, bool json)
 	}
 	if (ret) {
 		rc = msg_lib_error(ret);
-		segment_close(seg);
+		xip_segment_close(seg);
 		return rc;
 	}
 	if (json)
@@ -191,7 +191,7 @@ static int verify_run(const char *spec, struct xip_check_opts *o, bool json)
 	if (!rc && rep.errors)
 		rc = EXIT_PROBLEMS;
 	xip_check_report_free(&rep);
-	segment_close(seg);
+	xip_segment_close(seg);
 	return rc;
 }
 

@@ -131,7 +131,7 @@ static int source_open_attached(struct source *s, const char *name)
 
 	if (!e)
 		return xip_error(-ENOMEM, "out of memory");
-	s->fd = registry_open(name, O_RDONLY, e);
+	s->fd = xip_registry_open(name, O_RDONLY, e);
 	free(e);
 	return s->fd < 0 ? s->fd : 0;
 }
@@ -265,7 +265,7 @@ static int segfile_own(struct segfile *sf, const struct source *src,
 			if (fchown(sf->fd, (uid_t)-1, src->st.st_gid) == 0)
 				mode |= src->st.st_mode & 0070;
 		}
-		mode = segment_type_writable(type) ? mode | 0200 :
+		mode = xip_segment_type_writable(type) ? mode | 0200 :
 						     mode & ~0222;
 	}
 	if (fchmod(sf->fd, mode) < 0)
@@ -633,7 +633,7 @@ int xip_segment_refresh(struct xip_seg_entry *e)
 	char label[sizeof(e->label)], uuid[sizeof(e->uuid)];
 	struct xip_seg_entry *cur;
 	enum xip_entry_state state;
-	int ret, fd = registry_open_entry(e, O_RDONLY);
+	int ret, fd = xip_registry_open_entry(e, O_RDONLY);
 
 	if (fd < 0)
 		return fd;
@@ -648,19 +648,19 @@ int xip_segment_refresh(struct xip_seg_entry *e)
 	cur = malloc(sizeof(*cur));
 	if (!cur)
 		return xip_error(-ENOMEM, "out of memory");
-	ret = registry_lock();
+	ret = xip_registry_lock();
 	if (ret) {
 		free(cur);
 		return ret;
 	}
-	ret = registry_read(e->name, cur, &state, false);
+	ret = xip_registry_read(e->name, cur, &state, false);
 	if (!ret && state == XIP_ENTRY_LIVE && cur->seg_ino == e->seg_ino &&
 	    cur->seg_dev == e->seg_dev) {
 		memcpy(cur->label, e->label, sizeof(cur->label));
 		memcpy(cur->uuid, e->uuid, sizeof(cur->uuid));
-		ret = registry_store(cur, 0);
+		ret = xip_registry_store(cur, 0);
 	}
-	registry_unlock();
+	xip_registry_unlock();
 	free(cur);
 	return ret;
 }
@@ -679,7 +679,7 @@ static int file_range(int fd, const char *segpath, const char *file,
 	ext2_ino_t ino;
 	int ret;
 
-	ret = segment_open_fd(fd, segpath, 0, &seg);
+	ret = xip_segment_open_fd(fd, segpath, 0, &seg);
 	if (ret)
 		return ret;
 	ret = xip_image_open_segment(seg, XIP_IMG_NOLOCK, &img);
@@ -725,16 +725,16 @@ static int attach_check(const struct xip_attach_opts *o,
 	if (nodata && o->image)
 		return xip_error(-EINVAL,
 				 "%s: type %s holds no data: give --size, not an image",
-				 o->image, segment_type_name(type));
+				 o->image, xip_segment_type_name(type));
 	if (nodata && !o->size)
 		return xip_error(-EINVAL, "type %s needs --size",
-				 segment_type_name(type));
+				 xip_segment_type_name(type));
 	if (!nodata && !o->image)
 		return xip_error(-EINVAL, "type %s needs an image",
-				 segment_type_name(type));
+				 xip_segment_type_name(type));
 	if (nodata && !o->name)
 		return xip_error(-EINVAL, "type %s needs a name (--name)",
-				 segment_type_name(type));
+				 xip_segment_type_name(type));
 	if (nodata && o->file)
 		return xip_error(-EINVAL, "--file needs an image");
 	if (nodata && o->raw)
@@ -872,7 +872,7 @@ static int attach_fill(const struct xip_attach_opts *o, struct segfile *sf,
 static int attach_loop(const struct xip_attach_opts *o,
 		       struct xip_seg_entry *e, struct segfile *sf)
 {
-	int flags = segment_type_writable(e->type) ? 0 : XIP_LOOP_RDONLY;
+	int flags = xip_segment_type_writable(e->type) ? 0 : XIP_LOOP_RDONLY;
 	int ret;
 
 	if (o->file) {
@@ -884,8 +884,8 @@ static int attach_loop(const struct xip_attach_opts *o,
 	} else if (sf->cap != e->size) {
 		e->sizelimit = e->size;	/* the file is padded past it */
 	}
-	return loop_attach(e->path, e->offset, e->sizelimit, flags, e->loop,
-			   sizeof(e->loop));
+	return xip_loop_attach(e->path, e->offset, e->sizelimit, flags, e->loop,
+			       sizeof(e->loop));
 }
 
 static int entry_init(const struct xip_attach_opts *o, enum xip_seg_type type,
@@ -897,13 +897,14 @@ static int entry_init(const struct xip_attach_opts *o, enum xip_seg_type type,
 	memset(e, 0, sizeof(*e));
 	e->type = type;
 	if (o->name) {
-		ret = registry_name_check(o->name);
+		ret = xip_registry_name_check(o->name);
 		if (!ret)
 			snprintf(e->name, sizeof(e->name), "%s", o->name);
 	} else if (xip_nbd_is_uri(o->image)) {
 		ret = xip_nbd_default_name(o->image, e->name, sizeof(e->name));
 	} else {
-		ret = registry_default_name(o->image, e->name, sizeof(e->name));
+		ret = xip_registry_default_name(o->image, e->name,
+						sizeof(e->name));
 	}
 	if (ret)
 		return ret;
@@ -928,7 +929,7 @@ static int name_free(const char *name)
 
 	if (!old)
 		return xip_error(-ENOMEM, "out of memory");
-	ret = registry_read(name, old, &state, true);
+	ret = xip_registry_read(name, old, &state, true);
 	if (ret == -ENOENT) {
 		ret = 0;
 	} else if (!ret && (state == XIP_ENTRY_LIVE ||
@@ -937,7 +938,7 @@ static int name_free(const char *name)
 				"%s: a segment of that name is already attached",
 				name);
 	} else if (!ret) {
-		ret = registry_clean(old);
+		ret = xip_registry_clean(old);
 		ret = ret < 0 ? ret : 0;
 	}
 	free(old);
@@ -962,7 +963,7 @@ static int attach_claim(struct segfile *sf, const struct source *src,
 			struct xip_seg_entry *e)
 {
 	struct stat st;
-	int ret = registry_lock();
+	int ret = xip_registry_lock();
 
 	if (ret)
 		return ret;
@@ -978,9 +979,9 @@ static int attach_claim(struct segfile *sf, const struct source *src,
 		record_identity(e, &st);
 		e->attaching = true;
 		e->pid = getpid();
-		ret = registry_store(e, XIP_REG_CREATE);
+		ret = xip_registry_store(e, XIP_REG_CREATE);
 	}
-	registry_unlock();
+	xip_registry_unlock();
 	return ret;
 }
 
@@ -993,7 +994,7 @@ static int claim_held(const struct xip_seg_entry *e)
 
 	if (!cur)
 		return xip_error(-ENOMEM, "out of memory");
-	ret = registry_read(e->name, cur, &state, false);
+	ret = xip_registry_read(e->name, cur, &state, false);
 	if (!ret && (!cur->attaching || cur->seg_ino != e->seg_ino ||
 		     cur->seg_dev != e->seg_dev || state != XIP_ENTRY_ATTACHING))
 		ret = xip_error(-ESTALE,
@@ -1007,23 +1008,23 @@ static int claim_held(const struct xip_seg_entry *e)
 static int attach_commit(const struct xip_attach_opts *o, struct segfile *sf,
 			 struct xip_seg_entry *e)
 {
-	int ret = registry_lock();
+	int ret = xip_registry_lock();
 
 	if (ret)
 		return ret;
 	ret = claim_held(e);
 	if (!ret && (o->loop || o->file))
 		ret = attach_loop(o, e, sf);
-	if (!ret && e->loop[0] && !registry_loop_serves(e))
+	if (!ret && e->loop[0] && !xip_registry_loop_serves(e))
 		ret = xip_error(-ESTALE,
 				"%s: the loop device does not serve the segment file",
 				e->loop);
 	if (!ret) {
 		e->attaching = false;
 		e->pid = 0;
-		ret = registry_store(e, 0);
+		ret = xip_registry_store(e, 0);
 	}
-	registry_unlock();
+	xip_registry_unlock();
 	return ret;
 }
 
@@ -1036,18 +1037,18 @@ static void attach_undo(struct segfile *sf, struct xip_seg_entry *e)
 	bool locked, held;
 
 	snprintf(msg, sizeof(msg), "%s", xip_errmsg());
-	locked = registry_lock() == 0;
+	locked = xip_registry_lock() == 0;
 	held = e->seg_ino && claim_held(e) == 0;
-	if (e->loop[0] && registry_loop_serves(e))
-		loop_detach(e->loop);
+	if (e->loop[0] && xip_registry_loop_serves(e))
+		xip_loop_detach(e->loop);
 	if (sf->created && fstat(sf->fd, &st) == 0 &&
 	    lstat(e->path, &now) == 0 && st.st_dev == now.st_dev &&
 	    st.st_ino == now.st_ino)
 		unlink(e->path);
 	if (held)
-		registry_remove(e->name);
+		xip_registry_remove(e->name);
 	if (locked)
-		registry_unlock();
+		xip_registry_unlock();
 	xip_error(saved ? saved : -EIO, "%s", msg);
 }
 
@@ -1160,7 +1161,7 @@ static void describe_holder(int fd, char *why, size_t len)
 static int segment_claim(const struct xip_seg_entry *e, char *why,
 			 size_t len)
 {
-	int fd = registry_open_entry(e, O_RDONLY);
+	int fd = xip_registry_open_entry(e, O_RDONLY);
 
 	if (fd < 0)
 		return fd;
@@ -1182,7 +1183,7 @@ int xip_segment_busy(const struct xip_seg_entry *e, char *why, size_t len)
 	int ret = 0, fd;
 
 	if (e->loop[0])
-		ret = loop_busy(e->loop, why, len);
+		ret = xip_loop_busy(e->loop, why, len);
 	if (ret)
 		return ret;
 	fd = segment_claim(e, why, len);
@@ -1303,7 +1304,7 @@ static void flush_loop(const struct xip_seg_entry *e)
 {
 	int fd;
 
-	if (!e->loop[0] || loop_read_only(e->loop) != 0)
+	if (!e->loop[0] || xip_loop_read_only(e->loop) != 0)
 		return;
 	fd = open(e->loop, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
@@ -1338,11 +1339,11 @@ static int save_data(const struct xip_seg_entry *e, int sfd, const char *dest)
 	umask(mask);
 	if (stat(dest, &st) == 0 && !S_ISREG(st.st_mode))
 		return xip_error(-EINVAL, "%s: not a regular file", dest);
-	ret = segment_open_fd(sfd, e->path, 0, &seg);
+	ret = xip_segment_open_fd(sfd, e->path, 0, &seg);
 	if (ret)
 		return ret;
-	if (segment_range(seg, 0, e->size, &map)) {
-		segment_close(seg);
+	if (xip_segment_range(seg, 0, e->size, &map)) {
+		xip_segment_close(seg);
 		return xip_error(-EIO, "%s: segment file shorter than recorded",
 				 e->path);
 	}
@@ -1356,7 +1357,7 @@ static int save_data(const struct xip_seg_entry *e, int sfd, const char *dest)
 		ret = xip_error(-errno, "%s: %s", dest, strerror(errno));
 	if (ret && fd >= 0)
 		unlink(tmp);
-	segment_close(seg);
+	xip_segment_close(seg);
 	return ret;
 }
 
@@ -1367,7 +1368,7 @@ static int save_entry(const struct xip_seg_entry *e, const char *dest,
 	int fd = locked, ret = 0;
 
 	if (fd < 0) {
-		fd = registry_open_entry(e, O_RDONLY);
+		fd = xip_registry_open_entry(e, O_RDONLY);
 		if (fd < 0)
 			return fd;
 		ret = lock_shared(fd, e);
@@ -1392,7 +1393,7 @@ int xip_save(const char *what, const char *dest)
 
 	if (!e)
 		return xip_error(-ENOMEM, "out of memory");
-	ret = registry_find(what, e);
+	ret = xip_registry_find(what, e);
 	if (!ret)
 		ret = save_entry(e, dest, -1);
 	free(e);
@@ -1405,7 +1406,7 @@ int xip_save(const char *what, const char *dest)
 static int detach_stale(const struct xip_seg_entry *e,
 			enum xip_entry_state state)
 {
-	int ret = registry_clean(e);
+	int ret = xip_registry_clean(e);
 
 	if (ret < 0)
 		return ret;
@@ -1427,13 +1428,13 @@ static int detach_entry(const struct xip_seg_entry *e, const char *save,
 			int flags)
 {
 	bool force = flags & XIP_DETACH_FORCE;
-	bool serves = e->loop[0] && registry_loop_serves(e);
+	bool serves = e->loop[0] && xip_registry_loop_serves(e);
 	char why[512] = "";
 	struct stat st;
 	int fd = -1, ret = 0;
 
 	if (serves && !force) {
-		ret = loop_busy(e->loop, why, sizeof(why));
+		ret = xip_loop_busy(e->loop, why, sizeof(why));
 		if (ret > 0)
 			return xip_error(-EBUSY, "%s: busy: %s (use --force)",
 					 e->name, why);
@@ -1454,12 +1455,13 @@ static int detach_entry(const struct xip_seg_entry *e, const char *save,
 	if (save)
 		ret = save_entry(e, save, fd);
 	if (!ret && serves)
-		ret = loop_detach(e->loop);
-	if (!ret && lstat(e->path, &st) == 0 && registry_same_file(e, &st) &&
+		ret = xip_loop_detach(e->loop);
+	if (!ret && lstat(e->path, &st) == 0 && xip_registry_same_file(e,
+								       &st) &&
 	    unlink(e->path) < 0 && errno != ENOENT)
 		ret = xip_error(-errno, "%s: %s", e->path, strerror(errno));
 	if (!ret)
-		ret = registry_remove(e->name);
+		ret = xip_registry_remove(e->name);
 	if (fd >= 0)
 		close(fd);
 	return ret;
@@ -1473,11 +1475,11 @@ static int detach_find(const char *what, struct xip_seg_entry *e,
 
 	*state = XIP_ENTRY_LIVE;
 	if (!strncmp(name, "/dev/", 5))
-		return registry_find(name, e);
-	if (registry_name_check(name))
+		return xip_registry_find(name, e);
+	if (xip_registry_name_check(name))
 		return xip_error(-ENOENT, "@%s: no attached segment of that name",
 				 name);
-	return registry_read(name, e, state, true);
+	return xip_registry_read(name, e, state, true);
 }
 
 int xip_detach(const char *what, const char *save, int flags)
@@ -1488,7 +1490,7 @@ int xip_detach(const char *what, const char *save, int flags)
 
 	if (!e)
 		return xip_error(-ENOMEM, "out of memory");
-	ret = registry_lock();
+	ret = xip_registry_lock();
 	if (ret) {
 		free(e);
 		return ret;
@@ -1501,7 +1503,7 @@ int xip_detach(const char *what, const char *save, int flags)
 				e->name, (int)e->pid);
 	else if (!ret)
 		ret = detach_stale(e, state);
-	registry_unlock();
+	xip_registry_unlock();
 	free(e);
 	return ret;
 }

@@ -431,7 +431,7 @@ static int plan(struct btree *t, struct bplan *p,
 	p->scratch.path = (char *)"(sizing)";
 	p->scratch.fd = -1;
 	p->scratch.writable = true;
-	ret = xipio_register(&p->scratch, p->chan, sizeof(p->chan));
+	ret = xip_io_register(&p->scratch, p->chan, sizeof(p->chan));
 	if (ret)
 		return ret;
 	if (!fixed_bytes) {
@@ -445,18 +445,18 @@ static int plan(struct btree *t, struct bplan *p,
 	if (ret == -ENOSPC) {
 		struct bplan need;
 
-		xipio_unregister(&p->scratch);
+		xip_io_unregister(&p->scratch);
 		ret = plan(t, &need, o, 0);
 		if (ret)
 			return ret;
-		xipio_unregister(&need.scratch);
+		xip_io_unregister(&need.scratch);
 		return xip_error(-ENOSPC,
 				 "image too small: %" PRIu64 " bytes given, needs %" PRIu64 " (%" PRIu64 " MiB)",
 				 fixed_bytes, need.image_bytes,
 				 (need.image_bytes + (1 << 20) - 1) >> 20);
 	}
 out:
-	xipio_unregister(&p->scratch);
+	xip_io_unregister(&p->scratch);
 	return ret;
 }
 
@@ -468,10 +468,10 @@ static int build_on(struct btarget *tg, struct btree *t, struct bplan *p,
 	errcode_t err;
 	int ret;
 
-	ret = target_open(tg, p->image_bytes);
+	ret = xip_target_open(tg, p->image_bytes);
 	if (ret)
 		return ret;
-	ret = xipio_register(tg->seg, chan, sizeof(chan));
+	ret = xip_io_register(tg->seg, chan, sizeof(chan));
 	if (ret)
 		return ret;
 	ret = geom_init(&p->g, chan, &fs);
@@ -502,11 +502,11 @@ static int build_on(struct btarget *tg, struct btree *t, struct bplan *p,
 	if (err)
 		ret = xip_error_ext2(err, "%s: writing metadata", tg->spec);
 	if (!ret)
-		ret = segment_sync(tg->seg);
+		ret = xip_segment_sync(tg->seg);
 out:
 	if (fs)
 		ext2fs_free(fs);
-	xipio_unregister(tg->seg);
+	xip_io_unregister(tg->seg);
 	return ret;
 }
 
@@ -551,7 +551,7 @@ int xip_build(const char *image, const struct xip_build_opts *o,
 	t.clamp_time = o->timestamp;
 	t.now = o->have_timestamp ? o->timestamp : (int64_t)time(NULL);
 	/* refuse a target that must not be written before reading the tree */
-	ret = target_probe(&tg, o);
+	ret = xip_target_probe(&tg, o);
 	if (ret)
 		goto out;
 	if (tg.exists) {
@@ -559,11 +559,11 @@ int xip_build(const char *image, const struct xip_build_opts *o,
 		t.skip_dev = tg.dev;
 		t.skip_ino = tg.ino;
 	}
-	ret = o->tar ? btree_scan_tar(&t, o) : btree_scan(&t, o);
+	ret = o->tar ? xip_btree_scan_tar(&t, o) : xip_btree_scan(&t, o);
 	if (!ret && o->device_table)
-		ret = btree_devtable(&t, o->device_table);
+		ret = xip_btree_devtable(&t, o->device_table);
 	if (!ret)
-		ret = btree_finish(&t, o);
+		ret = xip_btree_finish(&t, o);
 	if (ret)
 		goto out;
 	fixed = o->size ? o->size : tg.fixed;
@@ -584,11 +584,11 @@ int xip_build(const char *image, const struct xip_build_opts *o,
 	if (!ret)
 		ret = build_on(&tg, &t, &p, o, res);
 	if (!ret)
-		ret = target_commit(&tg);
+		ret = xip_target_commit(&tg);
 	if (ret)
-		target_abort(&tg);
+		xip_target_abort(&tg);
 out:
-	target_close(&tg);
-	btree_free(&t);
+	xip_target_close(&tg);
+	xip_btree_free(&t);
 	return ret;
 }

@@ -115,7 +115,7 @@ struct btarget {
 	dev_t dev;
 	ino_t ino;
 	struct stat old;
-	bool touched;		/* target_open() began to change it */
+	bool touched;		/* xip_target_open() began to change it */
 	uint64_t fixed;		/* fixed size (device, segment), 0: file */
 	struct xip_segment *seg;
 };
@@ -128,53 +128,53 @@ struct btarget {
  * (unless --force), a non-empty file needs --force, and a file we may
  * not write is -EACCES.
  */
-int target_probe(struct btarget *tg, const struct xip_build_opts *o);
+int xip_target_probe(struct btarget *tg, const struct xip_build_opts *o);
 /* A private new file of @bytes (holes), or the device or segment zeroed. */
-int target_open(struct btarget *tg, uint64_t bytes);
+int xip_target_open(struct btarget *tg, uint64_t bytes);
 /* fsync the new file, give it its mode and put it in place atomically. */
-int target_commit(struct btarget *tg);
+int xip_target_commit(struct btarget *tg);
 /* Remove the temporary file, or clear the start of a device or segment. */
-void target_abort(struct btarget *tg);
-void target_close(struct btarget *tg);
+void xip_target_abort(struct btarget *tg);
+void xip_target_close(struct btarget *tg);
 
 /* buildtree.c */
-int btree_scan(struct btree *t, const struct xip_build_opts *o);
+int xip_btree_scan(struct btree *t, const struct xip_build_opts *o);
 /* The tree's lost+found: the one in the tree, else a new one. */
-int btree_make_lpf(struct btree *t, const struct xip_build_opts *o);
-struct bnode *btree_node_new(struct btree *t);
-void btree_node_free(struct bnode *n);
+int xip_btree_make_lpf(struct btree *t, const struct xip_build_opts *o);
+struct bnode *xip_btree_node_new(struct btree *t);
+void xip_btree_node_free(struct bnode *n);
 /* Add the name @name in @dir for @n (counted in n->nlink). */
-int btree_add_entry(struct bnode *dir, const char *name, struct bnode *n);
-struct bentry *btree_find_entry(struct bnode *dir, const char *name);
+int xip_btree_add_entry(struct bnode *dir, const char *name, struct bnode *n);
+struct bentry *xip_btree_find_entry(struct bnode *dir, const char *name);
 /* Owner from the source ids, after --squash, --owner and the id maps. */
-void btree_set_owner(struct bnode *n, const struct xip_build_opts *o,
-		     uint32_t uid, uint32_t gid);
+void xip_btree_set_owner(struct bnode *n, const struct xip_build_opts *o,
+			 uint32_t uid, uint32_t gid);
 /* Every time of @n set to the time of the build. */
-void btree_node_set_now(struct btree *t, struct bnode *n);
+void xip_btree_node_set_now(struct btree *t, struct bnode *n);
 /* One data range of @blocks blocks from the start. */
-int btree_whole_range(struct bnode *n, uint64_t blocks);
+int xip_btree_whole_range(struct bnode *n, uint64_t blocks);
 /* The extended attributes ext2 keeps (user., trusted., security., ACLs). */
-bool btree_xattr_wanted(const char *name);
-int btree_xattr_cmp(const void *a, const void *b);
+bool xip_btree_xattr_wanted(const char *name);
+int xip_btree_xattr_cmp(const void *a, const void *b);
 
 /*
  * buildtar.c: the tree of a tar archive (opts->tar, "-" for stdin) read
- * with libarchive, instead of btree_scan().  File data goes to a private
+ * with libarchive, instead of xip_btree_scan().  File data goes to a private
  * spool file (t->spool_fd), holes of sparse members left out.
  */
-int btree_scan_tar(struct btree *t, const struct xip_build_opts *o);
-int btree_devtable(struct btree *t, const char *file);
-int btree_finish(struct btree *t, const struct xip_build_opts *o);
-void btree_free(struct btree *t);
+int xip_btree_scan_tar(struct btree *t, const struct xip_build_opts *o);
+int xip_btree_devtable(struct btree *t, const char *file);
+int xip_btree_finish(struct btree *t, const struct xip_build_opts *o);
+void xip_btree_free(struct btree *t);
 /* The source path of a node (malloc'ed), "(device table)" when none. */
-char *btree_path(const struct btree *t, const struct bnode *n);
+char *xip_btree_path(const struct btree *t, const struct bnode *n);
 /*
  * Open the source file of regular node @n for reading: every directory
  * on its path is opened from the source's top with O_NOFOLLOW and, like
  * the file, must still be the inode the scan saw (-ESTALE, "changed during
  * the scan", otherwise).  A FIFO or device swapped in does not block.
  */
-int btree_open_source(struct btree *t, const struct bnode *n, int *fdp);
+int xip_btree_open_source(struct btree *t, const struct bnode *n, int *fdp);
 
 /* buildid.c: a 128-bit hash of the tree, for the derived UUID. */
 struct bhash {

@@ -244,7 +244,7 @@ static int tar_xattrs(struct tarscan *ts, struct bnode *n,
 	       ARCHIVE_OK) {
 		struct bxattr *xa;
 
-		if (!name || !btree_xattr_wanted(name))
+		if (!name || !xip_btree_xattr_wanted(name))
 			continue;
 		if (strlen(name) > 255 || size > 65536)
 			return tar_err(ts, -EINVAL,
@@ -268,7 +268,7 @@ static int tar_xattrs(struct tarscan *ts, struct bnode *n,
 	}
 	if (n->nxattrs) {
 		qsort(n->xattrs, n->nxattrs, sizeof(*n->xattrs),
-		      btree_xattr_cmp);
+		      xip_btree_xattr_cmp);
 		ts->t->has_xattrs = true;
 	}
 	return 0;
@@ -301,8 +301,8 @@ static int tar_meta(struct tarscan *ts, struct bnode *n,
 		return tar_err(ts, -ERANGE, "owner %lld:%lld out of range",
 			       (long long)uid, (long long)gid);
 	n->mode = archive_entry_mode(ae) & (S_IFMT | 07777);
-	btree_set_owner(n, ts->o, (uint32_t)uid, (uint32_t)gid);
-	btree_node_set_now(t, n);
+	xip_btree_set_owner(n, ts->o, (uint32_t)uid, (uint32_t)gid);
+	xip_btree_node_set_now(t, n);
 	if (archive_entry_mtime_is_set(ae))
 		ret = tar_time(ts, archive_entry_mtime(ae),
 			       archive_entry_mtime_nsec(ae), &n->mtime,
@@ -376,7 +376,7 @@ static int tar_check_name(struct tarscan *ts, const char *name)
 static int tar_subdir(struct tarscan *ts, struct bnode *dir, const char *name,
 		      struct bnode **subp)
 {
-	struct bentry *e = btree_find_entry(dir, name);
+	struct bentry *e = xip_btree_find_entry(dir, name);
 	struct bnode *n;
 	int ret;
 
@@ -391,19 +391,19 @@ static int tar_subdir(struct tarscan *ts, struct bnode *dir, const char *name,
 	ret = tar_check_name(ts, name);
 	if (ret)
 		return ret;
-	n = btree_node_new(ts->t);
+	n = xip_btree_node_new(ts->t);
 	if (!n)
 		return -ENOMEM;
 	n->mode = S_IFDIR | 0755;
-	btree_set_owner(n, ts->o, 0, 0);
-	btree_node_set_now(ts->t, n);
+	xip_btree_set_owner(n, ts->o, 0, 0);
+	xip_btree_node_set_now(ts->t, n);
 	n->from_source = true;
 	n->parent = dir;
 	n->name = strdup(name);
 	if (!n->name)
 		return -ENOMEM;
 	*subp = n;
-	return btree_add_entry(dir, name, n);
+	return xip_btree_add_entry(dir, name, n);
 }
 
 /*
@@ -420,7 +420,7 @@ static int tar_walk(struct tarscan *ts, char *rel, bool lookup,
 	while ((slash = strchr(p, '/'))) {
 		*slash = '\0';
 		if (lookup) {
-			struct bentry *e = btree_find_entry(dir, p);
+			struct bentry *e = xip_btree_find_entry(dir, p);
 
 			ret = !e ? -ENOENT : !S_ISDIR(e->node->mode) ?
 			      -ENOTDIR : 0;
@@ -452,7 +452,7 @@ static void tar_unlink(struct btree *t, struct bnode *n)
 static int tar_place(struct tarscan *ts, struct bnode *dir, const char *name,
 		     struct bnode *n)
 {
-	struct bentry *e = btree_find_entry(dir, name);
+	struct bentry *e = xip_btree_find_entry(dir, name);
 
 	if (!n->name) {
 		n->parent = dir;
@@ -461,7 +461,7 @@ static int tar_place(struct tarscan *ts, struct bnode *dir, const char *name,
 			return -ENOMEM;
 	}
 	if (!e)
-		return btree_add_entry(dir, name, n);
+		return xip_btree_add_entry(dir, name, n);
 	if (e->node == n)
 		return 0;
 	if (S_ISDIR(e->node->mode))
@@ -510,7 +510,7 @@ static int tar_hardlink(struct tarscan *ts, struct bnode *dir,
 	if (ret)
 		return ret;
 	ret = *rel ? tar_walk(ts, rel, true, &ldir, &last) : -EISDIR;
-	e = ret ? NULL : btree_find_entry(ldir, last);
+	e = ret ? NULL : xip_btree_find_entry(ldir, last);
 	if (!ret && !e)
 		ret = -ENOENT;
 	if (!ret && S_ISDIR(e->node->mode))
@@ -528,7 +528,7 @@ static int tar_hardlink(struct tarscan *ts, struct bnode *dir,
 static int tar_new_node(struct tarscan *ts, struct archive_entry *ae,
 			struct bnode **np)
 {
-	struct bnode *n = btree_node_new(ts->t);
+	struct bnode *n = xip_btree_node_new(ts->t);
 	int ret;
 
 	if (!n)
@@ -589,14 +589,14 @@ static int tar_member(struct tarscan *ts, struct archive_entry *ae)
 	ret = tar_new_node(ts, ae, &n);
 	if (ret)
 		goto out;
-	e = btree_find_entry(dir, last);
+	e = xip_btree_find_entry(dir, last);
 	if (S_ISDIR(n->mode) && e && S_ISDIR(e->node->mode)) {
 		tar_update_dir(e->node, n);
 		goto out;
 	}
 	ret = tar_place(ts, dir, last, n);
 out:
-	/* a node that got no name is freed by btree_finish, unreached */
+	/* a node that got no name is freed by xip_btree_finish, unreached */
 	ts->member = NULL;
 	free(shown);
 	free(rel);
@@ -645,7 +645,7 @@ static int tar_read_all(struct tarscan *ts)
 	}
 }
 
-int btree_scan_tar(struct btree *t, const struct xip_build_opts *o)
+int xip_btree_scan_tar(struct btree *t, const struct xip_build_opts *o)
 {
 	struct tarscan ts = { .t = t, .o = o, .name = o->tar };
 	struct bnode *r;
@@ -653,13 +653,13 @@ int btree_scan_tar(struct btree *t, const struct xip_build_opts *o)
 
 	t->src = o->tar;
 	t->root_fd = -1;
-	r = btree_node_new(t);
+	r = xip_btree_node_new(t);
 	if (!r)
 		return -ENOMEM;
 	t->root = r;
 	r->mode = S_IFDIR | 0755;
-	btree_set_owner(r, o, 0, 0);
-	btree_node_set_now(t, r);
+	xip_btree_set_owner(r, o, 0, 0);
+	xip_btree_node_set_now(t, r);
 	r->from_source = true;
 	ret = xip_lazy_load(XIP_LAZY_ARCHIVE);
 	if (ret)
@@ -687,5 +687,5 @@ out:
 	if (ret)
 		return ret;
 	r->nlink = 2;
-	return btree_make_lpf(t, o);
+	return xip_btree_make_lpf(t, o);
 }

@@ -106,7 +106,7 @@ static int probe_segment(struct btarget *tg, const char *name,
 	int ret;
 
 	snprintf(spec, sizeof(spec), "@%s", name);
-	ret = registry_get(name, &e);
+	ret = xip_registry_get(name, &e);
 	if (ret)
 		return ret;
 	ret = xip_segment_busy(&e, why, sizeof(why));
@@ -117,9 +117,9 @@ static int probe_segment(struct btarget *tg, const char *name,
 		       xip_error(-EBUSY, "%s: busy: attached segment %s: %s",
 				 tg->spec, spec, why) :
 		       xip_error(-EBUSY, "%s: busy: %s", tg->spec, why);
-	ret = segment_open(spec, XIP_SEG_WRITE, &tg->seg);
+	ret = xip_segment_open(spec, XIP_SEG_WRITE, &tg->seg);
 	if (!ret)
-		ret = segment_lock(tg->seg, true, 1000);
+		ret = xip_segment_lock(tg->seg, true, 1000);
 	if (ret)
 		return ret;
 	if (by_path && (fstat(tg->seg->fd, &st) < 0 ||
@@ -145,7 +145,7 @@ static int find_segment(int fd, const struct stat *st, char *name,
 	if (fstatfs(fd, &sfs) < 0 || (sfs.f_type != TMPFS_MAGIC &&
 				      sfs.f_type != HUGETLBFS_MAGIC))
 		return 0;
-	if (registry_list(&all, &n)) {
+	if (xip_registry_list(&all, &n)) {
 		xip_error_clear();
 		return 0;
 	}
@@ -260,12 +260,12 @@ static int probe_file(struct btarget *tg, const struct stat *st,
 		int *claims, ret;
 		size_t n;
 
-		ret = loop_claim_backing(fd, tg->spec, &claims, &n);
+		ret = xip_loop_claim_backing(fd, tg->spec, &claims, &n);
 		if (ret) {
 			close(fd);
 			return ret;
 		}
-		loop_release_claims(claims, n);
+		xip_loop_release_claims(claims, n);
 	}
 	close(fd);
 	tg->file = true;
@@ -284,7 +284,7 @@ static int open_dir(struct btarget *tg, const char *dir)
 	return 0;
 }
 
-int target_probe(struct btarget *tg, const struct xip_build_opts *o)
+int xip_target_probe(struct btarget *tg, const struct xip_build_opts *o)
 {
 	struct stat st;
 	char *dir;
@@ -378,7 +378,7 @@ static int temp_create(struct btarget *tg)
 			 strerror(errno));
 }
 
-int target_open(struct btarget *tg, uint64_t bytes)
+int xip_target_open(struct btarget *tg, uint64_t bytes)
 {
 	int ret;
 
@@ -391,14 +391,14 @@ int target_open(struct btarget *tg, uint64_t bytes)
 			return xip_error(-errno, "%s: %s", tg->spec,
 					 strerror(errno));
 		/* a new file is all holes: nothing to zero */
-		return segment_open_fd(tg->fd, tg->spec, XIP_SEG_WRITE,
-				       &tg->seg);
+		return xip_segment_open_fd(tg->fd, tg->spec, XIP_SEG_WRITE,
+					   &tg->seg);
 	}
 	if (!tg->seg) {
-		ret = segment_open_fd(tg->fd, tg->spec, XIP_SEG_WRITE,
-				      &tg->seg);
+		ret = xip_segment_open_fd(tg->fd, tg->spec, XIP_SEG_WRITE,
+					  &tg->seg);
 		if (!ret)
-			ret = segment_lock(tg->seg, true, 5000);
+			ret = xip_segment_lock(tg->seg, true, 5000);
 		if (ret)
 			return ret;
 	}
@@ -502,7 +502,7 @@ static int target_link(struct btarget *tg)
 	return 0;
 }
 
-int target_commit(struct btarget *tg)
+int xip_target_commit(struct btarget *tg)
 {
 	int ret;
 
@@ -521,7 +521,7 @@ int target_commit(struct btarget *tg)
 }
 
 /* Leave nothing half-made behind. */
-void target_abort(struct btarget *tg)
+void xip_target_abort(struct btarget *tg)
 {
 	if (!tg->touched)
 		return;
@@ -532,14 +532,14 @@ void target_abort(struct btarget *tg)
 	} else if (tg->seg && xip_build_zero(tg->seg, 0,
 					     tg->seg->size < 65536 ?
 					     tg->seg->size : 65536) == 0) {
-		segment_sync(tg->seg);
+		xip_segment_sync(tg->seg);
 	}
 }
 
-void target_close(struct btarget *tg)
+void xip_target_close(struct btarget *tg)
 {
 	sig_armed = 0;
-	segment_close(tg->seg);
+	xip_segment_close(tg->seg);
 	tg->seg = NULL;
 	if (tg->fd >= 0)
 		close(tg->fd);

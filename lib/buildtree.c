@@ -288,7 +288,7 @@ static int linkkey_cmp(const void *a, const void *b)
 	return 0;
 }
 
-struct bnode *btree_node_new(struct btree *t)
+struct bnode *xip_btree_node_new(struct btree *t)
 {
 	struct bnode *n = calloc(1, sizeof(*n));
 
@@ -309,7 +309,7 @@ struct bnode *btree_node_new(struct btree *t)
 	return n;
 }
 
-int btree_add_entry(struct bnode *dir, const char *name, struct bnode *n)
+int xip_btree_add_entry(struct bnode *dir, const char *name, struct bnode *n)
 {
 	struct bentry *e;
 
@@ -332,7 +332,7 @@ int btree_add_entry(struct bnode *dir, const char *name, struct bnode *n)
 	return 0;
 }
 
-struct bentry *btree_find_entry(struct bnode *dir, const char *name)
+struct bentry *xip_btree_find_entry(struct bnode *dir, const char *name)
 {
 	for (size_t i = 0; i < dir->nkids; i++)
 		if (!strcmp(dir->kids[i].name, name))
@@ -340,7 +340,7 @@ struct bentry *btree_find_entry(struct bnode *dir, const char *name)
 	return NULL;
 }
 
-char *btree_path(const struct btree *t, const struct bnode *n)
+char *xip_btree_path(const struct btree *t, const struct bnode *n)
 {
 	size_t len = strlen(t->src ? t->src : "") + 1, off;
 	const struct bnode *p;
@@ -366,8 +366,8 @@ char *btree_path(const struct btree *t, const struct bnode *n)
 	return s;
 }
 
-void btree_set_owner(struct bnode *n, const struct xip_build_opts *o,
-		     uint32_t uid, uint32_t gid)
+void xip_btree_set_owner(struct bnode *n, const struct xip_build_opts *o,
+			 uint32_t uid, uint32_t gid)
 {
 	if (o->squash) {
 		n->uid = n->gid = 0;
@@ -384,7 +384,7 @@ static void node_from_stat(struct bnode *n, const struct stat *st,
 			   const struct xip_build_opts *o)
 {
 	n->mode = st->st_mode;
-	btree_set_owner(n, o, st->st_uid, st->st_gid);
+	xip_btree_set_owner(n, o, st->st_uid, st->st_gid);
 	n->atime = st->st_atim.tv_sec;
 	n->atime_ns = (uint32_t)st->st_atim.tv_nsec;
 	n->mtime = st->st_mtim.tv_sec;
@@ -535,7 +535,7 @@ static int scan_ranges(struct btree *t, struct bnode *n, int dfd,
 	return 0;
 }
 
-int btree_whole_range(struct bnode *n, uint64_t blocks)
+int xip_btree_whole_range(struct bnode *n, uint64_t blocks)
 {
 	if (!blocks)
 		return 0;
@@ -547,7 +547,7 @@ int btree_whole_range(struct bnode *n, uint64_t blocks)
 	return 0;
 }
 
-bool btree_xattr_wanted(const char *name)
+bool xip_btree_xattr_wanted(const char *name)
 {
 	return !strncmp(name, "user.", 5) || !strncmp(name, "trusted.", 8) ||
 	       !strncmp(name, "security.", 9) ||
@@ -555,7 +555,7 @@ bool btree_xattr_wanted(const char *name)
 	       !strcmp(name, "system.posix_acl_default");
 }
 
-int btree_xattr_cmp(const void *a, const void *b)
+int xip_btree_xattr_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct bxattr *)a)->name,
 		      ((const struct bxattr *)b)->name);
@@ -630,7 +630,7 @@ static int scan_xattrs(struct btree *t, struct bnode *n, int fd,
 	for (p = list; len > 0 && p < list + len; p += strlen(p) + 1) {
 		struct bxattr *xa;
 
-		if (!btree_xattr_wanted(p))
+		if (!xip_btree_xattr_wanted(p))
 			continue;
 		vlen = xsrc_get(&x, p, NULL, 0);
 		if (vlen < 0)
@@ -660,7 +660,7 @@ static int scan_xattrs(struct btree *t, struct bnode *n, int fd,
 	free(path);
 	if (n->nxattrs) {
 		qsort(n->xattrs, n->nxattrs, sizeof(*n->xattrs),
-		      btree_xattr_cmp);
+		      xip_btree_xattr_cmp);
 		t->has_xattrs = true;
 	}
 	return 0;
@@ -710,7 +710,7 @@ static int scan_node(struct btree *t, struct bnode *n, int fd, int dfd,
 		if ((uint64_t)st->st_blocks * 512 < n->size)
 			ret = scan_ranges(t, n, dfd, dir, name);
 		else
-			ret = btree_whole_range(n, blocks);
+			ret = xip_btree_whole_range(n, blocks);
 		t->files++;
 		t->bytes += n->size;
 	} else if (!S_ISDIR(st->st_mode) && !S_ISCHR(st->st_mode) &&
@@ -736,7 +736,7 @@ static int scan_new_node(struct btree *t, struct bnode *dir, int fd,
 	struct bnode *n;
 	int ret;
 
-	n = btree_node_new(t);
+	n = xip_btree_node_new(t);
 	if (!n)
 		return -ENOMEM;
 	node_from_stat(n, st, o);
@@ -744,7 +744,7 @@ static int scan_new_node(struct btree *t, struct bnode *dir, int fd,
 	n->name = strdup(name);
 	if (!n->name)
 		return -ENOMEM;
-	ret = btree_add_entry(dir, name, n);
+	ret = xip_btree_add_entry(dir, name, n);
 	if (ret)
 		return ret;
 	if (!S_ISDIR(st->st_mode) && st->st_nlink > 1) {
@@ -798,7 +798,7 @@ static int scan_entry(struct btree *t, struct bnode *dir, int dfd,
 		found = tfind(&key, &t->links, linkkey_cmp);
 		if (found) {
 			close(fd);
-			return btree_add_entry(dir, name, (*found)->node);
+			return xip_btree_add_entry(dir, name, (*found)->node);
 		}
 	}
 	ret = scan_new_node(t, dir, fd, dfd, path, name, &st, o);
@@ -920,7 +920,7 @@ static int dirs_reach(struct btree *t, const struct bnode *d)
 			;
 		ret = open_checked(pfd, p->name, O_PATH | O_DIRECTORY, p, &fd);
 		if (ret <= 0) {
-			char *path = btree_path(t, p);
+			char *path = xip_btree_path(t, p);
 
 			if (ret < 0 && !open_changed(-ret))
 				ret = path_error(ret, path ? path : "?", NULL,
@@ -937,7 +937,7 @@ static int dirs_reach(struct btree *t, const struct bnode *d)
 	return 0;
 }
 
-int btree_open_source(struct btree *t, const struct bnode *n, int *fdp)
+int xip_btree_open_source(struct btree *t, const struct bnode *n, int *fdp)
 {
 	char *path;
 	int ret;
@@ -952,7 +952,7 @@ int btree_open_source(struct btree *t, const struct bnode *n, int *fdp)
 			   n->name, O_RDONLY | O_NONBLOCK, n, fdp);
 	if (ret > 0)
 		return 0;
-	path = btree_path(t, n);
+	path = xip_btree_path(t, n);
 	if (ret < 0 && !open_changed(-ret))
 		ret = path_error(ret, path ? path : "?", NULL, NULL);
 	else
@@ -961,20 +961,20 @@ int btree_open_source(struct btree *t, const struct bnode *n, int *fdp)
 	return ret;
 }
 
-void btree_node_set_now(struct btree *t, struct bnode *n)
+void xip_btree_node_set_now(struct btree *t, struct bnode *n)
 {
 	n->atime = n->mtime = n->ctime = t->now;
 	n->atime_ns = n->mtime_ns = n->ctime_ns = 0;
 }
 
-int btree_make_lpf(struct btree *t, const struct xip_build_opts *o)
+int xip_btree_make_lpf(struct btree *t, const struct xip_build_opts *o)
 {
-	struct bentry *e = btree_find_entry(t->root, "lost+found");
+	struct bentry *e = xip_btree_find_entry(t->root, "lost+found");
 	struct bnode *n;
 
 	if (e) {
 		if (!S_ISDIR(e->node->mode)) {
-			char *p = btree_path(t, e->node);
+			char *p = xip_btree_path(t, e->node);
 			int ret = xip_error(-EEXIST,
 					    "%s: must be a directory (the image's lost+found)",
 					    p ? p : "lost+found");
@@ -986,16 +986,16 @@ int btree_make_lpf(struct btree *t, const struct xip_build_opts *o)
 		t->lpf = e->node;
 		return 0;
 	}
-	n = btree_node_new(t);
+	n = xip_btree_node_new(t);
 	if (!n)
 		return -ENOMEM;
 	n->mode = S_IFDIR | 0700;
-	btree_set_owner(n, o, 0, 0);
-	btree_node_set_now(t, n);
+	xip_btree_set_owner(n, o, 0, 0);
+	xip_btree_node_set_now(t, n);
 	n->is_lpf = true;
 	n->parent = t->root;
 	t->lpf = n;
-	return btree_add_entry(t->root, "lost+found", n);
+	return xip_btree_add_entry(t->root, "lost+found", n);
 }
 
 /* Open the source's top (the path given may hold symlinks: its owner's). */
@@ -1016,7 +1016,7 @@ static int open_root(struct btree *t, const char *src, struct stat *st)
 	return 0;
 }
 
-int btree_scan(struct btree *t, const struct xip_build_opts *o)
+int xip_btree_scan(struct btree *t, const struct xip_build_opts *o)
 {
 	struct stat st;
 	struct bnode *r;
@@ -1024,7 +1024,7 @@ int btree_scan(struct btree *t, const struct xip_build_opts *o)
 
 	t->src = o->source;
 	t->root_fd = -1;
-	r = btree_node_new(t);
+	r = xip_btree_node_new(t);
 	if (!r)
 		return -ENOMEM;
 	t->root = r;
@@ -1045,11 +1045,11 @@ int btree_scan(struct btree *t, const struct xip_build_opts *o)
 			return ret;
 	} else {
 		r->mode = S_IFDIR | 0755;
-		btree_set_owner(r, o, 0, 0);
-		btree_node_set_now(t, r);
+		xip_btree_set_owner(r, o, 0, 0);
+		xip_btree_node_set_now(t, r);
 	}
 	r->nlink = 2;	/* its own "." and ".." count below */
-	return btree_make_lpf(t, o);
+	return xip_btree_make_lpf(t, o);
 }
 
 /* ---- device table ----------------------------------------------------- */
@@ -1069,7 +1069,7 @@ static int dt_parent(struct btree *t, char *path, struct bnode **dirp,
 
 		*slash = '\0';
 		if (*p) {
-			e = btree_find_entry(dir, p);
+			e = xip_btree_find_entry(dir, p);
 			if (!e || !S_ISDIR(e->node->mode))
 				return -ENOENT;
 			dir = e->node;
@@ -1103,7 +1103,7 @@ static int dt_apply_one(struct btree *t, const struct xip_devtable_entry *e,
 			const char *name, unsigned int minor, struct bnode *dir)
 {
 	mode_t type = dt_type(e->type);
-	struct bentry *ent = btree_find_entry(dir, name);
+	struct bentry *ent = xip_btree_find_entry(dir, name);
 	struct bnode *n;
 
 	if (ent) {
@@ -1113,11 +1113,11 @@ static int dt_apply_one(struct btree *t, const struct xip_devtable_entry *e,
 	} else {
 		if (e->type == 'f')
 			return -ENOENT;
-		n = btree_node_new(t);
-		if (!n || btree_add_entry(dir, name, n))
+		n = xip_btree_node_new(t);
+		if (!n || xip_btree_add_entry(dir, name, n))
 			return -ENOMEM;
 		n->parent = dir;
-		btree_node_set_now(t, n);
+		xip_btree_node_set_now(t, n);
 	}
 	n->mode = type | e->mode;
 	n->uid = e->uid;
@@ -1167,7 +1167,7 @@ static const char *dt_reason(int err)
 	}
 }
 
-int btree_devtable(struct btree *t, const char *file)
+int xip_btree_devtable(struct btree *t, const char *file)
 {
 	struct xip_devtable_entry *e;
 	size_t cap = 0;
@@ -1270,11 +1270,11 @@ static int count_node(struct btree *t, struct bnode *n)
 		free(n->ranges);
 		n->ranges = NULL;
 		n->nranges = 0;
-		if (btree_whole_range(n, blocks))
+		if (xip_btree_whole_range(n, blocks))
 			return -ENOMEM;
 		n->size = blocks * bs;
 	} else if (S_ISLNK(n->mode) && n->size > FAST_LINK_MAX) {
-		if (btree_whole_range(n, 1))
+		if (xip_btree_whole_range(n, 1))
 			return -ENOMEM;
 	}
 	n->data_blocks = 0;
@@ -1283,7 +1283,7 @@ static int count_node(struct btree *t, struct bnode *n)
 	n->ind_blocks = xip_build_ind_blocks(bs, n->ranges, n->nranges);
 	if (n->ind_blocks == UINT64_MAX ||
 	    (n->data_blocks + n->ind_blocks + 1) * (bs / 512) > UINT32_MAX) {
-		char *p = btree_path(t, n);
+		char *p = xip_btree_path(t, n);
 		int ret = xip_error(-EFBIG,
 				    "%s: too large for ext2 with %u-byte blocks",
 				    p ? p : "?", bs);
@@ -1347,14 +1347,14 @@ static int number_all(struct btree *t, ext2_ino_t *next, size_t *order)
 	if (!ret) {
 		for (size_t i = 0; i < n; i++)
 			if (!all[i]->ino)
-				btree_node_free(all[i]);
+				xip_btree_node_free(all[i]);
 		t->nnodes = *order;
 	}
 	free(all);
 	return ret;
 }
 
-int btree_finish(struct btree *t, const struct xip_build_opts *o)
+int xip_btree_finish(struct btree *t, const struct xip_build_opts *o)
 {
 	ext2_ino_t next = 12;
 	size_t order = 1;
@@ -1377,7 +1377,7 @@ int btree_finish(struct btree *t, const struct xip_build_opts *o)
 	return 0;
 }
 
-void btree_node_free(struct bnode *n)
+void xip_btree_node_free(struct bnode *n)
 {
 	for (size_t i = 0; i < n->nkids; i++)
 		free(n->kids[i].name);
@@ -1400,7 +1400,7 @@ static void nofree(void *p)
 	free(p);
 }
 
-void btree_free(struct btree *t)
+void xip_btree_free(struct btree *t)
 {
 	dirs_pop(t, 0);
 	if (t->spool_fd > 0)
@@ -1409,7 +1409,7 @@ void btree_free(struct btree *t)
 	if (t->root_fd >= 0)
 		close(t->root_fd);
 	for (size_t i = 0; i < t->nnodes; i++)
-		btree_node_free(t->nodes[i]);
+		xip_btree_node_free(t->nodes[i]);
 	free(t->nodes);
 	tdestroy(t->links, nofree);
 	memset(t, 0, sizeof(*t));

@@ -175,8 +175,8 @@ static int ind_get(struct bwriter *w, uint32_t *slot, blk64_t *blk,
 }
 
 /* Map file block @l to @p through i_block and the indirect blocks. */
-static int map_block(struct bwriter *w, struct ext2_inode_large *in,
-		     uint64_t l, blk64_t p)
+static int xip_map_block(struct bwriter *w, struct ext2_inode_large *in,
+			 uint64_t l, blk64_t p)
 {
 	uint64_t P = w->bs / 4, idx[3];
 	bool fresh = false;
@@ -272,7 +272,8 @@ static int map_file(struct bwriter *w, const struct bnode *n,
 			if (c.len > left)
 				c.len = left;
 			for (uint64_t k = 0; k < c.len; k++) {
-				ret = map_block(w, in, c.lblk + k, c.pblk + k);
+				ret = xip_map_block(w, in, c.lblk + k,
+						    c.pblk + k);
 				if (ret)
 					return ret;
 			}
@@ -310,7 +311,7 @@ static int copy_chunk(struct bwriter *w, const struct bnode *n,
 				src->base + off, len, &done);
 	if (!ret && done == len)
 		return 0;
-	p = btree_path(w->t, n);
+	p = xip_btree_path(w->t, n);
 	if (ret == -ERANGE || ret == -EROFS || (ret && !p))
 		ret = xip_error(ret, "%s: %s", w->seg->path, strerror(-ret));
 	else
@@ -330,7 +331,7 @@ static int copy_file(struct bwriter *w, const struct bnode *n,
 		src.fd = w->t->spool_fd;
 		src.base = n->spool_off;
 	} else if (n->nranges) {
-		ret = btree_open_source(w->t, n, &src.fd);
+		ret = xip_btree_open_source(w->t, n, &src.fd);
 		if (ret)
 			return ret;
 	}
@@ -533,7 +534,7 @@ static int write_xattrs(struct bwriter *w, const struct bnode *n)
 		return 0;
 fail:
 	{
-		char *p = btree_path(w->t, n);
+		char *p = xip_btree_path(w->t, n);
 		int ret = xip_error_ext2(err, "%s: extended attribute %s",
 					 p ? p : "?",
 					 i && i <= n->nxattrs ?

@@ -4,7 +4,7 @@
  *
  * Nothing here trusts libext2fs, nor the image: the superblock geometry is
  * validated first, every array is sized by the validated counts (so by the
- * image size), and every byte is reached through segment_range() after the
+ * image size), and every byte is reached through xip_segment_range() after the
  * block number behind it was checked.  Each block is claimed at most once
  * and an indirect block is descended into only when its claim succeeded,
  * so the walk is linear in the size of the image whatever the bytes are.
@@ -48,7 +48,7 @@ static void chk_finish(struct chk *c)
 		char *msg = NULL;
 
 		if (f->ino)
-			f->path = chk_path(c, f->ino);
+			f->path = xip_chk_path(c, f->ino);
 		if (f->ino && f->path &&
 		    asprintf(&msg, "inode %" PRIu32 " (%s): %s", f->ino,
 			     f->path, f->msg) < 0)
@@ -131,7 +131,7 @@ static void chk_free(struct chk *c)
 	free(c->names);
 	free(c->dnames);
 	free(c->dnarena);
-	chk_tree_free(c);
+	xip_chk_tree_free(c);
 }
 
 static int chk_walk(struct chk *c)
@@ -163,7 +163,7 @@ static int chk_walk(struct chk *c)
 	c->rep->blocks_used = c->used_blocks;
 	c->rep->files = c->files;
 	if (c->opts->against)
-		return chk_tree_compare(c);
+		return xip_chk_tree_compare(c);
 	return 0;
 }
 

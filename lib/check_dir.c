@@ -241,17 +241,17 @@ static void dir_entry(struct dirctx *d, uint32_t ino, const char *name,
 	if (dotdot)
 		return;
 	if (!st->name_off) {
-		st->name_off = chk_store_name(c, name, nlen);
+		st->name_off = xip_chk_store_name(c, name, nlen);
 		st->parent = d->dir;
 	} else if (st->flags & ST_DIR) {
-		char *a = chk_path(c, ino);
+		char *a = xip_chk_path(c, ino);
 
 		dir_problem(d, "entry '%s' is a second link to directory inode %" PRIu32 " (%s)",
 			    shown, ino, a ? a : "?");
 		free(a);
 	}
 	if (c->opts->against)
-		chk_tree_entry(c, d->dir, ino, name, nlen);
+		xip_chk_tree_entry(c, d->dir, ino, name, nlen);
 }
 
 static void chk_htree_root(struct dirctx *d, const uint8_t *b)
@@ -342,7 +342,7 @@ void xip_chk_dirs(struct chk *c)
 			expect = 0;
 			dname_reset(c);
 			if (c->opts->against)
-				chk_tree_dir_start(c, cur);
+				xip_chk_tree_dir_start(c, cur);
 		}
 		if (!(i & 4095)) {
 			if (c->opts->progress)

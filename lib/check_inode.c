@@ -23,8 +23,8 @@
  * Read inode @ino into @buf (a whole struct ext2_inode_large, the bytes
  * beyond the on-disk inode zero); NULL when its table cannot be read.
  */
-const struct ext2_inode_large *chk_inode(struct chk *c, uint32_t ino,
-					 struct ext2_inode_large *buf)
+const struct ext2_inode_large *xip_chk_inode(struct chk *c, uint32_t ino,
+					     struct ext2_inode_large *buf)
 {
 	uint32_t g, i;
 	uint64_t off;
@@ -51,7 +51,7 @@ static inline uint64_t iblock(const struct ext2_inode_large *in, int i)
 	return le32toh(in->i_block[i]);
 }
 
-uint64_t chk_isize(const struct ext2_inode_large *in)
+uint64_t xip_chk_isize(const struct ext2_inode_large *in)
 {
 	return in->i_size | ((uint64_t)in->i_size_high << 32);
 }
@@ -87,7 +87,7 @@ static void walk_problem(struct walk *w, uint64_t blk, const char *fmt, ...)
 		return;
 	}
 	va_start(ap, fmt);
-	chk_vfinding(w->c, XIP_CHECK_ERROR, "inode", w->ino, blk, fmt, ap);
+	xip_chk_vfinding(w->c, XIP_CHECK_ERROR, "inode", w->ino, blk, fmt, ap);
 	va_end(ap);
 }
 
@@ -210,10 +210,10 @@ static void walk_ind(struct walk *w, uint64_t blk, int level, uint64_t lblk)
  * in file order, calling @fn(arg, file block, physical block) until it
  * returns nonzero.  Holes are skipped.
  */
-int chk_blocks(struct chk *c, uint32_t ino, chk_block_fn fn, void *arg)
+int xip_chk_blocks(struct chk *c, uint32_t ino, chk_block_fn fn, void *arg)
 {
 	struct ext2_inode_large buf;
-	const struct ext2_inode_large *in = chk_inode(c, ino, &buf);
+	const struct ext2_inode_large *in = xip_chk_inode(c, ino, &buf);
 	struct walk w = { .c = c, .ino = ino, .fn = fn, .arg = arg,
 			  .last = -1, .prev_lblk = -1 };
 	uint64_t base = EXT2_NDIR_BLOCKS, apb = c->apb;
@@ -278,10 +278,10 @@ static uint64_t max_file_size(const struct chk *c)
 static void chk_max_size(struct chk *c, uint32_t ino,
 			 const struct ext2_inode_large *in)
 {
-	if (chk_isize(in) > max_file_size(c))
+	if (xip_chk_isize(in) > max_file_size(c))
 		chk_err(c, "inode", ino, 0,
 			"size %" PRIu64 " exceeds the largest file of this block size",
-			chk_isize(in));
+			xip_chk_isize(in));
 }
 
 /* The extended attribute block of an inode, shared by reference count. */
@@ -341,7 +341,7 @@ static void chk_sizes(struct chk *c, uint32_t ino,
 		      const struct ext2_inode_large *in, const struct walk *w,
 		      uint64_t ea)
 {
-	uint64_t size = chk_isize(in), want, have;
+	uint64_t size = xip_chk_isize(in), want, have;
 	uint16_t mode = in->i_mode;
 
 	have = in->i_blocks;
@@ -375,7 +375,7 @@ static void chk_sizes(struct chk *c, uint32_t ino,
 static void chk_symlink(struct chk *c, uint32_t ino,
 			const struct ext2_inode_large *in, struct walk *w)
 {
-	uint64_t size = chk_isize(in);
+	uint64_t size = xip_chk_isize(in);
 	const char *buf;
 	size_t len, max;
 
@@ -625,7 +625,8 @@ static void chk_one_inode(struct chk *c, uint32_t ino,
 			"invalid extra inode size %u (i_extra_isize)",
 			in->i_extra_isize);
 	walk_blocks = S_ISDIR(mode) || S_ISREG(mode) ||
-		      (S_ISLNK(mode) && chk_isize(in) >= sizeof(in->i_block)) ||
+		      (S_ISLNK(mode) &&
+		       xip_chk_isize(in) >= sizeof(in->i_block)) ||
 		      st->ftype == EXT2_FT_UNKNOWN;
 	w.is_dir = S_ISDIR(mode);
 	if (walk_blocks)
@@ -638,17 +639,18 @@ static void chk_one_inode(struct chk *c, uint32_t ino,
 	chk_sizes(c, ino, in, &w, ea);
 	if (S_ISLNK(mode))
 		chk_symlink(c, ino, in, &w);
-	else if (!walk_blocks && chk_isize(in))
+	else if (!walk_blocks && xip_chk_isize(in))
 		chk_err(c, "inode", ino, 0,
 			"special file has size %" PRIu64 ", should be 0",
-			chk_isize(in));
+			xip_chk_isize(in));
 	if (S_ISREG(mode) && w.runs > 1 && !w.problems) {
 		bool elf = is_elf(c, w.first_pblk);
 
-		chk_finding(c, elf ? XIP_CHECK_ERROR : XIP_CHECK_WARNING, "xip",
-			    ino, 0,
-			    "%s data is not contiguous (%" PRIu64 " runs)",
-			    elf ? "ELF file" : "file", w.runs);
+		xip_chk_finding(c, elf ? XIP_CHECK_ERROR : XIP_CHECK_WARNING,
+				"xip",
+				ino, 0,
+				"%s data is not contiguous (%" PRIu64 " runs)",
+				elf ? "ELF file" : "file", w.runs);
 	}
 	if (S_ISREG(mode))
 		c->files++;

@@ -129,9 +129,9 @@ static inline uint32_t blk_group(const struct chk *c, uint64_t blk)
 
 /* findings */
 #define chk_err(c, obj, ino, blk, ...) \
-	chk_finding(c, XIP_CHECK_ERROR, obj, ino, blk, __VA_ARGS__)
+	xip_chk_finding(c, XIP_CHECK_ERROR, obj, ino, blk, __VA_ARGS__)
 #define chk_warn(c, obj, ino, blk, ...) \
-	chk_finding(c, XIP_CHECK_WARNING, obj, ino, blk, __VA_ARGS__)
+	xip_chk_finding(c, XIP_CHECK_WARNING, obj, ino, blk, __VA_ARGS__)
 
 /* groups: the first block and the end of group @g */
 static inline uint64_t group_first(const struct chk *c, uint32_t g)
@@ -170,24 +170,24 @@ static inline bool meta_in_group(const struct chk *c, uint32_t g,
 
 typedef int (*chk_block_fn)(void *arg, uint64_t lblk, uint64_t pblk);
 
-const uint8_t *chk_block(struct chk *c, uint64_t blk);
+const uint8_t *xip_chk_block(struct chk *c, uint64_t blk);
 int xip_chk_pread(struct chk *c, void *buf, size_t len, uint64_t off);
 bool xip_chk_read_block(struct chk *c, uint64_t blk, void *buf);
-const struct ext2_inode_large *chk_inode(struct chk *c, uint32_t ino,
-					 struct ext2_inode_large *buf);
+const struct ext2_inode_large *xip_chk_inode(struct chk *c, uint32_t ino,
+					     struct ext2_inode_large *buf);
 const struct chk_ino *xip_chk_st(const struct chk *c, uint32_t ino);
 struct chk_ino *xip_chk_stw(struct chk *c, uint32_t ino);
-uint64_t chk_isize(const struct ext2_inode_large *in);
-int chk_blocks(struct chk *c, uint32_t ino, chk_block_fn fn, void *arg);
-size_t chk_store_name(struct chk *c, const char *name, size_t len);
-char *chk_path(struct chk *c, uint32_t ino);
-void chk_vfinding(struct chk *c, enum xip_check_severity sev,
-		  const char *object, uint32_t ino, uint64_t blk,
-		  const char *fmt, va_list ap)
+uint64_t xip_chk_isize(const struct ext2_inode_large *in);
+int xip_chk_blocks(struct chk *c, uint32_t ino, chk_block_fn fn, void *arg);
+size_t xip_chk_store_name(struct chk *c, const char *name, size_t len);
+char *xip_chk_path(struct chk *c, uint32_t ino);
+void xip_chk_vfinding(struct chk *c, enum xip_check_severity sev,
+		      const char *object, uint32_t ino, uint64_t blk,
+		      const char *fmt, va_list ap)
 	__attribute__((format(printf, 6, 0)));
-void chk_finding(struct chk *c, enum xip_check_severity sev,
-		 const char *object, uint32_t ino, uint64_t blk,
-		 const char *fmt, ...)
+void xip_chk_finding(struct chk *c, enum xip_check_severity sev,
+		     const char *object, uint32_t ino, uint64_t blk,
+		     const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
 
 /*
@@ -237,10 +237,10 @@ void xip_chk_links(struct chk *c);
 void xip_chk_bitmaps(struct chk *c);
 
 /* check_tree.c: --against */
-void chk_tree_dir_start(struct chk *c, uint32_t dir);
-void chk_tree_entry(struct chk *c, uint32_t dir, uint32_t ino,
-		    const char *name, unsigned int nlen);
-int chk_tree_compare(struct chk *c);
-void chk_tree_free(struct chk *c);
+void xip_chk_tree_dir_start(struct chk *c, uint32_t dir);
+void xip_chk_tree_entry(struct chk *c, uint32_t dir, uint32_t ino,
+			const char *name, unsigned int nlen);
+int xip_chk_tree_compare(struct chk *c);
+void xip_chk_tree_free(struct chk *c);
 
 #endif

@@ -49,7 +49,7 @@ static int64_t sb_find_backup(struct chk *c)
 		const struct ext2_super_block *b;
 		void *p;
 
-		if (segment_range(c->seg, blk * bs, sizeof(*b), &p))
+		if (xip_segment_range(c->seg, blk * bs, sizeof(*b), &p))
 			continue;
 		b = p;
 		if (b->s_magic == EXT2_SUPER_MAGIC && b->s_log_block_size == log)
@@ -169,7 +169,7 @@ int xip_chk_super(struct chk *c)
 	void *q;
 	int ret;
 
-	if (segment_range(c->seg, 1024, sizeof(*sb), &q))
+	if (xip_segment_range(c->seg, 1024, sizeof(*sb), &q))
 		return xip_error(-EUCLEAN,
 				 "%s: too small to hold an ext2 superblock (%" PRIu64 " bytes)",
 				 p, c->seg->size);
@@ -469,8 +469,8 @@ int xip_chk_groups(struct chk *c)
 	uint64_t gdt = c->first_data + 1;
 	void *p;
 
-	if (segment_range(c->seg, gdt * c->bs,
-			  (uint64_t)c->ngroups * EXT2_MIN_DESC_SIZE, &p)) {
+	if (xip_segment_range(c->seg, gdt * c->bs,
+			      (uint64_t)c->ngroups * EXT2_MIN_DESC_SIZE, &p)) {
 		chk_err(c, "group", 0, gdt,
 			"group descriptors: beyond end of image");
 		return 1;

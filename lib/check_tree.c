@@ -75,7 +75,7 @@ static struct chk_tree *tree_get(struct chk *c)
 	return c->tree;
 }
 
-void chk_tree_dir_start(struct chk *c, uint32_t dir)
+void xip_chk_tree_dir_start(struct chk *c, uint32_t dir)
 {
 	struct chk_tree *t = tree_get(c);
 	struct tree_dir *d;
@@ -90,29 +90,29 @@ void chk_tree_dir_start(struct chk *c, uint32_t dir)
 	d->count = 0;
 }
 
-void chk_tree_entry(struct chk *c, uint32_t dir, uint32_t ino,
-		    const char *name, unsigned int nlen)
+void xip_chk_tree_entry(struct chk *c, uint32_t dir, uint32_t ino,
+			const char *name, unsigned int nlen)
 {
 	struct chk_tree *t = tree_get(c);
 	struct tree_ent *e;
 
 	if (!t)
 		return;
-	chk_tree_dir_start(c, dir);
+	xip_chk_tree_dir_start(c, dir);
 	if (!t->nd || tree_grow(c, (void **)&t->ents, &t->cap, t->n,
 				sizeof(*e)))
 		return;
 	e = &t->ents[t->n];
 	e->dir = dir;
 	e->ino = ino;
-	e->name_off = chk_store_name(c, name, nlen);
+	e->name_off = xip_chk_store_name(c, name, nlen);
 	if (!e->name_off)
 		return;
 	t->n++;
 	t->dirs[t->nd - 1].count++;
 }
 
-void chk_tree_free(struct chk *c)
+void xip_chk_tree_free(struct chk *c)
 {
 	struct chk_tree *t = c->tree;
 
@@ -140,8 +140,8 @@ static void diff(struct chk *c, const char *path, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	chk_finding(c, XIP_CHECK_ERROR, "content", 0, 0, "%s: %s",
-		    path[0] ? path : "/", text);
+	xip_chk_finding(c, XIP_CHECK_ERROR, "content", 0, 0, "%s: %s",
+			path[0] ? path : "/", text);
 }
 
 static const char *type_name(mode_t m)
@@ -202,7 +202,7 @@ static int crc_block(void *arg, uint64_t lblk, uint64_t pblk)
 		return 1;
 	if (off > x->pos)
 		x->crc = crc_zeros(x->crc, off - x->pos);
-	b = chk_block(x->c, pblk);
+	b = xip_chk_block(x->c, pblk);
 	len = x->size - off < x->c->bs ? x->size - off : x->c->bs;
 	if (!b)
 		return -1;
@@ -214,7 +214,7 @@ static int crc_block(void *arg, uint64_t lblk, uint64_t pblk)
 static int image_crc(struct chk *c, uint32_t ino, uint64_t size, uLong *crc)
 {
 	struct crcctx x = { .c = c, .crc = crc32(0, NULL, 0), .size = size };
-	int ret = chk_blocks(c, ino, crc_block, &x);
+	int ret = xip_chk_blocks(c, ino, crc_block, &x);
 
 	if (ret < 0)
 		return ret;
@@ -243,7 +243,7 @@ static void cmp_content(struct chk *c, const char *path, const char *src,
 			uint32_t ino, const struct ext2_inode_large *in,
 			const struct stat *st)
 {
-	uint64_t size = chk_isize(in);
+	uint64_t size = xip_chk_isize(in);
 	uLong a, b;
 	int ret;
 
@@ -271,7 +271,7 @@ static void cmp_symlink(struct chk *c, const char *path, const char *src,
 			const struct ext2_inode_large *in)
 {
 	char target[65537], img[65537];
-	uint64_t size = chk_isize(in);
+	uint64_t size = xip_chk_isize(in);
 	ssize_t n;
 
 	n = readlink(src, target, sizeof(target) - 1);
@@ -332,7 +332,7 @@ static void cmp_node(struct chk *c, const char *path, const char *src,
 		     uint32_t ino, const struct stat *st)
 {
 	struct ext2_inode_large buf;
-	const struct ext2_inode_large *in = chk_inode(c, ino, &buf);
+	const struct ext2_inode_large *in = xip_chk_inode(c, ino, &buf);
 	uint32_t uid, gid;
 	mode_t m;
 
@@ -540,7 +540,7 @@ static void cmp_links(struct chk *c)
 			     l[i - 1].path);
 }
 
-int chk_tree_compare(struct chk *c)
+int xip_chk_tree_compare(struct chk *c)
 {
 	struct pending *st = NULL;
 	size_t n = 0, cap = 0;

@@ -60,13 +60,13 @@ int xip_chk_grow(struct chk *c, void **arr, size_t *cap, size_t n,
  * xip_chk_pread(), in batches, rather than touched through the mapping, where
  * every page costs a page-table entry.
  */
-const uint8_t *chk_block(struct chk *c, uint64_t blk)
+const uint8_t *xip_chk_block(struct chk *c, uint64_t blk)
 {
 	void *p;
 
 	if (blk >= c->nblocks)
 		return NULL;
-	if (segment_range(c->seg, blk * c->bs, c->bs, &p))
+	if (xip_segment_range(c->seg, blk * c->bs, c->bs, &p))
 		return NULL;
 	return p;
 }
@@ -80,7 +80,7 @@ int xip_chk_pread(struct chk *c, void *buf, size_t len, uint64_t off)
 	if (off > c->seg->size || len > c->seg->size - off)
 		return -ERANGE;
 	if (!c->use_pread) {
-		if (segment_range(c->seg, off, len, &p))
+		if (xip_segment_range(c->seg, off, len, &p))
 			return -ERANGE;
 		memcpy(buf, p, len);
 		return 0;
@@ -218,9 +218,9 @@ void xip_chk_set_ea(struct chk *c, uint64_t blk)
 
 /* ---- findings ----------------------------------------------------------- */
 
-void chk_vfinding(struct chk *c, enum xip_check_severity sev,
-		  const char *object, uint32_t ino, uint64_t blk,
-		  const char *fmt, va_list ap)
+void xip_chk_vfinding(struct chk *c, enum xip_check_severity sev,
+		      const char *object, uint32_t ino, uint64_t blk,
+		      const char *fmt, va_list ap)
 {
 	struct xip_check_report *rep = c->rep;
 	struct xip_finding *f;
@@ -252,14 +252,14 @@ void chk_vfinding(struct chk *c, enum xip_check_severity sev,
 	f->msg = text;	/* completed with the object in chk_finish() */
 }
 
-void chk_finding(struct chk *c, enum xip_check_severity sev,
-		 const char *object, uint32_t ino, uint64_t blk,
-		 const char *fmt, ...)
+void xip_chk_finding(struct chk *c, enum xip_check_severity sev,
+		     const char *object, uint32_t ino, uint64_t blk,
+		     const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	chk_vfinding(c, sev, object, ino, blk, fmt, ap);
+	xip_chk_vfinding(c, sev, object, ino, blk, fmt, ap);
 	va_end(ap);
 }
 
@@ -267,7 +267,7 @@ void chk_finding(struct chk *c, enum xip_check_severity sev,
 /* ---- names and paths ---------------------------------------------------- */
 
 /* Store a name in the arena: returns 1 + its offset, 0 when out of memory. */
-size_t chk_store_name(struct chk *c, const char *name, size_t len)
+size_t xip_chk_store_name(struct chk *c, const char *name, size_t len)
 {
 	size_t off = c->nlen;
 
@@ -293,7 +293,7 @@ size_t chk_store_name(struct chk *c, const char *name, size_t len)
  * names it, "/" for the root; NULL when no entry names it.  Bounded: a
  * cycle or a too deep chain gives a path starting with "...".
  */
-char *chk_path(struct chk *c, uint32_t ino)
+char *xip_chk_path(struct chk *c, uint32_t ino)
 {
 	size_t cap = 256, len = 0;
 	const char *parts[CHK_MAX_DEPTH];

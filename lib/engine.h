@@ -15,55 +15,50 @@ struct xip_engine {
 	bool bitmaps_loaded;		/* fs->block_map, fs->inode_map read */
 };
 
-int engine_get(struct xip_image *img, struct xip_engine **engp);
+int xip_engine_get(struct xip_image *img, struct xip_engine **engp);
 /* Load fs->block_map and fs->inode_map once (writers). */
-int engine_load_bitmaps(struct xip_image *img);
+int xip_engine_load_bitmaps(struct xip_image *img);
 
 /*
  * Writers (page.c): allocate file block @lblk near @goal, clear it (or,
  * when @fill is given, fill it with the block's bytes) before linking it
  * in: the new block is never visible with stale contents.
  */
-int map_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
-	      const void *fill, blk64_t *pblk);
+int xip_map_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
+		  const void *fill, blk64_t *pblk);
 /*
  * @fill for a block the caller fills itself before the commit: only when
- * map_alloc_links_late() says the new block is linked by the commit (a
+ * xip_map_alloc_links_late() says the new block is linked by the commit (a
  * block map whose changed indirect blocks are copies), never for extents.
  */
 extern const uint8_t xip_fill_later[1];
 #define XIP_FILL_LATER ((const void *)xip_fill_later)
-bool map_alloc_links_late(const struct xip_map *m);
+bool xip_map_alloc_links_late(const struct xip_map *m);
 /* Free every block from file block @first on, indirect blocks included. */
-int map_free_from(struct xip_map *m, uint64_t first);
+int xip_map_free_from(struct xip_map *m, uint64_t first);
 /* Write the private inode copy back. */
-int map_write_inode(struct xip_map *m);
+int xip_map_write_inode(struct xip_map *m);
 /*
  * Commit the transaction: the inode copy is written in one step (the
  * image's own pages change whole, see xipio.c), then the blocks the old
  * tree held are given back.  Before it, the image holds the old file;
  * after it, the new one; a crash in between leaks blocks, nothing else.
  */
-int map_commit(struct xip_map *m);
+int xip_map_commit(struct xip_map *m);
 /* Should the writer commit before it writes file block @lblk? */
-bool map_txn_due(const struct xip_map *m, uint64_t lblk);
+bool xip_map_txn_due(const struct xip_map *m, uint64_t lblk);
 
 /*
  * Writers keep the on-disk bitmaps ahead of the links: a block or inode
  * is marked in use in the image before anything points at it; frees reach
  * the disk at the close.
  */
-void engine_mark_inode(struct xip_image *img, ext2_ino_t ino);
-/*
- * Before a writer's first change: mark the image not clean on disk (once;
- * image.c).  -EROFS when it was opened read-only.
- */
-int image_begin_change(struct xip_image *img);
+void xip_engine_mark_inode(struct xip_image *img, ext2_ino_t ino);
 /*
  * Test hook: with XIPTOOL_TEST_CRASH_AFTER=N in the environment, a writer
  * kills itself (SIGKILL) at its N-th ordering step, so that tests can stop
  * it between any two steps.  Steps are counted from 1.
  */
-void engine_step(void);
+void xip_engine_step(void);
 
 #endif

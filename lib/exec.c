@@ -430,7 +430,7 @@ static ssize_t image_read(void *ctx, uint64_t off, void *buf, size_t len)
 	int ret;
 
 	if (!c->open) {
-		ret = map_open(c->img, c->ino, &c->m);
+		ret = xip_map_open(c->img, c->ino, &c->m);
 		if (ret)
 			return ret;
 		c->open = true;
@@ -444,9 +444,9 @@ static ssize_t image_read(void *ctx, uint64_t off, void *buf, size_t len)
 		uint64_t pos = off + done, in = pos % bs;
 
 		n = bs - in < len - done ? bs - in : len - done;
-		ret = map_block(&c->m, pos / bs, &pblk, &count);
+		ret = xip_map_block(&c->m, pos / bs, &pblk, &count);
 		if (!ret && pblk)
-			ret = engine_block_ptr(c->img, c->ino, pblk, &p);
+			ret = xip_engine_block_ptr(c->img, c->ino, pblk, &p);
 		if (ret)
 			return done ? (ssize_t)done : ret;
 		if (pblk)
@@ -537,7 +537,7 @@ static int open_in_image(struct xip_exec *ex, struct exec_file *f,
 			 ((in.i_mode & LINUX_S_ISGID) && (in.i_mode & 0010));
 	ret = xip_elf_parse(image_read, &c, EXT2_I_SIZE(&in), path, &f->elf);
 	if (c.open)
-		map_close(&c.m);
+		xip_map_close(&c.m);
 	if (!ret)
 		ret = xip_elf_validate_load(&f->elf, path, img->block_size);
 	if (!ret)

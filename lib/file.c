@@ -120,7 +120,7 @@ static int sink_zeros(struct sink *s, uint64_t n)
 
 static int read_open(struct xip_image *img, ext2_ino_t ino, struct xip_map *m)
 {
-	int ret = map_open(img, ino, m);
+	int ret = xip_map_open(img, ino, m);
 
 	if (ret)
 		return ret;
@@ -129,7 +129,7 @@ static int read_open(struct xip_image *img, ext2_ino_t ino, struct xip_map *m)
 	else if (!LINUX_S_ISREG(m->inode.i_mode))
 		ret = xip_error(-EINVAL, "inode %u: not a regular file", ino);
 	if (ret)
-		map_close(m);
+		xip_map_close(m);
 	return ret;
 }
 
@@ -150,7 +150,7 @@ static int read_range(struct xip_map *m, uint64_t pos, uint64_t end,
 	while (pos < end) {
 		lblk = pos / bs;
 		in = pos % bs;
-		ret = map_block(m, lblk, &pblk, &cnt);
+		ret = xip_map_block(m, lblk, &pblk, &cnt);
 		if (ret)
 			break;
 		n = end - pos;
@@ -159,10 +159,11 @@ static int read_range(struct xip_map *m, uint64_t pos, uint64_t end,
 		if (!pblk) {
 			ret = sink_zeros(s, n);
 		} else {
-			ret = engine_block_ptr(img, m->ino, pblk, &p);
+			ret = xip_engine_block_ptr(img, m->ino, pblk, &p);
 			if (!ret)
-				ret = segment_range(img->seg, pblk * bs + in, n,
-						    &p);
+				ret = xip_segment_range(img->seg,
+							pblk * bs + in, n,
+							&p);
 			if (ret) {
 				ret = xip_error(ret, "inode %u: block %llu: outside the segment",
 						m->ino, U64(pblk));
@@ -194,7 +195,7 @@ static ssize_t read_to_sink(struct xip_image *img, ext2_ino_t ino,
 		len = SSIZE_MAX;
 	end = off < size ? (len < size - off ? off + len : size) : off;
 	ret = read_range(&m, off, end, s);
-	map_close(&m);
+	xip_map_close(&m);
 	/* a descriptor's position is past what failed: no partial count */
 	if (ret && (!s->done || s->out))
 		return ret;
@@ -260,7 +261,7 @@ static void touch_mc(struct xip_image *img, struct ext2_inode_large *in)
 
 static int write_open(struct xip_image *img, ext2_ino_t ino, struct xip_map *m)
 {
-	int ret = image_begin_change(img);
+	int ret = xip_image_begin_change(img);
 
 	return ret ? ret : read_open(img, ino, m);
 }
@@ -268,7 +269,7 @@ static int write_open(struct xip_image *img, ext2_ino_t ino, struct xip_map *m)
 /* The largest file size this image and this map allow. */
 static uint64_t max_size(struct xip_map *m)
 {
-	uint64_t bs = m->img->block_size, lim = map_limit(m);
+	uint64_t bs = m->img->block_size, lim = xip_map_limit(m);
 
 	/* i_blocks counts 512-byte sectors in 32 bits without huge_file */
 	if (!ext2fs_has_feature_huge_file(m->img->fs->super) &&
@@ -287,10 +288,10 @@ static int zero_tail(struct xip_map *m, uint64_t from)
 
 	if (!(from % bs))
 		return 0;
-	ret = map_block(m, from / bs, &pblk, &n);
+	ret = xip_map_block(m, from / bs, &pblk, &n);
 	if (ret || !pblk)
 		return ret;
-	ret = engine_block_ptr(m->img, m->ino, pblk, (void **)&p);
+	ret = xip_engine_block_ptr(m->img, m->ino, pblk, (void **)&p);
 	if (!ret)
 		memset(p + from % bs, 0, bs - from % bs);
 	return ret;
@@ -323,7 +324,7 @@ static int write_commit(struct xip_map *m, uint64_t end)
 		ret = set_size(m, end);
 	if (!ret && m->dirty)
 		touch_mc(m->img, &m->inode);
-	return ret ? ret : map_commit(m);
+	return ret ? ret : xip_map_commit(m);
 }
 
 /* Where the bytes of a write come from. */
@@ -332,7 +333,7 @@ struct wsrc {
 	int fd;			/* a regular file, read from @fd_off on */
 	uint64_t fd_off;
 	const char *name;	/* names @fd in errors */
-	uint8_t *bounce;	/* one block of @fd, for map_alloc's fill */
+	uint8_t *bounce;	/* one block of @fd, for xip_map_alloc's fill */
 };
 
 /*
@@ -373,7 +374,7 @@ static int src_copy(struct xip_map *m, struct wsrc *src, uint64_t pos,
 	return src_copy_part(m, src, pos, at, n, NULL);
 }
 
-/* One whole block of the write at @pos, in memory (map_alloc's fill). */
+/* One whole block of the write at @pos, in memory (xip_map_alloc's fill). */
 static const void *src_block(struct xip_map *m, struct wsrc *src,
 			     uint64_t pos, int *ret)
 {
@@ -426,9 +427,10 @@ static int write_batch(struct xip_map *m, struct wsrc *src, uint64_t pos,
 	if (max > WRITE_BATCH)
 		max = WRITE_BATCH;
 	while (k < max) {
-		if (k && map_txn_due(m, lblk + k))
+		if (k && xip_map_txn_due(m, lblk + k))
 			break;
-		ret = map_alloc(m, lblk + k, *goal, XIP_FILL_LATER, &list[k]);
+		ret = xip_map_alloc(m, lblk + k, *goal, XIP_FILL_LATER,
+				    &list[k]);
 		if (ret)
 			break;
 		*goal = list[k] + 1;
@@ -456,7 +458,7 @@ static int write_batch(struct xip_map *m, struct wsrc *src, uint64_t pos,
 					    list[keep - 1] * bs + ok % bs,
 					    bs - ok % bs))
 			keep--, ok = keep * bs;
-		if (keep < k && map_free_from(m, lblk + keep))
+		if (keep < k && xip_map_free_from(m, lblk + keep))
 			ok = 0;		/* not unlinked: not committed either */
 		*bytes = ok;
 		return xip_error(saved ? saved : ret, "%s", msg);
@@ -468,7 +470,7 @@ static int write_batch(struct xip_map *m, struct wsrc *src, uint64_t pos,
 /*
  * Copy [off, off + len) in, allocating holes; *done is the bytes copied.
  * New blocks are filled before they are linked, and linked a transaction
- * at a time (map_commit), so that a write stopped anywhere leaves the
+ * at a time (xip_map_commit), so that a write stopped anywhere leaves the
  * file as of the last commit plus blocks that e2fsck frees.  Stops with
  * -EINTR at a commit once the caller's interrupt flag is set.  The bytes
  * go in through the segment's file (pwrite, copy_file_range), a run of
@@ -490,14 +492,14 @@ static int write_range(struct xip_map *m, uint64_t off, struct wsrc *src,
 		in = (off + *done) % bs;
 		n = bs - in < len - *done ? bs - in : len - *done;
 
-		if (map_txn_due(m, lblk)) {
+		if (xip_map_txn_due(m, lblk)) {
 			ret = write_commit(m, off + *done);
 			if (!ret && xip_interrupted())
 				ret = xip_error(-EINTR, "interrupted");
 			if (ret)
 				break;
 		}
-		ret = map_block(m, lblk, &pblk, &cnt);
+		ret = xip_map_block(m, lblk, &pblk, &cnt);
 		if (ret)
 			break;
 		if (pblk) {
@@ -506,11 +508,11 @@ static int write_range(struct xip_map *m, uint64_t off, struct wsrc *src,
 
 			if (run > len - *done)
 				run = len - *done;
-			ret = engine_block_ptr(img, m->ino, pblk, &p);
+			ret = xip_engine_block_ptr(img, m->ino, pblk, &p);
 			if (!ret)
-				ret = engine_block_ptr(img, m->ino,
-						       pblk + (in + run - 1) / bs,
-						       &p);
+				ret = xip_engine_block_ptr(
+					img, m->ino, pblk + (in + run - 1) / bs,
+					&p);
 			if (!ret)
 				ret = src_copy(m, src, *done, pblk * bs + in,
 					       run);
@@ -520,11 +522,11 @@ static int write_range(struct xip_map *m, uint64_t off, struct wsrc *src,
 			goal = pblk + (in + run - 1) / bs + 1;
 			continue;
 		}
-		if (!goal && lblk && !map_block(m, lblk - 1, &goal, &cnt) &&
+		if (!goal && lblk && !xip_map_block(m, lblk - 1, &goal, &cnt) &&
 		    goal)
 			goal++;
 		if (!in && len - *done >= bs && lblk >= old_end &&
-		    map_alloc_links_late(m)) {
+		    xip_map_alloc_links_late(m)) {
 			uint64_t got;
 
 			ret = write_batch(m, src, *done, lblk,
@@ -542,7 +544,7 @@ static int write_range(struct xip_map *m, uint64_t off, struct wsrc *src,
 
 		if (ret)
 			break;
-		ret = map_alloc(m, lblk, goal, fill, &pblk);
+		ret = xip_map_alloc(m, lblk, goal, fill, &pblk);
 		/*
 		 * Full, but the commit frees the blocks that copies replaced:
 		 * commit, then change in place from here on, so that the last
@@ -553,7 +555,7 @@ static int write_range(struct xip_map *m, uint64_t off, struct wsrc *src,
 			ret = write_commit(m, off + *done);
 			m->no_copy = true;
 			if (!ret)
-				ret = map_alloc(m, lblk, goal, fill, &pblk);
+				ret = xip_map_alloc(m, lblk, goal, fill, &pblk);
 		}
 		if (!ret && !fill)
 			ret = src_copy(m, src, *done, pblk * bs + in, n);
@@ -581,7 +583,7 @@ static ssize_t write_from(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 	if (len > SSIZE_MAX)
 		len = SSIZE_MAX;
 	if (off > max_size(&m) || len > max_size(&m) - off) {
-		map_close(&m);
+		xip_map_close(&m);
 		return xip_error(-EFBIG,
 				 "inode %u: a write up to byte %llu exceeds the largest file size (%llu)",
 				 ino, U64(off + len), U64(max_size(&m)));
@@ -597,7 +599,7 @@ static ssize_t write_from(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 	if (done)
 		m.dirty = true;
 	wret = write_commit(&m, done ? off + done : 0);
-	map_close(&m);
+	xip_map_close(&m);
 	if (wret)
 		return wret;
 	if (ret && !done)
@@ -632,7 +634,7 @@ int xip_file_truncate(struct xip_image *img, ext2_ino_t ino, uint64_t size)
 	if (ret)
 		return ret;
 	if (size > max_size(&m)) {
-		map_close(&m);
+		xip_map_close(&m);
 		return xip_error(-EFBIG,
 				 "inode %u: size %llu exceeds the largest file size (%llu)",
 				 ino, U64(size), U64(max_size(&m)));
@@ -642,12 +644,12 @@ int xip_file_truncate(struct xip_image *img, ext2_ino_t ino, uint64_t size)
 		/* xip_truncate_page, then the blocks past the end */
 		ret = zero_tail(&m, size);
 		if (!ret)
-			ret = map_free_from(&m, blocks_for(size, bs));
+			ret = xip_map_free_from(&m, blocks_for(size, bs));
 	} else if (size > old) {
 		ret = zero_tail(&m, old);	/* growing leaves a hole */
 		/* blocks a damaged map holds past the old end must not show */
 		if (!ret)
-			ret = map_free_from(&m, blocks_for(old, bs));
+			ret = xip_map_free_from(&m, blocks_for(old, bs));
 	}
 	/* the new size and the unlinked blocks go to the image at once */
 	if (!ret && size != old)
@@ -655,9 +657,9 @@ int xip_file_truncate(struct xip_image *img, ext2_ino_t ino, uint64_t size)
 	if (!ret) {
 		touch_mc(img, &m.inode);
 		m.dirty = true;
-		ret = map_commit(&m);
+		ret = xip_map_commit(&m);
 	}
-	map_close(&m);		/* on failure: the file as it was */
+	xip_map_close(&m);		/* on failure: the file as it was */
 	return ret;
 }
 
@@ -682,7 +684,7 @@ int xip_create(struct xip_image *img, const char *path, unsigned int mode,
 		return xip_path_error(-EEXIST, path);
 	if (ret != -ENOENT)
 		return ret;
-	ret = engine_load_bitmaps(img);
+	ret = xip_engine_load_bitmaps(img);
 	if (ret)
 		return ret;
 	/*
@@ -694,8 +696,8 @@ int xip_create(struct xip_image *img, const char *path, unsigned int mode,
 	if (err)
 		return xip_error_ext2(err, "%s", path);
 	ext2fs_inode_alloc_stats2(fs, *ino, +1, 0);
-	engine_mark_inode(img, *ino);
-	engine_step();
+	xip_engine_mark_inode(img, *ino);
+	xip_engine_step();
 	memset(&in, 0, sizeof(in));
 	in.i_mode = (uint16_t)(LINUX_S_IFREG | (mode & 07777));
 	in.i_uid = (uint16_t)geteuid();
@@ -708,7 +710,7 @@ int xip_create(struct xip_image *img, const char *path, unsigned int mode,
 	err = ext2fs_write_new_inode(fs, *ino, (struct ext2_inode *)&in);
 	if (err)
 		return xip_error_ext2(err, "%s: writing inode %u", path, *ino);
-	engine_step();
+	xip_engine_step();
 	err = ext2fs_link(fs, dir, name, *ino, EXT2_FT_REG_FILE);
 	if (err == EXT2_ET_DIR_NO_SPACE) {
 		err = ext2fs_expand_dir(fs, dir);
@@ -725,9 +727,9 @@ int xip_create(struct xip_image *img, const char *path, unsigned int mode,
 		*ino = 0;
 		return xip_error_ext2(err, "%s", path);
 	}
-	engine_step();
+	xip_engine_step();
 	/* the parent changed */
-	ret = inode_read_checked(img, dir, &in);
+	ret = xip_inode_read_checked(img, dir, &in);
 	if (!ret) {
 		touch_mc(img, &in);
 		err = ext2fs_write_inode_full(fs, dir, (struct ext2_inode *)&in,

@@ -121,7 +121,7 @@ static int dir_seen_add(struct xip_map *m, struct dir_seen *s, blk64_t pblk,
 		if (ret)
 			return ret;
 	}
-	/* engine_check_block() has made pblk a data block: never 0 */
+	/* xip_engine_check_block() has made pblk a data block: never 0 */
 	if (s->set[seen_slot(s, pblk)] == pblk)
 		return xip_error(-EUCLEAN,
 				 "directory inode %u: block %llu mapped twice (again at file block %llu)",
@@ -139,16 +139,16 @@ static int dir_scan(struct xip_image *img, ext2_ino_t dir, dirent_fn fn,
 	void *p;
 	int ret;
 
-	ret = map_open(img, dir, &m);
+	ret = xip_map_open(img, dir, &m);
 	if (ret)
 		return ret;
 	if (!LINUX_S_ISDIR(m.inode.i_mode)) {
-		map_close(&m);
+		xip_map_close(&m);
 		return xip_error(-ENOTDIR, "inode %u: not a directory", dir);
 	}
 	end = blocks_for(xip_fs_inode_size(img->rd, &m.inode), img->block_size);
 	while (lblk < end) {
-		ret = map_block(&m, lblk, &pblk, &n);
+		ret = xip_map_block(&m, lblk, &pblk, &n);
 		if (ret)
 			break;
 		if (!pblk) {
@@ -157,7 +157,7 @@ static int dir_scan(struct xip_image *img, ext2_ino_t dir, dirent_fn fn,
 		}
 		ret = dir_seen_add(&m, &seen, pblk, lblk);
 		if (!ret)
-			ret = engine_block_ptr(img, dir, pblk, &p);
+			ret = xip_engine_block_ptr(img, dir, pblk, &p);
 		if (!ret)
 			ret = dir_block_scan(&m, lblk, p, fn, ctx);
 		if (ret)
@@ -165,7 +165,7 @@ static int dir_scan(struct xip_image *img, ext2_ino_t dir, dirent_fn fn,
 		lblk++;
 	}
 	free(seen.set);
-	map_close(&m);
+	xip_map_close(&m);
 	return ret;
 }
 
@@ -257,7 +257,7 @@ int xip_readlink(struct xip_image *img, ext2_ino_t ino, char *buf, size_t len)
 	void *p;
 	int ret;
 
-	ret = map_open(img, ino, &m);
+	ret = xip_map_open(img, ino, &m);
 	if (ret)
 		return ret;
 	size = EXT2_I_SIZE(&m.inode);
@@ -271,19 +271,19 @@ int xip_readlink(struct xip_image *img, ext2_ino_t ino, char *buf, size_t len)
 		memcpy(buf, m.inode.i_block, size);
 		buf[size] = '\0';
 	} else {
-		ret = map_block(&m, 0, &pblk, &n);
+		ret = xip_map_block(&m, 0, &pblk, &n);
 		if (!ret && !pblk)
 			ret = xip_error(-EUCLEAN,
 					"inode %u: symbolic link without a block",
 					ino);
 		if (!ret)
-			ret = engine_block_ptr(img, ino, pblk, &p);
+			ret = xip_engine_block_ptr(img, ino, pblk, &p);
 		if (!ret) {
 			memcpy(buf, p, size);
 			buf[size] = '\0';
 		}
 	}
-	map_close(&m);
+	xip_map_close(&m);
 	if (!ret && strlen(buf) != size)
 		ret = xip_error(-EUCLEAN,
 				"inode %u: symbolic link holds a NUL byte", ino);
@@ -296,7 +296,7 @@ static bool is_dir(struct xip_image *img, ext2_ino_t ino, int *err)
 {
 	struct ext2_inode_large in;
 
-	*err = inode_read_checked(img, ino, &in);
+	*err = xip_inode_read_checked(img, ino, &in);
 	return !*err && LINUX_S_ISDIR(in.i_mode);
 }
 
@@ -367,7 +367,7 @@ static int walk_step(struct walk *w, const char *c, size_t n, bool more,
 	if (ret == -ENOENT)
 		return xip_path_error(-ENOENT, w->path);
 	if (!ret)
-		ret = inode_read_checked(w->img, child, &in);
+		ret = xip_inode_read_checked(w->img, child, &in);
 	if (ret)
 		return ret;
 	if (LINUX_S_ISLNK(in.i_mode) &&
@@ -516,7 +516,7 @@ int xip_stat_inode(struct xip_image *img, ext2_ino_t ino, struct xip_stat *st)
 	int ret;
 
 	memset(st, 0, sizeof(*st));
-	ret = map_open(img, ino, &m);
+	ret = xip_map_open(img, ino, &m);
 	if (ret)
 		return ret;
 	in = &m.inode;
@@ -538,7 +538,7 @@ int xip_stat_inode(struct xip_image *img, ext2_ino_t ino, struct xip_stat *st)
 		st->rdev = in->i_block[0] ? in->i_block[0] : in->i_block[1];
 	if (!m.nomap) {
 		end = blocks_for(st->size, img->block_size);
-		ret = map_runs(&m, end, &runs, &st->nruns);
+		ret = xip_map_runs(&m, end, &runs, &st->nruns);
 		for (size_t i = 0; !ret && i < st->nruns; i++)
 			mapped += runs[i].len;
 		st->data_blocks = mapped;
@@ -546,6 +546,6 @@ int xip_stat_inode(struct xip_image *img, ext2_ino_t ino, struct xip_stat *st)
 		free(runs);
 	}
 	st->contiguous = st->nruns <= 1;
-	map_close(&m);
+	xip_map_close(&m);
 	return ret;
 }

@@ -115,10 +115,12 @@ static int ext_node(struct ext_walk *w, const uint8_t *p, size_t size,
 					 ((uint64_t)le16(e + 8) << 32);
 			void *c;
 
-			ret = engine_check_block(m->img, m->ino, child,
-						 "extent tree block", le32(e));
+			ret = xip_engine_check_block(m->img, m->ino, child,
+						     "extent tree block",
+						     le32(e));
 			if (!ret)
-				ret = engine_block_ptr(m->img, m->ino, child, &c);
+				ret = xip_engine_block_ptr(m->img, m->ino,
+							   child, &c);
 			if (!ret)
 				ret = ext_node(w, c, m->img->block_size, child,
 					       d - 1);
@@ -130,7 +132,7 @@ static int ext_node(struct ext_walk *w, const uint8_t *p, size_t size,
 }
 
 /* Read the leaves of the extent tree (from the segment) once. */
-int map_ext_load(struct xip_map *m)
+int xip_map_ext_load(struct xip_map *m)
 {
 	struct ext_walk w = { m, m->ext_cap, 0, m->img->rd->blocks * 4 + 64 };
 	int ret;
@@ -170,7 +172,8 @@ static int ext_map(struct xip_map *m, uint64_t lblk, blk64_t *pblk,
 	}
 	/* a hole up to the next extent */
 	*pblk = 0;
-	*count = lo < m->next ? m->ext[lo].lblk - lblk : map_limit(m) - lblk;
+	*count = lo < m->next ? m->ext[lo].lblk - lblk :
+				xip_map_limit(m) - lblk;
 	if (!*count)
 		*count = 1;
 	return 0;
@@ -178,7 +181,7 @@ static int ext_map(struct xip_map *m, uint64_t lblk, blk64_t *pblk,
 
 /* ---- block-mapped files ------------------------------------------------- */
 
-uint64_t map_limit(const struct xip_map *m)
+uint64_t xip_map_limit(const struct xip_map *m)
 {
 	uint64_t a = m->apb, n;
 
@@ -188,7 +191,7 @@ uint64_t map_limit(const struct xip_map *m)
 	return n < (1ULL << 32) ? n : 1ULL << 32;
 }
 
-int map_ind_ptr(struct xip_map *m, int slot, blk64_t blk, uint64_t lblk,
+int xip_map_ind_ptr(struct xip_map *m, int slot, blk64_t blk, uint64_t lblk,
 		   uint32_t **ptr)
 {
 	int ret;
@@ -197,9 +200,10 @@ int map_ind_ptr(struct xip_map *m, int slot, blk64_t blk, uint64_t lblk,
 		*ptr = m->cache[slot].ptr;
 		return 0;
 	}
-	ret = engine_check_block(m->img, m->ino, blk, "indirect block", lblk);
+	ret = xip_engine_check_block(m->img, m->ino, blk, "indirect block",
+				     lblk);
 	if (!ret)
-		ret = engine_block_ptr(m->img, m->ino, blk, (void **)ptr);
+		ret = xip_engine_block_ptr(m->img, m->ino, blk, (void **)ptr);
 	if (ret)
 		return ret;
 	m->cache[slot].blk = blk;
@@ -220,8 +224,8 @@ static int ind_run(struct xip_map *m, const uint32_t *slot, bool le,
 	while (k < max && (le ? le32toh(slot[k]) : slot[k]) == blk + k)
 		k++;
 	for (uint64_t i = 0; i < k; i++) {
-		ret = engine_check_block(m->img, m->ino, blk + i, "block",
-					 lblk + i);
+		ret = xip_engine_check_block(m->img, m->ino, blk + i, "block",
+					     lblk + i);
 		if (ret) {
 			if (!i)
 				return ret;
@@ -271,7 +275,8 @@ static int ind_map(struct xip_map *m, uint64_t lblk, blk64_t *pblk,
 			*count = span - rel;
 			return 0;
 		}
-		ret = map_ind_ptr(m, (int)(depth * (depth - 1) / 2 + level), blk,
+		ret = xip_map_ind_ptr(m, (int)(depth * (depth - 1) / 2 + level),
+				      blk,
 			      lblk, &p);
 		if (ret)
 			return ret;
@@ -323,7 +328,7 @@ static bool fast_symlink(const struct ext2_inode_large *in)
 	return LINUX_S_ISLNK(in->i_mode) && size && size < sizeof(in->i_block);
 }
 
-int map_open(struct xip_image *img, ext2_ino_t ino, struct xip_map *m)
+int xip_map_open(struct xip_image *img, ext2_ino_t ino, struct xip_map *m)
 {
 	uint16_t mode;
 	int ret;
@@ -332,7 +337,7 @@ int map_open(struct xip_image *img, ext2_ino_t ino, struct xip_map *m)
 	m->img = img;
 	m->ino = ino;
 	m->apb = img->block_size / sizeof(uint32_t);
-	ret = inode_read_checked(img, ino, &m->inode);
+	ret = xip_inode_read_checked(img, ino, &m->inode);
 	if (ret)
 		return ret;
 	mode = m->inode.i_mode;
@@ -351,14 +356,14 @@ int map_open(struct xip_image *img, ext2_ino_t ino, struct xip_map *m)
 		return 0;
 	}
 	if (m->extents) {
-		ret = map_ext_load(m);
+		ret = xip_map_ext_load(m);
 		if (ret)
-			map_close(m);
+			xip_map_close(m);
 	}
 	return ret;
 }
 
-void map_close(struct xip_map *m)
+void xip_map_close(struct xip_map *m)
 {
 	/* uncommitted: the old tree is still linked, nothing is freed */
 	free(m->defer);
@@ -370,10 +375,10 @@ void map_close(struct xip_map *m)
 	m->ext_cap = 0;
 }
 
-int map_block(struct xip_map *m, uint64_t lblk, blk64_t *pblk,
-	      uint64_t *count)
+int xip_map_block(struct xip_map *m, uint64_t lblk, blk64_t *pblk,
+		  uint64_t *count)
 {
-	uint64_t limit = map_limit(m);
+	uint64_t limit = xip_map_limit(m);
 
 	*pblk = 0;
 	*count = 1;
@@ -400,11 +405,11 @@ int xip_bmap(struct xip_image *img, ext2_ino_t ino, uint64_t pgoff,
 	int ret;
 
 	*pblk = 0;
-	ret = map_open(img, ino, &m);
+	ret = xip_map_open(img, ino, &m);
 	if (ret)
 		return ret;
-	ret = map_block(&m, pgoff, pblk, &n);
-	map_close(&m);
+	ret = xip_map_block(&m, pgoff, pblk, &n);
+	xip_map_close(&m);
 	return ret;
 }
 
@@ -436,8 +441,8 @@ static int runs_add(struct xip_run **runs, size_t *n, size_t *cap,
 	return 0;
 }
 
-int map_runs(struct xip_map *m, uint64_t end, struct xip_run **runs,
-	     size_t *nruns)
+int xip_map_runs(struct xip_map *m, uint64_t end, struct xip_run **runs,
+		 size_t *nruns)
 {
 	uint64_t lblk = 0, n, mapped = 0;
 	uint64_t most = m->img->rd->blocks;
@@ -447,10 +452,10 @@ int map_runs(struct xip_map *m, uint64_t end, struct xip_run **runs,
 
 	*runs = NULL;
 	*nruns = 0;
-	if (end > map_limit(m))
-		end = map_limit(m);
+	if (end > xip_map_limit(m))
+		end = xip_map_limit(m);
 	while (lblk < end && !ret) {
-		ret = map_block(m, lblk, &pblk, &n);
+		ret = xip_map_block(m, lblk, &pblk, &n);
 		if (ret)
 			break;
 		if (n > end - lblk)
@@ -485,11 +490,11 @@ int xip_file_runs(struct xip_image *img, ext2_ino_t ino,
 
 	*runs = NULL;
 	*nruns = 0;
-	ret = map_open(img, ino, &m);
+	ret = xip_map_open(img, ino, &m);
 	if (ret)
 		return ret;
 	size = EXT2_I_SIZE(&m.inode);
-	ret = map_runs(&m, size / bs + (size % bs != 0), runs, nruns);
-	map_close(&m);
+	ret = xip_map_runs(&m, size / bs + (size % bs != 0), runs, nruns);
+	xip_map_close(&m);
 	return ret;
 }

@@ -48,7 +48,7 @@ static int check_superblock(struct xip_segment *seg,
 	uint64_t blocks, bs, groups;
 	const char *p = seg->path;
 
-	if (segment_range(seg, SB_OFFSET, sizeof(*sb), (void **)&sb))
+	if (xip_segment_range(seg, SB_OFFSET, sizeof(*sb), (void **)&sb))
 		return xip_error(-EUCLEAN,
 				 "%s: too small to hold an ext2 superblock (%" PRIu64 " bytes)",
 				 p, seg->size);
@@ -209,9 +209,9 @@ int xip_fs_group(struct xip_fs *fs, uint32_t g, uint64_t *block_bitmap,
 	const uint8_t *d;
 
 	if (g >= fs->groups || blk >= fs->blocks ||
-	    segment_range(fs->seg, blk * fs->block_size +
-			  (uint64_t)(g % dpb) * fs->desc_size, fs->desc_size,
-			  (void **)&d))
+	    xip_segment_range(fs->seg, blk * fs->block_size +
+				  (uint64_t)(g % dpb) * fs->desc_size,
+				  fs->desc_size, (void **)&d))
 		return xip_error(-EUCLEAN,
 				 "%s: group descriptors: descriptor of group %u at block %llu outside the image",
 				 fs->seg->path, g, U64(blk));
@@ -488,12 +488,12 @@ int xip_image_open_segment_read(struct xip_segment *seg, int flags,
 	*imgp = NULL;
 	img = calloc(1, sizeof(*img));
 	if (!img) {
-		segment_close(seg);
+		xip_segment_close(seg);
 		return xip_error(-ENOMEM, "out of memory");
 	}
 	img->seg = seg;
 	if (!(flags & XIP_IMG_NOLOCK))
-		ret = segment_lock(seg, false, LOCK_TIMEOUT_MS);
+		ret = xip_segment_lock(seg, false, LOCK_TIMEOUT_MS);
 	if (!ret)
 		ret = xip_fs_open(seg, (flags & XIP_IMG_FORCE) ?
 				  XIP_FS_NO_DESC_CHECK : 0, &img->rd);
@@ -517,7 +517,7 @@ int xip_image_open_read(const char *spec, int flags, struct xip_image **imgp)
 	int ret;
 
 	*imgp = NULL;
-	ret = segment_open(spec, 0, &seg);
+	ret = xip_segment_open(spec, 0, &seg);
 	if (ret)
 		return ret;
 	return xip_image_open_segment_read(seg, flags, imgp);
@@ -534,7 +534,7 @@ int xip_image_close(struct xip_image *img)
 		ret = img->close_ret;
 	}
 	xip_fs_close(img->rd);
-	segment_close(img->seg);
+	xip_segment_close(img->seg);
 	free(img);
 	return ret;
 }
@@ -542,7 +542,7 @@ int xip_image_close(struct xip_image *img)
 void xip_image_abandon(struct xip_image *img)
 {
 	if (img && img->seg)
-		segment_release(img->seg);
+		xip_segment_release(img->seg);
 }
 
 int xip_image_xip_capable(const struct xip_image *img, unsigned int page_size,
@@ -594,7 +594,7 @@ int xip_fs_read_inode(struct xip_fs *fs, ext2_ino_t ino,
 				 "inode %u: inode table of group %u at block %llu outside the image",
 				 ino, g, U64(it));
 	off = it * fs->block_size + (uint64_t)idx * fs->inode_size;
-	if (segment_range(fs->seg, off, fs->inode_size, &p))
+	if (xip_segment_range(fs->seg, off, fs->inode_size, &p))
 		return xip_error(-EUCLEAN, "inode %u: outside the segment %s",
 				 ino, fs->seg->path);
 	n = fs->inode_size < sizeof(*inode) ? fs->inode_size : sizeof(*inode);
@@ -605,8 +605,8 @@ int xip_fs_read_inode(struct xip_fs *fs, ext2_ino_t ino,
 	return 0;
 }
 
-int inode_read_checked(struct xip_image *img, ext2_ino_t ino,
-		       struct ext2_inode_large *inode)
+int xip_inode_read_checked(struct xip_image *img, ext2_ino_t ino,
+			   struct ext2_inode_large *inode)
 {
 	return xip_fs_read_inode(img->rd, ino, inode);
 }
@@ -614,7 +614,7 @@ int inode_read_checked(struct xip_image *img, ext2_ino_t ino,
 int xip_read_inode(struct xip_image *img, ext2_ino_t ino,
 		   struct ext2_inode_large *inode)
 {
-	return inode_read_checked(img, ino, inode);
+	return xip_inode_read_checked(img, ino, inode);
 }
 
 uint64_t xip_fs_inode_size(const struct xip_fs *fs,
@@ -628,8 +628,8 @@ uint64_t xip_fs_inode_size(const struct xip_fs *fs,
 
 /* ---- blocks ------------------------------------------------------------- */
 
-int engine_check_block(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
-		       const char *what, uint64_t lblk)
+int xip_engine_check_block(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
+			   const char *what, uint64_t lblk)
 {
 	struct xip_fs *fs = img->rd;
 	blk64_t count = fs->blocks;
@@ -658,8 +658,8 @@ int engine_check_block(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
 	return 0;
 }
 
-int engine_block_ptr(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
-		     void **ptr)
+int xip_engine_block_ptr(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
+			 void **ptr)
 {
 	struct xip_segment *seg = img->seg;
 	uint64_t bs = img->block_size;
@@ -669,9 +669,9 @@ int engine_block_ptr(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
 		return xip_error(-EUCLEAN, "inode %u: block %llu beyond end of image",
 				 ino, U64(blk));
 	if (bs == seg->page_size && bs % 512 == 0)
-		ret = segment_direct_access(seg, blk * (bs / 512), ptr);
+		ret = xip_segment_direct_access(seg, blk * (bs / 512), ptr);
 	else
-		ret = segment_range(seg, blk * bs, bs, ptr);
+		ret = xip_segment_range(seg, blk * bs, bs, ptr);
 	if (ret)
 		return xip_error(ret, "inode %u: block %llu: outside the segment %s",
 				 ino, U64(blk), seg->path);

@@ -113,36 +113,36 @@ struct xip_map {
 };
 
 /* Is @blk a data block of the image (inside it, not metadata)? */
-int engine_check_block(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
-		       const char *what, uint64_t lblk);
+int xip_engine_check_block(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
+			   const char *what, uint64_t lblk);
 /* A pointer to the bytes of block @blk (validated), through direct_access. */
-int engine_block_ptr(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
-		     void **ptr);
-int inode_read_checked(struct xip_image *img, ext2_ino_t ino,
-		       struct ext2_inode_large *inode);
+int xip_engine_block_ptr(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
+			 void **ptr);
+int xip_inode_read_checked(struct xip_image *img, ext2_ino_t ino,
+			   struct ext2_inode_large *inode);
 
-int map_open(struct xip_image *img, ext2_ino_t ino, struct xip_map *m);
-void map_close(struct xip_map *m);
+int xip_map_open(struct xip_image *img, ext2_ino_t ino, struct xip_map *m);
+void xip_map_close(struct xip_map *m);
 /* (Re)read the leaves of an extent-mapped inode's tree from the segment. */
-int map_ext_load(struct xip_map *m);
+int xip_map_ext_load(struct xip_map *m);
 /*
  * Map file block @lblk: *pblk is the physical block (0: hole), *count the
  * number of file blocks from @lblk on known to map the same way (a hole's
  * length, or the rest of a contiguous extent; at least 1).
  */
-int map_block(struct xip_map *m, uint64_t lblk, blk64_t *pblk,
-	      uint64_t *count);
+int xip_map_block(struct xip_map *m, uint64_t lblk, blk64_t *pblk,
+		  uint64_t *count);
 /* The mapped runs of file blocks [0, @end), holes left out. */
-int map_runs(struct xip_map *m, uint64_t end, struct xip_run **runs,
-	     size_t *nruns);
+int xip_map_runs(struct xip_map *m, uint64_t end, struct xip_run **runs,
+		 size_t *nruns);
 /*
  * An indirect block of the map through its cache slot @slot: checked as a
  * data block of the image, then a pointer into the segment.
  */
-int map_ind_ptr(struct xip_map *m, int slot, blk64_t blk, uint64_t lblk,
-		uint32_t **ptr);
+int xip_map_ind_ptr(struct xip_map *m, int slot, blk64_t blk, uint64_t lblk,
+		    uint32_t **ptr);
 /* The first file block past the largest the map can address. */
-uint64_t map_limit(const struct xip_map *m);
+uint64_t xip_map_limit(const struct xip_map *m);
 
 /* 0 and *ino, -ENOENT (no error record), or another error. */
 int xip_dir_find(struct xip_image *img, ext2_ino_t dir, const char *name,

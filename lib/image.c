@@ -70,8 +70,8 @@ static int claim_devices(struct xip_image *img)
 	char self[64];
 	int fd, ret;
 
-	ret = loop_claim_backing(seg->fd, seg->path, &img->claims,
-				 &img->nclaims);
+	ret = xip_loop_claim_backing(seg->fd, seg->path, &img->claims,
+				     &img->nclaims);
 	if (ret || seg->kind != XIP_SEG_BLOCKDEV)
 		return ret;
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", seg->fd);
@@ -106,13 +106,13 @@ static int write_state(struct xip_image *img, uint16_t state)
 	if (err)
 		return xip_error_ext2(err, "%s: writing the superblock",
 				      img->seg->path);
-	return segment_sync(img->seg);
+	return xip_segment_sync(img->seg);
 }
 
 /*
  * As ext2_setup_super() on a read-write mount: refuse an image that is not
  * clean at the open; mark it unclean on disk before its first change
- * (image_begin_change), so that a writer that changes nothing leaves the
+ * (xip_image_begin_change), so that a writer that changes nothing leaves the
  * image as it was, to the byte.
  */
 static int writer_check(struct xip_image *img)
@@ -136,11 +136,6 @@ static int writer_check(struct xip_image *img)
 
 int xip_image_begin_change(struct xip_image *img)
 {
-	return image_begin_change(img);
-}
-
-int image_begin_change(struct xip_image *img)
-{
 	int ret;
 
 	if (!img->writable)
@@ -151,7 +146,7 @@ int image_begin_change(struct xip_image *img)
 	if (ret)
 		return ret;
 	img->unclean = true;
-	engine_step();
+	xip_engine_step();
 	return 0;
 }
 
@@ -163,7 +158,7 @@ static void close_fs(struct xip_image *img)
 		ret = xip_image_flush(img);
 		/* everything is on its way to the disk: clean again */
 		if (!ret && img->writable && img->unclean) {
-			engine_step();
+			xip_engine_step();
 			ret = write_state(img, img->clean_state);
 		}
 		/* already flushed: close must not write again */
@@ -171,10 +166,10 @@ static void close_fs(struct xip_image *img)
 		xip_engine_free(img);
 		ext2fs_close_free(&img->fs);
 	}
-	loop_release_claims(img->claims, img->nclaims);
+	xip_loop_release_claims(img->claims, img->nclaims);
 	img->claims = NULL;
 	img->nclaims = 0;
-	xipio_unregister(img->seg);
+	xip_io_unregister(img->seg);
 	img->close_ret = ret;
 }
 
@@ -190,16 +185,16 @@ int xip_image_open_segment(struct xip_segment *seg, int flags,
 
 	*imgp = NULL;
 	if ((flags & XIP_IMG_WRITE) && !seg->writable) {
-		segment_close(seg);
+		xip_segment_close(seg);
 		return xip_error(-EROFS, "%s: opened read-only", seg->path);
 	}
 	if (flags & XIP_IMG_WRITE) {
 		/* writers hold the exclusive lock: take it before the reader */
 		ret = 0;
 		if (!(flags & XIP_IMG_NOLOCK))
-			ret = segment_lock(seg, true, LOCK_TIMEOUT_MS);
+			ret = xip_segment_lock(seg, true, LOCK_TIMEOUT_MS);
 		if (ret) {
-			segment_close(seg);
+			xip_segment_close(seg);
 			return ret;
 		}
 		flags |= XIP_IMG_NOLOCK;
@@ -212,7 +207,8 @@ int xip_image_open_segment(struct xip_segment *seg, int flags,
 	if (img->writable)
 		ret = claim_devices(img);
 	if (!ret)
-		ret = xipio_register(seg, img->chan_name, sizeof(img->chan_name));
+		ret = xip_io_register(seg, img->chan_name,
+				      sizeof(img->chan_name));
 	if (!ret)
 		ret = open_fs(img, flags);
 	if (!ret && img->writable)
@@ -237,8 +233,9 @@ int xip_image_open(const char *spec, int flags, struct xip_image **imgp)
 	int ret;
 
 	*imgp = NULL;
-	ret = segment_open(spec, (flags & XIP_IMG_WRITE) ? XIP_SEG_WRITE : 0,
-			   &seg);
+	ret = xip_segment_open(spec,
+			       (flags & XIP_IMG_WRITE) ? XIP_SEG_WRITE : 0,
+			       &seg);
 	if (ret)
 		return ret;
 	return xip_image_open_segment(seg, flags, imgp);
@@ -263,7 +260,7 @@ int xip_image_flush(struct xip_image *img)
 			return xip_error_ext2(err, "%s: writing metadata",
 					      img->seg->path);
 	}
-	return segment_sync(img->seg);
+	return xip_segment_sync(img->seg);
 }
 
 int xip_identify(struct xip_segment *seg, char *type, size_t len)

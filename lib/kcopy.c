@@ -130,7 +130,7 @@ int xip_kcopy_out(struct xip_kcopy_out *o, struct xip_segment *seg,
 	void *p;
 	int ret;
 
-	ret = segment_range(seg, off, len, &p);
+	ret = xip_segment_range(seg, off, len, &p);
 	if (ret)
 		return ret;
 	while (len && o->how != XIP_KCOPY_MAPPED && seg->kind != XIP_SEG_DAX) {
@@ -189,7 +189,7 @@ static int map_copy(struct xip_segment *seg, uint64_t off, const void *buf,
 {
 	void *dst;
 
-	if (segment_range(seg, off, len, &dst))
+	if (xip_segment_range(seg, off, len, &dst))
 		return -ERANGE;
 	if (buf)
 		memcpy(dst, buf, len);
@@ -252,7 +252,7 @@ int xip_seg_pread(struct xip_segment *seg, uint64_t off, void *buf,
 	}
 	if (!len)
 		return 0;
-	if (segment_range(seg, off, len, &src))
+	if (xip_segment_range(seg, off, len, &src))
 		return -ERANGE;
 	memcpy(p, src, len);
 	return 0;

@@ -64,7 +64,7 @@ static int sysfs_read(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-int loop_backing_file(const char *dev, char *buf, size_t len)
+int xip_loop_backing_file(const char *dev, char *buf, size_t len)
 {
 	char path[256];
 	int ret = loop_sysfs(dev, "loop/backing_file", path, sizeof(path));
@@ -79,7 +79,7 @@ int loop_backing_file(const char *dev, char *buf, size_t len)
 	return 0;
 }
 
-int loop_read_only(const char *dev)
+int xip_loop_read_only(const char *dev)
 {
 	char path[256], val[16];
 	int ret = loop_sysfs(dev, "ro", path, sizeof(path));
@@ -136,7 +136,7 @@ static int first_holder(const char *dev, char *name, size_t len)
 	return found;
 }
 
-int loop_busy(const char *dev, char *why, size_t len)
+int xip_loop_busy(const char *dev, char *why, size_t len)
 {
 	char where[4096];
 	struct stat st;
@@ -256,8 +256,8 @@ static int attach_fd(int ffd, const struct loop_info64 *info, bool ro,
 	return ret;
 }
 
-int loop_attach(const char *path, uint64_t offset, uint64_t sizelimit,
-		int flags, char *dev, size_t len)
+int xip_loop_attach(const char *path, uint64_t offset, uint64_t sizelimit,
+		    int flags, char *dev, size_t len)
 {
 	bool ro = flags & XIP_LOOP_RDONLY;
 	struct loop_info64 info;
@@ -277,12 +277,12 @@ int loop_attach(const char *path, uint64_t offset, uint64_t sizelimit,
 	return ret;
 }
 
-int loop_detach(const char *dev)
+int xip_loop_detach(const char *dev)
 {
 	char backing[XIP_PATH_MAX], now[XIP_PATH_MAX];
 	int fd, ret = 0;
 
-	if (loop_backing_file(dev, backing, sizeof(backing))) {
+	if (xip_loop_backing_file(dev, backing, sizeof(backing))) {
 		xip_error_clear();
 		return 0;		/* not bound: nothing to do */
 	}
@@ -300,7 +300,7 @@ int loop_detach(const char *dev)
 	 * probing it) on its last close: wait a little for that.
 	 */
 	for (int i = 0; i < 40; i++) {
-		if (loop_backing_file(dev, now, sizeof(now)) ||
+		if (xip_loop_backing_file(dev, now, sizeof(now)) ||
 		    strcmp(now, backing))
 			break;	/* released (or already someone else's) */
 		sleep_ms(RETRY_MS);
@@ -337,14 +337,14 @@ static int claim_add(int **fds, size_t *n, int fd)
 	return 0;
 }
 
-void loop_release_claims(int *fds, size_t n)
+void xip_loop_release_claims(int *fds, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		close(fds[i]);
 	free(fds);
 }
 
-int loop_claim_backing(int fd, const char *what, int **fdsp, size_t *np)
+int xip_loop_claim_backing(int fd, const char *what, int **fdsp, size_t *np)
 {
 	char node[300], why[4400];
 	struct dirent *de;
@@ -371,7 +371,7 @@ int loop_claim_backing(int fd, const char *what, int **fdsp, size_t *np)
 		/* the kernel's own test: a mount holds the device exclusively */
 		dfd = open(node, O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK);
 		if (dfd < 0 && errno == EBUSY) {
-			if (loop_busy(node, why, sizeof(why)) != 1)
+			if (xip_loop_busy(node, why, sizeof(why)) != 1)
 				snprintf(why, sizeof(why),
 					 "%s is in use (mounted or claimed)",
 					 node);
@@ -387,7 +387,7 @@ int loop_claim_backing(int fd, const char *what, int **fdsp, size_t *np)
 	}
 	closedir(d);
 	if (ret) {
-		loop_release_claims(*fdsp, *np);
+		xip_loop_release_claims(*fdsp, *np);
 		*fdsp = NULL;
 		*np = 0;
 	}

@@ -86,7 +86,7 @@ int xip_nbd_default_name(const char *uri, char *buf, size_t len)
 		snprintf(buf, len, "nbd");
 		return 0;
 	}
-	return registry_default_name(p, buf, len);
+	return xip_registry_default_name(p, buf, len);
 }
 
 static __thread xip_nbd_progress_fn progress_fn;
@@ -467,7 +467,7 @@ static int check_image(int fd, const char *path)
 	struct xip_image *img;
 	int ret;
 
-	ret = segment_open_fd(fd, path, 0, &seg);
+	ret = xip_segment_open_fd(fd, path, 0, &seg);
 	if (!ret)
 		ret = xip_image_open_segment(seg, XIP_IMG_NOLOCK, &img);
 	if (!ret)

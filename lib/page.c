@@ -25,7 +25,7 @@
 
 /* ---- per-image state ---------------------------------------------------- */
 
-int engine_get(struct xip_image *img, struct xip_engine **engp)
+int xip_engine_get(struct xip_image *img, struct xip_engine **engp)
 {
 	struct xip_engine *e = img->engine;
 
@@ -55,8 +55,8 @@ static void disk_bit_set(struct xip_image *img, blk64_t bmblk, uint64_t bit)
 	uint8_t *p;
 
 	if (bit / 8 >= img->block_size || bmblk > UINT64_MAX / img->block_size ||
-	    segment_range(img->seg, bmblk * img->block_size + bit / 8, 1,
-			  (void **)&p))
+	    xip_segment_range(img->seg, bmblk * img->block_size + bit / 8, 1,
+			      (void **)&p))
 		return;		/* ext2fs_check_desc() vouched for the rest */
 	*p |= (uint8_t)(1u << (bit & 7));
 }
@@ -71,7 +71,7 @@ static void engine_mark_block(struct xip_image *img, blk64_t blk)
 		     EXT2FS_B2C(fs, ext2fs_group_first_block2(fs, g)));
 }
 
-void engine_mark_inode(struct xip_image *img, ext2_ino_t ino)
+void xip_engine_mark_inode(struct xip_image *img, ext2_ino_t ino)
 {
 	ext2_filsys fs = img->fs;
 	dgrp_t g = (ino - 1) / fs->super->s_inodes_per_group;
@@ -94,7 +94,7 @@ static void alloc_range_hook(ext2_filsys fs, blk64_t blk, blk_t num,
 		engine_mark_block(fs->priv_data, blk + i);
 }
 
-void engine_step(void)
+void xip_engine_step(void)
 {
 	static long left = -1;
 
@@ -109,17 +109,17 @@ void engine_step(void)
 		raise(SIGKILL);
 }
 
-int engine_load_bitmaps(struct xip_image *img)
+int xip_engine_load_bitmaps(struct xip_image *img)
 {
 	struct xip_engine *e = NULL;
 	errcode_t err;
 	int ret;
 
-	ret = engine_get(img, &e);
+	ret = xip_engine_get(img, &e);
 	if (ret || e->bitmaps_loaded)
 		return ret;
 	if (img->writable) {
-		ret = image_begin_change(img);
+		ret = xip_image_begin_change(img);
 		if (ret)
 			return ret;
 	}
@@ -148,22 +148,22 @@ int xip_get_page(struct xip_image *img, ext2_ino_t ino, uint64_t pgoff,
 	int ret;
 
 	*ptr = NULL;
-	ret = map_open(img, ino, &m);
+	ret = xip_map_open(img, ino, &m);
 	if (ret)
 		return ret;
-	ret = map_block(&m, pgoff, &pblk, &n);
+	ret = xip_map_block(&m, pgoff, &pblk, &n);
 	if (!ret && !pblk) {
 		if (!create)
 			ret = xip_error(-ENODATA, "inode %u: file page %llu is a hole",
 					ino, U64(pgoff));
 		else
-			ret = map_alloc(&m, pgoff, 0, NULL, &pblk);
+			ret = xip_map_alloc(&m, pgoff, 0, NULL, &pblk);
 		if (!ret && m.dirty)
-			ret = map_write_inode(&m);
+			ret = xip_map_write_inode(&m);
 	}
 	if (!ret)
-		ret = engine_block_ptr(img, ino, pblk, ptr);
-	map_close(&m);
+		ret = xip_engine_block_ptr(img, ino, pblk, ptr);
+	xip_map_close(&m);
 	return ret;
 }
 
@@ -207,15 +207,15 @@ static int alloc_cleared(struct xip_map *m, blk64_t goal, uint64_t lblk,
 		return xip_error(-ENOSPC,
 				 "no block below 2^32 left in %s for a block-mapped file (inode %u)",
 				 m->img->seg->path, m->ino);
-	ret = engine_check_block(m->img, m->ino, blk, "new block", lblk);
+	ret = xip_engine_check_block(m->img, m->ino, blk, "new block", lblk);
 	if (!ret)
-		ret = engine_block_ptr(m->img, m->ino, blk, &p);
+		ret = xip_engine_block_ptr(m->img, m->ino, blk, &p);
 	if (ret)
 		return ret;
 	(void)p;
 	/* in use in the bitmaps (the image's too, by the hook) first */
 	ext2fs_block_alloc_stats2(fs, blk, +1);
-	engine_step();
+	xip_engine_step();
 	/*
 	 * A whole block about to be written is filled instead of cleared
 	 * (or, XIP_FILL_LATER, by the caller before its commit), through the
@@ -233,7 +233,7 @@ static int alloc_cleared(struct xip_map *m, blk64_t goal, uint64_t lblk,
 					 strerror(-ret));
 		}
 	}
-	engine_step();
+	xip_engine_step();
 	ext2fs_iblk_add_blocks(fs, (struct ext2_inode *)&m->inode, 1);
 	m->dirty = true;
 	m->txn_blocks++;
@@ -266,13 +266,13 @@ static void fresh_del(struct xip_map *m, blk64_t blk)
 			m->fresh[i] = m->fresh[--m->nfresh];
 }
 
-bool map_alloc_links_late(const struct xip_map *m)
+bool xip_map_alloc_links_late(const struct xip_map *m)
 {
 	/* extents change the tree in place; a full image changes in place */
 	return !m->extents && !m->nomap && !m->no_copy && !m->in_place;
 }
 
-bool map_txn_due(const struct xip_map *m, uint64_t lblk)
+bool xip_map_txn_due(const struct xip_map *m, uint64_t lblk)
 {
 	if (m->nfresh > MAP_FRESH - 8 || m->txn_blocks >= 4 * MAP_TXN_BLOCKS)
 		return true;
@@ -313,15 +313,15 @@ static int defer_free(struct xip_map *m, blk64_t blk)
 	return 0;
 }
 
-int map_commit(struct xip_map *m)
+int xip_map_commit(struct xip_map *m)
 {
 	int ret = 0;
 
 	if (m->dirty) {
-		ret = map_write_inode(m);
+		ret = xip_map_write_inode(m);
 		if (ret)
 			return ret;
-		engine_step();
+		xip_engine_step();
 	}
 	for (size_t i = 0; i < m->ndefer; i++) {
 		for (uint64_t k = 0; k < m->defer[i].n; k++)
@@ -348,7 +348,7 @@ static int ind_cow(struct xip_map *m, int cslot, blk64_t blk, uint64_t lblk,
 	uint32_t *old;
 	int ret;
 
-	ret = map_ind_ptr(m, cslot, blk, lblk, &old);
+	ret = xip_map_ind_ptr(m, cslot, blk, lblk, &old);
 	if (ret)
 		return ret;
 	*nblk = blk;
@@ -371,7 +371,7 @@ static int ind_cow(struct xip_map *m, int cslot, blk64_t blk, uint64_t lblk,
 	if (!ret)
 		ret = defer_free(m, blk);
 	if (!ret)
-		ret = map_ind_ptr(m, cslot, *nblk, lblk, ptr);
+		ret = xip_map_ind_ptr(m, cslot, *nblk, lblk, ptr);
 	if (ret)
 		return ret;
 	fresh_add(m, *nblk);
@@ -449,8 +449,9 @@ static int ind_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
 			*slot = htole32((uint32_t)fresh[i]);
 		if (i == depth - level)
 			break;
-		ret = map_ind_ptr(m, (int)(depth * (depth - 1) / 2 + level + i),
-			      fresh[i], lblk, &p);
+		ret = xip_map_ind_ptr(m,
+				      (int)(depth * (depth - 1) / 2 + level + i),
+				      fresh[i], lblk, &p);
 		if (ret)
 			return ret;
 		span /= apb;
@@ -491,11 +492,11 @@ static int ext_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
 				      m->ino, U64(lblk));
 	}
 	*pblk = blk;
-	return map_ext_load(m);
+	return xip_map_ext_load(m);
 }
 
-int map_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
-	      const void *fill, blk64_t *pblk)
+int xip_map_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
+		  const void *fill, blk64_t *pblk)
 {
 	int ret;
 
@@ -508,11 +509,11 @@ int map_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
 		return xip_error(-EOPNOTSUPP,
 				 "inode %u: writing files with unwritten extents is not supported",
 				 m->ino);
-	if (lblk >= map_limit(m))
+	if (lblk >= xip_map_limit(m))
 		return xip_error(-EFBIG,
 				 "inode %u: file block %llu beyond the largest a block map holds",
 				 m->ino, U64(lblk));
-	ret = engine_load_bitmaps(m->img);
+	ret = xip_engine_load_bitmaps(m->img);
 	if (ret)
 		return ret;
 	if (m->extents)
@@ -534,7 +535,7 @@ static int free_one(struct free_ctx *fc, blk64_t blk, const char *what,
 	struct xip_map *m = fc->m;
 	int ret;
 
-	ret = engine_check_block(m->img, m->ino, blk, what, lblk);
+	ret = xip_engine_check_block(m->img, m->ino, blk, what, lblk);
 	if (ret)
 		return ret;
 	if (!ext2fs_test_block_bitmap2(m->img->fs->block_map, blk))
@@ -565,7 +566,7 @@ static int free_tree(struct free_ctx *fc, int cslot, blk64_t blk,
 	*out = blk;
 	for (unsigned int i = 1; i < height; i++)
 		child *= m->apb;
-	ret = map_ind_ptr(m, cslot, blk, base, &p);
+	ret = xip_map_ind_ptr(m, cslot, blk, base, &p);
 	if (ret)
 		return ret;
 	for (uint64_t i = 0; i < m->apb; i++) {
@@ -658,7 +659,7 @@ static int ext_free_from(struct xip_map *m, uint64_t first)
 	errcode_t err;
 	int ret;
 
-	ret = engine_load_bitmaps(m->img);
+	ret = xip_engine_load_bitmaps(m->img);
 	if (ret)
 		return ret;
 	/* what is freed must be in use, or the free counts would drift */
@@ -680,10 +681,10 @@ static int ext_free_from(struct xip_map *m, uint64_t first)
 		return xip_error_ext2(err, "inode %u: freeing from file block %llu",
 				      m->ino, U64(first));
 	m->dirty = true;
-	return map_ext_load(m);
+	return xip_map_ext_load(m);
 }
 
-int map_free_from(struct xip_map *m, uint64_t first)
+int xip_map_free_from(struct xip_map *m, uint64_t first)
 {
 	struct free_ctx fc = { m, first, true };
 	int ret;
@@ -699,7 +700,7 @@ int map_free_from(struct xip_map *m, uint64_t first)
 				 m->ino);
 	if (m->extents)
 		return ext_free_from(m, first);
-	ret = engine_load_bitmaps(m->img);
+	ret = xip_engine_load_bitmaps(m->img);
 	/* validate everything first, so that a damaged map frees nothing */
 	if (!ret)
 		ret = free_pass(&fc);
@@ -711,7 +712,7 @@ int map_free_from(struct xip_map *m, uint64_t first)
 	return ret;
 }
 
-int map_write_inode(struct xip_map *m)
+int xip_map_write_inode(struct xip_map *m)
 {
 	errcode_t err;
 

@@ -404,7 +404,7 @@ int xip_ps(const char *const *names, size_t nnames, struct xip_ps_report *r)
 	int ret;
 
 	memset(r, 0, sizeof(*r));
-	ret = registry_list(&all, &nall);
+	ret = xip_registry_list(&all, &nall);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < nnames; i++) {

@@ -120,7 +120,7 @@ static int rundir_open(char *buf, size_t len)
 	return fd;
 }
 
-int registry_dir(char *buf, size_t len)
+int xip_registry_dir(char *buf, size_t len)
 {
 	int fd = rundir_open(buf, len);
 
@@ -135,7 +135,7 @@ int registry_dir(char *buf, size_t len)
 static __thread int lock_fd = -1;
 static __thread unsigned int lock_depth;
 
-int registry_lock(void)
+int xip_registry_lock(void)
 {
 	char dir[XIP_PATH_MAX];
 	int dfd, fd;
@@ -165,7 +165,7 @@ int registry_lock(void)
 	return 0;
 }
 
-void registry_unlock(void)
+void xip_registry_unlock(void)
 {
 	if (!lock_depth || --lock_depth)
 		return;
@@ -180,7 +180,7 @@ static bool name_char(int c)
 	return isascii(c) && (isalnum(c) || c == '.' || c == '_' || c == '-');
 }
 
-int registry_name_check(const char *name)
+int xip_registry_name_check(const char *name)
 {
 	size_t n = name ? strlen(name) : 0;
 
@@ -210,7 +210,7 @@ static void strip_suffix(char *s, const char *suffix)
 		s[n - m] = '\0';
 }
 
-int registry_default_name(const char *image, char *buf, size_t len)
+int xip_registry_default_name(const char *image, char *buf, size_t len)
 {
 	const char *base = strrchr(image, '/');
 	char tmp[XIP_PATH_MAX];
@@ -237,7 +237,7 @@ int registry_default_name(const char *image, char *buf, size_t len)
 		return xip_error(-EINVAL,
 				 "%s: cannot derive a segment name from the image name: give one with --name",
 				 image);
-	return registry_name_check(buf);
+	return xip_registry_name_check(buf);
 }
 
 /* ---- state file text ------------------------------------------------- */
@@ -280,12 +280,12 @@ static void sb_num(struct sbuf *sb, const char *key, int64_t val)
 	sb_str(sb, key, num);
 }
 
-int registry_format(const struct xip_seg_entry *e, char *buf, size_t len)
+int xip_registry_format(const struct xip_seg_entry *e, char *buf, size_t len)
 {
 	struct sbuf sb = { buf, len, 0, false };
 
 	sb_str(&sb, "name", e->name);
-	sb_str(&sb, "type", segment_type_name(e->type));
+	sb_str(&sb, "type", xip_segment_type_name(e->type));
 	sb_num(&sb, "size", (int64_t)e->size);
 	sb_str(&sb, "path", e->path);
 	sb_str(&sb, "image", e->image);
@@ -377,7 +377,7 @@ static int parse_field(struct xip_seg_entry *e, const char *key,
 	memcpy(word, val, vlen);
 	word[vlen] = '\0';
 	if (!strcmp(key, "type"))
-		return segment_type_parse(word, &e->type) ? -EINVAL : 0;
+		return xip_segment_type_parse(word, &e->type) ? -EINVAL : 0;
 	if (!strcmp(key, "state")) {
 		if (strcmp(word, "attached") && strcmp(word, "attaching"))
 			return -EINVAL;
@@ -409,7 +409,7 @@ static int parse_field(struct xip_seg_entry *e, const char *key,
 	return 0;
 }
 
-int registry_parse(const char *text, struct xip_seg_entry *e)
+int xip_registry_parse(const char *text, struct xip_seg_entry *e)
 {
 	char key[32];
 
@@ -430,7 +430,7 @@ int registry_parse(const char *text, struct xip_seg_entry *e)
 			return ret;
 		text += n + (nl ? 1 : 0);
 	}
-	if (registry_name_check(e->name) || e->type == XIP_SEGTYPE_NONE ||
+	if (xip_registry_name_check(e->name) || e->type == XIP_SEGTYPE_NONE ||
 	    !e->path[0]) {
 		xip_error_clear();
 		return -EINVAL;
@@ -443,7 +443,7 @@ int registry_parse(const char *text, struct xip_seg_entry *e)
 /* The run directory, opened and checked, for the record @name. */
 static int state_dir(const char *name, char *dir, size_t len)
 {
-	int ret = registry_name_check(name);
+	int ret = xip_registry_name_check(name);
 
 	return ret ? ret : rundir_open(dir, len);
 }
@@ -460,7 +460,7 @@ static int state_write_tmp(int dfd, const char *dir,
 
 	if (!text)
 		return xip_error(-ENOMEM, "out of memory");
-	n = registry_format(e, text, STATE_MAX);
+	n = xip_registry_format(e, text, STATE_MAX);
 	if (n < 0) {
 		free(text);
 		return n;
@@ -493,17 +493,17 @@ static int state_write_tmp(int dfd, const char *dir,
 
 /* One function for a new record (link: refuses a name in use) and a
  * replaced one (rename over it). */
-int registry_store(const struct xip_seg_entry *e, int flags)
+int xip_registry_store(const struct xip_seg_entry *e, int flags)
 {
 	char dir[XIP_PATH_MAX], tmp[XIP_SEG_NAME_MAX + 64];
 	bool create = flags & XIP_REG_CREATE;
-	int dfd, ret = registry_lock();
+	int dfd, ret = xip_registry_lock();
 
 	if (ret)
 		return ret;
 	dfd = state_dir(e->name, dir, sizeof(dir));
 	if (dfd < 0) {
-		registry_unlock();
+		xip_registry_unlock();
 		return dfd;
 	}
 	ret = state_write_tmp(dfd, dir, e, tmp, sizeof(tmp));
@@ -519,26 +519,26 @@ int registry_store(const struct xip_seg_entry *e, int flags)
 	if (tmp[0])
 		unlinkat(dfd, tmp, 0);
 	close(dfd);
-	registry_unlock();
+	xip_registry_unlock();
 	return ret;
 }
 
-int registry_remove(const char *name)
+int xip_registry_remove(const char *name)
 {
 	char dir[XIP_PATH_MAX];
-	int dfd, ret = registry_lock();
+	int dfd, ret = xip_registry_lock();
 
 	if (ret)
 		return ret;
 	dfd = state_dir(name, dir, sizeof(dir));
 	if (dfd < 0) {
-		registry_unlock();
+		xip_registry_unlock();
 		return dfd;
 	}
 	if (unlinkat(dfd, name, 0) < 0)
 		ret = xip_error(-errno, "%s/%s: %s", dir, name, strerror(errno));
 	close(dfd);
-	registry_unlock();
+	xip_registry_unlock();
 	return ret;
 }
 
@@ -575,14 +575,15 @@ static int state_read(int dfd, const char *name, struct xip_seg_entry *e)
 		return ret;
 	}
 	text[n] = '\0';
-	ret = registry_parse(text, e);
+	ret = xip_registry_parse(text, e);
 	free(text);
 	return ret;
 }
 
 /* ---- identity ---------------------------------------------------------- */
 
-bool registry_same_file(const struct xip_seg_entry *e, const struct stat *st)
+bool xip_registry_same_file(const struct xip_seg_entry *e,
+			    const struct stat *st)
 {
 	return S_ISREG(st->st_mode) && e->seg_ino != 0 &&
 	       (uint64_t)st->st_dev == e->seg_dev &&
@@ -597,7 +598,7 @@ static int foreign_error(const struct xip_seg_entry *e)
 }
 
 /* Is the recorded loop device still bound to the recorded file? */
-bool registry_loop_serves(const struct xip_seg_entry *e)
+bool xip_registry_loop_serves(const struct xip_seg_entry *e)
 {
 	struct loop_info64 li;
 	struct stat st;
@@ -627,7 +628,7 @@ static enum xip_entry_state entry_judge(const struct xip_seg_entry *e,
 	if (lstat(e->path, &st) < 0)
 		return errno == ENOENT ? XIP_ENTRY_GONE :
 		       e->attaching ? XIP_ENTRY_ATTACHING : XIP_ENTRY_LIVE;
-	if (!registry_same_file(e, &st))
+	if (!xip_registry_same_file(e, &st))
 		return XIP_ENTRY_FOREIGN;
 	if (!e->attaching)
 		return XIP_ENTRY_LIVE;
@@ -638,7 +639,7 @@ static enum xip_entry_state entry_judge(const struct xip_seg_entry *e,
 		  O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? XIP_ENTRY_GONE : XIP_ENTRY_ATTACHING;
-	if (fstat(fd, &st) < 0 || !registry_same_file(e, &st))
+	if (fstat(fd, &st) < 0 || !xip_registry_same_file(e, &st))
 		state = XIP_ENTRY_FOREIGN;
 	else if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 		state = XIP_ENTRY_ABANDONED;
@@ -650,8 +651,8 @@ static enum xip_entry_state entry_judge(const struct xip_seg_entry *e,
 
 /* ---- records -------------------------------------------------------------- */
 
-int registry_read(const char *name, struct xip_seg_entry *e,
-		  enum xip_entry_state *state, bool probe)
+int xip_registry_read(const char *name, struct xip_seg_entry *e,
+		      enum xip_entry_state *state, bool probe)
 {
 	char dir[XIP_PATH_MAX];
 	int dfd = state_dir(name, dir, sizeof(dir)), ret;
@@ -675,7 +676,7 @@ int registry_read(const char *name, struct xip_seg_entry *e,
 	return 0;
 }
 
-int registry_clean(const struct xip_seg_entry *e)
+int xip_registry_clean(const struct xip_seg_entry *e)
 {
 	struct xip_seg_entry *cur = malloc(sizeof(*cur));
 	enum xip_entry_state state;
@@ -684,12 +685,12 @@ int registry_clean(const struct xip_seg_entry *e)
 
 	if (!cur)
 		return xip_error(-ENOMEM, "out of memory");
-	ret = registry_lock();
+	ret = xip_registry_lock();
 	if (ret) {
 		free(cur);
 		return ret;
 	}
-	ret = registry_read(e->name, cur, &state, true);
+	ret = xip_registry_read(e->name, cur, &state, true);
 	if (ret == -ENOENT) {
 		ret = 0;		/* someone else was first */
 		goto out;
@@ -698,22 +699,22 @@ int registry_clean(const struct xip_seg_entry *e)
 	    cur->seg_dev != e->seg_dev || cur->seg_ino != e->seg_ino)
 		goto out;		/* not (or no longer) this stale record */
 	if (state == XIP_ENTRY_ABANDONED && lstat(cur->path, &st) == 0 &&
-	    registry_same_file(cur, &st) && unlink(cur->path) < 0 &&
+	    xip_registry_same_file(cur, &st) && unlink(cur->path) < 0 &&
 	    errno != ENOENT) {
 		ret = xip_error(-errno, "%s: %s", cur->path, strerror(errno));
 		goto out;
 	}
 	/* still bound to the recorded file: released, at its last close when
 	 * mounted, as detach --force does */
-	if (registry_loop_serves(cur))
-		loop_detach(cur->loop);
-	ret = registry_remove(cur->name);
+	if (xip_registry_loop_serves(cur))
+		xip_loop_detach(cur->loop);
+	ret = xip_registry_remove(cur->name);
 	if (!ret) {
 		xip_error_clear();
 		ret = 1;
 	}
 out:
-	registry_unlock();
+	xip_registry_unlock();
 	free(cur);
 	return ret;
 }
@@ -724,33 +725,33 @@ static void loop_forget(struct xip_seg_entry *e)
 	struct xip_seg_entry *cur = malloc(sizeof(*cur));
 	enum xip_entry_state state;
 
-	if (!cur || registry_lock()) {
+	if (!cur || xip_registry_lock()) {
 		free(cur);
 		return;
 	}
-	if (!registry_read(e->name, cur, &state, false) &&
+	if (!xip_registry_read(e->name, cur, &state, false) &&
 	    state == XIP_ENTRY_LIVE && cur->seg_ino == e->seg_ino &&
 	    cur->seg_dev == e->seg_dev && !strcmp(cur->loop, e->loop) &&
-	    !registry_loop_serves(cur)) {
+	    !xip_registry_loop_serves(cur)) {
 		cur->loop[0] = '\0';
-		registry_store(cur, 0);
+		xip_registry_store(cur, 0);
 	}
-	registry_unlock();
+	xip_registry_unlock();
 	xip_error_clear();
 	free(cur);
 	e->loop[0] = '\0';
 }
 
-int registry_get(const char *name, struct xip_seg_entry *e)
+int xip_registry_get(const char *name, struct xip_seg_entry *e)
 {
 	enum xip_entry_state state;
-	int ret = registry_read(name, e, &state, false);
+	int ret = xip_registry_read(name, e, &state, false);
 
 	if (ret)
 		return ret;
 	switch (state) {
 	case XIP_ENTRY_LIVE:
-		if (e->loop[0] && !registry_loop_serves(e))
+		if (e->loop[0] && !xip_registry_loop_serves(e))
 			loop_forget(e);
 		xip_error_clear();
 		return 0;
@@ -761,13 +762,13 @@ int registry_get(const char *name, struct xip_seg_entry *e)
 	case XIP_ENTRY_FOREIGN:
 		return foreign_error(e);
 	default:
-		registry_clean(e);
+		xip_registry_clean(e);
 		return xip_error(-ENOENT, "@%s: no attached segment of that name",
 				 name);
 	}
 }
 
-int registry_open_entry(const struct xip_seg_entry *e, int oflags)
+int xip_registry_open_entry(const struct xip_seg_entry *e, int oflags)
 {
 	struct stat st;
 	int fd;
@@ -781,7 +782,7 @@ int registry_open_entry(const struct xip_seg_entry *e, int oflags)
 				 e->name);
 	if (fd < 0)
 		return xip_error(-errno, "%s: %s", e->path, strerror(errno));
-	if (fstat(fd, &st) < 0 || !registry_same_file(e, &st)) {
+	if (fstat(fd, &st) < 0 || !xip_registry_same_file(e, &st)) {
 		close(fd);
 		return foreign_error(e);
 	}
@@ -790,25 +791,26 @@ int registry_open_entry(const struct xip_seg_entry *e, int oflags)
 	return fd;
 }
 
-int registry_open(const char *name, int oflags, struct xip_seg_entry *e)
+int xip_registry_open(const char *name, int oflags, struct xip_seg_entry *e)
 {
-	int ret = registry_name_check(name);
+	int ret = xip_registry_name_check(name);
 
 	if (ret)
 		return xip_error(-ENOENT, "@%s: %s", name, xip_errmsg());
-	ret = registry_get(name, e);
+	ret = xip_registry_get(name, e);
 	if (ret)
 		return ret;
-	ret = registry_open_entry(e, oflags);
+	ret = xip_registry_open_entry(e, oflags);
 	if (ret == -ENOENT) {
-		registry_clean(e);	/* gone since: stale */
+		xip_registry_clean(e);	/* gone since: stale */
 		ret = xip_error(-ENOENT, "@%s: no attached segment of that name",
 				name);
 	}
 	return ret;
 }
 
-int registry_resolve(const char *name, char **pathp, enum xip_seg_type *typep)
+int xip_registry_resolve(const char *name, char **pathp,
+			 enum xip_seg_type *typep)
 {
 	struct xip_seg_entry *e = malloc(sizeof(*e));
 	int fd;
@@ -817,7 +819,7 @@ int registry_resolve(const char *name, char **pathp, enum xip_seg_type *typep)
 	*typep = XIP_SEGTYPE_NONE;
 	if (!e)
 		return xip_error(-ENOMEM, "out of memory");
-	fd = registry_open(name, O_RDONLY, e);
+	fd = xip_registry_open(name, O_RDONLY, e);
 	if (fd >= 0) {
 		close(fd);
 		*pathp = strdup(e->path);
@@ -838,24 +840,24 @@ static int entry_cmp(const void *a, const void *b)
 static int list_one(const char *name, struct xip_seg_entry *e)
 {
 	enum xip_entry_state state;
-	int ret = registry_read(name, e, &state, false);
+	int ret = xip_registry_read(name, e, &state, false);
 
 	if (ret == -ENOENT)
 		return 0;		/* removed meanwhile */
 	if (ret)
 		return ret;
 	if (state == XIP_ENTRY_LIVE) {
-		if (e->loop[0] && !registry_loop_serves(e))
+		if (e->loop[0] && !xip_registry_loop_serves(e))
 			loop_forget(e);
 		return 1;
 	}
 	/* stale, or an attach that may have died: judged again, locked */
-	if (registry_clean(e) < 0)
+	if (xip_registry_clean(e) < 0)
 		xip_error_clear();	/* left for the next one */
 	return 0;
 }
 
-int registry_list(struct xip_seg_entry **entries, size_t *n)
+int xip_registry_list(struct xip_seg_entry **entries, size_t *n)
 {
 	struct xip_seg_entry *v = NULL;
 	char dir[XIP_PATH_MAX];
@@ -875,7 +877,7 @@ int registry_list(struct xip_seg_entry **entries, size_t *n)
 		return ret;
 	}
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.' || registry_name_check(de->d_name))
+		if (de->d_name[0] == '.' || xip_registry_name_check(de->d_name))
 			continue;	/* lock, temporary files, foreign names */
 		if (cnt == cap) {
 			struct xip_seg_entry *p;
@@ -907,7 +909,7 @@ int registry_list(struct xip_seg_entry **entries, size_t *n)
 	return 0;
 }
 
-int registry_find(const char *what, struct xip_seg_entry *e)
+int xip_registry_find(const char *what, struct xip_seg_entry *e)
 {
 	struct xip_seg_entry *all;
 	char real[XIP_PATH_MAX];
@@ -917,10 +919,10 @@ int registry_find(const char *what, struct xip_seg_entry *e)
 	if (what[0] == '@')
 		what++;
 	if (strncmp(what, "/dev/", 5))
-		return registry_get(what, e);
+		return xip_registry_get(what, e);
 	if (!realpath(what, real))
 		snprintf(real, sizeof(real), "%s", what);
-	ret = registry_list(&all, &n);
+	ret = xip_registry_list(&all, &n);
 	if (ret)
 		return ret;
 	ret = xip_error(-ENOENT, "%s: no attached segment uses this device",

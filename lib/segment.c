@@ -2,8 +2,8 @@
 /*
  * Segments: a file, tmpfs file, block device or DAX device mapped into
  * memory, and the block-device method direct_access on top of it.  Every pointer the
- * library forms into image bytes comes from segment_direct_access() or
- * segment_range(), which check it against the segment's bounds.
+ * library forms into image bytes comes from xip_segment_direct_access() or
+ * xip_segment_range(), which check it against the segment's bounds.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,14 +37,14 @@ static const char *const type_names[] = {
 	[XIP_SEGTYPE_EN] = "en",
 };
 
-const char *segment_type_name(enum xip_seg_type type)
+const char *xip_segment_type_name(enum xip_seg_type type)
 {
 	if ((unsigned int)type >= sizeof(type_names) / sizeof(type_names[0]))
 		return "unknown";
 	return type_names[type];
 }
 
-int segment_type_parse(const char *name, enum xip_seg_type *type)
+int xip_segment_type_parse(const char *name, enum xip_seg_type *type)
 {
 	for (unsigned int i = XIP_SEGTYPE_SR;
 	     i < sizeof(type_names) / sizeof(type_names[0]); i++) {
@@ -58,13 +58,13 @@ int segment_type_parse(const char *name, enum xip_seg_type *type)
 			 name);
 }
 
-bool segment_type_writable(enum xip_seg_type type)
+bool xip_segment_type_writable(enum xip_seg_type type)
 {
 	/* dcssblk rejects writes to SR, ER (and SC) segments */
 	return type != XIP_SEGTYPE_SR && type != XIP_SEGTYPE_ER;
 }
 
-bool segment_type_exclusive(enum xip_seg_type type)
+bool xip_segment_type_exclusive(enum xip_seg_type type)
 {
 	return type == XIP_SEGTYPE_ER || type == XIP_SEGTYPE_EW ||
 	       type == XIP_SEGTYPE_EN;
@@ -170,12 +170,12 @@ static int segment_setup(struct xip_segment *seg, int flags)
 	    !(st.st_mode & 0222))
 		return xip_error(-EROFS, "%s: read-only (no write permission)",
 				 seg->path);
-	if (segment_type_exclusive(seg->type) &&
+	if (xip_segment_type_exclusive(seg->type) &&
 	    flock(seg->fd, LOCK_EX | LOCK_NB) < 0)
 		return xip_error(-EBUSY,
 				 "%s: exclusive segment (type %s) is held by another process",
 				 seg->name ? seg->name : seg->path,
-				 segment_type_name(seg->type));
+				 xip_segment_type_name(seg->type));
 	ret = segment_still_attached(seg);
 	if (ret)
 		return ret;
@@ -226,19 +226,19 @@ static int open_attached(struct xip_segment *seg, const char *name,
 
 	if (!e)
 		return xip_error(-ENOMEM, "out of memory");
-	fd = registry_name_check(name);
+	fd = xip_registry_name_check(name);
 	if (fd)
 		fd = xip_error(-ENOENT, "@%s: %s", name, xip_errmsg());
 	else
-		fd = registry_get(name, e);
-	if (!fd && write && !segment_type_writable(e->type))
+		fd = xip_registry_get(name, e);
+	if (!fd && write && !xip_segment_type_writable(e->type))
 		fd = xip_error(-EROFS, "@%s: segment is read-only (type %s)",
-			       name, segment_type_name(e->type));
+			       name, xip_segment_type_name(e->type));
 	if (!fd) {
 		seg->type = e->type;
-		fd = registry_open_entry(e, write ? O_RDWR : O_RDONLY);
+		fd = xip_registry_open_entry(e, write ? O_RDWR : O_RDONLY);
 		if (fd == -ENOENT) {
-			registry_clean(e);	/* gone since: stale */
+			xip_registry_clean(e);	/* gone since: stale */
 			fd = xip_error(-ENOENT,
 				       "@%s: no attached segment of that name",
 				       name);
@@ -262,7 +262,7 @@ static int open_attached(struct xip_segment *seg, const char *name,
 	return 0;
 }
 
-int segment_open(const char *spec, int flags, struct xip_segment **segp)
+int xip_segment_open(const char *spec, int flags, struct xip_segment **segp)
 {
 	struct xip_segment *seg;
 	int ret;
@@ -274,7 +274,7 @@ int segment_open(const char *spec, int flags, struct xip_segment **segp)
 	if (!seg)
 		return xip_error(-ENOMEM, "%s: out of memory", spec);
 	if (spec[0] == '@' && !(seg->name = strdup(spec + 1))) {
-		segment_close(seg);
+		xip_segment_close(seg);
 		return xip_error(-ENOMEM, "%s: out of memory", spec);
 	}
 	ret = spec[0] == '@' ? open_attached(seg, spec + 1, flags) :
@@ -282,15 +282,15 @@ int segment_open(const char *spec, int flags, struct xip_segment **segp)
 	if (!ret)
 		ret = segment_setup(seg, flags);
 	if (ret) {
-		segment_close(seg);
+		xip_segment_close(seg);
 		return ret;
 	}
 	*segp = seg;
 	return 0;
 }
 
-int segment_open_fd(int fd, const char *path, int flags,
-		    struct xip_segment **segp)
+int xip_segment_open_fd(int fd, const char *path, int flags,
+			struct xip_segment **segp)
 {
 	struct xip_segment *seg;
 	int ret;
@@ -302,19 +302,19 @@ int segment_open_fd(int fd, const char *path, int flags,
 	seg->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (seg->fd < 0) {
 		ret = xip_error(-errno, "%s: %s", seg->path, strerror(errno));
-		segment_close(seg);
+		xip_segment_close(seg);
 		return ret;
 	}
 	ret = segment_setup(seg, flags);
 	if (ret) {
-		segment_close(seg);
+		xip_segment_close(seg);
 		return ret;
 	}
 	*segp = seg;
 	return 0;
 }
 
-void segment_release(struct xip_segment *seg)
+void xip_segment_release(struct xip_segment *seg)
 {
 	if (seg->base)
 		munmap(seg->base, (size_t)seg->size);
@@ -324,18 +324,18 @@ void segment_release(struct xip_segment *seg)
 	seg->fd = -1;
 }
 
-void segment_close(struct xip_segment *seg)
+void xip_segment_close(struct xip_segment *seg)
 {
 	if (!seg)
 		return;
-	segment_release(seg);
+	xip_segment_release(seg);
 	free(seg->path);
 	free(seg->name);
 	free(seg);
 }
 
-int segment_direct_access(struct xip_segment *seg, uint64_t sector,
-			  void **addr)
+int xip_segment_direct_access(struct xip_segment *seg, uint64_t sector,
+			      void **addr)
 {
 	uint64_t per_page, pgoff;
 
@@ -351,8 +351,8 @@ int segment_direct_access(struct xip_segment *seg, uint64_t sector,
 	return 0;
 }
 
-int segment_range(struct xip_segment *seg, uint64_t off, uint64_t len,
-		  void **addr)
+int xip_segment_range(struct xip_segment *seg, uint64_t off, uint64_t len,
+		      void **addr)
 {
 	if (!seg || seg->gone || !seg->base)
 		return -ENODEV;
@@ -362,7 +362,7 @@ int segment_range(struct xip_segment *seg, uint64_t off, uint64_t len,
 	return 0;
 }
 
-int segment_sync(struct xip_segment *seg)
+int xip_segment_sync(struct xip_segment *seg)
 {
 	if (!seg || seg->gone || !seg->base)
 		return -ENODEV;
@@ -377,7 +377,7 @@ int segment_sync(struct xip_segment *seg)
 	return 0;
 }
 
-int segment_lock(struct xip_segment *seg, bool exclusive, int timeout_ms)
+int xip_segment_lock(struct xip_segment *seg, bool exclusive, int timeout_ms)
 {
 	struct timespec pause = { 0, 10 * 1000 * 1000 };
 	int op = (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB;
@@ -385,8 +385,8 @@ int segment_lock(struct xip_segment *seg, bool exclusive, int timeout_ms)
 
 	if (!seg || seg->fd < 0)
 		return -ENODEV;
-	/* an exclusive segment type holds LOCK_EX from segment_open() */
-	if (segment_type_exclusive(seg->type))
+	/* an exclusive segment type holds LOCK_EX from xip_segment_open() */
+	if (xip_segment_type_exclusive(seg->type))
 		return 0;
 	while (flock(seg->fd, op) < 0) {
 		if (errno != EWOULDBLOCK && errno != EINTR)

@@ -95,7 +95,7 @@ enum xip_seg_type {
 	XIP_SEGTYPE_EN,		/* exclusive, no data (zero-filled) */
 };
 
-/* segment_open() flags */
+/* xip_segment_open() flags */
 #define XIP_SEG_WRITE	0x01	/* map PROT_WRITE (fails with -EROFS if not) */
 #define XIP_SEG_EXCL	0x02	/* take the exclusive holder lock */
 
@@ -118,13 +118,13 @@ struct xip_segment {
  * file).  Read-only segment types and files without any write permission
  * bit refuse XIP_SEG_WRITE with -EROFS.
  */
-int segment_open(const char *spec, int flags, struct xip_segment **segp);
+int xip_segment_open(const char *spec, int flags, struct xip_segment **segp);
 /* Map an already open file descriptor (dup'ed; the caller keeps @fd). */
-int segment_open_fd(int fd, const char *path, int flags,
-		    struct xip_segment **segp);
+int xip_segment_open_fd(int fd, const char *path, int flags,
+			struct xip_segment **segp);
 /* Unmap the segment and close its descriptor; @seg itself stays. */
-void segment_release(struct xip_segment *seg);
-void segment_close(struct xip_segment *seg);
+void xip_segment_release(struct xip_segment *seg);
+void xip_segment_close(struct xip_segment *seg);
 
 /*
  * The block-device method direct_access: @sector is in 512-byte units and must be
@@ -132,26 +132,26 @@ void segment_close(struct xip_segment *seg);
  * (-ERANGE); a released segment gives -ENODEV.  On success *addr points
  * at the page's bytes.
  */
-int segment_direct_access(struct xip_segment *seg, uint64_t sector,
-			  void **addr);
+int xip_segment_direct_access(struct xip_segment *seg, uint64_t sector,
+			      void **addr);
 /*
  * A bounds-checked pointer to @len bytes at byte offset @off (any
  * alignment), computed in 64 bits: -ERANGE if any byte lies outside.
  */
-int segment_range(struct xip_segment *seg, uint64_t off, uint64_t len,
-		  void **addr);
+int xip_segment_range(struct xip_segment *seg, uint64_t off, uint64_t len,
+		      void **addr);
 /* msync for file-backed segments; fsync for block devices. */
-int segment_sync(struct xip_segment *seg);
+int xip_segment_sync(struct xip_segment *seg);
 /*
  * Advisory holder lock on the backing object (flock): writers take it
  * exclusive, readers and running programs shared.  Waits at most
  * @timeout_ms milliseconds, then -EBUSY.
  */
-int segment_lock(struct xip_segment *seg, bool exclusive, int timeout_ms);
-const char *segment_type_name(enum xip_seg_type type);
-int segment_type_parse(const char *name, enum xip_seg_type *type);
-bool segment_type_writable(enum xip_seg_type type);
-bool segment_type_exclusive(enum xip_seg_type type);
+int xip_segment_lock(struct xip_segment *seg, bool exclusive, int timeout_ms);
+const char *xip_segment_type_name(enum xip_seg_type type);
+int xip_segment_type_parse(const char *name, enum xip_seg_type *type);
+bool xip_segment_type_writable(enum xip_seg_type type);
+bool xip_segment_type_exclusive(enum xip_seg_type type);
 
 
 /* ------------------------------------------------------------------ */
@@ -202,9 +202,10 @@ enum xip_entry_state {
  * after checking that its file is the one recorded at attach.  Returns
  * -ENOENT when no such segment exists (a stale entry, whose segment file
  * is gone, is removed and counts as none), -ESTALE when another file is in
- * its place.  To use the file, open it with registry_open() instead.
+ * its place.  To use the file, open it with xip_registry_open() instead.
  */
-int registry_resolve(const char *name, char **pathp, enum xip_seg_type *typep);
+int xip_registry_resolve(const char *name, char **pathp,
+			 enum xip_seg_type *typep);
 /*
  * Open the segment file of the attached segment @name with @oflags'
  * access mode (O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC added) and
@@ -212,47 +213,48 @@ int registry_resolve(const char *name, char **pathp, enum xip_seg_type *typep);
  * owner).  The record goes into @e.  Returns the descriptor, -ENOENT (not
  * attached), -EBUSY (still being attached) or -ESTALE (another file).
  */
-int registry_open(const char *name, int oflags, struct xip_seg_entry *e);
+int xip_registry_open(const char *name, int oflags, struct xip_seg_entry *e);
 /* Same, for a record in hand. */
-int registry_open_entry(const struct xip_seg_entry *e, int oflags);
+int xip_registry_open_entry(const struct xip_seg_entry *e, int oflags);
 /* Is @st the segment file recorded in @e? */
 struct stat;
-bool registry_same_file(const struct xip_seg_entry *e, const struct stat *st);
+bool xip_registry_same_file(const struct xip_seg_entry *e,
+			    const struct stat *st);
 /* Is the record's loop device still bound to the recorded file
  * (LOOP_GET_STATUS64: device and inode)? */
-bool registry_loop_serves(const struct xip_seg_entry *e);
+bool xip_registry_loop_serves(const struct xip_seg_entry *e);
 /*
  * The run directory (created 0700 when missing), written into @buf.  It
  * must be a directory, not a symlink, owned by the caller and not
  * writable by group or others.
  */
-int registry_dir(char *buf, size_t len);
+int xip_registry_dir(char *buf, size_t len);
 /* 1 to 64 of [A-Za-z0-9._-], not starting with '.': 0 or -EINVAL. */
-int registry_name_check(const char *name);
+int xip_registry_name_check(const char *name);
 /* A valid segment name derived from an image file name ("rootfs.img.gz"
  * gives "rootfs"). */
-int registry_default_name(const char *image, char *buf, size_t len);
+int xip_registry_default_name(const char *image, char *buf, size_t len);
 /*
  * The registry lock (flock on .lock in the run directory): every change
  * of a record, segment file or loop device is made holding it, and a
  * reader that finds a stale record cleans it only under it, after reading
  * the record again.  Nests within one thread.
  */
-int registry_lock(void);
-void registry_unlock(void);
+int xip_registry_lock(void);
+void xip_registry_unlock(void);
 /*
  * Write a record atomically: a new one (XIP_REG_CREATE: -EEXIST when the
  * name is taken) or over the existing one.  Takes the lock.
  */
 #define XIP_REG_CREATE	0x01
-int registry_store(const struct xip_seg_entry *e, int flags);
+int xip_registry_store(const struct xip_seg_entry *e, int flags);
 /*
  * Read one record as it is and judge it (*state): -ENOENT when there is
  * none.  @probe (with the lock held) tells an attach that died from one
  * still running.
  */
-int registry_read(const char *name, struct xip_seg_entry *e,
-		  enum xip_entry_state *state, bool probe);
+int xip_registry_read(const char *name, struct xip_seg_entry *e,
+		      enum xip_entry_state *state, bool probe);
 /*
  * Under the lock, read the record of @e->name again and, when it still
  * is the same stale record, remove it: a segment file only when it is
@@ -260,21 +262,21 @@ int registry_read(const char *name, struct xip_seg_entry *e,
  * still serves the recorded file (at its last close when in use).
  * 1 when removed.
  */
-int registry_clean(const struct xip_seg_entry *e);
+int xip_registry_clean(const struct xip_seg_entry *e);
 /*
  * Read one live record: -ENOENT when missing or its file is gone (then
  * removed), -ESTALE when another file is in its place, -EBUSY while it
  * is being attached.
  */
-int registry_get(const char *name, struct xip_seg_entry *e);
-int registry_remove(const char *name);
+int xip_registry_get(const char *name, struct xip_seg_entry *e);
+int xip_registry_remove(const char *name);
 /* All live records sorted by name, stale ones removed; free() the array. */
-int registry_list(struct xip_seg_entry **entries, size_t *n);
+int xip_registry_list(struct xip_seg_entry **entries, size_t *n);
 /* Find by name, "@NAME" or by loop device path ("/dev/loop3"). */
-int registry_find(const char *what, struct xip_seg_entry *e);
+int xip_registry_find(const char *what, struct xip_seg_entry *e);
 /* State file text: format and parse (exposed for the unit tests). */
-int registry_format(const struct xip_seg_entry *e, char *buf, size_t len);
-int registry_parse(const char *text, struct xip_seg_entry *e);
+int xip_registry_format(const struct xip_seg_entry *e, char *buf, size_t len);
+int xip_registry_parse(const char *text, struct xip_seg_entry *e);
 
 /* ------------------------------------------------------------------ */
 /* Attach, detach, save (attach.c)                                     */
@@ -342,26 +344,26 @@ int xip_segment_refresh(struct xip_seg_entry *e);
  * falling back to LOOP_SET_FD + LOOP_SET_STATUS64), retrying when another
  * process takes the device first.  The device name goes into @dev.
  */
-int loop_attach(const char *path, uint64_t offset, uint64_t sizelimit,
-		int flags, char *dev, size_t len);
+int xip_loop_attach(const char *path, uint64_t offset, uint64_t sizelimit,
+		    int flags, char *dev, size_t len);
 /* Unbind (LOOP_CLR_FD); a device still open is cleared on last close. */
-int loop_detach(const char *dev);
+int xip_loop_detach(const char *dev);
 /* The backing file of a bound loop device (-ENXIO when unbound). */
-int loop_backing_file(const char *dev, char *buf, size_t len);
+int xip_loop_backing_file(const char *dev, char *buf, size_t len);
 /* Is the device mounted or claimed?  1 with the reason, 0, or < 0. */
-int loop_busy(const char *dev, char *why, size_t len);
+int xip_loop_busy(const char *dev, char *why, size_t len);
 /* Is the loop device read-only?  1, 0 or < 0. */
-int loop_read_only(const char *dev);
+int xip_loop_read_only(const char *dev);
 /*
  * Claim every loop device bound to the file open on @fd (the same device
  * and inode) with O_EXCL, as the kernel claims a device it mounts.  When
  * one is mounted or held, -EBUSY names it and where it is mounted (@what
  * names the file in the message); otherwise the claims are returned in
- * *@fdsp (release with loop_release_claims) and keep anyone from
+ * *@fdsp (release with xip_loop_release_claims) and keep anyone from
  * mounting those devices while they are held.
  */
-int loop_claim_backing(int fd, const char *what, int **fdsp, size_t *np);
-void loop_release_claims(int *fds, size_t n);
+int xip_loop_claim_backing(int fd, const char *what, int **fdsp, size_t *np);
+void xip_loop_release_claims(int *fds, size_t n);
 
 /* ------------------------------------------------------------------ */
 /* The segment io_manager (xipio.c)                                    */
@@ -374,12 +376,12 @@ extern io_manager xip_io_manager;
 /*
  * Register @seg with the io_manager and write the channel name to pass to
  * ext2fs_open2()/ext2fs_initialize() into @buf.  The registration lasts
- * until xipio_unregister().
+ * until xip_io_unregister().
  */
-int xipio_register(struct xip_segment *seg, char *buf, size_t len);
-void xipio_unregister(struct xip_segment *seg);
+int xip_io_register(struct xip_segment *seg, char *buf, size_t len);
+void xip_io_unregister(struct xip_segment *seg);
 /* The segment behind an io_channel of xip_io_manager (NULL otherwise). */
-struct xip_segment *xipio_segment(io_channel channel);
+struct xip_segment *xip_io_segment(io_channel channel);
 #endif
 
 /* ------------------------------------------------------------------ */

@@ -46,7 +46,7 @@ static struct {
 static unsigned long next_id = 1;
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 
-int xipio_register(struct xip_segment *seg, char *buf, size_t len)
+int xip_io_register(struct xip_segment *seg, char *buf, size_t len)
 {
 	int ret = -ENFILE;
 
@@ -66,7 +66,7 @@ int xipio_register(struct xip_segment *seg, char *buf, size_t len)
 	return 0;
 }
 
-void xipio_unregister(struct xip_segment *seg)
+void xip_io_unregister(struct xip_segment *seg)
 {
 	pthread_mutex_lock(&reg_lock);
 	for (unsigned int i = 0; i < XIPIO_MAX_SEGMENTS; i++)
@@ -94,7 +94,7 @@ static struct xip_segment *lookup(const char *name)
 	return seg;
 }
 
-struct xip_segment *xipio_segment(io_channel channel)
+struct xip_segment *xip_io_segment(io_channel channel)
 {
 	struct xipio_private *priv;
 
@@ -211,7 +211,7 @@ static errcode_t xipio_read_blk64(io_channel channel, unsigned long long block,
 	ret = xipio_span(channel, block, count, &off, &len);
 	if (ret)
 		return ret;
-	if (segment_range(priv->seg, off, len, &src)) {
+	if (xip_segment_range(priv->seg, off, len, &src)) {
 		if (channel->read_error)
 			return channel->read_error(channel, block, count, data,
 						   len, 0, EXT2_ET_SHORT_READ);
@@ -237,7 +237,7 @@ static errcode_t xipio_write_bytes(io_channel channel, uint64_t off,
 
 	if (!priv->seg->writable)
 		return EXT2_ET_RO_FILSYS;
-	if (segment_range(priv->seg, off, len, &dst))
+	if (xip_segment_range(priv->seg, off, len, &dst))
 		return EXT2_ET_SHORT_WRITE;
 	priv->stats.bytes_written += len;
 	if (priv->atomic && priv->seg->kind != XIP_SEG_DAX) {
@@ -297,7 +297,7 @@ static errcode_t xipio_flush(io_channel channel)
 {
 	struct xipio_private *priv = channel->private_data;
 
-	return segment_sync(priv->seg) ? EXT2_ET_SHORT_WRITE : 0;
+	return xip_segment_sync(priv->seg) ? EXT2_ET_SHORT_WRITE : 0;
 }
 
 static errcode_t xipio_set_option(io_channel channel, const char *option,
@@ -370,7 +370,7 @@ static errcode_t xipio_zeroout(io_channel channel, unsigned long long block,
 		return EXT2_ET_INVALID_ARGUMENT;
 	off = block * bs;
 	len = count * bs;
-	if (segment_range(seg, off, len, (void **)&p))
+	if (xip_segment_range(seg, off, len, (void **)&p))
 		return EXT2_ET_SHORT_WRITE;
 	head = (seg->page_size - off % seg->page_size) % seg->page_size;
 	if ((seg->kind == XIP_SEG_FILE || seg->kind == XIP_SEG_SHM) &&

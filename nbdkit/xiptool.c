@@ -67,12 +67,12 @@ static void release(void)
 			nbdkit_error("%s: %s", image, xip_errmsg());
 		img = NULL;
 	} else if (seg) {
-		if (segment_sync(seg))
+		if (xip_segment_sync(seg))
 			nbdkit_error("%s: %s", image, xip_errmsg());
-		segment_close(seg);
+		xip_segment_close(seg);
 	}
 	seg = NULL;
-	loop_release_claims(claims, nclaims);
+	xip_loop_release_claims(claims, nclaims);
 	claims = NULL;
 	nclaims = 0;
 	free(runs);
@@ -140,7 +140,7 @@ static unsigned int whole_block_size(void)
 	const struct ext2_super_block *sb;
 	void *p;
 
-	if (!segment_range(seg, SB_OFFSET, sizeof(*sb), &p)) {
+	if (!xip_segment_range(seg, SB_OFFSET, sizeof(*sb), &p)) {
 		sb = p;
 		if (sb->s_magic == EXT2_SUPER_MAGIC &&
 		    sb->s_log_block_size <= EXT2_MAX_BLOCK_LOG_SIZE -
@@ -156,13 +156,13 @@ static int open_segment(void)
 	int ret = -EROFS;
 
 	if (readonly != 1) {
-		ret = segment_open(image, XIP_SEG_WRITE, &seg);
+		ret = xip_segment_open(image, XIP_SEG_WRITE, &seg);
 		if (ret == -EROFS && readonly == -1)
 			nbdkit_debug("%s: %s: serving read-only", image,
 				     xip_errmsg());
 	}
 	if (ret == -EROFS && readonly != 0)
-		ret = segment_open(image, 0, &seg);
+		ret = xip_segment_open(image, 0, &seg);
 	if (ret)
 		return ret;
 	writable = seg->writable;
@@ -171,10 +171,11 @@ static int open_segment(void)
 
 static int ready_whole(void)
 {
-	int ret = segment_lock(seg, writable, LOCK_TIMEOUT_MS);
+	int ret = xip_segment_lock(seg, writable, LOCK_TIMEOUT_MS);
 
 	if (!ret && writable)
-		ret = loop_claim_backing(seg->fd, seg->path, &claims, &nclaims);
+		ret = xip_loop_claim_backing(seg->fd, seg->path, &claims,
+					     &nclaims);
 	if (ret)
 		return ret;
 	size = seg->size;
@@ -309,7 +310,7 @@ static int seg_read(void *buf, uint64_t len, uint64_t off)
 		return fail(EIO, "%s: read past the end of the segment", image);
 	if (seg->kind == XIP_SEG_DAX) {
 		/* device DAX has no read(): only the mapping */
-		if (segment_range(seg, off, len, &src))
+		if (xip_segment_range(seg, off, len, &src))
 			return fail(EIO, "%s: segment gone", image);
 		memcpy(buf, src, len);
 		return 0;
@@ -338,7 +339,7 @@ static int seg_write(const void *buf, uint64_t len, uint64_t off)
 	if (off > seg->size || len > seg->size - off)
 		return fail(EIO, "%s: write past the end of the segment", image);
 	if (seg->kind == XIP_SEG_DAX) {
-		if (segment_range(seg, off, len, &dst))
+		if (xip_segment_range(seg, off, len, &dst))
 			return fail(EIO, "%s: segment gone", image);
 		memcpy(dst, buf, len);
 		return 0;
@@ -382,7 +383,7 @@ static int seg_sync(uint64_t len, uint64_t off)
 	if (!writable)
 		return 0;
 	if (!len) {
-		if (segment_sync(seg))
+		if (xip_segment_sync(seg))
 			return fail(EIO, "%s", xip_errmsg());
 		return 0;
 	}

@@ -25,7 +25,7 @@
 
 /*
  * A private in-memory copy of the input as a segment: a memfd holding
- * @size bytes of @data, mapped through segment_open_fd() like any image
+ * @size bytes of @data, mapped through xip_segment_open_fd() like any image
  * file (writable when @flags has XIP_SEG_WRITE).  The input itself is
  * never written.
  */

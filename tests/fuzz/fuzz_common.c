@@ -35,7 +35,7 @@ int fuzz_open_segment(const uint8_t *data, size_t size, int flags,
 		return -errno;
 	ret = write_all(fd, data, size);
 	if (!ret)
-		ret = segment_open_fd(fd, "fuzz.img", flags, segp);
+		ret = xip_segment_open_fd(fd, "fuzz.img", flags, segp);
 	close(fd);
 	return ret;
 }

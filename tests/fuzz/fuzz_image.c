@@ -16,7 +16,7 @@ static void fuzz_identify(const uint8_t *data, size_t size)
 	if (fuzz_open_segment(data, size, 0, &seg))
 		return;
 	xip_identify(seg, type, sizeof(type));
-	segment_close(seg);
+	xip_segment_close(seg);
 }
 
 static void fuzz_open_info(const uint8_t *data, size_t size, int flags)

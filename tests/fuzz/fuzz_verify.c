@@ -40,6 +40,6 @@ FUZZ_TARGET(verify)
 	opts.progress_arg = &calls;
 	if (!xip_check(seg, &opts, &rep))
 		xip_check_report_free(&rep);
-	segment_close(seg);
+	xip_segment_close(seg);
 	return 0;
 }

@@ -607,7 +607,7 @@ static void test_build_pio(void **state)
 	long before;
 
 	unit_fill_file(p, 64 * 4096, 0x11);
-	assert_int_equal(segment_open(p, XIP_SEG_WRITE, &seg), 0);
+	assert_int_equal(xip_segment_open(p, XIP_SEG_WRITE, &seg), 0);
 	memset(buf, 0x5a, sizeof(buf));
 	memset(out, 0, sizeof(out));
 	/* 32 pages written and read back: a copy through the shared mapping
@@ -632,11 +632,11 @@ static void test_build_pio(void **state)
 	assert_int_equal(xip_seg_pwrite(seg, UINT64_MAX - 1, buf, 4),
 			 -ERANGE);
 	assert_int_equal(xip_seg_pwrite(seg, 64 * 4096, buf, 0), 0);
-	segment_close(seg);
-	assert_int_equal(segment_open(p, 0, &seg), 0);
+	xip_segment_close(seg);
+	assert_int_equal(xip_segment_open(p, 0, &seg), 0);
 	assert_int_equal(xip_seg_pwrite(seg, 0, buf, 1), -EROFS);
 	assert_int_equal(xip_build_zero(seg, 0, 4096), -EROFS);
-	segment_close(seg);
+	xip_segment_close(seg);
 	unit_peek(p, 0, out, 1);
 	assert_int_equal(out[0], 0);
 }
@@ -656,7 +656,7 @@ static void test_build_copy_in(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, data, sizeof(data)), (ssize_t)sizeof(data));
 	unit_fill_file(p, 4 * 1048576, 0x11);
-	assert_int_equal(segment_open(p, XIP_SEG_WRITE, &seg), 0);
+	assert_int_equal(xip_segment_open(p, XIP_SEG_WRITE, &seg), 0);
 	assert_int_equal(xip_seg_copy_in(seg, 8192, fd, 100,
 					   sizeof(data) - 100, &done), 0);
 	assert_int_equal(done, sizeof(data) - 100);
@@ -666,7 +666,7 @@ static void test_build_copy_in(void **state)
 	assert_int_equal(done, 10);
 	assert_int_equal(xip_seg_copy_in(seg, 4 * 1048576 - 10, fd, 0, 11,
 					   &done), -ERANGE);
-	segment_close(seg);
+	xip_segment_close(seg);
 	close(fd);
 	for (uint64_t off = 0; off < sizeof(data) - 100; off += 4000) {
 		uint64_t n = sizeof(data) - 100 - off;
@@ -692,11 +692,11 @@ static void test_build_zero(void **state)
 
 	unit_fill_file(p, 256 * 4096, 0x11);
 	assert_int_equal(stat(p, &before), 0);
-	assert_int_equal(segment_open(p, XIP_SEG_WRITE, &seg), 0);
+	assert_int_equal(xip_segment_open(p, XIP_SEG_WRITE, &seg), 0);
 	assert_int_equal(xip_build_zero(seg, 4096 + 100, 200 * 4096), 0);
 	assert_int_equal(xip_build_zero(seg, 255 * 4096, 4097), -ERANGE);
 	assert_int_equal(xip_build_zero(seg, 0, 0), 0);
-	segment_close(seg);
+	xip_segment_close(seg);
 	assert_int_equal(stat(p, &after), 0);
 	assert_int_equal(after.st_size, before.st_size);
 	/* the whole pages in the middle hold nothing any more */
@@ -729,15 +729,15 @@ static void test_build_reserve(void **state)
 	assert_int_equal(ftruncate(fd, 1 << 30), 0);
 	close(fd);
 	assert_int_equal(stat(p, &before), 0);
-	assert_int_equal(segment_open(p, XIP_SEG_WRITE, &seg), 0);
+	assert_int_equal(xip_segment_open(p, XIP_SEG_WRITE, &seg), 0);
 	assert_int_equal(xip_build_reserve(seg, (1 << 30) - 4096, 8192),
 			 -ERANGE);
 	if (seg->kind != XIP_SEG_FILE ||	/* tmpfs: nothing to do */
 	    xip_build_reserve(seg, 512 << 20, 64 * 4096) == -EOPNOTSUPP) {
-		segment_close(seg);
+		xip_segment_close(seg);
 		skip();
 	}
-	segment_close(seg);
+	xip_segment_close(seg);
 	assert_int_equal(stat(p, &after), 0);
 	assert_int_equal(after.st_size, 1 << 30);
 	assert_true((after.st_blocks - before.st_blocks) * 512 >= 64 * 4096);

@@ -10,9 +10,9 @@ static int run_check(const char *path, const struct xip_check_opts *o,
 	struct xip_segment *seg;
 	int ret;
 
-	assert_int_equal(segment_open(path, 0, &seg), 0);
+	assert_int_equal(xip_segment_open(path, 0, &seg), 0);
 	ret = xip_check(seg, o, rep);
-	segment_close(seg);
+	xip_segment_close(seg);
 	return ret;
 }
 

@@ -74,11 +74,11 @@ static uint8_t *read_runs(struct xip_image *img, ext2_ino_t ino, size_t *len)
 	for (size_t i = 0; i < nruns; i++) {
 		for (uint64_t k = 0; k < runs[i].len; k++) {
 			uint64_t off = (runs[i].lblk + k) * bs;
+			uint64_t at = (runs[i].pblk + k) * bs;
 			void *p;
 
-			assert_int_equal(segment_range(img->seg,
-						       (runs[i].pblk + k) * bs,
-						       bs, &p), 0);
+			assert_int_equal(xip_segment_range(img->seg, at, bs,
+							   &p), 0);
 			if (off < size)
 				memcpy(buf + off, p,
 				       size - off < bs ? size - off : bs);

@@ -120,9 +120,9 @@ static void test_loop_claims(void **state)
 	fd = open(p, O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	/* no loop device: nothing to claim */
-	assert_int_equal(loop_claim_backing(fd, p, &fds, &n), 0);
+	assert_int_equal(xip_loop_claim_backing(fd, p, &fds, &n), 0);
 	assert_int_equal(n, 0);
-	loop_release_claims(fds, n);
+	xip_loop_release_claims(fds, n);
 	snprintf(cmd, sizeof(cmd), "losetup -f --show '%s'", p);
 	f = popen(cmd, "r");
 	assert_non_null(f);
@@ -130,11 +130,11 @@ static void test_loop_claims(void **state)
 	pclose(f);
 	dev[strcspn(dev, "\n")] = '\0';
 	/* bound, not mounted: claimed, and then nobody can mount it */
-	assert_int_equal(loop_claim_backing(fd, p, &fds, &n), 0);
+	assert_int_equal(xip_loop_claim_backing(fd, p, &fds, &n), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(open(dev, O_RDONLY | O_EXCL), -1);
 	assert_int_equal(errno, EBUSY);
-	loop_release_claims(fds, n);
+	xip_loop_release_claims(fds, n);
 	/* a writer holds it for as long as the image is open */
 	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
 	assert_int_equal(img->nclaims, 1);
@@ -144,7 +144,8 @@ static void test_loop_claims(void **state)
 		int hold = open(dev, O_RDONLY | O_EXCL);
 
 		assert_true(hold >= 0);
-		assert_int_equal(loop_claim_backing(fd, p, &fds, &n), -EBUSY);
+		assert_int_equal(xip_loop_claim_backing(fd, p, &fds, &n),
+				 -EBUSY);
 		assert_non_null(strstr(xip_errmsg(), dev));
 		assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), -EBUSY);
 		assert_int_equal(disk_state(p), EXT2_VALID_FS);
@@ -256,9 +257,9 @@ static void test_random_bytes(void **state)
 	for (int i = 0; i < 1 << 20; i++)
 		fputc(rand() & 0xff, f);
 	fclose(f);
-	assert_int_equal(segment_open(p, 0, &seg), 0);
+	assert_int_equal(xip_segment_open(p, 0, &seg), 0);
 	assert_int_equal(xip_identify(seg, type, sizeof(type)), -ENODATA);
-	segment_close(seg);
+	xip_segment_close(seg);
 	assert_int_equal(xip_image_open(p, 0, &img), -EUCLEAN);
 }
 
@@ -274,11 +275,11 @@ static void test_other_fs(void **state)
 		 p, p, p);
 	if (system(cmd) != 0)
 		return; /* not available here: nothing to check */
-	assert_int_equal(segment_open(p, 0, &seg), 0);
+	assert_int_equal(xip_segment_open(p, 0, &seg), 0);
 	assert_int_equal(xip_identify(seg, type, sizeof(type)), -EMEDIUMTYPE);
 	assert_string_equal(type, "vfat");
 	assert_non_null(strstr(xip_errmsg(), "vfat"));
-	segment_close(seg);
+	xip_segment_close(seg);
 }
 
 /* Lines of /proc/self/maps that name @path. */

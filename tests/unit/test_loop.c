@@ -12,7 +12,7 @@ static char bound[64];
 static int release_bound(void **state)
 {
 	if (bound[0])
-		loop_detach(bound);
+		xip_loop_detach(bound);
 	bound[0] = '\0';
 	return 0;
 }
@@ -26,13 +26,16 @@ static void test_not_loop(void **state)
 {
 	char buf[256];
 
-	assert_int_equal(loop_backing_file("/dev/sda", buf, sizeof(buf)),
+	assert_int_equal(xip_loop_backing_file("/dev/sda", buf, sizeof(buf)),
 			 -EINVAL);
-	assert_int_equal(loop_backing_file("/dev/loop../x", buf, sizeof(buf)),
+	assert_int_equal(xip_loop_backing_file("/dev/loop../x", buf,
+					       sizeof(buf)),
 			 -EINVAL);
-	assert_true(loop_busy("/nonexistent/loop0", buf, sizeof(buf)) < 0);
-	assert_int_equal(loop_busy("/dev/null", buf, sizeof(buf)), -ENOTBLK);
-	assert_true(loop_attach("/nonexistent", 0, 0, 0, buf, sizeof(buf)) < 0);
+	assert_true(xip_loop_busy("/nonexistent/loop0", buf, sizeof(buf)) < 0);
+	assert_int_equal(xip_loop_busy("/dev/null", buf, sizeof(buf)),
+			 -ENOTBLK);
+	assert_true(xip_loop_attach("/nonexistent", 0, 0, 0, buf,
+				    sizeof(buf)) < 0);
 	assert_string_equal(xip_errmsg(), "/nonexistent: No such file or directory");
 }
 
@@ -59,43 +62,44 @@ static void test_attach_detach(void **state)
 	unit_fill_file(p, 1 << 20, 0x33);
 	unit_poke(p, 8192, "XIPX", 4);
 	/* read-only, with an offset and a size limit */
-	assert_int_equal(loop_attach(p, 8192, 4096, XIP_LOOP_RDONLY, dev,
-				     sizeof(dev)), 0);
+	assert_int_equal(xip_loop_attach(p, 8192, 4096, XIP_LOOP_RDONLY, dev,
+					 sizeof(dev)), 0);
 	snprintf(bound, sizeof(bound), "%s", dev);
 	assert_int_equal(strncmp(dev, "/dev/loop", 9), 0);
-	assert_int_equal(loop_backing_file(dev, backing, sizeof(backing)), 0);
+	assert_int_equal(xip_loop_backing_file(dev, backing, sizeof(backing)),
+			 0);
 	assert_string_equal(backing, p);
-	assert_int_equal(loop_read_only(dev), 1);
+	assert_int_equal(xip_loop_read_only(dev), 1);
 	assert_int_equal(dev_size(dev), 4096);
 	fd = open(dev, O_RDONLY);
 	assert_true(fd >= 0);
 	assert_int_equal(read(fd, buf, 4), 4);
 	assert_memory_equal(buf, "XIPX", 4);
 	close(fd);
-	if (loop_busy(dev, why, sizeof(why)) != 0)
+	if (xip_loop_busy(dev, why, sizeof(why)) != 0)
 		fail_msg("%s: busy: %s", dev, why);
 	/* the kernel refuses writes to a read-only loop device */
 	fd = open(dev, O_RDWR);
 	assert_true(fd < 0 || write(fd, buf, sizeof(buf)) < 0);
 	if (fd >= 0)
 		close(fd);
-	assert_int_equal(loop_detach(dev), 0);
+	assert_int_equal(xip_loop_detach(dev), 0);
 	bound[0] = '\0';	/* free now: it may be someone else's next */
 	/* unbound (or already bound again by someone else) */
-	ret = loop_backing_file(dev, backing, sizeof(backing));
+	ret = xip_loop_backing_file(dev, backing, sizeof(backing));
 	assert_true(ret == -ENXIO || (ret == 0 && strcmp(backing, p)));
 	/* read-write, whole file */
-	assert_int_equal(loop_attach(p, 0, 0, 0, dev, sizeof(dev)), 0);
+	assert_int_equal(xip_loop_attach(p, 0, 0, 0, dev, sizeof(dev)), 0);
 	snprintf(bound, sizeof(bound), "%s", dev);
-	assert_int_equal(loop_read_only(dev), 0);
+	assert_int_equal(xip_loop_read_only(dev), 0);
 	assert_int_equal(dev_size(dev), 1 << 20);
 	fd = open(dev, O_RDWR | O_EXCL);
 	assert_true(fd >= 0);
 	/* claimed by someone (as a mount does): busy */
-	assert_int_equal(loop_busy(dev, why, sizeof(why)), 1);
+	assert_int_equal(xip_loop_busy(dev, why, sizeof(why)), 1);
 	assert_non_null(strstr(why, "in use"));
 	close(fd);
-	assert_int_equal(loop_detach(dev), 0);
+	assert_int_equal(xip_loop_detach(dev), 0);
 	bound[0] = '\0';
 }
 

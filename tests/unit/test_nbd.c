@@ -270,7 +270,7 @@ static void test_attach_uri(void **state)
 	o.size = 4096;
 	assert_int_equal(xip_attach(&o, &e), -EINVAL);
 	assert_non_null(strstr(xip_errmsg(), "is smaller than the export"));
-	assert_int_equal(registry_get("small", &e), -ENOENT);
+	assert_int_equal(xip_registry_get("small", &e), -ENOENT);
 	stop();
 	assert_int_equal(xip_detach("nbd", NULL, 0), 0);
 }

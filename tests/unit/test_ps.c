@@ -73,7 +73,7 @@ static void test_ps_self_child(void **state)
 		e.size = 8 * (uint64_t)pg;
 		snprintf(e.path, sizeof(e.path), "%s", path);
 		e.owner = getuid();
-		assert_int_equal(registry_store(&e, XIP_REG_CREATE), 0);
+		assert_int_equal(xip_registry_store(&e, XIP_REG_CREATE), 0);
 	}
 	assert_int_equal(pipe(pipefd), 0);
 	pid = fork();
@@ -115,7 +115,7 @@ static void test_ps_self_child(void **state)
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	registry_remove("unitps");
+	xip_registry_remove("unitps");
 }
 
 int main(void)

@@ -43,34 +43,35 @@ static void test_names(void **state)
 {
 	char buf[80], long_name[80];
 
-	assert_int_equal(registry_name_check("rootfs"), 0);
-	assert_int_equal(registry_name_check("a.b_c-D9"), 0);
-	assert_int_equal(registry_name_check(""), -EINVAL);
-	assert_int_equal(registry_name_check(NULL), -EINVAL);
-	assert_int_equal(registry_name_check(".x"), -EINVAL);
+	assert_int_equal(xip_registry_name_check("rootfs"), 0);
+	assert_int_equal(xip_registry_name_check("a.b_c-D9"), 0);
+	assert_int_equal(xip_registry_name_check(""), -EINVAL);
+	assert_int_equal(xip_registry_name_check(NULL), -EINVAL);
+	assert_int_equal(xip_registry_name_check(".x"), -EINVAL);
 	assert_string_equal(xip_errmsg(), ".x: segment name must not start with '.'");
-	assert_int_equal(registry_name_check("a/b"), -EINVAL);
-	assert_int_equal(registry_name_check("a b"), -EINVAL);
-	assert_int_equal(registry_name_check("caf\xc3\xa9"), -EINVAL);
+	assert_int_equal(xip_registry_name_check("a/b"), -EINVAL);
+	assert_int_equal(xip_registry_name_check("a b"), -EINVAL);
+	assert_int_equal(xip_registry_name_check("caf\xc3\xa9"), -EINVAL);
 	memset(long_name, 'x', 64);
 	long_name[64] = '\0';
-	assert_int_equal(registry_name_check(long_name), 0);
+	assert_int_equal(xip_registry_name_check(long_name), 0);
 	long_name[64] = 'x';
 	long_name[65] = '\0';
-	assert_int_equal(registry_name_check(long_name), -EINVAL);
+	assert_int_equal(xip_registry_name_check(long_name), -EINVAL);
 
-	assert_int_equal(registry_default_name("/a/b/rootfs.img.gz", buf,
-					       sizeof(buf)), 0);
+	assert_int_equal(xip_registry_default_name("/a/b/rootfs.img.gz", buf,
+						   sizeof(buf)), 0);
 	assert_string_equal(buf, "rootfs");
-	assert_int_equal(registry_default_name("my image.v2.ext2", buf,
-					       sizeof(buf)), 0);
+	assert_int_equal(xip_registry_default_name("my image.v2.ext2", buf,
+						   sizeof(buf)), 0);
 	assert_string_equal(buf, "my_image.v2");
-	assert_int_equal(registry_default_name("/x/..hidden", buf,
-					       sizeof(buf)), 0);
+	assert_int_equal(xip_registry_default_name("/x/..hidden", buf,
+						   sizeof(buf)), 0);
 	assert_string_equal(buf, "hidden");
-	assert_int_equal(registry_default_name(long_name, buf, sizeof(buf)), 0);
+	assert_int_equal(xip_registry_default_name(long_name, buf, sizeof(buf)),
+			 0);
 	assert_int_equal(strlen(buf), 64);
-	assert_int_equal(registry_default_name("/x/...", buf, sizeof(buf)),
+	assert_int_equal(xip_registry_default_name("/x/...", buf, sizeof(buf)),
 			 -EINVAL);
 }
 
@@ -86,11 +87,11 @@ static void test_format_parse(void **state)
 	snprintf(a.loop, sizeof(a.loop), "/dev/loop7");
 	a.offset = 1ULL << 40;
 	a.compressed = true;
-	n = registry_format(&a, text, sizeof(text));
+	n = xip_registry_format(&a, text, sizeof(text));
 	assert_true(n > 0);
 	assert_int_equal(strlen(text), n);
 	assert_null(strstr(text, "with\nnewline"));
-	assert_int_equal(registry_parse(text, &b), 0);
+	assert_int_equal(xip_registry_parse(text, &b), 0);
 	assert_string_equal(b.image, a.image);
 	assert_string_equal(b.label, "lab el");
 	assert_string_equal(b.loop, "/dev/loop7");
@@ -101,19 +102,21 @@ static void test_format_parse(void **state)
 	assert_int_equal(b.owner, 1000);
 	assert_true(b.compressed);
 	/* too small a buffer */
-	assert_int_equal(registry_format(&a, text, 40), -ENAMETOOLONG);
+	assert_int_equal(xip_registry_format(&a, text, 40), -ENAMETOOLONG);
 	/* damaged records */
-	assert_int_equal(registry_parse("garbage\n", &b), -EINVAL);
-	assert_int_equal(registry_parse("name=x\ntype=zz\npath=/p\n", &b),
+	assert_int_equal(xip_registry_parse("garbage\n", &b), -EINVAL);
+	assert_int_equal(xip_registry_parse("name=x\ntype=zz\npath=/p\n", &b),
 			 -EINVAL);
-	assert_int_equal(registry_parse("name=x\ntype=sr\npath=/p\nsize=-1\n",
-					&b), -EINVAL);
-	assert_int_equal(registry_parse("name=.x\ntype=sr\npath=/p\n", &b),
+	assert_int_equal(xip_registry_parse(
+				 "name=x\ntype=sr\npath=/p\nsize=-1\n",
+				 &b), -EINVAL);
+	assert_int_equal(xip_registry_parse("name=.x\ntype=sr\npath=/p\n", &b),
 			 -EINVAL);
-	assert_int_equal(registry_parse("name=x\ntype=sr\n", &b), -EINVAL);
+	assert_int_equal(xip_registry_parse("name=x\ntype=sr\n", &b), -EINVAL);
 	/* unknown keys are ignored: newer versions may add some */
-	assert_int_equal(registry_parse("name=x\ntype=er\npath=/p\nfuture=1",
-					&b), 0);
+	assert_int_equal(xip_registry_parse(
+				 "name=x\ntype=er\npath=/p\nfuture=1",
+				 &b), 0);
 	assert_int_equal(b.type, XIP_SEGTYPE_ER);
 }
 
@@ -127,63 +130,65 @@ static void test_add_get_list_remove(void **state)
 
 	unit_fill_file(p1, 4096, 0);
 	unit_fill_file(p2, 4096, 0);
-	assert_int_equal(registry_list(&all, &n), 0);
+	assert_int_equal(xip_registry_list(&all, &n), 0);
 	assert_int_equal(n, 0);
 	free(all);
 	entry_fill(&e, "zeta", p1);
-	assert_int_equal(registry_store(&e, XIP_REG_CREATE), 0);
-	assert_int_equal(registry_store(&e, XIP_REG_CREATE), -EEXIST);
+	assert_int_equal(xip_registry_store(&e, XIP_REG_CREATE), 0);
+	assert_int_equal(xip_registry_store(&e, XIP_REG_CREATE), -EEXIST);
 	assert_string_equal(xip_errmsg(),
 			    "zeta: a segment of that name is already attached");
 	entry_fill(&e, "alpha", p2);
 	e.type = XIP_SEGTYPE_SR;
-	assert_int_equal(registry_store(&e, XIP_REG_CREATE), 0);
-	assert_int_equal(registry_get("alpha", &got), 0);
+	assert_int_equal(xip_registry_store(&e, XIP_REG_CREATE), 0);
+	assert_int_equal(xip_registry_get("alpha", &got), 0);
 	assert_string_equal(got.path, p2);
-	assert_int_equal(registry_list(&all, &n), 0);
+	assert_int_equal(xip_registry_list(&all, &n), 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(all[0].name, "alpha");	/* sorted */
 	assert_string_equal(all[1].name, "zeta");
 	free(all);
 	/* update */
 	e.size = 99;
-	assert_int_equal(registry_store(&e, 0), 0);
-	assert_int_equal(registry_get("alpha", &got), 0);
+	assert_int_equal(xip_registry_store(&e, 0), 0);
+	assert_int_equal(xip_registry_get("alpha", &got), 0);
 	assert_int_equal(got.size, 99);
 	/* @NAME resolution and the read-only type refusing writes */
-	assert_int_equal(registry_resolve("alpha", &path, &type), 0);
+	assert_int_equal(xip_registry_resolve("alpha", &path, &type), 0);
 	assert_string_equal(path, p2);
 	assert_int_equal(type, XIP_SEGTYPE_SR);
 	free(path);
 	{
 		struct xip_segment *seg;
 
-		assert_int_equal(segment_open("@alpha", XIP_SEG_WRITE, &seg),
+		assert_int_equal(xip_segment_open("@alpha", XIP_SEG_WRITE,
+						  &seg),
 				 -EROFS);
 		assert_string_equal(xip_errmsg(),
 				    "@alpha: segment is read-only (type sr)");
-		assert_int_equal(segment_open("@alpha", 0, &seg), 0);
+		assert_int_equal(xip_segment_open("@alpha", 0, &seg), 0);
 		assert_string_equal(seg->name, "alpha");
 		assert_int_equal(seg->type, XIP_SEGTYPE_SR);
-		segment_close(seg);
-		assert_int_equal(segment_open("@zeta", XIP_SEG_WRITE, &seg), 0);
+		xip_segment_close(seg);
+		assert_int_equal(xip_segment_open("@zeta", XIP_SEG_WRITE, &seg),
+				 0);
 		assert_true(seg->writable);
-		segment_close(seg);
+		xip_segment_close(seg);
 	}
-	assert_int_equal(registry_resolve("nope", &path, &type), -ENOENT);
+	assert_int_equal(xip_registry_resolve("nope", &path, &type), -ENOENT);
 	assert_null(path);
 	assert_string_equal(xip_errmsg(), "@nope: no attached segment of that name");
-	assert_int_equal(registry_resolve("../x", &path, &type), -ENOENT);
+	assert_int_equal(xip_registry_resolve("../x", &path, &type), -ENOENT);
 	/* a stale entry: the segment file is gone */
 	unlink(p1);
-	assert_int_equal(registry_list(&all, &n), 0);
+	assert_int_equal(xip_registry_list(&all, &n), 0);
 	assert_int_equal(n, 1);
 	free(all);
-	assert_int_equal(registry_get("zeta", &got), -ENOENT);
+	assert_int_equal(xip_registry_get("zeta", &got), -ENOENT);
 	/* remove */
-	assert_int_equal(registry_remove("alpha"), 0);
-	assert_int_equal(registry_get("alpha", &got), -ENOENT);
-	assert_int_equal(registry_remove("alpha"), -ENOENT);
+	assert_int_equal(xip_registry_remove("alpha"), 0);
+	assert_int_equal(xip_registry_get("alpha", &got), -ENOENT);
+	assert_int_equal(xip_registry_remove("alpha"), -ENOENT);
 	unlink(p2);
 }
 
@@ -195,13 +200,13 @@ static void test_rundir_checks(void **state)
 	mkdir(d, 0777);
 	chmod(d, 0777);
 	setenv("XIPTOOL_RUNDIR", d, 1);
-	assert_int_equal(registry_dir(buf, sizeof(buf)), -EPERM);
+	assert_int_equal(xip_registry_dir(buf, sizeof(buf)), -EPERM);
 	chmod(d, 0700);
-	assert_int_equal(registry_dir(buf, sizeof(buf)), 0);
+	assert_int_equal(xip_registry_dir(buf, sizeof(buf)), 0);
 	assert_string_equal(buf, d);
 	unit_fill_file(unit_path("notadir"), 1, 0);
 	setenv("XIPTOOL_RUNDIR", unit_path("notadir"), 1);
-	assert_int_equal(registry_dir(buf, sizeof(buf)), -ENOTDIR);
+	assert_int_equal(xip_registry_dir(buf, sizeof(buf)), -ENOTDIR);
 }
 
 
@@ -216,21 +221,22 @@ static void test_identity_parse(void **state)
 	a.seg_uid = 65534;
 	a.attaching = true;
 	a.pid = 4242;
-	assert_true(registry_format(&a, text, sizeof(text)) > 0);
+	assert_true(xip_registry_format(&a, text, sizeof(text)) > 0);
 	assert_non_null(strstr(text, "\nstate=attaching\n"));
-	assert_int_equal(registry_parse(text, &b), 0);
+	assert_int_equal(xip_registry_parse(text, &b), 0);
 	assert_int_equal(b.seg_dev, 2049);
 	assert_int_equal(b.seg_ino, 1ULL << 40);
 	assert_int_equal(b.seg_uid, 65534);
 	assert_true(b.attaching);
 	assert_int_equal(b.pid, 4242);
 	a.attaching = false;
-	assert_true(registry_format(&a, text, sizeof(text)) > 0);
+	assert_true(xip_registry_format(&a, text, sizeof(text)) > 0);
 	assert_null(strstr(text, "pid="));
-	assert_int_equal(registry_parse(text, &b), 0);
+	assert_int_equal(xip_registry_parse(text, &b), 0);
 	assert_false(b.attaching);
-	assert_int_equal(registry_parse("name=x\ntype=sr\npath=/p\nstate=odd\n",
-					&b), -EINVAL);
+	assert_int_equal(xip_registry_parse(
+				 "name=x\ntype=sr\npath=/p\nstate=odd\n",
+				 &b), -EINVAL);
 }
 
 static void test_identity_checked(void **state)
@@ -245,32 +251,33 @@ static void test_identity_checked(void **state)
 	unit_fill_file(p, 8192, 0);
 	unit_fill_file(victim, 8192, 0x55);
 	entry_fill(&e, "idseg", p);
-	assert_int_equal(registry_store(&e, XIP_REG_CREATE), 0);
-	fd = registry_open("idseg", O_RDONLY, &got);
+	assert_int_equal(xip_registry_store(&e, XIP_REG_CREATE), 0);
+	fd = xip_registry_open("idseg", O_RDONLY, &got);
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(registry_read("idseg", &got, &st, false), 0);
+	assert_int_equal(xip_registry_read("idseg", &got, &st, false), 0);
 	assert_int_equal(st, XIP_ENTRY_LIVE);
 	/* the file replaced by a symlink to another */
 	unlink(p);
 	assert_int_equal(symlink(victim, p), 0);
-	assert_int_equal(registry_read("idseg", &got, &st, false), 0);
+	assert_int_equal(xip_registry_read("idseg", &got, &st, false), 0);
 	assert_int_equal(st, XIP_ENTRY_FOREIGN);
-	assert_int_equal(registry_open("idseg", O_RDWR, &got), -ESTALE);
+	assert_int_equal(xip_registry_open("idseg", O_RDWR, &got), -ESTALE);
 	assert_non_null(strstr(xip_errmsg(),
 			       "is not the segment that was attached (device/inode changed): refusing"));
-	assert_int_equal(segment_open("@idseg", XIP_SEG_WRITE, &seg), -ESTALE);
-	assert_int_equal(segment_open("@idseg", 0, &seg), -ESTALE);
+	assert_int_equal(xip_segment_open("@idseg", XIP_SEG_WRITE, &seg),
+			 -ESTALE);
+	assert_int_equal(xip_segment_open("@idseg", 0, &seg), -ESTALE);
 	/* by a copy: same owner, another inode (made while the old one
 	 * exists, so that the file system cannot hand out its number) */
 	unit_fill_file(unit_path("idcopy"), 8192, 0);
 	assert_int_equal(rename(unit_path("idcopy"), p), 0);
-	assert_int_equal(registry_open("idseg", O_RDONLY, &got), -ESTALE);
+	assert_int_equal(xip_registry_open("idseg", O_RDONLY, &got), -ESTALE);
 	/* list removes the record, never the file that is not ours */
-	assert_int_equal(registry_list(&all, &n), 0);
+	assert_int_equal(xip_registry_list(&all, &n), 0);
 	assert_int_equal(n, 0);
 	free(all);
-	assert_int_equal(registry_read("idseg", &got, &st, false), -ENOENT);
+	assert_int_equal(xip_registry_read("idseg", &got, &st, false), -ENOENT);
 	assert_int_equal(access(p, F_OK), 0);
 	unlink(p);
 	unlink(victim);
@@ -278,8 +285,8 @@ static void test_identity_checked(void **state)
 	unit_fill_file(p, 8192, 0);
 	entry_fill(&e, "noid", p);
 	e.seg_ino = 0;
-	assert_int_equal(registry_store(&e, XIP_REG_CREATE), 0);
-	assert_int_equal(registry_open("noid", O_RDONLY, &got), -ESTALE);
+	assert_int_equal(xip_registry_store(&e, XIP_REG_CREATE), 0);
+	assert_int_equal(xip_registry_open("noid", O_RDONLY, &got), -ESTALE);
 	unlink(p);
 }
 
@@ -295,31 +302,32 @@ static void test_attaching_and_abandoned(void **state)
 	entry_fill(&e, "claimed", p);
 	e.attaching = true;
 	e.pid = 1;
-	assert_int_equal(registry_store(&e, XIP_REG_CREATE), 0);
+	assert_int_equal(xip_registry_store(&e, XIP_REG_CREATE), 0);
 	/* the attach runs: it holds the file locked */
 	holder = open(p, O_RDONLY);
 	assert_true(holder >= 0);
 	assert_int_equal(flock(holder, LOCK_EX), 0);
-	assert_int_equal(registry_lock(), 0);
-	assert_int_equal(registry_read("claimed", &got, &st, true), 0);
+	assert_int_equal(xip_registry_lock(), 0);
+	assert_int_equal(xip_registry_read("claimed", &got, &st, true), 0);
 	assert_int_equal(st, XIP_ENTRY_ATTACHING);
-	registry_unlock();
-	assert_int_equal(registry_get("claimed", &got), -EBUSY);
-	assert_int_equal(registry_list(&all, &n), 0);
+	xip_registry_unlock();
+	assert_int_equal(xip_registry_get("claimed", &got), -EBUSY);
+	assert_int_equal(xip_registry_list(&all, &n), 0);
 	assert_int_equal(n, 0);		/* not live, not removed either */
 	free(all);
-	assert_int_equal(registry_read("claimed", &got, &st, false), 0);
+	assert_int_equal(xip_registry_read("claimed", &got, &st, false), 0);
 	assert_int_equal(xip_detach("claimed", NULL, 0), -EBUSY);
 	/* the attach died: its claim and its file are cleaned */
 	close(holder);
-	assert_int_equal(registry_lock(), 0);
-	assert_int_equal(registry_read("claimed", &got, &st, true), 0);
+	assert_int_equal(xip_registry_lock(), 0);
+	assert_int_equal(xip_registry_read("claimed", &got, &st, true), 0);
 	assert_int_equal(st, XIP_ENTRY_ABANDONED);
-	registry_unlock();
-	assert_int_equal(registry_list(&all, &n), 0);
+	xip_registry_unlock();
+	assert_int_equal(xip_registry_list(&all, &n), 0);
 	assert_int_equal(n, 0);
 	free(all);
-	assert_int_equal(registry_read("claimed", &got, &st, false), -ENOENT);
+	assert_int_equal(xip_registry_read("claimed", &got, &st, false),
+			 -ENOENT);
 	assert_int_equal(access(p, F_OK), -1);
 }
 
@@ -330,14 +338,14 @@ static void test_lock_nests(void **state)
 
 	unit_fill_file(p, 4096, 0);
 	entry_fill(&e, "nest", p);
-	assert_int_equal(registry_lock(), 0);
-	assert_int_equal(registry_lock(), 0);
+	assert_int_equal(xip_registry_lock(), 0);
+	assert_int_equal(xip_registry_lock(), 0);
 	/* the store and remove take it again: no deadlock */
-	assert_int_equal(registry_store(&e, XIP_REG_CREATE), 0);
-	registry_unlock();
-	assert_int_equal(registry_remove("nest"), 0);
-	registry_unlock();
-	assert_int_equal(registry_get("nest", &got), -ENOENT);
+	assert_int_equal(xip_registry_store(&e, XIP_REG_CREATE), 0);
+	xip_registry_unlock();
+	assert_int_equal(xip_registry_remove("nest"), 0);
+	xip_registry_unlock();
+	assert_int_equal(xip_registry_get("nest", &got), -ENOENT);
 	unlink(p);
 }
 
@@ -349,10 +357,10 @@ static void test_rundir_symlink(void **state)
 	mkdir(real, 0700);
 	assert_int_equal(symlink(real, link), 0);
 	setenv("XIPTOOL_RUNDIR", link, 1);
-	assert_int_equal(registry_dir(buf, sizeof(buf)), -ELOOP);
+	assert_int_equal(xip_registry_dir(buf, sizeof(buf)), -ELOOP);
 	assert_non_null(strstr(xip_errmsg(),
 			       "run directory is a symbolic link: refusing"));
-	assert_int_equal(registry_lock(), -ELOOP);
+	assert_int_equal(xip_registry_lock(), -ELOOP);
 }
 
 static void make_gzip(const char *src, const char *dst)
@@ -396,7 +404,7 @@ static void test_attach_save_detach(void **state)
 	assert_int_equal(stat(e.path, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0444);
 	assert_same_file(e.path, img);
-	assert_int_equal(registry_get("a", &got), 0);
+	assert_int_equal(xip_registry_get("a", &got), 0);
 	assert_int_equal(got.size, 4 << 20);
 	/* a duplicate is refused before any work */
 	assert_int_equal(xip_attach(&o, &e), -EEXIST);
@@ -418,9 +426,9 @@ static void test_attach_save_detach(void **state)
 	assert_same_file(saved, img);
 	assert_int_equal(xip_detach("b", NULL, 0), 0);
 	assert_int_equal(stat(e.path, &st), -1);
-	assert_int_equal(registry_get("b", &got), -ENOENT);
+	assert_int_equal(xip_registry_get("b", &got), -ENOENT);
 	/* a shared holder (a running program) makes detach refuse */
-	assert_int_equal(registry_get("a", &got), 0);
+	assert_int_equal(xip_registry_get("a", &got), 0);
 	{
 		int fd = open(got.path, O_RDONLY);
 		char why[256];
@@ -453,7 +461,7 @@ static void test_attach_save_detach(void **state)
 		/* not an ext2 image: refused unless raw, nothing left */
 		assert_int_equal(xip_attach(&o, &e), -EMEDIUMTYPE);
 		assert_non_null(strstr(xip_errmsg(), "not an ext2 image"));
-		assert_int_equal(registry_get("sparse.bin", &got), -ENOENT);
+		assert_int_equal(xip_registry_get("sparse.bin", &got), -ENOENT);
 		o.raw = true;
 		o.type = XIP_SEGTYPE_SW;
 		assert_int_equal(xip_attach(&o, &e), 0);
@@ -494,7 +502,7 @@ static void test_attach_limits(void **state)
 	assert_int_equal(xip_attach(&o, &e), -EFBIG);
 	assert_non_null(strstr(xip_errmsg(),
 			       "decompresses to more than --size (1048576 bytes)"));
-	assert_int_equal(registry_get("lim", &got), -ENOENT);
+	assert_int_equal(xip_registry_get("lim", &got), -ENOENT);
 	assert_int_equal(stat(e.path, &st), -1);
 	/* exactly the size: fine */
 	o.size = 4 << 20;
@@ -505,7 +513,7 @@ static void test_attach_limits(void **state)
 	o.image = img;
 	o.size = 1 << 20;
 	assert_int_equal(xip_attach(&o, &e), -EINVAL);
-	assert_int_equal(registry_get("lim", &got), -ENOENT);
+	assert_int_equal(xip_registry_get("lim", &got), -ENOENT);
 }
 
 int main(void)

@@ -12,17 +12,17 @@ struct chan {
 static void chan_open(struct chan *c, const char *path, int segflags,
 		      int ioflags)
 {
-	assert_int_equal(segment_open(path, segflags, &c->seg), 0);
-	assert_int_equal(xipio_register(c->seg, c->name, sizeof(c->name)), 0);
+	assert_int_equal(xip_segment_open(path, segflags, &c->seg), 0);
+	assert_int_equal(xip_io_register(c->seg, c->name, sizeof(c->name)), 0);
 	assert_int_equal(xip_io_manager->open(c->name, ioflags, &c->io), 0);
-	assert_ptr_equal(xipio_segment(c->io), c->seg);
+	assert_ptr_equal(xip_io_segment(c->io), c->seg);
 }
 
 static void chan_close(struct chan *c)
 {
 	assert_int_equal(xip_io_manager->close(c->io), 0);
-	xipio_unregister(c->seg);
-	segment_close(c->seg);
+	xip_io_unregister(c->seg);
+	xip_segment_close(c->seg);
 }
 
 static void test_read_bounds(void **state)
@@ -166,13 +166,13 @@ static void test_open_errors(void **state)
 	unit_fill_file(p, 4096, 0);
 	assert_int_not_equal(xip_io_manager->open("xipseg:999999", 0, &io), 0);
 	assert_int_not_equal(xip_io_manager->open("/etc/passwd", 0, &io), 0);
-	assert_int_equal(segment_open(p, 0, &seg), 0);
-	assert_int_equal(xipio_register(seg, name, sizeof(name)), 0);
+	assert_int_equal(xip_segment_open(p, 0, &seg), 0);
+	assert_int_equal(xip_io_register(seg, name, sizeof(name)), 0);
 	/* a read-only segment cannot give a read-write channel */
 	assert_int_not_equal(xip_io_manager->open(name, IO_FLAG_RW, &io), 0);
-	xipio_unregister(seg);
+	xip_io_unregister(seg);
 	assert_int_not_equal(xip_io_manager->open(name, 0, &io), 0);
-	segment_close(seg);
+	xip_segment_close(seg);
 }
 
 int main(void)
