@@ -61,7 +61,7 @@ int cmd_info(int argc, const char **argv)
 	if (rc)
 		return rc;
 	spec = args.argv[0];
-	ret = xip_segment_open(spec, 0, &seg);
+	ret = xip_spec_open(spec, 0, &seg);
 	if (!ret) {
 		ret = xip_identify(seg, fstype, sizeof(fstype));
 		if (ret == -ENODATA)

@@ -6,17 +6,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
-
-extern char **environ;
 
 static const char mkfs_usage[] = "[OPTION...] [-d DIR | --tar FILE] IMAGE";
 
@@ -112,39 +108,6 @@ static int parse_uuid(const char *text, struct xip_build_opts *o)
 		o->uuid_mode = XIP_UUID_GIVEN;
 	}
 	return EXIT_OK;
-}
-
-/*
- * Test hook: XIPTOOL_TEST_MKFS_AFTER_SCAN holds a shell command that runs
- * once the tree is scanned and the output is created, before any file's
- * bytes are copied, so that the tests can change the tree at that moment.
- * XIPTOOL_TEST_MKFS_NAMED_TEMP=1 makes a new image file a named
- * temporary file even where O_TMPFILE works.  Not for normal use (and
- * ignored in a set-id process, like every secure_getenv variable).
- */
-static void mkfs_test_after_scan(void *arg)
-{
-	char sh[] = "sh", c[] = "-c";
-	char *const argv[] = { sh, c, arg, NULL };
-	int status = -1;
-	pid_t pid;
-
-	if (posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ) ||
-	    waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-	    WEXITSTATUS(status))
-		msg_error("test hook: '%s' failed", (const char *)arg);
-}
-
-static void mkfs_test_hooks(struct xip_build_opts *o)
-{
-	const char *cmd = secure_getenv("XIPTOOL_TEST_MKFS_AFTER_SCAN");
-	const char *named = secure_getenv("XIPTOOL_TEST_MKFS_NAMED_TEMP");
-
-	if (cmd && *cmd) {
-		o->test_after_scan = mkfs_test_after_scan;
-		o->test_after_scan_arg = (void *)cmd;
-	}
-	o->test_named_temp = named && !strcmp(named, "1");
 }
 
 /* A signal that ends mkfs first removes its half-made temporary file. */
@@ -323,7 +286,6 @@ int cmd_mkfs(int argc, const char **argv)
 	rc = mkfs_opts(&a, &o, &um, &gm);
 	if (rc)
 		goto out;
-	mkfs_test_hooks(&o);
 	if (!a.quiet && !opt_quiet && isatty(STDERR_FILENO)) {
 		o.progress = mkfs_progress;
 		o.progress_arg = &mp;

@@ -161,7 +161,7 @@ static int verify_run(const char *spec, struct xip_check_opts *o, bool json)
 	char fstype[64];
 	int ret, rc;
 
-	ret = xip_segment_open(spec, 0, &seg);
+	ret = xip_spec_open(spec, 0, &seg);
 	if (ret)
 		return msg_lib_error(ret);
 	ret = xip_segment_lock(seg, false, 5000);

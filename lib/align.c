@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "xip.h"
+#include "elf_int.h"
 
 #define HUGE_SIZE (2ULL << 20)
 

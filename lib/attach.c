@@ -35,6 +35,9 @@
 
 #include "xip.h"
 #include "kcopy.h"
+#include "segment_int.h"
+#include "registry_int.h"
+#include "nbd_int.h"
 
 #define SHM_DIR		"/dev/shm"
 #define CHUNK		(1u << 20)	/* bytes per read() or inflate() */

@@ -200,4 +200,91 @@ void xip_bld_super_fill(ext2_filsys fs, const struct xip_build_opts *o,
 int xip_bld_write(struct btree *t, const struct xip_build_opts *o,
 		  ext2_filsys fs, struct xip_segment *seg);
 
+/* ------------------------------------------------------------------ */
+/* Building images from a tree (build.c)                               */
+/* ------------------------------------------------------------------ */
+
+/* Helpers of xip_build, public for the unit tests. */
+
+/*
+ * Split an image path into its directory ("." when none, "/" at the top)
+ * and its last name (malloc'ed both): -EISDIR when the last name is empty,
+ * "." or "..".
+ */
+int xip_build_split_target(const char *spec, char **dir, char **base);
+/*
+ * The name a tar member gets in the image, relative to its top: "/" and
+ * "." components dropped ("" is the top itself), -EPERM when a ".."
+ * component would leave the top.  *out is malloc'ed.
+ */
+int xip_build_tar_name(const char *name, char **out);
+/* ".BASE.XXXXXXXX" (BASE cut to 200 bytes, 8 random [A-Za-z0-9]). */
+int xip_build_temp_name(const char *base, char *buf, size_t len);
+
+/* A data range of a file in blocks: [start, start + len). */
+struct xip_lrange {
+	uint64_t start, len;
+};
+/*
+ * Indirect blocks (single, double, triple) an ext2 file with blocks of
+ * @bs bytes needs to map the sorted ranges: UINT64_MAX if unmappable.
+ */
+uint64_t xip_build_ind_blocks(unsigned int bs, const struct xip_lrange *r,
+			      size_t n);
+/* Blocks of a directory holding names of the given lengths (with . ..). */
+uint64_t xip_build_dir_blocks(unsigned int bs, const size_t *namelens,
+			      size_t n);
+/* The kernel's ext2 encoding of a device number into i_block[0..1]. */
+void xip_build_encode_dev(dev_t rdev, uint32_t iblock[2]);
+
+/*
+ * Make [off, off + len) of @seg read as zeros at the least cost: a hole
+ * punched in a file, BLKZEROOUT on a block device, large writes of zeros
+ * where neither works, a memset on device DAX.
+ */
+int xip_build_zero(struct xip_segment *seg, uint64_t off, uint64_t len);
+/*
+ * Allocate the blocks of a range of a file segment that is about to be
+ * written (fallocate, the size kept): a file system that allocates only
+ * at write-back would scatter blocks written far apart in the file over
+ * its disk, and flush them as many small writes.  Elsewhere nothing.
+ */
+int xip_build_reserve(struct xip_segment *seg, uint64_t off, uint64_t len);
+
+/* One line of a genext2fs device table. */
+struct xip_devtable_entry {
+	char path[4096];
+	char type;		/* f d c b p */
+	unsigned int mode;	/* permission bits */
+	uint32_t uid, gid;
+	unsigned int major, minor;
+	unsigned long start, inc, count;
+};
+/*
+ * Parse one device-table line: 1 when an entry was read, 0 for a blank or
+ * comment line, negative on a syntax error (reason in the error record).
+ */
+int xip_devtable_parse_line(const char *line, struct xip_devtable_entry *e);
+
+/*
+ * Test hooks of xip_build(), unset in normal use.  after_scan runs once
+ * the tree is scanned and the output is created, before any file's bytes
+ * are copied: the tests change the tree there.  named_temp makes a new
+ * image file a named temporary file even where O_TMPFILE works.  The unit
+ * tests set them here; a process gets them from its environment:
+ * XIPTOOL_TEST_MKFS_AFTER_SCAN (a shell command) and
+ * XIPTOOL_TEST_MKFS_NAMED_TEMP=1, read with secure_getenv (ignored in a
+ * set-id process).
+ */
+struct xip_build_hooks {
+	void (*after_scan)(void *arg);
+	void *after_scan_arg;
+	bool named_temp;
+};
+extern struct xip_build_hooks xip_build_test_hooks;
+/* Run the after_scan hook, if any. */
+void xip_build_hook_after_scan(void);
+/* Is the named_temp hook set? */
+bool xip_build_hook_named_temp(void);
+
 #endif

@@ -21,6 +21,7 @@
 
 #include "xip.h"
 #include "kcopy.h"
+#include "build.h"
 
 static bool range_ok(const struct xip_segment *seg, uint64_t off,
 		     uint64_t len)

@@ -117,7 +117,7 @@ static int probe_segment(struct btarget *tg, const char *name,
 		       xip_error(-EBUSY, "%s: busy: attached segment %s: %s",
 				 tg->spec, spec, why) :
 		       xip_error(-EBUSY, "%s: busy: %s", tg->spec, why);
-	ret = xip_segment_open(spec, XIP_SEG_WRITE, &tg->seg);
+	ret = xip_spec_open(spec, XIP_SEG_WRITE, &tg->seg);
 	if (!ret)
 		ret = xip_segment_lock(tg->seg, true, 1000);
 	if (ret)
@@ -291,7 +291,7 @@ int xip_target_probe(struct btarget *tg, const struct xip_build_opts *o)
 	int ret;
 
 	tg->fd = tg->dirfd = -1;
-	tg->named_temp = o->test_named_temp;
+	tg->named_temp = xip_build_hook_named_temp();
 	if (tg->spec[0] == '@')
 		return probe_segment(tg, tg->spec + 1, false);
 	ret = xip_build_split_target(tg->spec, &dir, &tg->base);

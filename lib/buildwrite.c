@@ -637,8 +637,7 @@ int xip_bld_write(struct btree *t, const struct xip_build_opts *o,
 	for (int i = 0; i < IND_CACHE; i++)
 		w.ic[i].tab = (uint32_t *)(w.icbuf + (size_t)i * t->bs);
 	reserve_meta(&w);
-	if (o->test_after_scan)
-		o->test_after_scan(o->test_after_scan_arg);
+	xip_build_hook_after_scan();
 	xip_bld_hash(t, o, fs, &h);
 	ret = write_all(&w, &h);
 out:

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "check_int.h"
+#include "engine.h"
 
 static void chk_finish(struct chk *c)
 {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "xip.h"
+#include "elf_int.h"
 
 #define ELF_MAX_DYNAMIC (1U << 20)	/* bytes of PT_DYNAMIC scanned */
 

@@ -44,6 +44,9 @@
 #endif
 
 #include "fsread.h"
+#include "elf_int.h"
+#include "exec_int.h"
+#include "engine.h"
 
 #define STACK_GAP	(256 * 1024)	/* left to xiptool below its sp */
 #define STACK_MIN	(128 * 1024)	/* room for strings and vectors */

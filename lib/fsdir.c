@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "fsread.h"
+#include "engine.h"
 
 /* ---- directories -------------------------------------------------------- */
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "fsread.h"
+#include "engine.h"
 
 /* ---- extent-mapped files ------------------------------------------------ */
 

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "fsread.h"
+#include "engine.h"
 
 #define LOCK_TIMEOUT_MS 5000
 
@@ -517,7 +518,7 @@ int xip_image_open_read(const char *spec, int flags, struct xip_image **imgp)
 	int ret;
 
 	*imgp = NULL;
-	ret = xip_segment_open(spec, 0, &seg);
+	ret = xip_spec_open(spec, 0, &seg);
 	if (ret)
 		return ret;
 	return xip_image_open_segment_read(seg, flags, imgp);

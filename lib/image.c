@@ -15,6 +15,7 @@
 #include <blkid.h>
 
 #include "engine.h"
+#include "segment_int.h"
 
 #define LOCK_TIMEOUT_MS 5000
 
@@ -233,7 +234,7 @@ int xip_image_open(const char *spec, int flags, struct xip_image **imgp)
 	int ret;
 
 	*imgp = NULL;
-	ret = xip_segment_open(spec,
+	ret = xip_spec_open(spec,
 			       (flags & XIP_IMG_WRITE) ? XIP_SEG_WRITE : 0,
 			       &seg);
 	if (ret)

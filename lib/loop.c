@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "xip.h"
+#include "segment_int.h"
 
 #define LOOP_CONTROL	"/dev/loop-control"
 #define LOOP_TRIES	16		/* devices taken by others */

@@ -19,6 +19,7 @@
 
 #include "xip.h"
 #include "lazy.h"
+#include "nbd_int.h"
 
 #ifdef HAVE_LIBNBD
 #include <libnbd.h>

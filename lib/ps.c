@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "xip.h"
+#include "registry_int.h"
 
 int xip_ps_parse_map(const char *line, struct xip_ps_map *m)
 {

@@ -30,6 +30,8 @@
 #include <unistd.h>
 
 #include "xip.h"
+#include "registry_int.h"
+#include "segment_int.h"
 
 #define STATE_MAX 32768
 #define LOCK_NAME ".lock"
@@ -809,25 +811,53 @@ int xip_registry_open(const char *name, int oflags, struct xip_seg_entry *e)
 	return ret;
 }
 
-int xip_registry_resolve(const char *name, char **pathp,
-			 enum xip_seg_type *typep)
+/*
+ * Open the attached segment @name: its file through its record (never
+ * following a symlink, only the file recorded at attach), with the
+ * segment's type; a read-only type refuses XIP_SEG_WRITE before the file
+ * is opened for writing.
+ */
+static int open_attached(const char *name, int flags,
+			 struct xip_segment **segp)
 {
 	struct xip_seg_entry *e = malloc(sizeof(*e));
+	bool write = flags & XIP_SEG_WRITE;
 	int fd;
 
-	*pathp = NULL;
-	*typep = XIP_SEGTYPE_NONE;
 	if (!e)
 		return xip_error(-ENOMEM, "out of memory");
-	fd = xip_registry_open(name, O_RDONLY, e);
-	if (fd >= 0) {
-		close(fd);
-		*pathp = strdup(e->path);
-		*typep = e->type;
-		fd = *pathp ? 0 : xip_error(-ENOMEM, "out of memory");
+	fd = xip_registry_name_check(name);
+	if (fd)
+		fd = xip_error(-ENOENT, "@%s: %s", name, xip_errmsg());
+	else
+		fd = xip_registry_get(name, e);
+	if (!fd && write && !xip_segment_type_writable(e->type))
+		fd = xip_error(-EROFS, "@%s: segment is read-only (type %s)",
+			       name, xip_segment_type_name(e->type));
+	if (!fd) {
+		fd = xip_registry_open_entry(e, write ? O_RDWR : O_RDONLY);
+		if (fd == -ENOENT) {
+			xip_registry_clean(e);	/* gone since: stale */
+			fd = xip_error(-ENOENT,
+				       "@%s: no attached segment of that name",
+				       name);
+		}
+		if (write && (fd == -EACCES || fd == -EPERM || fd == -EROFS))
+			fd = xip_error(-EROFS, "@%s: read-only: %s", name,
+				       strerror(-fd));
 	}
+	if (fd >= 0)
+		fd = xip_segment_adopt(fd, e->path, name, e->type, flags, segp);
 	free(e);
 	return fd;
+}
+
+int xip_spec_open(const char *spec, int flags, struct xip_segment **segp)
+{
+	*segp = NULL;
+	if (spec && spec[0] == '@')
+		return open_attached(spec + 1, flags, segp);
+	return xip_segment_open(spec, flags, segp);
 }
 
 static int entry_cmp(const void *a, const void *b)

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "xip.h"
+#include "segment_int.h"
 
 #define SECTOR_SIZE 512
 
@@ -199,111 +200,43 @@ static struct xip_segment *segment_alloc(const char *path)
 	return seg;
 }
 
-static int open_path(struct xip_segment *seg, int flags)
+static int open_path(const char *path, int flags)
 {
 	int oflags = O_CLOEXEC | ((flags & XIP_SEG_WRITE) ? O_RDWR : O_RDONLY);
+	int fd = open(path, oflags);
 
-	seg->fd = open(seg->path, oflags);
-	if (seg->fd >= 0)
-		return 0;
+	if (fd >= 0)
+		return fd;
 	if ((flags & XIP_SEG_WRITE) && (errno == EROFS || errno == EACCES ||
 					errno == EPERM))
-		return xip_error(-EROFS, "%s: read-only: %s", seg->path,
+		return xip_error(-EROFS, "%s: read-only: %s", path,
 				 strerror(errno));
-	return xip_error(-errno, "%s: %s", seg->path, strerror(errno));
+	return xip_error(-errno, "%s: %s", path, strerror(errno));
 }
 
 /*
- * Open an attached segment's file through the registry: without following
- * a symlink, and only when it is the file recorded at attach.
+ * Set up a segment on @fd (taken over, closed on failure): @name and
+ * @type are those of an attached segment (NULL, XIP_SEGTYPE_NONE for a
+ * plain path).
  */
-static int open_attached(struct xip_segment *seg, const char *name,
-			 int flags)
+int xip_segment_adopt(int fd, const char *path, const char *name,
+		      enum xip_seg_type type, int flags,
+		      struct xip_segment **segp)
 {
-	struct xip_seg_entry *e = malloc(sizeof(*e));
-	bool write = flags & XIP_SEG_WRITE;
-	int fd;
+	struct xip_segment *seg;
+	int ret;
 
-	if (!e)
-		return xip_error(-ENOMEM, "out of memory");
-	fd = xip_registry_name_check(name);
-	if (fd)
-		fd = xip_error(-ENOENT, "@%s: %s", name, xip_errmsg());
-	else
-		fd = xip_registry_get(name, e);
-	if (!fd && write && !xip_segment_type_writable(e->type))
-		fd = xip_error(-EROFS, "@%s: segment is read-only (type %s)",
-			       name, xip_segment_type_name(e->type));
-	if (!fd) {
-		seg->type = e->type;
-		fd = xip_registry_open_entry(e, write ? O_RDWR : O_RDONLY);
-		if (fd == -ENOENT) {
-			xip_registry_clean(e);	/* gone since: stale */
-			fd = xip_error(-ENOENT,
-				       "@%s: no attached segment of that name",
-				       name);
-		}
-		if (write && (fd == -EACCES || fd == -EPERM || fd == -EROFS))
-			fd = xip_error(-EROFS, "@%s: read-only: %s", name,
-				       strerror(-fd));
+	*segp = NULL;
+	seg = segment_alloc(path);
+	if (!seg) {
+		close(fd);
+		return xip_error(-ENOMEM, "%s: out of memory", path);
 	}
-	if (fd >= 0) {
-		free(seg->path);
-		seg->path = strdup(e->path);
-		if (!seg->path) {
-			close(fd);
-			fd = xip_error(-ENOMEM, "out of memory");
-		}
-	}
-	free(e);
-	if (fd < 0)
-		return fd;
 	seg->fd = fd;
-	return 0;
-}
-
-int xip_segment_open(const char *spec, int flags, struct xip_segment **segp)
-{
-	struct xip_segment *seg;
-	int ret;
-
-	*segp = NULL;
-	if (!spec || !*spec)
-		return xip_error(-EINVAL, "empty image name");
-	seg = segment_alloc(spec);
-	if (!seg)
-		return xip_error(-ENOMEM, "%s: out of memory", spec);
-	if (spec[0] == '@' && !(seg->name = strdup(spec + 1))) {
+	seg->type = type;
+	if (name && !(seg->name = strdup(name))) {
 		xip_segment_close(seg);
-		return xip_error(-ENOMEM, "%s: out of memory", spec);
-	}
-	ret = spec[0] == '@' ? open_attached(seg, spec + 1, flags) :
-			       open_path(seg, flags);
-	if (!ret)
-		ret = segment_setup(seg, flags);
-	if (ret) {
-		xip_segment_close(seg);
-		return ret;
-	}
-	*segp = seg;
-	return 0;
-}
-
-int xip_segment_open_fd(int fd, const char *path, int flags,
-			struct xip_segment **segp)
-{
-	struct xip_segment *seg;
-	int ret;
-
-	*segp = NULL;
-	seg = segment_alloc(path ? path : "(fd)");
-	if (!seg)
-		return xip_error(-ENOMEM, "out of memory");
-	seg->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	if (seg->fd < 0) {
-		ret = xip_error(-errno, "%s: %s", seg->path, strerror(errno));
-		xip_segment_close(seg);
-		return ret;
+		return xip_error(-ENOMEM, "%s: out of memory", path);
 	}
 	ret = segment_setup(seg, flags);
 	if (ret) {
@@ -312,6 +245,34 @@ int xip_segment_open_fd(int fd, const char *path, int flags,
 	}
 	*segp = seg;
 	return 0;
+}
+
+int xip_segment_open(const char *path, int flags, struct xip_segment **segp)
+{
+	int fd;
+
+	*segp = NULL;
+	if (!path || !*path)
+		return xip_error(-EINVAL, "empty image name");
+	fd = open_path(path, flags);
+	if (fd < 0)
+		return fd;
+	return xip_segment_adopt(fd, path, NULL, XIP_SEGTYPE_NONE, flags, segp);
+}
+
+int xip_segment_open_fd(int fd, const char *path, int flags,
+			struct xip_segment **segp)
+{
+	int dup;
+
+	*segp = NULL;
+	if (!path)
+		path = "(fd)";
+	dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (dup < 0)
+		return xip_error(-errno, "%s: %s", path, strerror(errno));
+	return xip_segment_adopt(dup, path, NULL, XIP_SEGTYPE_NONE, flags,
+				 segp);
 }
 
 void xip_segment_release(struct xip_segment *seg)

@@ -113,12 +113,12 @@ struct xip_segment {
 };
 
 /*
- * Open a segment from a specification: "@NAME" names an attached segment,
- * anything else is a path (image file, block device, DAX device, tmpfs
- * file).  Read-only segment types and files without any write permission
- * bit refuse XIP_SEG_WRITE with -EROFS.
+ * Open the segment at @path (image file, block device, DAX device, tmpfs
+ * file).  Files without any write permission bit refuse XIP_SEG_WRITE
+ * with -EROFS.  An "@NAME" argument is resolved above this layer, by
+ * xip_spec_open().
  */
-int xip_segment_open(const char *spec, int flags, struct xip_segment **segp);
+int xip_segment_open(const char *path, int flags, struct xip_segment **segp);
 /* Map an already open file descriptor (dup'ed; the caller keeps @fd). */
 int xip_segment_open_fd(int fd, const char *path, int flags,
 			struct xip_segment **segp);
@@ -198,14 +198,11 @@ enum xip_entry_state {
 };
 
 /*
- * Resolve "@NAME" to the backing path and type of an attached segment,
- * after checking that its file is the one recorded at attach.  Returns
- * -ENOENT when no such segment exists (a stale entry, whose segment file
- * is gone, is removed and counts as none), -ESTALE when another file is in
- * its place.  To use the file, open it with xip_registry_open() instead.
+ * Open what an image argument names: "@NAME" an attached segment, through
+ * its record and with its type (read-only types refuse XIP_SEG_WRITE with
+ * -EROFS), anything else a path (xip_segment_open()).
  */
-int xip_registry_resolve(const char *name, char **pathp,
-			 enum xip_seg_type *typep);
+int xip_spec_open(const char *spec, int flags, struct xip_segment **segp);
 /*
  * Open the segment file of the attached segment @name with @oflags'
  * access mode (O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC added) and
@@ -293,17 +290,6 @@ struct xip_attach_opts {
 	bool raw;		/* any bytes, not only an ext2 image */
 };
 
-/* Without --size, a segment holds at most this, and what fits in the
- * file system of its file (the free space statfs reports). */
-#define XIP_ATTACH_DEFAULT_MAX	(16ULL << 30)
-/*
- * Segment files are padded to a multiple of this, so that a guest can map
- * one as a pmem device (virtio-pmem or an nvdimm): nd_pmem refuses a region
- * that is not made of whole 2 MiB subsections ("misaligned, unable to
- * map").  The registry's size and save keep the image's own size.
- */
-#define XIP_PMEM_ALIGN		(2ULL << 20)
-
 /*
  * Create a segment filled from the image (gzip decompressed on the fly),
  * record it, and bind a loop device when asked.  On success @e holds the
@@ -337,8 +323,6 @@ int xip_segment_refresh(struct xip_seg_entry *e);
 /* Kernel loop devices (loop.c)                                        */
 /* ------------------------------------------------------------------ */
 
-#define XIP_LOOP_RDONLY	0x01
-
 /*
  * Bind a free loop device to @path (LOOP_CTL_GET_FREE, LOOP_CONFIGURE,
  * falling back to LOOP_SET_FD + LOOP_SET_STATUS64), retrying when another
@@ -369,31 +353,16 @@ void xip_loop_release_claims(int *fds, size_t n);
 /* The segment io_manager (xipio.c)                                    */
 /* ------------------------------------------------------------------ */
 
-#ifndef XIP_LIBC_ONLY
-/* A libext2fs io_manager whose device is a segment: memcpy, no cache. */
-extern io_manager xip_io_manager;
-
-/*
- * Register @seg with the io_manager and write the channel name to pass to
- * ext2fs_open2()/ext2fs_initialize() into @buf.  The registration lasts
- * until xip_io_unregister().
- */
-int xip_io_register(struct xip_segment *seg, char *buf, size_t len);
-void xip_io_unregister(struct xip_segment *seg);
-/* The segment behind an io_channel of xip_io_manager (NULL otherwise). */
-struct xip_segment *xip_io_segment(io_channel channel);
-#endif
-
 /* ------------------------------------------------------------------ */
 /* Images (image.c)                                                    */
 /* ------------------------------------------------------------------ */
+
+struct xip_fs;
 
 /* xip_image_open() flags */
 #define XIP_IMG_WRITE	0x01	/* open for writing (exclusive lock) */
 #define XIP_IMG_NOLOCK	0x02	/* take no holder lock */
 #define XIP_IMG_FORCE	0x04	/* skip the descriptor check (verify) */
-
-struct xip_fs;
 
 struct xip_image {
 	struct xip_segment *seg;
@@ -469,36 +438,11 @@ void xip_set_interrupt(volatile sig_atomic_t *flag);
 bool xip_interrupted(void);
 
 /*
- * For a process about to become another program (exec): unmap the image's
- * view of the segment and close its descriptor, and nothing else.  Freeing
- * the rest would be work for nothing, as execve(2) does not free either.
- * Read-only images only; @img must not be used afterwards.
- */
-void xip_image_abandon(struct xip_image *img);
-
-/*
  * Identify what a segment holds with libblkid.  Returns 0 for ext2/3/4
  * (type written to @type), -EMEDIUMTYPE for another known format (its name
  * in @type and the error record), -ENODATA when nothing is recognised.
  */
 int xip_identify(struct xip_segment *seg, char *type, size_t len);
-
-/*
- * Is the image XIP-capable for pages of @page_size bytes (0: the host's)?
- * Returns 1 when capable, 0 when not (reason in @why), negative on error.
- */
-int xip_image_xip_capable(const struct xip_image *img, unsigned int page_size,
-			  char *why, size_t whylen);
-
-/*
- * Whether a device of @size bytes holding an image of @block_size blocks
- * can serve a guest as a pmem device mounted with -o dax (virtio-pmem or
- * an nvdimm): 1 when it can, 0 with the reason in @why when not.  The
- * guest's nd_pmem maps whole XIP_PMEM_ALIGN sections only, and its ext4
- * and ext2 drivers allow DAX only when the block size is the page size.
- */
-int xip_pmem_capable(uint64_t size, unsigned int block_size,
-		     unsigned int page_size, char *why, size_t whylen);
 
 struct xip_image_info {
 	uint64_t size;			/* bytes of the segment */
@@ -524,6 +468,19 @@ int xip_image_info(const struct xip_image *img, struct xip_image_info *info);
 /* Path lookup and the get_xip_page engine (page.c, file.c)            */
 /* ------------------------------------------------------------------ */
 
+/*
+ * The address-space method get_xip_page: a pointer to the bytes of file page @pgoff
+ * (pages of the image's block size) of inode @ino inside the segment.  The
+ * block number is validated against the image and the segment before the
+ * pointer is formed.  A hole gives -ENODATA unless @create, which
+ * allocates a block near the file's others, clears it, then links it in.
+ */
+int xip_get_page(struct xip_image *img, ext2_ino_t ino, uint64_t pgoff,
+		 bool create, void **ptr);
+/* The physical block behind file page @pgoff (0 for a hole), validated. */
+int xip_bmap(struct xip_image *img, ext2_ino_t ino, uint64_t pgoff,
+	     blk64_t *pblk);
+
 /* xip_lookup() flags */
 #define XIP_LOOKUP_NOFOLLOW	0x01	/* do not follow a final symlink */
 
@@ -537,19 +494,6 @@ int xip_lookup(struct xip_image *img, const char *path, int flags,
 /* Read an inode, its number checked against the image first. */
 int xip_read_inode(struct xip_image *img, ext2_ino_t ino,
 		   struct ext2_inode_large *inode);
-
-/*
- * The address-space method get_xip_page: a pointer to the bytes of file page @pgoff
- * (pages of the image's block size) of inode @ino inside the segment.  The
- * block number is validated against the image and the segment before the
- * pointer is formed.  A hole gives -ENODATA unless @create, which
- * allocates a block near the file's others, clears it, then links it in.
- */
-int xip_get_page(struct xip_image *img, ext2_ino_t ino, uint64_t pgoff,
-		 bool create, void **ptr);
-/* The physical block behind file page @pgoff (0 for a hole), validated. */
-int xip_bmap(struct xip_image *img, ext2_ino_t ino, uint64_t pgoff,
-	     blk64_t *pblk);
 
 /* A run of physically contiguous data blocks of a file. */
 struct xip_run {
@@ -607,13 +551,6 @@ ssize_t xip_file_read_actor(struct xip_image *img, ext2_ino_t ino,
 ssize_t xip_file_read_fd(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 			 size_t len, int fd, const char *fd_name);
 
-/* Release the engine's per-image state (called by xip_image_close). */
-void xip_engine_free(struct xip_image *img);
-
-/* Resolve all but the last component of @path: its directory and name. */
-int xip_lookup_parent(struct xip_image *img, const char *path,
-		      ext2_ino_t *dir, char name[EXT2_NAME_LEN + 1]);
-
 /* A directory entry (xip_dir_list). */
 struct xip_dirent {
 	ext2_ino_t ino;
@@ -662,104 +599,6 @@ int xip_create(struct xip_image *img, const char *path, unsigned int mode,
 /* ------------------------------------------------------------------ */
 /* ELF parsing and validation (elf.c)                                  */
 /* ------------------------------------------------------------------ */
-
-/*
- * Two steps, so that tools can report on files they would not run:
- *
- *   xip_elf_parse*()         structure: identification, class, type, the
- *                            program header table inside the file, every
- *                            PT_LOAD's file bytes inside the file,
- *                            p_filesz <= p_memsz, no wrapping address,
- *                            PT_INTERP a NUL-terminated path.  Any
- *                            machine is accepted.
- *   xip_elf_validate_load()  loadability on this host: machine, p_offset
- *                            congruent to p_vaddr modulo the page size,
- *                            PT_LOADs ascending and disjoint, a sane span
- *                            inside the user address space, no segment
- *                            both writable and executable, the entry
- *                            point inside an executable segment.
- *
- * Only 64-bit little-endian ELF files are supported.  Every failure is
- * -ENOEXEC (or -ENOMEM, or the read callback's error) with a message
- * "NAME: reason" in the error record.
- */
-#define XIP_ELF_MAX_PHNUM	1024	/* program headers (kernel: 64 KiB) */
-#define XIP_ELF_MAX_SPAN	(1ULL << 36)	/* bytes from first to last PT_LOAD */
-#define XIP_ELF_MAX_ALIGN	(1ULL << 30)	/* larger p_align is capped */
-#if defined(__aarch64__)
-#define XIP_ELF_USER_TOP	(1ULL << 48)	/* aarch64 48-bit TASK_SIZE */
-#else
-#define XIP_ELF_USER_TOP	((1ULL << 47) - 4096) /* x86-64 TASK_SIZE */
-#endif
-#define XIP_ELF_MIN_ADDR	65536ULL	/* default vm.mmap_min_addr */
-
-/* A PT_LOAD program header with a non-zero p_memsz, in file order. */
-struct xip_elf_load {
-	unsigned int index;	/* index in the program header table */
-	uint32_t flags;		/* PF_R | PF_W | PF_X */
-	uint64_t offset;	/* p_offset */
-	uint64_t vaddr;		/* p_vaddr */
-	uint64_t filesz;	/* p_filesz */
-	uint64_t memsz;		/* p_memsz */
-	uint64_t align;		/* p_align */
-};
-
-struct xip_elf {
-	uint64_t file_size;
-	uint16_t type;		/* ET_EXEC or ET_DYN */
-	uint16_t machine;	/* EM_X86_64, EM_AARCH64, ... */
-	uint64_t entry;		/* e_entry */
-	uint64_t phoff;		/* e_phoff */
-	uint16_t phnum;		/* e_phnum */
-	void *phdr;		/* the table, phnum Elf64_Phdr (malloc'ed) */
-	struct xip_elf_load *load;	/* the PT_LOADs (malloc'ed) */
-	size_t nload;
-	char *interp;		/* PT_INTERP path, NULL without one */
-	bool has_gnu_stack;	/* PT_GNU_STACK present */
-	bool exec_stack;	/* PT_GNU_STACK asks for PF_X */
-	uint32_t aarch64_features; /* GNU_PROPERTY_AARCH64_FEATURE_1_AND */
-	bool has_dynamic;	/* PT_DYNAMIC present */
-	bool textrel;		/* DT_TEXTREL or DF_TEXTREL seen */
-	bool has_phdr_addr;	/* a PT_LOAD holds the program headers */
-	uint64_t phdr_addr;	/* their address (AT_PHDR before the bias) */
-	/* set by xip_elf_validate_load() */
-	uint64_t lo, hi;	/* page-aligned span of the PT_LOADs */
-	uint64_t max_align;	/* base alignment for ET_DYN (>= page) */
-};
-
-/* Read up to @len bytes at @off; returns the count (short at EOF) or a
- * negative errno with the error record set. */
-typedef ssize_t (*xip_elf_read_fn)(void *ctx, uint64_t off, void *buf,
-				   size_t len);
-
-/* Parse the ELF file of @file_size bytes that @read reads.  @name names
- * the file in messages.  On failure @elf holds nothing to free. */
-int xip_elf_parse(xip_elf_read_fn read, void *ctx, uint64_t file_size,
-		  const char *name, struct xip_elf *elf);
-/* Same, on bytes in memory (the whole file). */
-int xip_elf_parse_buf(const void *buf, size_t len, const char *name,
-		      struct xip_elf *elf);
-/* Same, on an open file (read with pread, the size from fstat). */
-int xip_elf_parse_fd(int fd, const char *name, struct xip_elf *elf);
-void xip_elf_free(struct xip_elf *elf);
-
-/* PT_GNU_PROPERTY: GNU_PROPERTY_AARCH64_FEATURE_1_AND bits (aarch64_features) */
-#define XIP_ELF_AARCH64_BTI	(1U << 0)	/* built for BTI */
-#define XIP_ELF_AARCH64_PAC	(1U << 1)	/* built for PAC */
-
-/* The machine this library was built for (EM_X86_64, EM_AARCH64). */
-uint16_t xip_elf_host_machine(void);
-/* "x86-64", "aarch64", ... or "machine 1234" (static buffer per value). */
-const char *xip_elf_machine_name(uint16_t machine);
-/* Is this PT_LOAD's file offset congruent to its address modulo @page? */
-bool xip_elf_load_congruent(const struct xip_elf_load *load, uint64_t page);
-
-/*
- * Check that @elf can be loaded on this host with pages of @page_size
- * bytes (0: the host's) and fill in lo, hi and max_align.
- */
-int xip_elf_validate_load(struct xip_elf *elf, const char *name,
-			  unsigned int page_size);
 
 /* ------------------------------------------------------------------ */
 /* XIP readiness of ELF files in an image (align.c)                    */
@@ -925,16 +764,6 @@ struct xip_build_opts {
 	bool force;			/* overwrite a non-empty image */
 	void (*progress)(const struct xip_build_progress *p, void *arg);
 	void *progress_arg;
-	/*
-	 * Test hooks, unset in normal use.  test_after_scan is called once
-	 * the tree is scanned and the output is created, before any file's
-	 * bytes are copied: the tests change the tree there.
-	 * test_named_temp makes a new image file a named temporary file
-	 * even where O_TMPFILE works.
-	 */
-	void (*test_after_scan)(void *arg);
-	void *test_after_scan_arg;
-	bool test_named_temp;
 };
 
 struct xip_build_result {
@@ -963,68 +792,6 @@ int xip_build(const char *image, const struct xip_build_opts *opts,
  * which then let the signal end the process.
  */
 void xip_build_signal_cleanup(void);
-
-/* Helpers of xip_build, public for the unit tests. */
-
-/*
- * Split an image path into its directory ("." when none, "/" at the top)
- * and its last name (malloc'ed both): -EISDIR when the last name is empty,
- * "." or "..".
- */
-int xip_build_split_target(const char *spec, char **dir, char **base);
-/*
- * The name a tar member gets in the image, relative to its top: "/" and
- * "." components dropped ("" is the top itself), -EPERM when a ".."
- * component would leave the top.  *out is malloc'ed.
- */
-int xip_build_tar_name(const char *name, char **out);
-/* ".BASE.XXXXXXXX" (BASE cut to 200 bytes, 8 random [A-Za-z0-9]). */
-int xip_build_temp_name(const char *base, char *buf, size_t len);
-
-/* A data range of a file in blocks: [start, start + len). */
-struct xip_lrange {
-	uint64_t start, len;
-};
-/*
- * Indirect blocks (single, double, triple) an ext2 file with blocks of
- * @bs bytes needs to map the sorted ranges: UINT64_MAX if unmappable.
- */
-uint64_t xip_build_ind_blocks(unsigned int bs, const struct xip_lrange *r,
-			      size_t n);
-/* Blocks of a directory holding names of the given lengths (with . ..). */
-uint64_t xip_build_dir_blocks(unsigned int bs, const size_t *namelens,
-			      size_t n);
-/* The kernel's ext2 encoding of a device number into i_block[0..1]. */
-void xip_build_encode_dev(dev_t rdev, uint32_t iblock[2]);
-
-/*
- * Make [off, off + len) of @seg read as zeros at the least cost: a hole
- * punched in a file, BLKZEROOUT on a block device, large writes of zeros
- * where neither works, a memset on device DAX.
- */
-int xip_build_zero(struct xip_segment *seg, uint64_t off, uint64_t len);
-/*
- * Allocate the blocks of a range of a file segment that is about to be
- * written (fallocate, the size kept): a file system that allocates only
- * at write-back would scatter blocks written far apart in the file over
- * its disk, and flush them as many small writes.  Elsewhere nothing.
- */
-int xip_build_reserve(struct xip_segment *seg, uint64_t off, uint64_t len);
-
-/* One line of a genext2fs device table. */
-struct xip_devtable_entry {
-	char path[4096];
-	char type;		/* f d c b p */
-	unsigned int mode;	/* permission bits */
-	uint32_t uid, gid;
-	unsigned int major, minor;
-	unsigned long start, inc, count;
-};
-/*
- * Parse one device-table line: 1 when an entry was read, 0 for a blank or
- * comment line, negative on a syntax error (reason in the error record).
- */
-int xip_devtable_parse_line(const char *line, struct xip_devtable_entry *e);
 
 /* ------------------------------------------------------------------ */
 /* Extracting a tree from an image (extract.c)                         */
@@ -1062,17 +829,6 @@ bool xip_extract_name_ok(const char *name);
 /* ------------------------------------------------------------------ */
 /* Processes that map attached segments (ps.c)                         */
 /* ------------------------------------------------------------------ */
-
-/* One line of /proc/PID/maps (or a mapping header of smaps). */
-struct xip_ps_map {
-	uint64_t start, end, offset;
-	dev_t dev;
-	uint64_t ino;
-	bool exec;
-	char path[XIP_PATH_MAX];
-};
-/* Parse @line: 0, or -EINVAL when it is not a mapping line. */
-int xip_ps_parse_map(const char *line, struct xip_ps_map *m);
 
 enum xip_ps_how {
 	XIP_PS_EXEC,		/* xiptool exec: maps the segment file */
@@ -1121,88 +877,6 @@ void xip_ps_report_free(struct xip_ps_report *r);
 /* ------------------------------------------------------------------ */
 /* The user-space ELF loader (exec.c, exec-<arch>.S)                   */
 /* ------------------------------------------------------------------ */
-
-/*
- * xip_exec_prepare() finds and checks a program (and its interpreter),
- * xip_exec_run() maps it straight from the segment, builds the stack and
- * jumps to it: on success it does not return.  In between, the pure
- * planning functions below compute what is mapped where and how the
- * stack looks; they do no I/O and can be tested and fuzzed alone.
- */
-
-/* One step of mapping a program; addresses are before the load bias. */
-enum xip_map_kind {
-	XIP_MAP_FILE,		/* @len bytes of the source at offset @off */
-	XIP_MAP_ANON,		/* anonymous zero pages (holes, bss) */
-	XIP_MAP_ZERO,		/* clear bytes of already mapped pages */
-};
-
-struct xip_map_op {
-	enum xip_map_kind kind;
-	uint64_t addr;
-	uint64_t len;
-	uint64_t off;		/* XIP_MAP_FILE: byte offset in the source */
-	int prot;		/* PROT_READ | PROT_WRITE | PROT_EXEC */
-};
-
-struct xip_load_plan {
-	uint64_t lo, hi;	/* span to reserve (page aligned) */
-	uint64_t align;		/* base alignment (ET_DYN) */
-	bool fixed;		/* ET_EXEC: load at lo exactly */
-	struct xip_map_op *ops;	/* in order (malloc'ed) */
-	size_t nops;
-	uint64_t entry;		/* e_entry */
-	uint64_t phdr;		/* AT_PHDR before the bias (0: none) */
-	uint64_t phnum;
-	uint64_t start_code, end_code, start_data, end_data;
-};
-
-/*
- * Plan the mapping of the validated @elf whose file data lies in @runs
- * (file pages to source pages of @page bytes, in file order, holes left
- * out) of a source holding @src_pages pages.  Every PT_LOAD page is
- * mapped from its run, or as zero pages over a hole; bss is cleared and
- * extended with anonymous pages.  -ENOEXEC when a run is out of order or
- * out of the source.
- */
-int xip_exec_plan_load(const struct xip_elf *elf, const struct xip_run *runs,
-		       size_t nruns, uint64_t page, uint64_t src_pages,
-		       const char *name, struct xip_load_plan *plan);
-void xip_load_plan_free(struct xip_load_plan *plan);
-
-struct xip_auxv {
-	uint64_t type, val;
-};
-
-struct xip_stack_in {
-	const char *const *argv;	/* NULL-terminated, argv[0] first */
-	const char *const *envp;	/* NULL-terminated */
-	const char *execfn;		/* AT_EXECFN */
-	const char *platform;		/* AT_PLATFORM (NULL: none) */
-	uint8_t random[16];		/* AT_RANDOM bytes */
-	unsigned int pad;		/* bytes of random gap below the strings */
-	const struct xip_auxv *auxv;	/* without AT_NULL; AT_RANDOM,
-					 * AT_EXECFN, AT_PLATFORM are filled */
-	size_t nauxv;
-};
-
-struct xip_stack_out {
-	uint64_t sp;			/* points at argc, 16-byte aligned */
-	uint64_t arg_start, arg_end, env_start, env_end;
-	uint64_t auxv;			/* address of the vector on the stack */
-	size_t auxv_bytes;		/* including AT_NULL */
-};
-
-/*
- * Build the initial stack of a process, like the kernel's
- * create_elf_tables(), in @mem (@size bytes) that will be at address
- * @addr: strings (argv, envp, execfn) at the top, platform string, 16
- * random bytes, then auxv, envp, argv and argc below a 16-byte aligned
- * sp.  -E2BIG when it does not fit.
- */
-int xip_exec_build_stack(void *mem, uint64_t addr, size_t size,
-			 const struct xip_stack_in *in,
-			 struct xip_stack_out *out);
 
 enum xip_interp_from {
 	XIP_INTERP_AUTO,	/* from the image when there, else the host */
@@ -1284,26 +958,6 @@ typedef void (*xip_nbd_progress_fn)(void *arg, uint64_t done,
  * NBD URI) to @fn; NULL turns it off.
  */
 void xip_nbd_set_progress(xip_nbd_progress_fn fn, void *arg);
-
-struct xip_nbd;
-/*
- * Connect to the export @uri (libnbd) and read its size.  The export
- * must start with an ext2 superblock (-EMEDIUMTYPE otherwise).
- * -EPROTONOSUPPORT when built without libnbd; a server that cannot be
- * reached gives -ECONNREFUSED (or its errno) with libnbd's reason.
- */
-int xip_nbd_open(const char *uri, struct xip_nbd **np, uint64_t *size);
-/*
- * Copy the whole export into @fd (at least that size already) with
- * requests in parallel: written with pwrite, or straight into @map (the
- * mapping of @fd, for hugetlbfs files) when not NULL.  Zero ranges the
- * server reports are skipped (@fd must read as zeros there).  Then check
- * that @fd holds an ext2 file system (@path names it).  A server that
- * fails or goes away gives -EIO (or the errno it sent) naming the URI;
- * xip_interrupted() stops it with -EINTR.
- */
-int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, const char *path);
-void xip_nbd_close(struct xip_nbd *n);
 
 /* One piece of a byte range of a file, as the plugin serves it. */
 struct xip_nbd_piece {

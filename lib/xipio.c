@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "xip.h"
+#include "segment_int.h"
 
 #define XIPIO_MAX_SEGMENTS 64
 

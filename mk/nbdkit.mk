@@ -12,7 +12,7 @@
 #    are linked in).
 #
 # Included after every fragment that adds to libxip_a_SOURCES.
-libxip_a_SOURCES += lib/nbdpull.c lib/nbdmap.c
+libxip_a_SOURCES += lib/nbd_int.h lib/nbdpull.c lib/nbdmap.c
 AM_CFLAGS += $(LIBNBD_CFLAGS)
 dist_man_MANS += man/nbdkit-xiptool-plugin.1
 EXTRA_DIST += nbdkit/xiptool.c

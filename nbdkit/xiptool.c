@@ -156,13 +156,13 @@ static int open_segment(void)
 	int ret = -EROFS;
 
 	if (readonly != 1) {
-		ret = xip_segment_open(image, XIP_SEG_WRITE, &seg);
+		ret = xip_spec_open(image, XIP_SEG_WRITE, &seg);
 		if (ret == -EROFS && readonly == -1)
 			nbdkit_debug("%s: %s: serving read-only", image,
 				     xip_errmsg());
 	}
 	if (ret == -EROFS && readonly != 0)
-		ret = xip_segment_open(image, 0, &seg);
+		ret = xip_spec_open(image, 0, &seg);
 	if (ret)
 		return ret;
 	writable = seg->writable;

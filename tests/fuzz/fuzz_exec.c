@@ -24,6 +24,8 @@
 #include <sys/mman.h>
 
 #include "fuzz.h"
+#include "elf_int.h"
+#include "exec_int.h"
 
 #define PAGE 4096ULL
 #define MAX_STRINGS 64

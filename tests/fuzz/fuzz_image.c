@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "engine.h"
 
 static void fuzz_identify(const uint8_t *data, size_t size)
 {

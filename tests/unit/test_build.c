@@ -6,6 +6,7 @@
 
 #include "unit.h"
 #include "kcopy.h"
+#include "build.h"
 
 static void test_idmap(void **state)
 {
@@ -368,8 +369,8 @@ static void test_build_target(void **state)
 	o.force = true;
 	o.label = "new";
 	sw.file = file;
-	o.test_after_scan = swap_hook;
-	o.test_after_scan_arg = &sw;
+	xip_build_test_hooks.after_scan = swap_hook;
+	xip_build_test_hooks.after_scan_arg = &sw;
 	assert_int_equal(xip_build(img, &o, NULL), -ESTALE);
 	assert_non_null(strstr(xip_errmsg(), "/f: changed during the scan"));
 	fd = open(img, O_RDONLY);
@@ -382,7 +383,7 @@ static void test_build_target(void **state)
 	sw.file = NULL;
 	sw.dir = out;
 	sw.cleanup = true;
-	o.test_named_temp = true;
+	xip_build_test_hooks.named_temp = true;
 	assert_int_equal(xip_build(img, &o, NULL), -ENOENT);
 	assert_int_equal(sw.names, 2);
 	assert_int_equal(count_names(out), 1);
@@ -396,6 +397,7 @@ static void test_build_target(void **state)
 	assert_int_equal(pread(fd, now, sizeof(now), 1024), sizeof(now));
 	close(fd);
 	assert_memory_not_equal(old, now, sizeof(old));
+	memset(&xip_build_test_hooks, 0, sizeof(xip_build_test_hooks));
 }
 
 static void test_tar_name(void **state)

@@ -5,6 +5,7 @@
 #include <limits.h>
 
 #include "unit.h"
+#include "elf_int.h"
 
 #define PAGE 4096
 

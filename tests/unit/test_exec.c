@@ -7,6 +7,8 @@
 #include <sys/mman.h>
 
 #include "unit.h"
+#include "elf_int.h"
+#include "exec_int.h"
 
 #define PAGE 4096ULL
 

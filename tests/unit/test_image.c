@@ -1,5 +1,6 @@
 /* Unit tests of lib/image.c: opening good and damaged images. */
 #include "unit.h"
+#include "engine.h"
 
 static void test_open_good(void **state)
 {

@@ -5,6 +5,7 @@
 #include <sys/mount.h>
 
 #include "unit.h"
+#include "segment_int.h"
 
 /* The device a test bound: released by the teardown even on failure. */
 static char bound[64];

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "unit.h"
+#include "nbd_int.h"
 
 static void test_is_uri(void **state)
 {

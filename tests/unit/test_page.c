@@ -1,5 +1,6 @@
 /* Unit tests of lib/page.c and lib/file.c: the read side of the engine. */
 #include "unit.h"
+#include "engine.h"
 
 #define BS 4096
 

@@ -5,6 +5,7 @@
 #include <zlib.h>
 
 #include "unit.h"
+#include "registry_int.h"
 
 static int use_rundir(void **state)
 {
@@ -124,8 +125,6 @@ static void test_add_get_list_remove(void **state)
 {
 	struct xip_seg_entry e, got, *all;
 	const char *p1 = unit_path("segfile1"), *p2 = unit_path("segfile2");
-	enum xip_seg_type type;
-	char *path;
 	size_t n;
 
 	unit_fill_file(p1, 4096, 0);
@@ -154,31 +153,33 @@ static void test_add_get_list_remove(void **state)
 	assert_int_equal(xip_registry_get("alpha", &got), 0);
 	assert_int_equal(got.size, 99);
 	/* @NAME resolution and the read-only type refusing writes */
-	assert_int_equal(xip_registry_resolve("alpha", &path, &type), 0);
-	assert_string_equal(path, p2);
-	assert_int_equal(type, XIP_SEGTYPE_SR);
-	free(path);
 	{
 		struct xip_segment *seg;
 
-		assert_int_equal(xip_segment_open("@alpha", XIP_SEG_WRITE,
-						  &seg),
+		assert_int_equal(xip_spec_open("@alpha", XIP_SEG_WRITE, &seg),
 				 -EROFS);
+		assert_null(seg);
 		assert_string_equal(xip_errmsg(),
 				    "@alpha: segment is read-only (type sr)");
-		assert_int_equal(xip_segment_open("@alpha", 0, &seg), 0);
+		assert_int_equal(xip_spec_open("@alpha", 0, &seg), 0);
 		assert_string_equal(seg->name, "alpha");
+		assert_string_equal(seg->path, p2);
 		assert_int_equal(seg->type, XIP_SEGTYPE_SR);
 		xip_segment_close(seg);
-		assert_int_equal(xip_segment_open("@zeta", XIP_SEG_WRITE, &seg),
+		assert_int_equal(xip_spec_open("@zeta", XIP_SEG_WRITE, &seg),
 				 0);
 		assert_true(seg->writable);
 		xip_segment_close(seg);
 	}
-	assert_int_equal(xip_registry_resolve("nope", &path, &type), -ENOENT);
-	assert_null(path);
-	assert_string_equal(xip_errmsg(), "@nope: no attached segment of that name");
-	assert_int_equal(xip_registry_resolve("../x", &path, &type), -ENOENT);
+	{
+		struct xip_segment *seg;
+
+		assert_int_equal(xip_spec_open("@nope", 0, &seg), -ENOENT);
+		assert_null(seg);
+		assert_string_equal(xip_errmsg(),
+				    "@nope: no attached segment of that name");
+		assert_int_equal(xip_spec_open("@../x", 0, &seg), -ENOENT);
+	}
 	/* a stale entry: the segment file is gone */
 	unlink(p1);
 	assert_int_equal(xip_registry_list(&all, &n), 0);
@@ -265,9 +266,9 @@ static void test_identity_checked(void **state)
 	assert_int_equal(xip_registry_open("idseg", O_RDWR, &got), -ESTALE);
 	assert_non_null(strstr(xip_errmsg(),
 			       "is not the segment that was attached (device/inode changed): refusing"));
-	assert_int_equal(xip_segment_open("@idseg", XIP_SEG_WRITE, &seg),
+	assert_int_equal(xip_spec_open("@idseg", XIP_SEG_WRITE, &seg),
 			 -ESTALE);
-	assert_int_equal(xip_segment_open("@idseg", 0, &seg), -ESTALE);
+	assert_int_equal(xip_spec_open("@idseg", 0, &seg), -ESTALE);
 	/* by a copy: same owner, another inode (made while the old one
 	 * exists, so that the file system cannot hand out its number) */
 	unit_fill_file(unit_path("idcopy"), 8192, 0);

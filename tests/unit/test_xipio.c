@@ -2,6 +2,7 @@
 #include <sys/resource.h>
 
 #include "unit.h"
+#include "segment_int.h"
 
 struct chan {
 	struct xip_segment *seg;

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Internal interface of the NBD client (nbdpull.c): pulling an export
+ * into a segment file for xip_attach.  Not part of the public API.
+ */
+#ifndef XIP_NBD_INT_H
+#define XIP_NBD_INT_H
+
+#include "xip.h"
+
+struct xip_nbd;
+/*
+ * Connect to the export @uri (libnbd) and read its size.  The export
+ * must start with an ext2 superblock (-EMEDIUMTYPE otherwise).
+ * -EPROTONOSUPPORT when built without libnbd; a server that cannot be
+ * reached gives -ECONNREFUSED (or its errno) with libnbd's reason.
+ */
+int xip_nbd_open(const char *uri, struct xip_nbd **np, uint64_t *size);
+/*
+ * Copy the whole export into @fd (at least that size already) with
+ * requests in parallel: written with pwrite, or straight into @map (the
+ * mapping of @fd, for hugetlbfs files) when not NULL.  Zero ranges the
+ * server reports are skipped (@fd must read as zeros there).  Then check
+ * that @fd holds an ext2 file system (@path names it).  A server that
+ * fails or goes away gives -EIO (or the errno it sent) naming the URI;
+ * xip_interrupted() stops it with -EINTR.
+ */
+int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, const char *path);
+void xip_nbd_close(struct xip_nbd *n);
+
+#endif

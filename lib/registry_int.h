@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Internal interface of the registry of attached segments (registry.c)
+ * and of the scan of processes that map them (ps.c).  Not part of the
+ * public API.
+ */
+#ifndef XIP_REGISTRY_INT_H
+#define XIP_REGISTRY_INT_H
+
+#include "xip.h"
+
+/* ------------------------------------------------------------------ */
+/* Processes that map attached segments (ps.c)                         */
+/* ------------------------------------------------------------------ */
+
+/* One line of /proc/PID/maps (or a mapping header of smaps). */
+struct xip_ps_map {
+	uint64_t start, end, offset;
+	dev_t dev;
+	uint64_t ino;
+	bool exec;
+	char path[XIP_PATH_MAX];
+};
+/* Parse @line: 0, or -EINVAL when it is not a mapping line. */
+int xip_ps_parse_map(const char *line, struct xip_ps_map *m);
+
+#endif

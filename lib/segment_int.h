@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Internal interface of the segment room: attach sizes and alignment
+ * (attach.c), kernel loop devices (loop.c) and the libext2fs io_manager
+ * whose device is a segment (xipio.c).  Not part of the public API.
+ */
+#ifndef XIP_SEGMENT_INT_H
+#define XIP_SEGMENT_INT_H
+
+#include "xip.h"
+
+/*
+ * Set up a segment on @fd, which it takes over (closed on failure):
+ * @name and @type are an attached segment's (the registry opens those),
+ * NULL and XIP_SEGTYPE_NONE for a plain path.
+ */
+int xip_segment_adopt(int fd, const char *path, const char *name,
+		      enum xip_seg_type type, int flags,
+		      struct xip_segment **segp);
+
+/* ------------------------------------------------------------------ */
+/* Attach, detach, save (attach.c)                                     */
+/* ------------------------------------------------------------------ */
+
+/* Without --size, a segment holds at most this, and what fits in the
+ * file system of its file (the free space statfs reports). */
+#define XIP_ATTACH_DEFAULT_MAX	(16ULL << 30)
+/*
+ * Segment files are padded to a multiple of this, so that a guest can map
+ * one as a pmem device (virtio-pmem or an nvdimm): nd_pmem refuses a region
+ * that is not made of whole 2 MiB subsections ("misaligned, unable to
+ * map").  The registry's size and save keep the image's own size.
+ */
+#define XIP_PMEM_ALIGN		(2ULL << 20)
+
+/* ------------------------------------------------------------------ */
+/* Kernel loop devices (loop.c)                                        */
+/* ------------------------------------------------------------------ */
+
+#define XIP_LOOP_RDONLY	0x01
+
+/* ------------------------------------------------------------------ */
+/* The segment io_manager (xipio.c)                                    */
+/* ------------------------------------------------------------------ */
+
+#ifndef XIP_LIBC_ONLY
+/* A libext2fs io_manager whose device is a segment: memcpy, no cache. */
+extern io_manager xip_io_manager;
+
+/*
+ * Register @seg with the io_manager and write the channel name to pass to
+ * ext2fs_open2()/ext2fs_initialize() into @buf.  The registration lasts
+ * until xip_io_unregister().
+ */
+int xip_io_register(struct xip_segment *seg, char *buf, size_t len);
+void xip_io_unregister(struct xip_segment *seg);
+/* The segment behind an io_channel of xip_io_manager (NULL otherwise). */
+struct xip_segment *xip_io_segment(io_channel channel);
+#endif
+
+#endif
