@@ -27,6 +27,8 @@
 #include <unistd.h>
 
 #include "build.h"
+#include "segment_int.h"
+#include "registry_int.h"
 
 /* ---- the named temporary file, for a signal handler ------------------- */
 

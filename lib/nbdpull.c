@@ -20,6 +20,7 @@
 #include "xip.h"
 #include "lazy.h"
 #include "nbd_int.h"
+#include "registry_int.h"
 
 #ifdef HAVE_LIBNBD
 #include <libnbd.h>

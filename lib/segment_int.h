@@ -33,11 +33,34 @@ int xip_segment_adopt(int fd, const char *path, const char *name,
  */
 #define XIP_PMEM_ALIGN		(2ULL << 20)
 
+/*
+ * Is the segment in use: its loop device mounted or claimed, or its file
+ * locked by a running program?  Returns 1 with the reason in @why, 0 when
+ * free, negative on error.
+ */
+int xip_segment_busy(const struct xip_seg_entry *e, char *why, size_t len);
+
 /* ------------------------------------------------------------------ */
 /* Kernel loop devices (loop.c)                                        */
 /* ------------------------------------------------------------------ */
 
 #define XIP_LOOP_RDONLY	0x01
+
+/*
+ * Bind a free loop device to @path (LOOP_CTL_GET_FREE, LOOP_CONFIGURE,
+ * falling back to LOOP_SET_FD + LOOP_SET_STATUS64), retrying when another
+ * process takes the device first.  The device name goes into @dev.
+ */
+int xip_loop_attach(const char *path, uint64_t offset, uint64_t sizelimit,
+		    int flags, char *dev, size_t len);
+/* Unbind (LOOP_CLR_FD); a device still open is cleared on last close. */
+int xip_loop_detach(const char *dev);
+/* The backing file of a bound loop device (-ENXIO when unbound). */
+int xip_loop_backing_file(const char *dev, char *buf, size_t len);
+/* Is the device mounted or claimed?  1 with the reason, 0, or < 0. */
+int xip_loop_busy(const char *dev, char *why, size_t len);
+/* Is the loop device read-only?  1, 0 or < 0. */
+int xip_loop_read_only(const char *dev);
 
 /* ------------------------------------------------------------------ */
 /* The segment io_manager (xipio.c)                                    */

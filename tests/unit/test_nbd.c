@@ -7,6 +7,7 @@
 
 #include "unit.h"
 #include "nbd_int.h"
+#include "registry_int.h"
 
 static void test_is_uri(void **state)
 {

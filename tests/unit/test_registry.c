@@ -6,6 +6,7 @@
 
 #include "unit.h"
 #include "registry_int.h"
+#include "segment_int.h"
 
 static int use_rundir(void **state)
 {
