@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Internal interface of the user-space ELF loader (exec.c,
- * exec-<arch>.S): the pure planning functions, tested and fuzzed alone.
- * Not part of the public API.
+ * Internal interface of the user-space ELF loader, shared by its files:
+ * exec_prepare.c (find and check the program), exec_plan.c (the pure
+ * plans: mappings and the initial stack, tested and fuzzed alone) and
+ * exec.c (map, build the stack, tear down, jump; exec-<arch>.S holds the
+ * last instructions).  Not part of the public API.
  */
 #ifndef XIP_EXEC_INT_H
 #define XIP_EXEC_INT_H
 
-#include "xip.h"
+#include "fsread.h"
 #include "elf_int.h"
 
 /* ------------------------------------------------------------------ */
@@ -95,5 +97,42 @@ struct xip_stack_out {
 int xip_exec_build_stack(void *mem, uint64_t addr, size_t size,
 			 const struct xip_stack_in *in,
 			 struct xip_stack_out *out);
+
+/* A range of the loader's own files, unmapped on the way out. */
+struct xip_unmap {
+	uint64_t addr, len;
+};
+
+struct exec_file {
+	char *name;			/* for messages */
+	struct xip_elf elf;
+	int fd;				/* what the pages are mapped from */
+	bool own_fd;			/* a host file: ours to close */
+	uint64_t src_pages;
+	struct xip_run *runs;
+	size_t nruns;
+	struct xip_load_plan plan;
+	uint64_t bias;
+	int guard_prot;			/* added to executable mappings */
+};
+
+struct xip_exec {
+	struct xip_image *img;
+	struct exec_file prog, interp;
+	bool has_interp;
+	struct xip_exec_info info;
+	char *execfn;
+	char comm[16];
+	uint64_t page;
+	void *tramp;		/* a copy of xip_exec_jump, then the ranges */
+	const struct xip_unmap *unmap;	/* in tramp, after the code */
+	size_t nunmap;
+};
+
+/*
+ * Copy @len bytes of @src (zeros when NULL) to the address @dst, with
+ * stores the sanitizers do not check (exec_plan.c).
+ */
+void xip_exec_raw_copy(uint64_t dst, const void *src, size_t len);
 
 #endif
