@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "debug.h"
 #include "attach_int.h"
 
 #define CHUNK		(1u << 20)	/* bytes per read() or inflate() */
@@ -403,6 +404,10 @@ int xip_attach_fill(const struct xip_attach_opts *o, struct segfile *sf,
 		e->size = o->size;
 		return segfile_resize(sf, o->size);
 	}
+	XIP_DBG(ATTACH, "%s -> %s: %s", o->image, sf->path,
+		src->gz ? "gzip, inflated" :
+		sf->huge ? "mapped and copied (hugetlbfs)" :
+		"copy_file_range");
 	if (!src->gz && !sf->huge) {
 		ret = fill_copy(sf, src, o->size);
 	} else {

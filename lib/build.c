@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "debug.h"
 #include "build.h"
 #include "segment_int.h"
 
@@ -569,6 +570,9 @@ int xip_build(const char *image, const struct xip_build_opts *o,
 		ret = xip_btree_finish(&t, o);
 	if (ret)
 		goto out;
+	XIP_DBG(BUILD, "%s: tree of %zu inodes, %" PRIu64 " files, %" PRIu64
+		" bytes", o->tar ? o->tar : o->source ? o->source : "(empty)",
+		t.nnodes, t.files, t.bytes);
 	fixed = o->size ? o->size : tg.fixed;
 	if (tg.fixed && fixed > tg.fixed) {
 		ret = xip_error(-ENOSPC, "%s: size %" PRIu64
@@ -585,11 +589,16 @@ int xip_build(const char *image, const struct xip_build_opts *o,
 		xip_error(ret, "%s: %s", image, msg);
 	}
 	if (!ret)
+		XIP_DBG(BUILD, "%s: plan: %" PRIu64 " bytes, %" PRIu64
+			" blocks needed, at least %" PRIu64 " inodes", image,
+			p.image_bytes, p.need, p.min_inodes);
+	if (!ret)
 		ret = build_on(&tg, &t, &p, o, res);
 	if (!ret)
 		ret = xip_target_commit(&tg);
 	if (ret)
 		xip_target_abort(&tg);
+	XIP_DBG(BUILD, "%s: %s", image, ret ? "abandoned" : "in place");
 out:
 	xip_target_close(&tg);
 	xip_btree_free(&t);

@@ -46,6 +46,7 @@
 #include <linux/prctl.h>	/* musl's sys/prctl.h has prctl_mm_map itself */
 #endif
 
+#include "debug.h"
 #include "fsread.h"
 #include "exec_int.h"
 #include "engine.h"
@@ -122,6 +123,15 @@ static int map_error(const struct exec_file *f, const struct xip_map_op *op,
 			 PRIx64 ": %s", f->name, op->len, addr, strerror(err));
 }
 
+/* A number in hex for a trace line (one at a time). */
+static const char *hex(uint64_t v)
+{
+	static char buf[24];
+
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+	return buf;
+}
+
 static int map_op(const struct exec_file *f, const struct xip_map_op *op,
 		  uint64_t page)
 {
@@ -130,6 +140,15 @@ static int map_op(const struct exec_file *f, const struct xip_map_op *op,
 	int prot = op->prot | ((op->prot & PROT_EXEC) ? f->guard_prot : 0);
 	void *want = (void *)(uintptr_t)addr, *m;
 
+	XIP_DBG(EXEC, "%s: %s 0x%" PRIx64 "+0x%" PRIx64 " %c%c%c%s%s", f->name,
+		op->kind == XIP_MAP_FILE ? "map" :
+		op->kind == XIP_MAP_ANON ? "anon" : "clear", addr, op->len,
+		(op->prot & PROT_READ) ? 'r' : '-',
+		(op->prot & PROT_WRITE) ? 'w' : '-',
+		(op->prot & PROT_EXEC) ? 'x' : '-',
+		op->kind != XIP_MAP_FILE ? "" :
+		f->own_fd ? " from the host file at " : " from the segment at ",
+		op->kind == XIP_MAP_FILE ? hex(op->off) : "");
 	switch (op->kind) {
 	case XIP_MAP_FILE:
 		m = mmap(want, op->len, prot, flags, f->fd, (off_t)op->off);
@@ -186,6 +205,9 @@ static int load_file(struct exec_file *f, uint64_t page)
 
 	if (!ret)
 		ret = reserve(f, page);
+	if (!ret)
+		XIP_DBG(EXEC, "%s: %zu mappings, load bias 0x%" PRIx64,
+			f->name, f->plan.nops, f->bias);
 	for (size_t i = 0; !ret && i < f->plan.nops; i++)
 		ret = map_op(f, &f->plan.ops[i], page);
 	return ret;
@@ -648,6 +670,9 @@ int xip_exec_run(struct xip_exec *ex, const char *const *argv,
 	 * image's view of the segment must go: the rest of the loader's
 	 * memory is left behind as execve leaves the old image's.
 	 */
+	XIP_DBG(EXEC, "%s: stack at 0x%" PRIx64 ", jump to 0x%" PRIx64
+		" (%s)", ex->prog.name, st.sp, entry,
+		ex->has_interp ? ex->interp.name : "the program's entry");
 	xip_image_abandon(ex->img);
 	ex->img = NULL;
 	teardown_and_jump(ex, &st, entry);

@@ -17,6 +17,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "debug.h"
 #include "exec_int.h"
 #include "engine.h"
 
@@ -291,6 +292,10 @@ int xip_exec_prepare(struct xip_image *img, const struct xip_exec_opts *opts,
 		xip_exec_free(ex);
 		return ret;
 	}
+	XIP_DBG(EXEC, "%s: ELF type %u, %zu run(s) of blocks%s%s",
+		ex->prog.name, ex->prog.elf.type, ex->prog.nruns,
+		ex->has_interp ? ", interpreter " : "",
+		ex->has_interp ? ex->interp.name : "");
 	*exp = ex;
 	return 0;
 }

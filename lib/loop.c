@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "debug.h"
 #include "xip.h"
 #include "segment_int.h"
 
@@ -275,6 +276,10 @@ int xip_loop_attach(const char *path, uint64_t offset, uint64_t sizelimit,
 		 path);
 	ret = attach_fd(ffd, &info, ro, dev, len);
 	close(ffd);
+	if (!ret)
+		XIP_DBG(LOOP, "%s bound to %s (offset %llu, size limit %llu%s)",
+			dev, path, (unsigned long long)offset,
+			(unsigned long long)sizelimit, ro ? ", read-only" : "");
 	return ret;
 }
 
@@ -306,6 +311,7 @@ int xip_loop_detach(const char *dev)
 			break;	/* released (or already someone else's) */
 		sleep_ms(RETRY_MS);
 	}
+	XIP_DBG(LOOP, "%s released from %s", dev, backing);
 	xip_error_clear();
 	return 0;
 }

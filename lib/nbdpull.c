@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "debug.h"
 #include "xip.h"
 #include "lazy.h"
 #include "nbd_int.h"
@@ -243,6 +244,9 @@ int xip_nbd_open(const char *uri, struct xip_nbd **np, uint64_t *size)
 	ret = check_magic(n);
 	if (ret)
 		goto fail;
+	XIP_DBG(NBD, "%s: %" PRIu64 " bytes, requests of %u bytes, %s", uri,
+		n->size, n->req, n->zero_status ? "zero ranges reported" :
+		"no base:allocation");
 	*size = n->size;
 	*np = n;
 	return 0;
@@ -485,6 +489,8 @@ int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, const char *path)
 	n->window_end = 0;
 	n->ntodo = n->todo_next = 0;
 	ret = pull_loop(n, fd, map, path);
+	XIP_DBG(NBD, "%s: pulled into %s%s", n->uri, path,
+		ret ? " (failed)" : "");
 	if (ret)
 		return ret;
 	/* messages about the file system name where it came from */

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "debug.h"
 #include "xip.h"
 #include "registry_int.h"
 #include "segment_int.h"
@@ -516,6 +517,11 @@ int xip_registry_store(const struct xip_seg_entry *e, int flags)
 				e->name) :
 		      xip_error(-errno, "%s/%s: %s", dir, e->name,
 				strerror(errno));
+	if (!ret)
+		XIP_DBG(REGISTRY, "%s record %s (type %s, file %s%s%s)",
+			create ? "new" : "updated", e->name,
+			xip_segment_type_name(e->type), e->path,
+			e->loop[0] ? ", loop " : "", e->loop);
 	if (!ret && !create)
 		tmp[0] = '\0';		/* renamed: nothing left to remove */
 	if (tmp[0])
@@ -539,6 +545,8 @@ int xip_registry_remove(const char *name)
 	}
 	if (unlinkat(dfd, name, 0) < 0)
 		ret = xip_error(-errno, "%s/%s: %s", dir, name, strerror(errno));
+	else
+		XIP_DBG(REGISTRY, "record %s removed", name);
 	close(dfd);
 	xip_registry_unlock();
 	return ret;
@@ -710,6 +718,9 @@ int xip_registry_clean(const struct xip_seg_entry *e)
 	 * mounted, as detach --force does */
 	if (xip_registry_loop_serves(cur))
 		xip_loop_detach(cur->loop);
+	XIP_DBG(REGISTRY, "stale record %s (%s) cleaned", cur->name,
+		state == XIP_ENTRY_ABANDONED ? "attach died" :
+		state == XIP_ENTRY_GONE ? "file gone" : "another file");
 	ret = xip_registry_remove(cur->name);
 	if (!ret) {
 		xip_error_clear();
@@ -846,8 +857,11 @@ static int open_attached(const char *name, int flags,
 			fd = xip_error(-EROFS, "@%s: read-only: %s", name,
 				       strerror(-fd));
 	}
-	if (fd >= 0)
+	if (fd >= 0) {
+		XIP_DBG(REGISTRY, "@%s is %s (type %s)", name, e->path,
+			xip_segment_type_name(e->type));
 		fd = xip_segment_adopt(fd, e->path, name, e->type, flags, segp);
+	}
 	free(e);
 	return fd;
 }

@@ -23,10 +23,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "debug.h"
 #include "xip.h"
 #include "segment_int.h"
 
 #define SECTOR_SIZE 512
+
+static const char *const kind_names[] = {
+	[XIP_SEG_FILE] = "file",
+	[XIP_SEG_SHM] = "shared-memory file",
+	[XIP_SEG_BLOCKDEV] = "block device",
+	[XIP_SEG_DAX] = "DAX device",
+};
 
 static const char *const type_names[] = {
 	[XIP_SEGTYPE_NONE] = "none",
@@ -243,6 +251,10 @@ int xip_segment_adopt(int fd, const char *path, const char *name,
 		xip_segment_close(seg);
 		return ret;
 	}
+	XIP_DBG(SEGMENT, "%s: %s of %llu bytes mapped %s at %p%s%s", path,
+		kind_names[seg->kind], (unsigned long long)seg->size,
+		seg->writable ? "read-write" : "read-only", (void *)seg->base,
+		name ? ", type " : "", name ? xip_segment_type_name(type) : "");
 	*segp = seg;
 	return 0;
 }
@@ -277,6 +289,8 @@ int xip_segment_open_fd(int fd, const char *path, int flags,
 
 void xip_segment_release(struct xip_segment *seg)
 {
+	if (seg->base)
+		XIP_DBG(SEGMENT, "%s: unmapped", seg->path);
 	if (seg->base)
 		munmap(seg->base, (size_t)seg->size);
 	seg->base = NULL;

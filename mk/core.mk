@@ -1,7 +1,8 @@
 # The foundation: segments, the segment io_manager, image open, the CLI core
 # and `info`.
 libxip_a_SOURCES += lib/xip.h lib/segment_int.h lib/registry_int.h \
-	lib/error.c lib/segment.c lib/xipio.c lib/image.c lib/registry.c \
+	lib/debug.h lib/debug.c lib/error.c lib/segment.c lib/xipio.c \
+	lib/image.c lib/registry.c \
 	lib/fsread.h lib/fsread.c lib/fsmap.c lib/fsdir.c
 xiptool_main_SOURCES += cmd/xiptool.c cmd/cmd.h cmd/commands.h cmd/common.c cmd/table.c cmd/info.c
 dist_man_MANS += man/xiptool.1 man/xiptool-info.1
@@ -31,7 +32,7 @@ tests_unit_test_image_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/test_segment tests/unit/test_xipio tests/unit/test_image tests/unit/test_fsread \
 	tests/unit/test_cmd_common
 TESTS += tests/cli/cli.bats tests/cli/info.bats tests/cli/manpages.bats \
-	tests/cli/front.bats
+	tests/cli/front.bats tests/cli/debug.bats
 EXTRA_DIST += tests/cli/cli.bats tests/cli/info.bats tests/cli/manpages.bats \
-	tests/cli/front.bats
+	tests/cli/front.bats tests/cli/debug.bats
 endif

@@ -1,5 +1,6 @@
 /* Unit tests of lib/segment.c: mapping and direct_access. */
 #include "unit.h"
+#include "debug.h"
 
 static void test_direct_access_errors(void **state)
 {
@@ -172,6 +173,24 @@ static void test_parse_size(void **state)
 	assert_int_equal(xip_parse_size("99999999999T", &v), -ERANGE);
 }
 
+/* XIPTOOL_DEBUG values: room names, "all", separators, unknown names. */
+static void test_debug_parse(void **state)
+{
+	(void)state;
+	assert_int_equal(xip_debug_parse(NULL), 0);
+	assert_int_equal(xip_debug_parse(""), 0);
+	assert_int_equal(xip_debug_parse("engine"), XIP_DBG_ENGINE);
+	assert_int_equal(xip_debug_parse("exec,registry"),
+			 XIP_DBG_EXEC | XIP_DBG_REGISTRY);
+	assert_int_equal(xip_debug_parse(" LOOP , ,segment,"),
+			 XIP_DBG_LOOP | XIP_DBG_SEGMENT);
+	assert_int_equal(xip_debug_parse("nosuch,exe,engines"), 0);
+	assert_int_equal(xip_debug_parse("nosuch,nbd"), XIP_DBG_NBD);
+	assert_true((xip_debug_parse("all") & XIP_DBG_SEGMENT) &&
+		    (xip_debug_parse("all") & XIP_DBG_NBD) &&
+		    (xip_debug_parse("all") & XIP_DBG_CHECK));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -183,6 +202,7 @@ int main(void)
 		cmocka_unit_test(test_types),
 		cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_parse_size),
+		cmocka_unit_test(test_debug_parse),
 	};
 
 	return cmocka_run_group_tests_name("segment", tests, NULL, NULL);
