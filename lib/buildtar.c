@@ -13,8 +13,6 @@
  * an earlier file; a directory member sets the metadata of a directory
  * already made.
  */
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -27,6 +25,9 @@
 
 #include "build.h"
 #include "lazy.h"
+
+#include <archive.h>
+#include <archive_entry.h>
 
 #define NAME_MAX_EXT2 255
 

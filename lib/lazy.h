@@ -15,4 +15,53 @@ enum xip_lazy_which {
  */
 int xip_lazy_load(enum xip_lazy_which which);
 
+/*
+ * The functions of those libraries that the library calls are defined in
+ * lazy.c under names of its own: include this header before <archive.h>,
+ * <archive_entry.h> and <libnbd.h>, and their declarations and every call
+ * take the xip_lazy_ name.
+ */
+#define archive_read_new xip_lazy_archive_read_new
+#define archive_read_free xip_lazy_archive_read_free
+#define archive_read_support_format_tar xip_lazy_archive_read_support_format_tar
+#define archive_read_support_filter_gzip xip_lazy_archive_read_support_filter_gzip
+#define archive_read_support_filter_xz xip_lazy_archive_read_support_filter_xz
+#define archive_read_support_filter_zstd xip_lazy_archive_read_support_filter_zstd
+#define archive_read_open_fd xip_lazy_archive_read_open_fd
+#define archive_read_next_header xip_lazy_archive_read_next_header
+#define archive_read_data_block xip_lazy_archive_read_data_block
+#define archive_errno xip_lazy_archive_errno
+#define archive_error_string xip_lazy_archive_error_string
+#define archive_entry_atime xip_lazy_archive_entry_atime
+#define archive_entry_atime_is_set xip_lazy_archive_entry_atime_is_set
+#define archive_entry_atime_nsec xip_lazy_archive_entry_atime_nsec
+#define archive_entry_mtime xip_lazy_archive_entry_mtime
+#define archive_entry_mtime_is_set xip_lazy_archive_entry_mtime_is_set
+#define archive_entry_mtime_nsec xip_lazy_archive_entry_mtime_nsec
+#define archive_entry_filetype xip_lazy_archive_entry_filetype
+#define archive_entry_mode xip_lazy_archive_entry_mode
+#define archive_entry_gid xip_lazy_archive_entry_gid
+#define archive_entry_uid xip_lazy_archive_entry_uid
+#define archive_entry_hardlink xip_lazy_archive_entry_hardlink
+#define archive_entry_pathname xip_lazy_archive_entry_pathname
+#define archive_entry_pathname_utf8 xip_lazy_archive_entry_pathname_utf8
+#define archive_entry_rdev xip_lazy_archive_entry_rdev
+#define archive_entry_size xip_lazy_archive_entry_size
+#define archive_entry_symlink xip_lazy_archive_entry_symlink
+#define archive_entry_xattr_reset xip_lazy_archive_entry_xattr_reset
+#define archive_entry_xattr_next xip_lazy_archive_entry_xattr_next
+#define nbd_create xip_lazy_nbd_create
+#define nbd_close xip_lazy_nbd_close
+#define nbd_get_error xip_lazy_nbd_get_error
+#define nbd_get_errno xip_lazy_nbd_get_errno
+#define nbd_add_meta_context xip_lazy_nbd_add_meta_context
+#define nbd_connect_uri xip_lazy_nbd_connect_uri
+#define nbd_can_meta_context xip_lazy_nbd_can_meta_context
+#define nbd_get_size xip_lazy_nbd_get_size
+#define nbd_get_block_size xip_lazy_nbd_get_block_size
+#define nbd_pread xip_lazy_nbd_pread
+#define nbd_block_status xip_lazy_nbd_block_status
+#define nbd_aio_pread xip_lazy_nbd_aio_pread
+#define nbd_poll xip_lazy_nbd_poll
+
 #endif
