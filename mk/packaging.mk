@@ -34,6 +34,7 @@ clean-packaging:
 	rm -rf '$(RPM_TOPDIR)'
 
 if ENABLE_TESTS
-TESTS += tests/cli/completion.bats tests/cli/packaging.bats
-EXTRA_DIST += tests/cli/completion.bats tests/cli/packaging.bats
+TESTS += tests/cli/completion.bats tests/cli/packaging.bats tests/cli/layout.bats
+EXTRA_DIST += tests/cli/completion.bats tests/cli/packaging.bats \
+	tests/cli/layout.bats
 endif
