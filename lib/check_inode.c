@@ -42,6 +42,7 @@ const struct ext2_inode_large *xip_chk_inode(struct chk *c, uint32_t ino,
 	memset(buf, 0, sizeof(*buf));
 	if (xip_chk_pread(c, buf, len, off))
 		return NULL;
+	chk_inode_to_host(buf, c->inode_size);
 	return buf;
 }
 
@@ -288,7 +289,7 @@ static void chk_max_size(struct chk *c, uint32_t ino,
 static uint64_t chk_ea_block(struct chk *c, uint32_t ino,
 			     const struct ext2_inode_large *in)
 {
-	uint64_t blk = le32toh(in->i_file_acl);
+	uint64_t blk = in->i_file_acl;
 	uint32_t hdr[2];
 
 	if (!blk)
@@ -685,9 +686,11 @@ static void chk_itable_chunk(struct chk *c, uint8_t *buf, uint32_t g,
 		return;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		const struct ext2_inode_large *in =
-			(const void *)(buf + (size_t)i * c->inode_size);
+		struct ext2_inode_large *in =
+			(void *)(buf + (size_t)i * c->inode_size);
 		uint32_t ino = ino0 + i;
+
+		chk_inode_to_host(in, c->inode_size);
 
 		/* never used: nothing to look at (the common case) */
 		if (!in->i_links_count && !in->i_mode && !in->i_dtime &&
