@@ -206,6 +206,24 @@ static void walk_ind(struct walk *w, uint64_t blk, int level, uint64_t lblk)
 	}
 }
 
+/* The direct blocks, then the single, double and triple indirect trees. */
+static void walk_tree(struct walk *w, const struct ext2_inode_large *in)
+{
+	uint64_t base = EXT2_NDIR_BLOCKS, apb = w->c->apb;
+
+	for (int i = 0; i < EXT2_NDIR_BLOCKS && !w->stop; i++)
+		if (iblock(in, i))
+			walk_data(w, (uint64_t)i, iblock(in, i));
+	if (iblock(in, EXT2_IND_BLOCK) && !w->stop)
+		walk_ind(w, iblock(in, EXT2_IND_BLOCK), 1, base);
+	base += apb;
+	if (iblock(in, EXT2_DIND_BLOCK) && !w->stop)
+		walk_ind(w, iblock(in, EXT2_DIND_BLOCK), 2, base);
+	base += apb * apb;
+	if (iblock(in, EXT2_TIND_BLOCK) && !w->stop)
+		walk_ind(w, iblock(in, EXT2_TIND_BLOCK), 3, base);
+}
+
 /*
  * Iterate over the data blocks of an inode whose map pass 1 found sound,
  * in file order, calling @fn(arg, file block, physical block) until it
@@ -217,39 +235,16 @@ int xip_chk_blocks(struct chk *c, uint32_t ino, chk_block_fn fn, void *arg)
 	const struct ext2_inode_large *in = xip_chk_inode(c, ino, &buf);
 	struct walk w = { .c = c, .ino = ino, .fn = fn, .arg = arg,
 			  .last = -1, .prev_lblk = -1 };
-	uint64_t base = EXT2_NDIR_BLOCKS, apb = c->apb;
 
 	if (!in || !(xip_chk_st(c, ino)->flags & ST_MAP_OK))
 		return -EUCLEAN;
-	for (int i = 0; i < EXT2_NDIR_BLOCKS && !w.stop; i++)
-		if (iblock(in, i))
-			walk_data(&w, (uint64_t)i, iblock(in, i));
-	if (iblock(in, EXT2_IND_BLOCK) && !w.stop)
-		walk_ind(&w, iblock(in, EXT2_IND_BLOCK), 1, base);
-	base += apb;
-	if (iblock(in, EXT2_DIND_BLOCK) && !w.stop)
-		walk_ind(&w, iblock(in, EXT2_DIND_BLOCK), 2, base);
-	base += apb * apb;
-	if (iblock(in, EXT2_TIND_BLOCK) && !w.stop)
-		walk_ind(&w, iblock(in, EXT2_TIND_BLOCK), 3, base);
+	walk_tree(&w, in);
 	return w.stop;
 }
 
 static void walk_map(struct walk *w, const struct ext2_inode_large *in)
 {
-	uint64_t base = EXT2_NDIR_BLOCKS, apb = w->c->apb;
-
-	for (int i = 0; i < EXT2_NDIR_BLOCKS; i++)
-		if (iblock(in, i))
-			walk_data(w, (uint64_t)i, iblock(in, i));
-	if (iblock(in, EXT2_IND_BLOCK))
-		walk_ind(w, iblock(in, EXT2_IND_BLOCK), 1, base);
-	base += apb;
-	if (iblock(in, EXT2_DIND_BLOCK))
-		walk_ind(w, iblock(in, EXT2_DIND_BLOCK), 2, base);
-	base += apb * apb;
-	if (iblock(in, EXT2_TIND_BLOCK))
-		walk_ind(w, iblock(in, EXT2_TIND_BLOCK), 3, base);
+	walk_tree(w, in);
 	if (w->unlisted)
 		chk_err(w->c, "inode", w->ino, 0,
 			"%u more bad block pointers not listed", w->unlisted);
