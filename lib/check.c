@@ -20,11 +20,25 @@
  * check_inode.c (pass 1), check_dir.c (passes 2-4), check_bitmap.c (pass 5)
  * and check_tree.c (--against); check_util.c holds what they share.
  *
- * verify reads the image on its own, independently of the engine's reader
- * (lib/fsread.c), on purpose: a second, independent reading of the on-disk
- * structures is what a checker is for, and sharing the engine's code would
- * share its mistakes.  Both read the same little-endian on-disk layout and
- * must agree on it.
+ * verify is an independent reader of the on-disk format, on purpose: it
+ * must not trust the engine it checks.  It calls none of the engine's
+ * reading code (lib/fsread.c, fsmap.c, fsdir.c) nor libext2fs (whose
+ * header gives it the layout only), just xip_segment_range() and pread():
+ * a checker that read the image through the code under test would share
+ * its mistakes, and a block map that code walks wrongly would look sound
+ * to both.  Instead, the two readers are compared: tests/unit/test_maps.c
+ * runs the engine's block map walk and this one on the same images and
+ * wants the same blocks.
+ *
+ * All on-disk values are little-endian, and are read as such on any host.
+ * The copies this walk keeps, the superblock and the group descriptors
+ * (check_super.c) and each inode (chk_inode_to_host() in check_int.h), are
+ * converted to host order field by field as they are read, but for an
+ * inode's i_block; what is read in place, i_block's block pointers,
+ * indirect blocks, directory entries, htree roots, extended attribute
+ * headers and bitmaps, goes through le16toh(), le32toh() or le64toh()
+ * where it is read.  Extent trees are not walked: the extent feature is
+ * not ext2, and an image with it is reported as such and not walked.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -189,6 +203,39 @@ int xip_check(struct xip_segment *seg, const struct xip_check_opts *opts,
 	chk_free(&c);
 	if (c.opts->progress)
 		c.opts->progress(c.opts->progress_arg, NULL, 1, 1);
+	return ret;
+}
+
+/*
+ * The data blocks of inode @ino as verify's walk finds them: the superblock,
+ * the descriptors and pass 1 as in xip_check(), then the walk of that
+ * inode's map, calling @fn(arg, file block, physical block) in file order.
+ * -EUCLEAN when the walk cannot get there or pass 1 found the map unsound
+ * (extent-mapped files included: verify walks block maps only).  For
+ * tests, which compare it with the engine's walk.
+ */
+int xip_chk_file_blocks(struct xip_segment *seg, uint32_t ino,
+			chk_block_fn fn, void *arg)
+{
+	static const struct xip_check_opts no_opts;
+	struct xip_check_report rep;
+	struct chk c = { .seg = seg, .opts = &no_opts, .rep = &rep };
+	int ret;
+
+	memset(&rep, 0, sizeof(rep));
+	ret = xip_chk_super(&c);
+	if (!ret)
+		ret = chk_alloc(&c);
+	if (!ret)
+		ret = xip_chk_groups(&c);
+	if (!ret)
+		ret = xip_chk_inodes(&c);
+	if (ret > 0)
+		ret = -EUCLEAN;	/* a problem that stops the walk */
+	if (!ret)
+		ret = xip_chk_blocks(&c, ino, fn, arg);
+	xip_check_report_free(&rep);
+	chk_free(&c);
 	return ret;
 }
 

@@ -259,7 +259,7 @@ static void chk_htree_root(struct dirctx *d, const uint8_t *b)
 	const struct ext2_dx_root_info *ri =
 		(const struct ext2_dx_root_info *)(b + 24);
 
-	if (ri->reserved_zero || ri->info_length != 8 ||
+	if (le32toh(ri->reserved_zero) || ri->info_length != 8 ||
 	    ri->hash_version > EXT2_HASH_SIPHASH || ri->indirect_levels > 1)
 		dir_problem(d, "invalid htree root (hash %u, levels %u, length %u)",
 			    ri->hash_version, ri->indirect_levels,
@@ -313,7 +313,7 @@ static void chk_dir_block(struct chk *c, const struct chk_dblk *db,
 				    off, nlen, rec);
 			return;
 		}
-		if (de->inode) {
+		if (le32toh(de->inode)) {
 			dir_entry(&d, le32toh(de->inode), de->name, nlen,
 				  ftype);
 			d.idx++;

@@ -42,6 +42,7 @@ const struct ext2_inode_large *xip_chk_inode(struct chk *c, uint32_t ino,
 	memset(buf, 0, sizeof(*buf));
 	if (xip_chk_pread(c, buf, len, off))
 		return NULL;
+	chk_inode_to_host(buf, c->inode_size);
 	return buf;
 }
 
@@ -205,6 +206,24 @@ static void walk_ind(struct walk *w, uint64_t blk, int level, uint64_t lblk)
 	}
 }
 
+/* The direct blocks, then the single, double and triple indirect trees. */
+static void walk_tree(struct walk *w, const struct ext2_inode_large *in)
+{
+	uint64_t base = EXT2_NDIR_BLOCKS, apb = w->c->apb;
+
+	for (int i = 0; i < EXT2_NDIR_BLOCKS && !w->stop; i++)
+		if (iblock(in, i))
+			walk_data(w, (uint64_t)i, iblock(in, i));
+	if (iblock(in, EXT2_IND_BLOCK) && !w->stop)
+		walk_ind(w, iblock(in, EXT2_IND_BLOCK), 1, base);
+	base += apb;
+	if (iblock(in, EXT2_DIND_BLOCK) && !w->stop)
+		walk_ind(w, iblock(in, EXT2_DIND_BLOCK), 2, base);
+	base += apb * apb;
+	if (iblock(in, EXT2_TIND_BLOCK) && !w->stop)
+		walk_ind(w, iblock(in, EXT2_TIND_BLOCK), 3, base);
+}
+
 /*
  * Iterate over the data blocks of an inode whose map pass 1 found sound,
  * in file order, calling @fn(arg, file block, physical block) until it
@@ -216,39 +235,16 @@ int xip_chk_blocks(struct chk *c, uint32_t ino, chk_block_fn fn, void *arg)
 	const struct ext2_inode_large *in = xip_chk_inode(c, ino, &buf);
 	struct walk w = { .c = c, .ino = ino, .fn = fn, .arg = arg,
 			  .last = -1, .prev_lblk = -1 };
-	uint64_t base = EXT2_NDIR_BLOCKS, apb = c->apb;
 
 	if (!in || !(xip_chk_st(c, ino)->flags & ST_MAP_OK))
 		return -EUCLEAN;
-	for (int i = 0; i < EXT2_NDIR_BLOCKS && !w.stop; i++)
-		if (iblock(in, i))
-			walk_data(&w, (uint64_t)i, iblock(in, i));
-	if (iblock(in, EXT2_IND_BLOCK) && !w.stop)
-		walk_ind(&w, iblock(in, EXT2_IND_BLOCK), 1, base);
-	base += apb;
-	if (iblock(in, EXT2_DIND_BLOCK) && !w.stop)
-		walk_ind(&w, iblock(in, EXT2_DIND_BLOCK), 2, base);
-	base += apb * apb;
-	if (iblock(in, EXT2_TIND_BLOCK) && !w.stop)
-		walk_ind(&w, iblock(in, EXT2_TIND_BLOCK), 3, base);
+	walk_tree(&w, in);
 	return w.stop;
 }
 
 static void walk_map(struct walk *w, const struct ext2_inode_large *in)
 {
-	uint64_t base = EXT2_NDIR_BLOCKS, apb = w->c->apb;
-
-	for (int i = 0; i < EXT2_NDIR_BLOCKS; i++)
-		if (iblock(in, i))
-			walk_data(w, (uint64_t)i, iblock(in, i));
-	if (iblock(in, EXT2_IND_BLOCK))
-		walk_ind(w, iblock(in, EXT2_IND_BLOCK), 1, base);
-	base += apb;
-	if (iblock(in, EXT2_DIND_BLOCK))
-		walk_ind(w, iblock(in, EXT2_DIND_BLOCK), 2, base);
-	base += apb * apb;
-	if (iblock(in, EXT2_TIND_BLOCK))
-		walk_ind(w, iblock(in, EXT2_TIND_BLOCK), 3, base);
+	walk_tree(w, in);
 	if (w->unlisted)
 		chk_err(w->c, "inode", w->ino, 0,
 			"%u more bad block pointers not listed", w->unlisted);
@@ -288,7 +284,7 @@ static void chk_max_size(struct chk *c, uint32_t ino,
 static uint64_t chk_ea_block(struct chk *c, uint32_t ino,
 			     const struct ext2_inode_large *in)
 {
-	uint64_t blk = le32toh(in->i_file_acl);
+	uint64_t blk = in->i_file_acl;
 	uint32_t hdr[2];
 
 	if (!blk)
@@ -685,9 +681,11 @@ static void chk_itable_chunk(struct chk *c, uint8_t *buf, uint32_t g,
 		return;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		const struct ext2_inode_large *in =
-			(const void *)(buf + (size_t)i * c->inode_size);
+		struct ext2_inode_large *in =
+			(void *)(buf + (size_t)i * c->inode_size);
 		uint32_t ino = ino0 + i;
+
+		chk_inode_to_host(in, c->inode_size);
 
 		/* never used: nothing to look at (the common case) */
 		if (!in->i_links_count && !in->i_mode && !in->i_dtime &&

@@ -18,6 +18,60 @@
 
 /* ---- the superblock ----------------------------------------------------- */
 
+/*
+ * The superblock copy from little-endian to host order: every field this
+ * walk reads (the rest, bytes and fields it never looks at, as on disk).
+ */
+static void sb_to_host(struct ext2_super_block *sb)
+{
+	sb->s_inodes_count = le32toh(sb->s_inodes_count);
+	sb->s_blocks_count = le32toh(sb->s_blocks_count);
+	sb->s_r_blocks_count = le32toh(sb->s_r_blocks_count);
+	sb->s_free_blocks_count = le32toh(sb->s_free_blocks_count);
+	sb->s_free_inodes_count = le32toh(sb->s_free_inodes_count);
+	sb->s_first_data_block = le32toh(sb->s_first_data_block);
+	sb->s_log_block_size = le32toh(sb->s_log_block_size);
+	sb->s_log_cluster_size = le32toh(sb->s_log_cluster_size);
+	sb->s_blocks_per_group = le32toh(sb->s_blocks_per_group);
+	sb->s_clusters_per_group = le32toh(sb->s_clusters_per_group);
+	sb->s_inodes_per_group = le32toh(sb->s_inodes_per_group);
+	sb->s_magic = le16toh(sb->s_magic);
+	sb->s_state = le16toh(sb->s_state);
+	sb->s_rev_level = le32toh(sb->s_rev_level);
+	sb->s_first_ino = le32toh(sb->s_first_ino);
+	sb->s_inode_size = le16toh(sb->s_inode_size);
+	sb->s_feature_compat = le32toh(sb->s_feature_compat);
+	sb->s_feature_incompat = le32toh(sb->s_feature_incompat);
+	sb->s_feature_ro_compat = le32toh(sb->s_feature_ro_compat);
+	sb->s_reserved_gdt_blocks = le16toh(sb->s_reserved_gdt_blocks);
+	sb->s_journal_inum = le32toh(sb->s_journal_inum);
+	sb->s_journal_dev = le32toh(sb->s_journal_dev);
+	sb->s_desc_size = le16toh(sb->s_desc_size);
+	sb->s_usr_quota_inum = le32toh(sb->s_usr_quota_inum);
+	sb->s_grp_quota_inum = le32toh(sb->s_grp_quota_inum);
+	sb->s_backup_bgs[0] = le32toh(sb->s_backup_bgs[0]);
+	sb->s_backup_bgs[1] = le32toh(sb->s_backup_bgs[1]);
+	sb->s_prj_quota_inum = le32toh(sb->s_prj_quota_inum);
+	sb->s_orphan_file_inum = le32toh(sb->s_orphan_file_inum);
+}
+
+/* A group descriptor copy from little-endian to host order. */
+static void gd_to_host(struct ext2_group_desc *d)
+{
+	d->bg_block_bitmap = le32toh(d->bg_block_bitmap);
+	d->bg_inode_bitmap = le32toh(d->bg_inode_bitmap);
+	d->bg_inode_table = le32toh(d->bg_inode_table);
+	d->bg_free_blocks_count = le16toh(d->bg_free_blocks_count);
+	d->bg_free_inodes_count = le16toh(d->bg_free_inodes_count);
+	d->bg_used_dirs_count = le16toh(d->bg_used_dirs_count);
+	d->bg_flags = le16toh(d->bg_flags);
+	d->bg_exclude_bitmap_lo = le32toh(d->bg_exclude_bitmap_lo);
+	d->bg_block_bitmap_csum_lo = le16toh(d->bg_block_bitmap_csum_lo);
+	d->bg_inode_bitmap_csum_lo = le16toh(d->bg_inode_bitmap_csum_lo);
+	d->bg_itable_unused = le16toh(d->bg_itable_unused);
+	d->bg_checksum = le16toh(d->bg_checksum);
+}
+
 static bool sb_has_super(const struct chk *c, uint32_t g)
 {
 	uint32_t n;
@@ -52,7 +106,8 @@ static int64_t sb_find_backup(struct chk *c)
 		if (xip_segment_range(c->seg, blk * bs, sizeof(*b), &p))
 			continue;
 		b = p;
-		if (b->s_magic == EXT2_SUPER_MAGIC && b->s_log_block_size == log)
+		if (le16toh(b->s_magic) == EXT2_SUPER_MAGIC &&
+		    le32toh(b->s_log_block_size) == log)
 			return (int64_t)blk;
 	}
 	return -1;
@@ -174,6 +229,7 @@ int xip_chk_super(struct chk *c)
 				 "%s: too small to hold an ext2 superblock (%" PRIu64 " bytes)",
 				 p, c->seg->size);
 	memcpy(sb, q, sizeof(*sb));
+	sb_to_host(sb);
 	if (sb->s_magic != EXT2_SUPER_MAGIC) {
 		backup = sb_find_backup(c);
 		if (backup < 0)
@@ -485,9 +541,11 @@ int xip_chk_groups(struct chk *c)
 			"group descriptors: cannot be read");
 		return 1;
 	}
-	for (uint32_t g = 0; g < c->ngroups; g++)
+	for (uint32_t g = 0; g < c->ngroups; g++) {
+		gd_to_host(&c->gd[g]);
 		if (sb_has_super(c, g))
 			c->gstate[g] |= G_SUPER;
+	}
 	for (uint32_t g = 0; g < c->ngroups; g++) {
 		struct ext2_group_desc *d = &c->gd[g];
 

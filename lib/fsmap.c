@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The libc-only reader (fsread.h): the block map of one inode, walked for
- * lookups.  Direct, indirect, double and triple indirect block maps and
- * extent trees, every block number checked as a data block of the image
- * before a pointer is formed from it; xip_bmap and the runs of a file.
+ * lookups.  Direct, indirect, double and triple indirect block maps, and
+ * extent trees, which are walked here by this file's own code, not
+ * libext2fs's: each node's header (magic, entry count within the node's
+ * room, depth), leaves in file order, a bound on the steps of the walk;
+ * every index block checked as a data block of the image before a pointer
+ * is formed from it, every leaf's range checked against the image and its
+ * metadata.  Unwritten extents read as holes.  The leaves are read once,
+ * when the map is opened (xip_map_ext_load), and again after each change
+ * a writer makes through libext2fs (lib/page.c).  Also xip_bmap and the
+ * runs of a file.
  */
 #define XIP_FSREAD_PRIVATE
 #include <errno.h>

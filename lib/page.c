@@ -2,13 +2,16 @@
 /*
  * get_xip_page: file page -> block -> pointer into the segment.
  *
- * The block map of an inode is walked by the reader (fsread.c), not by
- * libext2fs: every block number, whether it comes from the inode, out of
- * an indirect block or out of an extent leaf, is checked against the block
- * count, against the file system's own metadata and (through
- * direct_access) against the segment before a pointer is formed from it.
- * This file holds the writers' side: allocation, copy on write, commits
- * and freeing.
+ * The block map of an inode is walked by the reader (fsmap.c), with its
+ * own code, not by libext2fs: every block number, whether it comes from
+ * the inode, out of an indirect block or out of an extent tree, is checked
+ * against the block count, against the file system's own metadata and
+ * (through direct_access) against the segment before a pointer is formed
+ * from it.  This file holds the writers' side: allocation, copy on write,
+ * commits and freeing.  Block maps are changed here; extent trees are
+ * changed by libext2fs (ext2fs_bmap2() to link a block, ext2fs_punch() to
+ * truncate), on a tree the reader walked and accepted when the map was
+ * opened, and the reader walks the tree again after each change.
  */
 #include <endian.h>
 #include <errno.h>
