@@ -51,6 +51,7 @@
 #include <endian.h>
 #include <unistd.h>
 
+#include "debug.h"
 #include "check_int.h"
 #include "engine.h"
 
@@ -149,11 +150,17 @@ static void chk_free(struct chk *c)
 	xip_chk_tree_free(c);
 }
 
+/* A trace line at the end of each pass: the findings so far. */
+#define PASS_DONE(c, what)                                                 \
+	XIP_DBG(CHECK, "%s: %s done, %zu finding(s)", (c)->seg->path, what, \
+		(c)->rep->nfindings)
+
 static int chk_walk(struct chk *c)
 {
 	int ret;
 
 	ret = xip_chk_super(c);
+	PASS_DONE(c, "superblock");
 	if (ret)
 		return ret < 0 ? ret : 0;
 	chk_xip(c);
@@ -161,18 +168,23 @@ static int chk_walk(struct chk *c)
 	if (ret)
 		return ret;
 	ret = xip_chk_groups(c);
+	PASS_DONE(c, "group descriptors");
 	if (ret)
 		return ret < 0 ? ret : 0;
 	ret = xip_chk_inodes(c);
+	PASS_DONE(c, "pass 1 (inodes and block maps)");
 	if (ret)
 		return ret;
 	xip_chk_ea_refs(c);
 	xip_chk_dirs(c);
+	PASS_DONE(c, "pass 2 (directories)");
 	if (c->nomem)
 		return -ENOMEM;
 	xip_chk_connect(c);
 	xip_chk_links(c);
+	PASS_DONE(c, "passes 3 and 4 (connectivity, link counts)");
 	xip_chk_bitmaps(c);
+	PASS_DONE(c, "pass 5 (bitmaps, free counts)");
 	c->rep->walked = true;
 	c->rep->inodes_used = c->used_inodes;
 	c->rep->blocks_used = c->used_blocks;

@@ -71,3 +71,16 @@ setup() {
 	[[ "$stderr" == *": loop: $dev released from "* ]]
 	[[ "$stderr" == *": registry: record dbg removed"* ]]
 }
+
+@test "debug: verify traces its passes, and where the findings appear" {
+	require_cmd debugfs
+	run --separate-stderr env XIPTOOL_DEBUG=check "$XIPTOOL" verify "$T/img"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c ': check: .* done, 0 finding(s)$' <<<"$stderr")" -eq 6 ]
+	debugfs -w -R "sif /hello links_count 5" "$T/img" >/dev/null 2>&1
+	run --separate-stderr env XIPTOOL_DEBUG=check "$XIPTOOL" verify "$T/img"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"pass 2 (directories) done, 0 finding(s)"* ]]
+	[[ "$stderr" != *"passes 3 and 4 (connectivity, link counts) done, 0 finding(s)"* ]]
+	[[ "$stderr" == *"passes 3 and 4 (connectivity, link counts) done, "[1-9]*" finding(s)"* ]]
+}
