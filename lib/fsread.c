@@ -8,6 +8,13 @@
  * block count, the file system's metadata and the segment before a
  * pointer is formed from it.
  *
+ * All on-disk values are little-endian and are read as such on any host:
+ * the superblock and each inode are copied and converted to host order
+ * field by field (sb_to_host, xip_fs_inode_swab: an inode as libext2fs
+ * keeps it in memory); what is read in place, group descriptors, extent
+ * tree nodes, indirect blocks and directory entries, goes through le16(),
+ * le32() or le32toh() where it is read.
+ *
  * This file holds the superblock, the group descriptors, the map of the
  * metadata blocks, images opened for reading, inodes and the checks of
  * data blocks.  The block maps and extent trees are in fsmap.c; the
