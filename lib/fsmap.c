@@ -328,14 +328,6 @@ static int map_check_flags(struct xip_map *m)
 	return 0;
 }
 
-/* A symlink whose target is kept in i_block itself. */
-static bool fast_symlink(const struct ext2_inode_large *in)
-{
-	uint64_t size = EXT2_I_SIZE(in);
-
-	return LINUX_S_ISLNK(in->i_mode) && size && size < sizeof(in->i_block);
-}
-
 int xip_map_open(struct xip_image *img, ext2_ino_t ino, struct xip_map *m)
 {
 	uint16_t mode;
@@ -359,7 +351,7 @@ int xip_map_open(struct xip_image *img, ext2_ino_t ino, struct xip_map *m)
 	if (ret)
 		return ret;
 	if (LINUX_S_ISLNK(mode) && !m->extents &&
-	    fast_symlink(&m->inode)) {
+	    xip_fs_fast_symlink(&m->inode)) {
 		m->nomap = true;
 		return 0;
 	}

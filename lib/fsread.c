@@ -8,15 +8,24 @@
  * block count, the file system's metadata and the segment before a
  * pointer is formed from it.
  *
+ * All on-disk values are little-endian and are read as such on any host:
+ * the superblock and each inode are copied and converted to host order
+ * field by field (sb_to_host, xip_fs_inode_swab: an inode as libext2fs
+ * keeps it in memory); what is read in place, group descriptors, extent
+ * tree nodes, indirect blocks and directory entries, goes through le16(),
+ * le32() or le32toh() where it is read.
+ *
  * This file holds the superblock, the group descriptors, the map of the
  * metadata blocks, images opened for reading, inodes and the checks of
  * data blocks.  The block maps and extent trees are in fsmap.c; the
  * directories, path lookup, symlinks and stat in fsdir.c.
  */
 #define XIP_FSREAD_PRIVATE
+#include <byteswap.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,12 +37,39 @@
 
 /* ---- superblock --------------------------------------------------------- */
 
+/*
+ * A copy of the superblock in host order: every field this reader uses
+ * (the others stay as on disk and are never read from the copy).
+ */
+static void sb_to_host(struct ext2_super_block *sb)
+{
+	sb->s_inodes_count = le32toh(sb->s_inodes_count);
+	sb->s_blocks_count = le32toh(sb->s_blocks_count);
+	sb->s_first_data_block = le32toh(sb->s_first_data_block);
+	sb->s_log_block_size = le32toh(sb->s_log_block_size);
+	sb->s_blocks_per_group = le32toh(sb->s_blocks_per_group);
+	sb->s_inodes_per_group = le32toh(sb->s_inodes_per_group);
+	sb->s_magic = le16toh(sb->s_magic);
+	sb->s_rev_level = le32toh(sb->s_rev_level);
+	sb->s_inode_size = le16toh(sb->s_inode_size);
+	sb->s_feature_compat = le32toh(sb->s_feature_compat);
+	sb->s_feature_incompat = le32toh(sb->s_feature_incompat);
+	sb->s_feature_ro_compat = le32toh(sb->s_feature_ro_compat);
+	sb->s_reserved_gdt_blocks = le16toh(sb->s_reserved_gdt_blocks);
+	sb->s_blocks_count_hi = le32toh(sb->s_blocks_count_hi);
+	sb->s_desc_size = le16toh(sb->s_desc_size);
+	sb->s_first_meta_bg = le32toh(sb->s_first_meta_bg);
+	sb->s_backup_bgs[0] = le32toh(sb->s_backup_bgs[0]);
+	sb->s_backup_bgs[1] = le32toh(sb->s_backup_bgs[1]);
+}
+
+/* (of a host-order copy) */
 static uint64_t sb_blocks_count(const struct ext2_super_block *sb)
 {
-	uint64_t n = le32toh(sb->s_blocks_count);
+	uint64_t n = sb->s_blocks_count;
 
-	if (le32toh(sb->s_feature_incompat) & INCOMPAT_64BIT)
-		n |= (uint64_t)le32toh(sb->s_blocks_count_hi) << 32;
+	if (sb->s_feature_incompat & INCOMPAT_64BIT)
+		n |= (uint64_t)sb->s_blocks_count_hi << 32;
 	return n;
 }
 
@@ -43,17 +79,18 @@ static uint64_t sb_blocks_count(const struct ext2_super_block *sb)
  * bounds every allocation made from superblock fields by the image size.
  */
 static int check_superblock(struct xip_segment *seg,
-			    const struct ext2_super_block **sbp)
+			    struct ext2_super_block *sb)
 {
-	const struct ext2_super_block *sb = NULL;
 	uint64_t blocks, bs, groups;
 	const char *p = seg->path;
+	void *disk;
 
-	if (xip_segment_range(seg, SB_OFFSET, sizeof(*sb), (void **)&sb))
+	if (xip_segment_range(seg, SB_OFFSET, sizeof(*sb), &disk))
 		return xip_error(-EUCLEAN,
 				 "%s: too small to hold an ext2 superblock (%" PRIu64 " bytes)",
 				 p, seg->size);
-	*sbp = sb;
+	memcpy(sb, disk, sizeof(*sb));
+	sb_to_host(sb);
 	if (sb->s_magic != SB_MAGIC)
 		return xip_error(-EUCLEAN,
 				 "%s: no ext2 superblock (bad magic 0x%04x)", p,
@@ -447,7 +484,7 @@ int xip_fs_meta_overlaps(struct xip_fs *fs, uint64_t blk, uint64_t n,
 
 int xip_fs_open(struct xip_segment *seg, int flags, struct xip_fs **fsp)
 {
-	const struct ext2_super_block *sb = NULL;
+	struct ext2_super_block sb;
 	struct xip_fs *fs;
 	int ret;
 
@@ -459,7 +496,7 @@ int xip_fs_open(struct xip_segment *seg, int flags, struct xip_fs **fsp)
 	if (!fs)
 		return xip_error(-ENOMEM, "out of memory");
 	fs->seg = seg;
-	ret = fs_geometry(fs, sb);
+	ret = fs_geometry(fs, &sb);
 	if (!ret && !(flags & XIP_FS_NO_DESC_CHECK))
 		ret = build_meta(fs, true);
 	if (ret) {
@@ -572,6 +609,81 @@ int xip_image_xip_capable(const struct xip_image *img, unsigned int page_size,
 
 /* ---- inodes ------------------------------------------------------------- */
 
+/* Does an inode copy of @n bytes hold @field? */
+#define INODE_HAS(n, field) \
+	((n) >= offsetof(struct ext2_inode_large, field) + \
+		sizeof(((struct ext2_inode_large *)0)->field))
+
+/*
+ * The byte order of every field of an inode copy reversed, from the
+ * other order to this host's, the way libext2fs's ext2fs_swap_inode_full()
+ * reads an inode (so the copy is what the writers, which hand it to
+ * libext2fs, expect): i_block's block pointers too, but not where i_block
+ * holds bytes (an extent tree, inline data, a fast symlink's target:
+ * those are read as little-endian where they are read); the large
+ * inode's fields only inside its i_extra_isize.  A symlink is fast by
+ * its size, as xip_map_open() has it (libext2fs: by its lack of data
+ * blocks, which is the same for what mke2fs, xiptool and the kernel
+ * write).
+ */
+void xip_fs_inode_swab(struct ext2_inode_large *in, unsigned int inode_size)
+{
+	size_t n = inode_size < sizeof(*in) ? inode_size : sizeof(*in);
+	unsigned int extra;
+
+	in->i_mode = bswap_16(in->i_mode);
+	in->i_uid = bswap_16(in->i_uid);
+	in->i_size = bswap_32(in->i_size);
+	in->i_atime = bswap_32(in->i_atime);
+	in->i_ctime = bswap_32(in->i_ctime);
+	in->i_mtime = bswap_32(in->i_mtime);
+	in->i_dtime = bswap_32(in->i_dtime);
+	in->i_gid = bswap_16(in->i_gid);
+	in->i_links_count = bswap_16(in->i_links_count);
+	in->i_blocks = bswap_32(in->i_blocks);
+	in->i_flags = bswap_32(in->i_flags);
+	in->osd1.linux1.l_i_version = bswap_32(in->osd1.linux1.l_i_version);
+	in->i_generation = bswap_32(in->i_generation);
+	in->i_file_acl = bswap_32(in->i_file_acl);
+	in->i_size_high = bswap_32(in->i_size_high);
+	in->i_faddr = bswap_32(in->i_faddr);
+	in->osd2.linux2.l_i_blocks_hi = bswap_16(in->osd2.linux2.l_i_blocks_hi);
+	in->osd2.linux2.l_i_file_acl_high =
+		bswap_16(in->osd2.linux2.l_i_file_acl_high);
+	in->osd2.linux2.l_i_uid_high = bswap_16(in->osd2.linux2.l_i_uid_high);
+	in->osd2.linux2.l_i_gid_high = bswap_16(in->osd2.linux2.l_i_gid_high);
+	in->osd2.linux2.l_i_checksum_lo =
+		bswap_16(in->osd2.linux2.l_i_checksum_lo);
+	if (!(in->i_flags & (FL_EXTENTS | FL_INLINE_DATA)) &&
+	    !xip_fs_fast_symlink(in))
+		for (size_t i = 0; i < EXT2_N_BLOCKS; i++)
+			in->i_block[i] = bswap_32(in->i_block[i]);
+	if (!INODE_HAS(n, i_extra_isize))
+		return;
+	in->i_extra_isize = bswap_16(in->i_extra_isize);
+	extra = in->i_extra_isize;
+	if (extra > inode_size - GOOD_OLD_INODE_SIZE)
+		return;		/* too large: libext2fs leaves the fields */
+	if (n > GOOD_OLD_INODE_SIZE + extra)
+		n = GOOD_OLD_INODE_SIZE + extra;
+	if (INODE_HAS(n, i_checksum_hi))
+		in->i_checksum_hi = bswap_16(in->i_checksum_hi);
+	if (INODE_HAS(n, i_ctime_extra))
+		in->i_ctime_extra = bswap_32(in->i_ctime_extra);
+	if (INODE_HAS(n, i_mtime_extra))
+		in->i_mtime_extra = bswap_32(in->i_mtime_extra);
+	if (INODE_HAS(n, i_atime_extra))
+		in->i_atime_extra = bswap_32(in->i_atime_extra);
+	if (INODE_HAS(n, i_crtime))
+		in->i_crtime = bswap_32(in->i_crtime);
+	if (INODE_HAS(n, i_crtime_extra))
+		in->i_crtime_extra = bswap_32(in->i_crtime_extra);
+	if (INODE_HAS(n, i_version_hi))
+		in->i_version_hi = bswap_32(in->i_version_hi);
+	if (INODE_HAS(n, i_projid))
+		in->i_projid = bswap_32(in->i_projid);
+}
+
 int xip_fs_read_inode(struct xip_fs *fs, ext2_ino_t ino,
 		      struct ext2_inode_large *inode)
 {
@@ -601,6 +713,9 @@ int xip_fs_read_inode(struct xip_fs *fs, ext2_ino_t ino,
 	n = fs->inode_size < sizeof(*inode) ? fs->inode_size : sizeof(*inode);
 	memset(inode, 0, sizeof(*inode));
 	memcpy(inode, p, n);
+#if __BYTE_ORDER == __BIG_ENDIAN
+	xip_fs_inode_swab(inode, fs->inode_size);	/* little-endian on disk */
+#endif
 	if (fs->inode_size <= GOOD_OLD_INODE_SIZE)
 		inode->i_extra_isize = 0;
 	return 0;

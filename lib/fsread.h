@@ -61,9 +61,28 @@ bool xip_fs_group_has_super(const struct xip_fs *fs, uint32_t g);
 /* Is any block of [blk, blk + n) file system metadata? */
 int xip_fs_meta_overlaps(struct xip_fs *fs, uint64_t blk, uint64_t n,
 			 bool *overlaps);
-/* Read inode @ino (its number and its table checked) into @inode. */
+/*
+ * Read inode @ino (its number and its table checked) into @inode, in
+ * host order the way libext2fs keeps an inode in memory (see
+ * xip_fs_inode_swab): i_block's block pointers converted, but not the
+ * bytes of an extent tree, inline data or a fast symlink's target.
+ */
 int xip_fs_read_inode(struct xip_fs *fs, ext2_ino_t ino,
 		      struct ext2_inode_large *inode);
+/*
+ * Reverse the byte order of the fields of a copy of an inode of
+ * @inode_size bytes on disk (the copy: its first sizeof(*in) at most):
+ * what xip_fs_read_inode does on a big-endian host.
+ */
+void xip_fs_inode_swab(struct ext2_inode_large *in, unsigned int inode_size);
+
+/* A symlink whose target is kept in i_block itself (host order fields). */
+static inline bool xip_fs_fast_symlink(const struct ext2_inode_large *in)
+{
+	uint64_t size = EXT2_I_SIZE(in);
+
+	return LINUX_S_ISLNK(in->i_mode) && size && size < sizeof(in->i_block);
+}
 
 /* Indirect-block cache slots: 1 + 2 + 3 levels of the three trees. */
 #define MAP_SLOTS 6

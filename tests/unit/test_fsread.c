@@ -243,6 +243,108 @@ static void test_extents(void **state)
 	assert_int_equal(xip_image_close(img), 0);
 }
 
+/* ---- byte order ------------------------------------------------------ */
+
+/*
+ * xip_fs_inode_swab() against libext2fs's own swap: every inode of an
+ * image, turned into the other byte order by ext2fs_swap_inode_full(),
+ * must come back as xip_read_inode() has it (and as libext2fs reads it):
+ * block pointers swapped, extent trees and fast symlink targets not.
+ */
+static void swab_every_inode(const char *p, unsigned int want_ext,
+			     unsigned int want_dev, bool want_crtime)
+{
+	struct xip_image *img, *full;
+	unsigned int isz, n = 0, ext = 0, fast = 0, mapped = 0, dev = 0;
+	bool crtime = false;
+
+	assert_int_equal(xip_image_open_read(p, 0, &img), 0);
+	assert_int_equal(xip_image_open(p, 0, &full), 0);
+	isz = EXT2_INODE_SIZE(full->fs->super);
+	for (ext2_ino_t ino = 1; ino <= full->fs->super->s_inodes_count;
+	     ino++) {
+		struct ext2_inode_large in, lib, sw;
+
+		memset(&lib, 0, sizeof(lib));
+		assert_int_equal(ext2fs_read_inode_full(full->fs, ino,
+							(struct ext2_inode *)&lib,
+							sizeof(lib)), 0);
+		if (!lib.i_links_count)
+			continue;
+		n++;
+		assert_int_equal(xip_read_inode(img, ino, &in), 0);
+		if (isz <= EXT2_GOOD_OLD_INODE_SIZE)
+			lib.i_extra_isize = 0;
+		assert_memory_equal(&in, &lib,
+				    isz < sizeof(in) ? isz : sizeof(in));
+		memset(&sw, 0, sizeof(sw));
+		ext2fs_swap_inode_full(full->fs, &sw, &in, 1,
+				       isz < sizeof(in) ? (int)isz :
+							  (int)sizeof(in));
+		if (in.i_flags & EXT4_EXTENTS_FL) {
+			ext++;
+			assert_memory_equal(sw.i_block, in.i_block,
+					    sizeof(in.i_block));
+		} else if (LINUX_S_ISLNK(in.i_mode) && !in.i_blocks) {
+			fast++;
+			assert_memory_equal(sw.i_block, in.i_block,
+					    sizeof(in.i_block));
+		} else {
+			for (int i = 0; i < EXT2_N_BLOCKS; i++) {
+				if (!in.i_block[i])
+					continue;
+				mapped++;
+				dev += LINUX_S_ISCHR(in.i_mode) ||
+				       LINUX_S_ISBLK(in.i_mode);
+				assert_int_equal(sw.i_block[i],
+						 __builtin_bswap32(in.i_block[i]));
+				break;
+			}
+		}
+		assert_int_equal(sw.i_mode, __builtin_bswap16(in.i_mode));
+		crtime |= isz > EXT2_GOOD_OLD_INODE_SIZE &&
+			  in.i_crtime == 0x11223344;
+		xip_fs_inode_swab(&sw, isz);
+		if (isz <= EXT2_GOOD_OLD_INODE_SIZE)
+			sw.i_extra_isize = 0;
+		assert_memory_equal(&sw, &in,
+				    isz < sizeof(in) ? isz : sizeof(in));
+	}
+	assert_true(n > 10 && mapped > 0);
+	assert_int_equal(fast, 2);
+	assert_true(ext >= want_ext);
+	assert_int_equal(dev, want_dev);
+	assert_int_equal(crtime, want_crtime);
+	assert_int_equal(xip_image_close(full), 0);
+	assert_int_equal(xip_image_close(img), 0);
+}
+
+static void test_inode_swab(void **state)
+{
+	const char *dir = keep(unit_path("tree")), *p = keep(unit_path("swab.img"));
+
+	(void)state;
+	make_tree(dir);
+	sh("ln -s '%0100d' '%s/d/slow2' && mkfifo '%s/fifo'", 0, dir, dir);
+	/* block maps, 256-byte inodes: extra times, a device number */
+	sh("rm -f '%s' && mke2fs -q -F -t ext2 -b 1024 -d '%s' '%s' 8M >/dev/null 2>&1 && "
+	   "debugfs -w -f - '%s' >/dev/null 2>&1 <<EOF\n"
+	   "mknod /cdev c 136 7\nmknod /bdev b 259 3\n"
+	   "sif /small crtime 0x11223344\nsif /small crtime_extra 0x55667788\n"
+	   "sif /small mtime_extra 0x12345678\nsif /small generation 0xdeadbeef\n"
+	   "sif /small uid_hi 0x0102\nsif /small version_hi 0x0a0b0c0d\n"
+	   "EOF", p, dir, p, p);
+	swab_every_inode(p, 0, 2, true);
+	/* the good old 128-byte inode */
+	sh("rm -f '%s' && mke2fs -q -F -t ext2 -I 128 -b 4096 -d '%s' '%s' 8M >/dev/null 2>&1",
+	   p, dir, p);
+	swab_every_inode(p, 0, 0, false);
+	/* extent trees */
+	sh("rm -f '%s' && mke2fs -q -F -t ext4 -O ^has_journal -b 4096 -d '%s' '%s' 64M >/dev/null 2>&1",
+	   p, dir, p);
+	swab_every_inode(p, 10, 0, false);
+}
+
 /* ---- damaged images: a clean error each ----------------------------- */
 
 static const char *copy_of(const char *src, const char *name)
@@ -517,6 +619,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_block_mapped),
 		cmocka_unit_test(test_extents),
+		cmocka_unit_test(test_inode_swab),
 		cmocka_unit_test(test_damaged_superblock),
 		cmocka_unit_test(test_damaged_descriptors),
 		cmocka_unit_test(test_damaged_block_maps),
