@@ -45,8 +45,34 @@ int xip_map_write_inode(struct xip_map *m);
  * after it, the new one; a crash in between leaks blocks, nothing else.
  */
 int xip_map_commit(struct xip_map *m);
-/* Should the writer commit before it writes file block @lblk? */
-bool xip_map_txn_due(const struct xip_map *m, uint64_t lblk);
+
+/*
+ * The undo log of a write that must leave the file as it was when it
+ * fails: the blocks it allocated (block maps; file blocks for extents)
+ * and the bytes of the linked indirect blocks it changed in place (a full
+ * image), with the inode as it was.  Between xip_map_undo_begin() and
+ * xip_map_undo_end() nothing may be committed but the final commit.
+ */
+struct xip_undo {
+	struct ext2_inode_large inode;	/* as the write found it */
+	blk64_t *blocks;
+	size_t nblocks, blocks_cap;
+	struct {
+		blk64_t blk;
+		void *data;
+	} *saved;
+	size_t nsaved, saved_cap;
+};
+
+int xip_map_undo_begin(struct xip_map *m, struct xip_undo *u);
+/*
+ * Take back everything since xip_map_undo_begin (or the last undo): the
+ * allocated blocks are given back, the blocks changed in place get their
+ * bytes back, the inode copy is the old one (extents: the added blocks
+ * are punched out and the old size and times written back).
+ */
+int xip_map_undo(struct xip_map *m);
+void xip_map_undo_end(struct xip_map *m);
 
 /*
  * Writers keep the on-disk bitmaps ahead of the links: a block or inode

@@ -169,11 +169,168 @@ int xip_get_page(struct xip_image *img, ext2_ino_t ino, uint64_t pgoff,
 
 /* ---- allocation (writers) ----------------------------------------------- */
 
+/* ---- the undo log of a write -------------------------------------------- */
+
+int xip_map_undo_begin(struct xip_map *m, struct xip_undo *u)
+{
+	memset(u, 0, sizeof(*u));
+	u->inode = m->inode;
+	m->undo = u;
+	return 0;
+}
+
+void xip_map_undo_end(struct xip_map *m)
+{
+	struct xip_undo *u = m->undo;
+
+	if (!u)
+		return;
+	for (size_t i = 0; i < u->nsaved; i++)
+		free(u->saved[i].data);
+	free(u->saved);
+	free(u->blocks);
+	memset(u, 0, sizeof(*u));
+	m->undo = NULL;
+}
+
+static int grow(void **arr, size_t *cap, size_t n, size_t size)
+{
+	void *p;
+	size_t c;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? 2 * *cap : 64;
+	p = realloc(*arr, c * size);
+	if (!p)
+		return xip_error(-ENOMEM, "out of memory");
+	*arr = p;
+	*cap = c;
+	return 0;
+}
+
+/* Block map: physical block @blk; extents: file block @blk. */
+static int undo_log(struct xip_map *m, blk64_t blk)
+{
+	struct xip_undo *u = m->undo;
+	int ret;
+
+	if (!u)
+		return 0;
+	ret = grow((void **)&u->blocks, &u->blocks_cap, u->nblocks,
+		   sizeof(*u->blocks));
+	if (!ret)
+		u->blocks[u->nblocks++] = blk;
+	return ret;
+}
+
+/* @blk was given back at once: the undo must not give it back again. */
+static void undo_forget(struct xip_map *m, blk64_t blk)
+{
+	struct xip_undo *u = m->undo;
+
+	for (size_t i = u ? u->nblocks : 0; i--;) {
+		if (u->blocks[i] == blk) {
+			u->blocks[i] = u->blocks[--u->nblocks];
+			return;
+		}
+	}
+}
+
+/* The linked block @blk is about to change in place: keep its bytes. */
+static int undo_save(struct xip_map *m, blk64_t blk, const void *bytes)
+{
+	struct xip_undo *u = m->undo;
+	size_t bs = m->img->block_size;
+	void *copy;
+	int ret;
+
+	if (!u)
+		return 0;
+	ret = grow((void **)&u->saved, &u->saved_cap, u->nsaved,
+		   sizeof(*u->saved));
+	if (ret)
+		return ret;
+	copy = malloc(bs);
+	if (!copy)
+		return xip_error(-ENOMEM, "out of memory");
+	memcpy(copy, bytes, bs);
+	u->saved[u->nsaved].blk = blk;
+	u->saved[u->nsaved++].data = copy;
+	return 0;
+}
+
+static int fresh_add(struct xip_map *m, blk64_t blk);
+
+int xip_map_undo(struct xip_map *m)
+{
+	struct xip_undo *u = m->undo;
+	ext2_filsys fs = m->img->fs;
+	uint64_t bs = m->img->block_size;
+	int ret = 0;
+
+	if (!u)
+		return 0;
+	if (m->extents) {
+		/* libext2fs changed the tree on disk: punch what was added */
+		for (size_t i = 0; i < u->nblocks; i++) {
+			errcode_t err = ext2fs_punch(fs, m->ino,
+						     (struct ext2_inode *)&m->inode,
+						     NULL, u->blocks[i],
+						     u->blocks[i]);
+
+			if (err && !ret)
+				ret = xip_error_ext2(err, "inode %u: taking back file block %llu",
+						     m->ino, U64(u->blocks[i]));
+		}
+		ext2fs_inode_size_set(fs, (struct ext2_inode *)&m->inode,
+				      EXT2_I_SIZE(&u->inode));
+		m->inode.i_mtime = u->inode.i_mtime;
+		m->inode.i_ctime = u->inode.i_ctime;
+		m->inode.i_mtime_extra = u->inode.i_mtime_extra;
+		m->inode.i_ctime_extra = u->inode.i_ctime_extra;
+		m->dirty = true;
+		if (!ret)
+			ret = xip_map_write_inode(m);
+		if (!ret)
+			ret = xip_map_ext_load(m);
+	} else {
+		/* linked blocks changed in place get their bytes back */
+		for (size_t i = u->nsaved; i--;) {
+			int r = xip_seg_pwrite(m->img->seg, u->saved[i].blk * bs,
+					       u->saved[i].data, bs);
+
+			if (r && !ret)
+				ret = xip_error(r, "%s: block %llu: %s",
+						m->img->seg->path,
+						U64(u->saved[i].blk),
+						strerror(-r));
+		}
+		/* nothing new was linked on disk: give it all back */
+		for (size_t i = 0; i < u->nblocks; i++)
+			ext2fs_block_alloc_stats2(fs, u->blocks[i], -1);
+		m->inode = u->inode;
+		m->dirty = false;
+	}
+	/* the old tree stays: nothing it holds is freed */
+	m->ndefer = 0;
+	m->nfresh = 0;
+	memset(m->cache, 0, sizeof(m->cache));
+	for (size_t i = 0; i < u->nsaved; i++)
+		free(u->saved[i].data);
+	u->nsaved = 0;
+	u->nblocks = 0;
+	u->inode = m->inode;
+	return ret;
+}
+
 /* Give back a block allocated by alloc_cleared(). */
 static void release_block(struct xip_map *m, blk64_t blk)
 {
 	ext2fs_block_alloc_stats2(m->img->fs, blk, -1);
 	ext2fs_iblk_sub_blocks(m->img->fs, (struct ext2_inode *)&m->inode, 1);
+	if (!m->extents)
+		undo_forget(m, blk);
 }
 
 /*
@@ -233,10 +390,13 @@ static int alloc_cleared(struct xip_map *m, blk64_t goal, uint64_t lblk,
 					 strerror(-ret));
 		}
 	}
+	if (!m->extents && undo_log(m, blk)) {
+		ext2fs_block_alloc_stats2(fs, blk, -1);
+		return -ENOMEM;
+	}
 	xip_engine_step();
 	ext2fs_iblk_add_blocks(fs, (struct ext2_inode *)&m->inode, 1);
 	m->dirty = true;
-	m->txn_blocks++;
 	*out = blk;
 	return 0;
 }
@@ -247,21 +407,26 @@ const uint8_t xip_fill_later[1];
 
 static bool fresh_has(const struct xip_map *m, blk64_t blk)
 {
-	for (unsigned int i = 0; i < m->nfresh; i++)
+	/* the newest first: the indirect block being filled */
+	for (size_t i = m->nfresh; i--;)
 		if (m->fresh[i] == blk)
 			return true;
 	return false;
 }
 
-static void fresh_add(struct xip_map *m, blk64_t blk)
+/* Not recorded (out of memory): the block is copied once more later. */
+static int fresh_add(struct xip_map *m, blk64_t blk)
 {
-	if (m->nfresh < MAP_FRESH)
-		m->fresh[m->nfresh++] = blk;
+	if (grow((void **)&m->fresh, &m->fresh_cap, m->nfresh,
+		 sizeof(*m->fresh)))
+		return -ENOMEM;
+	m->fresh[m->nfresh++] = blk;
+	return 0;
 }
 
 static void fresh_del(struct xip_map *m, blk64_t blk)
 {
-	for (unsigned int i = 0; i < m->nfresh; i++)
+	for (size_t i = 0; i < m->nfresh; i++)
 		if (m->fresh[i] == blk)
 			m->fresh[i] = m->fresh[--m->nfresh];
 }
@@ -270,19 +435,6 @@ bool xip_map_alloc_links_late(const struct xip_map *m)
 {
 	/* extents change the tree in place; a full image changes in place */
 	return !m->extents && !m->nomap && !m->no_copy && !m->in_place;
-}
-
-bool xip_map_txn_due(const struct xip_map *m, uint64_t lblk)
-{
-	if (m->nfresh > MAP_FRESH - 8 || m->txn_blocks >= 4 * MAP_TXN_BLOCKS)
-		return true;
-	if (m->txn_blocks < MAP_TXN_BLOCKS / 4)
-		return false;
-	if (m->extents)
-		return m->txn_blocks >= MAP_TXN_BLOCKS;
-	/* where a new indirect block starts: it need not be copied */
-	return lblk >= EXT2_NDIR_BLOCKS &&
-	       (lblk - EXT2_NDIR_BLOCKS) % m->apb == 0;
 }
 
 /*
@@ -330,7 +482,6 @@ int xip_map_commit(struct xip_map *m)
 	}
 	m->ndefer = 0;
 	m->nfresh = 0;
-	m->txn_blocks = 0;
 	return 0;
 }
 
@@ -353,8 +504,17 @@ static int ind_cow(struct xip_map *m, int cslot, blk64_t blk, uint64_t lblk,
 		return ret;
 	*nblk = blk;
 	*ptr = old;
-	if (fresh_has(m, blk) || m->no_copy)
+	if (fresh_has(m, blk))
 		return 0;
+	if (m->no_copy) {
+		/* in place: a write that fails puts the old bytes back */
+		if (!m->undo)
+			return 0;
+		ret = undo_save(m, blk, old);
+		if (!ret)
+			fresh_add(m, blk);
+		return ret;
+	}
 	/*
 	 * Copies go to the first free block of the group, not next to the
 	 * old one: that is where the file's data continues, which should
@@ -484,6 +644,12 @@ static int ext_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
 	ret = alloc_cleared(m, goal, lblk, fill, &blk);
 	if (ret)
 		return ret;
+	/* logged first: punching a file block that is not mapped is harmless */
+	ret = undo_log(m, lblk);
+	if (ret) {
+		release_block(m, blk);
+		return ret;
+	}
 	err = ext2fs_bmap2(m->img->fs, m->ino, (struct ext2_inode *)&m->inode,
 			   NULL, BMAP_SET, lblk, NULL, &blk);
 	if (err) {
