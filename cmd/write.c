@@ -40,7 +40,8 @@ static int copy_file(struct wjob *w, int fd, uint64_t start, uint64_t size)
 	ssize_t k;
 
 	if (size > SSIZE_MAX)
-		return xip_error(-EFBIG, "%s: too large", w->in_name);
+		return xip_error_obj(-EFBIG, XIP_OBJ_FD, w->in_name,
+				     "too large");
 	k = xip_file_write_fd(w->img, w->ino, w->off, fd, start, (size_t)size,
 			      w->in_name);
 	return k < 0 ? (int)k : 0;
@@ -77,7 +78,8 @@ static int copy_spool(struct wjob *w, int tmp, uint64_t total)
 	ssize_t k;
 
 	if (total > SSIZE_MAX)
-		return xip_error(-EFBIG, "%s: too large", w->in_name);
+		return xip_error_obj(-EFBIG, XIP_OBJ_FD, w->in_name,
+				     "too large");
 	p = mmap(NULL, (size_t)total, PROT_READ, MAP_SHARED, tmp, 0);
 	if (p == MAP_FAILED)
 		return copy_file(w, tmp, 0, total);
@@ -112,8 +114,8 @@ static int copy_stream(struct wjob *w)
 			break;
 		}
 		if (n < 0) {
-			ret = xip_error(-errno, "%s: %s", w->in_name,
-					strerror(errno));
+			ret = xip_error_obj(-errno, XIP_OBJ_FD, w->in_name,
+					    "%s", strerror(errno));
 			break;
 		}
 		if (n == 0)
@@ -175,9 +177,11 @@ static int open_target(struct xip_image *img, const char *path, int create,
 	if (ret)
 		return ret;
 	if (LINUX_S_ISDIR(in.i_mode))
-		return xip_error(-EISDIR, "%s: Is a directory", path);
+		return xip_error_obj(-EISDIR, XIP_OBJ_FILE, path,
+				     "Is a directory");
 	if (!LINUX_S_ISREG(in.i_mode))
-		return xip_error(-EINVAL, "%s: not a regular file", path);
+		return xip_error_obj(-EINVAL, XIP_OBJ_FILE, path,
+				     "not a regular file");
 	*old = EXT2_I_SIZE(&in);
 	return 0;
 }

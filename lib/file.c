@@ -55,10 +55,10 @@ struct sink {
 static int sink_error(const struct sink *s, int err)
 {
 	if (err == -EIO && s->out)
-		return xip_error(err, "%s: the segment's file shrank",
-				 s->seg->path);
-	return xip_error(err, "%s: write error: %s", s->out_name,
-			 strerror(-err));
+		return xip_error_obj(err, XIP_OBJ_IMAGE, s->seg->path,
+				     "the segment's file shrank");
+	return xip_error_obj(err, XIP_OBJ_FD, s->out_name, "write error: %s",
+			     strerror(-err));
 }
 
 static int sink_flush(struct sink *s)
@@ -353,8 +353,8 @@ static int src_copy(struct xip_map *m, struct wsrc *src, uint64_t pos,
 			ret = -ENODATA;
 	}
 	if (ret == -ENODATA)
-		return xip_error(-EIO, "%s: shrank while being read",
-				 src->name);
+		return xip_error_obj(-EIO, XIP_OBJ_FD, src->name,
+				     "shrank while being read");
 	if (ret)
 		return xip_error(ret, "inode %u: copying %s into %s: %s",
 				 m->ino, src->buf ? "the data" : src->name,
@@ -554,9 +554,10 @@ static ssize_t write_from(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 		if (!fstat(src->fd, &st) && S_ISREG(st.st_mode) &&
 		    (uint64_t)st.st_size < src->fd_off + len) {
 			xip_map_close(&m);
-			return xip_error(-EIO, "%s: %llu bytes from byte %llu asked, it has %llu",
-					 src->name, U64(len), U64(src->fd_off),
-					 U64(st.st_size));
+			return xip_error_obj(-EIO, XIP_OBJ_FD, src->name,
+					     "%llu bytes from byte %llu asked, it has %llu",
+					     U64(len), U64(src->fd_off),
+					     U64(st.st_size));
 		}
 	}
 	size = EXT2_I_SIZE(&m.inode);
@@ -582,14 +583,9 @@ static ssize_t write_from(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 		m.dirty = true;
 		ret = write_commit(&m, off + len);
 	}
-	if (ret) {
-		int saved = xip_errcode();
-		char msg[XIP_ERRMSG_MAX];
-
-		snprintf(msg, sizeof(msg), "%s", xip_errmsg());
+	/* the record stays the failure's: the undo records only its own */
+	if (ret)
 		xip_map_undo(&m);
-		xip_error(saved ? saved : ret, "%s", msg);
-	}
 	xip_map_undo_end(&m);
 	xip_map_close(&m);
 	free(plan.p);
@@ -664,7 +660,8 @@ int xip_create(struct xip_image *img, const char *path, unsigned int mode,
 
 	*ino = 0;
 	if (!img->writable)
-		return xip_error(-EROFS, "%s: opened read-only", img->seg->path);
+		return xip_error_obj(-EROFS, XIP_OBJ_IMAGE, img->seg->path,
+				     "opened read-only");
 	ret = xip_lookup_parent(img, path, &dir, name);
 	if (ret)
 		return ret;
@@ -682,8 +679,10 @@ int xip_create(struct xip_image *img, const char *path, unsigned int mode,
 	 * the name, it is an unattached empty inode that e2fsck -p clears.
 	 */
 	err = ext2fs_new_inode(fs, dir, LINUX_S_IFREG | 0600, NULL, ino);
-	if (err)
-		return xip_error_ext2(err, "%s", path);
+	if (err) {
+		xip_error_ext2(err, "%s", path);
+		return xip_error_set_obj(XIP_OBJ_FILE, path);
+	}
 	ext2fs_inode_alloc_stats2(fs, *ino, +1, 0);
 	xip_engine_mark_inode(img, *ino);
 	xip_engine_step();
@@ -697,8 +696,10 @@ int xip_create(struct xip_image *img, const char *path, unsigned int mode,
 	touch_mc(img, &in);
 	in.i_atime = in.i_mtime;
 	err = ext2fs_write_new_inode(fs, *ino, (struct ext2_inode *)&in);
-	if (err)
-		return xip_error_ext2(err, "%s: writing inode %u", path, *ino);
+	if (err) {
+		xip_error_ext2(err, "%s: writing inode %u", path, *ino);
+		return xip_error_set_obj(XIP_OBJ_FILE, path);
+	}
 	xip_engine_step();
 	err = ext2fs_link(fs, dir, name, *ino, EXT2_FT_REG_FILE);
 	if (err == EXT2_ET_DIR_NO_SPACE) {
@@ -714,7 +715,8 @@ int xip_create(struct xip_image *img, const char *path, unsigned int mode,
 					sizeof(in));
 		ext2fs_inode_alloc_stats2(fs, *ino, -1, 0);
 		*ino = 0;
-		return xip_error_ext2(err, "%s", path);
+		xip_error_ext2(err, "%s", path);
+		return xip_error_set_obj(XIP_OBJ_FILE, path);
 	}
 	xip_engine_step();
 	/* the parent changed */
@@ -723,9 +725,11 @@ int xip_create(struct xip_image *img, const char *path, unsigned int mode,
 		touch_mc(img, &in);
 		err = ext2fs_write_inode_full(fs, dir, (struct ext2_inode *)&in,
 					      sizeof(in));
-		if (err)
-			ret = xip_error_ext2(err, "%s: directory inode %u",
-					     path, dir);
+		if (err) {
+			xip_error_ext2(err, "%s: directory inode %u", path,
+				       dir);
+			ret = xip_error_set_obj(XIP_OBJ_FILE, path);
+		}
 	}
 	return ret;
 }

@@ -57,6 +57,11 @@ static void test_create_write_read(void **state)
 	f0 = free_blocks(img);
 	assert_int_equal(xip_create(img, "/f", 0640, &ino), 0);
 	assert_int_equal(xip_create(img, "/f", 0640, &again), -EEXIST);
+	assert_int_equal(xip_errobj(), XIP_OBJ_FILE);
+	assert_string_equal(xip_errobj_name(), "/f");
+	assert_int_equal(xip_lookup(img, "/f/x", 0, &again), -ENOTDIR);
+	assert_int_equal(xip_errobj(), XIP_OBJ_FILE);
+	assert_string_equal(xip_errobj_name(), "/f/x");
 	assert_int_equal(xip_lookup(img, "/f", 0, &again), 0);
 	assert_int_equal(again, ino);
 	for (size_t i = 0; i < sizeof(buf); i++)
@@ -571,6 +576,8 @@ static void test_write_fd_short(void **state)
 	assert_int_equal(xip_file_write_fd(img, ino, 0, fd, 0, 4 * 1024 * 1024,
 					   sp), -EIO);
 	assert_non_null(strstr(xip_errmsg(), sp));
+	assert_int_equal(xip_errobj(), XIP_OBJ_FD);
+	assert_string_equal(xip_errobj_name(), sp);
 	state_same(img, ino, &was);
 	assert_int_equal(xip_file_write_fd(img, ino, 0, fd, 0, have, sp),
 			 (ssize_t)have);
@@ -632,6 +639,8 @@ static void test_read_fd(void **state)
 	assert_int_equal(xip_file_read_fd(img, ino, 0, n, pfd[1], "pipe"),
 			 -EPIPE);
 	assert_non_null(strstr(xip_errmsg(), "pipe: write error"));
+	assert_int_equal(xip_errobj(), XIP_OBJ_FD);
+	assert_string_equal(xip_errobj_name(), "pipe");
 	close(pfd[1]);
 	dn = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	assert_true(dn >= 0);
