@@ -561,7 +561,11 @@ static ssize_t write_from(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 		}
 	}
 	size = EXT2_I_SIZE(&m.inode);
-	xip_map_undo_begin(&m, &undo);
+	ret = xip_map_undo_begin(&m, &undo);
+	if (ret) {
+		xip_map_close(&m);
+		return ret;
+	}
 	ret = write_reserve(&m, off, len, &plan);
 	if (ret == -ENOSPC && !m.extents && !m.no_copy && m.ndefer) {
 		/* full: try again changing the indirect blocks in place */
@@ -579,6 +583,8 @@ static ssize_t write_from(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 		ret = write_copy(&m, off, len, src, &plan, true);
 	if (!ret)
 		ret = write_copy(&m, off, len, src, &plan, false);
+	if (!ret && undo.lost)
+		ret = xip_error(-ENOMEM, "out of memory");
 	if (!ret) {
 		m.dirty = true;
 		ret = write_commit(&m, off + len);

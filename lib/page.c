@@ -81,17 +81,25 @@ void xip_engine_mark_inode(struct xip_image *img, ext2_ino_t ino)
 }
 
 /* Every allocation, ours or libext2fs' own (directories, extent blocks). */
+static void undo_hook(struct xip_image *img, blk64_t blk, int inuse);
+
 static void alloc_stats_hook(ext2_filsys fs, blk64_t blk, int inuse)
 {
-	if (inuse > 0 && fs->priv_data)
+	if (!fs->priv_data)
+		return;
+	if (inuse > 0)
 		engine_mark_block(fs->priv_data, blk);
+	undo_hook(fs->priv_data, blk, inuse);
 }
 
 static void alloc_range_hook(ext2_filsys fs, blk64_t blk, blk_t num,
 			     int inuse)
 {
-	for (blk_t i = 0; inuse > 0 && fs->priv_data && i < num; i++)
-		engine_mark_block(fs->priv_data, blk + i);
+	for (blk_t i = 0; fs->priv_data && i < num; i++) {
+		if (inuse > 0)
+			engine_mark_block(fs->priv_data, blk + i);
+		undo_hook(fs->priv_data, blk + i, inuse);
+	}
 }
 
 void xip_engine_step(void)
@@ -167,69 +175,44 @@ int xip_get_page(struct xip_image *img, ext2_ino_t ino, uint64_t pgoff,
 	return ret;
 }
 
-/* ---- allocation (writers) ----------------------------------------------- */
-
 /* ---- the undo log of a write -------------------------------------------- */
 
-int xip_map_undo_begin(struct xip_map *m, struct xip_undo *u)
-{
-	memset(u, 0, sizeof(*u));
-	u->inode = m->inode;
-	m->undo = u;
-	return 0;
-}
-
-void xip_map_undo_end(struct xip_map *m)
-{
-	struct xip_undo *u = m->undo;
-
-	if (!u)
-		return;
-	for (size_t i = 0; i < u->nsaved; i++)
-		free(u->saved[i].data);
-	free(u->saved);
-	free(u->blocks);
-	memset(u, 0, sizeof(*u));
-	m->undo = NULL;
-}
-
-static int grow(void **arr, size_t *cap, size_t n, size_t size)
+/* Room for entry @n of an array of @size-byte entries (no record made). */
+static bool grow(void **arr, size_t *cap, size_t n, size_t size)
 {
 	void *p;
 	size_t c;
 
 	if (n < *cap)
-		return 0;
+		return true;
 	c = *cap ? 2 * *cap : 64;
 	p = realloc(*arr, c * size);
 	if (!p)
-		return xip_error(-ENOMEM, "out of memory");
+		return false;
 	*arr = p;
 	*cap = c;
-	return 0;
+	return true;
 }
 
-/* Block map: physical block @blk; extents: file block @blk. */
-static int undo_log(struct xip_map *m, blk64_t blk)
+/*
+ * Every block allocated while a write runs, by us or by libext2fs (extent
+ * blocks), is logged; one given back at once leaves the log.
+ */
+static void undo_hook(struct xip_image *img, blk64_t blk, int inuse)
 {
-	struct xip_undo *u = m->undo;
-	int ret;
+	struct xip_undo *u = img->engine ? img->engine->undo : NULL;
 
 	if (!u)
-		return 0;
-	ret = grow((void **)&u->blocks, &u->blocks_cap, u->nblocks,
-		   sizeof(*u->blocks));
-	if (!ret)
-		u->blocks[u->nblocks++] = blk;
-	return ret;
-}
-
-/* @blk was given back at once: the undo must not give it back again. */
-static void undo_forget(struct xip_map *m, blk64_t blk)
-{
-	struct xip_undo *u = m->undo;
-
-	for (size_t i = u ? u->nblocks : 0; i--;) {
+		return;
+	if (inuse > 0) {
+		if (grow((void **)&u->blocks, &u->blocks_cap, u->nblocks,
+			 sizeof(*u->blocks)))
+			u->blocks[u->nblocks++] = blk;
+		else
+			u->lost = true;
+		return;
+	}
+	for (size_t i = u->nblocks; i--;) {
 		if (u->blocks[i] == blk) {
 			u->blocks[i] = u->blocks[--u->nblocks];
 			return;
@@ -243,94 +226,150 @@ static int undo_save(struct xip_map *m, blk64_t blk, const void *bytes)
 	struct xip_undo *u = m->undo;
 	size_t bs = m->img->block_size;
 	void *copy;
-	int ret;
 
 	if (!u)
 		return 0;
-	ret = grow((void **)&u->saved, &u->saved_cap, u->nsaved,
-		   sizeof(*u->saved));
-	if (ret)
-		return ret;
 	copy = malloc(bs);
-	if (!copy)
+	if (!copy || !grow((void **)&u->saved, &u->saved_cap, u->nsaved,
+			   sizeof(*u->saved))) {
+		free(copy);
 		return xip_error(-ENOMEM, "out of memory");
+	}
 	memcpy(copy, bytes, bs);
 	u->saved[u->nsaved].blk = blk;
 	u->saved[u->nsaved++].data = copy;
 	return 0;
 }
 
-static int fresh_add(struct xip_map *m, blk64_t blk);
+/* Extents: the blocks of the tree below the inode, which libext2fs
+ * changes in place. */
+static int undo_save_tree(struct xip_map *m)
+{
+	ext2_extent_handle_t h;
+	struct ext2fs_extent ex;
+	struct ext2_extent_info info;
+	errcode_t err;
+	void *p;
+	int ret = 0;
+
+	err = ext2fs_extent_open2(m->img->fs, m->ino,
+				  (struct ext2_inode *)&m->inode, &h);
+	if (err)
+		return xip_error_ext2(err, "inode %u: extent tree", m->ino);
+	err = ext2fs_extent_get(h, EXT2_EXTENT_ROOT, &ex);
+	while (!err && !ret) {
+		err = ext2fs_extent_get_info(h, &info);
+		if (!err && info.curr_level < info.max_depth &&
+		    !(ex.e_flags & EXT2_EXTENT_FLAGS_SECOND_VISIT)) {
+			ret = xip_engine_block_ptr(m->img, m->ino, ex.e_pblk,
+						   &p);
+			if (!ret)
+				ret = undo_save(m, ex.e_pblk, p);
+		}
+		if (!err)
+			err = ext2fs_extent_get(h, EXT2_EXTENT_NEXT, &ex);
+	}
+	ext2fs_extent_free(h);
+	if (!ret && err && err != EXT2_ET_EXTENT_NO_NEXT)
+		ret = xip_error_ext2(err, "inode %u: extent tree", m->ino);
+	return ret;
+}
+
+int xip_map_undo_begin(struct xip_map *m, struct xip_undo *u)
+{
+	struct xip_engine *e;
+	int ret;
+
+	memset(u, 0, sizeof(*u));
+	ret = xip_engine_get(m->img, &e);
+	if (ret)
+		return ret;
+	u->inode = m->inode;
+	m->undo = u;
+	e->undo = u;
+	ret = m->extents ? undo_save_tree(m) : 0;
+	if (ret)
+		xip_map_undo_end(m);
+	return ret;
+}
+
+void xip_map_undo_end(struct xip_map *m)
+{
+	struct xip_undo *u = m->undo;
+
+	if (!u)
+		return;
+	if (m->img->engine)
+		m->img->engine->undo = NULL;
+	for (size_t i = 0; i < u->nsaved; i++)
+		free(u->saved[i].data);
+	free(u->saved);
+	free(u->blocks);
+	memset(u, 0, sizeof(*u));
+	m->undo = NULL;
+}
 
 int xip_map_undo(struct xip_map *m)
 {
 	struct xip_undo *u = m->undo;
 	ext2_filsys fs = m->img->fs;
 	uint64_t bs = m->img->block_size;
+	size_t nsaved;
 	int ret = 0;
 
 	if (!u)
 		return 0;
-	if (m->extents) {
-		/* libext2fs changed the tree on disk: punch what was added */
-		for (size_t i = 0; i < u->nblocks; i++) {
-			errcode_t err = ext2fs_punch(fs, m->ino,
-						     (struct ext2_inode *)&m->inode,
-						     NULL, u->blocks[i],
-						     u->blocks[i]);
+	/* linked blocks changed in place get their bytes back */
+	for (size_t i = u->nsaved; i--;) {
+		int r = xip_seg_pwrite(m->img->seg, u->saved[i].blk * bs,
+				       u->saved[i].data, bs);
 
-			if (err && !ret)
-				ret = xip_error_ext2(err, "inode %u: taking back file block %llu",
-						     m->ino, U64(u->blocks[i]));
-		}
-		ext2fs_inode_size_set(fs, (struct ext2_inode *)&m->inode,
-				      EXT2_I_SIZE(&u->inode));
-		m->inode.i_mtime = u->inode.i_mtime;
-		m->inode.i_ctime = u->inode.i_ctime;
-		m->inode.i_mtime_extra = u->inode.i_mtime_extra;
-		m->inode.i_ctime_extra = u->inode.i_ctime_extra;
+		if (r && !ret)
+			ret = xip_error(r, "%s: block %llu: %s",
+					m->img->seg->path,
+					U64(u->saved[i].blk), strerror(-r));
+	}
+	/* every block allocated since is free again (the log detached) */
+	{
+		blk64_t *blocks = u->blocks;
+		size_t n = u->nblocks;
+
+		u->blocks = NULL;
+		u->nblocks = u->blocks_cap = 0;
+		for (size_t i = 0; i < n; i++)
+			ext2fs_block_alloc_stats2(fs, blocks[i], -1);
+		free(blocks);
+	}
+	m->inode = u->inode;
+	m->dirty = false;
+	if (m->extents) {
+		/* libext2fs wrote the root in the inode: the old one back */
 		m->dirty = true;
 		if (!ret)
 			ret = xip_map_write_inode(m);
 		if (!ret)
 			ret = xip_map_ext_load(m);
-	} else {
-		/* linked blocks changed in place get their bytes back */
-		for (size_t i = u->nsaved; i--;) {
-			int r = xip_seg_pwrite(m->img->seg, u->saved[i].blk * bs,
-					       u->saved[i].data, bs);
-
-			if (r && !ret)
-				ret = xip_error(r, "%s: block %llu: %s",
-						m->img->seg->path,
-						U64(u->saved[i].blk),
-						strerror(-r));
-		}
-		/* nothing new was linked on disk: give it all back */
-		for (size_t i = 0; i < u->nblocks; i++)
-			ext2fs_block_alloc_stats2(fs, u->blocks[i], -1);
-		m->inode = u->inode;
-		m->dirty = false;
 	}
 	/* the old tree stays: nothing it holds is freed */
 	m->ndefer = 0;
 	m->nfresh = 0;
 	memset(m->cache, 0, sizeof(m->cache));
-	for (size_t i = 0; i < u->nsaved; i++)
+	/* extents: the tree's blocks stay saved for a next undo */
+	nsaved = m->extents ? u->nsaved : 0;
+	for (size_t i = nsaved; i < u->nsaved; i++)
 		free(u->saved[i].data);
-	u->nsaved = 0;
-	u->nblocks = 0;
-	u->inode = m->inode;
+	u->nsaved = nsaved;
+	u->lost = false;
 	return ret;
 }
+
+/* ---- allocation (writers) ----------------------------------------------- */
 
 /* Give back a block allocated by alloc_cleared(). */
 static void release_block(struct xip_map *m, blk64_t blk)
 {
 	ext2fs_block_alloc_stats2(m->img->fs, blk, -1);
 	ext2fs_iblk_sub_blocks(m->img->fs, (struct ext2_inode *)&m->inode, 1);
-	if (!m->extents)
-		undo_forget(m, blk);
 }
 
 /*
@@ -389,10 +428,6 @@ static int alloc_cleared(struct xip_map *m, blk64_t goal, uint64_t lblk,
 					 m->img->seg->path, U64(blk),
 					 strerror(-ret));
 		}
-	}
-	if (!m->extents && undo_log(m, blk)) {
-		ext2fs_block_alloc_stats2(fs, blk, -1);
-		return -ENOMEM;
 	}
 	xip_engine_step();
 	ext2fs_iblk_add_blocks(fs, (struct ext2_inode *)&m->inode, 1);
@@ -644,12 +679,6 @@ static int ext_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
 	ret = alloc_cleared(m, goal, lblk, fill, &blk);
 	if (ret)
 		return ret;
-	/* logged first: punching a file block that is not mapped is harmless */
-	ret = undo_log(m, lblk);
-	if (ret) {
-		release_block(m, blk);
-		return ret;
-	}
 	err = ext2fs_bmap2(m->img->fs, m->ino, (struct ext2_inode *)&m->inode,
 			   NULL, BMAP_SET, lblk, NULL, &blk);
 	if (err) {

@@ -555,6 +555,42 @@ static void test_write_source_fails(void **state)
 }
 
 /*
+ * An extent-mapped file (ext4): no room for a write into its holes and
+ * past its end; the blocks libext2fs linked are punched out again.
+ */
+static void test_write_enospc_extents(void **state)
+{
+	const char *p = unit_path("nospc4.img");
+	static uint8_t buf[64 * BS];
+	struct xip_image *img;
+	struct fstate was;
+	ext2_ino_t ino, filler;
+	uint64_t end = 0;
+	char cmd[1024];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p '%s' && head -c 9000 /dev/urandom > '%s/f' && "
+		 "mke2fs -q -F -t ext4 -O ^has_journal -b 4096 -d '%s' '%s' 8M >/dev/null 2>&1",
+		 unit_path("e4full"), unit_path("e4full"), unit_path("e4full"), p);
+	assert_int_equal(system(cmd), 0);
+	memset(buf, 0x77, sizeof(buf));
+	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
+	assert_int_equal(xip_lookup(img, "/f", 0, &ino), 0);
+	/* a hole, then data, past the old end */
+	assert_int_equal(xip_file_write(img, ino, 20 * BS, buf, BS), BS);
+	assert_int_equal(xip_create(img, "/filler", 0644, &filler), 0);
+	while (xip_file_write(img, filler, end, buf, BS) == BS)
+		end += BS;
+	assert_int_equal(xip_file_truncate(img, filler, end - 12 * BS), 0);
+	state_get(img, ino, &was);
+	assert_int_equal(xip_file_write(img, ino, 5000, buf, 40 * BS), -ENOSPC);
+	state_same(img, ino, &was);
+	assert_int_equal(xip_image_close(img), 0);
+	fsck_clean(p);
+}
+
+/*
  * A source shorter than asked: the write fails with -EIO and writes
  * nothing (all or nothing: no short count).  The image stays clean.
  */
@@ -667,6 +703,7 @@ int main(void)
 		cmocka_unit_test(test_write_enospc_extend),
 		cmocka_unit_test(test_write_enospc_holes),
 		cmocka_unit_test(test_write_source_fails),
+		cmocka_unit_test(test_write_enospc_extents),
 		cmocka_unit_test(test_read_fd),
 	};
 
