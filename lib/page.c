@@ -277,7 +277,7 @@ static int undo_save_tree(struct xip_map *m)
 
 int xip_map_undo_begin(struct xip_map *m, struct xip_undo *u)
 {
-	struct xip_engine *e;
+	struct xip_engine *e = NULL;
 	int ret;
 
 	memset(u, 0, sizeof(*u));
