@@ -452,8 +452,8 @@ static bool fresh_has(const struct xip_map *m, blk64_t blk)
 /* Not recorded (out of memory): the block is copied once more later. */
 static int fresh_add(struct xip_map *m, blk64_t blk)
 {
-	if (grow((void **)&m->fresh, &m->fresh_cap, m->nfresh,
-		 sizeof(*m->fresh)))
+	if (!grow((void **)&m->fresh, &m->fresh_cap, m->nfresh,
+		  sizeof(*m->fresh)))
 		return -ENOMEM;
 	m->fresh[m->nfresh++] = blk;
 	return 0;
