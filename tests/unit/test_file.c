@@ -364,6 +364,15 @@ static void test_write_fd(void **state)
 	for (int i = 0; i < 100; i++)
 		assert_int_equal(back[i], 0);
 	assert_memory_equal(back + 100, want, n);
+	/* in long runs: an indirect block is made once, not copied per block */
+	{
+		struct xip_run *runs;
+		size_t nruns;
+
+		assert_int_equal(xip_file_runs(img, ino, &runs, &nruns), 0);
+		assert_true(nruns <= 4);
+		free(runs);
+	}
 	/* a hole inside the file: filled block by block, from an offset */
 	assert_int_equal(xip_file_truncate(img, ino, 0), 0);
 	assert_int_equal(xip_file_truncate(img, ino, 40 * BS), 0);
