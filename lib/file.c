@@ -394,7 +394,8 @@ static int plan_add(struct wplan *pl, uint64_t lblk, uint64_t n, bool fresh)
 	return 0;
 }
 
-#define CHECK_EVERY 256		/* blocks between looks at the interrupt flag */
+/* Blocks between two looks at the interrupt flag. */
+#define CHECK_EVERY 256
 
 /*
  * The first pass: every hole of [off, off + len) gets its block before a
@@ -432,8 +433,10 @@ static int write_reserve(struct xip_map *m, uint64_t off, size_t len,
 		for (uint64_t end = lblk + cnt; lblk < end; lblk++) {
 			bool whole = lblk * bs >= off &&
 				     (lblk + 1) * bs <= off + len;
-			const void *fill = whole && xip_map_alloc_links_late(m) ?
-						   XIP_FILL_LATER : NULL;
+			const void *fill = NULL;
+
+			if (whole && xip_map_alloc_links_late(m))
+				fill = XIP_FILL_LATER;
 
 			if (++seen % CHECK_EVERY == 0 && xip_interrupted())
 				return xip_error(-EINTR, "interrupted");
@@ -467,7 +470,7 @@ static int write_copy(struct xip_map *m, uint64_t off, size_t len,
 		if (pc->fresh != fresh)
 			continue;
 		while (lblk < stop) {
-			uint64_t from, to;
+			uint64_t from, to, at;
 			blk64_t pblk;
 			void *p;
 
@@ -480,19 +483,18 @@ static int write_copy(struct xip_map *m, uint64_t off, size_t len,
 			if (cnt > stop - lblk)
 				cnt = stop - lblk;
 			/* old blocks: checked as the reader checks them */
-			if (!fresh) {
-				ret = xip_engine_block_ptr(img, m->ino, pblk, &p);
-				if (!ret)
-					ret = xip_engine_block_ptr(img, m->ino,
-								   pblk + cnt - 1,
-								   &p);
-				if (ret)
-					return ret;
-			}
+			if (!fresh)
+				ret = xip_engine_block_ptr(img, m->ino, pblk,
+							   &p);
+			if (!fresh && !ret)
+				ret = xip_engine_block_ptr(img, m->ino,
+							   pblk + cnt - 1, &p);
+			if (ret)
+				return ret;
 			from = lblk * bs > off ? lblk * bs : off;
 			to = (lblk + cnt) * bs < end ? (lblk + cnt) * bs : end;
-			ret = src_copy(m, src, from - off,
-				       pblk * bs + (from - lblk * bs), to - from);
+			at = pblk * bs + (from - lblk * bs);
+			ret = src_copy(m, src, from - off, at, to - from);
 			if (ret)
 				return ret;
 			seen += cnt;

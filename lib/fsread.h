@@ -105,7 +105,7 @@ struct xip_map {
 	size_t nfresh, fresh_cap;
 	struct map_defer *defer;
 	size_t ndefer, defer_cap;
-	struct xip_undo *undo;		/* writes: how to take it all back */
+	struct xip_undo *undo;		/* a write's undo log */
 	bool in_place;			/* change in place if no block is free */
 	bool no_copy;			/* change in place (the image is full) */
 };

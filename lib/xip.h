@@ -80,10 +80,10 @@ void xip_error_clear(void);
  * and xip_error_set_obj() give it one.
  */
 enum xip_errobj {
-	XIP_OBJ_NONE = 0,	/* not said: the image, or a file's data in it */
+	XIP_OBJ_NONE = 0,	/* not said (the image, a file's data) */
 	XIP_OBJ_IMAGE,		/* the image (its segment), by its path */
-	XIP_OBJ_FILE,		/* a file inside the image, by the path asked */
-	XIP_OBJ_FD,		/* the caller's input or output, by its name */
+	XIP_OBJ_FILE,		/* a file in the image, by its path */
+	XIP_OBJ_FD,		/* the caller's input or output, by name */
 };
 /*
  * Record a failure of @obj, named @name: the message is "@name: " and
@@ -93,7 +93,7 @@ int xip_error_obj(int err, enum xip_errobj obj, const char *name,
 		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Give the record just made its object; returns its code. */
 int xip_error_set_obj(enum xip_errobj obj, const char *name);
-/* The object of the last failure in this thread, and its name ("" when none). */
+/* The object of this thread's last failure and its name ("" when none). */
 enum xip_errobj xip_errobj(void);
 const char *xip_errobj_name(void);
 

@@ -260,9 +260,9 @@ static void test_msg_path_error(void **state)
 	assert_string_equal(path_message("/f"),
 			    "xiptool test: stdout: write error: Broken pipe");
 	/* the image, or nothing said: @path in front, whatever the text */
-	xip_error_obj(-EIO, XIP_OBJ_IMAGE, "x.img", "the segment's file shrank");
+	xip_error_obj(-EIO, XIP_OBJ_IMAGE, "x.img", "the file shrank");
 	assert_string_equal(path_message("/f"),
-			    "xiptool test: /f: x.img: the segment's file shrank");
+			    "xiptool test: /f: x.img: the file shrank");
 	xip_error(-EUCLEAN, "/f: inode 12: bad block");
 	assert_string_equal(path_message("/f"),
 			    "xiptool test: /f: /f: inode 12: bad block");

@@ -266,8 +266,8 @@ static void test_readonly_and_full(void **state)
 	n = xip_file_write(img, ino, 0, buf, sizeof(buf));
 	assert_int_equal(n, (ssize_t)sizeof(buf));
 	f0 = free_blocks(img);
-	assert_int_equal(xip_file_write(img, ino, (uint64_t)n, buf, sizeof(buf)),
-			 -ENOSPC);
+	assert_int_equal(xip_file_write(img, ino, (uint64_t)n, buf,
+					sizeof(buf)), -ENOSPC);
 	assert_non_null(strstr(xip_errmsg(), "no space left"));
 	assert_int_equal(free_blocks(img), f0);
 	assert_int_equal(xip_read_inode(img, ino, &in), 0);
@@ -525,7 +525,8 @@ static void test_write_enospc_holes(void **state)
  */
 static void test_write_source_fails(void **state)
 {
-	const char *p = unit_path("srcfail.img"), *sp = unit_path("srcfail.src");
+	const char *p = unit_path("srcfail.img");
+	const char *sp = unit_path("srcfail.src");
 	const size_t n = 1200 * BS;
 	struct xip_image *img;
 	struct fstate was;
@@ -569,7 +570,7 @@ static void test_write_source_fails(void **state)
  */
 static void test_write_enospc_extents(void **state)
 {
-	const char *p = unit_path("nospc4.img");
+	const char *p = unit_path("nospc4.img"), *tree = unit_path("e4full");
 	static uint8_t buf[64 * BS];
 	struct xip_image *img;
 	struct fstate was;
@@ -580,8 +581,8 @@ static void test_write_enospc_extents(void **state)
 	(void)state;
 	snprintf(cmd, sizeof(cmd),
 		 "mkdir -p '%s' && head -c 9000 /dev/urandom > '%s/f' && "
-		 "mke2fs -q -F -t ext4 -O ^has_journal -b 4096 -d '%s' '%s' 8M >/dev/null 2>&1",
-		 unit_path("e4full"), unit_path("e4full"), unit_path("e4full"), p);
+		 "mke2fs -q -F -t ext4 -O ^has_journal -b 4096 -d '%s' '%s' 8M"
+		 " >/dev/null 2>&1", tree, tree, tree, p);
 	assert_int_equal(system(cmd), 0);
 	memset(buf, 0x77, sizeof(buf));
 	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
