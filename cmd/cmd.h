@@ -45,8 +45,9 @@ void msg_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * the exit code for @err. */
 int msg_lib_error(int err);
 /*
- * Print the library's error record about file @path: as is when it names
- * the path already, else prefixed with it ("/bin/sh: inode 12: ...").
+ * Print the library's error record about file @path: as is when its
+ * object (xip_errobj) is @path itself or the command's input or output,
+ * else prefixed with @path ("/bin/sh: inode 12: ...").
  */
 int msg_path_error(const char *path, int err);
 /* Exit code for a negative errno from the library. */

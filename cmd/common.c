@@ -86,14 +86,21 @@ int msg_lib_error(int err)
 	return exit_code_for(err);
 }
 
+/*
+ * The record's message names its object when it has one: as it is when
+ * that object is @path itself or lies outside the image (the command's
+ * input or output); otherwise (the image, a file's data in it, another
+ * file) after "@path: ".
+ */
 int msg_path_error(const char *path, int err)
 {
 	const char *m = xip_errmsg();
-	size_t n = strlen(path);
+	enum xip_errobj obj = xip_errobj();
 
 	if (!m || !*m)
 		msg_error("%s: %s", path, strerror(-err));
-	else if (!strncmp(m, path, n) && m[n] == ':')
+	else if (obj == XIP_OBJ_FD ||
+		 (obj != XIP_OBJ_NONE && !strcmp(xip_errobj_name(), path)))
 		msg_error("%s", m);
 	else
 		msg_error("%s: %s", path, m);

@@ -36,11 +36,9 @@ static int read_copy(struct xip_image *img, const char *path, uint64_t off,
 	while (len) {
 		n = xip_file_read_fd(img, ino, off, len > SSIZE_MAX ? SSIZE_MAX :
 				     (size_t)len, o->fd, o->name);
-		if (n < 0) {
-			if (!strncmp(xip_errmsg(), o->name, strlen(o->name)))
-				return msg_lib_error((int)n);
+		/* the output's own failures name the output, not @path */
+		if (n < 0)
 			return msg_path_error(path, (int)n);
-		}
 		if (n == 0)
 			break;
 		off += (uint64_t)n;

@@ -3,15 +3,19 @@
  * xiptool write: copy stdin (or a file) into a file of an image, in place:
  * holes and new blocks are allocated through get_xip_page (filled or
  * cleared before they are linked in) and the bytes go straight into the
- * segment: from a regular file by the kernel (copy_file_range), from a
- * pipe or terminal through one reused buffer (pwrite).
+ * segment: from a regular file by the kernel (copy_file_range).  Input
+ * from a pipe or terminal is first gathered in an unlinked temporary
+ * file, so that the whole input goes in with one library write, which
+ * is all or nothing: a write that fails leaves the file as it was.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,87 +25,123 @@ static const char write_usage[] =
 	"[--offset N | --append] [--create [--mode MODE]] [-i FILE] IMAGE PATH [FILE]";
 
 #define PIPE_CHUNK (1u << 20)
-#define FILE_CHUNK (1ull << 30)
 
 struct wjob {
 	struct xip_image *img;
 	ext2_ino_t ino;
-	uint64_t off;		/* where the next byte goes */
-	uint64_t written;
+	uint64_t off;		/* where the write goes */
 	int fd;
 	const char *in_name;
 };
 
-static int put(struct wjob *w, const void *buf, size_t len)
+/* A regular input file: one write, the kernel copies it into the blocks. */
+static int copy_file(struct wjob *w, int fd, uint64_t start, uint64_t size)
 {
-	while (len) {
-		ssize_t n = xip_file_write(w->img, w->ino, w->off, buf, len);
+	ssize_t k;
 
-		if (n < 0)
-			return (int)n;
-		w->off += (uint64_t)n;
-		w->written += (uint64_t)n;
-		buf = (const uint8_t *)buf + n;
-		len -= (size_t)n;
-	}
-	return 0;
+	if (size > SSIZE_MAX)
+		return xip_error_obj(-EFBIG, XIP_OBJ_FD, w->in_name,
+				     "too large");
+	k = xip_file_write_fd(w->img, w->ino, w->off, fd, start, (size_t)size,
+			      w->in_name);
+	return k < 0 ? (int)k : 0;
 }
 
-/* A regular input file: the kernel copies it into the blocks. */
-static int copy_file(struct wjob *w, uint64_t start, uint64_t size)
+/* An unlinked temporary file for a stream. */
+static int spool_open(void)
 {
-	uint64_t done = 0;
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	int fd;
 
-	while (done < size) {
-		uint64_t n = size - done < FILE_CHUNK ? size - done : FILE_CHUNK;
-		ssize_t k = xip_file_write_fd(w->img, w->ino, w->off, w->fd,
-					      start + done, (size_t)n,
-					      w->in_name);
-
-		if (k < 0)
-			return (int)k;
-		w->off += (uint64_t)k;
-		w->written += (uint64_t)k;
-		done += (uint64_t)k;
-	}
-	return 0;
+	if (!dir || !*dir)
+		dir = "/tmp";
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR &&
+			errno != EINVAL))
+		return fd;
+	snprintf(path, sizeof(path), "%s/xiptool-write.XXXXXX", dir);
+	fd = mkostemp(path, O_CLOEXEC);
+	if (fd >= 0)
+		unlink(path);
+	return fd;
 }
 
+/*
+ * The gathered input, in one write from its mapping (pwrite: the bytes
+ * of a pipe never go through the mapping of the image), or copied as a
+ * file when it cannot be mapped.
+ */
+static int copy_spool(struct wjob *w, int tmp, uint64_t total)
+{
+	void *p;
+	ssize_t k;
+
+	if (total > SSIZE_MAX)
+		return xip_error_obj(-EFBIG, XIP_OBJ_FD, w->in_name,
+				     "too large");
+	p = mmap(NULL, (size_t)total, PROT_READ, MAP_SHARED, tmp, 0);
+	if (p == MAP_FAILED)
+		return copy_file(w, tmp, 0, total);
+	k = xip_file_write(w->img, w->ino, w->off, p, (size_t)total);
+	munmap(p, (size_t)total);
+	return k < 0 ? (int)k : 0;
+}
+
+/* A pipe or terminal: gathered whole, then written at once. */
 static int copy_stream(struct wjob *w)
 {
 	char *buf = malloc(PIPE_CHUNK);
-	int ret = 0;
+	uint64_t total = 0;
+	int ret = 0, tmp;
 
 	if (!buf)
-		return -ENOMEM;
+		return xip_error(-ENOMEM, "out of memory");
+	tmp = spool_open();
+	if (tmp < 0) {
+		ret = xip_error(-errno, "a temporary file for %s: %s",
+				w->in_name, strerror(errno));
+		free(buf);
+		return ret;
+	}
 	for (;;) {
-		size_t have = 0;
-		ssize_t n = 0;
+		ssize_t n = read(w->fd, buf, PIPE_CHUNK);
 
-		/* fill the chunk: fewer, larger writes */
-		while (have < PIPE_CHUNK) {
-			n = read(w->fd, buf + have, PIPE_CHUNK - have);
-			if (n < 0 && errno == EINTR && !cmd_stop_signal)
-				continue;
-			if (n <= 0)
-				break;
-			have += (size_t)n;
-		}
+		if (n < 0 && errno == EINTR && !cmd_stop_signal)
+			continue;
 		if (n < 0 && cmd_stop_signal) {
 			ret = xip_error(-EINTR, "interrupted");
 			break;
 		}
 		if (n < 0) {
-			ret = xip_error(-errno, "%s: %s", w->in_name,
-					strerror(errno));
+			ret = xip_error_obj(-errno, XIP_OBJ_FD, w->in_name,
+					    "%s", strerror(errno));
 			break;
 		}
-		if (have)
-			ret = put(w, buf, have);
-		if (ret || n == 0)
+		if (n == 0)
 			break;
+		for (ssize_t put = 0, k; put < n; put += k) {
+			k = pwrite(tmp, buf + put, (size_t)(n - put),
+				   (off_t)(total + (uint64_t)put));
+			if (k < 0 && errno == EINTR)
+				k = 0;
+			else if (k <= 0) {
+				ret = xip_error(k ? -errno : -ENOSPC,
+						"a temporary file for %s: %s",
+						w->in_name,
+						k ? strerror(errno) :
+						    "no space left");
+				break;
+			}
+		}
+		if (ret)
+			break;
+		total += (uint64_t)n;
 	}
 	free(buf);
+	if (!ret && total)
+		ret = copy_spool(w, tmp, total);
+	close(tmp);
 	return ret;
 }
 
@@ -116,7 +156,7 @@ static int copy_in(struct wjob *w)
 			pos = 0;
 		if (st.st_size <= pos)
 			return 0;
-		return copy_file(w, (uint64_t)pos,
+		return copy_file(w, w->fd, (uint64_t)pos,
 				 (uint64_t)(st.st_size - pos));
 	}
 	return copy_stream(w);
@@ -137,9 +177,11 @@ static int open_target(struct xip_image *img, const char *path, int create,
 	if (ret)
 		return ret;
 	if (LINUX_S_ISDIR(in.i_mode))
-		return xip_error(-EISDIR, "%s: Is a directory", path);
+		return xip_error_obj(-EISDIR, XIP_OBJ_FILE, path,
+				     "Is a directory");
 	if (!LINUX_S_ISREG(in.i_mode))
-		return xip_error(-EINVAL, "%s: not a regular file", path);
+		return xip_error_obj(-EINVAL, XIP_OBJ_FILE, path,
+				     "not a regular file");
 	*old = EXT2_I_SIZE(&in);
 	return 0;
 }
@@ -161,7 +203,7 @@ static int parse_mode(const char *text, unsigned int *mode)
 static int do_write(const char *spec, const char *path, struct wjob *w,
 		    int append, int create, unsigned int mode)
 {
-	uint64_t old = UINT64_MAX;	/* no rollback until it is known */
+	uint64_t old = 0;
 	int ret, cret;
 
 	ret = xip_image_open(spec, XIP_IMG_WRITE, &w->img);
@@ -171,22 +213,11 @@ static int do_write(const char *spec, const char *path, struct wjob *w,
 	if (!ret) {
 		if (append)
 			w->off = old;
+		/* all or nothing: a failed write left the file as it was */
 		ret = copy_in(w);
 	}
-	if (ret) {
-		struct ext2_inode_large in;
-		int saved = xip_errcode();
-		char msg[XIP_ERRMSG_MAX];
-
-		snprintf(msg, sizeof(msg), "%s", xip_errmsg());
-		/* nothing half-written past the old end stays visible */
-		if (w->ino && !xip_read_inode(w->img, w->ino, &in) &&
-		    EXT2_I_SIZE(&in) > old)
-			xip_file_truncate(w->img, w->ino, old);
-		xip_error(saved ? saved : ret, "%s", msg);
-		if (!cmd_stop_signal)
-			msg_path_error(path, ret);
-	}
+	if (ret && !cmd_stop_signal)
+		msg_path_error(path, ret);
 	cret = xip_image_close(w->img);
 	if (cret && !ret) {
 		ret = cret;
@@ -198,7 +229,7 @@ static int do_write(const char *spec, const char *path, struct wjob *w,
 int cmd_write(int argc, const char **argv)
 {
 	char *offset_s = NULL, *mode_s = NULL, *input = NULL;
-	struct wjob w = { NULL, 0, 0, 0, STDIN_FILENO, "stdin" };
+	struct wjob w = { NULL, 0, 0, STDIN_FILENO, "stdin" };
 	int append = 0, create = 0, rc;
 	unsigned int mode = 0644;
 	struct cmd_args args;

@@ -192,11 +192,28 @@ struct bhash {
 void xip_bld_hash(const struct btree *t, const struct xip_build_opts *o,
 		  ext2_filsys fs, struct bhash *h);
 /*
+ * The hash of the files' contents, fed as the writer copies them: a
+ * CRC-32 and an Adler-32 of each file's bytes (with where each run of
+ * them lies in the file), then those of every file in the order written.
+ */
+struct bcontent {
+	struct bhash h;		/* every file's so far */
+	uint32_t crc, adler;	/* the file being written */
+};
+
+void xip_bld_content_init(struct bcontent *c);
+void xip_bld_content_file(struct bcontent *c);
+void xip_bld_content_add(struct bcontent *c, uint64_t off, const void *p,
+			 size_t len);
+void xip_bld_content_done(struct bcontent *c, uint64_t ino, uint64_t size);
+/*
  * The superblock's identity: UUID (given, random, cleared or derived from
- * @h), directory hash seed, label, and the times of the build (@now).
+ * @h and @contents), directory hash seed, label, and the times of the
+ * build (@now).
  */
 void xip_bld_super_fill(ext2_filsys fs, const struct xip_build_opts *o,
-			const struct bhash *h, int64_t now);
+			const struct bhash *h, const struct bcontent *contents,
+			int64_t now);
 
 /*
  * buildwrite.c: write every inode, directory, indirect block, extended

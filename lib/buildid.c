@@ -1,16 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * mkfs: the identity of an image.  A 128-bit hash of the tree (names,
- * inode numbers, modes, owners, sizes, times, link targets, extended
- * attributes), the label and the geometry derives the UUID (unless one
- * is given, random or cleared) and the directory hash seed; the
- * superblock gets them with the label and the time of the build
- * (SOURCE_DATE_EPOCH or --timestamp make it reproducible).
+ * mkfs: the identity of an image.  Two 128-bit hashes, one of the tree
+ * (names, inode numbers, modes, owners, sizes, times, link targets,
+ * extended attributes), the label and the geometry, one of the files'
+ * contents, derive the UUID (unless one is given, random or cleared):
+ * libuuid's uuid_generate_sha1 (a version 5 UUID) in xiptool's namespace
+ * over the two, so that trees that differ only in the bytes of a file
+ * get different UUIDs.  The contents are hashed as the writer copies
+ * them, each file by a CRC-32 and an Adler-32 of its bytes (zlib, read
+ * back from the image, a run of blocks at a time, with the position of
+ * each run), folded into the contents hash with the file's inode number
+ * and size: one pass over the data, no per-file state kept, a name of 32
+ * bytes for SHA-1 however big the tree.  The directory hash seed comes
+ * from both hashes and the UUID.  The superblock gets them with the label
+ * and the time of the build (SOURCE_DATE_EPOCH or --timestamp make it
+ * reproducible: the same tree gives the same image, UUID included).
  */
 #include <stdint.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
+#include <uuid/uuid.h>
+#include <zlib.h>
 
 #include "build.h"
 
@@ -96,12 +107,59 @@ void xip_bld_hash(const struct btree *t, const struct xip_build_opts *o,
 	bhash_u64(h, fs->super->s_inodes_count);
 }
 
+/* ---- the contents ----------------------------------------------------- */
+
+void xip_bld_content_init(struct bcontent *c)
+{
+	bhash_init(&c->h);
+	xip_bld_content_file(c);
+}
+
+void xip_bld_content_file(struct bcontent *c)
+{
+	c->crc = (uint32_t)crc32_z(0, NULL, 0);
+	c->adler = (uint32_t)adler32_z(0, NULL, 0);
+}
+
+void xip_bld_content_add(struct bcontent *c, uint64_t off, const void *p,
+			 size_t len)
+{
+	uint8_t b[8];
+
+	/* where the run lies: the same bytes elsewhere are another file */
+	for (int i = 0; i < 8; i++)
+		b[i] = (uint8_t)(off >> (8 * i));
+	c->crc = (uint32_t)crc32_z(c->crc, b, sizeof(b));
+	c->crc = (uint32_t)crc32_z(c->crc, p, len);
+	c->adler = (uint32_t)adler32_z(c->adler, p, len);
+}
+
+void xip_bld_content_done(struct bcontent *c, uint64_t ino, uint64_t size)
+{
+	bhash_u64(&c->h, ino);
+	bhash_u64(&c->h, size);
+	bhash_u64(&c->h, ((uint64_t)c->crc << 32) | c->adler);
+	xip_bld_content_file(c);
+}
+
 /* ---- the superblock: UUID, hash seed, label, times ----------------------- */
 
+/* The namespace of xiptool's derived UUIDs (RFC 4122 version 5). */
+static const uuid_t xip_uuid_ns = {
+	0xd0, 0x4b, 0xdb, 0xee, 0xc8, 0x60, 0x41, 0xbc,
+	0x80, 0xaa, 0x0a, 0x89, 0x1d, 0x36, 0x45, 0x9c,
+};
+
 void xip_bld_super_fill(ext2_filsys fs, const struct xip_build_opts *o,
-			const struct bhash *h, int64_t now)
+			const struct bhash *h, const struct bcontent *contents,
+			int64_t now)
 {
 	struct ext2_super_block *sb = fs->super;
+	uint8_t name[32];
+
+	/* the tree, then the contents: the name of the derived UUID */
+	bhash_final(h, 0x75756964, name);
+	bhash_final(&contents->h, 0x64617461, name + 16);
 
 	switch (o->uuid_mode) {
 	case XIP_UUID_GIVEN:
@@ -115,19 +173,19 @@ void xip_bld_super_fill(ext2_filsys fs, const struct xip_build_opts *o,
 		memset(sb->s_uuid, 0, 16);
 		break;
 	default:
-		bhash_final(h, 0x75756964, sb->s_uuid);
+		uuid_generate_sha1(sb->s_uuid, xip_uuid_ns,
+				   (const char *)name, sizeof(name));
 		break;
 	}
-	if (o->uuid_mode == XIP_UUID_DERIVED || o->uuid_mode == XIP_UUID_RANDOM) {
-		/* version 8 (derived) or 4 (random), RFC variant */
-		sb->s_uuid[6] = (uint8_t)((sb->s_uuid[6] & 0x0f) |
-					  (o->uuid_mode == XIP_UUID_DERIVED ?
-					   0x80 : 0x40));
+	if (o->uuid_mode == XIP_UUID_RANDOM) {
+		/* version 4, RFC variant */
+		sb->s_uuid[6] = (uint8_t)((sb->s_uuid[6] & 0x0f) | 0x40);
 		sb->s_uuid[8] = (uint8_t)((sb->s_uuid[8] & 0x3f) | 0x80);
 	}
 	{
 		struct bhash hs = *h;
 
+		bhash_add(&hs, name + 16, 16);
 		bhash_add(&hs, sb->s_uuid, 16);
 		bhash_final(&hs, 0x68617368, (uint8_t *)sb->s_hash_seed);
 	}

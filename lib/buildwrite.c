@@ -45,7 +45,45 @@ struct bwriter {
 	struct iblk ic[IND_CACHE];
 	uint64_t tick;
 	uint8_t *icbuf;
+	struct bcontent content;	/* the derived UUID's contents hash */
+	uint8_t *hbuf;			/* reading back where unmapped */
 };
+
+#define HASH_CHUNK (1u << 20)
+
+/*
+ * Feed the @len bytes just copied to byte @at of the image (byte @off of
+ * the file) to the contents hash, through the segment's mapping (the
+ * page cache the copy filled), else read back.
+ */
+static int hash_back(struct bwriter *w, uint64_t at, uint64_t off,
+		     uint64_t len)
+{
+	while (len) {
+		size_t n = len < HASH_CHUNK ? (size_t)len : HASH_CHUNK;
+		void *p;
+
+		if (xip_segment_range(w->seg, at, n, &p)) {
+			ssize_t r;
+
+			if (!w->hbuf && !(w->hbuf = malloc(HASH_CHUNK)))
+				return xip_error(-ENOMEM, "out of memory");
+			r = pread(w->seg->fd, w->hbuf, n, (off_t)at);
+			if (r != (ssize_t)n)
+				return xip_error(r < 0 ? -errno : -EIO,
+						 "%s: reading back: %s",
+						 w->seg->path,
+						 r < 0 ? strerror(errno) :
+							 "short read");
+			p = w->hbuf;
+		}
+		xip_bld_content_add(&w->content, off, p, n);
+		at += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
 
 /* Write @len bytes at block @blk of the image. */
 static int write_blocks(struct bwriter *w, blk64_t blk, const void *buf,
@@ -310,7 +348,7 @@ static int copy_chunk(struct bwriter *w, const struct bnode *n,
 	ret = xip_seg_copy_in(w->seg, (uint64_t)c->pblk * w->bs, src->fd,
 				src->base + off, len, &done);
 	if (!ret && done == len)
-		return 0;
+		return hash_back(w, (uint64_t)c->pblk * w->bs, off, len);
 	p = xip_btree_path(w->t, n);
 	if (ret == -ERANGE || ret == -EROFS || (ret && !p))
 		ret = xip_error(ret, "%s: %s", w->seg->path, strerror(-ret));
@@ -336,6 +374,8 @@ static int copy_file(struct bwriter *w, const struct bnode *n,
 			return ret;
 	}
 	ret = map_file(w, n, in, copy_chunk, &src);
+	if (!ret)
+		xip_bld_content_done(&w->content, n->ino, n->size);
 	if (src.fd >= 0 && !n->spooled)
 		close(src.fd);
 	w->prog.files_done++;
@@ -573,7 +613,7 @@ static int write_all(struct bwriter *w, const struct bhash *h)
 		if (t->nodes[i]->nxattrs)
 			ret = write_xattrs(w, t->nodes[i]);
 	if (!ret)
-		xip_bld_super_fill(w->fs, w->o, h, w->t->now);
+		xip_bld_super_fill(w->fs, w->o, h, &w->content, w->t->now);
 	return ret;
 }
 
@@ -636,6 +676,7 @@ int xip_bld_write(struct btree *t, const struct xip_build_opts *o,
 	}
 	for (int i = 0; i < IND_CACHE; i++)
 		w.ic[i].tab = (uint32_t *)(w.icbuf + (size_t)i * t->bs);
+	xip_bld_content_init(&w.content);
 	reserve_meta(&w);
 	xip_build_hook_after_scan();
 	xip_bld_hash(t, o, fs, &h);
@@ -643,5 +684,6 @@ int xip_bld_write(struct btree *t, const struct xip_build_opts *o,
 out:
 	free(w.dirbuf);
 	free(w.icbuf);
+	free(w.hbuf);
 	return ret;
 }

@@ -13,6 +13,7 @@
 /* Per-image state of the writers, built on first use. */
 struct xip_engine {
 	bool bitmaps_loaded;		/* fs->block_map, fs->inode_map read */
+	struct xip_undo *undo;		/* the write under way, if any */
 };
 
 int xip_engine_get(struct xip_image *img, struct xip_engine **engp);
@@ -45,8 +46,36 @@ int xip_map_write_inode(struct xip_map *m);
  * after it, the new one; a crash in between leaks blocks, nothing else.
  */
 int xip_map_commit(struct xip_map *m);
-/* Should the writer commit before it writes file block @lblk? */
-bool xip_map_txn_due(const struct xip_map *m, uint64_t lblk);
+
+/*
+ * The undo log of a write that must leave the file as it was when it
+ * fails: every block allocated while it runs (ours and libext2fs' own,
+ * caught by the allocation hook), the bytes of the linked blocks it
+ * changes in place (indirect blocks on a full image; an extent tree's
+ * blocks, saved whole at the start), and the inode as it was.  Between
+ * xip_map_undo_begin() and xip_map_undo_end() nothing may be committed
+ * but the final commit.
+ */
+struct xip_undo {
+	struct ext2_inode_large inode;	/* as the write found it */
+	blk64_t *blocks;
+	size_t nblocks, blocks_cap;
+	bool lost;			/* a block could not be logged */
+	struct {
+		blk64_t blk;
+		void *data;
+	} *saved;
+	size_t nsaved, saved_cap;
+};
+
+int xip_map_undo_begin(struct xip_map *m, struct xip_undo *u);
+/*
+ * Take back everything since xip_map_undo_begin (or the last undo): the
+ * allocated blocks are given back, the blocks changed in place get their
+ * bytes back, the inode copy is the old one (extents: written back).
+ */
+int xip_map_undo(struct xip_map *m);
+void xip_map_undo_end(struct xip_map *m);
 
 /*
  * Writers keep the on-disk bitmaps ahead of the links: a block or inode

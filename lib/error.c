@@ -17,6 +17,8 @@
 
 static __thread char err_msg[XIP_ERRMSG_MAX];
 static __thread int err_code;
+static __thread enum xip_errobj err_obj;
+static __thread char err_name[XIP_ERRMSG_MAX];
 
 const char *xip_errmsg(void)
 {
@@ -28,16 +30,51 @@ int xip_errcode(void)
 	return err_code;
 }
 
+enum xip_errobj xip_errobj(void)
+{
+	return err_obj;
+}
+
+const char *xip_errobj_name(void)
+{
+	return err_name;
+}
+
 void xip_error_clear(void)
 {
 	err_msg[0] = '\0';
 	err_code = 0;
+	err_obj = XIP_OBJ_NONE;
+	err_name[0] = '\0';
 }
 
 int xip_verror(int err, const char *fmt, va_list ap)
 {
 	err_code = err;
 	vsnprintf(err_msg, sizeof(err_msg), fmt, ap);
+	err_obj = XIP_OBJ_NONE;
+	err_name[0] = '\0';
+	return err;
+}
+
+int xip_error_set_obj(enum xip_errobj obj, const char *name)
+{
+	err_obj = name ? obj : XIP_OBJ_NONE;
+	snprintf(err_name, sizeof(err_name), "%s", name ? name : "");
+	return err_code;
+}
+
+int xip_error_obj(int err, enum xip_errobj obj, const char *name,
+		  const char *fmt, ...)
+{
+	char text[XIP_ERRMSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	xip_error(err, "%s: %s", name ? name : "", text);
+	xip_error_set_obj(obj, name);
 	return err;
 }
 

@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,10 +55,10 @@ struct sink {
 static int sink_error(const struct sink *s, int err)
 {
 	if (err == -EIO && s->out)
-		return xip_error(err, "%s: the segment's file shrank",
-				 s->seg->path);
-	return xip_error(err, "%s: write error: %s", s->out_name,
-			 strerror(-err));
+		return xip_error_obj(err, XIP_OBJ_IMAGE, s->seg->path,
+				     "the segment's file shrank");
+	return xip_error_obj(err, XIP_OBJ_FD, s->out_name, "write error: %s",
+			     strerror(-err));
 }
 
 static int sink_flush(struct sink *s)
@@ -333,15 +334,11 @@ struct wsrc {
 	int fd;			/* a regular file, read from @fd_off on */
 	uint64_t fd_off;
 	const char *name;	/* names @fd in errors */
-	uint8_t *bounce;	/* one block of @fd, for xip_map_alloc's fill */
 };
 
-/*
- * Bytes [pos, pos + n) of the write to byte @at of the segment; *@moved
- * (when given) is what arrived before a failure.
- */
-static int src_copy_part(struct xip_map *m, struct wsrc *src, uint64_t pos,
-			 uint64_t at, uint64_t n, uint64_t *moved)
+/* Bytes [pos, pos + n) of the write to byte @at of the segment. */
+static int src_copy(struct xip_map *m, struct wsrc *src, uint64_t pos,
+		    uint64_t at, uint64_t n)
 {
 	struct xip_segment *seg = m->img->seg;
 	uint64_t done = 0;
@@ -349,18 +346,15 @@ static int src_copy_part(struct xip_map *m, struct wsrc *src, uint64_t pos,
 
 	if (src->buf) {
 		ret = xip_seg_pwrite(seg, at, src->buf + pos, n);
-		done = ret ? 0 : n;
 	} else {
 		ret = xip_seg_copy_in(seg, at, src->fd, src->fd_off + pos, n,
 				      &done);
 		if (!ret && done < n)
 			ret = -ENODATA;
 	}
-	if (moved)
-		*moved = done;
 	if (ret == -ENODATA)
-		return xip_error(-EIO, "%s: shrank while being read",
-				 src->name);
+		return xip_error_obj(-EIO, XIP_OBJ_FD, src->name,
+				     "shrank while being read");
 	if (ret)
 		return xip_error(ret, "inode %u: copying %s into %s: %s",
 				 m->ino, src->buf ? "the data" : src->name,
@@ -368,212 +362,175 @@ static int src_copy_part(struct xip_map *m, struct wsrc *src, uint64_t pos,
 	return 0;
 }
 
-static int src_copy(struct xip_map *m, struct wsrc *src, uint64_t pos,
-		    uint64_t at, uint64_t n)
+/* A run of file blocks of the write: holes it filled, or old blocks. */
+struct wpiece {
+	uint64_t lblk, n;
+	bool fresh;
+};
+
+struct wplan {
+	struct wpiece *p;
+	size_t n, cap;
+};
+
+static int plan_add(struct wplan *pl, uint64_t lblk, uint64_t n, bool fresh)
 {
-	return src_copy_part(m, src, pos, at, n, NULL);
+	struct wpiece *last = pl->n ? &pl->p[pl->n - 1] : NULL;
+
+	if (last && last->fresh == fresh && last->lblk + last->n == lblk) {
+		last->n += n;
+		return 0;
+	}
+	if (pl->n == pl->cap) {
+		size_t cap = pl->cap ? 2 * pl->cap : 16;
+		void *grown = realloc(pl->p, cap * sizeof(*pl->p));
+
+		if (!grown)
+			return xip_error(-ENOMEM, "out of memory");
+		pl->p = grown;
+		pl->cap = cap;
+	}
+	pl->p[pl->n++] = (struct wpiece){ lblk, n, fresh };
+	return 0;
 }
 
-/* One whole block of the write at @pos, in memory (xip_map_alloc's fill). */
-static const void *src_block(struct xip_map *m, struct wsrc *src,
-			     uint64_t pos, int *ret)
-{
-	size_t bs = m->img->block_size, have = 0;
-
-	if (src->buf)
-		return src->buf + pos;
-	if (!src->bounce && !(src->bounce = malloc(bs))) {
-		*ret = xip_error(-ENOMEM, "out of memory");
-		return NULL;
-	}
-	while (have < bs) {
-		ssize_t r = pread(src->fd, src->bounce + have, bs - have,
-				  (off_t)(src->fd_off + pos + have));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			*ret = r ? xip_error(-errno, "%s: %s", src->name,
-					     strerror(errno)) :
-				   xip_error(-EIO, "%s: shrank while being read",
-					     src->name);
-			return NULL;
-		}
-		have += (size_t)r;
-	}
-	return src->bounce;
-}
-
-#define WRITE_BATCH 256		/* blocks allocated before one copy */
+/* Blocks between two looks at the interrupt flag. */
+#define CHECK_EVERY 256
 
 /*
- * Whole new blocks past the file's old end (@lblk on): allocate up to
- * @max of them without clearing, move the data in with one kernel call
- * per contiguous run, and only then let the commit link them.  *@bytes is
- * what was written: all of the blocks, or, when the source ended early,
- * what it had (the rest of its last block cleared, the blocks after it
- * given back).  -ENOSPC with nothing allocated: the caller goes block by
- * block.
+ * The first pass: every hole of [off, off + len) gets its block before a
+ * byte is copied, so that a full image or a map that cannot grow is found
+ * while the file is still as it was.  Blocks the write covers whole are
+ * filled by the second pass before the commit links them (left as they
+ * are here where the commit links them, cleared where they are linked at
+ * once); blocks it covers in part are cleared.
  */
-static int write_batch(struct xip_map *m, struct wsrc *src, uint64_t pos,
-		       uint64_t lblk, uint64_t max, blk64_t *goal,
-		       uint64_t *bytes)
+static int write_reserve(struct xip_map *m, uint64_t off, size_t len,
+			 struct wplan *pl)
 {
-	uint64_t bs = m->img->block_size, k = 0, ok = 0, part = 0;
-	blk64_t list[WRITE_BATCH];
-	int ret = 0;
-
-	*bytes = 0;
-	if (max > WRITE_BATCH)
-		max = WRITE_BATCH;
-	while (k < max) {
-		if (k && xip_map_txn_due(m, lblk + k))
-			break;
-		ret = xip_map_alloc(m, lblk + k, *goal, XIP_FILL_LATER,
-				    &list[k]);
-		if (ret)
-			break;
-		*goal = list[k] + 1;
-		k++;
-	}
-	if (ret == -ENOSPC && k) {
-		xip_error_clear();
-		ret = 0;
-	}
-	for (uint64_t i = 0, j; !ret && i < k; i = j) {
-		for (j = i + 1; j < k && list[j] == list[j - 1] + 1; j++)
-			;
-		ret = src_copy_part(m, src, pos + i * bs, list[i] * bs,
-				    (j - i) * bs, &part);
-		ok = i * bs + (ret ? part : (j - i) * bs);
-	}
-	if (ret && k) {
-		uint64_t keep = ok / bs + (ok % bs != 0);
-		int saved = xip_errcode();
-		char msg[XIP_ERRMSG_MAX];
-
-		snprintf(msg, sizeof(msg), "%s", xip_errmsg());
-		/* no stale bytes in the part of the last block kept */
-		if (ok % bs && xip_seg_zero(m->img->seg,
-					    list[keep - 1] * bs + ok % bs,
-					    bs - ok % bs))
-			keep--, ok = keep * bs;
-		if (keep < k && xip_map_free_from(m, lblk + keep))
-			ok = 0;		/* not unlinked: not committed either */
-		*bytes = ok;
-		return xip_error(saved ? saved : ret, "%s", msg);
-	}
-	*bytes = k * bs;
-	return ret;
-}
-
-/*
- * Copy [off, off + len) in, allocating holes; *done is the bytes copied.
- * New blocks are filled before they are linked, and linked a transaction
- * at a time (xip_map_commit), so that a write stopped anywhere leaves the
- * file as of the last commit plus blocks that e2fsck frees.  Stops with
- * -EINTR at a commit once the caller's interrupt flag is set.  The bytes
- * go in through the segment's file (pwrite, copy_file_range), a run of
- * blocks at a time, not through its mapping.
- */
-static int write_range(struct xip_map *m, uint64_t off, struct wsrc *src,
-		       size_t len, size_t *done)
-{
-	struct xip_image *img = m->img;
-	uint64_t bs = img->block_size, lblk, in, cnt, n;
-	uint64_t old_end = blocks_for(EXT2_I_SIZE(&m->inode), bs);
+	uint64_t bs = m->img->block_size, first = off / bs;
+	uint64_t last = (off + len - 1) / bs, lblk = first, cnt, seen = 0;
 	blk64_t pblk, goal = 0;
-	void *p;
-	int ret = 0;
+	int ret;
 
-	*done = 0;
-	while (*done < len) {
-		lblk = (off + *done) / bs;
-		in = (off + *done) % bs;
-		n = bs - in < len - *done ? bs - in : len - *done;
-
-		if (xip_map_txn_due(m, lblk)) {
-			ret = write_commit(m, off + *done);
-			if (!ret && xip_interrupted())
-				ret = xip_error(-EINTR, "interrupted");
-			if (ret)
-				break;
-		}
+	pl->n = 0;
+	if (first && !xip_map_block(m, first - 1, &goal, &cnt) && goal)
+		goal++;
+	while (lblk <= last) {
 		ret = xip_map_block(m, lblk, &pblk, &cnt);
 		if (ret)
-			break;
+			return ret;
+		if (cnt > last - lblk + 1)
+			cnt = last - lblk + 1;
 		if (pblk) {
-			/* mapped: overwrite in place, a run at a time */
-			uint64_t run = cnt * bs - in;
-
-			if (run > len - *done)
-				run = len - *done;
-			ret = xip_engine_block_ptr(img, m->ino, pblk, &p);
-			if (!ret)
-				ret = xip_engine_block_ptr(
-					img, m->ino, pblk + (in + run - 1) / bs,
-					&p);
-			if (!ret)
-				ret = src_copy(m, src, *done, pblk * bs + in,
-					       run);
+			ret = plan_add(pl, lblk, cnt, false);
 			if (ret)
-				break;
-			*done += run;
-			goal = pblk + (in + run - 1) / bs + 1;
+				return ret;
+			goal = pblk + cnt;
+			lblk += cnt;
 			continue;
 		}
-		if (!goal && lblk && !xip_map_block(m, lblk - 1, &goal, &cnt) &&
-		    goal)
-			goal++;
-		if (!in && len - *done >= bs && lblk >= old_end &&
-		    xip_map_alloc_links_late(m)) {
-			uint64_t got;
+		for (uint64_t end = lblk + cnt; lblk < end; lblk++) {
+			bool whole = lblk * bs >= off &&
+				     (lblk + 1) * bs <= off + len;
+			const void *fill = NULL;
 
-			ret = write_batch(m, src, *done, lblk,
-					  (len - *done) / bs, &goal, &got);
-			*done += got;
-			if (ret && (ret != -ENOSPC || got))
-				break;
-			xip_error_clear();
-			ret = 0;
-			if (got)
-				continue;
-		}
-		const void *fill = n == bs ? src_block(m, src, *done, &ret) :
-					     NULL;
+			if (whole && xip_map_alloc_links_late(m))
+				fill = XIP_FILL_LATER;
 
-		if (ret)
-			break;
-		ret = xip_map_alloc(m, lblk, goal, fill, &pblk);
-		/*
-		 * Full, but the commit frees the blocks that copies replaced:
-		 * commit, then change in place from here on, so that the last
-		 * free block holds data.
-		 */
-		if (ret == -ENOSPC && !m->no_copy && !m->extents &&
-		    (m->ndefer || m->nfresh)) {
-			ret = write_commit(m, off + *done);
-			m->no_copy = true;
+			if (++seen % CHECK_EVERY == 0 && xip_interrupted())
+				return xip_error(-EINTR, "interrupted");
+			ret = xip_map_alloc(m, lblk, goal, fill, &pblk);
 			if (!ret)
-				ret = xip_map_alloc(m, lblk, goal, fill, &pblk);
+				ret = plan_add(pl, lblk, 1, true);
+			if (ret)
+				return ret;
+			goal = pblk + 1;
 		}
-		if (!ret && !fill)
-			ret = src_copy(m, src, *done, pblk * bs + in, n);
-		if (ret)
-			break;
-		*done += n;
-		goal = pblk + 1;
 	}
-	return ret;
+	return 0;
 }
 
+/*
+ * The second pass: the bytes of the pieces that are (@fresh) or are not
+ * new blocks, a physically contiguous run at a time, through the
+ * segment's file (pwrite, copy_file_range), not through its mapping.
+ */
+static int write_copy(struct xip_map *m, uint64_t off, size_t len,
+		      struct wsrc *src, const struct wplan *pl, bool fresh)
+{
+	struct xip_image *img = m->img;
+	uint64_t bs = img->block_size, end = off + len, seen = 0;
+	int ret;
+
+	for (size_t i = 0; i < pl->n; i++) {
+		const struct wpiece *pc = &pl->p[i];
+		uint64_t lblk = pc->lblk, stop = pc->lblk + pc->n, cnt;
+
+		if (pc->fresh != fresh)
+			continue;
+		while (lblk < stop) {
+			uint64_t from, to, at;
+			blk64_t pblk;
+			void *p;
+
+			ret = xip_map_block(m, lblk, &pblk, &cnt);
+			if (!ret && !pblk)
+				ret = xip_error(-EUCLEAN, "inode %u: file block %llu: lost its block",
+						m->ino, U64(lblk));
+			if (ret)
+				return ret;
+			if (cnt > stop - lblk)
+				cnt = stop - lblk;
+			/* old blocks: checked as the reader checks them */
+			if (!fresh)
+				ret = xip_engine_block_ptr(img, m->ino, pblk,
+							   &p);
+			if (!fresh && !ret)
+				ret = xip_engine_block_ptr(img, m->ino,
+							   pblk + cnt - 1, &p);
+			if (ret)
+				return ret;
+			from = lblk * bs > off ? lblk * bs : off;
+			to = (lblk + cnt) * bs < end ? (lblk + cnt) * bs : end;
+			at = pblk * bs + (from - lblk * bs);
+			ret = src_copy(m, src, from - off, at, to - from);
+			if (ret)
+				return ret;
+			seen += cnt;
+			if (seen >= CHECK_EVERY) {
+				seen = 0;
+				if (xip_interrupted())
+					return xip_error(-EINTR, "interrupted");
+			}
+			lblk += cnt;
+		}
+	}
+	return 0;
+}
+
+/*
+ * All or nothing.  The holes get their blocks first (write_reserve), then
+ * the new blocks get their bytes, then the old blocks, and one commit
+ * writes the inode that links the new blocks and covers them with the new
+ * size.  Whatever fails before the commit is taken back (xip_map_undo):
+ * the file keeps its size, its blocks, its i_blocks and its times, and the
+ * blocks allocated for it are free again.  Only a source that fails while
+ * old blocks are being overwritten leaves the bytes it overwrote.  On a
+ * full image whose indirect blocks would have to be copied, the write is
+ * tried once more with them changed in place (their old bytes kept by the
+ * undo log): the last free block can hold data.  A crash leaves the file
+ * as it was plus blocks e2fsck frees (on a full image: changed indirect
+ * blocks, which e2fsck -p corrects).
+ */
 static ssize_t write_from(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 			  struct wsrc *src, size_t len)
 {
-	uint64_t size;
+	struct xip_undo undo;
+	struct wplan plan = { 0 };
 	struct xip_map m;
-	size_t done = 0;
-	int ret, wret;
+	uint64_t size;
+	int ret;
 
 	if (xip_interrupted())
 		return xip_error(-EINTR, "interrupted");
@@ -588,23 +545,59 @@ static ssize_t write_from(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 				 "inode %u: a write up to byte %llu exceeds the largest file size (%llu)",
 				 ino, U64(off + len), U64(max_size(&m)));
 	}
+	if (!len) {
+		xip_map_close(&m);
+		return 0;
+	}
+	if (!src->buf) {
+		struct stat st;
+
+		/* a source known to be short fails before anything changes */
+		if (!fstat(src->fd, &st) && S_ISREG(st.st_mode) &&
+		    (uint64_t)st.st_size < src->fd_off + len) {
+			xip_map_close(&m);
+			return xip_error_obj(-EIO, XIP_OBJ_FD, src->name,
+					     "%llu bytes from byte %llu asked, it has %llu",
+					     U64(len), U64(src->fd_off),
+					     U64(st.st_size));
+		}
+	}
 	size = EXT2_I_SIZE(&m.inode);
-	/* bytes past the old end of the last block must read as zeros */
-	ret = off > size ? zero_tail(&m, size) : 0;
-	if (!ret)
-		ret = write_range(&m, off, src, len, &done);
-	free(src->bounce);
-	src->bounce = NULL;
-	/* what was copied is committed, even when the rest failed */
-	if (done)
-		m.dirty = true;
-	wret = write_commit(&m, done ? off + done : 0);
-	xip_map_close(&m);
-	if (wret)
-		return wret;
-	if (ret && !done)
+	ret = xip_map_undo_begin(&m, &undo);
+	if (ret) {
+		xip_map_close(&m);
 		return ret;
-	return (ssize_t)done;
+	}
+	ret = write_reserve(&m, off, len, &plan);
+	if (ret == -ENOSPC && !m.extents && !m.no_copy && m.ndefer) {
+		/* full: try again changing the indirect blocks in place */
+		ret = xip_map_undo(&m);
+		m.no_copy = true;
+		if (!ret) {
+			xip_error_clear();
+			ret = write_reserve(&m, off, len, &plan);
+		}
+	}
+	/* bytes past the old end of the last block must read as zeros */
+	if (!ret && off > size)
+		ret = zero_tail(&m, size);
+	if (!ret)
+		ret = write_copy(&m, off, len, src, &plan, true);
+	if (!ret)
+		ret = write_copy(&m, off, len, src, &plan, false);
+	if (!ret && undo.lost)
+		ret = xip_error(-ENOMEM, "out of memory");
+	if (!ret) {
+		m.dirty = true;
+		ret = write_commit(&m, off + len);
+	}
+	/* the record stays the failure's: the undo records only its own */
+	if (ret)
+		xip_map_undo(&m);
+	xip_map_undo_end(&m);
+	xip_map_close(&m);
+	free(plan.p);
+	return ret ? ret : (ssize_t)len;
 }
 
 ssize_t xip_file_write(struct xip_image *img, ext2_ino_t ino, uint64_t off,
@@ -675,7 +668,8 @@ int xip_create(struct xip_image *img, const char *path, unsigned int mode,
 
 	*ino = 0;
 	if (!img->writable)
-		return xip_error(-EROFS, "%s: opened read-only", img->seg->path);
+		return xip_error_obj(-EROFS, XIP_OBJ_IMAGE, img->seg->path,
+				     "opened read-only");
 	ret = xip_lookup_parent(img, path, &dir, name);
 	if (ret)
 		return ret;
@@ -693,8 +687,10 @@ int xip_create(struct xip_image *img, const char *path, unsigned int mode,
 	 * the name, it is an unattached empty inode that e2fsck -p clears.
 	 */
 	err = ext2fs_new_inode(fs, dir, LINUX_S_IFREG | 0600, NULL, ino);
-	if (err)
-		return xip_error_ext2(err, "%s", path);
+	if (err) {
+		xip_error_ext2(err, "%s", path);
+		return xip_error_set_obj(XIP_OBJ_FILE, path);
+	}
 	ext2fs_inode_alloc_stats2(fs, *ino, +1, 0);
 	xip_engine_mark_inode(img, *ino);
 	xip_engine_step();
@@ -708,8 +704,10 @@ int xip_create(struct xip_image *img, const char *path, unsigned int mode,
 	touch_mc(img, &in);
 	in.i_atime = in.i_mtime;
 	err = ext2fs_write_new_inode(fs, *ino, (struct ext2_inode *)&in);
-	if (err)
-		return xip_error_ext2(err, "%s: writing inode %u", path, *ino);
+	if (err) {
+		xip_error_ext2(err, "%s: writing inode %u", path, *ino);
+		return xip_error_set_obj(XIP_OBJ_FILE, path);
+	}
 	xip_engine_step();
 	err = ext2fs_link(fs, dir, name, *ino, EXT2_FT_REG_FILE);
 	if (err == EXT2_ET_DIR_NO_SPACE) {
@@ -725,7 +723,8 @@ int xip_create(struct xip_image *img, const char *path, unsigned int mode,
 					sizeof(in));
 		ext2fs_inode_alloc_stats2(fs, *ino, -1, 0);
 		*ino = 0;
-		return xip_error_ext2(err, "%s", path);
+		xip_error_ext2(err, "%s", path);
+		return xip_error_set_obj(XIP_OBJ_FILE, path);
 	}
 	xip_engine_step();
 	/* the parent changed */
@@ -734,9 +733,11 @@ int xip_create(struct xip_image *img, const char *path, unsigned int mode,
 		touch_mc(img, &in);
 		err = ext2fs_write_inode_full(fs, dir, (struct ext2_inode *)&in,
 					      sizeof(in));
-		if (err)
-			ret = xip_error_ext2(err, "%s: directory inode %u",
-					     path, dir);
+		if (err) {
+			xip_error_ext2(err, "%s: directory inode %u", path,
+				       dir);
+			ret = xip_error_set_obj(XIP_OBJ_FILE, path);
+		}
 	}
 	return ret;
 }

@@ -303,7 +303,7 @@ static bool is_dir(struct xip_image *img, ext2_ino_t ino, int *err)
 
 int xip_path_error(int err, const char *path)
 {
-	return xip_error(err, "%s: %s", path, strerror(-err));
+	return xip_error_obj(err, XIP_OBJ_FILE, path, "%s", strerror(-err));
 }
 
 /* Replace the rest of the walk with "<target><rest>". */
@@ -355,9 +355,9 @@ static int walk_step(struct walk *w, const char *c, size_t n, bool more,
 			return 0;
 		ret = xip_dir_find(w->img, w->cur, "..", 2, &child);
 		if (ret == -ENOENT)
-			return xip_error(-EUCLEAN,
-					 "%s: directory inode %u has no '..' entry",
-					 w->path, w->cur);
+			return xip_error_obj(-EUCLEAN, XIP_OBJ_FILE, w->path,
+					     "directory inode %u has no '..' entry",
+					     w->cur);
 		if (!ret)
 			w->cur = child;
 		return ret;

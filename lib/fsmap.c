@@ -369,6 +369,10 @@ void xip_map_close(struct xip_map *m)
 	free(m->defer);
 	m->defer = NULL;
 	m->ndefer = 0;
+	free(m->fresh);
+	m->fresh = NULL;
+	m->nfresh = 0;
+	m->fresh_cap = 0;
 	free(m->ext);
 	m->ext = NULL;
 	m->next = 0;

@@ -86,16 +86,14 @@ static inline bool xip_fs_fast_symlink(const struct ext2_inode_large *in)
 
 /* Indirect-block cache slots: 1 + 2 + 3 levels of the three trees. */
 #define MAP_SLOTS 6
-/* Indirect blocks one transaction may create or copy before its commit. */
-#define MAP_FRESH 32
-/* Blocks one transaction of a long write allocates before its commit. */
-#define MAP_TXN_BLOCKS 1024
 
 /* A run of blocks to give back once a commit has unlinked them. */
 struct map_defer {
 	blk64_t blk;
 	uint64_t n;
 };
+
+struct xip_undo;
 
 /*
  * The block map of one inode, opened for a series of lookups.  The inode
@@ -122,11 +120,11 @@ struct xip_map {
 	 * copied (or new), listed in fresh[] until the commit writes the
 	 * inode in one step; what the old tree held is freed after it.
 	 */
-	blk64_t fresh[MAP_FRESH];
-	unsigned int nfresh;
+	blk64_t *fresh;
+	size_t nfresh, fresh_cap;
 	struct map_defer *defer;
 	size_t ndefer, defer_cap;
-	uint64_t txn_blocks;		/* blocks allocated since the commit */
+	struct xip_undo *undo;		/* a write's undo log */
 	bool in_place;			/* change in place if no block is free */
 	bool no_copy;			/* change in place (the image is full) */
 };

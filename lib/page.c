@@ -84,17 +84,25 @@ void xip_engine_mark_inode(struct xip_image *img, ext2_ino_t ino)
 }
 
 /* Every allocation, ours or libext2fs' own (directories, extent blocks). */
+static void undo_hook(struct xip_image *img, blk64_t blk, int inuse);
+
 static void alloc_stats_hook(ext2_filsys fs, blk64_t blk, int inuse)
 {
-	if (inuse > 0 && fs->priv_data)
+	if (!fs->priv_data)
+		return;
+	if (inuse > 0)
 		engine_mark_block(fs->priv_data, blk);
+	undo_hook(fs->priv_data, blk, inuse);
 }
 
 static void alloc_range_hook(ext2_filsys fs, blk64_t blk, blk_t num,
 			     int inuse)
 {
-	for (blk_t i = 0; inuse > 0 && fs->priv_data && i < num; i++)
-		engine_mark_block(fs->priv_data, blk + i);
+	for (blk_t i = 0; fs->priv_data && i < num; i++) {
+		if (inuse > 0)
+			engine_mark_block(fs->priv_data, blk + i);
+		undo_hook(fs->priv_data, blk + i, inuse);
+	}
 }
 
 void xip_engine_step(void)
@@ -170,6 +178,194 @@ int xip_get_page(struct xip_image *img, ext2_ino_t ino, uint64_t pgoff,
 	return ret;
 }
 
+/* ---- the undo log of a write -------------------------------------------- */
+
+/* Room for entry @n of an array of @size-byte entries (no record made). */
+static bool grow(void **arr, size_t *cap, size_t n, size_t size)
+{
+	void *p;
+	size_t c;
+
+	if (n < *cap)
+		return true;
+	c = *cap ? 2 * *cap : 64;
+	p = realloc(*arr, c * size);
+	if (!p)
+		return false;
+	*arr = p;
+	*cap = c;
+	return true;
+}
+
+/*
+ * Every block allocated while a write runs, by us or by libext2fs (extent
+ * blocks), is logged; one given back at once leaves the log.
+ */
+static void undo_hook(struct xip_image *img, blk64_t blk, int inuse)
+{
+	struct xip_undo *u = img->engine ? img->engine->undo : NULL;
+
+	if (!u)
+		return;
+	if (inuse > 0) {
+		if (grow((void **)&u->blocks, &u->blocks_cap, u->nblocks,
+			 sizeof(*u->blocks)))
+			u->blocks[u->nblocks++] = blk;
+		else
+			u->lost = true;
+		return;
+	}
+	for (size_t i = u->nblocks; i--;) {
+		if (u->blocks[i] == blk) {
+			u->blocks[i] = u->blocks[--u->nblocks];
+			return;
+		}
+	}
+}
+
+/* The linked block @blk is about to change in place: keep its bytes. */
+static int undo_save(struct xip_map *m, blk64_t blk, const void *bytes)
+{
+	struct xip_undo *u = m->undo;
+	size_t bs = m->img->block_size;
+	void *copy;
+
+	if (!u)
+		return 0;
+	copy = malloc(bs);
+	if (!copy || !grow((void **)&u->saved, &u->saved_cap, u->nsaved,
+			   sizeof(*u->saved))) {
+		free(copy);
+		return xip_error(-ENOMEM, "out of memory");
+	}
+	memcpy(copy, bytes, bs);
+	u->saved[u->nsaved].blk = blk;
+	u->saved[u->nsaved++].data = copy;
+	return 0;
+}
+
+/* Extents: the blocks of the tree below the inode, which libext2fs
+ * changes in place. */
+static int undo_save_tree(struct xip_map *m)
+{
+	ext2_extent_handle_t h;
+	struct ext2fs_extent ex;
+	struct ext2_extent_info info;
+	errcode_t err;
+	void *p;
+	int ret = 0;
+
+	err = ext2fs_extent_open2(m->img->fs, m->ino,
+				  (struct ext2_inode *)&m->inode, &h);
+	if (err)
+		return xip_error_ext2(err, "inode %u: extent tree", m->ino);
+	err = ext2fs_extent_get(h, EXT2_EXTENT_ROOT, &ex);
+	while (!err && !ret) {
+		err = ext2fs_extent_get_info(h, &info);
+		if (!err && info.curr_level < info.max_depth &&
+		    !(ex.e_flags & EXT2_EXTENT_FLAGS_SECOND_VISIT)) {
+			ret = xip_engine_block_ptr(m->img, m->ino, ex.e_pblk,
+						   &p);
+			if (!ret)
+				ret = undo_save(m, ex.e_pblk, p);
+		}
+		if (!err)
+			err = ext2fs_extent_get(h, EXT2_EXTENT_NEXT, &ex);
+	}
+	ext2fs_extent_free(h);
+	if (!ret && err && err != EXT2_ET_EXTENT_NO_NEXT)
+		ret = xip_error_ext2(err, "inode %u: extent tree", m->ino);
+	return ret;
+}
+
+int xip_map_undo_begin(struct xip_map *m, struct xip_undo *u)
+{
+	struct xip_engine *e = NULL;
+	int ret;
+
+	memset(u, 0, sizeof(*u));
+	ret = xip_engine_get(m->img, &e);
+	if (ret)
+		return ret;
+	u->inode = m->inode;
+	m->undo = u;
+	e->undo = u;
+	ret = m->extents ? undo_save_tree(m) : 0;
+	if (ret)
+		xip_map_undo_end(m);
+	return ret;
+}
+
+void xip_map_undo_end(struct xip_map *m)
+{
+	struct xip_undo *u = m->undo;
+
+	if (!u)
+		return;
+	if (m->img->engine)
+		m->img->engine->undo = NULL;
+	for (size_t i = 0; i < u->nsaved; i++)
+		free(u->saved[i].data);
+	free(u->saved);
+	free(u->blocks);
+	memset(u, 0, sizeof(*u));
+	m->undo = NULL;
+}
+
+int xip_map_undo(struct xip_map *m)
+{
+	struct xip_undo *u = m->undo;
+	ext2_filsys fs = m->img->fs;
+	uint64_t bs = m->img->block_size;
+	size_t nsaved;
+	int ret = 0;
+
+	if (!u)
+		return 0;
+	/* linked blocks changed in place get their bytes back */
+	for (size_t i = u->nsaved; i--;) {
+		int r = xip_seg_pwrite(m->img->seg, u->saved[i].blk * bs,
+				       u->saved[i].data, bs);
+
+		if (r && !ret)
+			ret = xip_error(r, "%s: block %llu: %s",
+					m->img->seg->path,
+					U64(u->saved[i].blk), strerror(-r));
+	}
+	/* every block allocated since is free again (the log detached) */
+	{
+		blk64_t *blocks = u->blocks;
+		size_t n = u->nblocks;
+
+		u->blocks = NULL;
+		u->nblocks = u->blocks_cap = 0;
+		for (size_t i = 0; i < n; i++)
+			ext2fs_block_alloc_stats2(fs, blocks[i], -1);
+		free(blocks);
+	}
+	m->inode = u->inode;
+	m->dirty = false;
+	if (m->extents) {
+		/* libext2fs wrote the root in the inode: the old one back */
+		m->dirty = true;
+		if (!ret)
+			ret = xip_map_write_inode(m);
+		if (!ret)
+			ret = xip_map_ext_load(m);
+	}
+	/* the old tree stays: nothing it holds is freed */
+	m->ndefer = 0;
+	m->nfresh = 0;
+	memset(m->cache, 0, sizeof(m->cache));
+	/* extents: the tree's blocks stay saved for a next undo */
+	nsaved = m->extents ? u->nsaved : 0;
+	for (size_t i = nsaved; i < u->nsaved; i++)
+		free(u->saved[i].data);
+	u->nsaved = nsaved;
+	u->lost = false;
+	return ret;
+}
+
 /* ---- allocation (writers) ----------------------------------------------- */
 
 /* Give back a block allocated by alloc_cleared(). */
@@ -239,7 +435,6 @@ static int alloc_cleared(struct xip_map *m, blk64_t goal, uint64_t lblk,
 	xip_engine_step();
 	ext2fs_iblk_add_blocks(fs, (struct ext2_inode *)&m->inode, 1);
 	m->dirty = true;
-	m->txn_blocks++;
 	*out = blk;
 	return 0;
 }
@@ -250,21 +445,26 @@ const uint8_t xip_fill_later[1];
 
 static bool fresh_has(const struct xip_map *m, blk64_t blk)
 {
-	for (unsigned int i = 0; i < m->nfresh; i++)
+	/* the newest first: the indirect block being filled */
+	for (size_t i = m->nfresh; i--;)
 		if (m->fresh[i] == blk)
 			return true;
 	return false;
 }
 
-static void fresh_add(struct xip_map *m, blk64_t blk)
+/* Not recorded (out of memory): the block is copied once more later. */
+static int fresh_add(struct xip_map *m, blk64_t blk)
 {
-	if (m->nfresh < MAP_FRESH)
-		m->fresh[m->nfresh++] = blk;
+	if (!grow((void **)&m->fresh, &m->fresh_cap, m->nfresh,
+		  sizeof(*m->fresh)))
+		return -ENOMEM;
+	m->fresh[m->nfresh++] = blk;
+	return 0;
 }
 
 static void fresh_del(struct xip_map *m, blk64_t blk)
 {
-	for (unsigned int i = 0; i < m->nfresh; i++)
+	for (size_t i = 0; i < m->nfresh; i++)
 		if (m->fresh[i] == blk)
 			m->fresh[i] = m->fresh[--m->nfresh];
 }
@@ -273,19 +473,6 @@ bool xip_map_alloc_links_late(const struct xip_map *m)
 {
 	/* extents change the tree in place; a full image changes in place */
 	return !m->extents && !m->nomap && !m->no_copy && !m->in_place;
-}
-
-bool xip_map_txn_due(const struct xip_map *m, uint64_t lblk)
-{
-	if (m->nfresh > MAP_FRESH - 8 || m->txn_blocks >= 4 * MAP_TXN_BLOCKS)
-		return true;
-	if (m->txn_blocks < MAP_TXN_BLOCKS / 4)
-		return false;
-	if (m->extents)
-		return m->txn_blocks >= MAP_TXN_BLOCKS;
-	/* where a new indirect block starts: it need not be copied */
-	return lblk >= EXT2_NDIR_BLOCKS &&
-	       (lblk - EXT2_NDIR_BLOCKS) % m->apb == 0;
 }
 
 /*
@@ -333,7 +520,6 @@ int xip_map_commit(struct xip_map *m)
 	}
 	m->ndefer = 0;
 	m->nfresh = 0;
-	m->txn_blocks = 0;
 	return 0;
 }
 
@@ -356,8 +542,17 @@ static int ind_cow(struct xip_map *m, int cslot, blk64_t blk, uint64_t lblk,
 		return ret;
 	*nblk = blk;
 	*ptr = old;
-	if (fresh_has(m, blk) || m->no_copy)
+	if (fresh_has(m, blk))
 		return 0;
+	if (m->no_copy) {
+		/* in place: a write that fails puts the old bytes back */
+		if (!m->undo)
+			return 0;
+		ret = undo_save(m, blk, old);
+		if (!ret)
+			fresh_add(m, blk);
+		return ret;
+	}
 	/*
 	 * Copies go to the first free block of the group, not next to the
 	 * old one: that is where the file's data continues, which should

@@ -73,6 +73,30 @@ int xip_error_ext2(errcode_t code, const char *fmt, ...)
 int xip_errno_from_ext2(errcode_t code);
 void xip_error_clear(void);
 
+/*
+ * What a failure is about, kept in the record beside the message, so
+ * that callers can tell whom to blame without reading the text.  Every
+ * xip_error*() call starts a record without an object; xip_error_obj()
+ * and xip_error_set_obj() give it one.
+ */
+enum xip_errobj {
+	XIP_OBJ_NONE = 0,	/* not said (the image, a file's data) */
+	XIP_OBJ_IMAGE,		/* the image (its segment), by its path */
+	XIP_OBJ_FILE,		/* a file in the image, by its path */
+	XIP_OBJ_FD,		/* the caller's input or output, by name */
+};
+/*
+ * Record a failure of @obj, named @name: the message is "@name: " and
+ * then @fmt.
+ */
+int xip_error_obj(int err, enum xip_errobj obj, const char *name,
+		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Give the record just made its object; returns its code. */
+int xip_error_set_obj(enum xip_errobj obj, const char *name);
+/* The object of this thread's last failure and its name ("" when none). */
+enum xip_errobj xip_errobj(void);
+const char *xip_errobj_name(void);
+
 /* ------------------------------------------------------------------ */
 /* Segments (segment.c): a memory mapping with direct_access          */
 /* ------------------------------------------------------------------ */
@@ -414,14 +438,26 @@ int xip_file_runs(struct xip_image *img, ext2_ino_t ino,
 /* do_xip_mapping_read: up to @len bytes at @off, stops at i_size. */
 ssize_t xip_file_read(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 		      void *buf, size_t len);
-/* generic_file_xip_write: allocates holes, grows i_size, updates times. */
+/*
+ * generic_file_xip_write: allocates holes, grows i_size, updates times.
+ * All or nothing: @len, or a negative errno with the file as it was (size,
+ * blocks, i_blocks, times; the blocks it had taken free again).  Every
+ * block the write needs is allocated before a byte is copied, so -ENOSPC
+ * and -EFBIG change nothing at all; -EINTR when the interrupt flag is set.
+ */
 ssize_t xip_file_write(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 		       const void *buf, size_t len);
 /*
  * The same, the bytes taken from the regular file @fd at @fd_off (its
  * position is not used): the kernel copies them into the segment
  * (copy_file_range), a run of blocks at a time.  @fd_name names it in
- * errors; a file shorter than @len gives -EIO after what it had.
+ * errors.  All or nothing, as xip_file_write: never a short count.  A
+ * source shorter than @fd_off + @len fails with -EIO before anything
+ * changes; one that fails or ends early while it is being copied (it
+ * shrank, or a read error) gives its error (-EIO when it ended) with the
+ * file's size, blocks and free blocks as they were.  The new blocks are
+ * filled before any old block is overwritten: only a source that fails
+ * while old blocks are overwritten leaves some of them changed.
  */
 ssize_t xip_file_write_fd(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 			  int fd, uint64_t fd_off, size_t len,

@@ -167,6 +167,47 @@ fsck_clean() {
 	[ "$(dumpe2fs_field "$T/a" 'Filesystem UUID')" != "$(dumpe2fs_field "$T/d" 'Filesystem UUID')" ]
 }
 
+@test "mkfs: the derived UUID covers the contents: one byte of one file apart, another UUID; the same tree, the same UUID" {
+	require_cmd dumpe2fs blkid python3
+	mkdir -p "$T/a/dir"
+	head -c 300000 /dev/urandom > "$T/a/dir/big"
+	head -c 5000 /dev/urandom > "$T/a/small"
+	truncate -s 1M "$T/a/sparse"
+	printf 'x' | dd of="$T/a/sparse" bs=1 seek=700000 conv=notrunc status=none
+	cp -a "$T/a" "$T/b"
+	# byte 123456 of one file changed, its times and everything else kept
+	python3 -c 'import sys
+f = open(sys.argv[1], "r+b"); f.seek(123456); b = f.read(1)
+f.seek(123456); f.write(bytes([b[0] ^ 1]))' "$T/b/dir/big"
+	touch -r "$T/a/dir/big" "$T/b/dir/big"
+	[ "$(cmp "$T/a/dir/big" "$T/b/dir/big" | wc -l)" -eq 1 ]
+	SOURCE_DATE_EPOCH=1600000000 xiptool mkfs -q -d "$T/a" "$T/a.img"
+	SOURCE_DATE_EPOCH=1600000000 xiptool mkfs -q -d "$T/b" "$T/b.img"
+	SOURCE_DATE_EPOCH=1600000000 xiptool mkfs -q -d "$T/a" "$T/a2.img"
+	ua=$(blkid -o value -s UUID "$T/a.img")
+	ub=$(blkid -o value -s UUID "$T/b.img")
+	[ -n "$ua" ] && [ -n "$ub" ]
+	[ "$ua" != "$ub" ]
+	[ "$(dumpe2fs_field "$T/a.img" 'Filesystem UUID')" = "$ua" ]
+	[ "$(dumpe2fs_field "$T/b.img" 'Filesystem UUID')" = "$ub" ]
+	# a name-based (SHA-1, version 5) UUID of the RFC 4122 variant
+	[[ "$ua" == ????????-????-5???-[89ab]???-???????????? ]]
+	# the same tree again: the same UUID, the same image
+	[ "$(blkid -o value -s UUID "$T/a2.img")" = "$ua" ]
+	cmp "$T/a.img" "$T/a2.img"
+	# a hole moved is another content too
+	rm "$T/b/sparse"
+	truncate -s 1M "$T/b/sparse"
+	printf 'x' | dd of="$T/b/sparse" bs=1 seek=800000 conv=notrunc status=none
+	touch -r "$T/a/sparse" "$T/b/sparse"
+	cp "$T/a/dir/big" "$T/b/dir/big"
+	touch -r "$T/a/dir/big" "$T/b/dir/big"
+	SOURCE_DATE_EPOCH=1600000000 xiptool mkfs -q -d "$T/b" "$T/c.img"
+	[ "$(blkid -o value -s UUID "$T/c.img")" != "$ua" ]
+	fsck_clean "$T/a.img"
+	fsck_clean "$T/b.img"
+}
+
 @test "mkfs: -L, -U, -N, -s and an empty file system without -d" {
 	require_cmd dumpe2fs blkid
 	xiptool mkfs -q -L mylabel -U 0b6e1a02-5d87-4c5e-a6a3-6ef8a55e7a1d \

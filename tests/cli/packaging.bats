@@ -113,6 +113,7 @@ require_deb() {
 	# shlibs found the libraries xiptool links with
 	grep -q 'libext2fs2' <<<"$output"
 	grep -q 'libsmartcols1' <<<"$output"
+	grep -q 'libuuid1' <<<"$output"
 	# the static front end names what it was built from: its C library
 	run dpkg-deb -f "$D/deb/xiptool_$(version)_"*.deb Built-Using
 	# its C library: musl when musl-gcc was there to build it, else glibc

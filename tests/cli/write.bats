@@ -143,6 +143,34 @@ two" ]
 	e2fsck -fn "$T/img"
 }
 
+@test "a write that fails leaves the file byte for byte as it was: over old data, into holes, past the end, from a file and from a pipe" {
+	mkdir -p "$T/tree"
+	head -c 10000 /dev/urandom > "$T/tree/f"
+	mkimg "$T/img" 4M "$T/tree"
+	# holes in the middle, data after them
+	head -c 5000 /dev/urandom > "$T/mid"
+	xiptool write --offset $((40 * BS)) -i "$T/mid" "$T/img" /f
+	xiptool read "$T/img" /f > "$T/before"
+	stat0=$(debugfs -R "stat /f" "$T/img" 2>/dev/null | grep -v time)
+	free0=$(free_blocks "$T/img")
+	head -c 8M /dev/zero | tr '\0' 'Z' > "$T/in"
+	run xiptool write -i "$T/in" "$T/img" /f
+	[ "$status" -eq 3 ]
+	[[ "$output" == "xiptool write: /f: no space left in $T/img"* ]]
+	xiptool read "$T/img" /f | cmp - "$T/before"
+	debugfs -R "cat /f" "$T/img" 2>/dev/null | cmp - "$T/before"
+	[ "$(debugfs -R "stat /f" "$T/img" 2>/dev/null | grep -v time)" = "$stat0" ]
+	[ "$(free_blocks "$T/img")" -eq "$free0" ]
+	e2fsck -fn "$T/img"
+	# the same from a pipe, at an offset inside the holes
+	run sh -c "cat '$T/in' | '$XIPTOOL' write --offset 5000 '$T/img' /f"
+	[ "$status" -eq 3 ]
+	xiptool read "$T/img" /f | cmp - "$T/before"
+	[ "$(debugfs -R "stat /f" "$T/img" 2>/dev/null | grep -v time)" = "$stat0" ]
+	[ "$(free_blocks "$T/img")" -eq "$free0" ]
+	e2fsck -fn "$T/img"
+}
+
 @test "large files: a write past 4 GiB sets large_file; the kernel sees the size" {
 	require_loop
 	mkimg "$T/img" 16M "" -O ^large_file

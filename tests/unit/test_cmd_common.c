@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The command layer's shared helpers (cmd/common.c): escaping of names for
- * output, descriptors 0-2 and size parsing.
+ * output, descriptors 0-2, size parsing, and whom an error message
+ * blames (the error record's object).
  */
 #include "unit.h"
 #include "../../cmd/cmd.h"
@@ -189,6 +190,85 @@ static void test_cmd_parse_count(void **state)
 	assert_int_equal(v, 100);
 }
 
+/* The error record: the object beside the message, reset by every record. */
+static void test_error_object(void **state)
+{
+	(void)state;
+	xip_error_clear();
+	assert_int_equal(xip_errobj(), XIP_OBJ_NONE);
+	assert_string_equal(xip_errobj_name(), "");
+	assert_int_equal(xip_error_obj(-ENOENT, XIP_OBJ_FILE, "/a/b", "%s %d",
+				       "gone", 7), -ENOENT);
+	assert_int_equal(xip_errcode(), -ENOENT);
+	assert_string_equal(xip_errmsg(), "/a/b: gone 7");
+	assert_int_equal(xip_errobj(), XIP_OBJ_FILE);
+	assert_string_equal(xip_errobj_name(), "/a/b");
+	/* a new record has no object until it is given one */
+	assert_int_equal(xip_error(-EIO, "/a/b: looks like it"), -EIO);
+	assert_int_equal(xip_errobj(), XIP_OBJ_NONE);
+	assert_string_equal(xip_errobj_name(), "");
+	assert_int_equal(xip_error_set_obj(XIP_OBJ_IMAGE, "img"), -EIO);
+	assert_int_equal(xip_errobj(), XIP_OBJ_IMAGE);
+	assert_string_equal(xip_errobj_name(), "img");
+	assert_string_equal(xip_errmsg(), "/a/b: looks like it");
+	assert_int_equal(xip_error_obj(-EPIPE, XIP_OBJ_FD, "stdout",
+				       "write error"), -EPIPE);
+	assert_int_equal(xip_errobj(), XIP_OBJ_FD);
+	xip_error_clear();
+	assert_int_equal(xip_errobj(), XIP_OBJ_NONE);
+	assert_string_equal(xip_errobj_name(), "");
+	assert_int_equal(xip_errcode(), 0);
+}
+
+/* What msg_path_error() prints for the record: @path in front or not. */
+static const char *path_message(const char *path)
+{
+	static char out[1024];
+	const char *p = unit_path("stderr");
+	int fd, saved;
+	ssize_t n;
+
+	fflush(stderr);
+	saved = dup(2);
+	fd = open(p, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(saved >= 0 && fd >= 0);
+	assert_int_equal(dup2(fd, 2), 2);
+	assert_int_equal(msg_path_error(path, xip_errcode()), EXIT_RUNTIME);
+	fflush(stderr);
+	assert_int_equal(dup2(saved, 2), 2);
+	close(saved);
+	n = pread(fd, out, sizeof(out) - 1, 0);
+	assert_true(n > 0);
+	out[n - (out[n - 1] == '\n')] = '\0';
+	close(fd);
+	return out;
+}
+
+static void test_msg_path_error(void **state)
+{
+	(void)state;
+	/* the file itself, named in the message: as it is */
+	xip_error_obj(-ENOENT, XIP_OBJ_FILE, "/f", "No such file or directory");
+	assert_string_equal(path_message("/f"),
+			    "xiptool test: /f: No such file or directory");
+	/* another file: the one asked for in front */
+	xip_error_obj(-ENOTDIR, XIP_OBJ_FILE, "/d", "Not a directory");
+	assert_string_equal(path_message("/f"),
+			    "xiptool test: /f: /d: Not a directory");
+	/* the command's output or input: blamed alone */
+	xip_error_obj(-EPIPE, XIP_OBJ_FD, "stdout", "write error: Broken pipe");
+	assert_string_equal(path_message("/f"),
+			    "xiptool test: stdout: write error: Broken pipe");
+	/* the image, or nothing said: @path in front, whatever the text */
+	xip_error_obj(-EIO, XIP_OBJ_IMAGE, "x.img", "the file shrank");
+	assert_string_equal(path_message("/f"),
+			    "xiptool test: /f: x.img: the file shrank");
+	xip_error(-EUCLEAN, "/f: inode 12: bad block");
+	assert_string_equal(path_message("/f"),
+			    "xiptool test: /f: /f: inode 12: bad block");
+	xip_error_clear();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -201,6 +281,8 @@ int main(void)
 		cmocka_unit_test(test_parse_size_decimal),
 		cmocka_unit_test(test_cmd_parse_size),
 		cmocka_unit_test(test_cmd_parse_count),
+		cmocka_unit_test(test_error_object),
+		cmocka_unit_test(test_msg_path_error),
 	};
 
 	return cmocka_run_group_tests_name("cmd_common", tests, NULL, NULL);

@@ -1,7 +1,33 @@
 /* Unit tests of the write side of lib/page.c and lib/file.c. */
+#include <sys/syscall.h>
+
 #include "unit.h"
 
 #define BS 4096
+
+/*
+ * copy_file_range for the library, which fails with EIO once
+ * @cfr_budget bytes have been copied (when it is not negative): a source
+ * that breaks in the middle of a write.
+ */
+static long long cfr_budget = -1;
+
+ssize_t copy_file_range(int in, off64_t *in_off, int out, off64_t *out_off,
+			size_t len, unsigned int flags)
+{
+	ssize_t r;
+
+	if (cfr_budget == 0) {
+		errno = EIO;
+		return -1;
+	}
+	if (cfr_budget > 0 && (long long)len > cfr_budget)
+		len = (size_t)cfr_budget;
+	r = syscall(SYS_copy_file_range, in, in_off, out, out_off, len, flags);
+	if (r > 0 && cfr_budget > 0)
+		cfr_budget -= r;
+	return r;
+}
 
 static void fsck_clean(const char *p)
 {
@@ -31,6 +57,11 @@ static void test_create_write_read(void **state)
 	f0 = free_blocks(img);
 	assert_int_equal(xip_create(img, "/f", 0640, &ino), 0);
 	assert_int_equal(xip_create(img, "/f", 0640, &again), -EEXIST);
+	assert_int_equal(xip_errobj(), XIP_OBJ_FILE);
+	assert_string_equal(xip_errobj_name(), "/f");
+	assert_int_equal(xip_lookup(img, "/f/x", 0, &again), -ENOTDIR);
+	assert_int_equal(xip_errobj(), XIP_OBJ_FILE);
+	assert_string_equal(xip_errobj_name(), "/f/x");
 	assert_int_equal(xip_lookup(img, "/f", 0, &again), 0);
 	assert_int_equal(again, ino);
 	for (size_t i = 0; i < sizeof(buf); i++)
@@ -210,8 +241,10 @@ static void test_readonly_and_full(void **state)
 {
 	const char *p = unit_path("r.img");
 	static uint8_t buf[1 << 20];
+	struct ext2_inode_large in;
 	struct xip_image *img;
 	ext2_ino_t ino, other;
+	uint64_t f0;
 	ssize_t n;
 	void *pg;
 
@@ -228,15 +261,23 @@ static void test_readonly_and_full(void **state)
 	assert_int_equal(xip_create(img, "/g", 0644, &other), -EROFS);
 	assert_int_equal(xip_image_close(img), 0);
 
-	/* fill it: a short count, then ENOSPC */
+	/* too large for what is free: nothing written, nothing taken */
 	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
 	n = xip_file_write(img, ino, 0, buf, sizeof(buf));
-	assert_true(n > 0);
-	n = xip_file_write(img, ino, (uint64_t)n, buf, sizeof(buf));
-	assert_true(n > 0 && n < (ssize_t)sizeof(buf));
+	assert_int_equal(n, (ssize_t)sizeof(buf));
+	f0 = free_blocks(img);
+	assert_int_equal(xip_file_write(img, ino, (uint64_t)n, buf,
+					sizeof(buf)), -ENOSPC);
+	assert_non_null(strstr(xip_errmsg(), "no space left"));
+	assert_int_equal(free_blocks(img), f0);
+	assert_int_equal(xip_read_inode(img, ino, &in), 0);
+	assert_int_equal(EXT2_I_SIZE(&in), sizeof(buf));
+	/* fill it a block at a time: the last free block holds data too */
+	while ((n = xip_file_write(img, ino, EXT2_I_SIZE(&in), buf, BS)) == BS)
+		assert_int_equal(xip_read_inode(img, ino, &in), 0);
+	assert_int_equal(n, -ENOSPC);
 	assert_int_equal(free_blocks(img), 0);
 	assert_int_equal(xip_file_write(img, ino, 4 << 20, buf, 10), -ENOSPC);
-	assert_non_null(strstr(xip_errmsg(), "no space left"));
 	assert_int_equal(xip_image_close(img), 0);
 	fsck_clean(p);
 }
@@ -323,6 +364,15 @@ static void test_write_fd(void **state)
 	for (int i = 0; i < 100; i++)
 		assert_int_equal(back[i], 0);
 	assert_memory_equal(back + 100, want, n);
+	/* in long runs: an indirect block is made once, not copied per block */
+	{
+		struct xip_run *runs;
+		size_t nruns;
+
+		assert_int_equal(xip_file_runs(img, ino, &runs, &nruns), 0);
+		assert_true(nruns <= 4);
+		free(runs);
+	}
 	/* a hole inside the file: filled block by block, from an offset */
 	assert_int_equal(xip_file_truncate(img, ino, 0), 0);
 	assert_int_equal(xip_file_truncate(img, ino, 40 * BS), 0);
@@ -344,20 +394,223 @@ static void test_write_fd(void **state)
 	free(back);
 }
 
+/* What a failed write must leave as it found it. */
+struct fstate {
+	uint64_t size, iblocks, free;
+	uint32_t mtime;
+	uint8_t *bytes;
+};
+
+static void state_get(struct xip_image *img, ext2_ino_t ino, struct fstate *st)
+{
+	struct ext2_inode_large in;
+
+	assert_int_equal(xip_read_inode(img, ino, &in), 0);
+	st->size = EXT2_I_SIZE(&in);
+	st->iblocks = in.i_blocks;
+	st->mtime = in.i_mtime;
+	st->free = free_blocks(img);
+	st->bytes = malloc(st->size + 1);
+	assert_non_null(st->bytes);
+	assert_int_equal(xip_file_read(img, ino, 0, st->bytes, st->size),
+			 (ssize_t)st->size);
+}
+
+static void state_same(struct xip_image *img, ext2_ino_t ino,
+		       struct fstate *was)
+{
+	struct fstate now;
+
+	state_get(img, ino, &now);
+	assert_int_equal(now.size, was->size);
+	assert_int_equal(now.iblocks, was->iblocks);
+	assert_int_equal(now.mtime, was->mtime);
+	assert_int_equal(now.free, was->free);
+	assert_memory_equal(now.bytes, was->bytes, was->size);
+	free(now.bytes);
+	free(was->bytes);
+}
+
 /*
- * A source shorter than asked: what it had is written and committed, the
- * blocks allocated for the rest are given back, and the next call says
- * why.  The image stays clean.
+ * A file with holes and data in its direct, indirect and double indirect
+ * ranges, and another that takes all but @spare free blocks.
+ */
+static void nearly_full(const char *p, struct xip_image **imgp,
+			ext2_ino_t *ino, uint64_t spare)
+{
+	static uint8_t buf[64 * BS];
+	struct xip_image *img;
+	ext2_ino_t filler;
+	uint64_t end = 0;
+
+	unit_mke2fs(p, "8M", BS, NULL);
+	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
+	assert_int_equal(xip_create(img, "/f", 0644, ino), 0);
+	memset(buf, 0x5a, sizeof(buf));
+	assert_int_equal(xip_file_write(img, *ino, 3 * BS, buf, 2 * BS),
+			 2 * BS);
+	assert_int_equal(xip_file_write(img, *ino, 20 * BS + 9, buf, 3 * BS),
+			 3 * BS);
+	assert_int_equal(xip_file_write(img, *ino, 1100 * BS, buf, BS + 100),
+			 BS + 100);
+	assert_int_equal(xip_create(img, "/filler", 0644, &filler), 0);
+	while (xip_file_write(img, filler, end, buf, BS) == BS)
+		end += BS;
+	assert_int_equal(free_blocks(img), 0);
+	assert_int_equal(xip_file_truncate(img, filler, end - spare * BS), 0);
+	/* and the filler's indirect blocks past the new end */
+	assert_true(free_blocks(img) >= spare &&
+		    free_blocks(img) <= spare + 3);
+	*imgp = img;
+}
+
+/*
+ * No room for a write that extends the file: nothing changes, and the
+ * blocks it had taken before it ran out are free again.
+ */
+static void test_write_enospc_extend(void **state)
+{
+	const char *p = unit_path("nospc1.img");
+	static uint8_t buf[40 * BS];
+	struct xip_image *img;
+	struct fstate was;
+	ext2_ino_t ino;
+
+	(void)state;
+	memset(buf, 0xc3, sizeof(buf));
+	nearly_full(p, &img, &ino, 20);
+	state_get(img, ino, &was);
+	assert_int_equal(xip_file_write(img, ino, was.size - 50, buf,
+					sizeof(buf)), -ENOSPC);
+	state_same(img, ino, &was);
+	/* what fits still goes in */
+	assert_int_equal(xip_file_write(img, ino, was.size - 50, buf, 10 * BS),
+			 10 * BS);
+	assert_int_equal(xip_image_close(img), 0);
+	fsck_clean(p);
+}
+
+/*
+ * No room for the holes a write covers, inside the file and past its
+ * end: no byte of the old data changes either (the blocks are taken
+ * before a byte is copied).
+ */
+static void test_write_enospc_holes(void **state)
+{
+	const char *p = unit_path("nospc2.img");
+	static uint8_t buf[1200 * BS];
+	struct xip_image *img;
+	struct fstate was;
+	ext2_ino_t ino;
+
+	(void)state;
+	memset(buf, 0xc3, sizeof(buf));
+	nearly_full(p, &img, &ino, 30);
+	state_get(img, ino, &was);
+	/* from the first hole over every old block to past the end */
+	assert_int_equal(xip_file_write(img, ino, 100, buf, sizeof(buf)),
+			 -ENOSPC);
+	state_same(img, ino, &was);
+	/* into the holes of the direct range only: fits */
+	assert_int_equal(xip_file_write(img, ino, 100, buf, 20 * BS), 20 * BS);
+	assert_int_equal(xip_image_close(img), 0);
+	fsck_clean(p);
+}
+
+/*
+ * A source that fails in the middle (EIO from copy_file_range): while
+ * the new blocks are filled, before any old block is overwritten, the
+ * file stays exactly as it was; later, its size, its blocks and the free
+ * blocks still are.  The image is clean either way.
+ */
+static void test_write_source_fails(void **state)
+{
+	const char *p = unit_path("srcfail.img");
+	const char *sp = unit_path("srcfail.src");
+	const size_t n = 1200 * BS;
+	struct xip_image *img;
+	struct fstate was;
+	ext2_ino_t ino;
+	int fd;
+
+	(void)state;
+	fd = source_file(sp, n, 5);
+	nearly_full(p, &img, &ino, 1500);
+	state_get(img, ino, &was);
+	cfr_budget = 100 * BS + 7;
+	assert_int_equal(xip_file_write_fd(img, ino, 100, fd, 0, n, sp), -EIO);
+	cfr_budget = -1;
+	assert_non_null(strstr(xip_errmsg(), sp));
+	state_same(img, ino, &was);
+	/* the same, the source failing after every new block is filled */
+	state_get(img, ino, &was);
+	cfr_budget = (long long)n - 5 * BS;
+	assert_int_equal(xip_file_write_fd(img, ino, 100, fd, 0, n, sp), -EIO);
+	cfr_budget = -1;
+	{
+		struct ext2_inode_large in;
+
+		assert_int_equal(xip_read_inode(img, ino, &in), 0);
+		assert_int_equal(EXT2_I_SIZE(&in), was.size);
+		assert_int_equal(in.i_blocks, was.iblocks);
+		assert_int_equal(free_blocks(img), was.free);
+		free(was.bytes);
+	}
+	/* and with a working source, the whole write */
+	assert_int_equal(xip_file_write_fd(img, ino, 100, fd, 0, n, sp),
+			 (ssize_t)n);
+	assert_int_equal(xip_image_close(img), 0);
+	fsck_clean(p);
+	close(fd);
+}
+
+/*
+ * An extent-mapped file (ext4): no room for a write into its holes and
+ * past its end; the blocks libext2fs linked are punched out again.
+ */
+static void test_write_enospc_extents(void **state)
+{
+	const char *p = unit_path("nospc4.img"), *tree = unit_path("e4full");
+	static uint8_t buf[64 * BS];
+	struct xip_image *img;
+	struct fstate was;
+	ext2_ino_t ino, filler;
+	uint64_t end = 0;
+	char cmd[1024];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p '%s' && head -c 9000 /dev/urandom > '%s/f' && "
+		 "mke2fs -q -F -t ext4 -O ^has_journal -b 4096 -d '%s' '%s' 8M"
+		 " >/dev/null 2>&1", tree, tree, tree, p);
+	assert_int_equal(system(cmd), 0);
+	memset(buf, 0x77, sizeof(buf));
+	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
+	assert_int_equal(xip_lookup(img, "/f", 0, &ino), 0);
+	/* a hole, then data, past the old end */
+	assert_int_equal(xip_file_write(img, ino, 20 * BS, buf, BS), BS);
+	assert_int_equal(xip_create(img, "/filler", 0644, &filler), 0);
+	while (xip_file_write(img, filler, end, buf, BS) == BS)
+		end += BS;
+	assert_int_equal(xip_file_truncate(img, filler, end - 12 * BS), 0);
+	state_get(img, ino, &was);
+	assert_int_equal(xip_file_write(img, ino, 5000, buf, 40 * BS), -ENOSPC);
+	state_same(img, ino, &was);
+	assert_int_equal(xip_image_close(img), 0);
+	fsck_clean(p);
+}
+
+/*
+ * A source shorter than asked: the write fails with -EIO and writes
+ * nothing (all or nothing: no short count).  The image stays clean.
  */
 static void test_write_fd_short(void **state)
 {
 	const char *p = unit_path("wshort.img"), *sp = unit_path("wshort.src");
 	const size_t have = 1024 * 1024 + 100;
 	struct xip_image *img;
-	struct ext2_inode_large in;
+	struct fstate was;
 	ext2_ino_t ino;
-	uint64_t f0;
-	ssize_t k;
 	int fd;
 
 	(void)state;
@@ -365,18 +618,19 @@ static void test_write_fd_short(void **state)
 	unit_mke2fs(p, "32M", BS, NULL);
 	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
 	assert_int_equal(xip_create(img, "/f", 0644, &ino), 0);
-	f0 = free_blocks(img);
-	k = xip_file_write_fd(img, ino, 0, fd, 0, 4 * 1024 * 1024, sp);
-	assert_int_equal(k, (ssize_t)have);
-	assert_int_equal(xip_read_inode(img, ino, &in), 0);
-	assert_int_equal(EXT2_I_SIZE(&in), have);
+	state_get(img, ino, &was);
+	assert_int_equal(xip_file_write_fd(img, ino, 0, fd, 0, 4 * 1024 * 1024,
+					   sp), -EIO);
+	assert_non_null(strstr(xip_errmsg(), sp));
+	assert_int_equal(xip_errobj(), XIP_OBJ_FD);
+	assert_string_equal(xip_errobj_name(), sp);
+	state_same(img, ino, &was);
+	assert_int_equal(xip_file_write_fd(img, ino, 0, fd, 0, have, sp),
+			 (ssize_t)have);
+	state_get(img, ino, &was);
 	assert_int_equal(xip_file_write_fd(img, ino, have, fd, have, BS, sp),
 			 -EIO);
-	assert_non_null(strstr(xip_errmsg(), "shrank"));
-	assert_int_equal(xip_read_inode(img, ino, &in), 0);
-	assert_int_equal(EXT2_I_SIZE(&in), have);
-	/* data blocks for @have bytes and one indirect block, nothing else */
-	assert_int_equal(f0 - free_blocks(img), (have + BS - 1) / BS + 1);
+	state_same(img, ino, &was);
 	assert_int_equal(xip_image_close(img), 0);
 	fsck_clean(p);
 	close(fd);
@@ -431,6 +685,8 @@ static void test_read_fd(void **state)
 	assert_int_equal(xip_file_read_fd(img, ino, 0, n, pfd[1], "pipe"),
 			 -EPIPE);
 	assert_non_null(strstr(xip_errmsg(), "pipe: write error"));
+	assert_int_equal(xip_errobj(), XIP_OBJ_FD);
+	assert_string_equal(xip_errobj_name(), "pipe");
 	close(pfd[1]);
 	dn = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	assert_true(dn >= 0);
@@ -454,6 +710,10 @@ int main(void)
 		cmocka_unit_test(test_extents),
 		cmocka_unit_test(test_write_fd),
 		cmocka_unit_test(test_write_fd_short),
+		cmocka_unit_test(test_write_enospc_extend),
+		cmocka_unit_test(test_write_enospc_holes),
+		cmocka_unit_test(test_write_source_fails),
+		cmocka_unit_test(test_write_enospc_extents),
 		cmocka_unit_test(test_read_fd),
 	};
 
