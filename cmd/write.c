@@ -4,9 +4,10 @@
  * holes and new blocks are allocated through get_xip_page (filled or
  * cleared before they are linked in) and the bytes go straight into the
  * segment: from a regular file by the kernel (copy_file_range).  Input
- * from a pipe or terminal is first gathered in an unlinked temporary
- * file, so that the whole input goes in with one library write, which
- * is all or nothing: a write that fails leaves the file as it was.
+ * from a pipe or terminal is first gathered (in memory, past 16 MiB in an
+ * unlinked temporary file), so that the whole input goes in with one
+ * library write, which is all or nothing: a write that fails leaves the
+ * file as it was.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,6 +25,7 @@ static const char write_usage[] =
 	"[--offset N | --append] [--create [--mode MODE]] [-i FILE] IMAGE PATH [FILE]";
 
 #define PIPE_CHUNK (1u << 20)
+#define STREAM_MEM (16u << 20)	/* gathered in memory; more is spooled */
 
 struct wjob {
 	struct xip_image *img;
@@ -67,46 +68,67 @@ static int spool_open(void)
 	return fd;
 }
 
-/*
- * The gathered input, in one write from its mapping (pwrite: the bytes
- * of a pipe never go through the mapping of the image), or copied as a
- * file when it cannot be mapped.
- */
-static int copy_spool(struct wjob *w, int tmp, uint64_t total)
+/* Append @len bytes of @buf to the spool at @at. */
+static int spool_put(struct wjob *w, int tmp, const char *buf, size_t len,
+		     uint64_t at)
 {
-	void *p;
-	ssize_t k;
+	for (size_t put = 0; put < len;) {
+		ssize_t k = pwrite(tmp, buf + put, len - put,
+				   (off_t)(at + put));
 
-	if (total > SSIZE_MAX)
-		return xip_error_obj(-EFBIG, XIP_OBJ_FD, w->in_name,
-				     "too large");
-	p = mmap(NULL, (size_t)total, PROT_READ, MAP_SHARED, tmp, 0);
-	if (p == MAP_FAILED)
-		return copy_file(w, tmp, 0, total);
-	k = xip_file_write(w->img, w->ino, w->off, p, (size_t)total);
-	munmap(p, (size_t)total);
-	return k < 0 ? (int)k : 0;
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return xip_error(k ? -errno : -ENOSPC,
+					 "a temporary file for %s: %s",
+					 w->in_name,
+					 k ? strerror(errno) : "no space left");
+		put += (size_t)k;
+	}
+	return 0;
 }
 
-/* A pipe or terminal: gathered whole, then written at once. */
+/*
+ * A pipe or terminal: gathered whole, then written with one call, which
+ * is all or nothing.  Up to STREAM_MEM bytes are gathered in memory and
+ * go in with pwrite; more go to an unlinked temporary file that the
+ * kernel then copies into the blocks (copy_file_range).
+ */
 static int copy_stream(struct wjob *w)
 {
-	char *buf = malloc(PIPE_CHUNK);
-	uint64_t total = 0;
-	int ret = 0, tmp;
+	size_t cap = PIPE_CHUNK, len = 0;
+	char *buf = malloc(cap), *nbuf;
+	uint64_t spooled = 0;
+	int ret = 0, tmp = -1;
+	ssize_t n;
 
 	if (!buf)
 		return xip_error(-ENOMEM, "out of memory");
-	tmp = spool_open();
-	if (tmp < 0) {
-		ret = xip_error(-errno, "a temporary file for %s: %s",
-				w->in_name, strerror(errno));
-		free(buf);
-		return ret;
-	}
 	for (;;) {
-		ssize_t n = read(w->fd, buf, PIPE_CHUNK);
-
+		if (len == cap && cap < STREAM_MEM) {
+			nbuf = realloc(buf, cap * 2);
+			if (!nbuf) {
+				ret = xip_error(-ENOMEM, "out of memory");
+				break;
+			}
+			buf = nbuf;
+			cap *= 2;
+		} else if (len == cap) {
+			if (tmp < 0)
+				tmp = spool_open();
+			if (tmp < 0) {
+				ret = xip_error(-errno,
+						"a temporary file for %s: %s",
+						w->in_name, strerror(errno));
+				break;
+			}
+			ret = spool_put(w, tmp, buf, len, spooled);
+			if (ret)
+				break;
+			spooled += len;
+			len = 0;
+		}
+		n = read(w->fd, buf + len, cap - len);
 		if (n < 0 && errno == EINTR && !cmd_stop_signal)
 			continue;
 		if (n < 0 && cmd_stop_signal) {
@@ -120,28 +142,19 @@ static int copy_stream(struct wjob *w)
 		}
 		if (n == 0)
 			break;
-		for (ssize_t put = 0, k; put < n; put += k) {
-			k = pwrite(tmp, buf + put, (size_t)(n - put),
-				   (off_t)(total + (uint64_t)put));
-			if (k < 0 && errno == EINTR)
-				k = 0;
-			else if (k <= 0) {
-				ret = xip_error(k ? -errno : -ENOSPC,
-						"a temporary file for %s: %s",
-						w->in_name,
-						k ? strerror(errno) :
-						    "no space left");
-				break;
-			}
-		}
-		if (ret)
-			break;
-		total += (uint64_t)n;
+		len += (size_t)n;
+	}
+	if (!ret && tmp >= 0) {
+		ret = spool_put(w, tmp, buf, len, spooled);
+		if (!ret)
+			ret = copy_file(w, tmp, 0, spooled + len);
+	} else if (!ret && len) {
+		n = xip_file_write(w->img, w->ino, w->off, buf, len);
+		ret = n < 0 ? (int)n : 0;
 	}
 	free(buf);
-	if (!ret && total)
-		ret = copy_spool(w, tmp, total);
-	close(tmp);
+	if (tmp >= 0)
+		close(tmp);
 	return ret;
 }
 

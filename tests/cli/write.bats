@@ -261,3 +261,29 @@ two" ]
 	cmp "$T/mnt/piped" "$T/in"
 	loop_umount
 }
+
+@test "a pipe over 16 MiB is gathered in an unlinked file of TMPDIR, then copied in by the kernel" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	mkdir -p "$T/tree" "$T/tmp"
+	printf 'x' > "$T/tree/keep"
+	mkimg "$T/img" 64M "$T/tree"
+	head -c $((20 * 1024 * 1024 + 333)) /dev/urandom > "$T/in"
+	cat "$T/in" | TMPDIR="$T/tmp" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+		strace -f -qq -e trace=copy_file_range,openat -o "$T/trace" \
+		"$XIPTOOL" write --create "$T/img" /big
+	grep -q "openat(AT_FDCWD, \"$T/tmp\", O_RDWR|O_CLOEXEC|O_TMPFILE" "$T/trace"
+	n=$(grep -c 'copy_file_range(' "$T/trace")
+	[ "$n" -ge 1 ] && [ "$n" -le 16 ]
+	[ -z "$(ls -A "$T/tmp")" ]
+	xiptool read "$T/img" /big | cmp - "$T/in"
+	e2fsck -fn "$T/img"
+	# too large for the image: refused whole, the old file as it was
+	cp "$T/img" "$T/before"
+	run bash -c 'head -c $((70 * 1024 * 1024)) /dev/zero | tr "\0" y |
+		TMPDIR="$T/tmp" "$XIPTOOL" write "$T/img" /big'
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"no space left in $T/img"* ]]
+	xiptool read "$T/img" /big | cmp - "$T/in"
+	e2fsck -fn "$T/img"
+	[ -z "$(ls -A "$T/tmp")" ]
+}
