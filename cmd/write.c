@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "util.h"
 
 static const char write_usage[] =
 	"[--offset N | --append] [--create [--mode MODE]] [-i FILE] IMAGE PATH [FILE]";
@@ -75,30 +76,21 @@ static int copy_stream(struct wjob *w)
 	if (!buf)
 		return -ENOMEM;
 	for (;;) {
-		size_t have = 0;
-		ssize_t n = 0;
-
 		/* fill the chunk: fewer, larger writes */
-		while (have < PIPE_CHUNK) {
-			n = read(w->fd, buf + have, PIPE_CHUNK - have);
-			if (n < 0 && errno == EINTR && !cmd_stop_signal)
-				continue;
-			if (n <= 0)
-				break;
-			have += (size_t)n;
-		}
-		if (n < 0 && cmd_stop_signal) {
+		ssize_t n = xip_read_full(w->fd, buf, PIPE_CHUNK);
+
+		if (n == -EINTR) {
 			ret = xip_error(-EINTR, "interrupted");
 			break;
 		}
 		if (n < 0) {
-			ret = xip_error(-errno, "%s: %s", w->in_name,
-					strerror(errno));
+			ret = xip_error((int)n, "%s: %s", w->in_name,
+					strerror((int)-n));
 			break;
 		}
-		if (have)
-			ret = put(w, buf, have);
-		if (ret || n == 0)
+		if (n)
+			ret = put(w, buf, (size_t)n);
+		if (ret || n < PIPE_CHUNK)
 			break;
 	}
 	free(buf);

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "build.h"
+#include "util.h"
 #include "lazy.h"
 
 #define NAME_MAX_EXT2 255
@@ -129,21 +130,11 @@ static int spool_open(struct btree *t)
 static int spool_write(struct tarscan *ts, const void *buf, size_t len,
 		       uint64_t off)
 {
-	const char *p = buf;
+	int ret = xip_pwrite_all(ts->t->spool_fd, buf, len, off);
 
-	while (len) {
-		ssize_t n = pwrite(ts->t->spool_fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return tar_err(ts, n < 0 ? -errno : -EIO,
-				       "temporary file for the data: %s",
-				       strerror(n < 0 ? errno : EIO));
-		p += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
+	if (ret)
+		return tar_err(ts, ret, "temporary file for the data: %s",
+			       strerror(-ret));
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "check_int.h"
+#include "util.h"
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -74,7 +75,7 @@ const uint8_t *xip_chk_block(struct chk *c, uint64_t blk)
 /* Read @len bytes of the image at @off: 0 or a negative errno. */
 int xip_chk_pread(struct chk *c, void *buf, size_t len, uint64_t off)
 {
-	size_t done = 0;
+	ssize_t n;
 	void *p;
 
 	if (off > c->seg->size || len > c->seg->size - off)
@@ -85,17 +86,10 @@ int xip_chk_pread(struct chk *c, void *buf, size_t len, uint64_t off)
 		memcpy(buf, p, len);
 		return 0;
 	}
-	while (done < len) {
-		ssize_t n = pread(c->seg->fd, (char *)buf + done, len - done,
-				  (off_t)(off + done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		done += (size_t)n;
-	}
-	return 0;
+	n = xip_pread_full(c->seg->fd, buf, len, off);
+	if (n < 0)
+		return (int)n;
+	return (size_t)n == len ? 0 : -EIO;
 }
 
 /* Read block @blk of the file system into @buf (c->bs bytes). */

@@ -16,6 +16,7 @@
 
 #include "engine.h"
 #include "kcopy.h"
+#include "util.h"
 
 #define U64(x) ((unsigned long long)(x))
 
@@ -378,7 +379,8 @@ static int src_copy(struct xip_map *m, struct wsrc *src, uint64_t pos,
 static const void *src_block(struct xip_map *m, struct wsrc *src,
 			     uint64_t pos, int *ret)
 {
-	size_t bs = m->img->block_size, have = 0;
+	size_t bs = m->img->block_size;
+	ssize_t r;
 
 	if (src->buf)
 		return src->buf + pos;
@@ -386,20 +388,14 @@ static const void *src_block(struct xip_map *m, struct wsrc *src,
 		*ret = xip_error(-ENOMEM, "out of memory");
 		return NULL;
 	}
-	while (have < bs) {
-		ssize_t r = pread(src->fd, src->bounce + have, bs - have,
-				  (off_t)(src->fd_off + pos + have));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			*ret = r ? xip_error(-errno, "%s: %s", src->name,
-					     strerror(errno)) :
-				   xip_error(-EIO, "%s: shrank while being read",
-					     src->name);
-			return NULL;
-		}
-		have += (size_t)r;
+	r = xip_pread_full(src->fd, src->bounce, bs, src->fd_off + pos);
+	if (r < 0) {
+		*ret = xip_error((int)r, "%s: %s", src->name, strerror((int)-r));
+		return NULL;
+	}
+	if ((size_t)r < bs) {
+		*ret = xip_error(-EIO, "%s: shrank while being read", src->name);
+		return NULL;
 	}
 	return src->bounce;
 }

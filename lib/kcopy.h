@@ -57,8 +57,8 @@ int xip_seg_zero(struct xip_segment *seg, uint64_t off, uint64_t len);
  */
 int xip_seg_copy_in(struct xip_segment *seg, uint64_t off, int fd,
 		    uint64_t src_off, uint64_t len, uint64_t *done);
-/* write(2)/pwrite(2) everything, retrying on EINTR: 0 or -errno. */
-int xip_write_all(int fd, const void *p, size_t len);
-int xip_pwrite_all(int fd, const void *p, size_t len, uint64_t off);
+/* util.h */
+int xip_write_all(int fd, const void *buf, size_t len);
+int xip_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 
 #endif

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "xip.h"
+#include "util.h"
 #include "lazy.h"
 
 #ifdef HAVE_LIBNBD
@@ -377,24 +378,6 @@ static int issue(struct xip_nbd *n, struct slot *s, uint8_t *map)
 	return 1;
 }
 
-static int write_all(int fd, const uint8_t *buf, size_t len, uint64_t off,
-		     const char *path)
-{
-	while (len) {
-		ssize_t w = pwrite(fd, buf, len, (off_t)off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return xip_error(w ? -errno : -EIO, "%s: %s", path,
-					 strerror(w ? errno : EIO));
-		buf += w;
-		len -= (size_t)w;
-		off += (uint64_t)w;
-	}
-	return 0;
-}
-
 /* A completed read: its bytes into the segment. */
 static int harvest(struct xip_nbd *n, struct slot *s, int fd, uint8_t *map,
 		   const char *path)
@@ -411,7 +394,9 @@ static int harvest(struct xip_nbd *n, struct slot *s, int fd, uint8_t *map,
 				 n->uri, s->off, s->off + s->len - 1,
 				 strerror(s->err));
 	if (!map)
-		ret = write_all(fd, s->buf, s->len, s->off, path);
+		ret = xip_pwrite_all(fd, s->buf, s->len, s->off);
+	if (ret)
+		ret = xip_error(ret, "%s: %s", path, strerror(-ret));
 	s->state = SLOT_FREE;
 	n->done += s->len;
 	return ret;

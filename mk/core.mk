@@ -1,6 +1,6 @@
 # The foundation: segments, the segment io_manager, image open, the CLI core
 # and `info`.
-libxip_a_SOURCES += lib/xip.h lib/error.c lib/segment.c lib/xipio.c lib/image.c lib/registry.c \
+libxip_a_SOURCES += lib/xip.h lib/util.h lib/util.c lib/error.c lib/segment.c lib/xipio.c lib/image.c lib/registry.c \
 	lib/fsread.h lib/fsread.c lib/fsmap.c lib/fsdir.c
 xiptool_main_SOURCES += cmd/xiptool.c cmd/cmd.h cmd/commands.h cmd/common.c cmd/table.c cmd/info.c
 dist_man_MANS += man/xiptool.1 man/xiptool-info.1
