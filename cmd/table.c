@@ -11,6 +11,7 @@
 #include <libsmartcols.h>
 
 #include "cmd.h"
+#include "util.h"
 
 enum kv_type { KV_STR, KV_NUM, KV_BOOL };
 
@@ -41,15 +42,9 @@ static void kv_add(struct kv *kv, const char *label, const char *key,
 
 	if (!kv)
 		return;
-	if (kv->n == kv->cap) {
-		size_t cap = kv->cap ? kv->cap * 2 : 16;
-		struct kv_item *p = realloc(kv->items, cap * sizeof(*p));
-
-		if (!p)
-			return;
-		kv->items = p;
-		kv->cap = cap;
-	}
+	if (xip_grow((void **)&kv->items, &kv->cap, kv->n + 1,
+		     sizeof(*kv->items)))
+		return;
 	it = &kv->items[kv->n++];
 	it->label = strdup(label);
 	it->key = strdup(key);

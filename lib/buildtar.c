@@ -189,7 +189,7 @@ static int tar_data(struct tarscan *ts, struct bnode *n)
 		return 0;
 	if (t->spool_fd < 0 && (ret = spool_open(t)))
 		return ret;
-	base = (t->spool_end + bs - 1) / bs * bs;
+	base = round_up(t->spool_end, bs);
 	n->spooled = true;
 	n->spool_off = base;
 	for (;;) {
@@ -209,7 +209,7 @@ static int tar_data(struct tarscan *ts, struct bnode *n)
 		if (ret)
 			return ret;
 		end = (uint64_t)off + len;
-		ret = range_add(n, (uint64_t)off / bs, (end + bs - 1) / bs);
+		ret = range_add(n, (uint64_t)off / bs, div_round_up(end, bs));
 		if (ret)
 			return ret;
 	}

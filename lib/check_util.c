@@ -35,24 +35,10 @@ void *xip_chk_calloc(struct chk *c, uint64_t n, size_t size)
 int xip_chk_grow(struct chk *c, void **arr, size_t *cap, size_t n,
 		 size_t size)
 {
-	size_t ncap;
-	void *p;
-
-	if (n < *cap)
+	if (n < SIZE_MAX && !xip_grow(arr, cap, n + 1, size))
 		return 0;
-	ncap = *cap ? *cap * 2 : 64;
-	if (ncap > SIZE_MAX / size) {
-		c->nomem = true;
-		return -ENOMEM;
-	}
-	p = realloc(*arr, ncap * size);
-	if (!p) {
-		c->nomem = true;
-		return -ENOMEM;
-	}
-	*arr = p;
-	*cap = ncap;
-	return 0;
+	c->nomem = true;
+	return -ENOMEM;
 }
 
 /*
@@ -265,16 +251,9 @@ size_t xip_chk_store_name(struct chk *c, const char *name, size_t len)
 {
 	size_t off = c->nlen;
 
-	while (c->nlen + len + 1 > c->ncap) {
-		size_t ncap = c->ncap ? c->ncap * 2 : 65536;
-		char *p = realloc(c->names, ncap);
-
-		if (!p) {
-			c->nomem = true;
-			return 0;
-		}
-		c->names = p;
-		c->ncap = ncap;
+	if (xip_grow((void **)&c->names, &c->ncap, c->nlen + len + 1, 1)) {
+		c->nomem = true;
+		return 0;
 	}
 	memcpy(c->names + off, name, len);
 	c->names[off + len] = '\0';

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "fsread.h"
+#include "util.h"
 
 /* ---- extent-mapped files ------------------------------------------------ */
 
@@ -41,15 +42,8 @@ static int ext_add(struct xip_map *m, size_t *cap, uint64_t lblk,
 		return xip_error(-EUCLEAN,
 				 "inode %u: extent at block %llu (file block %llu) overlaps file system metadata",
 				 m->ino, U64(pblk), U64(lblk));
-	if (m->next == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 16;
-
-		r = realloc(m->ext, ncap * sizeof(*r));
-		if (!r)
-			return xip_error(-ENOMEM, "out of memory");
-		m->ext = r;
-		*cap = ncap;
-	}
+	if (xip_grow((void **)&m->ext, cap, m->next + 1, sizeof(*r)))
+		return xip_error(-ENOMEM, "out of memory");
 	r = &m->ext[m->next++];
 	r->lblk = lblk;
 	r->pblk = pblk;
@@ -425,15 +419,8 @@ static int runs_add(struct xip_run **runs, size_t *n, size_t *cap,
 			return 0;
 		}
 	}
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 16;
-
-		r = realloc(*runs, ncap * sizeof(*r));
-		if (!r)
-			return xip_error(-ENOMEM, "out of memory");
-		*runs = r;
-		*cap = ncap;
-	}
+	if (xip_grow((void **)runs, cap, *n + 1, sizeof(*r)))
+		return xip_error(-ENOMEM, "out of memory");
 	r = &(*runs)[(*n)++];
 	r->lblk = lblk;
 	r->pblk = pblk;

@@ -252,21 +252,13 @@ fail:
 
 static int todo_add(struct xip_nbd *n, uint64_t off, uint64_t len)
 {
-	struct range *r;
-
 	if (n->ntodo && n->todo[n->ntodo - 1].off + n->todo[n->ntodo - 1].len == off) {
 		n->todo[n->ntodo - 1].len += len;
 		return 0;
 	}
-	if (n->ntodo == n->todo_cap) {
-		size_t cap = n->todo_cap ? n->todo_cap * 2 : 64;
-
-		r = realloc(n->todo, cap * sizeof(*r));
-		if (!r)
-			return xip_error(-ENOMEM, "out of memory");
-		n->todo = r;
-		n->todo_cap = cap;
-	}
+	if (xip_grow((void **)&n->todo, &n->todo_cap, n->ntodo + 1,
+		     sizeof(*n->todo)))
+		return xip_error(-ENOMEM, "out of memory");
 	n->todo[n->ntodo++] = (struct range){ off, len };
 	return 0;
 }

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "xip.h"
+#include "util.h"
 
 #define STATE_MAX 32768
 #define LOCK_NAME ".lock"
@@ -879,16 +880,9 @@ int xip_registry_list(struct xip_seg_entry **entries, size_t *n)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.' || xip_registry_name_check(de->d_name))
 			continue;	/* lock, temporary files, foreign names */
-		if (cnt == cap) {
-			struct xip_seg_entry *p;
-
-			cap = cap ? cap * 2 : 8;
-			p = realloc(v, cap * sizeof(*v));
-			if (!p) {
-				ret = xip_error(-ENOMEM, "out of memory");
-				break;
-			}
-			v = p;
+		if (xip_grow((void **)&v, &cap, cnt + 1, sizeof(*v))) {
+			ret = xip_error(-ENOMEM, "out of memory");
+			break;
 		}
 		ret = list_one(de->d_name, &v[cnt]);
 		if (ret < 0)

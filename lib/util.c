@@ -96,20 +96,22 @@ ssize_t xip_pread_full(int fd, void *buf, size_t len, uint64_t off)
 
 int xip_grow(void **arr, size_t *cap, size_t need, size_t elsize)
 {
-	size_t ncap;
+	size_t max, ncap;
 	void *p;
 
 	if (need <= *cap)
 		return 0;
-	if (!elsize || need > SIZE_MAX / elsize)
+	if (!elsize)
 		return -ENOMEM;
-	ncap = *cap <= SIZE_MAX / 2 ? *cap * 2 : SIZE_MAX;
+	max = SIZE_MAX / elsize;	/* the most elements that fit */
+	if (need > max)
+		return -ENOMEM;
+	/* where twice does not fit, exactly what is asked */
+	ncap = *cap > max / 2 ? need : *cap * 2;
 	if (ncap < 16)
-		ncap = 16;
+		ncap = 16 <= max ? 16 : need;
 	if (ncap < need)
 		ncap = need;
-	if (ncap > SIZE_MAX / elsize)
-		ncap = need;	/* twice does not fit: exactly what is asked */
 	p = realloc(*arr, ncap * elsize);
 	if (!p)
 		return -ENOMEM;

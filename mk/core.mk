@@ -34,3 +34,13 @@ TESTS += tests/cli/cli.bats tests/cli/info.bats tests/cli/manpages.bats \
 EXTRA_DIST += tests/cli/cli.bats tests/cli/info.bats tests/cli/manpages.bats \
 	tests/cli/front.bats
 endif
+
+if ENABLE_TESTS
+# util.o's realloc(3) wrapped: xip_grow's requests seen and failed at will
+check_PROGRAMS += tests/unit/test_util
+tests_unit_test_util_SOURCES = tests/unit/test_util.c tests/unit/unit.h
+tests_unit_test_util_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_util_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=realloc
+tests_unit_test_util_LDADD = $(UNIT_LDADD)
+TESTS += tests/unit/test_util
+endif
