@@ -492,11 +492,13 @@ static int state_write_tmp(int dfd, const char *dir,
 	return ret;
 }
 
-/* One function for a new record (link: refuses a name in use) and a
- * replaced one (rename over it). */
+/*
+ * One function for a new record (link: refuses a name in use) and a
+ * replaced one (rename over it).
+ */
 int xip_registry_store(const struct xip_seg_entry *e, int flags)
 {
-	char dir[XIP_PATH_MAX], tmp[XIP_SEG_NAME_MAX + 64];
+	char dir[XIP_PATH_MAX], tmp[XIP_SEG_NAME_MAX + 64] = "";
 	bool create = flags & XIP_REG_CREATE;
 	int dfd, ret = xip_registry_lock();
 
