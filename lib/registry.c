@@ -459,6 +459,7 @@ static int state_write_tmp(int dfd, const char *dir,
 	struct timespec ts;
 	int fd = -1, n, ret = 0;
 
+	tmp[0] = '\0';
 	if (!text)
 		return xip_error(-ENOMEM, "out of memory");
 	n = xip_registry_format(e, text, STATE_MAX);
@@ -479,16 +480,22 @@ static int state_write_tmp(int dfd, const char *dir,
 	if (fd < 0) {
 		ret = xip_error(-errno, "%s/%s: %s", dir, tmp, strerror(errno));
 		free(text);
+		tmp[0] = '\0';	/* not ours */
 		return ret;
 	}
-	if (write(fd, text, (size_t)n) != n || fsync(fd) < 0)
-		ret = xip_error(-EIO, "%s/%s: cannot write state file: %s", dir,
-				tmp, strerror(errno ? errno : EIO));
+	ret = xip_write_all(fd, text, (size_t)n);
+	if (!ret && fsync(fd) < 0)
+		ret = -errno;
+	if (ret)
+		ret = xip_error(ret, "%s/%s: cannot write state file: %s", dir,
+				tmp, strerror(-ret));
 	if (close(fd) < 0 && !ret)
 		ret = xip_error(-errno, "%s/%s: %s", dir, tmp, strerror(errno));
 	free(text);
-	if (ret)
+	if (ret) {
 		unlinkat(dfd, tmp, 0);
+		tmp[0] = '\0';
+	}
 	return ret;
 }
 
@@ -498,7 +505,7 @@ static int state_write_tmp(int dfd, const char *dir,
  */
 int xip_registry_store(const struct xip_seg_entry *e, int flags)
 {
-	char dir[XIP_PATH_MAX], tmp[XIP_SEG_NAME_MAX + 64] = "";
+	char dir[XIP_PATH_MAX], tmp[XIP_SEG_NAME_MAX + 64];
 	bool create = flags & XIP_REG_CREATE;
 	int dfd, ret = xip_registry_lock();
 
@@ -517,9 +524,8 @@ int xip_registry_store(const struct xip_seg_entry *e, int flags)
 				e->name) :
 		      xip_error(-errno, "%s/%s: %s", dir, e->name,
 				strerror(errno));
-	if (!ret && !create)
-		tmp[0] = '\0';		/* renamed: nothing left to remove */
-	if (tmp[0])
+	/* what is left of ours: the link's source, a failed rename's */
+	if (tmp[0] && (create || ret))
 		unlinkat(dfd, tmp, 0);
 	close(dfd);
 	xip_registry_unlock();
