@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Internal interface of the image builder: the in-memory tree that
- * buildtree.c scans from the source, build.c plans, buildwrite.c writes
- * and buildid.c derives the image's identity from.
+ * Internal interface of the image builder: the in-memory tree
+ * (buildtree.c) that buildscan.c scans from the source (buildtar.c from
+ * a tar archive, builddevtable.c adds to), build.c plans, buildwrite.c
+ * writes and buildid.c derives the image's identity from.
  */
 #ifndef XIP_BUILD_H
 #define XIP_BUILD_H
@@ -137,8 +138,7 @@ int xip_target_commit(struct btarget *tg);
 void xip_target_abort(struct btarget *tg);
 void xip_target_close(struct btarget *tg);
 
-/* buildtree.c */
-int xip_btree_scan(struct btree *t, const struct xip_build_opts *o);
+/* buildtree.c: the tree itself */
 /* The tree's lost+found: the one in the tree, else a new one. */
 int xip_btree_make_lpf(struct btree *t, const struct xip_build_opts *o);
 struct bnode *xip_btree_node_new(struct btree *t);
@@ -151,23 +151,18 @@ void xip_btree_set_owner(struct bnode *n, const struct xip_build_opts *o,
 			 uint32_t uid, uint32_t gid);
 /* Every time of @n set to the time of the build. */
 void xip_btree_node_set_now(struct btree *t, struct bnode *n);
+int xip_btree_finish(struct btree *t, const struct xip_build_opts *o);
+void xip_btree_free(struct btree *t);
+/* The source path of a node (malloc'ed), "(device table)" when none. */
+char *xip_btree_path(const struct btree *t, const struct bnode *n);
+
+/* buildscan.c: a source directory scanned into the tree */
+int xip_btree_scan(struct btree *t, const struct xip_build_opts *o);
 /* One data range of @blocks blocks from the start. */
 int xip_btree_whole_range(struct bnode *n, uint64_t blocks);
 /* The extended attributes ext2 keeps (user., trusted., security., ACLs). */
 bool xip_btree_xattr_wanted(const char *name);
 int xip_btree_xattr_cmp(const void *a, const void *b);
-
-/*
- * buildtar.c: the tree of a tar archive (opts->tar, "-" for stdin) read
- * with libarchive, instead of xip_btree_scan().  File data goes to a private
- * spool file (t->spool_fd), holes of sparse members left out.
- */
-int xip_btree_scan_tar(struct btree *t, const struct xip_build_opts *o);
-int xip_btree_devtable(struct btree *t, const char *file);
-int xip_btree_finish(struct btree *t, const struct xip_build_opts *o);
-void xip_btree_free(struct btree *t);
-/* The source path of a node (malloc'ed), "(device table)" when none. */
-char *xip_btree_path(const struct btree *t, const struct bnode *n);
 /*
  * Open the source file of regular node @n for reading: every directory
  * on its path is opened from the source's top with O_NOFOLLOW and, like
@@ -175,6 +170,18 @@ char *xip_btree_path(const struct btree *t, const struct bnode *n);
  * the scan", otherwise).  A FIFO or device swapped in does not block.
  */
 int xip_btree_open_source(struct btree *t, const struct bnode *n, int *fdp);
+/* Close the open directories of the source but the first @keep. */
+void xip_btree_dirs_pop(struct btree *t, size_t keep);
+
+/*
+ * buildtar.c: the tree of a tar archive (opts->tar, "-" for stdin) read
+ * with libarchive, instead of xip_btree_scan().  File data goes to a private
+ * spool file (t->spool_fd), holes of sparse members left out.
+ */
+int xip_btree_scan_tar(struct btree *t, const struct xip_build_opts *o);
+
+/* builddevtable.c: a genext2fs device table applied to the tree */
+int xip_btree_devtable(struct btree *t, const char *file);
 
 /* buildid.c: a 128-bit hash of the tree, for the derived UUID. */
 struct bhash {

@@ -1,7 +1,8 @@
 # attach: named memory segments (attach, detach, list, save), the registry
 # (lib/registry.c, listed in core.mk)
 # and kernel loop devices.
-libxip_a_SOURCES += lib/loop.c lib/attach.c
+libxip_a_SOURCES += lib/loop.c lib/attach_int.h lib/attach.c lib/attach_fill.c \
+	lib/detach.c lib/save.c
 xiptool_main_SOURCES += cmd/attach.c
 dist_man_MANS += man/xiptool-attach.1 man/xiptool-detach.1 \
 	man/xiptool-list.1 man/xiptool-save.1

@@ -1,8 +1,9 @@
 # mkfs: files of this part of the product
 # Building images from a tree: lib/build.c (plan), lib/buildwrite.c,
-# lib/buildid.c, lib/buildtree.c, `xiptool mkfs`.
+# lib/buildid.c, lib/buildtree.c (the tree), lib/buildscan.c (a source
+# directory), lib/builddevtable.c (device tables), `xiptool mkfs`.
 libxip_a_SOURCES += lib/build.h lib/build.c lib/buildwrite.c lib/buildid.c \
-	lib/buildtree.c lib/buildtarget.c \
+	lib/buildtree.c lib/buildscan.c lib/builddevtable.c lib/buildtarget.c \
 	lib/buildtar.c lib/buildio.c lib/extract.c lib/lazy.c lib/lazy.h
 xiptool_main_SOURCES += cmd/mkfs.c cmd/extract.c
 dist_man_MANS += man/xiptool-mkfs.1 man/xiptool-extract.1

@@ -1,4 +1,4 @@
-/* Unit tests of lib/build.c, lib/buildtree.c and lib/buildtar.c. */
+/* Unit tests of lib/build.c, buildtree.c, builddevtable.c and buildtar.c. */
 #include <archive.h>
 #include <archive_entry.h>
 #include <sys/resource.h>

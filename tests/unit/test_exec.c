@@ -1,4 +1,4 @@
-/* Unit tests of the loader's planning (lib/exec.c): what is mapped where,
+/* Unit tests of the loader's planning (lib/exec_plan.c): what is mapped where,
  * and the initial stack, without mapping anything. */
 #include <elf.h>
 #include <inttypes.h>

@@ -1,6 +1,6 @@
-/* Unit tests of lib/registry.c and lib/attach.c: names, state files,
- * stale entries, @NAME resolution, attach/save/detach without a loop
- * device. */
+/* Unit tests of lib/registry.c, attach.c, save.c and detach.c: names,
+ * state files, stale entries, @NAME resolution, attach/save/detach without
+ * a loop device. */
 #include <sys/file.h>
 #include <zlib.h>
 

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Saving an attached segment to a file: under the segment's shared lock
+ * (writers finished, a detach refused meanwhile), copied a chunk at a
+ * time into a temporary file next to the destination, zero blocks left
+ * as holes, then renamed into place.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attach_int.h"
+#include "kcopy.h"
+
+#define SAVE_LOCK_MS	5000
+/* ---- save ---------------------------------------------------------------- */
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	return n == 0 || (p[0] == 0 && !memcmp(p, p + 1, n - 1));
+}
+
+/* Write @n bytes of @data at @off of @fd, leaving zero blocks as holes. */
+static int put_sparse(int fd, const uint8_t *data, size_t n, uint64_t off,
+		      const char *path)
+{
+	const size_t blk = 4096;
+
+	for (size_t i = 0, j; i < n; i = j) {
+		size_t k = n - i < blk ? n - i : blk;
+
+		j = i + k;
+		if (all_zero(data + i, k))
+			continue;
+		/* one write for the whole run of non-zero blocks */
+		while (j < n) {
+			k = n - j < blk ? n - j : blk;
+			if (all_zero(data + j, k))
+				break;
+			j += k;
+		}
+		int ret = xip_pwrite_all(fd, data + i, j - i, off + i);
+
+		if (ret)
+			return xip_error(ret, "%s: %s", path, strerror(-ret));
+	}
+	return 0;
+}
+
+/*
+ * Copy the segment to @fd, zero blocks left as holes: read through the
+ * segment's file a chunk at a time (pread; no page-table entry per page),
+ * through its mapping where the file cannot be read (device DAX).
+ */
+static int write_sparse(int fd, struct xip_segment *seg, uint64_t size,
+			const char *path)
+{
+	const size_t chunk = 1u << 20;
+	uint8_t *buf = NULL;
+	int ret = 0;
+
+	if (seg->kind != XIP_SEG_DAX && !(buf = malloc(chunk)))
+		return xip_error(-ENOMEM, "out of memory");
+	for (uint64_t off = 0; !ret && off < size;) {
+		size_t n = size - off < chunk ? (size_t)(size - off) : chunk;
+		const uint8_t *data = seg->base + off;
+		ssize_t r = buf ? pread(seg->fd, buf, n, (off_t)off) : (ssize_t)n;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && buf && off == 0 && (errno == EINVAL || errno == ENODEV)) {
+			free(buf);	/* not readable: the mapping */
+			buf = NULL;
+			continue;
+		}
+		if (r <= 0) {
+			ret = r ? xip_error(-errno, "%s: %s", seg->path,
+					    strerror(errno)) :
+				  xip_error(-EIO, "%s: shrank while being saved",
+					    seg->path);
+			break;
+		}
+		ret = put_sparse(fd, buf ? buf : data, (size_t)r, off, path);
+		off += (uint64_t)r;
+	}
+	free(buf);
+	if (!ret && (ftruncate(fd, (off_t)size) < 0 || fsync(fd) < 0))
+		ret = xip_error(-errno, "%s: %s", path, strerror(errno));
+	return ret;
+}
+
+/*
+ * Wait for writers to finish: a shared lock on the segment file.  Then
+ * the segment must still be attached: a detach that came first unlinked
+ * it; one that comes later sees the lock and refuses.
+ */
+static int lock_shared(int fd, const struct xip_seg_entry *e)
+{
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	struct stat st;
+	char why[256];
+
+	for (int waited = 0; flock(fd, LOCK_SH | LOCK_NB) < 0; waited += 10) {
+		if (errno != EWOULDBLOCK)
+			return xip_error(-errno, "%s: lock: %s", e->path,
+					 strerror(errno));
+		if (waited >= SAVE_LOCK_MS) {
+			xip_attach_describe_holder(fd, why, sizeof(why));
+			return xip_error(-EBUSY, "%s: busy: %s", e->name, why);
+		}
+		nanosleep(&pause, NULL);
+	}
+	if (fstat(fd, &st) == 0 && st.st_nlink == 0)
+		return xip_error(-ENOENT,
+				 "@%s: no attached segment of that name (detached)",
+				 e->name);
+	return 0;
+}
+
+/* The kernel may hold writes to the loop device in its cache. */
+static void flush_loop(const struct xip_seg_entry *e)
+{
+	int fd;
+
+	if (!e->loop[0] || xip_loop_read_only(e->loop) != 0)
+		return;
+	fd = open(e->loop, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	xip_error_clear();
+}
+
+static int temp_next_to(const char *dest, char *tmp, size_t len)
+{
+	int fd;
+
+	if ((size_t)snprintf(tmp, len, "%s.XXXXXX", dest) >= len)
+		return xip_error(-ENAMETOOLONG, "%s: name too long", dest);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return xip_error(-errno, "%s: cannot create: %s", dest,
+				 strerror(errno));
+	return fd;
+}
+
+static int save_data(const struct xip_seg_entry *e, int sfd, const char *dest)
+{
+	char tmp[XIP_PATH_MAX + 16];
+	mode_t mask = umask(0);
+	struct xip_segment *seg;
+	struct stat st;
+	void *map;
+	int fd, ret;
+
+	umask(mask);
+	if (stat(dest, &st) == 0 && !S_ISREG(st.st_mode))
+		return xip_error(-EINVAL, "%s: not a regular file", dest);
+	ret = xip_segment_open_fd(sfd, e->path, 0, &seg);
+	if (ret)
+		return ret;
+	if (xip_segment_range(seg, 0, e->size, &map)) {
+		xip_segment_close(seg);
+		return xip_error(-EIO, "%s: segment file shorter than recorded",
+				 e->path);
+	}
+	fd = temp_next_to(dest, tmp, sizeof(tmp));
+	ret = fd < 0 ? fd : write_sparse(fd, seg, e->size, tmp);
+	if (!ret && fchmod(fd, 0666 & ~mask) < 0)
+		ret = xip_error(-errno, "%s: %s", tmp, strerror(errno));
+	if (fd >= 0 && close(fd) < 0 && !ret)
+		ret = xip_error(-errno, "%s: %s", tmp, strerror(errno));
+	if (!ret && rename(tmp, dest) < 0)
+		ret = xip_error(-errno, "%s: %s", dest, strerror(errno));
+	if (ret && fd >= 0)
+		unlink(tmp);
+	xip_segment_close(seg);
+	return ret;
+}
+
+/* Save through @locked (a descriptor holding a lock), or lock here. */
+int xip_attach_save_entry(const struct xip_seg_entry *e, const char *dest,
+			  int locked)
+{
+	int fd = locked, ret = 0;
+
+	if (fd < 0) {
+		fd = xip_registry_open_entry(e, O_RDONLY);
+		if (fd < 0)
+			return fd;
+		ret = lock_shared(fd, e);
+	}
+	flush_loop(e);
+	if (!ret)
+		ret = save_data(e, fd, dest);
+	if (fd != locked)
+		close(fd);
+	return ret;
+}
+
+/*
+ * Save takes no registry lock: it holds the segment's shared holder lock
+ * while it copies, which a detach respects (it refuses a held segment),
+ * and checks after taking it that the segment is still attached.
+ */
+int xip_save(const char *what, const char *dest)
+{
+	struct xip_seg_entry *e = malloc(sizeof(*e));
+	int ret;
+
+	if (!e)
+		return xip_error(-ENOMEM, "out of memory");
+	ret = xip_registry_find(what, e);
+	if (!ret)
+		ret = xip_attach_save_entry(e, dest, -1);
+	free(e);
+	return ret;
+}
