@@ -309,7 +309,7 @@ static int file_range(int fd, const char *segpath, const char *file,
 	if (ret)
 		goto out;
 	size = EXT2_I_SIZE(&inode);
-	blocks = (size + img->block_size - 1) / img->block_size;
+	blocks = div_round_up(size, img->block_size);
 	if (size == 0)
 		ret = xip_error(-EINVAL, "%s: empty file: nothing to bind", file);
 	else if (nruns != 1 || runs[0].lblk != 0 || runs[0].len < blocks)

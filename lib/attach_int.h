@@ -13,12 +13,8 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "util.h"
 #include "xip.h"
-
-static inline uint64_t round_up(uint64_t v, uint64_t a)
-{
-	return (v + a - 1) / a * a;
-}
 
 static inline uint64_t min_u64(uint64_t a, uint64_t b)
 {

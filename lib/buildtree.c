@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "build.h"
+#include "util.h"
 
 #define FAST_LINK_MAX 59	/* bytes that fit in i_block (60 with NUL) */
 
@@ -186,16 +187,10 @@ struct bnode *xip_btree_node_new(struct btree *t)
 
 	if (!n)
 		return NULL;
-	if (t->nnodes == t->capnodes) {
-		size_t cap = t->capnodes ? t->capnodes * 2 : 256;
-		struct bnode **p = realloc(t->nodes, cap * sizeof(*p));
-
-		if (!p) {
-			free(n);
-			return NULL;
-		}
-		t->nodes = p;
-		t->capnodes = cap;
+	if (xip_grow((void **)&t->nodes, &t->capnodes, t->nnodes + 1,
+		     sizeof(*t->nodes))) {
+		free(n);
+		return NULL;
 	}
 	t->nodes[t->nnodes++] = n;
 	return n;
@@ -205,15 +200,9 @@ int xip_btree_add_entry(struct bnode *dir, const char *name, struct bnode *n)
 {
 	struct bentry *e;
 
-	if (dir->nkids == dir->capkids) {
-		size_t cap = dir->capkids ? dir->capkids * 2 : 8;
-
-		e = realloc(dir->kids, cap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		dir->kids = e;
-		dir->capkids = cap;
-	}
+	if (xip_grow((void **)&dir->kids, &dir->capkids, dir->nkids + 1,
+		     sizeof(*e)))
+		return -ENOMEM;
 	e = &dir->kids[dir->nkids];
 	e->name = strdup(name);
 	if (!e->name)
@@ -361,7 +350,7 @@ static int count_node(struct btree *t, struct bnode *n)
 		blocks = xip_build_dir_blocks(bs, lens, n->nkids);
 		free(lens);
 		if (n->is_lpf) {
-			uint64_t min = (16384 + bs - 1) / bs;
+			uint64_t min = div_round_up(16384, bs);
 
 			min = min < 2 ? 2 : min > 12 ? 12 : min;
 			blocks = blocks < min ? min : blocks;

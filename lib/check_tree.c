@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "check_int.h"
+#include "util.h"
 
 struct tree_ent {
 	uint32_t dir, ino;
@@ -214,10 +215,10 @@ static int source_crc(const char *path, uLong *crc)
 	if (fd < 0)
 		return -errno;
 	*crc = crc32(0, NULL, 0);
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
+	while ((n = xip_read_full(fd, buf, sizeof(buf))) > 0)
 		*crc = crc32(*crc, buf, (uInt)n);
 	close(fd);
-	return n < 0 ? -errno : 0;
+	return n < 0 ? (int)n : 0;
 }
 
 static void cmp_content(struct chk *c, const char *path, const char *src,

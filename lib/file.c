@@ -380,7 +380,6 @@ static const void *src_block(struct xip_map *m, struct wsrc *src,
 			     uint64_t pos, int *ret)
 {
 	size_t bs = m->img->block_size;
-	ssize_t r;
 
 	if (src->buf)
 		return src->buf + pos;
@@ -388,16 +387,9 @@ static const void *src_block(struct xip_map *m, struct wsrc *src,
 		*ret = xip_error(-ENOMEM, "out of memory");
 		return NULL;
 	}
-	r = xip_pread_full(src->fd, src->bounce, bs, src->fd_off + pos);
-	if (r < 0) {
-		*ret = xip_error((int)r, "%s: %s", src->name, strerror((int)-r));
-		return NULL;
-	}
-	if ((size_t)r < bs) {
-		*ret = xip_error(-EIO, "%s: shrank while being read", src->name);
-		return NULL;
-	}
-	return src->bounce;
+	*ret = xip_pread_exact(src->fd, src->bounce, bs, src->fd_off + pos,
+			       src->name);
+	return *ret ? NULL : src->bounce;
 }
 
 #define WRITE_BATCH 256		/* blocks allocated before one copy */

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util.h"
 #include "xip.h"
 
 enum xip_kcopy_how {
@@ -57,8 +58,4 @@ int xip_seg_zero(struct xip_segment *seg, uint64_t off, uint64_t len);
  */
 int xip_seg_copy_in(struct xip_segment *seg, uint64_t off, int fd,
 		    uint64_t src_off, uint64_t len, uint64_t *done);
-/* util.h */
-int xip_write_all(int fd, const void *buf, size_t len);
-int xip_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
-
 #endif

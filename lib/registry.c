@@ -576,12 +576,11 @@ static int state_read(int dfd, const char *name, struct xip_seg_entry *e)
 		close(fd);
 		return xip_error(-ENOMEM, "out of memory");
 	}
-	n = read(fd, text, cap - 1);
+	n = xip_read_full(fd, text, cap - 1);
 	close(fd);
 	if (n < 0) {
-		ret = -errno;
 		free(text);
-		return ret;
+		return (int)n;
 	}
 	text[n] = '\0';
 	ret = xip_registry_parse(text, e);

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -92,6 +93,18 @@ ssize_t xip_pread_full(int fd, void *buf, size_t len, uint64_t off)
 	if (off > INT64_MAX)
 		return -EINVAL;
 	return read_loop(fd, buf, len, (int64_t)off);
+}
+
+int xip_pread_exact(int fd, void *buf, size_t len, uint64_t off,
+		    const char *name)
+{
+	ssize_t n = xip_pread_full(fd, buf, len, off);
+
+	if (n < 0)
+		return xip_error((int)n, "%s: %s", name, strerror((int)-n));
+	if ((size_t)n < len)
+		return xip_error(-EIO, "%s: shrank while being read", name);
+	return 0;
 }
 
 int xip_grow(void **arr, size_t *cap, size_t need, size_t elsize)

@@ -49,6 +49,14 @@ ssize_t xip_read_full(int fd, void *buf, size_t len);
 ssize_t xip_pread_full(int fd, void *buf, size_t len, uint64_t off);
 
 /*
+ * Exactly @len bytes of @fd at @off: 0, or an error recorded (xip_error)
+ * about @name: -errno, or -EIO when the file ends before (it shrank while
+ * being read).
+ */
+int xip_pread_exact(int fd, void *buf, size_t len, uint64_t off,
+		    const char *name);
+
+/*
  * Room for at least @need elements of @elsize bytes in the array *@arr of
  * *@cap elements: when it is smaller, realloc(3) it to twice its capacity
  * (at least 16 elements, at least @need).  0, or -ENOMEM (out of memory,

@@ -295,6 +295,13 @@ static void test_file_loops(void **state)
 	assert_memory_equal(back, buf, 10);
 	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
 	assert_int_equal(xip_read_full(fd, back, sizeof(back)), 150);
+	/* exactly: all there, or an error that names the file */
+	assert_int_equal(xip_pread_exact(fd, back, 100, 50, "src"), 0);
+	assert_memory_equal(back, buf, 100);
+	assert_int_equal(xip_pread_exact(fd, back, 101, 50, "src"), -EIO);
+	assert_string_equal(xip_errmsg(), "src: shrank while being read");
+	assert_int_equal(xip_pread_exact(-1, back, 1, 0, "src"), -EBADF);
+	assert_string_equal(xip_errmsg(), "src: Bad file descriptor");
 	/* offsets that do not fit an off_t */
 	assert_int_equal(xip_pwrite_all(fd, buf, 1, UINT64_MAX), -EINVAL);
 	assert_int_equal(xip_pread_full(fd, back, 1, UINT64_MAX), -EINVAL);
