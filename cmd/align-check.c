@@ -216,7 +216,7 @@ int cmd_align_check(int argc, const char **argv)
 	struct align_run r = { .rc = EXIT_OK };
 	struct cmd_args args;
 	char *page = NULL;
-	int json = 0, huge = 0, rc;
+	int json = 0, huge = 0, rc = EXIT_OK;
 	const struct poptOption options[] = {
 		{ "json", 'J', POPT_ARG_NONE, &json, 0,
 		  "print the verdicts as JSON", NULL },
@@ -225,13 +225,10 @@ int cmd_align_check(int argc, const char **argv)
 		{ "huge", 'H', POPT_ARG_NONE, &huge, 0,
 		  "also require 2 MiB mappings of segments of 2 MiB or more",
 		  NULL },
-		CMD_HELP_OPTIONS,
 		POPT_TABLEEND
 	};
 
-	rc = cmd_parse(argc, argv, options, align_usage, 1, -1, &args);
-	if (rc)
-		goto out;
+	cmd_parse(argc, argv, options, align_usage, 1, -1, &args);
 	rc = page ? cmd_parse_page_size(page, &r.o.page_size) : EXIT_OK;
 	if (rc)
 		goto out;

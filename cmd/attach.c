@@ -73,7 +73,7 @@ int cmd_attach(int argc, const char **argv)
 	struct pull_progress pp = { 0 };
 	struct xip_seg_entry *e;
 	char *name = NULL, *type = NULL, *size = NULL, *file = NULL;
-	int loop = 0, huge = 0, raw = 0, rc, ret;
+	int loop = 0, huge = 0, raw = 0, rc = EXIT_OK, ret;
 	struct cmd_args args;
 	const struct poptOption options[] = {
 		{ "name", 'n', POPT_ARG_STRING, &name, 0,
@@ -93,13 +93,10 @@ int cmd_attach(int argc, const char **argv)
 		  "SIZE" },
 		{ "raw", 'r', POPT_ARG_NONE, &raw, 0,
 		  "attach any bytes, not only an ext2 image", NULL },
-		CMD_HELP_OPTIONS,
 		POPT_TABLEEND
 	};
 
-	rc = cmd_parse(argc, argv, options, attach_usage, 0, 1, &args);
-	if (rc)
-		return rc;
+	cmd_parse(argc, argv, options, attach_usage, 0, 1, &args);
 	o.image = args.argc ? args.argv[0] : NULL;
 	o.name = name;
 	o.loop = loop;
@@ -173,7 +170,7 @@ static int detach_all(const char *save, int flags)
 int cmd_detach(int argc, const char **argv)
 {
 	char *save = NULL;
-	int force = 0, all = 0, rc, ret;
+	int force = 0, all = 0, rc = EXIT_OK, ret;
 	struct cmd_args args;
 	const struct poptOption options[] = {
 		{ "save", 's', POPT_ARG_STRING, &save, 0,
@@ -184,13 +181,10 @@ int cmd_detach(int argc, const char **argv)
 		  NULL },
 		{ "all", 'a', POPT_ARG_NONE, &all, 0,
 		  "detach every attached segment", NULL },
-		CMD_HELP_OPTIONS,
 		POPT_TABLEEND
 	};
 
-	rc = cmd_parse(argc, argv, options, detach_usage, 0, -1, &args);
-	if (rc)
-		return rc;
+	cmd_parse(argc, argv, options, detach_usage, 0, -1, &args);
 	if (all && args.argc)
 		rc = cmd_usage_error("--all takes no segment names");
 	else if (!all && !args.argc)
@@ -220,16 +214,8 @@ out:
 int cmd_save(int argc, const char **argv)
 {
 	struct cmd_args args;
-	int rc, ret;
-	const struct poptOption options[] = {
-		CMD_HELP_OPTIONS,
-		POPT_TABLEEND
-	};
-
-	rc = cmd_parse(argc, argv, options, "NAME|/dev/loopN IMAGE", 2, 2,
-		       &args);
-	if (rc)
-		return rc;
+	int rc = EXIT_OK, ret;
+	cmd_parse(argc, argv, NULL, "NAME|/dev/loopN IMAGE", 2, 2, &args);
 	ret = xip_save(args.argv[0], args.argv[1]);
 	if (ret)
 		rc = msg_lib_error(ret);
@@ -445,7 +431,7 @@ static const char list_usage[] =
 
 int cmd_list(int argc, const char **argv)
 {
-	int json = 0, noheadings = 0, raw = 0, rc, ret, cols[N_COLUMNS * 2];
+	int json = 0, noheadings = 0, raw = 0, rc = EXIT_OK, ret, cols[N_COLUMNS * 2];
 	struct xip_seg_entry *all = NULL;
 	char *output = NULL;
 	struct cmd_args args;
@@ -460,13 +446,10 @@ int cmd_list(int argc, const char **argv)
 		  "do not print the heading line", NULL },
 		{ "raw", 'r', POPT_ARG_NONE, &raw, 0,
 		  "raw output (no column alignment)", NULL },
-		CMD_HELP_OPTIONS,
 		POPT_TABLEEND
 	};
 
-	rc = cmd_parse(argc, argv, options, list_usage, 0, -1, &args);
-	if (rc)
-		return rc;
+	cmd_parse(argc, argv, options, list_usage, 0, -1, &args);
 	rc = columns_parse(output, cols, &ncols);
 	if (rc)
 		goto out;

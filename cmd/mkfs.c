@@ -158,18 +158,9 @@ static void mkfs_on_signal(int sig)
 static void mkfs_signals(bool cleanup)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-	struct sigaction sa = { .sa_handler = cleanup ? mkfs_on_signal :
-						     SIG_DFL };
 
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		struct sigaction old;
-
-		/* leave alone what the caller ignores (nohup, background) */
-		if (sigaction(sigs[i], NULL, &old) == 0 &&
-		    old.sa_handler == SIG_IGN)
-			continue;
-		sigaction(sigs[i], &sa, NULL);
-	}
+	cmd_catch_signals(sigs, sizeof(sigs) / sizeof(sigs[0]),
+			  cleanup ? mkfs_on_signal : SIG_DFL);
 }
 
 struct mkfs_args {
@@ -267,7 +258,7 @@ int cmd_mkfs(int argc, const char **argv)
 	struct mkfs_args a = { 0 };
 	struct mkfs_progress mp = { 0 };
 	struct cmd_args args = { 0 };
-	int rc, ret;
+	int rc = EXIT_OK, ret;
 	const struct poptOption options[] = {
 		{ "root", 'd', POPT_ARG_STRING, &a.root, 0,
 		  "copy the tree DIR into the image", "DIR" },
@@ -313,13 +304,10 @@ int cmd_mkfs(int argc, const char **argv)
 		  NULL },
 		{ "quiet", 'q', POPT_ARG_NONE, &a.quiet, 0,
 		  "print no progress and no summary", NULL },
-		CMD_HELP_OPTIONS,
 		POPT_TABLEEND
 	};
 
-	rc = cmd_parse(argc, argv, options, mkfs_usage, 1, 1, &args);
-	if (rc)
-		goto out;
+	cmd_parse(argc, argv, options, mkfs_usage, 1, 1, &args);
 	rc = mkfs_opts(&a, &o, &um, &gm);
 	if (rc)
 		goto out;
@@ -361,5 +349,5 @@ out:
 	free(a.uid_map);
 	free(a.gid_map);
 	cmd_args_free(&args);
-	return rc == CMD_HELP_SHOWN ? EXIT_OK : rc;
+	return rc;
 }

@@ -201,7 +201,7 @@ int cmd_verify(int argc, const char **argv)
 	struct progress prog = { 0 };
 	char *against = NULL, *page = NULL;
 	struct cmd_args args;
-	int json = 0, rc;
+	int json = 0, rc = EXIT_OK;
 	const struct poptOption options[] = {
 		{ "json", 'J', POPT_ARG_NONE, &json, 0,
 		  "print the findings as JSON", NULL },
@@ -210,13 +210,10 @@ int cmd_verify(int argc, const char **argv)
 		{ "page-size", 'p', POPT_ARG_STRING, &page, 0,
 		  "check XIP capability for pages of N bytes (default: the host's)",
 		  "N" },
-		CMD_HELP_OPTIONS,
 		POPT_TABLEEND
 	};
 
-	rc = cmd_parse(argc, argv, options, verify_usage, 1, 1, &args);
-	if (rc)
-		goto out;
+	cmd_parse(argc, argv, options, verify_usage, 1, 1, &args);
 	rc = page ? cmd_parse_page_size(page, &o.page_size) : EXIT_OK;
 	if (rc)
 		goto out;

@@ -191,7 +191,7 @@ int cmd_write(int argc, const char **argv)
 {
 	char *offset_s = NULL, *mode_s = NULL, *input = NULL;
 	struct wjob w = { NULL, 0, 0, 0, STDIN_FILENO, "stdin" };
-	int append = 0, create = 0, rc;
+	int append = 0, create = 0, rc = EXIT_OK;
 	unsigned int mode = 0644;
 	struct cmd_args args;
 	const struct poptOption options[] = {
@@ -206,13 +206,10 @@ int cmd_write(int argc, const char **argv)
 		  "MODE" },
 		{ "input", 'i', POPT_ARG_STRING, &input, 0,
 		  "read from FILE instead of stdin", "FILE" },
-		CMD_HELP_OPTIONS,
 		POPT_TABLEEND
 	};
 
-	rc = cmd_parse(argc, argv, options, write_usage, 2, 3, &args);
-	if (rc)
-		return rc;
+	cmd_parse(argc, argv, options, write_usage, 2, 3, &args);
 	if (args.argc == 3 && input)
 		rc = cmd_usage_error("give the input as -i FILE or as FILE, not both");
 	else if (args.argc == 3 && !(input = strdup(args.argv[2])))
