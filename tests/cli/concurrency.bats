@@ -34,12 +34,7 @@ lock_waiters() {
 }
 
 @test "two detaches of one segment: one succeeds, the other says it is not attached" {
-	require_loop
-	make_tree_image
-	run xiptool attach --loop -n "$SEG" "$T/img"
-	[ "$status" -eq 0 ]
-	dev=${output##* }
-	path=$(seg_col "$SEG" PATH)
+	attach_tree_loop
 	hold_lock
 	"$XIPTOOL" detach "$SEG" > "$T/out1" 2>&1 & p1=$!
 	"$XIPTOOL" detach "$SEG" > "$T/out2" 2>&1 & p2=$!
@@ -74,9 +69,11 @@ lock_waiters() {
 	cmp "$(seg_col "$SEG" PATH)" "$T/img"
 }
 
-@test "an attach killed while filling: list shows nothing live, then removes its claim and its file" {
+# Start attaching make_tree_image's image followed by 1 GiB of zeros,
+# gzipped (a few seconds of work), in the background (its pid in $pid);
+# return once its record says it is attaching.
+attach_slowly() {
 	make_tree_image
-	# an image followed by 1 GiB of zeros: a few seconds of work
 	gzip -1 -c "$T/img" > "$T/big.gz"
 	head -c 64M /dev/zero | gzip -1 -c > "$T/z64.gz"
 	for i in $(seq 16); do cat "$T/z64.gz"; done >> "$T/big.gz"
@@ -85,6 +82,10 @@ lock_waiters() {
 		grep -qx 'state=attaching' "$T/run/$SEG" 2>/dev/null && break
 		sleep 0.02
 	done
+}
+
+@test "an attach killed while filling: list shows nothing live, then removes its claim and its file" {
+	attach_slowly
 	kill -9 "$pid"
 	wait "$pid" || true
 	grep -qx 'state=attaching' "$T/run/$SEG"
@@ -100,15 +101,7 @@ lock_waiters() {
 }
 
 @test "a segment being attached is not used, listed or detached" {
-	make_tree_image
-	gzip -1 -c "$T/img" > "$T/big.gz"
-	head -c 64M /dev/zero | gzip -1 -c > "$T/z64.gz"
-	for i in $(seq 16); do cat "$T/z64.gz"; done >> "$T/big.gz"
-	"$XIPTOOL" attach -n "$SEG" "$T/big.gz" & pid=$!
-	for i in $(seq 200); do
-		grep -qx 'state=attaching' "$T/run/$SEG" 2>/dev/null && break
-		sleep 0.02
-	done
+	attach_slowly
 	run xiptool info "@$SEG"
 	s_info=$status o_info=$output
 	run xiptool detach "$SEG"

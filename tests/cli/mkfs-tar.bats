@@ -16,12 +16,6 @@ list() {
 	"$PY" "$TREELIST" "$@"
 }
 
-fsck_clean() {
-	run e2fsck -fn "$1"
-	echo "$output"
-	[ "$status" -eq 0 ]
-}
-
 # untar ARCHIVE DIR: GNU tar's extraction, owners and modes as stored
 untar() {
 	rm -rf "$2"

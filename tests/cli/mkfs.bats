@@ -46,12 +46,6 @@ teardown() {
 	common_teardown
 }
 
-fsck_clean() {
-	run e2fsck -fn "$1"
-	echo "$output"
-	[ "$status" -eq 0 ]
-}
-
 @test "mkfs: the kernel (ext2 and ext4 drivers) shows exactly the source tree" {
 	require_loop
 	require_cmd python3 e2fsck

@@ -29,8 +29,7 @@ summary() {
 @test "a clean mke2fs -d image verifies clean, as e2fsck says, and equal to its tree" {
 	make_tree
 	mkimg "$T/img" 16M "$T/tree"
-	run e2fsck -fn "$T/img"
-	[ "$status" -eq 0 ]
+	fsck_clean "$T/img"
 	run xiptool verify "$T/img"
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -93,8 +92,7 @@ summary() {
 	make_tree
 	cp "$(command -v busybox)" "$T/tree/busybox"
 	xiptool mkfs -q -d "$T/tree" "$T/img"
-	run e2fsck -fn "$T/img"
-	[ "$status" -eq 0 ]
+	fsck_clean "$T/img"
 	run xiptool verify --against "$T/tree" "$T/img"
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -171,8 +169,7 @@ assert f["message"] == "inode %d (/hello.txt): link count 5, should be 2" % ino,
 	cp "$(command -v busybox)" "$T/tree/busybox"
 	head -c 200000 /dev/urandom > "$T/tree/data"
 	mkimg "$T/img" 16M "$T/tree"
-	run e2fsck -fn "$T/img"
-	[ "$status" -eq 0 ]
+	fsck_clean "$T/img"
 	run xiptool verify "$T/img"
 	echo "$output"
 	[ "$status" -eq 1 ]
@@ -195,8 +192,7 @@ assert f["message"] == "inode %d (/hello.txt): link count 5, should be 2" % ino,
 		rm -r "$T/mnt/dir"
 		ln "$T/mnt/large" "$T/mnt/many/large-link"
 		umount "$T/mnt"
-		run e2fsck -fn "$T/img"
-		[ "$status" -eq 0 ]
+		fsck_clean "$T/img"
 		run xiptool verify "$T/img"
 		echo "$fstype: $output" | grep -v '^warning'
 		[ "$status" -eq 0 ]

@@ -58,6 +58,13 @@ mkimg() {
 	fi
 }
 
+# e2fsck -fn finds nothing to fix in $1 (its report shown on failure).
+fsck_clean() {
+	run e2fsck -fn "$1"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
 # The value of a "Field: value" line of dumpe2fs -h.
 dumpe2fs_field() {
 	dumpe2fs -h "$1" 2>/dev/null | sed -n "s/^$2:[[:space:]]*//p"
