@@ -20,25 +20,11 @@
 static const char attach_usage[] =
 	"[-n NAME] [-t TYPE] [--loop] [--file PATH] [--hugepages] [--size SIZE] [--raw] [IMAGE|NBD-URI]";
 
-/* A pull from an NBD server: MiB done, on a TTY, at most ten times a second. */
-struct pull_progress {
-	struct timespec last;
-	bool shown;
-};
-
+/* A pull from an NBD server: MiB done, on a TTY. */
 static void pull_progress(void *arg, uint64_t done, uint64_t total)
 {
-	struct pull_progress *pp = arg;
-	struct timespec now;
-	long ms;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (now.tv_sec - pp->last.tv_sec) * 1000 +
-	     (now.tv_nsec - pp->last.tv_nsec) / 1000000;
-	if (ms < 100 && done != total)
+	if (!cmd_progress_due(arg, done == total))
 		return;
-	pp->last = now;
-	pp->shown = true;
 	fprintf(stderr, "\rxiptool attach: %llu/%llu MiB\033[K",
 		(unsigned long long)(done >> 20),
 		(unsigned long long)(total >> 20));
@@ -70,7 +56,7 @@ static int attach_check_args(const struct xip_attach_opts *o)
 int cmd_attach(int argc, const char **argv)
 {
 	struct xip_attach_opts o = { 0 };
-	struct pull_progress pp = { 0 };
+	struct cmd_progress pp = { 0 };
 	struct xip_seg_entry *e;
 	char *name = NULL, *type = NULL, *size = NULL, *file = NULL;
 	int loop = 0, huge = 0, raw = 0, rc = EXIT_OK, ret;

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 #ifndef XIP_LIBC_ONLY
 #include <popt.h>
 #endif
@@ -103,6 +104,14 @@ void cmd_parse(int argc, const char **argv, const struct poptOption *options,
 	       const char *usage, int min_args, int max_args,
 	       struct cmd_args *args);
 void cmd_args_free(struct cmd_args *args);
+
+/* Progress lines on a TTY, at most ten a second. */
+struct cmd_progress {
+	struct timespec last;
+	bool shown;	/* a line was printed: end it before other output */
+};
+/* A line is due: @final, or 100 ms since the last one (marks it shown). */
+bool cmd_progress_due(struct cmd_progress *p, bool final);
 #endif
 /* A usage error: one line, then "Try ..."; returns EXIT_USAGE. */
 int cmd_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

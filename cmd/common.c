@@ -386,6 +386,21 @@ void cmd_parse(int argc, const char **argv, const struct poptOption *options,
 		exit(rc);
 }
 
+bool cmd_progress_due(struct cmd_progress *p, bool final)
+{
+	struct timespec now;
+	long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (now.tv_sec - p->last.tv_sec) * 1000 +
+	     (now.tv_nsec - p->last.tv_nsec) / 1000000;
+	if (ms < 100 && !final)
+		return false;
+	p->last = now;
+	p->shown = true;
+	return true;
+}
+
 void cmd_args_free(struct cmd_args *args)
 {
 	if (args->pc)

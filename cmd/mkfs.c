@@ -20,24 +20,10 @@ extern char **environ;
 
 static const char mkfs_usage[] = "[OPTION...] [-d DIR | --tar FILE] IMAGE";
 
-struct mkfs_progress {
-	struct timespec last;
-	bool shown;
-};
-
 static void mkfs_progress(const struct xip_build_progress *p, void *arg)
 {
-	struct mkfs_progress *mp = arg;
-	struct timespec now;
-	long ms;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (now.tv_sec - mp->last.tv_sec) * 1000 +
-	     (now.tv_nsec - mp->last.tv_nsec) / 1000000;
-	if (ms < 100 && p->files_done != p->files_total)
+	if (!cmd_progress_due(arg, p->files_done == p->files_total))
 		return;
-	mp->last = now;
-	mp->shown = true;
 	fprintf(stderr, "\rxiptool mkfs: %" PRIu64 "/%" PRIu64
 		" files, %" PRIu64 "/%" PRIu64 " MiB\033[K",
 		p->files_done, p->files_total, p->bytes_done >> 20,
@@ -256,7 +242,7 @@ int cmd_mkfs(int argc, const char **argv)
 	struct xip_build_opts o = { 0 };
 	struct xip_build_result res;
 	struct mkfs_args a = { 0 };
-	struct mkfs_progress mp = { 0 };
+	struct cmd_progress mp = { 0 };
 	struct cmd_args args = { 0 };
 	int rc = EXIT_OK, ret;
 	const struct poptOption options[] = {

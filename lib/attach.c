@@ -259,14 +259,9 @@ int xip_segment_refresh(struct xip_seg_entry *e)
 	if (!strcmp(label, e->label) && !strcmp(uuid, e->uuid))
 		return 0;
 	/* record the change only in the record of this very segment */
-	cur = malloc(sizeof(*cur));
-	if (!cur)
-		return xip_error(-ENOMEM, "out of memory");
-	ret = xip_registry_lock();
-	if (ret) {
-		free(cur);
+	ret = xip_registry_lock_new(&cur);
+	if (ret)
 		return ret;
-	}
 	ret = xip_registry_read(e->name, cur, &state, false);
 	if (!ret && state == XIP_ENTRY_LIVE && cur->seg_ino == e->seg_ino &&
 	    cur->seg_dev == e->seg_dev) {

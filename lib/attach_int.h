@@ -51,6 +51,12 @@ struct limit {
 };
 
 /* attach_fill.c */
+/*
+ * registry.c: a new record to read into, with the registry locked: 0, or
+ * -errno with nothing held.  Undone by xip_registry_unlock() and free().
+ */
+int xip_registry_lock_new(struct xip_seg_entry **e);
+
 int xip_attach_source_check_ext2(struct source *src);
 int xip_attach_fill(const struct xip_attach_opts *o, struct segfile *sf,
 		    struct source *src, const struct limit *lim,

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "xip.h"
+#include "attach_int.h"
 #include "util.h"
 
 #define STATE_MAX 32768
@@ -684,20 +685,30 @@ int xip_registry_read(const char *name, struct xip_seg_entry *e,
 	return 0;
 }
 
-int xip_registry_clean(const struct xip_seg_entry *e)
+int xip_registry_lock_new(struct xip_seg_entry **e)
 {
-	struct xip_seg_entry *cur = malloc(sizeof(*cur));
-	enum xip_entry_state state;
-	struct stat st;
 	int ret;
 
-	if (!cur)
+	*e = malloc(sizeof(**e));
+	if (!*e)
 		return xip_error(-ENOMEM, "out of memory");
 	ret = xip_registry_lock();
 	if (ret) {
-		free(cur);
-		return ret;
+		free(*e);
+		*e = NULL;
 	}
+	return ret;
+}
+
+int xip_registry_clean(const struct xip_seg_entry *e)
+{
+	struct xip_seg_entry *cur;
+	enum xip_entry_state state;
+	struct stat st;
+	int ret = xip_registry_lock_new(&cur);
+
+	if (ret)
+		return ret;
 	ret = xip_registry_read(e->name, cur, &state, true);
 	if (ret == -ENOENT) {
 		ret = 0;		/* someone else was first */

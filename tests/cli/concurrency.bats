@@ -33,17 +33,28 @@ lock_waiters() {
 	done
 }
 
-@test "two detaches of one segment: one succeeds, the other says it is not attached" {
-	attach_tree_loop
+# Two xiptool commands (the words of $1 and of $2) started while the
+# registry lock is held, then let go together: one must succeed, the other
+# fail with 3.  Their output in $T/out1 and $T/out2.
+race_two() {
+	local -a c1 c2
+	local s1=0 s2=0 p1 p2
+	read -ra c1 <<< "$1"
+	read -ra c2 <<< "$2"
 	hold_lock
-	"$XIPTOOL" detach "$SEG" > "$T/out1" 2>&1 & p1=$!
-	"$XIPTOOL" detach "$SEG" > "$T/out2" 2>&1 & p2=$!
+	"$XIPTOOL" "${c1[@]}" > "$T/out1" 2>&1 & p1=$!
+	"$XIPTOOL" "${c2[@]}" > "$T/out2" 2>&1 & p2=$!
 	lock_waiters 2
 	release_lock
-	s1=0; wait "$p1" || s1=$?
-	s2=0; wait "$p2" || s2=$?
+	wait "$p1" || s1=$?
+	wait "$p2" || s2=$?
 	[ "$((s1 + s2))" -eq 3 ] && [ "$((s1 * s2))" -eq 0 ] ||
 		{ cat "$T/out1" "$T/out2"; false; }
+}
+
+@test "two detaches of one segment: one succeeds, the other says it is not attached" {
+	attach_tree_loop
+	race_two "detach $SEG" "detach $SEG"
 	[ "$(cat "$T/out1" "$T/out2")" = "xiptool detach: @$SEG: no attached segment of that name" ]
 	[ ! -e "$path" ]
 	[ ! -e "$T/run/$SEG" ]
@@ -52,15 +63,7 @@ lock_waiters() {
 
 @test "two attaches of one name: one wins, the other is told it is attached; no file is left over" {
 	make_tree_image
-	hold_lock
-	"$XIPTOOL" attach -n "$SEG" "$T/img" > "$T/out1" 2>&1 & p1=$!
-	"$XIPTOOL" attach -n "$SEG" -t sw "$T/img" > "$T/out2" 2>&1 & p2=$!
-	lock_waiters 2
-	release_lock
-	s1=0; wait "$p1" || s1=$?
-	s2=0; wait "$p2" || s2=$?
-	[ "$((s1 + s2))" -eq 3 ] && [ "$((s1 * s2))" -eq 0 ] ||
-		{ cat "$T/out1" "$T/out2"; false; }
+	race_two "attach -n $SEG $T/img" "attach -n $SEG -t sw $T/img"
 	run sort "$T/out1" "$T/out2"
 	[ "${lines[0]}" = "$SEG" ]
 	[ "${lines[1]}" = "xiptool attach: $SEG: a segment of that name is already attached" ]
