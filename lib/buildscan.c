@@ -642,12 +642,9 @@ int xip_btree_scan(struct btree *t, const struct xip_build_opts *o)
 	struct bnode *r;
 	int ret, fd;
 
-	t->src = o->source;
-	t->root_fd = -1;
-	r = xip_btree_node_new(t);
+	r = xip_btree_root_new(t, o->source);
 	if (!r)
 		return -ENOMEM;
-	t->root = r;
 	if (o->source) {
 		ret = open_root(t, o->source, &st);
 		if (ret)

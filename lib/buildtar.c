@@ -642,12 +642,9 @@ int xip_btree_scan_tar(struct btree *t, const struct xip_build_opts *o)
 	struct bnode *r;
 	int fd = -1, ret;
 
-	t->src = o->tar;
-	t->root_fd = -1;
-	r = xip_btree_node_new(t);
+	r = xip_btree_root_new(t, o->tar);
 	if (!r)
 		return -ENOMEM;
-	t->root = r;
 	r->mode = S_IFDIR | 0755;
 	xip_btree_set_owner(r, o, 0, 0);
 	xip_btree_node_set_now(t, r);

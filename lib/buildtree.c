@@ -196,6 +196,14 @@ struct bnode *xip_btree_node_new(struct btree *t)
 	return n;
 }
 
+struct bnode *xip_btree_root_new(struct btree *t, const char *src)
+{
+	t->src = src;
+	t->root_fd = -1;
+	t->root = xip_btree_node_new(t);
+	return t->root;
+}
+
 int xip_btree_add_entry(struct bnode *dir, const char *name, struct bnode *n)
 {
 	struct bentry *e;

@@ -481,7 +481,7 @@ int xip_file_runs(struct xip_image *img, ext2_ino_t ino,
 	if (ret)
 		return ret;
 	size = EXT2_I_SIZE(&m.inode);
-	ret = xip_map_runs(&m, size / bs + (size % bs != 0), runs, nruns);
+	ret = xip_map_runs(&m, div_round_up(size, bs), runs, nruns);
 	xip_map_close(&m);
 	return ret;
 }

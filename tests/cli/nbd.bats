@@ -349,11 +349,7 @@ require_qemu() {
 }
 
 @test "libnbd is loaded only by attach nbd://: a broken one is a one-line error, nothing attached" {
-	main="$TOP_BUILDDIR/xiptool-main"
-	if ldd "$main" | grep -E 'libnbd\.so'; then false; fi
-	soname=$(grep -aoE -m1 'libnbd\.so\.[0-9]+' "$main" | head -1)
-	[ -n "$soname" ]
-	lib=$(ldconfig -p | awk -v s="$soname" '$1 == s { print $NF; exit }')
+	lib=$(lazy_lib nbd)
 	[ -n "$lib" ]
 	run unshare -m sh -c 'mount --bind /dev/null "$1" && exec "$2" attach -n lazy "nbd+unix:///x?socket=$3"' \
 		sh "$lib" "$XIPTOOL" "$T/none.sock"

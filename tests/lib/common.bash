@@ -58,6 +58,38 @@ mkimg() {
 	fi
 }
 
+# Trees made by gentree.py and compared as treelist.py lists them, with
+# the system's python (wrappers around python3 can cost a second a call).
+GENTREE="$TOP_SRCDIR/tests/gentree.py"
+TREELIST="$TOP_SRCDIR/tests/lib/treelist.py"
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+
+# list DIR [treelist options]: the canonical listing of a tree
+list() {
+	"$PY" "$TREELIST" "$@"
+}
+
+# The file of the library lib$1 that xiptool-main loads at first use,
+# after checking that none of the libraries it loads so is linked.
+lazy_lib() {
+	local main="$TOP_BUILDDIR/xiptool-main" soname
+	if ldd "$main" | grep -E 'lib(archive|nbd)\.so'; then return 1; fi
+	soname=$(grep -aoE -m1 "lib$1\.so\.[0-9]+" "$main" | head -1)
+	[ -n "$soname" ] || return 1
+	ldconfig -p | awk -v s="$soname" '$1 == s { print $NF; exit }'
+}
+
+# `xiptool $1` refuses 1 MiB of random bytes ($T/rand): exit 3, one line
+# naming the file.
+random_refused() {
+	head -c 1048576 /dev/urandom > "$T/rand"
+	run xiptool "$1" "$T/rand"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "xiptool $1: $T/rand: "* ]]
+}
+
 # e2fsck -fn finds nothing to fix in $1 (its report shown on failure).
 fsck_clean() {
 	run e2fsck -fn "$1"
