@@ -278,6 +278,23 @@ static void poke16(const char *p, off_t off, uint16_t v)
 }
 
 /* Look @path up and map the whole file: the error of the first failure. */
+/* A copy of @good named @name with the 32 bits at @off set to @v. */
+static const char *poked(const char *good, const char *name, off_t off,
+			 uint32_t v)
+{
+	const char *p = copy_of(good, name);
+
+	poke32(p, off, v);
+	return p;
+}
+
+/* open_err() of such a copy */
+static int poked_open_err(const char *good, const char *name, off_t off,
+			  uint32_t v, const char *want)
+{
+	return open_err(poked(good, name, off, v), want);
+}
+
 static int map_all(const char *p, const char *path)
 {
 	struct xip_image *img;
@@ -309,13 +326,9 @@ static void test_damaged_superblock(void **state)
 	poke16(p, 1024 + 56, 0x1234);
 	assert_int_equal(open_err(p, "bad magic"), -EUCLEAN);
 	/* more blocks than the file holds */
-	p = copy_of(good, "count.img");
-	poke32(p, 1024 + 4, 1u << 30);
-	assert_int_equal(open_err(p, "superblock claims"), -EUCLEAN);
+	assert_int_equal(poked_open_err(good, "count.img", 1024 + 4, 1u << 30, "superblock claims"), -EUCLEAN);
 	/* a log block size past 64 KiB */
-	p = copy_of(good, "bsize.img");
-	poke32(p, 1024 + 24, 9);
-	assert_int_equal(open_err(p, "block size"), -EUCLEAN);
+	assert_int_equal(poked_open_err(good, "bsize.img", 1024 + 24, 9, "block size"), -EUCLEAN);
 	/* an unknown incompatible feature */
 	p = copy_of(good, "feature.img");
 	unit_peek(p, 1024 + 96, &v, sizeof(v));
@@ -338,22 +351,16 @@ static void test_damaged_descriptors(void **state)
 	sh("rm -f '%s' && mke2fs -q -F -t ext2 -b 1024 -d '%s' '%s' 20M >/dev/null 2>&1",
 	   good, dir, good);
 	/* group 0's descriptor at block 2: inode table past the end */
-	p = copy_of(good, "itab.img");
-	poke32(p, 2048 + 8, 100000);
-	assert_int_equal(open_err(p, "group descriptors"), -EUCLEAN);
+	assert_int_equal(poked_open_err(good, "itab.img", 2048 + 8, 100000, "group descriptors"), -EUCLEAN);
 	/* block bitmap on the superblock */
-	p = copy_of(good, "bbsb.img");
-	poke32(p, 2048 + 0, 1);
-	assert_int_equal(open_err(p, "group descriptors"), -EUCLEAN);
+	assert_int_equal(poked_open_err(good, "bbsb.img", 2048 + 0, 1, "group descriptors"), -EUCLEAN);
 	/* inode bitmap on the block bitmap */
 	p = copy_of(good, "ibbb.img");
 	unit_peek(p, 2048 + 0, &bb, sizeof(bb));
 	poke32(p, 2048 + 4, bb);
 	assert_int_equal(open_err(p, "overlap"), -EUCLEAN);
 	/* a block bitmap in another group (three groups, no flex_bg) */
-	p = copy_of(good, "bbout.img");
-	poke32(p, 2048 + 0, 10000);
-	assert_int_equal(open_err(p, "outside its group"), -EUCLEAN);
+	assert_int_equal(poked_open_err(good, "bbout.img", 2048 + 0, 10000, "outside its group"), -EUCLEAN);
 }
 
 static void test_damaged_block_maps(void **state)
@@ -369,19 +376,13 @@ static void test_damaged_block_maps(void **state)
 	   good, dir, good);
 	io = inode_offset(good, "/d/e/dind");
 	/* a direct block past the end of the image */
-	p = copy_of(good, "direct.img");
-	poke32(p, io + 40, 0xfffffff0u);
-	assert_int_equal(map_all(p, "/d/e/dind"), -EUCLEAN);
+	assert_int_equal(map_all(poked(good, "direct.img", io + 40, 0xfffffff0u), "/d/e/dind"), -EUCLEAN);
 	assert_non_null(strstr(xip_errmsg(), "beyond end of image"));
 	/* a direct block on the group descriptors */
-	p = copy_of(good, "meta.img");
-	poke32(p, io + 40, 2);
-	assert_int_equal(map_all(p, "/d/e/dind"), -EUCLEAN);
+	assert_int_equal(map_all(poked(good, "meta.img", io + 40, 2), "/d/e/dind"), -EUCLEAN);
 	assert_non_null(strstr(xip_errmsg(), "metadata"));
 	/* the double indirect block past the end */
-	p = copy_of(good, "dind.img");
-	poke32(p, io + 40 + 13 * 4, 0x7fffffffu);
-	assert_int_equal(map_all(p, "/d/e/dind"), -EUCLEAN);
+	assert_int_equal(map_all(poked(good, "dind.img", io + 40 + 13 * 4, 0x7fffffffu), "/d/e/dind"), -EUCLEAN);
 	/* a directory whose map gives the same block twice */
 	io = inode_offset(good, "/d");
 	p = copy_of(good, "dirloop.img");
@@ -409,9 +410,7 @@ static void test_damaged_block_maps(void **state)
 	assert_int_equal(map_all(p, "/d/ind"), -EUCLEAN);
 	assert_non_null(strstr(xip_errmsg(), "corrupt entry"));
 	/* an inode number past the inode count in an entry */
-	p = copy_of(good, "entino.img");
-	poke32(p, (off_t)b0 * 1024, 0x7fffffffu);
-	assert_int_equal(map_all(p, "/d/ind"), -EUCLEAN);
+	assert_int_equal(map_all(poked(good, "entino.img", (off_t)b0 * 1024, 0x7fffffffu), "/d/ind"), -EUCLEAN);
 }
 
 static void test_damaged_extents(void **state)
@@ -446,17 +445,11 @@ static void test_damaged_extents(void **state)
 	poke16(p, io + 40 + 6, 3);
 	assert_int_equal(map_all(p, "/holes"), -EUCLEAN);
 	/* the index entry's block past the end, and on the superblock */
-	p = copy_of(good, "eindex.img");
-	poke32(p, io + 40 + 12 + 4, 0x7ffffff0u);
-	assert_int_equal(map_all(p, "/holes"), -EUCLEAN);
-	p = copy_of(good, "eindex0.img");
-	poke32(p, io + 40 + 12 + 4, 0);
-	assert_int_equal(map_all(p, "/holes"), -EUCLEAN);
+	assert_int_equal(map_all(poked(good, "eindex.img", io + 40 + 12 + 4, 0x7ffffff0u), "/holes"), -EUCLEAN);
+	assert_int_equal(map_all(poked(good, "eindex0.img", io + 40 + 12 + 4, 0), "/holes"), -EUCLEAN);
 	/* a leaf's physical block past the end (a small file: leaf in inode) */
 	io = inode_offset(good, "/small");
-	p = copy_of(good, "eleaf.img");
-	poke32(p, io + 40 + 12 + 8, 0x7ffffff0u);
-	assert_int_equal(map_all(p, "/small"), -EUCLEAN);
+	assert_int_equal(map_all(poked(good, "eleaf.img", io + 40 + 12 + 8, 0x7ffffff0u), "/small"), -EUCLEAN);
 	assert_non_null(strstr(xip_errmsg(), "beyond end of image"));
 }
 

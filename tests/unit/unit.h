@@ -148,6 +148,19 @@ static inline bool unit_parse_host_elf(const char *path, struct xip_elf *elf)
 	return true;
 }
 
+/* @pred holds for every string of @yes, for none of @no (NULL-ended). */
+static inline void unit_pred_splits(bool (*pred)(const char *),
+				    const char *const *yes,
+				    const char *const *no)
+{
+	for (; *yes; yes++)
+		if (!pred(*yes))
+			fail_msg("false for \"%s\"", *yes);
+	for (; *no; no++)
+		if (pred(*no))
+			fail_msg("true for \"%s\"", *no);
+}
+
 /* Under qemu-user: its emulated /proc/self/stat counts 0 threads. */
 static inline bool unit_emulated(void)
 {
