@@ -24,10 +24,7 @@ struct align_run {
 	int rc;
 };
 
-static const struct {
-	const char *name;
-	int type;
-} align_cols[] = {
+static const struct cmd_json_col align_cols[] = {
 	{ "path", SCOLS_JSON_STRING },
 	{ "inode", SCOLS_JSON_NUMBER },
 	{ "ready", SCOLS_JSON_BOOLEAN },
@@ -41,20 +38,9 @@ static const struct {
 
 static int json_init(struct align_run *r)
 {
-	r->tb = scols_new_table();
-	if (!r->tb)
-		return -ENOMEM;
-	scols_table_enable_json(r->tb, 1);
-	scols_table_set_name(r->tb, "files");
-	for (size_t i = 0; i < sizeof(align_cols) / sizeof(align_cols[0]); i++) {
-		struct libscols_column *cl =
-			scols_table_new_column(r->tb, align_cols[i].name, 0, 0);
-
-		if (!cl)
-			return -ENOMEM;
-		scols_column_set_json_type(cl, align_cols[i].type);
-	}
-	return 0;
+	r->tb = cmd_json_table("files", align_cols,
+			       sizeof(align_cols) / sizeof(align_cols[0]));
+	return r->tb ? 0 : -ENOMEM;
 }
 
 static void json_add(struct align_run *r, const struct xip_align_file *f)

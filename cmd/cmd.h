@@ -134,6 +134,15 @@ int cmd_parse_page_size(const char *text, unsigned int *page_size);
  */
 struct kv;
 struct kv *kv_new(const char *json_name);
+/* A JSON table @name of @n columns (name and SCOLS_JSON_* type); NULL. */
+struct cmd_json_col {
+	const char *name;
+	int type;
+};
+struct libscols_table;
+struct libscols_table *cmd_json_table(const char *name,
+				      const struct cmd_json_col *cols,
+				      size_t n);
 void kv_str(struct kv *kv, const char *label, const char *key, const char *val);
 void kv_u64(struct kv *kv, const char *label, const char *key, uint64_t val);
 void kv_bool(struct kv *kv, const char *label, const char *key, bool val);

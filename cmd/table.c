@@ -26,6 +26,29 @@ struct kv {
 	size_t n, cap;
 };
 
+struct libscols_table *cmd_json_table(const char *name,
+				      const struct cmd_json_col *cols,
+				      size_t n)
+{
+	struct libscols_table *tb = scols_new_table();
+
+	if (!tb)
+		return NULL;
+	scols_table_enable_json(tb, 1);
+	scols_table_set_name(tb, name);
+	for (size_t i = 0; i < n; i++) {
+		struct libscols_column *cl =
+			scols_table_new_column(tb, cols[i].name, 0, 0);
+
+		if (!cl) {
+			scols_unref_table(tb);
+			return NULL;
+		}
+		scols_column_set_json_type(cl, cols[i].type);
+	}
+	return tb;
+}
+
 struct kv *kv_new(const char *json_name)
 {
 	struct kv *kv = calloc(1, sizeof(*kv));

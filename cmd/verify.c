@@ -74,10 +74,7 @@ static int print_json_pmem(const char *text, const struct xip_check_report *rep)
 
 static int print_json(const struct xip_check_report *rep)
 {
-	static const struct {
-		const char *name;
-		int type;
-	} cols[] = {
+	static const struct cmd_json_col cols[] = {
 		{ "severity", SCOLS_JSON_STRING },
 		{ "object", SCOLS_JSON_STRING },
 		{ "inode", SCOLS_JSON_NUMBER },
@@ -85,22 +82,13 @@ static int print_json(const struct xip_check_report *rep)
 		{ "path", SCOLS_JSON_STRING },
 		{ "message", SCOLS_JSON_STRING },
 	};
-	struct libscols_table *tb = scols_new_table();
+	struct libscols_table *tb;
 	char *text = NULL;
 	int ret = -ENOMEM;
 
+	tb = cmd_json_table("findings", cols, sizeof(cols) / sizeof(cols[0]));
 	if (!tb)
 		return ret;
-	scols_table_enable_json(tb, 1);
-	scols_table_set_name(tb, "findings");
-	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
-		struct libscols_column *cl =
-			scols_table_new_column(tb, cols[i].name, 0, 0);
-
-		if (!cl)
-			goto out;
-		scols_column_set_json_type(cl, cols[i].type);
-	}
 	for (size_t i = 0; i < rep->nfindings; i++) {
 		const struct xip_finding *f = &rep->findings[i];
 		struct libscols_line *ln = scols_table_new_line(tb, NULL);

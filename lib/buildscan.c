@@ -661,9 +661,7 @@ int xip_btree_scan(struct btree *t, const struct xip_build_opts *o)
 		if (ret)
 			return ret;
 	} else {
-		r->mode = S_IFDIR | 0755;
-		xip_btree_set_owner(r, o, 0, 0);
-		xip_btree_node_set_now(t, r);
+		xip_btree_set_dir(t, r, o, 0755);
 	}
 	r->nlink = 2;	/* its own "." and ".." count below */
 	return xip_btree_make_lpf(t, o);

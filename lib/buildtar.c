@@ -645,9 +645,7 @@ int xip_btree_scan_tar(struct btree *t, const struct xip_build_opts *o)
 	r = xip_btree_root_new(t, o->tar);
 	if (!r)
 		return -ENOMEM;
-	r->mode = S_IFDIR | 0755;
-	xip_btree_set_owner(r, o, 0, 0);
-	xip_btree_node_set_now(t, r);
+	xip_btree_set_dir(t, r, o, 0755);
 	r->from_source = true;
 	ret = xip_lazy_load(XIP_LAZY_ARCHIVE);
 	if (ret)

@@ -196,6 +196,14 @@ struct bnode *xip_btree_node_new(struct btree *t)
 	return n;
 }
 
+void xip_btree_set_dir(struct btree *t, struct bnode *n,
+			const struct xip_build_opts *o, unsigned int perm)
+{
+	n->mode = S_IFDIR | perm;
+	xip_btree_set_owner(n, o, 0, 0);
+	xip_btree_node_set_now(t, n);
+}
+
 struct bnode *xip_btree_root_new(struct btree *t, const char *src)
 {
 	t->src = src;
@@ -297,9 +305,7 @@ int xip_btree_make_lpf(struct btree *t, const struct xip_build_opts *o)
 	n = xip_btree_node_new(t);
 	if (!n)
 		return -ENOMEM;
-	n->mode = S_IFDIR | 0700;
-	xip_btree_set_owner(n, o, 0, 0);
-	xip_btree_node_set_now(t, n);
+	xip_btree_set_dir(t, n, o, 0700);
 	n->is_lpf = true;
 	n->parent = t->root;
 	t->lpf = n;

@@ -20,6 +20,12 @@ make_nbd_image() {
 	mkimg "$T/img" 32M "$T/tree" -L "n$U"
 }
 
+# make_nbd_image, attached as a writable (sw) segment $SEG.
+attach_nbd_image_sw() {
+	make_nbd_image
+	xiptool attach -t sw -n "$SEG" "$T/img"
+}
+
 require_qemu() {
 	require_cmd qemu-img qemu-io
 }
@@ -74,8 +80,7 @@ require_qemu() {
 @test "an sw segment: a file= export takes writes, they land in the file, e2fsck stays clean" {
 	require_plugin
 	require_qemu
-	make_nbd_image
-	xiptool attach -t sw -n "$SEG" "$T/img"
+	attach_nbd_image_sw
 	path=$(seg_col "$SEG" PATH)
 	nbd_serve a image="@$SEG" file=/big
 	uri=$(nbd_uri a)
@@ -106,8 +111,7 @@ require_qemu() {
 
 @test "an sw segment: a whole export belongs to the client, which writes a new file system" {
 	require_plugin
-	make_nbd_image
-	xiptool attach -t sw -n "$SEG" "$T/img"
+	attach_nbd_image_sw
 	mkdir "$T/tree2"
 	head -c 200000 /dev/urandom > "$T/tree2/other"
 	mkimg "$T/img2" 32M "$T/tree2"
@@ -164,8 +168,7 @@ require_qemu() {
 
 @test "the plugin takes xiptool's locks: readers share, a writer excludes" {
 	require_plugin
-	make_nbd_image
-	xiptool attach -t sw -n "$SEG" "$T/img"
+	attach_nbd_image_sw
 	# two read-only exports share the segment; xiptool read too
 	nbd_serve r1 image="@$SEG" readonly=true
 	nbd_serve r2 image="@$SEG" file=/hello readonly=true

@@ -26,6 +26,14 @@ summary() {
 	printf '%s\n' "$output" | grep -v '^pmem: ' | tail -1
 }
 
+# xiptool verify --against $T/tree $T/img, which must exit $1: its report
+# in $output (and shown on failure).
+verify_against() {
+	run xiptool verify --against "$T/tree" "$T/img"
+	echo "$output"
+	[ "$status" -eq "$1" ]
+}
+
 @test "a clean mke2fs -d image verifies clean, as e2fsck says, and equal to its tree" {
 	make_tree
 	mkimg "$T/img" 16M "$T/tree"
@@ -34,9 +42,7 @@ summary() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$(summary)" == "$T/img: clean: 0 problems, "* ]]
-	run xiptool verify --against "$T/tree" "$T/img"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	verify_against 0
 	if grep -v '^warning: ' <<<"$output" | grep -v "^$T/img: clean" | grep -v "^pmem: " | grep -q .; then false; fi
 }
 
@@ -57,9 +63,7 @@ summary() {
 	cp "$T/tree/dir/hard" "$T/tree/dir/hard.new"; mv "$T/tree/dir/hard.new" "$T/tree/dir/hard"
 	chmod 0600 "$T/tree/dir/hard"
 	echo new > "$T/tree/dir/new"
-	run xiptool verify --against "$T/tree" "$T/img"
-	echo "$output"
-	[ "$status" -eq 1 ]
+	verify_against 1
 	grep -qx '/dir/blob: content differs (crc32 [0-9a-f]* in the image, [0-9a-f]* in the source)' <<<"$output"
 	grep -qx '/hello.txt: mode 0600 in the image, 0644 in the source' <<<"$output"
 	grep -qx "/link: symlink to 'hello.txt' in the image, to 'dir' in the source" <<<"$output"
@@ -78,8 +82,7 @@ summary() {
 	mkimg "$T/img" 16M "$T/tree"
 	rm "$T/tree/dir/sub/small"
 	rm "$T/tree/fifo"; mkdir "$T/tree/fifo"
-	run xiptool verify --against "$T/tree" "$T/img"
-	[ "$status" -eq 1 ]
+	verify_against 1
 	grep -qx '/dir/sub/small: only in the image' <<<"$output"
 	grep -qx '/fifo: a fifo in the image, a directory in the source' <<<"$output"
 	run xiptool verify --against "$T/nope" "$T/img"
@@ -93,9 +96,7 @@ summary() {
 	cp "$(command -v busybox)" "$T/tree/busybox"
 	xiptool mkfs -q -d "$T/tree" "$T/img"
 	fsck_clean "$T/img"
-	run xiptool verify --against "$T/tree" "$T/img"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	verify_against 0
 	[ "${#lines[@]}" -eq 2 ]
 	[[ "$output" == "$T/img: clean: 0 problems, 0 warnings "* ]]
 	[[ "${lines[1]}" == "pmem: "* ]]
@@ -105,9 +106,7 @@ summary() {
 	: > "$T/ref"; touch -h -r "$T/tree/link" "$T/ref"
 	ln -sfn elsewhere "$T/tree/link"
 	touch -h -r "$T/ref" "$T/tree/link"
-	run xiptool verify --against "$T/tree" "$T/img"
-	echo "$output"
-	[ "$status" -eq 1 ]
+	verify_against 1
 	grep -qx '/busybox: content differs (crc32 [0-9a-f]* in the image, [0-9a-f]* in the source)' <<<"$output"
 	grep -qx '/dir/sub/small: mode 4755 in the image, 4711 in the source' <<<"$output"
 	grep -qx "/link: symlink to 'hello.txt' in the image, to 'elsewhere' in the source" <<<"$output"
@@ -244,8 +243,7 @@ assert f["message"] == "inode %d (/hello.txt): link count 5, should be 2" % ino,
 	mkimg "$T/img" 8M "$T/tree"
 	printf 'changed\n' > "$T/tree/$EVIL"
 	printf 'changed\n' > "$T/tree/bad"$'\xff'
-	run xiptool verify --against "$T/tree" "$T/img"
-	[ "$status" -eq 1 ]
+	verify_against 1
 	[ "${#lines[@]}" -eq 4 ]
 	[ "${lines[0]}" = '/bad\xff: size 2 in the image, 8 in the source' ]
 	[ "${lines[1]}" = "/$EVIL_ESC: size 2 in the image, 8 in the source" ]

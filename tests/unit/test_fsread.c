@@ -180,9 +180,21 @@ static void check_tree(struct xip_image *img, const char *dir)
 	assert_int_equal(xip_dir_list(img, ino, &ents, &n), -ENOTDIR);
 }
 
+/* make_tree() made into a new image @name by mke2fs @opts of @size. */
+static const char *tree_image(const char *name, const char *opts,
+			      const char *size)
+{
+	const char *dir = keep(unit_path("tree")), *p = keep(unit_path(name));
+
+	make_tree(dir);
+	sh("rm -f '%s' && mke2fs -q -F %s -d '%s' '%s' %s >/dev/null 2>&1", p,
+	   opts, dir, p, size);
+	return p;
+}
+
 static void test_block_mapped(void **state)
 {
-	const char *dir = keep(unit_path("tree")), *p = keep(unit_path("ext2.img"));
+	const char *p;
 	struct xip_image *img, *full;
 	struct xip_run *r1, *r2;
 	size_t n1, n2;
@@ -190,13 +202,11 @@ static void test_block_mapped(void **state)
 	blk64_t pblk;
 
 	(void)state;
-	make_tree(dir);
-	sh("rm -f '%s' && mke2fs -q -F -t ext2 -b 1024 -d '%s' '%s' 8M >/dev/null 2>&1",
-	   p, dir, p);
+	p = tree_image("ext2.img", "-t ext2 -b 1024", "8M");
 	assert_int_equal(xip_image_open_read(p, 0, &img), 0);
 	assert_null(img->fs);
 	assert_int_equal(img->block_size, 1024);
-	check_tree(img, dir);
+	check_tree(img, unit_path("tree"));
 	/* the triple indirect block, and a hole */
 	assert_int_equal(xip_lookup(img, "/sparse", 0, &ino), 0);
 	assert_int_equal(xip_bmap(img, ino, 65810, &pblk), 0);
@@ -218,18 +228,16 @@ static void test_block_mapped(void **state)
 
 static void test_extents(void **state)
 {
-	const char *dir = keep(unit_path("tree")), *p = keep(unit_path("ext4.img"));
+	const char *p;
 	struct ext2_inode_large in;
 	struct xip_image *img;
 	struct xip_stat st;
 	ext2_ino_t ino;
 
 	(void)state;
-	make_tree(dir);
-	sh("rm -f '%s' && mke2fs -q -F -t ext4 -O ^has_journal -b 4096 -d '%s' '%s' 64M >/dev/null 2>&1",
-	   p, dir, p);
+	p = tree_image("ext4.img", "-t ext4 -O ^has_journal -b 4096", "64M");
 	assert_int_equal(xip_image_open_read(p, 0, &img), 0);
-	check_tree(img, dir);
+	check_tree(img, unit_path("tree"));
 	assert_int_equal(xip_lookup(img, "/holes", 0, &ino), 0);
 	assert_int_equal(xip_read_inode(img, ino, &in), 0);
 	assert_true(in.i_flags & EXT4_EXTENTS_FL);
@@ -314,14 +322,12 @@ static int map_all(const char *p, const char *path)
 
 static void test_damaged_superblock(void **state)
 {
-	const char *dir = keep(unit_path("tree")), *good = keep(unit_path("good2.img"));
+	const char *good;
 	const char *p;
 	uint32_t v;
 
 	(void)state;
-	make_tree(dir);
-	sh("rm -f '%s' && mke2fs -q -F -t ext2 -b 1024 -d '%s' '%s' 8M >/dev/null 2>&1",
-	   good, dir, good);
+	good = tree_image("good2.img", "-t ext2 -b 1024", "8M");
 	p = copy_of(good, "magic.img");
 	poke16(p, 1024 + 56, 0x1234);
 	assert_int_equal(open_err(p, "bad magic"), -EUCLEAN);
@@ -342,14 +348,12 @@ static void test_damaged_superblock(void **state)
 
 static void test_damaged_descriptors(void **state)
 {
-	const char *dir = keep(unit_path("tree")), *good = keep(unit_path("good3.img"));
+	const char *good;
 	const char *p;
 	uint32_t bb;
 
 	(void)state;
-	make_tree(dir);
-	sh("rm -f '%s' && mke2fs -q -F -t ext2 -b 1024 -d '%s' '%s' 20M >/dev/null 2>&1",
-	   good, dir, good);
+	good = tree_image("good3.img", "-t ext2 -b 1024", "20M");
 	/* group 0's descriptor at block 2: inode table past the end */
 	assert_int_equal(poked_open_err(good, "itab.img", 2048 + 8, 100000, "group descriptors"), -EUCLEAN);
 	/* block bitmap on the superblock */
@@ -365,15 +369,13 @@ static void test_damaged_descriptors(void **state)
 
 static void test_damaged_block_maps(void **state)
 {
-	const char *dir = keep(unit_path("tree")), *good = keep(unit_path("good4.img"));
+	const char *good;
 	const char *p;
 	off_t io;
 	uint32_t b0;
 
 	(void)state;
-	make_tree(dir);
-	sh("rm -f '%s' && mke2fs -q -F -t ext2 -b 1024 -d '%s' '%s' 8M >/dev/null 2>&1",
-	   good, dir, good);
+	good = tree_image("good4.img", "-t ext2 -b 1024", "8M");
 	io = inode_offset(good, "/d/e/dind");
 	/* a direct block past the end of the image */
 	assert_int_equal(map_all(poked(good, "direct.img", io + 40, 0xfffffff0u), "/d/e/dind"), -EUCLEAN);
@@ -415,14 +417,12 @@ static void test_damaged_block_maps(void **state)
 
 static void test_damaged_extents(void **state)
 {
-	const char *dir = keep(unit_path("tree")), *good = keep(unit_path("good5.img"));
+	const char *good;
 	const char *p;
 	off_t io;
 
 	(void)state;
-	make_tree(dir);
-	sh("rm -f '%s' && mke2fs -q -F -t ext4 -O ^has_journal -b 4096 -d '%s' '%s' 64M >/dev/null 2>&1",
-	   good, dir, good);
+	good = tree_image("good5.img", "-t ext4 -O ^has_journal -b 4096", "64M");
 	io = inode_offset(good, "/holes");
 	assert_int_equal(map_all(good, "/holes"), 0);
 	/* header magic */
