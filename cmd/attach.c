@@ -417,7 +417,8 @@ static const char list_usage[] =
 
 int cmd_list(int argc, const char **argv)
 {
-	int json = 0, noheadings = 0, raw = 0, rc = EXIT_OK, ret, cols[N_COLUMNS * 2];
+	int json = 0, noheadings = 0, raw = 0, rc = EXIT_OK, ret,
+	    cols[N_COLUMNS * 2];
 	struct xip_seg_entry *all = NULL;
 	char *output = NULL;
 	struct cmd_args args;

@@ -82,7 +82,8 @@ static int copy_rw(struct source *src, struct segfile *sf, uint64_t off,
 
 		ret = xip_pread_exact(src->fd, buf, n, off, src->path);
 		if (!ret && (ret = xip_pwrite_all(sf->fd, buf, n, off)))
-			ret = xip_error(ret, "%s: %s", sf->path, strerror(-ret));
+			ret = xip_error(ret, "%s: %s", sf->path,
+					strerror(-ret));
 		off += n;
 		len -= n;
 	}
@@ -193,7 +194,8 @@ static int inflate_refill(struct inflater *z, struct source *src)
 		return 0;
 	r = xip_pread_full(src->fd, z->in, CHUNK, z->in_off);
 	if (r < 0)
-		return xip_error((int)r, "%s: %s", src->path, strerror((int)-r));
+		return xip_error((int)r, "%s: %s", src->path,
+				 strerror((int)-r));
 	z->eof = r == 0;
 	z->in_off += (uint64_t)r;
 	z->zs.next_in = z->in;

@@ -78,11 +78,14 @@ static int write_sparse(int fd, struct xip_segment *seg, uint64_t size,
 			buf = NULL;
 			continue;
 		}
-		if (r < 0 || (size_t)r < n) {
-			ret = r < 0 ? xip_error((int)r, "%s: %s", seg->path,
-						strerror((int)-r)) :
-				      xip_error(-EIO, "%s: shrank while being saved",
-						seg->path);
+		if (r < 0) {
+			ret = xip_error((int)r, "%s: %s", seg->path,
+					strerror((int)-r));
+			break;
+		}
+		if ((size_t)r < n) {
+			ret = xip_error(-EIO, "%s: shrank while being saved",
+					seg->path);
 			break;
 		}
 		ret = put_sparse(fd, buf ? buf : data, (size_t)r, off, path);

@@ -26,6 +26,21 @@ attach_nbd_image_sw() {
 	xiptool attach -t sw -n "$SEG" "$T/img"
 }
 
+# Serve $T/img with every read delayed $1 s and start pulling it as $SEG
+# in the background ($apid, output in $T/attach.out); return once the
+# pull has begun (the segment file exists).
+slow_pull() {
+	local i
+	nbd_start a --filter=delay "$PLUGIN" image="$T/img" readonly=true delay-read="$1"
+	"$XIPTOOL" attach -n "$SEG" "$(nbd_uri a)" >"$T/attach.out" 2>&1 &
+	apid=$!
+	for i in $(seq 200); do
+		[ -e "$T/shm/xiptool-$SEG" ] && break
+		sleep 0.05
+	done
+	[ -e "$T/shm/xiptool-$SEG" ]
+}
+
 require_qemu() {
 	require_cmd qemu-img qemu-io
 }
@@ -297,15 +312,7 @@ require_qemu() {
 	head -c 50M /dev/urandom > "$T/tree/big"
 	mkimg "$T/img" 64M "$T/tree"
 	# every read waits: 64 MiB in 1 MiB requests, 16 at a time, take 4 s
-	nbd_start a --filter=delay "$PLUGIN" image="$T/img" readonly=true delay-read=1
-	"$XIPTOOL" attach -n "$SEG" "$(nbd_uri a)" >"$T/attach.out" 2>&1 &
-	apid=$!
-	# the pull has begun once the segment file exists
-	for i in $(seq 200); do
-		[ -e "$T/shm/xiptool-$SEG" ] && break
-		sleep 0.05
-	done
-	[ -e "$T/shm/xiptool-$SEG" ]
+	slow_pull 1
 	sleep 0.5
 	kill -9 "$(cat "$T/a.pid")"
 	rc=0
@@ -323,13 +330,7 @@ require_qemu() {
 @test "a pull stopped by SIGTERM leaves nothing and reports the signal" {
 	require_pull
 	make_nbd_image
-	nbd_start a --filter=delay "$PLUGIN" image="$T/img" readonly=true delay-read=2
-	"$XIPTOOL" attach -n "$SEG" "$(nbd_uri a)" >"$T/attach.out" 2>&1 &
-	apid=$!
-	for i in $(seq 200); do
-		[ -e "$T/shm/xiptool-$SEG" ] && break
-		sleep 0.05
-	done
+	slow_pull 2
 	kill -TERM "$apid"
 	rc=0
 	wait "$apid" || rc=$?

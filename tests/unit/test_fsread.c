@@ -133,26 +133,27 @@ static void make_tree(const char *dir)
 
 static void check_tree(struct xip_image *img, const char *dir)
 {
+	/* a path in the image, the file of the tree it leads to */
+	static const char *const same[][2] = {
+		{ "/small", "small" },
+		{ "/d/ind", "d/ind" },
+		{ "/d/e/dind", "d/e/dind" },
+		{ "/fast", "d/e/dind" },
+		{ "/d/e/../../d/./e/dind", "d/e/dind" },
+		{ "/sparse", "sparse" },
+		{ "/holes", "holes" },
+		{ "/d/up", "small" },
+	};
 	char src[600], target[4096];
 	ext2_ino_t ino, ino2;
 	struct xip_dirent *ents;
 	size_t n;
 	bool seen_e = false;
 
-	snprintf(src, sizeof(src), "%s/small", dir);
-	same_as_file(img, "/small", src);
-	snprintf(src, sizeof(src), "%s/d/ind", dir);
-	same_as_file(img, "/d/ind", src);
-	snprintf(src, sizeof(src), "%s/d/e/dind", dir);
-	same_as_file(img, "/d/e/dind", src);
-	same_as_file(img, "/fast", src);
-	same_as_file(img, "/d/e/../../d/./e/dind", src);
-	snprintf(src, sizeof(src), "%s/sparse", dir);
-	same_as_file(img, "/sparse", src);
-	snprintf(src, sizeof(src), "%s/holes", dir);
-	same_as_file(img, "/holes", src);
-	snprintf(src, sizeof(src), "%s/small", dir);
-	same_as_file(img, "/d/up", src);
+	for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+		snprintf(src, sizeof(src), "%s/%s", dir, same[i][1]);
+		same_as_file(img, same[i][0], src);
+	}
 	/* symlinks */
 	assert_int_equal(xip_lookup(img, "/fast", XIP_LOOKUP_NOFOLLOW, &ino), 0);
 	assert_int_equal(xip_readlink(img, ino, target, sizeof(target)), 0);
@@ -194,15 +195,13 @@ static const char *tree_image(const char *name, const char *opts,
 
 static void test_block_mapped(void **state)
 {
-	const char *p;
+	const char *p = tree_image("ext2.img", "-t ext2 -b 1024", "8M");
 	struct xip_image *img, *full;
 	struct xip_run *r1, *r2;
 	size_t n1, n2;
 	ext2_ino_t ino;
 	blk64_t pblk;
 
-	(void)state;
-	p = tree_image("ext2.img", "-t ext2 -b 1024", "8M");
 	assert_int_equal(xip_image_open_read(p, 0, &img), 0);
 	assert_null(img->fs);
 	assert_int_equal(img->block_size, 1024);
@@ -228,14 +227,13 @@ static void test_block_mapped(void **state)
 
 static void test_extents(void **state)
 {
-	const char *p;
+	const char *p = tree_image("ext4.img",
+				   "-t ext4 -O ^has_journal -b 4096", "64M");
 	struct ext2_inode_large in;
 	struct xip_image *img;
 	struct xip_stat st;
 	ext2_ino_t ino;
 
-	(void)state;
-	p = tree_image("ext4.img", "-t ext4 -O ^has_journal -b 4096", "64M");
 	assert_int_equal(xip_image_open_read(p, 0, &img), 0);
 	check_tree(img, unit_path("tree"));
 	assert_int_equal(xip_lookup(img, "/holes", 0, &ino), 0);
@@ -296,6 +294,16 @@ static const char *poked(const char *good, const char *name, off_t off,
 	return p;
 }
 
+/* The same with 16 bits. */
+static const char *poked16(const char *good, const char *name, off_t off,
+			   uint16_t v)
+{
+	const char *p = copy_of(good, name);
+
+	poke16(p, off, v);
+	return p;
+}
+
 /* open_err() of such a copy */
 static int poked_open_err(const char *good, const char *name, off_t off,
 			  uint32_t v, const char *want)
@@ -322,19 +330,19 @@ static int map_all(const char *p, const char *path)
 
 static void test_damaged_superblock(void **state)
 {
-	const char *good;
+	const char *good = tree_image("good2.img", "-t ext2 -b 1024", "8M");
 	const char *p;
 	uint32_t v;
 
-	(void)state;
-	good = tree_image("good2.img", "-t ext2 -b 1024", "8M");
 	p = copy_of(good, "magic.img");
 	poke16(p, 1024 + 56, 0x1234);
 	assert_int_equal(open_err(p, "bad magic"), -EUCLEAN);
 	/* more blocks than the file holds */
-	assert_int_equal(poked_open_err(good, "count.img", 1024 + 4, 1u << 30, "superblock claims"), -EUCLEAN);
+	assert_int_equal(poked_open_err(good, "count.img", 1024 + 4, 1u << 30,
+					"superblock claims"), -EUCLEAN);
 	/* a log block size past 64 KiB */
-	assert_int_equal(poked_open_err(good, "bsize.img", 1024 + 24, 9, "block size"), -EUCLEAN);
+	assert_int_equal(poked_open_err(good, "bsize.img", 1024 + 24, 9,
+					"block size"), -EUCLEAN);
 	/* an unknown incompatible feature */
 	p = copy_of(good, "feature.img");
 	unit_peek(p, 1024 + 96, &v, sizeof(v));
@@ -348,43 +356,45 @@ static void test_damaged_superblock(void **state)
 
 static void test_damaged_descriptors(void **state)
 {
-	const char *good;
+	const char *good = tree_image("good3.img", "-t ext2 -b 1024", "20M");
 	const char *p;
 	uint32_t bb;
 
-	(void)state;
-	good = tree_image("good3.img", "-t ext2 -b 1024", "20M");
 	/* group 0's descriptor at block 2: inode table past the end */
-	assert_int_equal(poked_open_err(good, "itab.img", 2048 + 8, 100000, "group descriptors"), -EUCLEAN);
+	assert_int_equal(poked_open_err(good, "itab.img", 2048 + 8, 100000,
+					"group descriptors"), -EUCLEAN);
 	/* block bitmap on the superblock */
-	assert_int_equal(poked_open_err(good, "bbsb.img", 2048 + 0, 1, "group descriptors"), -EUCLEAN);
+	assert_int_equal(poked_open_err(good, "bbsb.img", 2048 + 0, 1,
+					"group descriptors"), -EUCLEAN);
 	/* inode bitmap on the block bitmap */
 	p = copy_of(good, "ibbb.img");
 	unit_peek(p, 2048 + 0, &bb, sizeof(bb));
 	poke32(p, 2048 + 4, bb);
 	assert_int_equal(open_err(p, "overlap"), -EUCLEAN);
 	/* a block bitmap in another group (three groups, no flex_bg) */
-	assert_int_equal(poked_open_err(good, "bbout.img", 2048 + 0, 10000, "outside its group"), -EUCLEAN);
+	assert_int_equal(poked_open_err(good, "bbout.img", 2048 + 0, 10000,
+					"outside its group"), -EUCLEAN);
 }
 
 static void test_damaged_block_maps(void **state)
 {
-	const char *good;
+	const char *good = tree_image("good4.img", "-t ext2 -b 1024", "8M");
 	const char *p;
 	off_t io;
 	uint32_t b0;
 
-	(void)state;
-	good = tree_image("good4.img", "-t ext2 -b 1024", "8M");
 	io = inode_offset(good, "/d/e/dind");
 	/* a direct block past the end of the image */
-	assert_int_equal(map_all(poked(good, "direct.img", io + 40, 0xfffffff0u), "/d/e/dind"), -EUCLEAN);
+	assert_int_equal(map_all(poked(good, "direct.img", io + 40,
+				       0xfffffff0u), "/d/e/dind"), -EUCLEAN);
 	assert_non_null(strstr(xip_errmsg(), "beyond end of image"));
 	/* a direct block on the group descriptors */
-	assert_int_equal(map_all(poked(good, "meta.img", io + 40, 2), "/d/e/dind"), -EUCLEAN);
+	assert_int_equal(map_all(poked(good, "meta.img", io + 40, 2),
+				 "/d/e/dind"), -EUCLEAN);
 	assert_non_null(strstr(xip_errmsg(), "metadata"));
 	/* the double indirect block past the end */
-	assert_int_equal(map_all(poked(good, "dind.img", io + 40 + 13 * 4, 0x7fffffffu), "/d/e/dind"), -EUCLEAN);
+	assert_int_equal(map_all(poked(good, "dind.img", io + 40 + 13 * 4,
+				       0x7fffffffu), "/d/e/dind"), -EUCLEAN);
 	/* a directory whose map gives the same block twice */
 	io = inode_offset(good, "/d");
 	p = copy_of(good, "dirloop.img");
@@ -412,44 +422,41 @@ static void test_damaged_block_maps(void **state)
 	assert_int_equal(map_all(p, "/d/ind"), -EUCLEAN);
 	assert_non_null(strstr(xip_errmsg(), "corrupt entry"));
 	/* an inode number past the inode count in an entry */
-	assert_int_equal(map_all(poked(good, "entino.img", (off_t)b0 * 1024, 0x7fffffffu), "/d/ind"), -EUCLEAN);
+	assert_int_equal(map_all(poked(good, "entino.img", (off_t)b0 * 1024,
+				       0x7fffffffu), "/d/ind"), -EUCLEAN);
 }
 
 static void test_damaged_extents(void **state)
 {
-	const char *good;
-	const char *p;
+	const char *good = tree_image("good5.img",
+				      "-t ext4 -O ^has_journal -b 4096", "64M");
 	off_t io;
 
-	(void)state;
-	good = tree_image("good5.img", "-t ext4 -O ^has_journal -b 4096", "64M");
 	io = inode_offset(good, "/holes");
 	assert_int_equal(map_all(good, "/holes"), 0);
 	/* header magic */
-	p = copy_of(good, "emagic.img");
-	poke16(p, io + 40, 0x1234);
-	assert_int_equal(map_all(p, "/holes"), -EUCLEAN);
+	assert_int_equal(map_all(poked16(good, "emagic.img", io + 40, 0x1234),
+				 "/holes"), -EUCLEAN);
 	assert_non_null(strstr(xip_errmsg(), "magic"));
 	/* entries beyond eh_max, eh_max beyond what i_block holds */
-	p = copy_of(good, "eentries.img");
-	poke16(p, io + 40 + 2, 5);
-	assert_int_equal(map_all(p, "/holes"), -EUCLEAN);
-	p = copy_of(good, "emax.img");
-	poke16(p, io + 40 + 4, 300);
-	assert_int_equal(map_all(p, "/holes"), -EUCLEAN);
+	assert_int_equal(map_all(poked16(good, "eentries.img", io + 40 + 2, 5),
+				 "/holes"), -EUCLEAN);
+	assert_int_equal(map_all(poked16(good, "emax.img", io + 40 + 4, 300),
+				 "/holes"), -EUCLEAN);
 	/* depth beyond the bound, and a depth the index block does not have */
-	p = copy_of(good, "edepth.img");
-	poke16(p, io + 40 + 6, 9);
-	assert_int_equal(map_all(p, "/holes"), -EUCLEAN);
-	p = copy_of(good, "edepth2.img");
-	poke16(p, io + 40 + 6, 3);
-	assert_int_equal(map_all(p, "/holes"), -EUCLEAN);
+	assert_int_equal(map_all(poked16(good, "edepth.img", io + 40 + 6, 9),
+				 "/holes"), -EUCLEAN);
+	assert_int_equal(map_all(poked16(good, "edepth2.img", io + 40 + 6, 3),
+				 "/holes"), -EUCLEAN);
 	/* the index entry's block past the end, and on the superblock */
-	assert_int_equal(map_all(poked(good, "eindex.img", io + 40 + 12 + 4, 0x7ffffff0u), "/holes"), -EUCLEAN);
-	assert_int_equal(map_all(poked(good, "eindex0.img", io + 40 + 12 + 4, 0), "/holes"), -EUCLEAN);
+	assert_int_equal(map_all(poked(good, "eindex.img", io + 40 + 12 + 4,
+				       0x7ffffff0u), "/holes"), -EUCLEAN);
+	assert_int_equal(map_all(poked(good, "eindex0.img", io + 40 + 12 + 4,
+				       0), "/holes"), -EUCLEAN);
 	/* a leaf's physical block past the end (a small file: leaf in inode) */
 	io = inode_offset(good, "/small");
-	assert_int_equal(map_all(poked(good, "eleaf.img", io + 40 + 12 + 8, 0x7ffffff0u), "/small"), -EUCLEAN);
+	assert_int_equal(map_all(poked(good, "eleaf.img", io + 40 + 12 + 8,
+				       0x7ffffff0u), "/small"), -EUCLEAN);
 	assert_non_null(strstr(xip_errmsg(), "beyond end of image"));
 }
 
