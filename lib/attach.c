@@ -36,6 +36,7 @@
 #include <blkid.h>
 
 #include "attach_int.h"
+#include "fsread.h"
 
 #define SHM_DIR		"/dev/shm"
 
@@ -285,7 +286,6 @@ static int file_range(int fd, const char *segpath, const char *file,
 	struct xip_run *runs = NULL;
 	size_t nruns = 0;
 	uint64_t size, blocks;
-	ext2_ino_t ino;
 	int ret;
 
 	ret = xip_segment_open_fd(fd, segpath, 0, &seg);
@@ -294,13 +294,7 @@ static int file_range(int fd, const char *segpath, const char *file,
 	ret = xip_image_open_segment(seg, XIP_IMG_NOLOCK, &img);
 	if (ret)
 		return ret;
-	ret = xip_lookup(img, file, 0, &ino);
-	if (!ret)
-		ret = xip_read_inode(img, ino, &inode);
-	if (!ret && !LINUX_S_ISREG(inode.i_mode))
-		ret = xip_error(-EINVAL, "%s: not a regular file", file);
-	if (!ret)
-		ret = xip_file_runs(img, ino, &runs, &nruns);
+	ret = xip_file_runs_path(img, file, &inode, &runs, &nruns);
 	if (ret)
 		goto out;
 	size = EXT2_I_SIZE(&inode);

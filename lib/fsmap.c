@@ -485,3 +485,22 @@ int xip_file_runs(struct xip_image *img, ext2_ino_t ino,
 	xip_map_close(&m);
 	return ret;
 }
+
+int xip_file_runs_path(struct xip_image *img, const char *path,
+		       struct ext2_inode_large *in, struct xip_run **runs,
+		       size_t *nruns)
+{
+	ext2_ino_t ino;
+	int ret;
+
+	*runs = NULL;
+	*nruns = 0;
+	ret = xip_lookup(img, path, 0, &ino);
+	if (!ret)
+		ret = xip_read_inode(img, ino, in);
+	if (!ret && !LINUX_S_ISREG(in->i_mode))
+		ret = xip_error(-EINVAL, "%s: not a regular file", path);
+	if (!ret)
+		ret = xip_file_runs(img, ino, runs, nruns);
+	return ret;
+}

@@ -159,6 +159,15 @@ uint64_t xip_fs_inode_size(const struct xip_fs *fs,
 			   const struct ext2_inode_large *in);
 
 /*
+ * The regular file at @path: its inode in *@in and its data runs, as
+ * xip_file_runs() gives them (free() *@runs); -EINVAL when it is not a
+ * regular file.
+ */
+int xip_file_runs_path(struct xip_image *img, const char *path,
+		       struct ext2_inode_large *in, struct xip_run **runs,
+		       size_t *nruns);
+
+/*
  * Shared by the reader's own files (fsread.c, fsmap.c, fsdir.c), which
  * define XIP_FSREAD_PRIVATE before including this header; kept from the
  * engine's other files, which have names of their own.

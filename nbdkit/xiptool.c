@@ -33,6 +33,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "fsread.h"
 #include "kcopy.h"
 #include "util.h"
 #include "xip.h"
@@ -188,7 +189,6 @@ static int ready_whole(void)
 static int ready_file(void)
 {
 	struct ext2_inode_large inode;
-	ext2_ino_t ino;
 	int ret;
 
 	ret = xip_image_open_segment(seg, writable ? XIP_IMG_WRITE : 0, &img);
@@ -197,13 +197,7 @@ static int ready_file(void)
 		return ret;
 	seg = img->seg;
 	block_size = img->block_size;
-	ret = xip_lookup(img, file, 0, &ino);
-	if (!ret)
-		ret = xip_read_inode(img, ino, &inode);
-	if (!ret && !LINUX_S_ISREG(inode.i_mode))
-		ret = xip_error(-EINVAL, "%s: not a regular file", file);
-	if (!ret)
-		ret = xip_file_runs(img, ino, &runs, &nruns);
+	ret = xip_file_runs_path(img, file, &inode, &runs, &nruns);
 	if (!ret)
 		ret = xip_nbd_runs_check(runs, nruns, block_size, seg->size,
 					 file);

@@ -90,6 +90,42 @@ random_refused() {
 	[[ "$output" == "xiptool $1: $T/rand: "* ]]
 }
 
+# probe_aux KIND PLATFORM: the auxiliary vector $IMG's /probe-KIND sees
+# under `xiptool exec` (in $output): what every loader must give, and the
+# same values (AT_HWCAP, AT_PAGESZ, ...) as when the kernel (or qemu)
+# starts $PROBES/probe-KIND, but for AT_RANDOM and AT_EXECFN.
+probe_aux() {
+	local native want
+	run xiptool exec "$IMG" "/probe-$1" aux
+	[ "$status" -eq 0 ] || { echo "$1: $output"; false; }
+	echo "$1: $output"
+	for want in 'entry-ok 1' 'phdr-ok 1' 'base-ok 1' 'hwcap-ok 1' \
+		"execfn /probe-$1" "platform $2"; do
+		grep -qx "$want" <<<"$output"
+	done
+	case $1 in
+	static*) grep -qx 'base zero' <<<"$output" ;;
+	*) grep -qx 'base nonzero' <<<"$output" ;;
+	esac
+	native=$("$PROBES/probe-$1" aux | grep -v '^random\|^execfn')
+	[ "$(grep -v '^random\|^execfn' <<<"$output")" = "$native" ]
+}
+
+# probe_maps KIND: $IMG's /probe-KIND under `xiptool exec` has its text
+# mapped from the image at the block debugfs names (4 KiB blocks), and no
+# mapping both writable and executable.
+probe_maps() {
+	local page blk
+	run xiptool exec "$IMG" "/probe-$1" maps
+	[ "$status" -eq 0 ]
+	echo "$1: $output"
+	page=$(sed -n 's/^text-page //p' <<<"$output")
+	[ -n "$page" ]
+	blk=$(debugfs -R "bmap /probe-$1 $page" "$IMG" 2>/dev/null)
+	grep -qx "text-map $IMG $((blk * 4096)) r-xp" <<<"$output"
+	grep -qx 'rwx 0' <<<"$output"
+}
+
 # e2fsck -fn finds nothing to fix in $1 (its report shown on failure).
 fsck_clean() {
 	run e2fsck -fn "$1"

@@ -111,31 +111,33 @@ static void test_plan_runs_and_holes(void **state)
 	xip_load_plan_free(&p);
 }
 
-static void test_plan_bss_only(void **state)
+/*
+ * The second load's file part cut to @filesz: the plan has @nops
+ * operations, the last one the anonymous pages from @addr, @len bytes.
+ */
+static void expect_bss(uint64_t filesz, size_t nops, uint64_t addr,
+		       uint64_t len)
 {
 	struct xip_run run = { 0, 10, 3 };
 	struct xip_load_plan p;
 	struct xip_elf elf;
 
 	make_elf(&elf, ET_EXEC);
-	two_loads[1].filesz = 0;
+	two_loads[1].filesz = filesz;
 	assert_int_equal(xip_exec_plan_load(&elf, &run, 1, PAGE, 1000, "t",
 					    &p), 0);
-	assert_int_equal(p.nops, 2);
-	/* all anonymous, from the start of the page */
-	expect_op(&p.ops[1], XIP_MAP_ANON, 0x403000, 0x6000, 0,
+	assert_int_equal(p.nops, nops);
+	expect_op(&p.ops[nops - 1], XIP_MAP_ANON, addr, len, 0,
 		  PROT_READ | PROT_WRITE);
 	xip_load_plan_free(&p);
+}
 
+static void test_plan_bss_only(void **state)
+{
+	/* all anonymous, from the start of the page */
+	expect_bss(0, 2, 0x403000, 0x6000);
 	/* filesz ending on a page boundary: nothing to clear */
-	make_elf(&elf, ET_EXEC);
-	two_loads[1].filesz = 0xf00;
-	assert_int_equal(xip_exec_plan_load(&elf, &run, 1, PAGE, 1000, "t",
-					    &p), 0);
-	assert_int_equal(p.nops, 3);
-	expect_op(&p.ops[2], XIP_MAP_ANON, 0x404000, 0x5000, 0,
-		  PROT_READ | PROT_WRITE);
-	xip_load_plan_free(&p);
+	expect_bss(0xf00, 3, 0x404000, 0x5000);
 }
 
 static void test_plan_bad_runs(void **state)
