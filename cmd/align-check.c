@@ -204,8 +204,7 @@ int cmd_align_check(int argc, const char **argv)
 	char *page = NULL;
 	int json = 0, huge = 0, rc = EXIT_OK;
 	const struct poptOption options[] = {
-		{ "json", 'J', POPT_ARG_NONE, &json, 0,
-		  "print the verdicts as JSON", NULL },
+		CMD_OPT_JSON(&json, "the verdicts"),
 		{ "page-size", 'p', POPT_ARG_STRING, &page, 0,
 		  "check for pages of N bytes (default: the host's)", "N" },
 		{ "huge", 'H', POPT_ARG_NONE, &huge, 0,

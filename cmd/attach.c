@@ -424,8 +424,7 @@ int cmd_list(int argc, const char **argv)
 	struct cmd_args args;
 	size_t ncols, n;
 	const struct poptOption options[] = {
-		{ "json", 'J', POPT_ARG_NONE, &json, 0,
-		  "print the list as JSON", NULL },
+		CMD_OPT_JSON(&json, "the list"),
 		{ "output", 'o', POPT_ARG_STRING, &output, 0,
 		  "columns to print (+COLUMNS adds to the default)",
 		  "COLUMNS" },

@@ -51,8 +51,7 @@ int cmd_info(int argc, const char **argv)
 	int json = 0, rc = EXIT_OK, ret;
 	struct kv *kv;
 	const struct poptOption options[] = {
-		{ "json", 'J', POPT_ARG_NONE, &json, 0,
-		  "print the result as JSON", NULL },
+		CMD_OPT_JSON(&json, "the result"),
 		POPT_TABLEEND
 	};
 

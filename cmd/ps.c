@@ -117,8 +117,7 @@ int cmd_ps(int argc, const char **argv)
 	struct cmd_args args = { 0 };
 	int json = 0, noheadings = 0, rc = EXIT_OK, ret;
 	const struct poptOption options[] = {
-		{ "json", 'J', POPT_ARG_NONE, &json, 0,
-		  "print the segments and their processes as JSON", NULL },
+		CMD_OPT_JSON(&json, "the segments and their processes"),
 		{ "noheadings", 'n', POPT_ARG_NONE, &noheadings, 0,
 		  "do not print the heading line", NULL },
 		POPT_TABLEEND

@@ -129,8 +129,7 @@ int cmd_stat(int argc, const char **argv)
 	struct kv *kv;
 	int json = 0, rc = EXIT_OK, ret;
 	const struct poptOption options[] = {
-		{ "json", 'J', POPT_ARG_NONE, &json, 0,
-		  "print the result as JSON", NULL },
+		CMD_OPT_JSON(&json, "the result"),
 		POPT_TABLEEND
 	};
 

@@ -191,8 +191,7 @@ int cmd_verify(int argc, const char **argv)
 	struct cmd_args args;
 	int json = 0, rc = EXIT_OK;
 	const struct poptOption options[] = {
-		{ "json", 'J', POPT_ARG_NONE, &json, 0,
-		  "print the findings as JSON", NULL },
+		CMD_OPT_JSON(&json, "the findings"),
 		{ "against", 'a', POPT_ARG_STRING, &against, 0,
 		  "compare the files with the source tree DIR", "DIR" },
 		{ "page-size", 'p', POPT_ARG_STRING, &page, 0,
