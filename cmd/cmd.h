@@ -106,8 +106,9 @@ void cmd_parse(int argc, const char **argv, const struct poptOption *options,
 void cmd_args_free(struct cmd_args *args);
 
 /* --json (-J) of the commands with structured output: "print @what as JSON" */
-#define CMD_OPT_JSON(var, what)                                        \
-	{ "json", 'J', POPT_ARG_NONE, (var), 0, "print " what " as JSON", NULL }
+#define CMD_OPT_JSON(var, what)                                          \
+	{ "json", 'J', POPT_ARG_NONE, (var), 0, "print " what " as JSON", \
+	  NULL }
 
 /* Progress lines on a TTY, at most ten a second. */
 struct cmd_progress {
