@@ -24,10 +24,7 @@ struct align_run {
 	int rc;
 };
 
-static const struct {
-	const char *name;
-	int type;
-} align_cols[] = {
+static const struct cmd_json_col align_cols[] = {
 	{ "path", SCOLS_JSON_STRING },
 	{ "inode", SCOLS_JSON_NUMBER },
 	{ "ready", SCOLS_JSON_BOOLEAN },
@@ -41,20 +38,9 @@ static const struct {
 
 static int json_init(struct align_run *r)
 {
-	r->tb = scols_new_table();
-	if (!r->tb)
-		return -ENOMEM;
-	scols_table_enable_json(r->tb, 1);
-	scols_table_set_name(r->tb, "files");
-	for (size_t i = 0; i < sizeof(align_cols) / sizeof(align_cols[0]); i++) {
-		struct libscols_column *cl =
-			scols_table_new_column(r->tb, align_cols[i].name, 0, 0);
-
-		if (!cl)
-			return -ENOMEM;
-		scols_column_set_json_type(cl, align_cols[i].type);
-	}
-	return 0;
+	r->tb = cmd_json_table("files", align_cols,
+			       sizeof(align_cols) / sizeof(align_cols[0]));
+	return r->tb ? 0 : -ENOMEM;
 }
 
 static void json_add(struct align_run *r, const struct xip_align_file *f)
@@ -216,22 +202,18 @@ int cmd_align_check(int argc, const char **argv)
 	struct align_run r = { .rc = EXIT_OK };
 	struct cmd_args args;
 	char *page = NULL;
-	int json = 0, huge = 0, rc;
+	int json = 0, huge = 0, rc = EXIT_OK;
 	const struct poptOption options[] = {
-		{ "json", 'J', POPT_ARG_NONE, &json, 0,
-		  "print the verdicts as JSON", NULL },
+		CMD_OPT_JSON(&json, "the verdicts"),
 		{ "page-size", 'p', POPT_ARG_STRING, &page, 0,
 		  "check for pages of N bytes (default: the host's)", "N" },
 		{ "huge", 'H', POPT_ARG_NONE, &huge, 0,
 		  "also require 2 MiB mappings of segments of 2 MiB or more",
 		  NULL },
-		CMD_HELP_OPTIONS,
 		POPT_TABLEEND
 	};
 
-	rc = cmd_parse(argc, argv, options, align_usage, 1, -1, &args);
-	if (rc)
-		goto out;
+	cmd_parse(argc, argv, options, align_usage, 1, -1, &args);
 	rc = page ? cmd_parse_page_size(page, &r.o.page_size) : EXIT_OK;
 	if (rc)
 		goto out;

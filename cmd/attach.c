@@ -20,25 +20,11 @@
 static const char attach_usage[] =
 	"[-n NAME] [-t TYPE] [--loop] [--file PATH] [--hugepages] [--size SIZE] [--raw] [IMAGE|NBD-URI]";
 
-/* A pull from an NBD server: MiB done, on a TTY, at most ten times a second. */
-struct pull_progress {
-	struct timespec last;
-	bool shown;
-};
-
+/* A pull from an NBD server: MiB done, on a TTY. */
 static void pull_progress(void *arg, uint64_t done, uint64_t total)
 {
-	struct pull_progress *pp = arg;
-	struct timespec now;
-	long ms;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (now.tv_sec - pp->last.tv_sec) * 1000 +
-	     (now.tv_nsec - pp->last.tv_nsec) / 1000000;
-	if (ms < 100 && done != total)
+	if (!cmd_progress_due(arg, done == total))
 		return;
-	pp->last = now;
-	pp->shown = true;
 	fprintf(stderr, "\rxiptool attach: %llu/%llu MiB\033[K",
 		(unsigned long long)(done >> 20),
 		(unsigned long long)(total >> 20));
@@ -70,10 +56,10 @@ static int attach_check_args(const struct xip_attach_opts *o)
 int cmd_attach(int argc, const char **argv)
 {
 	struct xip_attach_opts o = { 0 };
-	struct pull_progress pp = { 0 };
+	struct cmd_progress pp = { 0 };
 	struct xip_seg_entry *e;
 	char *name = NULL, *type = NULL, *size = NULL, *file = NULL;
-	int loop = 0, huge = 0, raw = 0, rc, ret;
+	int loop = 0, huge = 0, raw = 0, rc = EXIT_OK, ret;
 	struct cmd_args args;
 	const struct poptOption options[] = {
 		{ "name", 'n', POPT_ARG_STRING, &name, 0,
@@ -93,13 +79,10 @@ int cmd_attach(int argc, const char **argv)
 		  "SIZE" },
 		{ "raw", 'r', POPT_ARG_NONE, &raw, 0,
 		  "attach any bytes, not only an ext2 image", NULL },
-		CMD_HELP_OPTIONS,
 		POPT_TABLEEND
 	};
 
-	rc = cmd_parse(argc, argv, options, attach_usage, 0, 1, &args);
-	if (rc)
-		return rc;
+	cmd_parse(argc, argv, options, attach_usage, 0, 1, &args);
 	o.image = args.argc ? args.argv[0] : NULL;
 	o.name = name;
 	o.loop = loop;
@@ -173,7 +156,7 @@ static int detach_all(const char *save, int flags)
 int cmd_detach(int argc, const char **argv)
 {
 	char *save = NULL;
-	int force = 0, all = 0, rc, ret;
+	int force = 0, all = 0, rc = EXIT_OK, ret;
 	struct cmd_args args;
 	const struct poptOption options[] = {
 		{ "save", 's', POPT_ARG_STRING, &save, 0,
@@ -184,13 +167,10 @@ int cmd_detach(int argc, const char **argv)
 		  NULL },
 		{ "all", 'a', POPT_ARG_NONE, &all, 0,
 		  "detach every attached segment", NULL },
-		CMD_HELP_OPTIONS,
 		POPT_TABLEEND
 	};
 
-	rc = cmd_parse(argc, argv, options, detach_usage, 0, -1, &args);
-	if (rc)
-		return rc;
+	cmd_parse(argc, argv, options, detach_usage, 0, -1, &args);
 	if (all && args.argc)
 		rc = cmd_usage_error("--all takes no segment names");
 	else if (!all && !args.argc)
@@ -220,16 +200,8 @@ out:
 int cmd_save(int argc, const char **argv)
 {
 	struct cmd_args args;
-	int rc, ret;
-	const struct poptOption options[] = {
-		CMD_HELP_OPTIONS,
-		POPT_TABLEEND
-	};
-
-	rc = cmd_parse(argc, argv, options, "NAME|/dev/loopN IMAGE", 2, 2,
-		       &args);
-	if (rc)
-		return rc;
+	int rc = EXIT_OK, ret;
+	cmd_parse(argc, argv, NULL, "NAME|/dev/loopN IMAGE", 2, 2, &args);
 	ret = xip_save(args.argv[0], args.argv[1]);
 	if (ret)
 		rc = msg_lib_error(ret);
@@ -445,14 +417,14 @@ static const char list_usage[] =
 
 int cmd_list(int argc, const char **argv)
 {
-	int json = 0, noheadings = 0, raw = 0, rc, ret, cols[N_COLUMNS * 2];
+	int json = 0, noheadings = 0, raw = 0, rc = EXIT_OK, ret,
+	    cols[N_COLUMNS * 2];
 	struct xip_seg_entry *all = NULL;
 	char *output = NULL;
 	struct cmd_args args;
 	size_t ncols, n;
 	const struct poptOption options[] = {
-		{ "json", 'J', POPT_ARG_NONE, &json, 0,
-		  "print the list as JSON", NULL },
+		CMD_OPT_JSON(&json, "the list"),
 		{ "output", 'o', POPT_ARG_STRING, &output, 0,
 		  "columns to print (+COLUMNS adds to the default)",
 		  "COLUMNS" },
@@ -460,13 +432,10 @@ int cmd_list(int argc, const char **argv)
 		  "do not print the heading line", NULL },
 		{ "raw", 'r', POPT_ARG_NONE, &raw, 0,
 		  "raw output (no column alignment)", NULL },
-		CMD_HELP_OPTIONS,
 		POPT_TABLEEND
 	};
 
-	rc = cmd_parse(argc, argv, options, list_usage, 0, -1, &args);
-	if (rc)
-		return rc;
+	cmd_parse(argc, argv, options, list_usage, 0, -1, &args);
 	rc = columns_parse(output, cols, &ncols);
 	if (rc)
 		goto out;

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 #ifndef XIP_LIBC_ONLY
 #include <popt.h>
 #endif
@@ -87,10 +88,11 @@ void cmd_close_stdout(void);
 
 #ifndef XIP_LIBC_ONLY
 /*
- * Option parsing for a subcommand.  cmd_parse() handles --help/--usage,
- * reports bad options (exit 2) and returns the leftover arguments, which
- * must number between @min_args and @max_args (-1: no limit).
- * Returns EXIT_OK, or an exit code to return at once (help shown: -1).
+ * Option parsing for a subcommand, as git's parse_options(): @options
+ * (NULL: none) with --help and --usage added, the leftover arguments in
+ * @args, which must number between @min_args and @max_args (-1: no
+ * limit).  Exits after the help (0) and on a usage error (EXIT_USAGE):
+ * call it before anything needs cleaning up.
  */
 struct cmd_args {
 	poptContext pc;
@@ -99,16 +101,23 @@ struct cmd_args {
 	const char **argv0;	/* private: argv with the program name */
 	char prog[64];
 };
-#define CMD_HELP_SHOWN (-1)
-int cmd_parse(int argc, const char **argv, const struct poptOption *options,
-	      const char *usage, int min_args, int max_args,
-	      struct cmd_args *args);
-/* Same, but options end at the first argument (commands that run a
- * program with its own arguments). */
-int cmd_parse_posix(int argc, const char **argv,
-		    const struct poptOption *options, const char *usage,
-		    int min_args, int max_args, struct cmd_args *args);
+void cmd_parse(int argc, const char **argv, const struct poptOption *options,
+	       const char *usage, int min_args, int max_args,
+	       struct cmd_args *args);
 void cmd_args_free(struct cmd_args *args);
+
+/* --json (-J) of the commands with structured output: "print @what as JSON" */
+#define CMD_OPT_JSON(var, what)                                          \
+	{ "json", 'J', POPT_ARG_NONE, (var), 0, "print " what " as JSON", \
+	  NULL }
+
+/* Progress lines on a TTY, at most ten a second. */
+struct cmd_progress {
+	struct timespec last;
+	bool shown;	/* a line was printed: end it before other output */
+};
+/* A line is due: @final, or 100 ms since the last one (marks it shown). */
+bool cmd_progress_due(struct cmd_progress *p, bool final);
 #endif
 /* A usage error: one line, then "Try ..."; returns EXIT_USAGE. */
 int cmd_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -125,19 +134,21 @@ int cmd_parse_count(const char *what, const char *text, uint64_t max,
 /* Parse --page-size: a power of two from 1K to 64K; usage error otherwise. */
 int cmd_parse_page_size(const char *text, unsigned int *page_size);
 
-#ifndef XIP_LIBC_ONLY
-/* Include in every option table, after the command's own options. */
-#define CMD_HELP_OPTIONS \
-	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, poptHelpOptions, 0, \
-	  "Help options:", NULL }
-#endif
-
 /*
  * Key/value output ("Block size:  4096", or one JSON object through
  * libsmartcols).
  */
 struct kv;
 struct kv *kv_new(const char *json_name);
+/* A JSON table @name of @n columns (name and SCOLS_JSON_* type); NULL. */
+struct cmd_json_col {
+	const char *name;
+	int type;
+};
+struct libscols_table;
+struct libscols_table *cmd_json_table(const char *name,
+				      const struct cmd_json_col *cols,
+				      size_t n);
 void kv_str(struct kv *kv, const char *label, const char *key, const char *val);
 void kv_u64(struct kv *kv, const char *label, const char *key, uint64_t val);
 void kv_bool(struct kv *kv, const char *label, const char *key, bool val);
@@ -151,6 +162,11 @@ void kv_free(struct kv *kv);
  */
 extern volatile sig_atomic_t cmd_stop_signal;
 void cmd_catch_stop_signals(void);
+/*
+ * @handler (or SIG_DFL) for each of @sigs, without SA_RESTART; a signal
+ * the parent ignores stays ignored (nohup, background jobs).
+ */
+void cmd_catch_signals(const int *sigs, size_t n, void (*handler)(int));
 int cmd_stop_status(int rc);
 
 #endif

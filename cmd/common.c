@@ -337,9 +337,15 @@ int cmd_parse_page_size(const char *text, unsigned int *page_size)
 /* popt: xiptool-main only (the front end parses exec's options itself) */
 static int parse_args(int argc, const char **argv,
 		      const struct poptOption *options, const char *usage,
-		      int min_args, int max_args, struct cmd_args *args,
-		      unsigned int popt_flags)
+		      int min_args, int max_args, struct cmd_args *args)
 {
+	struct poptOption table[] = {
+		{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)options, 0, NULL,
+		  NULL },
+		{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, poptHelpOptions, 0,
+		  "Help options:", NULL },
+		POPT_TABLEEND
+	};
 	int rc, n = 0;
 
 	memset(args, 0, sizeof(*args));
@@ -350,8 +356,8 @@ static int parse_args(int argc, const char **argv,
 		return EXIT_RUNTIME;
 	memcpy(args->argv0, argv, (size_t)argc * sizeof(*argv));
 	args->argv0[0] = args->prog;
-	args->pc = poptGetContext(args->prog, argc, args->argv0, options,
-				  popt_flags);
+	args->pc = poptGetContext(args->prog, argc, args->argv0,
+				  options ? table : table + 1, 0);
 	poptSetOtherOptionHelp(args->pc, usage);
 	while ((rc = poptGetNextOpt(args->pc)) > 0)
 		;
@@ -376,20 +382,30 @@ static int parse_args(int argc, const char **argv,
 	return EXIT_OK;
 }
 
-int cmd_parse(int argc, const char **argv, const struct poptOption *options,
-	      const char *usage, int min_args, int max_args,
-	      struct cmd_args *args)
+void cmd_parse(int argc, const char **argv, const struct poptOption *options,
+	       const char *usage, int min_args, int max_args,
+	       struct cmd_args *args)
 {
-	return parse_args(argc, argv, options, usage, min_args, max_args, args,
-			  0);
+	int rc = parse_args(argc, argv, options, usage, min_args, max_args,
+			    args);
+
+	if (rc)
+		exit(rc);
 }
 
-int cmd_parse_posix(int argc, const char **argv,
-		    const struct poptOption *options, const char *usage,
-		    int min_args, int max_args, struct cmd_args *args)
+bool cmd_progress_due(struct cmd_progress *p, bool final)
 {
-	return parse_args(argc, argv, options, usage, min_args, max_args, args,
-			  POPT_CONTEXT_POSIXMEHARDER);
+	struct timespec now;
+	long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (now.tv_sec - p->last.tv_sec) * 1000 +
+	     (now.tv_nsec - p->last.tv_nsec) / 1000000;
+	if (ms < 100 && !final)
+		return false;
+	p->last = now;
+	p->shown = true;
+	return true;
 }
 
 void cmd_args_free(struct cmd_args *args)

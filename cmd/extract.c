@@ -23,20 +23,17 @@ int cmd_extract(int argc, const char **argv)
 	struct xip_extract_result res;
 	struct cmd_args args = { 0 };
 	struct xip_image *img = NULL;
-	int no_owner = 0, no_xattrs = 0, rc, ret;
+	int no_owner = 0, no_xattrs = 0, rc = EXIT_OK, ret;
 	char *path = NULL;
 	const struct poptOption options[] = {
 		{ "no-owner", '\0', POPT_ARG_NONE, &no_owner, 0,
 		  "do not set owners (the default when not root)", NULL },
 		{ "no-xattrs", '\0', POPT_ARG_NONE, &no_xattrs, 0,
 		  "do not copy extended attributes", NULL },
-		CMD_HELP_OPTIONS,
 		POPT_TABLEEND
 	};
 
-	rc = cmd_parse(argc, argv, options, extract_usage, 2, 3, &args);
-	if (rc)
-		goto out;
+	cmd_parse(argc, argv, options, extract_usage, 2, 3, &args);
 	if (no_owner)
 		o.owners = false;
 	if (no_xattrs)
@@ -69,5 +66,5 @@ out:
 		xip_image_close(img);
 	free(path);
 	cmd_args_free(&args);
-	return rc == CMD_HELP_SHOWN ? EXIT_OK : rc;
+	return rc;
 }

@@ -48,18 +48,14 @@ int cmd_info(int argc, const char **argv)
 	struct cmd_args args;
 	const char *spec;
 	char fstype[64];
-	int json = 0, rc, ret;
+	int json = 0, rc = EXIT_OK, ret;
 	struct kv *kv;
 	const struct poptOption options[] = {
-		{ "json", 'J', POPT_ARG_NONE, &json, 0,
-		  "print the result as JSON", NULL },
-		CMD_HELP_OPTIONS,
+		CMD_OPT_JSON(&json, "the result"),
 		POPT_TABLEEND
 	};
 
-	rc = cmd_parse(argc, argv, options, info_usage, 1, 1, &args);
-	if (rc)
-		return rc;
+	cmd_parse(argc, argv, options, info_usage, 1, 1, &args);
 	spec = args.argv[0];
 	ret = xip_spec_open(spec, 0, &seg);
 	if (!ret) {

@@ -118,19 +118,16 @@ int cmd_ls(int argc, const char **argv)
 	struct cmd_args args;
 	const char *path;
 	ext2_ino_t ino;
-	int lng = 0, all = 0, rc, ret;
+	int lng = 0, all = 0, rc = EXIT_OK, ret;
 	const struct poptOption options[] = {
 		{ "long", 'l', POPT_ARG_NONE, &lng, 0,
 		  "long listing: mode, links, owner, size, time (UTC)", NULL },
 		{ "all", 'a', POPT_ARG_NONE, &all, 0,
 		  "include names starting with '.'", NULL },
-		CMD_HELP_OPTIONS,
 		POPT_TABLEEND
 	};
 
-	rc = cmd_parse(argc, argv, options, ls_usage, 1, 2, &args);
-	if (rc)
-		return rc;
+	cmd_parse(argc, argv, options, ls_usage, 1, 2, &args);
 	path = args.argc > 1 ? args.argv[1] : "/";
 	ret = xip_image_open(args.argv[0], 0, &img);
 	if (ret) {

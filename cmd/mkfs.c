@@ -16,24 +16,10 @@
 
 static const char mkfs_usage[] = "[OPTION...] [-d DIR | --tar FILE] IMAGE";
 
-struct mkfs_progress {
-	struct timespec last;
-	bool shown;
-};
-
 static void mkfs_progress(const struct xip_build_progress *p, void *arg)
 {
-	struct mkfs_progress *mp = arg;
-	struct timespec now;
-	long ms;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (now.tv_sec - mp->last.tv_sec) * 1000 +
-	     (now.tv_nsec - mp->last.tv_nsec) / 1000000;
-	if (ms < 100 && p->files_done != p->files_total)
+	if (!cmd_progress_due(arg, p->files_done == p->files_total))
 		return;
-	mp->last = now;
-	mp->shown = true;
 	fprintf(stderr, "\rxiptool mkfs: %" PRIu64 "/%" PRIu64
 		" files, %" PRIu64 "/%" PRIu64 " MiB\033[K",
 		p->files_done, p->files_total, p->bytes_done >> 20,
@@ -121,18 +107,9 @@ static void mkfs_on_signal(int sig)
 static void mkfs_signals(bool cleanup)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-	struct sigaction sa = { .sa_handler = cleanup ? mkfs_on_signal :
-						     SIG_DFL };
 
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		struct sigaction old;
-
-		/* leave alone what the caller ignores (nohup, background) */
-		if (sigaction(sigs[i], NULL, &old) == 0 &&
-		    old.sa_handler == SIG_IGN)
-			continue;
-		sigaction(sigs[i], &sa, NULL);
-	}
+	cmd_catch_signals(sigs, sizeof(sigs) / sizeof(sigs[0]),
+			  cleanup ? mkfs_on_signal : SIG_DFL);
 }
 
 struct mkfs_args {
@@ -228,9 +205,9 @@ int cmd_mkfs(int argc, const char **argv)
 	struct xip_build_opts o = { 0 };
 	struct xip_build_result res;
 	struct mkfs_args a = { 0 };
-	struct mkfs_progress mp = { 0 };
+	struct cmd_progress mp = { 0 };
 	struct cmd_args args = { 0 };
-	int rc, ret;
+	int rc = EXIT_OK, ret;
 	const struct poptOption options[] = {
 		{ "root", 'd', POPT_ARG_STRING, &a.root, 0,
 		  "copy the tree DIR into the image", "DIR" },
@@ -276,13 +253,10 @@ int cmd_mkfs(int argc, const char **argv)
 		  NULL },
 		{ "quiet", 'q', POPT_ARG_NONE, &a.quiet, 0,
 		  "print no progress and no summary", NULL },
-		CMD_HELP_OPTIONS,
 		POPT_TABLEEND
 	};
 
-	rc = cmd_parse(argc, argv, options, mkfs_usage, 1, 1, &args);
-	if (rc)
-		goto out;
+	cmd_parse(argc, argv, options, mkfs_usage, 1, 1, &args);
 	rc = mkfs_opts(&a, &o, &um, &gm);
 	if (rc)
 		goto out;
@@ -323,5 +297,5 @@ out:
 	free(a.uid_map);
 	free(a.gid_map);
 	cmd_args_free(&args);
-	return rc == CMD_HELP_SHOWN ? EXIT_OK : rc;
+	return rc;
 }

@@ -115,19 +115,15 @@ int cmd_ps(int argc, const char **argv)
 {
 	struct xip_ps_report r;
 	struct cmd_args args = { 0 };
-	int json = 0, noheadings = 0, rc, ret;
+	int json = 0, noheadings = 0, rc = EXIT_OK, ret;
 	const struct poptOption options[] = {
-		{ "json", 'J', POPT_ARG_NONE, &json, 0,
-		  "print the segments and their processes as JSON", NULL },
+		CMD_OPT_JSON(&json, "the segments and their processes"),
 		{ "noheadings", 'n', POPT_ARG_NONE, &noheadings, 0,
 		  "do not print the heading line", NULL },
-		CMD_HELP_OPTIONS,
 		POPT_TABLEEND
 	};
 
-	rc = cmd_parse(argc, argv, options, ps_usage, 0, -1, &args);
-	if (rc)
-		goto out;
+	cmd_parse(argc, argv, options, ps_usage, 0, -1, &args);
 	ret = xip_ps(args.argv, (size_t)args.argc, &r);
 	if (ret) {
 		rc = msg_lib_error(ret);
@@ -137,5 +133,5 @@ int cmd_ps(int argc, const char **argv)
 	xip_ps_report_free(&r);
 out:
 	cmd_args_free(&args);
-	return rc == CMD_HELP_SHOWN ? EXIT_OK : rc;
+	return rc;
 }

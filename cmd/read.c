@@ -54,7 +54,7 @@ int cmd_read(int argc, const char **argv)
 	struct out o = { STDOUT_FILENO, "stdout" };
 	struct xip_image *img;
 	struct cmd_args args;
-	int rc, ret;
+	int rc = EXIT_OK, ret;
 	const struct poptOption options[] = {
 		{ "offset", '\0', POPT_ARG_STRING, &offset_s, 0,
 		  "start at byte N of the file (K, M, G suffixes)", "N" },
@@ -62,13 +62,10 @@ int cmd_read(int argc, const char **argv)
 		  "copy at most N bytes", "N" },
 		{ "output", 'o', POPT_ARG_STRING, &output, 0,
 		  "write to FILE instead of stdout", "FILE" },
-		CMD_HELP_OPTIONS,
 		POPT_TABLEEND
 	};
 
-	rc = cmd_parse(argc, argv, options, read_usage, 2, 2, &args);
-	if (rc)
-		return rc;
+	cmd_parse(argc, argv, options, read_usage, 2, 2, &args);
 	if (offset_s)
 		rc = cmd_parse_size("--offset", offset_s, &off);
 	if (!rc && length_s)

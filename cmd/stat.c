@@ -127,17 +127,13 @@ int cmd_stat(int argc, const char **argv)
 	const char *path;
 	ext2_ino_t ino;
 	struct kv *kv;
-	int json = 0, rc, ret;
+	int json = 0, rc = EXIT_OK, ret;
 	const struct poptOption options[] = {
-		{ "json", 'J', POPT_ARG_NONE, &json, 0,
-		  "print the result as JSON", NULL },
-		CMD_HELP_OPTIONS,
+		CMD_OPT_JSON(&json, "the result"),
 		POPT_TABLEEND
 	};
 
-	rc = cmd_parse(argc, argv, options, stat_usage, 2, 2, &args);
-	if (rc)
-		return rc;
+	cmd_parse(argc, argv, options, stat_usage, 2, 2, &args);
 	path = args.argv[1];
 	ret = xip_image_open(args.argv[0], 0, &img);
 	if (ret) {

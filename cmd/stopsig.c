@@ -17,16 +17,15 @@ static void on_stop(int sig)
 	cmd_stop_signal = sig;
 }
 
-void cmd_catch_stop_signals(void)
+void cmd_catch_signals(const int *sigs, size_t n, void (*handler)(int))
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
+	sa.sa_handler = handler;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = 0;	/* no SA_RESTART: a blocked read returns */
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+	for (size_t i = 0; i < n; i++) {
 		struct sigaction old;
 
 		/* a signal ignored by the parent stays ignored (nohup) */
@@ -35,6 +34,13 @@ void cmd_catch_stop_signals(void)
 			continue;
 		sigaction(sigs[i], &sa, NULL);
 	}
+}
+
+void cmd_catch_stop_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+
+	cmd_catch_signals(sigs, sizeof(sigs) / sizeof(sigs[0]), on_stop);
 	xip_set_interrupt(&cmd_stop_signal);
 }
 

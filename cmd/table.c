@@ -11,6 +11,7 @@
 #include <libsmartcols.h>
 
 #include "cmd.h"
+#include "util.h"
 
 enum kv_type { KV_STR, KV_NUM, KV_BOOL };
 
@@ -24,6 +25,29 @@ struct kv {
 	struct kv_item *items;
 	size_t n, cap;
 };
+
+struct libscols_table *cmd_json_table(const char *name,
+				      const struct cmd_json_col *cols,
+				      size_t n)
+{
+	struct libscols_table *tb = scols_new_table();
+
+	if (!tb)
+		return NULL;
+	scols_table_enable_json(tb, 1);
+	scols_table_set_name(tb, name);
+	for (size_t i = 0; i < n; i++) {
+		struct libscols_column *cl =
+			scols_table_new_column(tb, cols[i].name, 0, 0);
+
+		if (!cl) {
+			scols_unref_table(tb);
+			return NULL;
+		}
+		scols_column_set_json_type(cl, cols[i].type);
+	}
+	return tb;
+}
 
 struct kv *kv_new(const char *json_name)
 {
@@ -41,15 +65,9 @@ static void kv_add(struct kv *kv, const char *label, const char *key,
 
 	if (!kv)
 		return;
-	if (kv->n == kv->cap) {
-		size_t cap = kv->cap ? kv->cap * 2 : 16;
-		struct kv_item *p = realloc(kv->items, cap * sizeof(*p));
-
-		if (!p)
-			return;
-		kv->items = p;
-		kv->cap = cap;
-	}
+	if (xip_grow((void **)&kv->items, &kv->cap, kv->n + 1,
+		     sizeof(*kv->items)))
+		return;
 	it = &kv->items[kv->n++];
 	it->label = strdup(label);
 	it->key = strdup(key);

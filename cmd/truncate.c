@@ -18,15 +18,8 @@ int cmd_truncate(int argc, const char **argv)
 	struct cmd_args args;
 	ext2_ino_t ino;
 	uint64_t size;
-	int rc, ret, cret;
-	const struct poptOption options[] = {
-		CMD_HELP_OPTIONS,
-		POPT_TABLEEND
-	};
-
-	rc = cmd_parse(argc, argv, options, truncate_usage, 3, 3, &args);
-	if (rc)
-		return rc;
+	int rc = EXIT_OK, ret, cret;
+	cmd_parse(argc, argv, NULL, truncate_usage, 3, 3, &args);
 	rc = cmd_parse_size("SIZE", args.argv[2], &size);
 	if (rc)
 		goto out;

@@ -74,10 +74,7 @@ static int print_json_pmem(const char *text, const struct xip_check_report *rep)
 
 static int print_json(const struct xip_check_report *rep)
 {
-	static const struct {
-		const char *name;
-		int type;
-	} cols[] = {
+	static const struct cmd_json_col cols[] = {
 		{ "severity", SCOLS_JSON_STRING },
 		{ "object", SCOLS_JSON_STRING },
 		{ "inode", SCOLS_JSON_NUMBER },
@@ -85,22 +82,13 @@ static int print_json(const struct xip_check_report *rep)
 		{ "path", SCOLS_JSON_STRING },
 		{ "message", SCOLS_JSON_STRING },
 	};
-	struct libscols_table *tb = scols_new_table();
+	struct libscols_table *tb;
 	char *text = NULL;
 	int ret = -ENOMEM;
 
+	tb = cmd_json_table("findings", cols, sizeof(cols) / sizeof(cols[0]));
 	if (!tb)
 		return ret;
-	scols_table_enable_json(tb, 1);
-	scols_table_set_name(tb, "findings");
-	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
-		struct libscols_column *cl =
-			scols_table_new_column(tb, cols[i].name, 0, 0);
-
-		if (!cl)
-			goto out;
-		scols_column_set_json_type(cl, cols[i].type);
-	}
 	for (size_t i = 0; i < rep->nfindings; i++) {
 		const struct xip_finding *f = &rep->findings[i];
 		struct libscols_line *ln = scols_table_new_line(tb, NULL);
@@ -201,22 +189,18 @@ int cmd_verify(int argc, const char **argv)
 	struct progress prog = { 0 };
 	char *against = NULL, *page = NULL;
 	struct cmd_args args;
-	int json = 0, rc;
+	int json = 0, rc = EXIT_OK;
 	const struct poptOption options[] = {
-		{ "json", 'J', POPT_ARG_NONE, &json, 0,
-		  "print the findings as JSON", NULL },
+		CMD_OPT_JSON(&json, "the findings"),
 		{ "against", 'a', POPT_ARG_STRING, &against, 0,
 		  "compare the files with the source tree DIR", "DIR" },
 		{ "page-size", 'p', POPT_ARG_STRING, &page, 0,
 		  "check XIP capability for pages of N bytes (default: the host's)",
 		  "N" },
-		CMD_HELP_OPTIONS,
 		POPT_TABLEEND
 	};
 
-	rc = cmd_parse(argc, argv, options, verify_usage, 1, 1, &args);
-	if (rc)
-		goto out;
+	cmd_parse(argc, argv, options, verify_usage, 1, 1, &args);
 	rc = page ? cmd_parse_page_size(page, &o.page_size) : EXIT_OK;
 	if (rc)
 		goto out;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "util.h"
 
 static const char write_usage[] =
 	"[--offset N | --append] [--create [--mode MODE]] [-i FILE] IMAGE PATH [FILE]";
@@ -243,7 +244,7 @@ int cmd_write(int argc, const char **argv)
 {
 	char *offset_s = NULL, *mode_s = NULL, *input = NULL;
 	struct wjob w = { NULL, 0, 0, STDIN_FILENO, "stdin" };
-	int append = 0, create = 0, rc;
+	int append = 0, create = 0, rc = EXIT_OK;
 	unsigned int mode = 0644;
 	struct cmd_args args;
 	const struct poptOption options[] = {
@@ -258,13 +259,10 @@ int cmd_write(int argc, const char **argv)
 		  "MODE" },
 		{ "input", 'i', POPT_ARG_STRING, &input, 0,
 		  "read from FILE instead of stdin", "FILE" },
-		CMD_HELP_OPTIONS,
 		POPT_TABLEEND
 	};
 
-	rc = cmd_parse(argc, argv, options, write_usage, 2, 3, &args);
-	if (rc)
-		return rc;
+	cmd_parse(argc, argv, options, write_usage, 2, 3, &args);
 	if (args.argc == 3 && input)
 		rc = cmd_usage_error("give the input as -i FILE or as FILE, not both");
 	else if (args.argc == 3 && !(input = strdup(args.argv[2])))

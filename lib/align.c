@@ -23,6 +23,7 @@
 
 #include "xip.h"
 #include "elf_int.h"
+#include "util.h"
 
 #define HUGE_SIZE (2ULL << 20)
 
@@ -403,16 +404,9 @@ static int walk_push(struct walk_dir **stack, size_t *n, size_t *cap,
 {
 	if (!path)
 		return xip_error(-ENOMEM, "out of memory");
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		void *q = realloc(*stack, ncap * sizeof(**stack));
-
-		if (!q) {
-			free(path);
-			return xip_error(-ENOMEM, "out of memory");
-		}
-		*stack = q;
-		*cap = ncap;
+	if (xip_grow((void **)stack, cap, *n + 1, sizeof(**stack))) {
+		free(path);
+		return xip_error(-ENOMEM, "out of memory");
 	}
 	(*stack)[*n].ino = ino;
 	(*stack)[*n].dir = dir;

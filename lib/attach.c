@@ -36,6 +36,7 @@
 #include <blkid.h>
 
 #include "attach_int.h"
+#include "fsread.h"
 
 #define SHM_DIR		"/dev/shm"
 
@@ -259,14 +260,9 @@ int xip_segment_refresh(struct xip_seg_entry *e)
 	if (!strcmp(label, e->label) && !strcmp(uuid, e->uuid))
 		return 0;
 	/* record the change only in the record of this very segment */
-	cur = malloc(sizeof(*cur));
-	if (!cur)
-		return xip_error(-ENOMEM, "out of memory");
-	ret = xip_registry_lock();
-	if (ret) {
-		free(cur);
+	ret = xip_registry_lock_new(&cur);
+	if (ret)
 		return ret;
-	}
 	ret = xip_registry_read(e->name, cur, &state, false);
 	if (!ret && state == XIP_ENTRY_LIVE && cur->seg_ino == e->seg_ino &&
 	    cur->seg_dev == e->seg_dev) {
@@ -290,7 +286,6 @@ static int file_range(int fd, const char *segpath, const char *file,
 	struct xip_run *runs = NULL;
 	size_t nruns = 0;
 	uint64_t size, blocks;
-	ext2_ino_t ino;
 	int ret;
 
 	ret = xip_segment_open_fd(fd, segpath, 0, &seg);
@@ -299,17 +294,11 @@ static int file_range(int fd, const char *segpath, const char *file,
 	ret = xip_image_open_segment(seg, XIP_IMG_NOLOCK, &img);
 	if (ret)
 		return ret;
-	ret = xip_lookup(img, file, 0, &ino);
-	if (!ret)
-		ret = xip_read_inode(img, ino, &inode);
-	if (!ret && !LINUX_S_ISREG(inode.i_mode))
-		ret = xip_error(-EINVAL, "%s: not a regular file", file);
-	if (!ret)
-		ret = xip_file_runs(img, ino, &runs, &nruns);
+	ret = xip_file_runs_path(img, file, &inode, &runs, &nruns);
 	if (ret)
 		goto out;
 	size = EXT2_I_SIZE(&inode);
-	blocks = (size + img->block_size - 1) / img->block_size;
+	blocks = div_round_up(size, img->block_size);
 	if (size == 0)
 		ret = xip_error(-EINVAL, "%s: empty file: nothing to bind", file);
 	else if (nruns != 1 || runs[0].lblk != 0 || runs[0].len < blocks)

@@ -60,27 +60,13 @@ static int segfile_map(struct segfile *sf)
 }
 
 /* ---- filling it ------------------------------------------------------- */
-/* Copy a plain image: read() straight into the mapping (hugetlbfs files
- * cannot be written with write()). */
+/*
+ * Copy a plain image: read() straight into the mapping (hugetlbfs files
+ * cannot be written with write()).
+ */
 static int fill_plain(struct segfile *sf, struct source *src)
 {
-	uint64_t off = 0;
-
-	while (off < src->size) {
-		size_t n = src->size - off < CHUNK ? src->size - off : CHUNK;
-		ssize_t r = pread(src->fd, sf->map + off, n, (off_t)off);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return xip_error(-errno, "%s: %s", src->path,
-					 strerror(errno));
-		if (r == 0)
-			return xip_error(-EIO, "%s: shrank while being read",
-					 src->path);
-		off += (uint64_t)r;
-	}
-	return 0;
+	return xip_pread_exact(src->fd, sf->map, src->size, 0, src->path);
 }
 
 /* Copy @len bytes at @off with read() and write(), through @buf. */
@@ -94,22 +80,13 @@ static int copy_rw(struct source *src, struct segfile *sf, uint64_t off,
 		return xip_error(-ENOMEM, "out of memory");
 	while (!ret && len) {
 		size_t n = len < CHUNK ? len : CHUNK;
-		ssize_t r = pread(src->fd, buf, n, (off_t)off);
 
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			ret = r ? xip_error(-errno, "%s: %s", src->path,
-					    strerror(errno)) :
-				  xip_error(-EIO, "%s: shrank while being read",
-					    src->path);
-			break;
-		}
-		if (pwrite(sf->fd, buf, (size_t)r, (off_t)off) != r)
-			ret = xip_error(errno ? -errno : -EIO, "%s: %s",
-					sf->path, strerror(errno ? errno : EIO));
-		off += (uint64_t)r;
-		len -= (uint64_t)r;
+		ret = xip_pread_exact(src->fd, buf, n, off, src->path);
+		if (!ret && (ret = xip_pwrite_all(sf->fd, buf, n, off)))
+			ret = xip_error(ret, "%s: %s", sf->path,
+					strerror(-ret));
+		off += n;
+		len -= n;
 	}
 	free(buf);
 	return ret;
@@ -216,9 +193,10 @@ static int inflate_refill(struct inflater *z, struct source *src)
 
 	if (z->zs.avail_in || z->eof)
 		return 0;
-	r = pread(src->fd, z->in, CHUNK, (off_t)z->in_off);
+	r = xip_pread_full(src->fd, z->in, CHUNK, z->in_off);
 	if (r < 0)
-		return xip_error(-errno, "%s: %s", src->path, strerror(errno));
+		return xip_error((int)r, "%s: %s", src->path,
+				 strerror((int)-r));
 	z->eof = r == 0;
 	z->in_off += (uint64_t)r;
 	z->zs.next_in = z->in;

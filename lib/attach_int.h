@@ -13,16 +13,12 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "util.h"
 #include "xip.h"
 #include "kcopy.h"
 #include "segment_int.h"
 #include "registry_int.h"
 #include "nbd_int.h"
-
-static inline uint64_t round_up(uint64_t v, uint64_t a)
-{
-	return (v + a - 1) / a * a;
-}
 
 static inline uint64_t min_u64(uint64_t a, uint64_t b)
 {

@@ -29,6 +29,7 @@
 #include "debug.h"
 #include "build.h"
 #include "segment_int.h"
+#include "util.h"
 
 #define INODE_SIZE 256
 #define MAX_SIZING_ROUNDS 32
@@ -96,15 +97,8 @@ struct balloc {
 
 static int balloc_insert(struct balloc *a, size_t at, blk64_t s, blk64_t e)
 {
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 64;
-		struct bext *p = realloc(a->e, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		a->e = p;
-		a->cap = cap;
-	}
+	if (xip_grow((void **)&a->e, &a->cap, a->n + 1, sizeof(*a->e)))
+		return -ENOMEM;
 	memmove(&a->e[at + 1], &a->e[at], (a->n - at) * sizeof(*a->e));
 	a->e[at].start = s;
 	a->e[at].end = e;
@@ -134,11 +128,6 @@ static int balloc_init(struct balloc *a, ext2_filsys fs)
 		}
 	}
 	return 0;
-}
-
-static blk64_t round_up(blk64_t v, uint64_t align)
-{
-	return align > 1 ? (v + align - 1) / align * align : v;
 }
 
 /* One run of @need blocks, first fit, optionally aligned. */
@@ -387,7 +376,7 @@ static int plan_auto(struct btree *t, struct bplan *p,
 	uint64_t itb, more, margin = p->need / 64 + 32 + extra;
 	int ret = -ENOSPC;
 
-	itb = (p->g.inodes * INODE_SIZE + p->g.bs - 1) / p->g.bs;
+	itb = div_round_up(p->g.inodes * INODE_SIZE, p->g.bs);
 	p->g.blocks = p->need + margin + itb + 16;
 	for (int round = 0; round < MAX_SIZING_ROUNDS; round++) {
 		ret = plan_try(t, p, o, true, margin, &more);

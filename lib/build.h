@@ -142,6 +142,11 @@ void xip_target_close(struct btarget *tg);
 /* The tree's lost+found: the one in the tree, else a new one. */
 int xip_btree_make_lpf(struct btree *t, const struct xip_build_opts *o);
 struct bnode *xip_btree_node_new(struct btree *t);
+/* @n: a directory of @perm owned by root (as mapped for the tree), now. */
+void xip_btree_set_dir(struct btree *t, struct bnode *n,
+			const struct xip_build_opts *o, unsigned int perm);
+/* The root node of a tree scanned from @src (for messages): NULL, no memory. */
+struct bnode *xip_btree_root_new(struct btree *t, const char *src);
 void xip_btree_node_free(struct bnode *n);
 /* Add the name @name in @dir for @n (counted in n->nlink). */
 int xip_btree_add_entry(struct bnode *dir, const char *name, struct bnode *n);

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "build.h"
+#include "util.h"
 
 #define NAME_MAX_EXT2 255
 
@@ -138,7 +139,7 @@ static int open_checked(int dfd, const char *name, int flags,
 static int scan_ranges(struct btree *t, struct bnode *n, int dfd,
 		       const char *dir, const char *name)
 {
-	uint64_t bs = t->bs, blocks = (n->size + bs - 1) / bs;
+	uint64_t bs = t->bs, blocks = div_round_up(n->size, bs);
 	struct xip_lrange *r = NULL;
 	size_t nr = 0, cap = 0;
 	off_t data, hole = 0;
@@ -161,22 +162,15 @@ static int scan_ranges(struct btree *t, struct bnode *n, int dfd,
 		if (hole < 0 || (uint64_t)hole > n->size)
 			hole = (off_t)n->size;
 		a = (uint64_t)data / bs;
-		b = ((uint64_t)hole + bs - 1) / bs;
+		b = div_round_up((uint64_t)hole, bs);
 		if (nr && r[nr - 1].start + r[nr - 1].len >= a) {
 			if (b > r[nr - 1].start + r[nr - 1].len)
 				r[nr - 1].len = b - r[nr - 1].start;
 		} else {
-			if (nr == cap) {
-				struct xip_lrange *p;
-
-				cap = cap ? cap * 2 : 4;
-				p = realloc(r, cap * sizeof(*r));
-				if (!p) {
-					free(r);
-					close(fd);
-					return -ENOMEM;
-				}
-				r = p;
+			if (xip_grow((void **)&r, &cap, nr + 1, sizeof(*r))) {
+				free(r);
+				close(fd);
+				return -ENOMEM;
 			}
 			r[nr].start = a;
 			r[nr].len = b - a;
@@ -368,7 +362,7 @@ static int scan_node(struct btree *t, struct bnode *n, int fd, int dfd,
 			return -ENOMEM;
 		n->size = (uint64_t)len;
 	} else if (S_ISREG(st->st_mode)) {
-		uint64_t blocks = (n->size + t->bs - 1) / t->bs;
+		uint64_t blocks = div_round_up(n->size, t->bs);
 
 		if ((uint64_t)st->st_blocks * 512 < n->size)
 			ret = scan_ranges(t, n, dfd, dir, name);
@@ -648,12 +642,9 @@ int xip_btree_scan(struct btree *t, const struct xip_build_opts *o)
 	struct bnode *r;
 	int ret, fd;
 
-	t->src = o->source;
-	t->root_fd = -1;
-	r = xip_btree_node_new(t);
+	r = xip_btree_root_new(t, o->source);
 	if (!r)
 		return -ENOMEM;
-	t->root = r;
 	if (o->source) {
 		ret = open_root(t, o->source, &st);
 		if (ret)
@@ -670,9 +661,7 @@ int xip_btree_scan(struct btree *t, const struct xip_build_opts *o)
 		if (ret)
 			return ret;
 	} else {
-		r->mode = S_IFDIR | 0755;
-		xip_btree_set_owner(r, o, 0, 0);
-		xip_btree_node_set_now(t, r);
+		xip_btree_set_dir(t, r, o, 0755);
 	}
 	r->nlink = 2;	/* its own "." and ".." count below */
 	return xip_btree_make_lpf(t, o);

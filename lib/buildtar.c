@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "build.h"
+#include "util.h"
 #include "lazy.h"
 
 #include <archive.h>
@@ -130,21 +131,11 @@ static int spool_open(struct btree *t)
 static int spool_write(struct tarscan *ts, const void *buf, size_t len,
 		       uint64_t off)
 {
-	const char *p = buf;
+	int ret = xip_pwrite_all(ts->t->spool_fd, buf, len, off);
 
-	while (len) {
-		ssize_t n = pwrite(ts->t->spool_fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return tar_err(ts, n < 0 ? -errno : -EIO,
-				       "temporary file for the data: %s",
-				       strerror(n < 0 ? errno : EIO));
-		p += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
+	if (ret)
+		return tar_err(ts, ret, "temporary file for the data: %s",
+			       strerror(-ret));
 	return 0;
 }
 
@@ -199,7 +190,7 @@ static int tar_data(struct tarscan *ts, struct bnode *n)
 		return 0;
 	if (t->spool_fd < 0 && (ret = spool_open(t)))
 		return ret;
-	base = (t->spool_end + bs - 1) / bs * bs;
+	base = round_up(t->spool_end, bs);
 	n->spooled = true;
 	n->spool_off = base;
 	for (;;) {
@@ -219,7 +210,7 @@ static int tar_data(struct tarscan *ts, struct bnode *n)
 		if (ret)
 			return ret;
 		end = (uint64_t)off + len;
-		ret = range_add(n, (uint64_t)off / bs, (end + bs - 1) / bs);
+		ret = range_add(n, (uint64_t)off / bs, div_round_up(end, bs));
 		if (ret)
 			return ret;
 	}
@@ -652,15 +643,10 @@ int xip_btree_scan_tar(struct btree *t, const struct xip_build_opts *o)
 	struct bnode *r;
 	int fd = -1, ret;
 
-	t->src = o->tar;
-	t->root_fd = -1;
-	r = xip_btree_node_new(t);
+	r = xip_btree_root_new(t, o->tar);
 	if (!r)
 		return -ENOMEM;
-	t->root = r;
-	r->mode = S_IFDIR | 0755;
-	xip_btree_set_owner(r, o, 0, 0);
-	xip_btree_node_set_now(t, r);
+	xip_btree_set_dir(t, r, o, 0755);
 	r->from_source = true;
 	ret = xip_lazy_load(XIP_LAZY_ARCHIVE);
 	if (ret)

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "build.h"
+#include "util.h"
 
 #define FAST_LINK_MAX 59	/* bytes that fit in i_block (60 with NUL) */
 
@@ -186,34 +187,38 @@ struct bnode *xip_btree_node_new(struct btree *t)
 
 	if (!n)
 		return NULL;
-	if (t->nnodes == t->capnodes) {
-		size_t cap = t->capnodes ? t->capnodes * 2 : 256;
-		struct bnode **p = realloc(t->nodes, cap * sizeof(*p));
-
-		if (!p) {
-			free(n);
-			return NULL;
-		}
-		t->nodes = p;
-		t->capnodes = cap;
+	if (xip_grow((void **)&t->nodes, &t->capnodes, t->nnodes + 1,
+		     sizeof(*t->nodes))) {
+		free(n);
+		return NULL;
 	}
 	t->nodes[t->nnodes++] = n;
 	return n;
+}
+
+void xip_btree_set_dir(struct btree *t, struct bnode *n,
+			const struct xip_build_opts *o, unsigned int perm)
+{
+	n->mode = S_IFDIR | perm;
+	xip_btree_set_owner(n, o, 0, 0);
+	xip_btree_node_set_now(t, n);
+}
+
+struct bnode *xip_btree_root_new(struct btree *t, const char *src)
+{
+	t->src = src;
+	t->root_fd = -1;
+	t->root = xip_btree_node_new(t);
+	return t->root;
 }
 
 int xip_btree_add_entry(struct bnode *dir, const char *name, struct bnode *n)
 {
 	struct bentry *e;
 
-	if (dir->nkids == dir->capkids) {
-		size_t cap = dir->capkids ? dir->capkids * 2 : 8;
-
-		e = realloc(dir->kids, cap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		dir->kids = e;
-		dir->capkids = cap;
-	}
+	if (xip_grow((void **)&dir->kids, &dir->capkids, dir->nkids + 1,
+		     sizeof(*e)))
+		return -ENOMEM;
 	e = &dir->kids[dir->nkids];
 	e->name = strdup(name);
 	if (!e->name)
@@ -300,9 +305,7 @@ int xip_btree_make_lpf(struct btree *t, const struct xip_build_opts *o)
 	n = xip_btree_node_new(t);
 	if (!n)
 		return -ENOMEM;
-	n->mode = S_IFDIR | 0700;
-	xip_btree_set_owner(n, o, 0, 0);
-	xip_btree_node_set_now(t, n);
+	xip_btree_set_dir(t, n, o, 0700);
 	n->is_lpf = true;
 	n->parent = t->root;
 	t->lpf = n;
@@ -361,7 +364,7 @@ static int count_node(struct btree *t, struct bnode *n)
 		blocks = xip_build_dir_blocks(bs, lens, n->nkids);
 		free(lens);
 		if (n->is_lpf) {
-			uint64_t min = (16384 + bs - 1) / bs;
+			uint64_t min = div_round_up(16384, bs);
 
 			min = min < 2 ? 2 : min > 12 ? 12 : min;
 			blocks = blocks < min ? min : blocks;

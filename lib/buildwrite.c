@@ -14,6 +14,7 @@
 
 #include "build.h"
 #include "kcopy.h"
+#include "util.h"
 
 /*
  * The indirect blocks of the file being mapped, built in memory and
@@ -92,7 +93,7 @@ static int write_blocks(struct bwriter *w, blk64_t blk, const void *buf,
 	uint64_t blocks = ext2fs_blocks_count(w->fs->super);
 	int ret;
 
-	if (blk >= blocks || (len + w->bs - 1) / w->bs > blocks - blk)
+	if (blk >= blocks || div_round_up(len, w->bs) > blocks - blk)
 		return xip_error(-ERANGE, "block %llu beyond the image",
 				 (unsigned long long)blk);
 	ret = xip_seg_pwrite(w->seg, (uint64_t)blk * w->bs, buf, len);

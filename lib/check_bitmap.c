@@ -133,6 +133,23 @@ static void bitmap_run(void *arg, uint64_t from, uint64_t to, bool used)
 }
 
 /*
+ * A group's free @what count as recorded against @counted (-1: its bitmap
+ * could not be checked: false); added to *@total.
+ */
+static bool free_count(struct chk *c, uint32_t g, const char *what,
+		       uint32_t recorded, int64_t counted, uint64_t *total)
+{
+	if (counted < 0)
+		return false;
+	if ((uint64_t)counted != recorded)
+		chk_err(c, "group", 0, 0,
+			"group %u: free %s count %u, should be %" PRIu64, g,
+			what, recorded, (uint64_t)counted);
+	*total += (uint64_t)counted;
+	return true;
+}
+
+/*
  * Compare a group's bitmap @disk with the truth @want: @n bits, padding
  * bits up to @nbits set.  Returns the free count, or -1 when the bitmap
  * could not be read (@disk NULL).
@@ -239,35 +256,20 @@ void xip_chk_bitmaps(struct chk *c)
 			fb = cmp_bitmap(c, g, "block", bb, want, first, n,
 					c->bpg);
 		}
-		if (fb >= 0) {
-			if ((uint64_t)fb != d->bg_free_blocks_count)
-				chk_err(c, "group", 0, 0,
-					"group %u: free block count %u, should be %" PRIu64,
-					g, d->bg_free_blocks_count, (uint64_t)fb);
-			free_blocks += (uint64_t)fb;
-		} else {
-			sums = false;
-		}
+		sums &= free_count(c, g, "block", d->bg_free_blocks_count, fb,
+				   &free_blocks);
 		if ((c->gstate[g] & G_IB_OK) && (c->gstate[g] & G_IT_OK)) {
 			used_inodes(c, g, want);
 			fi = cmp_bitmap(c, g, "inode", ib, want,
 					(uint64_t)g * c->ipg + 1, c->ipg,
 					(uint64_t)c->bs * 8);
 		}
-		if (fi >= 0) {
-			if ((uint64_t)fi != d->bg_free_inodes_count)
-				chk_err(c, "group", 0, 0,
-					"group %u: free inode count %u, should be %" PRIu64,
-					g, d->bg_free_inodes_count, (uint64_t)fi);
-			free_inodes += (uint64_t)fi;
-			if (d->bg_used_dirs_count != c->dirs_in_group[g])
-				chk_err(c, "group", 0, 0,
-					"group %u: directory count %u, should be %u",
-					g, d->bg_used_dirs_count,
-					c->dirs_in_group[g]);
-		} else {
-			sums = false;
-		}
+		sums &= free_count(c, g, "inode", d->bg_free_inodes_count, fi,
+				   &free_inodes);
+		if (fi >= 0 && d->bg_used_dirs_count != c->dirs_in_group[g])
+			chk_err(c, "group", 0, 0,
+				"group %u: directory count %u, should be %u",
+				g, d->bg_used_dirs_count, c->dirs_in_group[g]);
 	}
 	if (!sums)
 		return;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "check_int.h"
+#include "util.h"
 
 /* ---- pass 2: directories ------------------------------------------------ */
 
@@ -119,16 +120,10 @@ static bool dname_seen(struct chk *c, const char *name, unsigned int len)
 	 */
 	if (c->nomem || len > 255 || c->dnalen + len + 1 >= UINT32_MAX)
 		return false;
-	while (c->dnalen + len + 1 > c->dnacap) {
-		size_t ncap = c->dnacap ? c->dnacap * 2 : 65536;
-		char *p = realloc(c->dnarena, ncap);
-
-		if (!p) {
-			c->nomem = true;
-			return false;
-		}
-		c->dnarena = p;
-		c->dnacap = ncap;
+	if (xip_grow((void **)&c->dnarena, &c->dnacap, c->dnalen + len + 1,
+		     1)) {
+		c->nomem = true;
+		return false;
 	}
 	if ((c->dnn + 1) * 2 > c->dncap) {
 		size_t cap = c->dncap ? c->dncap * 2 : 256;

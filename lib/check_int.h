@@ -257,6 +257,7 @@ void xip_chk_set_bits(uint8_t *map, uint64_t from, uint64_t to);
 
 /* check_util.c: memory, reading the image, per-group state */
 void *xip_chk_calloc(struct chk *c, uint64_t n, size_t size);
+/* xip_grow() for element @n, out of memory recorded in c->nomem */
 int xip_chk_grow(struct chk *c, void **arr, size_t *cap, size_t n,
 		 size_t size);
 void xip_chk_reader_init(struct chk *c);

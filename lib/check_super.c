@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "check_int.h"
+#include "util.h"
 
 /* ---- the superblock ----------------------------------------------------- */
 
@@ -304,8 +305,7 @@ int xip_chk_super(struct chk *c)
 			sb->s_clusters_per_group, c->bpg);
 		return 1;
 	}
-	c->ngroups = (uint32_t)((c->nblocks - c->first_data + c->bpg - 1) /
-				c->bpg);
+	c->ngroups = (uint32_t)div_round_up(c->nblocks - c->first_data, c->bpg);
 	c->inode_size = sb->s_inode_size;
 	if (c->inode_size < EXT2_GOOD_OLD_INODE_SIZE ||
 	    c->inode_size > c->bs || (c->inode_size & (c->inode_size - 1))) {
@@ -315,7 +315,7 @@ int xip_chk_super(struct chk *c)
 		return 1;
 	}
 	c->ipg = sb->s_inodes_per_group;
-	itb = ((uint64_t)c->ipg * c->inode_size + c->bs - 1) / c->bs;
+	itb = div_round_up((uint64_t)c->ipg * c->inode_size, c->bs);
 	if (c->ipg == 0 || c->ipg > 8 * c->bs || c->ipg % 8 ||
 	    itb > c->bpg - 3) {
 		chk_err(c, "superblock", 0, 0,
@@ -339,8 +339,8 @@ int xip_chk_super(struct chk *c)
 			c->first_ino);
 		return 1;
 	}
-	c->gdt_blocks = ((uint64_t)c->ngroups * EXT2_MIN_DESC_SIZE + c->bs - 1) /
-			c->bs;
+	c->gdt_blocks = div_round_up((uint64_t)c->ngroups * EXT2_MIN_DESC_SIZE,
+				     c->bs);
 	c->rsv_gdt = 0;
 	if (sb->s_feature_compat & EXT2_FEATURE_COMPAT_RESIZE_INODE)
 		c->rsv_gdt = sb->s_reserved_gdt_blocks;

@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "check_int.h"
+#include "util.h"
 
 struct tree_ent {
 	uint32_t dir, ino;
@@ -46,25 +47,6 @@ struct chk_tree {
 	size_t nl, lcap;
 };
 
-static int tree_grow(struct chk *c, void **arr, size_t *cap, size_t n,
-		     size_t size)
-{
-	size_t ncap;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 256;
-	p = realloc(*arr, ncap * size);
-	if (!p) {
-		c->nomem = true;
-		return -ENOMEM;
-	}
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
-
 static struct chk_tree *tree_get(struct chk *c)
 {
 	if (!c->tree) {
@@ -82,7 +64,7 @@ void xip_chk_tree_dir_start(struct chk *c, uint32_t dir)
 
 	if (!t || (t->nd && t->dirs[t->nd - 1].ino == dir))
 		return;
-	if (tree_grow(c, (void **)&t->dirs, &t->dcap, t->nd, sizeof(*d)))
+	if (xip_chk_grow(c, (void **)&t->dirs, &t->dcap, t->nd, sizeof(*d)))
 		return;
 	d = &t->dirs[t->nd++];
 	d->ino = dir;
@@ -99,8 +81,8 @@ void xip_chk_tree_entry(struct chk *c, uint32_t dir, uint32_t ino,
 	if (!t)
 		return;
 	xip_chk_tree_dir_start(c, dir);
-	if (!t->nd || tree_grow(c, (void **)&t->ents, &t->cap, t->n,
-				sizeof(*e)))
+	if (!t->nd || xip_chk_grow(c, (void **)&t->ents, &t->cap, t->n,
+			       sizeof(*e)))
 		return;
 	e = &t->ents[t->n];
 	e->dir = dir;
@@ -233,10 +215,10 @@ static int source_crc(const char *path, uLong *crc)
 	if (fd < 0)
 		return -errno;
 	*crc = crc32(0, NULL, 0);
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
+	while ((n = xip_read_full(fd, buf, sizeof(buf))) > 0)
 		*crc = crc32(*crc, buf, (uInt)n);
 	close(fd);
-	return n < 0 ? -errno : 0;
+	return n < 0 ? (int)n : 0;
 }
 
 static void cmp_content(struct chk *c, const char *path, const char *src,
@@ -314,7 +296,7 @@ static void add_link(struct chk *c, const char *path, uint32_t ino,
 	struct chk_tree *t = c->tree;
 	struct tree_link *l;
 
-	if (tree_grow(c, (void **)&t->links, &t->lcap, t->nl, sizeof(*l)))
+	if (xip_chk_grow(c, (void **)&t->links, &t->lcap, t->nl, sizeof(*l)))
 		return;
 	l = &t->links[t->nl];
 	l->path = strdup(path);
@@ -417,7 +399,7 @@ struct pending {
 static int push(struct chk *c, struct pending **st, size_t *n, size_t *cap,
 		uint32_t ino, char *path)
 {
-	if (tree_grow(c, (void **)st, cap, *n, sizeof(**st))) {
+	if (xip_chk_grow(c, (void **)st, cap, *n, sizeof(**st))) {
 		free(path);
 		return -ENOMEM;
 	}

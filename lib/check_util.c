@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "check_int.h"
+#include "util.h"
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -34,24 +35,10 @@ void *xip_chk_calloc(struct chk *c, uint64_t n, size_t size)
 int xip_chk_grow(struct chk *c, void **arr, size_t *cap, size_t n,
 		 size_t size)
 {
-	size_t ncap;
-	void *p;
-
-	if (n < *cap)
+	if (n < SIZE_MAX && !xip_grow(arr, cap, n + 1, size))
 		return 0;
-	ncap = *cap ? *cap * 2 : 64;
-	if (ncap > SIZE_MAX / size) {
-		c->nomem = true;
-		return -ENOMEM;
-	}
-	p = realloc(*arr, ncap * size);
-	if (!p) {
-		c->nomem = true;
-		return -ENOMEM;
-	}
-	*arr = p;
-	*cap = ncap;
-	return 0;
+	c->nomem = true;
+	return -ENOMEM;
 }
 
 /*
@@ -74,7 +61,7 @@ const uint8_t *xip_chk_block(struct chk *c, uint64_t blk)
 /* Read @len bytes of the image at @off: 0 or a negative errno. */
 int xip_chk_pread(struct chk *c, void *buf, size_t len, uint64_t off)
 {
-	size_t done = 0;
+	ssize_t n;
 	void *p;
 
 	if (off > c->seg->size || len > c->seg->size - off)
@@ -85,17 +72,10 @@ int xip_chk_pread(struct chk *c, void *buf, size_t len, uint64_t off)
 		memcpy(buf, p, len);
 		return 0;
 	}
-	while (done < len) {
-		ssize_t n = pread(c->seg->fd, (char *)buf + done, len - done,
-				  (off_t)(off + done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		done += (size_t)n;
-	}
-	return 0;
+	n = xip_pread_full(c->seg->fd, buf, len, off);
+	if (n < 0)
+		return (int)n;
+	return (size_t)n == len ? 0 : -EIO;
 }
 
 /* Read block @blk of the file system into @buf (c->bs bytes). */
@@ -271,16 +251,9 @@ size_t xip_chk_store_name(struct chk *c, const char *name, size_t len)
 {
 	size_t off = c->nlen;
 
-	while (c->nlen + len + 1 > c->ncap) {
-		size_t ncap = c->ncap ? c->ncap * 2 : 65536;
-		char *p = realloc(c->names, ncap);
-
-		if (!p) {
-			c->nomem = true;
-			return 0;
-		}
-		c->names = p;
-		c->ncap = ncap;
+	if (xip_grow((void **)&c->names, &c->ncap, c->nlen + len + 1, 1)) {
+		c->nomem = true;
+		return 0;
 	}
 	memcpy(c->names + off, name, len);
 	c->names[off + len] = '\0';

@@ -199,17 +199,12 @@ static int detach_find(const char *what, struct xip_seg_entry *e,
 
 int xip_detach(const char *what, const char *save, int flags)
 {
-	struct xip_seg_entry *e = malloc(sizeof(*e));
+	struct xip_seg_entry *e;
 	enum xip_entry_state state;
-	int ret;
+	int ret = xip_registry_lock_new(&e);
 
-	if (!e)
-		return xip_error(-ENOMEM, "out of memory");
-	ret = xip_registry_lock();
-	if (ret) {
-		free(e);
+	if (ret)
 		return ret;
-	}
 	ret = detach_find(what, e, &state);
 	if (!ret && state == XIP_ENTRY_LIVE)
 		ret = detach_entry(e, save, flags);

@@ -17,6 +17,7 @@
 
 #include "xip.h"
 #include "elf_int.h"
+#include "util.h"
 
 #define ELF_MAX_DYNAMIC (1U << 20)	/* bytes of PT_DYNAMIC scanned */
 
@@ -402,22 +403,11 @@ struct fd_ctx {
 static ssize_t fd_read(void *ctx, uint64_t off, void *dst, size_t len)
 {
 	const struct fd_ctx *f = ctx;
-	size_t done = 0;
+	ssize_t n = xip_pread_full(f->fd, dst, len, off);
 
-	while (done < len) {
-		ssize_t n = pread(f->fd, (char *)dst + done, len - done,
-				  (off_t)(off + done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return xip_error(-errno, "%s: %s", f->name,
-					 strerror(errno));
-		if (n == 0)
-			break;
-		done += (size_t)n;
-	}
-	return (ssize_t)done;
+	if (n < 0)
+		return xip_error((int)n, "%s: %s", f->name, strerror((int)-n));
+	return n;
 }
 
 int xip_elf_parse_fd(int fd, const char *name, struct xip_elf *elf)

@@ -20,6 +20,7 @@
 #include "debug.h"
 #include "exec_int.h"
 #include "engine.h"
+#include "util.h"
 
 /* ---- prepare: find and check the program ---------------------------- */
 
@@ -213,7 +214,7 @@ static int open_on_host(struct xip_exec *ex, struct exec_file *f,
 		ret = xip_elf_validate_load(&f->elf, path, 0);
 	if (ret)
 		return ret;
-	f->src_pages = ((uint64_t)st.st_size + ex->page - 1) / ex->page;
+	f->src_pages = div_round_up((uint64_t)st.st_size, ex->page);
 	f->runs = calloc(1, sizeof(*f->runs));
 	if (!f->runs)
 		return xip_error(-ENOMEM, "out of memory");

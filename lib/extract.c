@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "xip.h"
+#include "util.h"
 
 #define COPY_BUF (1u << 20)
 #define MAX_DEPTH 2048
@@ -237,19 +238,10 @@ static int x_file_data(struct xctx *x, int fd, const struct xip_stat *st,
 				      xip_error(-EIO, "%s: short read", ipath);
 				break;
 			}
-			for (ssize_t done = 0; done < n;) {
-				ssize_t w = pwrite(fd, x->buf + done,
-						   (size_t)(n - done),
-						   (off_t)off + done);
-
-				if (w < 0 && errno == EINTR)
-					continue;
-				if (w <= 0) {
-					ret = sys_err(ipath, "write");
-					break;
-				}
-				done += w;
-			}
+			ret = xip_pwrite_all(fd, x->buf, (size_t)n, off);
+			if (ret)
+				ret = xip_error(ret, "%s: write: %s", ipath,
+						strerror(-ret));
 			off += (uint64_t)n;
 			x->res->bytes += (uint64_t)n;
 		}

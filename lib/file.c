@@ -17,6 +17,7 @@
 
 #include "engine.h"
 #include "kcopy.h"
+#include "util.h"
 
 #define U64(x) ((unsigned long long)(x))
 

@@ -14,6 +14,7 @@
 
 #include "fsread.h"
 #include "engine.h"
+#include "util.h"
 
 /* ---- directories -------------------------------------------------------- */
 
@@ -214,15 +215,8 @@ static int list_fn(void *ctx, ext2_ino_t ino, const char *name,
 	struct list_ctx *l = ctx;
 	struct xip_dirent *e;
 
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 32;
-
-		e = realloc(l->ents, cap * sizeof(*e));
-		if (!e)
-			return xip_error(-ENOMEM, "out of memory");
-		l->ents = e;
-		l->cap = cap;
-	}
+	if (xip_grow((void **)&l->ents, &l->cap, l->n + 1, sizeof(*e)))
+		return xip_error(-ENOMEM, "out of memory");
 	e = &l->ents[l->n++];
 	e->ino = ino;
 	e->type = type;

@@ -22,6 +22,7 @@
 
 #include "fsread.h"
 #include "engine.h"
+#include "util.h"
 
 /* ---- extent-mapped files ------------------------------------------------ */
 
@@ -49,15 +50,8 @@ static int ext_add(struct xip_map *m, size_t *cap, uint64_t lblk,
 		return xip_error(-EUCLEAN,
 				 "inode %u: extent at block %llu (file block %llu) overlaps file system metadata",
 				 m->ino, U64(pblk), U64(lblk));
-	if (m->next == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 16;
-
-		r = realloc(m->ext, ncap * sizeof(*r));
-		if (!r)
-			return xip_error(-ENOMEM, "out of memory");
-		m->ext = r;
-		*cap = ncap;
-	}
+	if (xip_grow((void **)&m->ext, cap, m->next + 1, sizeof(*r)))
+		return xip_error(-ENOMEM, "out of memory");
 	r = &m->ext[m->next++];
 	r->lblk = lblk;
 	r->pblk = pblk;
@@ -429,15 +423,8 @@ static int runs_add(struct xip_run **runs, size_t *n, size_t *cap,
 			return 0;
 		}
 	}
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 16;
-
-		r = realloc(*runs, ncap * sizeof(*r));
-		if (!r)
-			return xip_error(-ENOMEM, "out of memory");
-		*runs = r;
-		*cap = ncap;
-	}
+	if (xip_grow((void **)runs, cap, *n + 1, sizeof(*r)))
+		return xip_error(-ENOMEM, "out of memory");
 	r = &(*runs)[(*n)++];
 	r->lblk = lblk;
 	r->pblk = pblk;
@@ -498,7 +485,26 @@ int xip_file_runs(struct xip_image *img, ext2_ino_t ino,
 	if (ret)
 		return ret;
 	size = EXT2_I_SIZE(&m.inode);
-	ret = xip_map_runs(&m, size / bs + (size % bs != 0), runs, nruns);
+	ret = xip_map_runs(&m, div_round_up(size, bs), runs, nruns);
 	xip_map_close(&m);
+	return ret;
+}
+
+int xip_file_runs_path(struct xip_image *img, const char *path,
+		       struct ext2_inode_large *in, struct xip_run **runs,
+		       size_t *nruns)
+{
+	ext2_ino_t ino;
+	int ret;
+
+	*runs = NULL;
+	*nruns = 0;
+	ret = xip_lookup(img, path, 0, &ino);
+	if (!ret)
+		ret = xip_read_inode(img, ino, in);
+	if (!ret && !LINUX_S_ISREG(in->i_mode))
+		ret = xip_error(-EINVAL, "%s: not a regular file", path);
+	if (!ret)
+		ret = xip_file_runs(img, ino, runs, nruns);
 	return ret;
 }

@@ -32,6 +32,7 @@
 
 #include "fsread.h"
 #include "engine.h"
+#include "util.h"
 
 #define LOCK_TIMEOUT_MS 5000
 
@@ -120,8 +121,8 @@ static int check_superblock(struct xip_segment *seg,
 		return xip_error(-EUCLEAN,
 				 "%s: superblock: invalid blocks per group %u",
 				 p, sb->s_blocks_per_group);
-	groups = (blocks - sb->s_first_data_block + sb->s_blocks_per_group - 1) /
-		 sb->s_blocks_per_group;
+	groups = div_round_up(blocks - sb->s_first_data_block,
+			      sb->s_blocks_per_group);
 	if (sb->s_inodes_per_group == 0 || sb->s_inodes_per_group > 8 * bs ||
 	    (uint64_t)sb->s_inodes_per_group * groups != sb->s_inodes_count)
 		return xip_error(-EUCLEAN,
@@ -154,8 +155,8 @@ static int fs_geometry(struct xip_fs *fs, const struct ext2_super_block *sb)
 	fs->bpg = sb->s_blocks_per_group;
 	fs->ipg = sb->s_inodes_per_group;
 	fs->inodes_count = sb->s_inodes_count;
-	fs->groups = (uint32_t)((fs->blocks - fs->first_data_block + fs->bpg - 1) /
-				fs->bpg);
+	fs->groups = (uint32_t)div_round_up(fs->blocks - fs->first_data_block,
+					    fs->bpg);
 	fs->inode_size = sb->s_rev_level == EXT2_DYNAMIC_REV ?
 			 sb->s_inode_size : GOOD_OLD_INODE_SIZE;
 	fs->feat_compat = sb->s_feature_compat;
@@ -177,13 +178,13 @@ static int fs_geometry(struct xip_fs *fs, const struct ext2_super_block *sb)
 					 p, fs->desc_size);
 	}
 	dpb = fs->block_size / fs->desc_size;
-	fs->desc_blocks = (fs->groups + dpb - 1) / dpb;
+	fs->desc_blocks = div_round_up(fs->groups, dpb);
 	fs->first_meta_bg = sb->s_first_meta_bg;
 	fs->reserved_gdt = sb->s_reserved_gdt_blocks;
 	fs->backup_bgs[0] = sb->s_backup_bgs[0];
 	fs->backup_bgs[1] = sb->s_backup_bgs[1];
-	fs->itb_per_group = ((uint64_t)fs->ipg * fs->inode_size +
-			     fs->block_size - 1) / fs->block_size;
+	fs->itb_per_group = div_round_up((uint64_t)fs->ipg * fs->inode_size,
+					 fs->block_size);
 	return 0;
 }
 
@@ -287,15 +288,8 @@ static int range_add(const struct xip_fs *fs, struct range_list *l,
 		return 0;
 	if (num > end - blk)
 		num = end - blk;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		struct xip_fs_range *r = realloc(l->r, cap * sizeof(*r));
-
-		if (!r)
-			return xip_error(-ENOMEM, "out of memory");
-		l->r = r;
-		l->cap = cap;
-	}
+	if (xip_grow((void **)&l->r, &l->cap, l->n + 1, sizeof(*l->r)))
+		return xip_error(-ENOMEM, "out of memory");
 	l->r[l->n].start = blk;
 	l->r[l->n].end = blk + num;
 	l->n++;

@@ -47,18 +47,6 @@ static int open_fs(struct xip_image *img, int flags)
 
 /* ---- writers: who else may be writing, and ext2's clean flag ----------- */
 
-static volatile sig_atomic_t *interrupt_flag;
-
-void xip_set_interrupt(volatile sig_atomic_t *flag)
-{
-	interrupt_flag = flag;
-}
-
-bool xip_interrupted(void)
-{
-	return interrupt_flag && *interrupt_flag;
-}
-
 /*
  * The kernel is a writer too: refuse while it has the image mounted
  * through a loop device (or, for a block device, at all), and hold those

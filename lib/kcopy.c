@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "kcopy.h"
+#include "util.h"
 
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
@@ -51,42 +52,6 @@ void xip_kcopy_out_init(struct xip_kcopy_out *o, int fd)
 		o->how = XIP_KCOPY_SPLICE;
 	else
 		o->how = XIP_KCOPY_SENDFILE;
-}
-
-/* write(2) all of @p: 0, or -errno (-EIO when nothing could be written). */
-int xip_write_all(int fd, const void *p, size_t len)
-{
-	const uint8_t *b = p;
-
-	while (len) {
-		ssize_t n = write(fd, b, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		b += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-int xip_pwrite_all(int fd, const void *p, size_t len, uint64_t off)
-{
-	const uint8_t *b = p;
-
-	while (len) {
-		ssize_t n = pwrite(fd, b, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		b += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /* Through the mapping: page tables of the whole range in one call. */
@@ -201,7 +166,7 @@ static int map_copy(struct xip_segment *seg, uint64_t off, const void *buf,
 int xip_seg_pwrite(struct xip_segment *seg, uint64_t off, const void *buf,
 		   uint64_t len)
 {
-	const uint8_t *p = buf;
+	int ret;
 
 	if (!range_ok(seg, off, len))
 		return -ERANGE;
@@ -209,52 +174,32 @@ int xip_seg_pwrite(struct xip_segment *seg, uint64_t off, const void *buf,
 		return -EROFS;
 	if (seg->kind == XIP_SEG_DAX)
 		return map_copy(seg, off, buf, len);
-	while (len) {
-		ssize_t n = pwrite(seg->fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EINVAL)	/* hugetlbfs */
-			return map_copy(seg, off, p, len);
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
-		p += n;
-		off += (uint64_t)n;
-		len -= (uint64_t)n;
-	}
-	return 0;
+	ret = xip_pwrite_all(seg->fd, buf, len, off);
+	if (ret == -EINVAL)	/* hugetlbfs */
+		return map_copy(seg, off, buf, len);
+	return ret;
 }
 
 int xip_seg_pread(struct xip_segment *seg, uint64_t off, void *buf,
 		  uint64_t len)
 {
-	uint8_t *p = buf;
 	void *src;
 
 	if (!range_ok(seg, off, len))
 		return -ERANGE;
-	while (len && seg->kind != XIP_SEG_DAX) {
-		ssize_t n = pread(seg->fd, p, len, (off_t)off);
+	if (seg->kind != XIP_SEG_DAX) {
+		ssize_t n = xip_pread_full(seg->fd, buf, len, off);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EINVAL)
-			break;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
+		if (n >= 0 && (uint64_t)n == len)
+			return 0;
+		if (n >= 0)
 			return -EIO;	/* shorter than it was */
-		p += n;
-		off += (uint64_t)n;
-		len -= (uint64_t)n;
+		if (n != -EINVAL)
+			return (int)n;
 	}
-	if (!len)
-		return 0;
 	if (xip_segment_range(seg, off, len, &src))
 		return -ERANGE;
-	memcpy(p, src, len);
+	memcpy(buf, src, len);
 	return 0;
 }
 
@@ -289,12 +234,10 @@ static int copy_bounce(struct xip_segment *seg, uint64_t off, int fd,
 		return -ENOMEM;
 	while (len) {
 		size_t want = len < cap ? (size_t)len : cap;
-		ssize_t got = pread(fd, buf, want, (off_t)src_off);
+		ssize_t got = xip_pread_full(fd, buf, want, src_off);
 
-		if (got < 0 && errno == EINTR)
-			continue;
 		if (got < 0) {
-			ret = -errno;
+			ret = (int)got;
 			break;
 		}
 		if (got == 0)

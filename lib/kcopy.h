@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util.h"
 #include "xip.h"
 
 enum xip_kcopy_how {
@@ -37,28 +38,10 @@ int xip_kcopy_out(struct xip_kcopy_out *o, struct xip_segment *seg,
 /* @len zero bytes to @o (a hole). */
 int xip_kcopy_zeros(struct xip_kcopy_out *o, uint64_t len);
 /*
- * Into and out of a segment through its descriptor (pwrite, pread), not
- * its mapping: a page-table entry of a shared file mapping costs more
- * than a copy of the page on some machines.  Into the mapping only where
- * the descriptor cannot go (device DAX, hugetlbfs).  Every range is
- * checked against the segment's size (-ERANGE); a segment opened
- * read-only gives -EROFS.  0 or a negative errno; no error record.
- */
-int xip_seg_pwrite(struct xip_segment *seg, uint64_t off, const void *buf,
-		   uint64_t len);
-int xip_seg_pread(struct xip_segment *seg, uint64_t off, void *buf,
-		  uint64_t len);
-/* Zeros written over [off, off + len) (the memory stays reserved). */
-int xip_seg_zero(struct xip_segment *seg, uint64_t off, uint64_t len);
-/*
  * Copy @len bytes of @fd from @src_off to @off of @seg (copy_file_range,
  * else a bounce buffer); *done is what was copied, less than @len only
  * when the source ended early.
  */
 int xip_seg_copy_in(struct xip_segment *seg, uint64_t off, int fd,
 		    uint64_t src_off, uint64_t len, uint64_t *done);
-/* write(2)/pwrite(2) everything, retrying on EINTR: 0 or -errno. */
-int xip_write_all(int fd, const void *p, size_t len);
-int xip_pwrite_all(int fd, const void *p, size_t len, uint64_t off);
-
 #endif

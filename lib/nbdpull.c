@@ -19,6 +19,7 @@
 
 #include "debug.h"
 #include "xip.h"
+#include "util.h"
 #include "lazy.h"
 #include "nbd_int.h"
 #include "registry_int.h"
@@ -257,21 +258,13 @@ fail:
 
 static int todo_add(struct xip_nbd *n, uint64_t off, uint64_t len)
 {
-	struct range *r;
-
 	if (n->ntodo && n->todo[n->ntodo - 1].off + n->todo[n->ntodo - 1].len == off) {
 		n->todo[n->ntodo - 1].len += len;
 		return 0;
 	}
-	if (n->ntodo == n->todo_cap) {
-		size_t cap = n->todo_cap ? n->todo_cap * 2 : 64;
-
-		r = realloc(n->todo, cap * sizeof(*r));
-		if (!r)
-			return xip_error(-ENOMEM, "out of memory");
-		n->todo = r;
-		n->todo_cap = cap;
-	}
+	if (xip_grow((void **)&n->todo, &n->todo_cap, n->ntodo + 1,
+		     sizeof(*n->todo)))
+		return xip_error(-ENOMEM, "out of memory");
 	n->todo[n->ntodo++] = (struct range){ off, len };
 	return 0;
 }
@@ -383,24 +376,6 @@ static int issue(struct xip_nbd *n, struct slot *s, uint8_t *map)
 	return 1;
 }
 
-static int write_all(int fd, const uint8_t *buf, size_t len, uint64_t off,
-		     const char *path)
-{
-	while (len) {
-		ssize_t w = pwrite(fd, buf, len, (off_t)off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return xip_error(w ? -errno : -EIO, "%s: %s", path,
-					 strerror(w ? errno : EIO));
-		buf += w;
-		len -= (size_t)w;
-		off += (uint64_t)w;
-	}
-	return 0;
-}
-
 /* A completed read: its bytes into the segment. */
 static int harvest(struct xip_nbd *n, struct slot *s, int fd, uint8_t *map,
 		   const char *path)
@@ -417,7 +392,9 @@ static int harvest(struct xip_nbd *n, struct slot *s, int fd, uint8_t *map,
 				 n->uri, s->off, s->off + s->len - 1,
 				 strerror(s->err));
 	if (!map)
-		ret = write_all(fd, s->buf, s->len, s->off, path);
+		ret = xip_pwrite_all(fd, s->buf, s->len, s->off);
+	if (ret)
+		ret = xip_error(ret, "%s: %s", path, strerror(-ret));
 	s->state = SLOT_FREE;
 	n->done += s->len;
 	return ret;

@@ -23,6 +23,7 @@
 
 #include "engine.h"
 #include "kcopy.h"
+#include "util.h"
 
 #define U64(x) ((unsigned long long)(x))
 
@@ -487,15 +488,9 @@ static int defer_free(struct xip_map *m, blk64_t blk)
 	if (d && d->blk + d->n == blk) {
 		d->n++;
 	} else {
-		if (m->ndefer == m->defer_cap) {
-			size_t cap = m->defer_cap ? 2 * m->defer_cap : 16;
-			void *grown = realloc(m->defer, cap * sizeof(*d));
-
-			if (!grown)
-				return xip_error(-ENOMEM, "out of memory");
-			m->defer = grown;
-			m->defer_cap = cap;
-		}
+		if (xip_grow((void **)&m->defer, &m->defer_cap,
+			     m->ndefer + 1, sizeof(*d)))
+			return xip_error(-ENOMEM, "out of memory");
 		m->defer[m->ndefer++] = (struct map_defer){ blk, 1 };
 	}
 	ext2fs_iblk_sub_blocks(m->img->fs, (struct ext2_inode *)&m->inode, 1);

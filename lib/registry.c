@@ -33,6 +33,7 @@
 #include "xip.h"
 #include "registry_int.h"
 #include "segment_int.h"
+#include "util.h"
 
 #define STATE_MAX 32768
 #define LOCK_NAME ".lock"
@@ -461,6 +462,7 @@ static int state_write_tmp(int dfd, const char *dir,
 	struct timespec ts;
 	int fd = -1, n, ret = 0;
 
+	tmp[0] = '\0';
 	if (!text)
 		return xip_error(-ENOMEM, "out of memory");
 	n = xip_registry_format(e, text, STATE_MAX);
@@ -481,21 +483,29 @@ static int state_write_tmp(int dfd, const char *dir,
 	if (fd < 0) {
 		ret = xip_error(-errno, "%s/%s: %s", dir, tmp, strerror(errno));
 		free(text);
+		tmp[0] = '\0';	/* not ours */
 		return ret;
 	}
-	if (write(fd, text, (size_t)n) != n || fsync(fd) < 0)
-		ret = xip_error(-EIO, "%s/%s: cannot write state file: %s", dir,
-				tmp, strerror(errno ? errno : EIO));
+	ret = xip_write_all(fd, text, (size_t)n);
+	if (!ret && fsync(fd) < 0)
+		ret = -errno;
+	if (ret)
+		ret = xip_error(ret, "%s/%s: cannot write state file: %s", dir,
+				tmp, strerror(-ret));
 	if (close(fd) < 0 && !ret)
 		ret = xip_error(-errno, "%s/%s: %s", dir, tmp, strerror(errno));
 	free(text);
-	if (ret)
+	if (ret) {
 		unlinkat(dfd, tmp, 0);
+		tmp[0] = '\0';
+	}
 	return ret;
 }
 
-/* One function for a new record (link: refuses a name in use) and a
- * replaced one (rename over it). */
+/*
+ * One function for a new record (link: refuses a name in use) and a
+ * replaced one (rename over it).
+ */
 int xip_registry_store(const struct xip_seg_entry *e, int flags)
 {
 	char dir[XIP_PATH_MAX], tmp[XIP_SEG_NAME_MAX + 64];
@@ -522,9 +532,8 @@ int xip_registry_store(const struct xip_seg_entry *e, int flags)
 			create ? "new" : "updated", e->name,
 			xip_segment_type_name(e->type), e->path,
 			e->loop[0] ? ", loop " : "", e->loop);
-	if (!ret && !create)
-		tmp[0] = '\0';		/* renamed: nothing left to remove */
-	if (tmp[0])
+	/* what is left of ours: the link's source, a failed rename's */
+	if (tmp[0] && (create || ret))
 		unlinkat(dfd, tmp, 0);
 	close(dfd);
 	xip_registry_unlock();
@@ -577,12 +586,11 @@ static int state_read(int dfd, const char *name, struct xip_seg_entry *e)
 		close(fd);
 		return xip_error(-ENOMEM, "out of memory");
 	}
-	n = read(fd, text, cap - 1);
+	n = xip_read_full(fd, text, cap - 1);
 	close(fd);
 	if (n < 0) {
-		ret = -errno;
 		free(text);
-		return ret;
+		return (int)n;
 	}
 	text[n] = '\0';
 	ret = xip_registry_parse(text, e);
@@ -686,20 +694,30 @@ int xip_registry_read(const char *name, struct xip_seg_entry *e,
 	return 0;
 }
 
-int xip_registry_clean(const struct xip_seg_entry *e)
+int xip_registry_lock_new(struct xip_seg_entry **e)
 {
-	struct xip_seg_entry *cur = malloc(sizeof(*cur));
-	enum xip_entry_state state;
-	struct stat st;
 	int ret;
 
-	if (!cur)
+	*e = malloc(sizeof(**e));
+	if (!*e)
 		return xip_error(-ENOMEM, "out of memory");
 	ret = xip_registry_lock();
 	if (ret) {
-		free(cur);
-		return ret;
+		free(*e);
+		*e = NULL;
 	}
+	return ret;
+}
+
+int xip_registry_clean(const struct xip_seg_entry *e)
+{
+	struct xip_seg_entry *cur;
+	enum xip_entry_state state;
+	struct stat st;
+	int ret = xip_registry_lock_new(&cur);
+
+	if (ret)
+		return ret;
 	ret = xip_registry_read(e->name, cur, &state, true);
 	if (ret == -ENOENT) {
 		ret = 0;		/* someone else was first */
@@ -923,16 +941,9 @@ int xip_registry_list(struct xip_seg_entry **entries, size_t *n)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.' || xip_registry_name_check(de->d_name))
 			continue;	/* lock, temporary files, foreign names */
-		if (cnt == cap) {
-			struct xip_seg_entry *p;
-
-			cap = cap ? cap * 2 : 8;
-			p = realloc(v, cap * sizeof(*v));
-			if (!p) {
-				ret = xip_error(-ENOMEM, "out of memory");
-				break;
-			}
-			v = p;
+		if (xip_grow((void **)&v, &cap, cnt + 1, sizeof(*v))) {
+			ret = xip_error(-ENOMEM, "out of memory");
+			break;
 		}
 		ret = list_one(de->d_name, &v[cnt]);
 		if (ret < 0)

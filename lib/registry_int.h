@@ -58,6 +58,11 @@ int xip_registry_default_name(const char *image, char *buf, size_t len);
 int xip_registry_lock(void);
 void xip_registry_unlock(void);
 /*
+ * A new record to read into, with the registry locked: 0, or
+ * -errno with nothing held.  Undone by xip_registry_unlock() and free().
+ */
+int xip_registry_lock_new(struct xip_seg_entry **e);
+/*
  * Write a record atomically: a new one (XIP_REG_CREATE: -EEXIST when the
  * name is taken) or over the existing one.  Takes the lock.
  */

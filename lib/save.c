@@ -70,20 +70,22 @@ static int write_sparse(int fd, struct xip_segment *seg, uint64_t size,
 	for (uint64_t off = 0; !ret && off < size;) {
 		size_t n = size - off < chunk ? (size_t)(size - off) : chunk;
 		const uint8_t *data = seg->base + off;
-		ssize_t r = buf ? pread(seg->fd, buf, n, (off_t)off) : (ssize_t)n;
+		ssize_t r = buf ? xip_pread_full(seg->fd, buf, n, off) :
+				  (ssize_t)n;
 
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 && buf && off == 0 && (errno == EINVAL || errno == ENODEV)) {
+		if (buf && off == 0 && (r == -EINVAL || r == -ENODEV)) {
 			free(buf);	/* not readable: the mapping */
 			buf = NULL;
 			continue;
 		}
-		if (r <= 0) {
-			ret = r ? xip_error(-errno, "%s: %s", seg->path,
-					    strerror(errno)) :
-				  xip_error(-EIO, "%s: shrank while being saved",
-					    seg->path);
+		if (r < 0) {
+			ret = xip_error((int)r, "%s: %s", seg->path,
+					strerror((int)-r));
+			break;
+		}
+		if ((size_t)r < n) {
+			ret = xip_error(-EIO, "%s: shrank while being saved",
+					seg->path);
 			break;
 		}
 		ret = put_sparse(fd, buf ? buf : data, (size_t)r, off, path);

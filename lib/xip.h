@@ -167,6 +167,20 @@ int xip_segment_range(struct xip_segment *seg, uint64_t off, uint64_t len,
 /* msync for file-backed segments; fsync for block devices. */
 int xip_segment_sync(struct xip_segment *seg);
 /*
+ * Into and out of a segment through its descriptor (pwrite, pread), not
+ * its mapping: a page-table entry of a shared file mapping costs more
+ * than a copy of the page on some machines.  Into the mapping only where
+ * the descriptor cannot go (device DAX, hugetlbfs).  Every range is
+ * checked against the segment's size (-ERANGE); a segment opened
+ * read-only gives -EROFS.  0 or a negative errno; no error record.
+ */
+int xip_seg_pwrite(struct xip_segment *seg, uint64_t off, const void *buf,
+		   uint64_t len);
+int xip_seg_pread(struct xip_segment *seg, uint64_t off, void *buf,
+		  uint64_t len);
+/* Zeros written over [off, off + len) (the memory stays reserved). */
+int xip_seg_zero(struct xip_segment *seg, uint64_t off, uint64_t len);
+/*
  * Advisory holder lock on the backing object (flock): writers take it
  * exclusive, readers and running programs shared.  Waits at most
  * @timeout_ms milliseconds, then -EBUSY.
@@ -434,6 +448,14 @@ struct xip_run {
  */
 int xip_file_runs(struct xip_image *img, ext2_ino_t ino,
 		  struct xip_run **runs, size_t *nruns);
+/*
+ * The regular file at @path: its inode in *@in and its data runs, as
+ * xip_file_runs() gives them (free() *@runs); -EINVAL when it is not a
+ * regular file.
+ */
+int xip_file_runs_path(struct xip_image *img, const char *path,
+		       struct ext2_inode_large *in, struct xip_run **runs,
+		       size_t *nruns);
 
 /* do_xip_mapping_read: up to @len bytes at @off, stops at i_size. */
 ssize_t xip_file_read(struct xip_image *img, ext2_ino_t ino, uint64_t off,

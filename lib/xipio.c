@@ -30,6 +30,7 @@
 
 #include "xip.h"
 #include "segment_int.h"
+#include "util.h"
 
 #define XIPIO_MAX_SEGMENTS 64
 
@@ -183,22 +184,8 @@ static errcode_t xipio_span(io_channel channel, unsigned long long block,
 static bool pio_read(struct xip_segment *seg, uint64_t off, void *data,
 		     uint64_t len)
 {
-	uint8_t *p = data;
-
-	if (seg->kind == XIP_SEG_DAX)
-		return false;
-	while (len) {
-		ssize_t n = pread(seg->fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		p += n;
-		off += (uint64_t)n;
-		len -= (uint64_t)n;
-	}
-	return true;
+	return seg->kind != XIP_SEG_DAX &&
+	       xip_pread_full(seg->fd, data, len, off) == (ssize_t)len;
 }
 
 static errcode_t xipio_read_blk64(io_channel channel, unsigned long long block,
@@ -241,25 +228,10 @@ static errcode_t xipio_write_bytes(io_channel channel, uint64_t off,
 	if (xip_segment_range(priv->seg, off, len, &dst))
 		return EXT2_ET_SHORT_WRITE;
 	priv->stats.bytes_written += len;
-	if (priv->atomic && priv->seg->kind != XIP_SEG_DAX) {
-		const uint8_t *src = data;
-
-		while (len) {
-			ssize_t n = pwrite(priv->seg->fd, src, len, (off_t)off);
-
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				break;	/* EINVAL on hugetlbfs: copy the rest */
-			src += n;
-			off += (uint64_t)n;
-			len -= (uint64_t)n;
-		}
-		if (!len)
-			return 0;
-		data = src;
-		dst = (uint8_t *)priv->seg->base + off;
-	}
+	/* EINVAL on hugetlbfs: through the mapping */
+	if (priv->atomic && priv->seg->kind != XIP_SEG_DAX &&
+	    !xip_pwrite_all(priv->seg->fd, data, len, off))
+		return 0;
 	memcpy(dst, data, len);
 	return 0;
 }

@@ -9,12 +9,6 @@ dist_man_MANS += man/xiptool-attach.1 man/xiptool-detach.1 \
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/unit/test_registry tests/unit/test_loop
-tests_unit_test_registry_SOURCES = tests/unit/test_registry.c tests/unit/unit.h
-tests_unit_test_registry_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_registry_LDADD = $(UNIT_LDADD)
-tests_unit_test_loop_SOURCES = tests/unit/test_loop.c tests/unit/unit.h
-tests_unit_test_loop_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_loop_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/test_registry tests/unit/test_loop
 TESTS += tests/cli/attach.bats tests/cli/detach.bats tests/cli/list.bats \
 	tests/cli/save.bats tests/cli/attach-hostile.bats \

@@ -7,12 +7,6 @@ dist_man_MANS += man/xiptool-exec.1
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/unit/test_elf tests/unit/test_exec
-tests_unit_test_elf_SOURCES = tests/unit/test_elf.c tests/unit/unit.h
-tests_unit_test_elf_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_elf_LDADD = $(UNIT_LDADD)
-tests_unit_test_exec_SOURCES = tests/unit/test_exec.c tests/unit/unit.h
-tests_unit_test_exec_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_exec_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/test_elf tests/unit/test_exec
 TESTS += tests/cli/exec.bats
 EXTRA_DIST += tests/cli/exec.bats tests/cli/exec/probe.c

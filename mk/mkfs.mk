@@ -11,13 +11,8 @@ EXTRA_DIST += tests/gentree.py tests/lib/treelist.py tests/lib/contig.py
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/unit/test_build
-tests_unit_test_build_SOURCES = tests/unit/test_build.c tests/unit/unit.h
-tests_unit_test_build_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_build_LDADD = $(UNIT_LDADD) $(LIBARCHIVE_LIBS)
+tests_unit_test_build_LDADD = $(LDADD) $(LIBARCHIVE_LIBS)
 check_PROGRAMS += tests/unit/test_extract
-tests_unit_test_extract_SOURCES = tests/unit/test_extract.c tests/unit/unit.h
-tests_unit_test_extract_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_extract_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/test_build tests/unit/test_extract
 TESTS += tests/cli/mkfs.bats tests/cli/mkfs-hostile.bats tests/cli/mkfs-tar.bats \
 	tests/cli/mkfs-scale.bats tests/cli/extract.bats

@@ -38,9 +38,6 @@ endif
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/unit/test_nbd
-tests_unit_test_nbd_SOURCES = tests/unit/test_nbd.c tests/unit/unit.h
-tests_unit_test_nbd_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_nbd_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/test_nbd tests/cli/nbd.bats
 EXTRA_DIST += tests/cli/nbd.bats tests/lib/nbd.bash
 endif

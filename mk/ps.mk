@@ -5,9 +5,6 @@ dist_man_MANS += man/xiptool-ps.1
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/unit/test_ps
-tests_unit_test_ps_SOURCES = tests/unit/test_ps.c tests/unit/unit.h
-tests_unit_test_ps_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_ps_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/test_ps tests/cli/ps.bats
 EXTRA_DIST += tests/cli/ps.bats
 endif

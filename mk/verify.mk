@@ -9,15 +9,6 @@ EXTRA_DIST += tests/damage.sh tests/lib/relayout.py
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/unit/test_check tests/unit/test_align tests/unit/test_maps
-tests_unit_test_check_SOURCES = tests/unit/test_check.c tests/unit/unit.h
-tests_unit_test_check_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_check_LDADD = $(UNIT_LDADD)
-tests_unit_test_align_SOURCES = tests/unit/test_align.c tests/unit/unit.h
-tests_unit_test_align_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_align_LDADD = $(UNIT_LDADD)
-tests_unit_test_maps_SOURCES = tests/unit/test_maps.c tests/unit/unit.h
-tests_unit_test_maps_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_maps_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/test_check tests/unit/test_align tests/unit/test_maps
 TESTS += tests/cli/verify.bats tests/cli/verify-scale.bats tests/cli/align-check.bats
 EXTRA_DIST += tests/cli/verify.bats tests/cli/verify-scale.bats \

@@ -33,6 +33,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "util.h"
 #include "xip.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
@@ -186,7 +187,6 @@ static int ready_whole(void)
 static int ready_file(void)
 {
 	struct ext2_inode_large inode;
-	ext2_ino_t ino;
 	int ret;
 
 	ret = xip_image_open_segment(seg, writable ? XIP_IMG_WRITE : 0, &img);
@@ -195,13 +195,7 @@ static int ready_file(void)
 		return ret;
 	seg = img->seg;
 	block_size = img->block_size;
-	ret = xip_lookup(img, file, 0, &ino);
-	if (!ret)
-		ret = xip_read_inode(img, ino, &inode);
-	if (!ret && !LINUX_S_ISREG(inode.i_mode))
-		ret = xip_error(-EINVAL, "%s: not a regular file", file);
-	if (!ret)
-		ret = xip_file_runs(img, ino, &runs, &nruns);
+	ret = xip_file_runs_path(img, file, &inode, &runs, &nruns);
 	if (!ret)
 		ret = xip_nbd_runs_check(runs, nruns, block_size, seg->size,
 					 file);
@@ -300,85 +294,42 @@ static int fail(int err, const char *fmt, ...)
 	return -1;
 }
 
+/* The failed transfer of xip_seg_pread() and the like, to the client. */
+static int seg_failed(int ret, const char *what, uint64_t off)
+{
+	if (ret == -ERANGE)
+		return fail(EIO, "%s: %s past the end of the segment, or the segment is gone",
+			    image, what);
+	return fail(-ret, "%s: %s at %" PRIu64 ": %s", image, what, off,
+		    strerror(-ret));
+}
+
 /* @len bytes at segment offset @off, checked against the segment. */
 static int seg_read(void *buf, uint64_t len, uint64_t off)
 {
-	uint8_t *p = buf;
-	void *src;
+	int ret = xip_seg_pread(seg, off, buf, len);
 
-	if (off > seg->size || len > seg->size - off)
-		return fail(EIO, "%s: read past the end of the segment", image);
-	if (seg->kind == XIP_SEG_DAX) {
-		/* device DAX has no read(): only the mapping */
-		if (xip_segment_range(seg, off, len, &src))
-			return fail(EIO, "%s: segment gone", image);
-		memcpy(buf, src, len);
-		return 0;
-	}
-	while (len) {
-		ssize_t r = pread(seg->fd, p, len, (off_t)off);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return fail(r ? errno : EIO, "%s: read at %" PRIu64 ": %s",
-				    image, off, r ? strerror(errno) :
-				    "the segment shrank");
-		p += r;
-		off += (uint64_t)r;
-		len -= (uint64_t)r;
-	}
-	return 0;
+	return ret ? seg_failed(ret, "read", off) : 0;
 }
 
 static int seg_write(const void *buf, uint64_t len, uint64_t off)
 {
-	const uint8_t *p = buf;
-	void *dst;
+	int ret = xip_seg_pwrite(seg, off, buf, len);
 
-	if (off > seg->size || len > seg->size - off)
-		return fail(EIO, "%s: write past the end of the segment", image);
-	if (seg->kind == XIP_SEG_DAX) {
-		if (xip_segment_range(seg, off, len, &dst))
-			return fail(EIO, "%s: segment gone", image);
-		memcpy(dst, buf, len);
-		return 0;
-	}
-	while (len) {
-		ssize_t w = pwrite(seg->fd, p, len, (off_t)off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return fail(w ? errno : EIO,
-				    "%s: write at %" PRIu64 ": %s", image, off,
-				    w ? strerror(errno) : "no space");
-		p += w;
-		off += (uint64_t)w;
-		len -= (uint64_t)w;
-	}
-	return 0;
+	return ret ? seg_failed(ret, "write", off) : 0;
 }
-
-static const uint8_t zeros[65536];
 
 static int seg_zero(uint64_t len, uint64_t off)
 {
-	while (len) {
-		uint64_t n = len < sizeof(zeros) ? len : sizeof(zeros);
+	int ret = xip_seg_zero(seg, off, len);
 
-		if (seg_write(zeros, n, off))
-			return -1;
-		off += n;
-		len -= n;
-	}
-	return 0;
+	return ret ? seg_failed(ret, "zero", off) : 0;
 }
 
 /* FUA: msync the pages written (the whole segment for flush). */
 static int seg_sync(uint64_t len, uint64_t off)
 {
-	uint64_t page = seg->page_size, start = off / page * page;
+	uint64_t page = seg->page_size, start = round_down(off, page);
 
 	if (!writable)
 		return 0;

@@ -106,42 +106,41 @@ start8() {
 	done
 }
 
-sync
-echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true
-cached0=$(meminfo Cached) shmem0=$(meminfo Shmem)
+# run8 FILE CMD...: 8 copies of CMD, whose text is FILE, from cold caches;
+# after a second, their text's private and Rss KiB summed in $priv and
+# $rss, the page cache of FILE in $fcache, the growth of Cached and Shmem
+# in $more; then they are stopped.
+run8() {
+	local file=$1 pids pid cached0 shmem0
+	shift
+	sync
+	echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true
+	cached0=$(meminfo Cached) shmem0=$(meminfo Shmem)
+	pids=$(start8 "$@")
+	sleep 1
+	priv=0 rss=0
+	for pid in $pids; do
+		priv=$((priv + $(text_private_kib "$pid" "$file")))
+		rss=$((rss + $(text_rss_kib "$pid" "$file")))
+	done
+	fcache=$(fincore -b -n -o RES "$file" 2>/dev/null | awk '{ print int($1 / 1024) }')
+	more="Cached $(($(meminfo Cached) - cached0)) KiB, Shmem $(($(meminfo Shmem) - shmem0)) KiB more"
+	# shellcheck disable=SC2086
+	kill $pids; wait 2>/dev/null || true
+}
+
 segpath=$("$XIPTOOL" list -n -r -o PATH "$seg")
-pids=$(start8 "$XIPTOOL" exec "@$seg" /bin/busybox)
-sleep 1
-xpriv=0 xrss=0
-for pid in $pids; do
-	xpriv=$((xpriv + $(text_private_kib "$pid" "$segpath")))
-	xrss=$((xrss + $(text_rss_kib "$pid" "$segpath")))
-done
-cached1=$(meminfo Cached) shmem1=$(meminfo Shmem)
-# shellcheck disable=SC2086
-kill $pids; wait 2>/dev/null || true
-echo "exec: 8 processes, text Rss $xrss KiB (segment pages), private $xpriv KiB;" \
-	"Cached $((cached1 - cached0)) KiB, Shmem $((shmem1 - shmem0)) KiB more"
+run8 "$segpath" "$XIPTOOL" exec "@$seg" /bin/busybox
+xpriv=$priv
+echo "exec: 8 processes, text Rss $rss KiB (segment pages), private $priv KiB;" \
+	"$more"
 
 mount -t ext2 -o loop,ro "$B/img" "$mnt"
-sync
-echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true
-cached0=$(meminfo Cached) shmem0=$(meminfo Shmem)
-pids=$(start8 "$mnt/bin/busybox")
-sleep 1
-lpriv=0 lrss=0
-for pid in $pids; do
-	lpriv=$((lpriv + $(text_private_kib "$pid" "$mnt/bin/busybox")))
-	lrss=$((lrss + $(text_rss_kib "$pid" "$mnt/bin/busybox")))
-done
-lcache=$(fincore -b -n -o RES "$mnt/bin/busybox" | awk '{ print int($1 / 1024) }')
-cached1=$(meminfo Cached) shmem1=$(meminfo Shmem)
-# shellcheck disable=SC2086
-kill $pids; wait 2>/dev/null || true
+run8 "$mnt/bin/busybox" "$mnt/bin/busybox"
 umount "$mnt"
-echo "loop mount: 8 processes, text Rss $lrss KiB, private $lpriv KiB," \
-	"page cache of the file $lcache KiB;" \
-	"Cached $((cached1 - cached0)) KiB, Shmem $((shmem1 - shmem0)) KiB more"
+echo "loop mount: 8 processes, text Rss $rss KiB, private $priv KiB," \
+	"page cache of the file $fcache KiB;" \
+	"$more"
 
 bench_report "extra copies of busybox text, 8 running [KiB] vs loop mount" \
-	"$xpriv" "$((lpriv + lcache))" "<=0.05"
+	"$xpriv" "$((priv + fcache))" "<=0.05"

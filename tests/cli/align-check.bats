@@ -33,8 +33,7 @@ hello() {
 	mkimg "$T/img" 32M "$T/tree"
 	relayout "$T/img" /bin/busybox
 	relayout "$T/img" /bin/hello
-	run e2fsck -fn "$T/img"
-	[ "$status" -eq 0 ]
+	fsck_clean "$T/img"
 	debugfs -R "dump /bin/busybox $T/bb" "$T/img" 2>/dev/null
 	cmp "$T/bb" "$T/tree/bin/busybox"
 	run xiptool verify "$T/img"
@@ -69,8 +68,7 @@ hello() {
 	mkimg "$T/img" 32M "$T/tree"
 	for i in $(seq 1 2 200); do debugfs -w -R "rm /frag/f$i" "$T/img" 2>/dev/null; done
 	debugfs -w -R "write $(command -v busybox) busybox" "$T/img" 2>/dev/null
-	run e2fsck -fn "$T/img"
-	[ "$status" -eq 0 ]
+	fsck_clean "$T/img"
 	run xiptool align-check "$T/img" /busybox
 	echo "$output"
 	[ "$status" -eq 1 ]

@@ -70,11 +70,7 @@ load ../lib/attach
 }
 
 @test "type sr: the loop device is read-only and refuses writes" {
-	require_loop
-	make_tree_image
-	run xiptool attach --loop -n "$SEG" "$T/img"
-	[ "$status" -eq 0 ]
-	dev=${output##* }
+	attach_tree_loop
 	[ "$(blockdev --getro "$dev")" = 1 ]
 	[ "$(cat "/sys/block/${dev#/dev/}/ro")" = 1 ]
 	run dd if=/dev/zero of="$dev" bs=4096 count=1 conv=notrunc status=none

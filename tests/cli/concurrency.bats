@@ -33,22 +33,28 @@ lock_waiters() {
 	done
 }
 
-@test "two detaches of one segment: one succeeds, the other says it is not attached" {
-	require_loop
-	make_tree_image
-	run xiptool attach --loop -n "$SEG" "$T/img"
-	[ "$status" -eq 0 ]
-	dev=${output##* }
-	path=$(seg_col "$SEG" PATH)
+# Two xiptool commands (the words of $1 and of $2) started while the
+# registry lock is held, then let go together: one must succeed, the other
+# fail with 3.  Their output in $T/out1 and $T/out2.
+race_two() {
+	local -a c1 c2
+	local s1=0 s2=0 p1 p2
+	read -ra c1 <<< "$1"
+	read -ra c2 <<< "$2"
 	hold_lock
-	"$XIPTOOL" detach "$SEG" > "$T/out1" 2>&1 & p1=$!
-	"$XIPTOOL" detach "$SEG" > "$T/out2" 2>&1 & p2=$!
+	"$XIPTOOL" "${c1[@]}" > "$T/out1" 2>&1 & p1=$!
+	"$XIPTOOL" "${c2[@]}" > "$T/out2" 2>&1 & p2=$!
 	lock_waiters 2
 	release_lock
-	s1=0; wait "$p1" || s1=$?
-	s2=0; wait "$p2" || s2=$?
+	wait "$p1" || s1=$?
+	wait "$p2" || s2=$?
 	[ "$((s1 + s2))" -eq 3 ] && [ "$((s1 * s2))" -eq 0 ] ||
 		{ cat "$T/out1" "$T/out2"; false; }
+}
+
+@test "two detaches of one segment: one succeeds, the other says it is not attached" {
+	attach_tree_loop
+	race_two "detach $SEG" "detach $SEG"
 	[ "$(cat "$T/out1" "$T/out2")" = "xiptool detach: @$SEG: no attached segment of that name" ]
 	[ ! -e "$path" ]
 	[ ! -e "$T/run/$SEG" ]
@@ -57,15 +63,7 @@ lock_waiters() {
 
 @test "two attaches of one name: one wins, the other is told it is attached; no file is left over" {
 	make_tree_image
-	hold_lock
-	"$XIPTOOL" attach -n "$SEG" "$T/img" > "$T/out1" 2>&1 & p1=$!
-	"$XIPTOOL" attach -n "$SEG" -t sw "$T/img" > "$T/out2" 2>&1 & p2=$!
-	lock_waiters 2
-	release_lock
-	s1=0; wait "$p1" || s1=$?
-	s2=0; wait "$p2" || s2=$?
-	[ "$((s1 + s2))" -eq 3 ] && [ "$((s1 * s2))" -eq 0 ] ||
-		{ cat "$T/out1" "$T/out2"; false; }
+	race_two "attach -n $SEG $T/img" "attach -n $SEG -t sw $T/img"
 	run sort "$T/out1" "$T/out2"
 	[ "${lines[0]}" = "$SEG" ]
 	[ "${lines[1]}" = "xiptool attach: $SEG: a segment of that name is already attached" ]
@@ -74,9 +72,11 @@ lock_waiters() {
 	cmp "$(seg_col "$SEG" PATH)" "$T/img"
 }
 
-@test "an attach killed while filling: list shows nothing live, then removes its claim and its file" {
+# Start attaching make_tree_image's image followed by 1 GiB of zeros,
+# gzipped (a few seconds of work), in the background (its pid in $pid);
+# return once its record says it is attaching.
+attach_slowly() {
 	make_tree_image
-	# an image followed by 1 GiB of zeros: a few seconds of work
 	gzip -1 -c "$T/img" > "$T/big.gz"
 	head -c 64M /dev/zero | gzip -1 -c > "$T/z64.gz"
 	for i in $(seq 16); do cat "$T/z64.gz"; done >> "$T/big.gz"
@@ -85,6 +85,10 @@ lock_waiters() {
 		grep -qx 'state=attaching' "$T/run/$SEG" 2>/dev/null && break
 		sleep 0.02
 	done
+}
+
+@test "an attach killed while filling: list shows nothing live, then removes its claim and its file" {
+	attach_slowly
 	kill -9 "$pid"
 	wait "$pid" || true
 	grep -qx 'state=attaching' "$T/run/$SEG"
@@ -100,15 +104,7 @@ lock_waiters() {
 }
 
 @test "a segment being attached is not used, listed or detached" {
-	make_tree_image
-	gzip -1 -c "$T/img" > "$T/big.gz"
-	head -c 64M /dev/zero | gzip -1 -c > "$T/z64.gz"
-	for i in $(seq 16); do cat "$T/z64.gz"; done >> "$T/big.gz"
-	"$XIPTOOL" attach -n "$SEG" "$T/big.gz" & pid=$!
-	for i in $(seq 200); do
-		grep -qx 'state=attaching' "$T/run/$SEG" 2>/dev/null && break
-		sleep 0.02
-	done
+	attach_slowly
 	run xiptool info "@$SEG"
 	s_info=$status o_info=$output
 	run xiptool detach "$SEG"

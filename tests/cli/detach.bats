@@ -6,12 +6,7 @@ load ../lib/common
 load ../lib/attach
 
 @test "detach by loop device name releases everything" {
-	require_loop
-	make_tree_image
-	run xiptool attach --loop -n "$SEG" "$T/img"
-	[ "$status" -eq 0 ]
-	dev=${output##* }
-	path=$(seg_col "$SEG" PATH)
+	attach_tree_loop
 	run xiptool detach "$dev"
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
@@ -21,11 +16,7 @@ load ../lib/attach
 }
 
 @test "detach refuses while the loop device is mounted; --force detaches lazily" {
-	require_loop
-	make_tree_image
-	run xiptool attach --loop -n "$SEG" "$T/img"
-	dev=${output##* }
-	path=$(seg_col "$SEG" PATH)
+	attach_tree_loop
 	mkdir "$T/mnt"
 	mount -o ro "$dev" "$T/mnt"
 	run xiptool detach "$SEG"
@@ -143,12 +134,7 @@ load ../lib/attach
 }
 
 @test "a segment file removed behind xiptool's back: its loop device is released with the stale record" {
-	require_loop
-	make_tree_image
-	run xiptool attach --loop -n "$SEG" "$T/img"
-	[ "$status" -eq 0 ]
-	dev=${output##* }
-	path=$(seg_col "$SEG" PATH)
+	attach_tree_loop
 	rm -f "$path"
 	[ "$(losetup -n -O BACK-FILE "$dev")" = "$path (deleted)" ]
 	run xiptool list -n -o NAME

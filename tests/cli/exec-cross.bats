@@ -68,39 +68,16 @@ need_busybox() {
 @test "cross exec: auxiliary vector of static, static-pie and dynamic programs as the kernel's" {
 	local k native
 	for k in static static-pie pie; do
-		run xiptool exec "$IMG" "/probe-$k" aux
-		[ "$status" -eq 0 ] || { echo "$k: $output"; false; }
-		echo "$k: $output"
-		grep -qx 'entry-ok 1' <<<"$output"
-		grep -qx 'phdr-ok 1' <<<"$output"
-		grep -qx 'base-ok 1' <<<"$output"
-		grep -qx "execfn /probe-$k" <<<"$output"
-		grep -qx 'platform aarch64' <<<"$output"
-		grep -qx 'hwcap-ok 1' <<<"$output"
+		probe_aux "$k" aarch64
 		grep -qx 'sp-align 0' <<<"$output"
 		grep -q '^pagesz [0-9]' <<<"$output"
-		case $k in
-		pie) grep -qx 'base nonzero' <<<"$output" ;;
-		*) grep -qx 'base zero' <<<"$output" ;;
-		esac
-		# AT_HWCAP, AT_HWCAP2, AT_PAGESZ, ...: the same values as when
-		# the kernel (here qemu) starts the program
-		native=$("$PROBES/probe-$k" aux | grep -v '^random\|^execfn')
-		[ "$(grep -v '^random\|^execfn' <<<"$output")" = "$native" ]
 	done
 }
 
 @test "cross exec: text mapped from the image at the block debugfs names, no rwx mapping" {
-	local k page blk
+	local k
 	for k in static static-pie pie; do
-		run xiptool exec "$IMG" "/probe-$k" maps
-		[ "$status" -eq 0 ]
-		echo "$k: $output"
-		page=$(sed -n 's/^text-page //p' <<<"$output")
-		[ -n "$page" ]
-		blk=$(debugfs -R "bmap /probe-$k $page" "$IMG" 2>/dev/null)
-		grep -qx "text-map $IMG $((blk * 4096)) r-xp" <<<"$output"
-		grep -qx 'rwx 0' <<<"$output"
+		probe_maps "$k"
 	done
 }
 
@@ -152,8 +129,7 @@ need_busybox() {
 		dumpe2fs -h "$T/img-$ps" 2>/dev/null | grep -q "^Block size: *$(( ${ps%K} * 1024 ))\$"
 		run xiptool verify --page-size "$ps" "$T/img-$ps"
 		[ "$status" -eq 0 ] || { echo "$output"; false; }
-		run e2fsck -fn "$T/img-$ps"
-		[ "$status" -eq 0 ]
+		fsck_clean "$T/img-$ps"
 		# judged with the image's page size: Debian's arm64 busybox is
 		# linked for 64K pages
 		run xiptool align-check "$T/img-$ps" /bin/busybox

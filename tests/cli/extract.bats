@@ -4,15 +4,6 @@
 
 load ../lib/common
 
-GENTREE="$TOP_SRCDIR/tests/gentree.py"
-TREELIST="$TOP_SRCDIR/tests/lib/treelist.py"
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
-
-list() {
-	"$PY" "$TREELIST" "$@"
-}
-
 # what every extractor keeps: path, type, mode without the set-id bits,
 # owner, mtime, content, link target, device (no link counts, holes,
 # xattrs)

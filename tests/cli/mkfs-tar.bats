@@ -4,23 +4,9 @@
 
 load ../lib/common
 
-GENTREE="$TOP_SRCDIR/tests/gentree.py"
-TREELIST="$TOP_SRCDIR/tests/lib/treelist.py"
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
 # a time before every time gentree.py sets after 1970 and after none of
 # the ones GNU tar writes: --timestamp makes ctime and atime stable
 TS=1000000000
-
-list() {
-	"$PY" "$TREELIST" "$@"
-}
-
-fsck_clean() {
-	run e2fsck -fn "$1"
-	echo "$output"
-	[ "$status" -eq 0 ]
-}
 
 # untar ARCHIVE DIR: GNU tar's extraction, owners and modes as stored
 untar() {
@@ -228,11 +214,7 @@ EOF
 }
 
 @test "libarchive is loaded only by mkfs --tar: not linked, and a broken one is a one-line error" {
-	main="$TOP_BUILDDIR/xiptool-main"
-	if ldd "$main" | grep -E 'lib(archive|nbd)\.so'; then false; fi
-	soname=$(grep -aoE -m1 'libarchive\.so\.[0-9]+' "$main" | head -1)
-	[ -n "$soname" ]
-	lib=$(ldconfig -p | awk -v s="$soname" '$1 == s { print $NF; exit }')
+	lib=$(lazy_lib archive)
 	[ -n "$lib" ]
 	mkdir -p "$T/tree"
 	printf 'x' > "$T/tree/f"

@@ -4,17 +4,7 @@
 
 load ../lib/common
 
-GENTREE="$TOP_SRCDIR/tests/gentree.py"
-TREELIST="$TOP_SRCDIR/tests/lib/treelist.py"
 CONTIG="$TOP_SRCDIR/tests/lib/contig.py"
-# the system's python: wrappers around python3 can cost a second a call
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
-
-# list DIR [treelist options]: the canonical listing of a tree
-list() {
-	"$PY" "$TREELIST" "$@"
-}
 
 # mounted_list IMAGE FSTYPE OUT [treelist options]
 mounted_list() {
@@ -44,12 +34,6 @@ teardown() {
 		losetup -d "$(cat "$T/loopdev")" 2>/dev/null || true
 	fi
 	common_teardown
-}
-
-fsck_clean() {
-	run e2fsck -fn "$1"
-	echo "$output"
-	[ "$status" -eq 0 ]
 }
 
 @test "mkfs: the kernel (ext2 and ext4 drivers) shows exactly the source tree" {

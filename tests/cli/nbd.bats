@@ -20,6 +20,27 @@ make_nbd_image() {
 	mkimg "$T/img" 32M "$T/tree" -L "n$U"
 }
 
+# make_nbd_image, attached as a writable (sw) segment $SEG.
+attach_nbd_image_sw() {
+	make_nbd_image
+	xiptool attach -t sw -n "$SEG" "$T/img"
+}
+
+# Serve $T/img with every read delayed $1 s and start pulling it as $SEG
+# in the background ($apid, output in $T/attach.out); return once the
+# pull has begun (the segment file exists).
+slow_pull() {
+	local i
+	nbd_start a --filter=delay "$PLUGIN" image="$T/img" readonly=true delay-read="$1"
+	"$XIPTOOL" attach -n "$SEG" "$(nbd_uri a)" >"$T/attach.out" 2>&1 &
+	apid=$!
+	for i in $(seq 200); do
+		[ -e "$T/shm/xiptool-$SEG" ] && break
+		sleep 0.05
+	done
+	[ -e "$T/shm/xiptool-$SEG" ]
+}
+
 require_qemu() {
 	require_cmd qemu-img qemu-io
 }
@@ -74,8 +95,7 @@ require_qemu() {
 @test "an sw segment: a file= export takes writes, they land in the file, e2fsck stays clean" {
 	require_plugin
 	require_qemu
-	make_nbd_image
-	xiptool attach -t sw -n "$SEG" "$T/img"
+	attach_nbd_image_sw
 	path=$(seg_col "$SEG" PATH)
 	nbd_serve a image="@$SEG" file=/big
 	uri=$(nbd_uri a)
@@ -99,16 +119,14 @@ require_qemu() {
 	xiptool read "@$SEG" /big | cmp - "$T/expect"
 	xiptool save "$SEG" "$T/saved"
 	debugfs -R "cat /big" "$T/saved" 2>/dev/null | cmp - "$T/expect"
-	run e2fsck -fn "$T/saved"
-	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	fsck_clean "$T/saved"
 	# nothing but the file changed
 	debugfs -R "cat /dir/small" "$T/saved" 2>/dev/null | cmp - "$T/tree/dir/small"
 }
 
 @test "an sw segment: a whole export belongs to the client, which writes a new file system" {
 	require_plugin
-	make_nbd_image
-	xiptool attach -t sw -n "$SEG" "$T/img"
+	attach_nbd_image_sw
 	mkdir "$T/tree2"
 	head -c 200000 /dev/urandom > "$T/tree2/other"
 	mkimg "$T/img2" 32M "$T/tree2"
@@ -120,8 +138,7 @@ require_qemu() {
 	cmp "$(seg_col "$SEG" PATH)" "$T/img2"
 	xiptool read "@$SEG" /other | cmp - "$T/tree2/other"
 	xiptool save "$SEG" "$T/saved"
-	run e2fsck -fn "$T/saved"
-	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	fsck_clean "$T/saved"
 }
 
 @test "a file= export equals the file; its holes read as zeros and are reported as holes" {
@@ -160,15 +177,13 @@ require_qemu() {
 	run qemu-io -f raw -c 'write -z 65536 65536' "$uri"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	nbd_stop a
-	run e2fsck -fn "$T/img"
-	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	fsck_clean "$T/img"
 	debugfs -R "cat /sparse" "$T/img" 2>/dev/null | cmp - "$T/tree/sparse"
 }
 
 @test "the plugin takes xiptool's locks: readers share, a writer excludes" {
 	require_plugin
-	make_nbd_image
-	xiptool attach -t sw -n "$SEG" "$T/img"
+	attach_nbd_image_sw
 	# two read-only exports share the segment; xiptool read too
 	nbd_serve r1 image="@$SEG" readonly=true
 	nbd_serve r2 image="@$SEG" file=/hello readonly=true
@@ -297,15 +312,7 @@ require_qemu() {
 	head -c 50M /dev/urandom > "$T/tree/big"
 	mkimg "$T/img" 64M "$T/tree"
 	# every read waits: 64 MiB in 1 MiB requests, 16 at a time, take 4 s
-	nbd_start a --filter=delay "$PLUGIN" image="$T/img" readonly=true delay-read=1
-	"$XIPTOOL" attach -n "$SEG" "$(nbd_uri a)" >"$T/attach.out" 2>&1 &
-	apid=$!
-	# the pull has begun once the segment file exists
-	for i in $(seq 200); do
-		[ -e "$T/shm/xiptool-$SEG" ] && break
-		sleep 0.05
-	done
-	[ -e "$T/shm/xiptool-$SEG" ]
+	slow_pull 1
 	sleep 0.5
 	kill -9 "$(cat "$T/a.pid")"
 	rc=0
@@ -323,13 +330,7 @@ require_qemu() {
 @test "a pull stopped by SIGTERM leaves nothing and reports the signal" {
 	require_pull
 	make_nbd_image
-	nbd_start a --filter=delay "$PLUGIN" image="$T/img" readonly=true delay-read=2
-	"$XIPTOOL" attach -n "$SEG" "$(nbd_uri a)" >"$T/attach.out" 2>&1 &
-	apid=$!
-	for i in $(seq 200); do
-		[ -e "$T/shm/xiptool-$SEG" ] && break
-		sleep 0.05
-	done
+	slow_pull 2
 	kill -TERM "$apid"
 	rc=0
 	wait "$apid" || rc=$?
@@ -352,11 +353,7 @@ require_qemu() {
 }
 
 @test "libnbd is loaded only by attach nbd://: a broken one is a one-line error, nothing attached" {
-	main="$TOP_BUILDDIR/xiptool-main"
-	if ldd "$main" | grep -E 'libnbd\.so'; then false; fi
-	soname=$(grep -aoE -m1 'libnbd\.so\.[0-9]+' "$main" | head -1)
-	[ -n "$soname" ]
-	lib=$(ldconfig -p | awk -v s="$soname" '$1 == s { print $NF; exit }')
+	lib=$(lazy_lib nbd)
 	[ -n "$lib" ]
 	run unshare -m sh -c 'mount --bind /dev/null "$1" && exec "$2" attach -n lazy "nbd+unix:///x?socket=$3"' \
 		sh "$lib" "$XIPTOOL" "$T/none.sock"

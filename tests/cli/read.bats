@@ -135,28 +135,26 @@ make_tree() {
 	[ "$status" -eq 2 ]
 }
 
+# read_refused DEBUGFS-REQUEST PATH MESSAGE: in a copy of $T/img ($T/bad)
+# changed by the debugfs request, reading PATH fails (3) with MESSAGE.
+read_refused() {
+	cp "$T/img" "$T/bad"
+	debugfs -w -R "$1" "$T/bad" 2>/dev/null
+	run xiptool read "$T/bad" "$2"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"$3"* ]]
+}
+
 @test "damaged block maps are refused before any pointer is formed" {
 	make_tree
 	mkimg "$T/img" 64M "$T/tree"
 	big=f$((1037 * BS))
 	# a direct block number beyond the end of the image
-	cp "$T/img" "$T/bad"
-	debugfs -w -R "sif /$big block[2] 999999" "$T/bad" 2>/dev/null
-	run xiptool read "$T/bad" "/$big"
-	[ "$status" -eq 3 ]
-	[[ "$output" == *"block 999999 (file block 2) beyond end of image"* ]]
+	read_refused "sif /$big block[2] 999999" "/$big" "block 999999 (file block 2) beyond end of image"
 	# a direct block pointing at the group descriptors
-	cp "$T/img" "$T/bad"
-	debugfs -w -R "sif /$big block[3] 1" "$T/bad" 2>/dev/null
-	run xiptool read "$T/bad" "/$big"
-	[ "$status" -eq 3 ]
-	[[ "$output" == *"block 1 (file block 3) lies in file system metadata"* ]]
+	read_refused "sif /$big block[3] 1" "/$big" "block 1 (file block 3) lies in file system metadata"
 	# the indirect block itself out of range
-	cp "$T/img" "$T/bad"
-	debugfs -w -R "sif /$big block[IND] 4000000000" "$T/bad" 2>/dev/null
-	run xiptool read "$T/bad" "/$big"
-	[ "$status" -eq 3 ]
-	[[ "$output" == *"indirect block 4000000000 (file block 12) beyond end of image"* ]]
+	read_refused "sif /$big block[IND] 4000000000" "/$big" "indirect block 4000000000 (file block 12) beyond end of image"
 	# a number read out of the double-indirect block
 	cp "$T/img" "$T/bad"
 	dind=$(debugfs -R "stat /$big" "$T/img" 2>/dev/null | sed -n 's/.*(DIND):\([0-9]*\).*/\1/p')
@@ -172,16 +170,8 @@ make_tree() {
 @test "extent and inline-data flags on an image without those features are refused" {
 	make_tree
 	mkimg "$T/img" 64M "$T/tree"
-	cp "$T/img" "$T/bad"
-	debugfs -w -R "sif /f4097 flags 0x80000" "$T/bad" 2>/dev/null
-	run xiptool read "$T/bad" /f4097
-	[ "$status" -eq 3 ]
-	[[ "$output" == *"extents flag set but the image lacks the extents feature"* ]]
-	cp "$T/img" "$T/bad"
-	debugfs -w -R "sif /f4097 flags 0x10000000" "$T/bad" 2>/dev/null
-	run xiptool read "$T/bad" /f4097
-	[ "$status" -eq 3 ]
-	[[ "$output" == *"lacks the inline_data feature"* ]]
+	read_refused "sif /f4097 flags 0x80000" /f4097 "extents flag set but the image lacks the extents feature"
+	read_refused "sif /f4097 flags 0x10000000" /f4097 "lacks the inline_data feature"
 }
 
 @test "read takes a shared lock: readers run together, a writer's lock makes it wait and fail" {

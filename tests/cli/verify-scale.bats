@@ -48,8 +48,7 @@ verify_rss() {
 	sparse_256g "$S/img"
 	# inode tables of 76 KiB a group: holes, that verify skips
 	mke2fs -F -q -t ext2 -b 4096 -N 600000 "$S/img"
-	run e2fsck -fn "$S/img"
-	[ "$status" -eq 0 ]
+	fsck_clean "$S/img"
 	verify_rss "$S/img"
 	[ "$rss" -lt "$LIMIT_KB" ]
 	grep -q "^$S/img: clean: 0 problems" <<<"$output"
@@ -88,8 +87,7 @@ verify_rss() {
 	mkdir "$T/src"
 	echo hello > "$T/src/f"
 	xiptool mkfs -s 256G -d "$T/src" "$S/img" >/dev/null
-	run e2fsck -fn "$S/img"
-	[ "$status" -eq 0 ]
+	fsck_clean "$S/img"
 	verify_rss "$S/img"
 	[ "$rss" -lt "$LIMIT_KB" ]
 	grep -q "^$S/img: clean: 0 problems" <<<"$output"

@@ -26,18 +26,23 @@ summary() {
 	printf '%s\n' "$output" | grep -v '^pmem: ' | tail -1
 }
 
+# xiptool verify --against $T/tree $T/img, which must exit $1: its report
+# in $output (and shown on failure).
+verify_against() {
+	run xiptool verify --against "$T/tree" "$T/img"
+	echo "$output"
+	[ "$status" -eq "$1" ]
+}
+
 @test "a clean mke2fs -d image verifies clean, as e2fsck says, and equal to its tree" {
 	make_tree
 	mkimg "$T/img" 16M "$T/tree"
-	run e2fsck -fn "$T/img"
-	[ "$status" -eq 0 ]
+	fsck_clean "$T/img"
 	run xiptool verify "$T/img"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$(summary)" == "$T/img: clean: 0 problems, "* ]]
-	run xiptool verify --against "$T/tree" "$T/img"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	verify_against 0
 	if grep -v '^warning: ' <<<"$output" | grep -v "^$T/img: clean" | grep -v "^pmem: " | grep -q .; then false; fi
 }
 
@@ -58,9 +63,7 @@ summary() {
 	cp "$T/tree/dir/hard" "$T/tree/dir/hard.new"; mv "$T/tree/dir/hard.new" "$T/tree/dir/hard"
 	chmod 0600 "$T/tree/dir/hard"
 	echo new > "$T/tree/dir/new"
-	run xiptool verify --against "$T/tree" "$T/img"
-	echo "$output"
-	[ "$status" -eq 1 ]
+	verify_against 1
 	grep -qx '/dir/blob: content differs (crc32 [0-9a-f]* in the image, [0-9a-f]* in the source)' <<<"$output"
 	grep -qx '/hello.txt: mode 0600 in the image, 0644 in the source' <<<"$output"
 	grep -qx "/link: symlink to 'hello.txt' in the image, to 'dir' in the source" <<<"$output"
@@ -79,8 +82,7 @@ summary() {
 	mkimg "$T/img" 16M "$T/tree"
 	rm "$T/tree/dir/sub/small"
 	rm "$T/tree/fifo"; mkdir "$T/tree/fifo"
-	run xiptool verify --against "$T/tree" "$T/img"
-	[ "$status" -eq 1 ]
+	verify_against 1
 	grep -qx '/dir/sub/small: only in the image' <<<"$output"
 	grep -qx '/fifo: a fifo in the image, a directory in the source' <<<"$output"
 	run xiptool verify --against "$T/nope" "$T/img"
@@ -93,11 +95,8 @@ summary() {
 	make_tree
 	cp "$(command -v busybox)" "$T/tree/busybox"
 	xiptool mkfs -q -d "$T/tree" "$T/img"
-	run e2fsck -fn "$T/img"
-	[ "$status" -eq 0 ]
-	run xiptool verify --against "$T/tree" "$T/img"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	fsck_clean "$T/img"
+	verify_against 0
 	[ "${#lines[@]}" -eq 2 ]
 	[[ "$output" == "$T/img: clean: 0 problems, 0 warnings "* ]]
 	[[ "${lines[1]}" == "pmem: "* ]]
@@ -107,9 +106,7 @@ summary() {
 	: > "$T/ref"; touch -h -r "$T/tree/link" "$T/ref"
 	ln -sfn elsewhere "$T/tree/link"
 	touch -h -r "$T/ref" "$T/tree/link"
-	run xiptool verify --against "$T/tree" "$T/img"
-	echo "$output"
-	[ "$status" -eq 1 ]
+	verify_against 1
 	grep -qx '/busybox: content differs (crc32 [0-9a-f]* in the image, [0-9a-f]* in the source)' <<<"$output"
 	grep -qx '/dir/sub/small: mode 4755 in the image, 4711 in the source' <<<"$output"
 	grep -qx "/link: symlink to 'hello.txt' in the image, to 'elsewhere' in the source" <<<"$output"
@@ -171,8 +168,7 @@ assert f["message"] == "inode %d (/hello.txt): link count 5, should be 2" % ino,
 	cp "$(command -v busybox)" "$T/tree/busybox"
 	head -c 200000 /dev/urandom > "$T/tree/data"
 	mkimg "$T/img" 16M "$T/tree"
-	run e2fsck -fn "$T/img"
-	[ "$status" -eq 0 ]
+	fsck_clean "$T/img"
 	run xiptool verify "$T/img"
 	echo "$output"
 	[ "$status" -eq 1 ]
@@ -195,8 +191,7 @@ assert f["message"] == "inode %d (/hello.txt): link count 5, should be 2" % ino,
 		rm -r "$T/mnt/dir"
 		ln "$T/mnt/large" "$T/mnt/many/large-link"
 		umount "$T/mnt"
-		run e2fsck -fn "$T/img"
-		[ "$status" -eq 0 ]
+		fsck_clean "$T/img"
 		run xiptool verify "$T/img"
 		echo "$fstype: $output" | grep -v '^warning'
 		[ "$status" -eq 0 ]
@@ -204,11 +199,7 @@ assert f["message"] == "inode %d (/hello.txt): link count 5, should be 2" % ino,
 }
 
 @test "cannot read at all: exit 3 with one line; damaged but ext2: exit 1 naming the field" {
-	head -c 1048576 /dev/urandom > "$T/rand"
-	run xiptool verify "$T/rand"
-	[ "$status" -eq 3 ]
-	[ "${#lines[@]}" -eq 1 ]
-	[[ "$output" == "xiptool verify: $T/rand: "* ]]
+	random_refused verify
 	run xiptool verify "$T/missing"
 	[ "$status" -eq 3 ]
 	: > "$T/empty"
@@ -252,8 +243,7 @@ assert f["message"] == "inode %d (/hello.txt): link count 5, should be 2" % ino,
 	mkimg "$T/img" 8M "$T/tree"
 	printf 'changed\n' > "$T/tree/$EVIL"
 	printf 'changed\n' > "$T/tree/bad"$'\xff'
-	run xiptool verify --against "$T/tree" "$T/img"
-	[ "$status" -eq 1 ]
+	verify_against 1
 	[ "${#lines[@]}" -eq 4 ]
 	[ "${lines[0]}" = '/bad\xff: size 2 in the image, 8 in the source' ]
 	[ "${lines[1]}" = "/$EVIL_ESC: size 2 in the image, 8 in the source" ]

@@ -54,6 +54,17 @@ make_tree_image() {
 	mkimg "$T/img" 16M "$T/tree" -L "l$U" "$@"
 }
 
+# make_tree_image (arguments passed on), attached as $SEG with a loop
+# device: the device in $dev, the segment file in $path.
+attach_tree_loop() {
+	require_loop
+	make_tree_image "$@"
+	run xiptool attach --loop -n "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	dev=${output##* }
+	path=$(seg_col "$SEG" PATH)
+}
+
 # The value of one column of `xiptool list` for segment $1.
 seg_col() {
 	"$XIPTOOL" list -n -r -o "$2" "$1"

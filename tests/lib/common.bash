@@ -58,6 +58,81 @@ mkimg() {
 	fi
 }
 
+# Trees made by gentree.py and compared as treelist.py lists them, with
+# the system's python (wrappers around python3 can cost a second a call).
+GENTREE="$TOP_SRCDIR/tests/gentree.py"
+TREELIST="$TOP_SRCDIR/tests/lib/treelist.py"
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+
+# list DIR [treelist options]: the canonical listing of a tree
+list() {
+	"$PY" "$TREELIST" "$@"
+}
+
+# The file of the library lib$1 that xiptool-main loads at first use,
+# after checking that none of the libraries it loads so is linked.
+lazy_lib() {
+	local main="$TOP_BUILDDIR/xiptool-main" soname
+	if ldd "$main" | grep -E 'lib(archive|nbd)\.so'; then return 1; fi
+	soname=$(grep -aoE -m1 "lib$1\.so\.[0-9]+" "$main" | head -1)
+	[ -n "$soname" ] || return 1
+	ldconfig -p | awk -v s="$soname" '$1 == s { print $NF; exit }'
+}
+
+# `xiptool $1` refuses 1 MiB of random bytes ($T/rand): exit 3, one line
+# naming the file.
+random_refused() {
+	head -c 1048576 /dev/urandom > "$T/rand"
+	run xiptool "$1" "$T/rand"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "xiptool $1: $T/rand: "* ]]
+}
+
+# probe_aux KIND PLATFORM: the auxiliary vector $IMG's /probe-KIND sees
+# under `xiptool exec` (in $output): what every loader must give, and the
+# same values (AT_HWCAP, AT_PAGESZ, ...) as when the kernel (or qemu)
+# starts $PROBES/probe-KIND, but for AT_RANDOM and AT_EXECFN.
+probe_aux() {
+	local native want
+	run xiptool exec "$IMG" "/probe-$1" aux
+	[ "$status" -eq 0 ] || { echo "$1: $output"; false; }
+	echo "$1: $output"
+	for want in 'entry-ok 1' 'phdr-ok 1' 'base-ok 1' 'hwcap-ok 1' \
+		"execfn /probe-$1" "platform $2"; do
+		grep -qx "$want" <<<"$output"
+	done
+	case $1 in
+	static*) grep -qx 'base zero' <<<"$output" ;;
+	*) grep -qx 'base nonzero' <<<"$output" ;;
+	esac
+	native=$("$PROBES/probe-$1" aux | grep -v '^random\|^execfn')
+	[ "$(grep -v '^random\|^execfn' <<<"$output")" = "$native" ]
+}
+
+# probe_maps KIND: $IMG's /probe-KIND under `xiptool exec` has its text
+# mapped from the image at the block debugfs names (4 KiB blocks), and no
+# mapping both writable and executable.
+probe_maps() {
+	local page blk
+	run xiptool exec "$IMG" "/probe-$1" maps
+	[ "$status" -eq 0 ]
+	echo "$1: $output"
+	page=$(sed -n 's/^text-page //p' <<<"$output")
+	[ -n "$page" ]
+	blk=$(debugfs -R "bmap /probe-$1 $page" "$IMG" 2>/dev/null)
+	grep -qx "text-map $IMG $((blk * 4096)) r-xp" <<<"$output"
+	grep -qx 'rwx 0' <<<"$output"
+}
+
+# e2fsck -fn finds nothing to fix in $1 (its report shown on failure).
+fsck_clean() {
+	run e2fsck -fn "$1"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
 # The value of a "Field: value" line of dumpe2fs -h.
 dumpe2fs_field() {
 	dumpe2fs -h "$1" 2>/dev/null | sed -n "s/^$2:[[:space:]]*//p"

@@ -5,15 +5,11 @@
 
 static void test_name_ok(void **state)
 {
-	assert_true(xip_extract_name_ok("a"));
-	assert_true(xip_extract_name_ok("..."));
-	assert_true(xip_extract_name_ok(".hidden"));
-	assert_true(xip_extract_name_ok("a\\b"));
-	assert_false(xip_extract_name_ok(""));
-	assert_false(xip_extract_name_ok("."));
-	assert_false(xip_extract_name_ok(".."));
-	assert_false(xip_extract_name_ok("a/b"));
-	assert_false(xip_extract_name_ok("/"));
+	static const char *const yes[] = { "a", "...", ".hidden", "a\\b",
+					   NULL };
+	static const char *const no[] = { "", ".", "..", "a/b", "/", NULL };
+
+	unit_pred_splits(xip_extract_name_ok, yes, no);
 }
 
 static void run(const char *cmd)

@@ -42,6 +42,18 @@ static uint64_t free_blocks(struct xip_image *img)
 	return ext2fs_free_blocks_count(img->fs->super);
 }
 
+/* A new image of @size at @p, opened for writing, with an empty /f. */
+static struct xip_image *image_with_file(const char *p, const char *size,
+					 ext2_ino_t *ino)
+{
+	struct xip_image *img;
+
+	unit_mke2fs(p, size, BS, NULL);
+	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
+	assert_int_equal(xip_create(img, "/f", 0644, ino), 0);
+	return img;
+}
+
 static void test_create_write_read(void **state)
 {
 	const char *p = unit_path("w.img");
@@ -102,9 +114,7 @@ static void test_indirect_copied(void **state)
 	uint64_t f0;
 
 	(void)state;
-	unit_mke2fs(p, "16M", BS, NULL);
-	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
-	assert_int_equal(xip_create(img, "/f", 0644, &ino), 0);
+	img = image_with_file(p, "16M", &ino);
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)(i * 7 + 1);
 	assert_int_equal(xip_file_write(img, ino, 0, buf, sizeof(buf)),
@@ -159,9 +169,7 @@ static void test_interrupted(void **state)
 	ext2_ino_t ino;
 
 	(void)state;
-	unit_mke2fs(p, "16M", BS, NULL);
-	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
-	assert_int_equal(xip_create(img, "/f", 0644, &ino), 0);
+	img = image_with_file(p, "16M", &ino);
 	xip_set_interrupt(&flag);
 	assert_false(xip_interrupted());
 	assert_int_equal(xip_file_write(img, ino, 0, buf, sizeof(buf)),
@@ -185,9 +193,7 @@ static void test_get_page_create(void **state)
 	void *pg;
 
 	(void)state;
-	unit_mke2fs(p, "16M", BS, NULL);
-	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
-	assert_int_equal(xip_create(img, "/f", 0644, &ino), 0);
+	img = image_with_file(p, "16M", &ino);
 	assert_int_equal(xip_file_truncate(img, ino, 2000 * BS), 0);
 	f0 = free_blocks(img);
 	assert_int_equal(xip_get_page(img, ino, 1500, false, &pg), -ENODATA);
@@ -249,9 +255,7 @@ static void test_readonly_and_full(void **state)
 	void *pg;
 
 	(void)state;
-	unit_mke2fs(p, "2M", BS, NULL);
-	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
-	assert_int_equal(xip_create(img, "/f", 0644, &ino), 0);
+	img = image_with_file(p, "2M", &ino);
 	assert_int_equal(xip_image_close(img), 0);
 
 	assert_int_equal(xip_image_open(p, 0, &img), 0);
@@ -353,9 +357,7 @@ static void test_write_fd(void **state)
 	assert_non_null(back);
 	fd = source_file(sp, n, 1);
 	assert_int_equal(pread(fd, want, n, 0), (ssize_t)n);
-	unit_mke2fs(p, "32M", BS, NULL);
-	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
-	assert_int_equal(xip_create(img, "/f", 0644, &ino), 0);
+	img = image_with_file(p, "32M", &ino);
 	/* unaligned start: a partial first block, then whole ones */
 	assert_int_equal(xip_file_write_fd(img, ino, 100, fd, 0, n, sp),
 			 (ssize_t)n);
@@ -652,9 +654,7 @@ static void test_read_fd(void **state)
 	assert_non_null(back);
 	for (size_t i = 0; i < n; i++)
 		buf[i] = (uint8_t)(i * 31 + i / 777);
-	unit_mke2fs(p, "16M", BS, NULL);
-	assert_int_equal(xip_image_open(p, XIP_IMG_WRITE, &img), 0);
-	assert_int_equal(xip_create(img, "/f", 0644, &ino), 0);
+	img = image_with_file(p, "16M", &ino);
 	/* 64 blocks of hole first */
 	assert_int_equal(xip_file_write(img, ino, 64 * BS, buf, n), (ssize_t)n);
 	out = open(op, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

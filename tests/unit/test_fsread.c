@@ -133,26 +133,27 @@ static void make_tree(const char *dir)
 
 static void check_tree(struct xip_image *img, const char *dir)
 {
+	/* a path in the image, the file of the tree it leads to */
+	static const char *const same[][2] = {
+		{ "/small", "small" },
+		{ "/d/ind", "d/ind" },
+		{ "/d/e/dind", "d/e/dind" },
+		{ "/fast", "d/e/dind" },
+		{ "/d/e/../../d/./e/dind", "d/e/dind" },
+		{ "/sparse", "sparse" },
+		{ "/holes", "holes" },
+		{ "/d/up", "small" },
+	};
 	char src[600], target[4096];
 	ext2_ino_t ino, ino2;
 	struct xip_dirent *ents;
 	size_t n;
 	bool seen_e = false;
 
-	snprintf(src, sizeof(src), "%s/small", dir);
-	same_as_file(img, "/small", src);
-	snprintf(src, sizeof(src), "%s/d/ind", dir);
-	same_as_file(img, "/d/ind", src);
-	snprintf(src, sizeof(src), "%s/d/e/dind", dir);
-	same_as_file(img, "/d/e/dind", src);
-	same_as_file(img, "/fast", src);
-	same_as_file(img, "/d/e/../../d/./e/dind", src);
-	snprintf(src, sizeof(src), "%s/sparse", dir);
-	same_as_file(img, "/sparse", src);
-	snprintf(src, sizeof(src), "%s/holes", dir);
-	same_as_file(img, "/holes", src);
-	snprintf(src, sizeof(src), "%s/small", dir);
-	same_as_file(img, "/d/up", src);
+	for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+		snprintf(src, sizeof(src), "%s/%s", dir, same[i][1]);
+		same_as_file(img, same[i][0], src);
+	}
 	/* symlinks */
 	assert_int_equal(xip_lookup(img, "/fast", XIP_LOOKUP_NOFOLLOW, &ino), 0);
 	assert_int_equal(xip_readlink(img, ino, target, sizeof(target)), 0);
@@ -180,23 +181,31 @@ static void check_tree(struct xip_image *img, const char *dir)
 	assert_int_equal(xip_dir_list(img, ino, &ents, &n), -ENOTDIR);
 }
 
+/* make_tree() made into a new image @name by mke2fs @opts of @size. */
+static const char *tree_image(const char *name, const char *opts,
+			      const char *size)
+{
+	const char *dir = keep(unit_path("tree")), *p = keep(unit_path(name));
+
+	make_tree(dir);
+	sh("rm -f '%s' && mke2fs -q -F %s -d '%s' '%s' %s >/dev/null 2>&1", p,
+	   opts, dir, p, size);
+	return p;
+}
+
 static void test_block_mapped(void **state)
 {
-	const char *dir = keep(unit_path("tree")), *p = keep(unit_path("ext2.img"));
+	const char *p = tree_image("ext2.img", "-t ext2 -b 1024", "8M");
 	struct xip_image *img, *full;
 	struct xip_run *r1, *r2;
 	size_t n1, n2;
 	ext2_ino_t ino;
 	blk64_t pblk;
 
-	(void)state;
-	make_tree(dir);
-	sh("rm -f '%s' && mke2fs -q -F -t ext2 -b 1024 -d '%s' '%s' 8M >/dev/null 2>&1",
-	   p, dir, p);
 	assert_int_equal(xip_image_open_read(p, 0, &img), 0);
 	assert_null(img->fs);
 	assert_int_equal(img->block_size, 1024);
-	check_tree(img, dir);
+	check_tree(img, unit_path("tree"));
 	/* the triple indirect block, and a hole */
 	assert_int_equal(xip_lookup(img, "/sparse", 0, &ino), 0);
 	assert_int_equal(xip_bmap(img, ino, 65810, &pblk), 0);
@@ -218,18 +227,15 @@ static void test_block_mapped(void **state)
 
 static void test_extents(void **state)
 {
-	const char *dir = keep(unit_path("tree")), *p = keep(unit_path("ext4.img"));
+	const char *p = tree_image("ext4.img",
+				   "-t ext4 -O ^has_journal -b 4096", "64M");
 	struct ext2_inode_large in;
 	struct xip_image *img;
 	struct xip_stat st;
 	ext2_ino_t ino;
 
-	(void)state;
-	make_tree(dir);
-	sh("rm -f '%s' && mke2fs -q -F -t ext4 -O ^has_journal -b 4096 -d '%s' '%s' 64M >/dev/null 2>&1",
-	   p, dir, p);
 	assert_int_equal(xip_image_open_read(p, 0, &img), 0);
-	check_tree(img, dir);
+	check_tree(img, unit_path("tree"));
 	assert_int_equal(xip_lookup(img, "/holes", 0, &ino), 0);
 	assert_int_equal(xip_read_inode(img, ino, &in), 0);
 	assert_true(in.i_flags & EXT4_EXTENTS_FL);
@@ -380,6 +386,33 @@ static void poke16(const char *p, off_t off, uint16_t v)
 }
 
 /* Look @path up and map the whole file: the error of the first failure. */
+/* A copy of @good named @name with the 32 bits at @off set to @v. */
+static const char *poked(const char *good, const char *name, off_t off,
+			 uint32_t v)
+{
+	const char *p = copy_of(good, name);
+
+	poke32(p, off, v);
+	return p;
+}
+
+/* The same with 16 bits. */
+static const char *poked16(const char *good, const char *name, off_t off,
+			   uint16_t v)
+{
+	const char *p = copy_of(good, name);
+
+	poke16(p, off, v);
+	return p;
+}
+
+/* open_err() of such a copy */
+static int poked_open_err(const char *good, const char *name, off_t off,
+			  uint32_t v, const char *want)
+{
+	return open_err(poked(good, name, off, v), want);
+}
+
 static int map_all(const char *p, const char *path)
 {
 	struct xip_image *img;
@@ -399,25 +432,19 @@ static int map_all(const char *p, const char *path)
 
 static void test_damaged_superblock(void **state)
 {
-	const char *dir = keep(unit_path("tree")), *good = keep(unit_path("good2.img"));
+	const char *good = tree_image("good2.img", "-t ext2 -b 1024", "8M");
 	const char *p;
 	uint32_t v;
 
-	(void)state;
-	make_tree(dir);
-	sh("rm -f '%s' && mke2fs -q -F -t ext2 -b 1024 -d '%s' '%s' 8M >/dev/null 2>&1",
-	   good, dir, good);
 	p = copy_of(good, "magic.img");
 	poke16(p, 1024 + 56, 0x1234);
 	assert_int_equal(open_err(p, "bad magic"), -EUCLEAN);
 	/* more blocks than the file holds */
-	p = copy_of(good, "count.img");
-	poke32(p, 1024 + 4, 1u << 30);
-	assert_int_equal(open_err(p, "superblock claims"), -EUCLEAN);
+	assert_int_equal(poked_open_err(good, "count.img", 1024 + 4, 1u << 30,
+					"superblock claims"), -EUCLEAN);
 	/* a log block size past 64 KiB */
-	p = copy_of(good, "bsize.img");
-	poke32(p, 1024 + 24, 9);
-	assert_int_equal(open_err(p, "block size"), -EUCLEAN);
+	assert_int_equal(poked_open_err(good, "bsize.img", 1024 + 24, 9,
+					"block size"), -EUCLEAN);
 	/* an unknown incompatible feature */
 	p = copy_of(good, "feature.img");
 	unit_peek(p, 1024 + 96, &v, sizeof(v));
@@ -431,59 +458,45 @@ static void test_damaged_superblock(void **state)
 
 static void test_damaged_descriptors(void **state)
 {
-	const char *dir = keep(unit_path("tree")), *good = keep(unit_path("good3.img"));
+	const char *good = tree_image("good3.img", "-t ext2 -b 1024", "20M");
 	const char *p;
 	uint32_t bb;
 
-	(void)state;
-	make_tree(dir);
-	sh("rm -f '%s' && mke2fs -q -F -t ext2 -b 1024 -d '%s' '%s' 20M >/dev/null 2>&1",
-	   good, dir, good);
 	/* group 0's descriptor at block 2: inode table past the end */
-	p = copy_of(good, "itab.img");
-	poke32(p, 2048 + 8, 100000);
-	assert_int_equal(open_err(p, "group descriptors"), -EUCLEAN);
+	assert_int_equal(poked_open_err(good, "itab.img", 2048 + 8, 100000,
+					"group descriptors"), -EUCLEAN);
 	/* block bitmap on the superblock */
-	p = copy_of(good, "bbsb.img");
-	poke32(p, 2048 + 0, 1);
-	assert_int_equal(open_err(p, "group descriptors"), -EUCLEAN);
+	assert_int_equal(poked_open_err(good, "bbsb.img", 2048 + 0, 1,
+					"group descriptors"), -EUCLEAN);
 	/* inode bitmap on the block bitmap */
 	p = copy_of(good, "ibbb.img");
 	unit_peek(p, 2048 + 0, &bb, sizeof(bb));
 	poke32(p, 2048 + 4, bb);
 	assert_int_equal(open_err(p, "overlap"), -EUCLEAN);
 	/* a block bitmap in another group (three groups, no flex_bg) */
-	p = copy_of(good, "bbout.img");
-	poke32(p, 2048 + 0, 10000);
-	assert_int_equal(open_err(p, "outside its group"), -EUCLEAN);
+	assert_int_equal(poked_open_err(good, "bbout.img", 2048 + 0, 10000,
+					"outside its group"), -EUCLEAN);
 }
 
 static void test_damaged_block_maps(void **state)
 {
-	const char *dir = keep(unit_path("tree")), *good = keep(unit_path("good4.img"));
+	const char *good = tree_image("good4.img", "-t ext2 -b 1024", "8M");
 	const char *p;
 	off_t io;
 	uint32_t b0;
 
-	(void)state;
-	make_tree(dir);
-	sh("rm -f '%s' && mke2fs -q -F -t ext2 -b 1024 -d '%s' '%s' 8M >/dev/null 2>&1",
-	   good, dir, good);
 	io = inode_offset(good, "/d/e/dind");
 	/* a direct block past the end of the image */
-	p = copy_of(good, "direct.img");
-	poke32(p, io + 40, 0xfffffff0u);
-	assert_int_equal(map_all(p, "/d/e/dind"), -EUCLEAN);
+	assert_int_equal(map_all(poked(good, "direct.img", io + 40,
+				       0xfffffff0u), "/d/e/dind"), -EUCLEAN);
 	assert_non_null(strstr(xip_errmsg(), "beyond end of image"));
 	/* a direct block on the group descriptors */
-	p = copy_of(good, "meta.img");
-	poke32(p, io + 40, 2);
-	assert_int_equal(map_all(p, "/d/e/dind"), -EUCLEAN);
+	assert_int_equal(map_all(poked(good, "meta.img", io + 40, 2),
+				 "/d/e/dind"), -EUCLEAN);
 	assert_non_null(strstr(xip_errmsg(), "metadata"));
 	/* the double indirect block past the end */
-	p = copy_of(good, "dind.img");
-	poke32(p, io + 40 + 13 * 4, 0x7fffffffu);
-	assert_int_equal(map_all(p, "/d/e/dind"), -EUCLEAN);
+	assert_int_equal(map_all(poked(good, "dind.img", io + 40 + 13 * 4,
+				       0x7fffffffu), "/d/e/dind"), -EUCLEAN);
 	/* a directory whose map gives the same block twice */
 	io = inode_offset(good, "/d");
 	p = copy_of(good, "dirloop.img");
@@ -511,54 +524,41 @@ static void test_damaged_block_maps(void **state)
 	assert_int_equal(map_all(p, "/d/ind"), -EUCLEAN);
 	assert_non_null(strstr(xip_errmsg(), "corrupt entry"));
 	/* an inode number past the inode count in an entry */
-	p = copy_of(good, "entino.img");
-	poke32(p, (off_t)b0 * 1024, 0x7fffffffu);
-	assert_int_equal(map_all(p, "/d/ind"), -EUCLEAN);
+	assert_int_equal(map_all(poked(good, "entino.img", (off_t)b0 * 1024,
+				       0x7fffffffu), "/d/ind"), -EUCLEAN);
 }
 
 static void test_damaged_extents(void **state)
 {
-	const char *dir = keep(unit_path("tree")), *good = keep(unit_path("good5.img"));
-	const char *p;
+	const char *good = tree_image("good5.img",
+				      "-t ext4 -O ^has_journal -b 4096", "64M");
 	off_t io;
 
-	(void)state;
-	make_tree(dir);
-	sh("rm -f '%s' && mke2fs -q -F -t ext4 -O ^has_journal -b 4096 -d '%s' '%s' 64M >/dev/null 2>&1",
-	   good, dir, good);
 	io = inode_offset(good, "/holes");
 	assert_int_equal(map_all(good, "/holes"), 0);
 	/* header magic */
-	p = copy_of(good, "emagic.img");
-	poke16(p, io + 40, 0x1234);
-	assert_int_equal(map_all(p, "/holes"), -EUCLEAN);
+	assert_int_equal(map_all(poked16(good, "emagic.img", io + 40, 0x1234),
+				 "/holes"), -EUCLEAN);
 	assert_non_null(strstr(xip_errmsg(), "magic"));
 	/* entries beyond eh_max, eh_max beyond what i_block holds */
-	p = copy_of(good, "eentries.img");
-	poke16(p, io + 40 + 2, 5);
-	assert_int_equal(map_all(p, "/holes"), -EUCLEAN);
-	p = copy_of(good, "emax.img");
-	poke16(p, io + 40 + 4, 300);
-	assert_int_equal(map_all(p, "/holes"), -EUCLEAN);
+	assert_int_equal(map_all(poked16(good, "eentries.img", io + 40 + 2, 5),
+				 "/holes"), -EUCLEAN);
+	assert_int_equal(map_all(poked16(good, "emax.img", io + 40 + 4, 300),
+				 "/holes"), -EUCLEAN);
 	/* depth beyond the bound, and a depth the index block does not have */
-	p = copy_of(good, "edepth.img");
-	poke16(p, io + 40 + 6, 9);
-	assert_int_equal(map_all(p, "/holes"), -EUCLEAN);
-	p = copy_of(good, "edepth2.img");
-	poke16(p, io + 40 + 6, 3);
-	assert_int_equal(map_all(p, "/holes"), -EUCLEAN);
+	assert_int_equal(map_all(poked16(good, "edepth.img", io + 40 + 6, 9),
+				 "/holes"), -EUCLEAN);
+	assert_int_equal(map_all(poked16(good, "edepth2.img", io + 40 + 6, 3),
+				 "/holes"), -EUCLEAN);
 	/* the index entry's block past the end, and on the superblock */
-	p = copy_of(good, "eindex.img");
-	poke32(p, io + 40 + 12 + 4, 0x7ffffff0u);
-	assert_int_equal(map_all(p, "/holes"), -EUCLEAN);
-	p = copy_of(good, "eindex0.img");
-	poke32(p, io + 40 + 12 + 4, 0);
-	assert_int_equal(map_all(p, "/holes"), -EUCLEAN);
+	assert_int_equal(map_all(poked(good, "eindex.img", io + 40 + 12 + 4,
+				       0x7ffffff0u), "/holes"), -EUCLEAN);
+	assert_int_equal(map_all(poked(good, "eindex0.img", io + 40 + 12 + 4,
+				       0), "/holes"), -EUCLEAN);
 	/* a leaf's physical block past the end (a small file: leaf in inode) */
 	io = inode_offset(good, "/small");
-	p = copy_of(good, "eleaf.img");
-	poke32(p, io + 40 + 12 + 8, 0x7ffffff0u);
-	assert_int_equal(map_all(p, "/small"), -EUCLEAN);
+	assert_int_equal(map_all(poked(good, "eleaf.img", io + 40 + 12 + 8,
+				       0x7ffffff0u), "/small"), -EUCLEAN);
 	assert_non_null(strstr(xip_errmsg(), "beyond end of image"));
 }
 

@@ -192,36 +192,29 @@ static void expect_open_error(const char *p, int err, const char *needle)
 	assert_non_null(strstr(xip_errmsg(), p));
 }
 
+/* A fresh image with the 32 bits at @off set to @v: its open fails. */
+static void expect_poked_error(const char *p, off_t off, uint32_t v,
+			       const char *want)
+{
+	unit_mke2fs(p, "8M", 4096, NULL);
+	unit_poke(p, off, &v, sizeof(v));
+	expect_open_error(p, -EUCLEAN, want);
+}
+
 static void test_damaged_superblock(void **state)
 {
 	const char *p = unit_path("bad.img");
-	uint32_t v;
 	uint16_t m;
 
 	unit_mke2fs(p, "8M", 4096, NULL);
 	m = 0x1234;
 	unit_poke(p, 1024 + 56, &m, 2);
 	expect_open_error(p, -EUCLEAN, "bad magic");
-
-	unit_mke2fs(p, "8M", 4096, NULL);
-	v = 1u << 30;	/* s_blocks_count far beyond the image */
-	unit_poke(p, 1024 + 4, &v, 4);
-	expect_open_error(p, -EUCLEAN, "claims");
-
-	unit_mke2fs(p, "8M", 4096, NULL);
-	v = 40;		/* s_log_block_size */
-	unit_poke(p, 1024 + 24, &v, 4);
-	expect_open_error(p, -EUCLEAN, "block size");
-
-	unit_mke2fs(p, "8M", 4096, NULL);
-	v = 3;		/* s_blocks_per_group */
-	unit_poke(p, 1024 + 32, &v, 4);
-	expect_open_error(p, -EUCLEAN, "blocks per group");
-
-	unit_mke2fs(p, "8M", 4096, NULL);
-	v = 0;		/* s_inodes_per_group */
-	unit_poke(p, 1024 + 40, &v, 4);
-	expect_open_error(p, -EUCLEAN, "inode count");
+	/* s_blocks_count far beyond the image */
+	expect_poked_error(p, 1024 + 4, 1u << 30, "claims");
+	expect_poked_error(p, 1024 + 24, 40, "block size");	/* log */
+	expect_poked_error(p, 1024 + 32, 3, "blocks per group");
+	expect_poked_error(p, 1024 + 40, 0, "inode count");	/* per group */
 
 	/* the image was cut short */
 	unit_mke2fs(p, "8M", 4096, NULL);
@@ -234,16 +227,10 @@ static void test_damaged_superblock(void **state)
 static void test_damaged_descriptors(void **state)
 {
 	const char *p = unit_path("desc.img");
-	uint32_t v = 0x7fffffff;
 
-	/* group 0's block bitmap pointing outside the image */
-	unit_mke2fs(p, "8M", 4096, NULL);
-	unit_poke(p, 4096 + 0, &v, 4);
-	expect_open_error(p, -EUCLEAN, "group descriptors");
-	/* inode table pointing outside */
-	unit_mke2fs(p, "8M", 4096, NULL);
-	unit_poke(p, 4096 + 8, &v, 4);
-	expect_open_error(p, -EUCLEAN, "group descriptors");
+	/* group 0's block bitmap, then its inode table, outside the image */
+	expect_poked_error(p, 4096 + 0, 0x7fffffff, "group descriptors");
+	expect_poked_error(p, 4096 + 8, 0x7fffffff, "group descriptors");
 }
 
 static void test_random_bytes(void **state)

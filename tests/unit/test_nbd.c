@@ -11,21 +11,18 @@
 
 static void test_is_uri(void **state)
 {
-	assert_true(xip_nbd_is_uri("nbd://host/x"));
-	assert_true(xip_nbd_is_uri("nbd://host:10809"));
-	assert_true(xip_nbd_is_uri("nbds://host/x"));
-	assert_true(xip_nbd_is_uri("nbd+unix:///x?socket=/s"));
-	assert_true(xip_nbd_is_uri("nbds+unix:///?socket=/s"));
-	assert_true(xip_nbd_is_uri("nbd+vsock://2/x"));
+	static const char *const yes[] = {
+		"nbd://host/x", "nbd://host:10809", "nbds://host/x",
+		"nbd+unix:///x?socket=/s", "nbds+unix:///?socket=/s",
+		"nbd+vsock://2/x", NULL
+	};
+	static const char *const no[] = {
+		"", "nbd:", "nbd:/x", "./nbd://x", "@nbd", "/images/nbd.img",
+		"http://host/x", "NBD://host/x", NULL
+	};
+
+	unit_pred_splits(xip_nbd_is_uri, yes, no);
 	assert_false(xip_nbd_is_uri(NULL));
-	assert_false(xip_nbd_is_uri(""));
-	assert_false(xip_nbd_is_uri("nbd:"));
-	assert_false(xip_nbd_is_uri("nbd:/x"));
-	assert_false(xip_nbd_is_uri("./nbd://x"));
-	assert_false(xip_nbd_is_uri("@nbd"));
-	assert_false(xip_nbd_is_uri("/images/nbd.img"));
-	assert_false(xip_nbd_is_uri("http://host/x"));
-	assert_false(xip_nbd_is_uri("NBD://host/x"));
 }
 
 static void expect_name(const char *uri, const char *name)

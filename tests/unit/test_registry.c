@@ -259,7 +259,9 @@ static void test_identity_checked(void **state)
 	close(fd);
 	assert_int_equal(xip_registry_read("idseg", &got, &st, false), 0);
 	assert_int_equal(st, XIP_ENTRY_LIVE);
-	/* the file replaced by a symlink to another */
+	/* the file replaced by a symlink to another (the old inode kept, so
+	 * that no new file gets its number) */
+	assert_int_equal(link(p, unit_path("idold")), 0);
 	unlink(p);
 	assert_int_equal(symlink(victim, p), 0);
 	assert_int_equal(xip_registry_read("idseg", &got, &st, false), 0);
@@ -282,6 +284,7 @@ static void test_identity_checked(void **state)
 	assert_int_equal(xip_registry_read("idseg", &got, &st, false), -ENOENT);
 	assert_int_equal(access(p, F_OK), 0);
 	unlink(p);
+	unlink(unit_path("idold"));
 	unlink(victim);
 	/* a record without an identity (older format) is never trusted */
 	unit_fill_file(p, 8192, 0);

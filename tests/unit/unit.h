@@ -129,6 +129,39 @@ static inline bool unit_foreign_elf(const char *path)
 	return false;
 }
 
+/*
+ * Parse an ELF file of this machine into *@elf: false (nothing to free)
+ * when @path is not there or is for another machine.
+ */
+static inline bool unit_parse_host_elf(const char *path, struct xip_elf *elf)
+{
+	int fd;
+
+	if (unit_foreign_elf(path))
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		print_message("# %s: not present\n", path);
+		return false;
+	}
+	assert_int_equal(xip_elf_parse_fd(fd, path, elf), 0);
+	close(fd);
+	return true;
+}
+
+/* @pred holds for every string of @yes, for none of @no (NULL-ended). */
+static inline void unit_pred_splits(bool (*pred)(const char *),
+				    const char *const *yes,
+				    const char *const *no)
+{
+	for (; *yes; yes++)
+		if (!pred(*yes))
+			fail_msg("false for \"%s\"", *yes);
+	for (; *no; no++)
+		if (pred(*no))
+			fail_msg("true for \"%s\"", *no);
+}
+
 /* Under qemu-user: its emulated /proc/self/stat counts 0 threads. */
 static inline bool unit_emulated(void)
 {

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Small helpers every part of the library uses (util.c): read and write
+ * loops that survive EINTR and short transfers, rounding, and growing an
+ * array.  Only the C library: the libc-only front end links it too.
+ */
+#ifndef XIP_UTIL_H
+#define XIP_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * @n divided by @d, rounded up; @n rounded up or down to a multiple of @d.
+ * Any @d > 0, not only powers of two; div_round_up() does not overflow
+ * where @n + @d would.
+ */
+static inline uint64_t div_round_up(uint64_t n, uint64_t d)
+{
+	return n / d + (n % d != 0);
+}
+
+static inline uint64_t round_up(uint64_t n, uint64_t d)
+{
+	return div_round_up(n, d) * d;
+}
+
+static inline uint64_t round_down(uint64_t n, uint64_t d)
+{
+	return n / d * d;
+}
+
+/*
+ * write(2)/pwrite(2) all of @len bytes, retrying after EINTR and short
+ * writes: 0, or -errno (-EIO when the kernel wrote nothing).
+ */
+int xip_write_all(int fd, const void *buf, size_t len);
+int xip_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
+
+/*
+ * read(2)/pread(2) until @len bytes or the end of the file, retrying
+ * after EINTR and short reads: the number of bytes read (less than @len
+ * only at the end of the file), or -errno.  A read interrupted by a
+ * signal once the library's interrupt flag is set (xip_set_interrupt)
+ * returns -EINTR: a read blocked on a pipe or a terminal ends there.
+ */
+ssize_t xip_read_full(int fd, void *buf, size_t len);
+ssize_t xip_pread_full(int fd, void *buf, size_t len, uint64_t off);
+
+/*
+ * Exactly @len bytes of @fd at @off: 0, or an error recorded (xip_error)
+ * about @name: -errno, or -EIO when the file ends before (it shrank while
+ * being read).
+ */
+int xip_pread_exact(int fd, void *buf, size_t len, uint64_t off,
+		    const char *name);
+
+/*
+ * Room for at least @need elements of @elsize bytes in the array *@arr of
+ * *@cap elements: when it is smaller, realloc(3) it to twice its capacity
+ * (at least 16 elements, at least @need).  0, or -ENOMEM (out of memory,
+ * or @need elements of @elsize bytes do not fit a size_t) leaving *@arr
+ * and *@cap as they were.
+ */
+int xip_grow(void **arr, size_t *cap, size_t need, size_t elsize);
+
+#endif

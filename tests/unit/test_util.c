@@ -1,0 +1,336 @@
+/* Unit tests of lib/util.c: rounding, xip_grow, the read and write loops. */
+#include <signal.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+
+#include "unit.h"
+#include "util.h"
+
+/* ---- rounding ------------------------------------------------------------ */
+
+static void test_rounding(void **state)
+{
+	assert_int_equal(div_round_up(0, 4), 0);
+	assert_int_equal(div_round_up(1, 4), 1);
+	assert_int_equal(div_round_up(4, 4), 1);
+	assert_int_equal(div_round_up(5, 4), 2);
+	assert_int_equal(div_round_up(10, 3), 4);
+	/* n + d - 1 would wrap */
+	assert_true(div_round_up(UINT64_MAX, 2) == (UINT64_C(1) << 63));
+	assert_true(div_round_up(UINT64_MAX, UINT64_MAX) == 1);
+	assert_int_equal(round_up(0, 4096), 0);
+	assert_int_equal(round_up(1, 4096), 4096);
+	assert_int_equal(round_up(4096, 4096), 4096);
+	assert_int_equal(round_up(10, 3), 12);
+	assert_int_equal(round_up(7, 1), 7);
+	assert_int_equal(round_down(4095, 4096), 0);
+	assert_int_equal(round_down(8193, 4096), 8192);
+	assert_int_equal(round_down(10, 3), 9);
+	assert_true(round_down(UINT64_MAX, 2) == UINT64_MAX - 1);
+}
+
+/* ---- xip_grow ------------------------------------------------------------ */
+
+/*
+ * realloc(3) as util.o calls it (linked with --wrap=realloc): the size of
+ * the last request, and a failure for requests above realloc_limit.
+ */
+void *__real_realloc(void *p, size_t size);
+void *__wrap_realloc(void *p, size_t size);
+static size_t realloc_asked, realloc_limit = SIZE_MAX;
+
+void *__wrap_realloc(void *p, size_t size)
+{
+	realloc_asked = size;
+	if (size > realloc_limit)
+		return NULL;
+	return __real_realloc(p, size);
+}
+
+static void test_grow(void **state)
+{
+	uint32_t *a = NULL, *before;
+	size_t cap = 0;
+
+	/* first room: at least 16 elements */
+	assert_int_equal(xip_grow((void **)&a, &cap, 1, sizeof(*a)), 0);
+	assert_non_null(a);
+	assert_int_equal(cap, 16);
+	assert_int_equal(realloc_asked, 16 * sizeof(*a));
+	for (uint32_t i = 0; i < 16; i++)
+		a[i] = i;
+	/* enough room: nothing moves */
+	before = a;
+	realloc_asked = 0;
+	assert_int_equal(xip_grow((void **)&a, &cap, 16, sizeof(*a)), 0);
+	assert_ptr_equal(a, before);
+	assert_int_equal(cap, 16);
+	assert_int_equal(realloc_asked, 0);
+	/* one more: twice the capacity, contents kept */
+	assert_int_equal(xip_grow((void **)&a, &cap, 17, sizeof(*a)), 0);
+	assert_int_equal(cap, 32);
+	for (uint32_t i = 0; i < 16; i++)
+		assert_int_equal(a[i], i);
+	/* more than twice: exactly what is asked */
+	assert_int_equal(xip_grow((void **)&a, &cap, 1000, sizeof(*a)), 0);
+	assert_int_equal(cap, 1000);
+	a[999] = 7;
+	/* out of memory: the array stays as it was */
+	before = a;
+	realloc_limit = 1000 * sizeof(*a);
+	assert_int_equal(xip_grow((void **)&a, &cap, 1001, sizeof(*a)),
+			 -ENOMEM);
+	realloc_limit = SIZE_MAX;
+	assert_ptr_equal(a, before);
+	assert_int_equal(cap, 1000);
+	assert_int_equal(a[999], 7);
+	free(a);
+}
+
+static void test_grow_overflow(void **state)
+{
+	uint64_t *a = NULL;
+	size_t cap = 0;
+	void *p = NULL;
+
+	/* need * elsize does not fit a size_t: refused before realloc */
+	realloc_asked = 0;
+	assert_int_equal(xip_grow((void **)&a, &cap, SIZE_MAX / 8 + 1, 8),
+			 -ENOMEM);
+	assert_int_equal(xip_grow(&p, &cap, SIZE_MAX, 2), -ENOMEM);
+	assert_int_equal(xip_grow(&p, &cap, 2, SIZE_MAX), -ENOMEM);
+	assert_int_equal(xip_grow(&p, &cap, 1, 0), -ENOMEM);
+	assert_int_equal(realloc_asked, 0);
+	assert_null(a);
+	assert_null(p);
+	assert_int_equal(cap, 0);
+
+	/*
+	 * Twice the capacity does not fit, @need does: exactly @need is asked
+	 * for (failed here by the wrapper, not by the machine's memory).
+	 */
+	cap = SIZE_MAX / 16 + 1;
+	realloc_limit = 4096;
+	assert_int_equal(xip_grow(&p, &cap, cap + 1, 8), -ENOMEM);
+	assert_true(realloc_asked == (SIZE_MAX / 16 + 2) * 8);
+	assert_true(cap == SIZE_MAX / 16 + 1);
+	assert_null(p);
+	/* a capacity whose double overflows size_t itself */
+	cap = SIZE_MAX / 2 + 1;
+	assert_int_equal(xip_grow(&p, &cap, cap + 1, 1), -ENOMEM);
+	assert_true(realloc_asked == SIZE_MAX / 2 + 2);
+	realloc_limit = SIZE_MAX;
+}
+
+/* ---- read and write loops ------------------------------------------------ */
+
+static volatile sig_atomic_t ticks;
+
+static void on_tick(int sig)
+{
+	ticks++;
+}
+
+/* SIGALRM every @usec microseconds, without SA_RESTART: calls fail EINTR */
+static void ticker(long usec)
+{
+	struct itimerval it = { { 0, usec }, { 0, usec } };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = usec ? on_tick : SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0;
+	if (usec)
+		assert_int_equal(sigaction(SIGALRM, &sa, NULL), 0);
+	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+	if (!usec)
+		sigaction(SIGALRM, &sa, NULL);
+}
+
+static uint8_t pattern(size_t i)
+{
+	return (uint8_t)(i * 7 + i / 251);
+}
+
+/* A child that writes @len pattern bytes in @pieces, pausing between. */
+static pid_t slow_writer(int fd, size_t len, int pieces)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		uint8_t buf[4096];	/* len <= 4096 */
+		size_t from = 0;
+
+		for (size_t i = 0; i < len; i++)
+			buf[i] = pattern(i);
+		for (int k = 1; k <= pieces; k++) {
+			size_t to = len * (size_t)k / (size_t)pieces;
+
+			usleep(30000);
+			if (write(fd, buf + from, to - from) !=
+			    (ssize_t)(to - from))
+				_exit(1);
+			from = to;
+		}
+		_exit(0);
+	}
+	return pid;
+}
+
+static void test_read_full_pipe_eintr(void **state)
+{
+	uint8_t buf[4096 + 16];
+	int fds[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = slow_writer(fds[1], 4096, 4);
+	close(fds[1]);
+	ticks = 0;
+	ticker(2000);
+	/* four short reads, each one after several interrupted ones */
+	n = xip_read_full(fds[0], buf, sizeof(buf));
+	ticker(0);
+	assert_int_equal(n, 4096);
+	assert_true(ticks > 0);
+	for (size_t i = 0; i < 4096; i++)
+		assert_int_equal(buf[i], pattern(i));
+	/* at the end of the pipe: 0 */
+	assert_int_equal(xip_read_full(fds[0], buf, sizeof(buf)), 0);
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void test_read_full_interrupt_flag(void **state)
+{
+	static volatile sig_atomic_t stop;
+	uint8_t buf[64];
+	int fds[2], status;
+	pid_t pid;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = slow_writer(fds[1], 10, 1);
+	/* the flag is not set: the loop waits through the signals */
+	stop = 0;
+	xip_set_interrupt(&stop);
+	ticks = 0;
+	ticker(2000);
+	assert_int_equal(xip_read_full(fds[0], buf, 10), 10);
+	assert_true(ticks > 0);
+	/* set: a read blocked on the empty pipe returns at the next signal */
+	stop = 1;
+	assert_int_equal(xip_read_full(fds[0], buf, sizeof(buf)), -EINTR);
+	ticker(0);
+	xip_set_interrupt(NULL);
+	close(fds[0]);
+	close(fds[1]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+}
+
+static void test_write_all_pipe_eintr(void **state)
+{
+	size_t len = 1 << 20;	/* far more than a pipe holds */
+	uint8_t *buf = malloc(len);
+	int fds[2], status;
+	pid_t pid;
+
+	assert_non_null(buf);
+	for (size_t i = 0; i < len; i++)
+		buf[i] = pattern(i);
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* a slow reader: the writer blocks, is interrupted, goes on */
+		uint8_t in[8192];
+		size_t got = 0;
+		ssize_t r;
+
+		close(fds[1]);
+		while ((r = read(fds[0], in, sizeof(in))) > 0) {
+			for (ssize_t i = 0; i < r; i++)
+				if (in[i] != pattern(got + (size_t)i))
+					_exit(2);
+			got += (size_t)r;
+			if (got % (128 << 10) < sizeof(in))
+				usleep(10000);
+		}
+		_exit(got == len ? 0 : 3);
+	}
+	close(fds[0]);
+	ticks = 0;
+	ticker(1000);
+	assert_int_equal(xip_write_all(fds[1], buf, len), 0);
+	ticker(0);
+	assert_true(ticks > 0);
+	close(fds[1]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	free(buf);
+}
+
+static void test_file_loops(void **state)
+{
+	const char *path = unit_path("loops");
+	uint8_t buf[100], back[200];
+	void (*old)(int);
+	int fd, fds[2];
+
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = pattern(i);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(xip_pwrite_all(fd, buf, sizeof(buf), 50), 0);
+	assert_int_equal(xip_write_all(fd, buf, 10), 0);	/* at 0 */
+	/* a read past the end: what is there */
+	assert_int_equal(xip_pread_full(fd, back, sizeof(back), 50), 100);
+	assert_memory_equal(back, buf, 100);
+	assert_int_equal(xip_pread_full(fd, back, 10, 150), 0);
+	assert_int_equal(xip_pread_full(fd, back, 10, 0), 10);
+	assert_memory_equal(back, buf, 10);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	assert_int_equal(xip_read_full(fd, back, sizeof(back)), 150);
+	/* exactly: all there, or an error that names the file */
+	assert_int_equal(xip_pread_exact(fd, back, 100, 50, "src"), 0);
+	assert_memory_equal(back, buf, 100);
+	assert_int_equal(xip_pread_exact(fd, back, 101, 50, "src"), -EIO);
+	assert_string_equal(xip_errmsg(), "src: shrank while being read");
+	assert_int_equal(xip_pread_exact(-1, back, 1, 0, "src"), -EBADF);
+	assert_string_equal(xip_errmsg(), "src: Bad file descriptor");
+	/* offsets that do not fit an off_t */
+	assert_int_equal(xip_pwrite_all(fd, buf, 1, UINT64_MAX), -EINVAL);
+	assert_int_equal(xip_pread_full(fd, back, 1, UINT64_MAX), -EINVAL);
+	/* errors come back as -errno */
+	assert_int_equal(xip_write_all(-1, buf, 1), -EBADF);
+	assert_int_equal(xip_read_full(-1, back, 1), -EBADF);
+	close(fd);
+	fd = open(path, O_RDONLY);
+	assert_int_equal(xip_pwrite_all(fd, buf, 1, 0), -EBADF);
+	close(fd);
+	old = signal(SIGPIPE, SIG_IGN);
+	assert_int_equal(pipe(fds), 0);
+	close(fds[0]);
+	assert_int_equal(xip_write_all(fds[1], buf, 1), -EPIPE);
+	close(fds[1]);
+	signal(SIGPIPE, old);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rounding),
+		cmocka_unit_test(test_grow),
+		cmocka_unit_test(test_grow_overflow),
+		cmocka_unit_test(test_read_full_pipe_eintr),
+		cmocka_unit_test(test_read_full_interrupt_flag),
+		cmocka_unit_test(test_write_all_pipe_eintr),
+		cmocka_unit_test(test_file_loops),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
