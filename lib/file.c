@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "debug.h"
 #include "engine.h"
 #include "kcopy.h"
 #include "util.h"
@@ -564,6 +565,9 @@ static ssize_t write_from(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 		}
 	}
 	size = EXT2_I_SIZE(&m.inode);
+	XIP_DBG(ENGINE, "inode %u: write of %zu bytes at %llu (size %llu)%s%s",
+		ino, len, U64(off), U64(size), src->buf ? "" : " from ",
+		src->buf ? "" : src->name);
 	ret = xip_map_undo_begin(&m, &undo);
 	if (ret) {
 		xip_map_close(&m);
@@ -592,6 +596,8 @@ static ssize_t write_from(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 		m.dirty = true;
 		ret = write_commit(&m, off + len);
 	}
+	XIP_DBG(ENGINE, "inode %u: write %s", ino,
+		ret ? "failed: taken back" : "committed");
 	/* the record stays the failure's: the undo records only its own */
 	if (ret)
 		xip_map_undo(&m);
@@ -634,6 +640,8 @@ int xip_file_truncate(struct xip_image *img, ext2_ino_t ino, uint64_t size)
 				 ino, U64(size), U64(max_size(&m)));
 	}
 	old = EXT2_I_SIZE(&m.inode);
+	XIP_DBG(ENGINE, "inode %u: truncate from %llu to %llu bytes", ino,
+		U64(old), U64(size));
 	if (size < old) {
 		/* xip_truncate_page, then the blocks past the end */
 		ret = zero_tail(&m, size);

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "debug.h"
 #include "engine.h"
 #include "kcopy.h"
 #include "util.h"
@@ -323,6 +324,8 @@ int xip_map_undo(struct xip_map *m)
 
 	if (!u)
 		return 0;
+	XIP_DBG(ENGINE, "inode %u: undo: %zu block(s) given back, %zu block(s)"
+		" restored", m->ino, u->nblocks, u->nsaved);
 	/* linked blocks changed in place get their bytes back */
 	for (size_t i = u->nsaved; i--;) {
 		int r = xip_seg_pwrite(m->img->seg, u->saved[i].blk * bs,
@@ -709,9 +712,14 @@ int xip_map_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
 	ret = xip_engine_load_bitmaps(m->img);
 	if (ret)
 		return ret;
-	if (m->extents)
-		return ext_alloc(m, lblk, goal, fill, pblk);
-	return ind_alloc(m, lblk, goal, fill, pblk);
+	ret = m->extents ? ext_alloc(m, lblk, goal, fill, pblk) :
+			   ind_alloc(m, lblk, goal, fill, pblk);
+	if (!ret)
+		XIP_DBG(ENGINE, "inode %u: file block %llu -> block %llu (%s)",
+			m->ino, U64(lblk), U64(*pblk),
+			fill == XIP_FILL_LATER ? "filled before the commit" :
+			fill ? "filled" : "cleared");
+	return ret;
 }
 
 /* ---- freeing (truncate) ------------------------------------------------- */
@@ -891,6 +899,8 @@ int xip_map_free_from(struct xip_map *m, uint64_t first)
 		return xip_error(-EOPNOTSUPP,
 				 "inode %u: truncating files with unwritten extents is not supported",
 				 m->ino);
+	XIP_DBG(ENGINE, "inode %u: blocks from file block %llu on freed",
+		m->ino, U64(first));
 	if (m->extents)
 		return ext_free_from(m, first);
 	ret = xip_engine_load_bitmaps(m->img);

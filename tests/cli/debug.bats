@@ -84,3 +84,18 @@ setup() {
 	[[ "$stderr" != *"passes 3 and 4 (connectivity, link counts) done, 0 finding(s)"* ]]
 	[[ "$stderr" == *"passes 3 and 4 (connectivity, link counts) done, "[1-9]*" finding(s)"* ]]
 }
+
+@test "debug: engine traces each block a write allocates, as debugfs then finds them" {
+	require_cmd debugfs
+	head -c $((5 * 4096 + 10)) /dev/urandom > "$T/in"
+	run --separate-stderr env XIPTOOL_DEBUG=engine "$XIPTOOL" write --create -i "$T/in" "$T/img" /new
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *": engine: inode "*": write of 20490 bytes at 0 (size 0) from $T/in"* ]]
+	[[ "$stderr" == *": write committed"* ]]
+	traced=$(sed -n 's/.*: file block [0-9]* -> block \([0-9]*\) .*/\1/p' <<<"$stderr" | tr '\n' ' ')
+	[ "$traced" = "$(debugfs -R 'blocks /new' "$T/img" 2>/dev/null)" ]
+	run --separate-stderr env XIPTOOL_DEBUG=engine "$XIPTOOL" truncate "$T/img" /new 100
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *": truncate from 20490 to 100 bytes"* ]]
+	[[ "$stderr" == *": blocks from file block 1 on freed"* ]]
+}
