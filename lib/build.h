@@ -197,17 +197,16 @@ struct bhash {
 void xip_bld_hash(const struct btree *t, const struct xip_build_opts *o,
 		  ext2_filsys fs, struct bhash *h);
 /*
- * The hash of the files' contents, fed as the writer copies them: a
- * CRC-32 and an Adler-32 of each file's bytes (with where each run of
- * them lies in the file), then those of every file in the order written.
+ * The hash of the files' contents, fed as the writer copies them: the
+ * XXH3 128-bit hash of each run of a file's bytes, seeded with where the
+ * run lies in the file, then the file's inode number and size, in the
+ * order written.
  */
 struct bcontent {
-	struct bhash h;		/* every file's so far */
-	uint32_t crc, adler;	/* the file being written */
+	struct bhash h;
 };
 
 void xip_bld_content_init(struct bcontent *c);
-void xip_bld_content_file(struct bcontent *c);
 void xip_bld_content_add(struct bcontent *c, uint64_t off, const void *p,
 			 size_t len);
 void xip_bld_content_done(struct bcontent *c, uint64_t ino, uint64_t size);

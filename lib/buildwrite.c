@@ -54,30 +54,33 @@ struct bwriter {
 
 /*
  * Feed the @len bytes just copied to byte @at of the image (byte @off of
- * the file) to the contents hash, through the segment's mapping (the
- * page cache the copy filled), else read back.
+ * the file) to the contents hash: read back with pread from the page
+ * cache the copy filled (not through the mapping, but on device DAX: a
+ * page-table entry costs more than the copy on some machines).
  */
 static int hash_back(struct bwriter *w, uint64_t at, uint64_t off,
 		     uint64_t len)
 {
 	while (len) {
 		size_t n = len < HASH_CHUNK ? (size_t)len : HASH_CHUNK;
-		void *p;
+		void *p = NULL;
+		ssize_t r;
 
-		if (xip_segment_range(w->seg, at, n, &p)) {
-			ssize_t r;
-
-			if (!w->hbuf && !(w->hbuf = malloc(HASH_CHUNK)))
-				return xip_error(-ENOMEM, "out of memory");
-			r = pread(w->seg->fd, w->hbuf, n, (off_t)at);
-			if (r != (ssize_t)n)
-				return xip_error(r < 0 ? -errno : -EIO,
-						 "%s: reading back: %s",
-						 w->seg->path,
-						 r < 0 ? strerror(errno) :
-							 "short read");
+		/* device DAX has no read(): its mapping, then */
+		if (w->seg->kind == XIP_SEG_DAX &&
+		    xip_segment_range(w->seg, at, n, &p))
+			return xip_error(-ERANGE, "%s: reading back: out of range",
+					 w->seg->path);
+		if (!p && !w->hbuf && !(w->hbuf = malloc(HASH_CHUNK)))
+			return xip_error(-ENOMEM, "out of memory");
+		r = p ? (ssize_t)n : xip_pread_full(w->seg->fd, w->hbuf, n, at);
+		if (r != (ssize_t)n)
+			return xip_error(r < 0 ? (int)r : -EIO,
+					 "%s: reading back: %s", w->seg->path,
+					 r < 0 ? strerror((int)-r) :
+						 "short read");
+		if (!p)
 			p = w->hbuf;
-		}
 		xip_bld_content_add(&w->content, off, p, n);
 		at += n;
 		off += n;

@@ -25,6 +25,7 @@ esac
 # Build
 BUILD="build-essential autoconf automake libtool pkg-config
 libext2fs-dev comerr-dev libpopt-dev libblkid-dev uuid-dev zlib1g-dev libsmartcols-dev
+libxxhash-dev
 libarchive-dev
 musl-tools libnbd-dev nbdkit-plugin-dev"
 # Tests and peers the tests compare against
