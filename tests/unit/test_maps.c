@@ -230,13 +230,21 @@ static void check_files(const char *img, uint64_t deepest, unsigned int bs)
 	compare3(img, "/small", 0);
 }
 
+/* An image of @bs-byte blocks, and who writes the files into it. */
+struct files_case {
+	unsigned int bs;
+	bool own;	/* xiptool mkfs's own writer (xip_build), else debugfs */
+};
+
 /*
- * The files in an image of @bs-byte blocks, checked by e2fsck and the
- * three readers: written by xiptool mkfs's own writer (xip_build) when
- * @own, else by mke2fs then debugfs `write`, file by file.
+ * The files in an image checked by e2fsck and the three readers: written
+ * by xip_build, or by mke2fs then debugfs `write`, file by file.
  */
-static void files_image(unsigned int bs, bool own)
+static void test_files_image(void **state)
 {
+	const struct files_case *c = *state;
+	unsigned int bs = c->bs;
+	bool own = c->own;
 	struct xip_build_opts o = { 0 };
 	char dir[300], img[300];
 	uint64_t deepest;
@@ -258,30 +266,6 @@ static void files_image(unsigned int bs, bool own)
 	}
 	unit_sh("e2fsck -fn '%s' >/dev/null 2>&1", img);
 	check_files(img, deepest, bs);
-}
-
-static void test_debugfs_1k(void **state)
-{
-	(void)state;
-	files_image(1024, false);
-}
-
-static void test_debugfs_4k(void **state)
-{
-	(void)state;
-	files_image(4096, false);
-}
-
-static void test_mkfs_1k(void **state)
-{
-	(void)state;
-	files_image(1024, true);
-}
-
-static void test_mkfs_4k(void **state)
-{
-	(void)state;
-	files_image(4096, true);
 }
 
 /*
@@ -327,11 +311,14 @@ static void test_extents(void **state)
 
 int main(void)
 {
+	struct files_case debugfs_1k = { 1024, false };
+	struct files_case debugfs_4k = { 4096, false };
+	struct files_case mkfs_1k = { 1024, true }, mkfs_4k = { 4096, true };
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_debugfs_1k),
-		cmocka_unit_test(test_debugfs_4k),
-		cmocka_unit_test(test_mkfs_1k),
-		cmocka_unit_test(test_mkfs_4k),
+		{ "test_debugfs_1k", test_files_image, NULL, NULL, &debugfs_1k },
+		{ "test_debugfs_4k", test_files_image, NULL, NULL, &debugfs_4k },
+		{ "test_mkfs_1k", test_files_image, NULL, NULL, &mkfs_1k },
+		{ "test_mkfs_4k", test_files_image, NULL, NULL, &mkfs_4k },
 		cmocka_unit_test(test_extents),
 	};
 
