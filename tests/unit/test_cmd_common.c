@@ -246,26 +246,36 @@ static const char *path_message(const char *path)
 
 static void test_msg_path_error(void **state)
 {
+	static const struct {
+		int err;
+		enum xip_errobj obj;
+		const char *name, *text, *want;
+	} cases[] = {
+		/* the file itself, named in the message: as it is */
+		{ -ENOENT, XIP_OBJ_FILE, "/f", "No such file or directory",
+		  "xiptool test: /f: No such file or directory" },
+		/* another file: the one asked for in front */
+		{ -ENOTDIR, XIP_OBJ_FILE, "/d", "Not a directory",
+		  "xiptool test: /f: /d: Not a directory" },
+		/* the command's output or input: blamed alone */
+		{ -EPIPE, XIP_OBJ_FD, "stdout", "write error: Broken pipe",
+		  "xiptool test: stdout: write error: Broken pipe" },
+		/* the image, or none said: @path in front, whatever the text */
+		{ -EIO, XIP_OBJ_IMAGE, "x.img", "the file shrank",
+		  "xiptool test: /f: x.img: the file shrank" },
+		{ -EUCLEAN, XIP_OBJ_NONE, NULL, "/f: inode 12: bad block",
+		  "xiptool test: /f: /f: inode 12: bad block" },
+	};
+
 	(void)state;
-	/* the file itself, named in the message: as it is */
-	xip_error_obj(-ENOENT, XIP_OBJ_FILE, "/f", "No such file or directory");
-	assert_string_equal(path_message("/f"),
-			    "xiptool test: /f: No such file or directory");
-	/* another file: the one asked for in front */
-	xip_error_obj(-ENOTDIR, XIP_OBJ_FILE, "/d", "Not a directory");
-	assert_string_equal(path_message("/f"),
-			    "xiptool test: /f: /d: Not a directory");
-	/* the command's output or input: blamed alone */
-	xip_error_obj(-EPIPE, XIP_OBJ_FD, "stdout", "write error: Broken pipe");
-	assert_string_equal(path_message("/f"),
-			    "xiptool test: stdout: write error: Broken pipe");
-	/* the image, or nothing said: @path in front, whatever the text */
-	xip_error_obj(-EIO, XIP_OBJ_IMAGE, "x.img", "the file shrank");
-	assert_string_equal(path_message("/f"),
-			    "xiptool test: /f: x.img: the file shrank");
-	xip_error(-EUCLEAN, "/f: inode 12: bad block");
-	assert_string_equal(path_message("/f"),
-			    "xiptool test: /f: /f: inode 12: bad block");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (cases[i].obj == XIP_OBJ_NONE)
+			xip_error(cases[i].err, "%s", cases[i].text);
+		else
+			xip_error_obj(cases[i].err, cases[i].obj, cases[i].name,
+				      "%s", cases[i].text);
+		assert_string_equal(path_message("/f"), cases[i].want);
+	}
 	xip_error_clear();
 }
 

@@ -467,56 +467,53 @@ static void nearly_full(const char *p, struct xip_image **imgp,
 }
 
 /*
- * No room for a write that extends the file: nothing changes, and the
- * blocks it had taken before it ran out are free again.
+ * On a nearly_full() image with @spare blocks free, a write of @len
+ * bytes at @off (back from the file's end when negative) finds no room:
+ * -ENOSPC, and the file and the free blocks are as they were (the blocks
+ * are taken before a byte is copied).  Then @fit bytes at @off go in.
  */
-static void test_write_enospc_extend(void **state)
+static void enospc_then_fit(const char *name, uint64_t spare, int64_t off,
+			    size_t len, size_t fit)
 {
-	const char *p = unit_path("nospc1.img");
-	static uint8_t buf[40 * BS];
+	const char *p = unit_path(name);
+	static uint8_t buf[1200 * BS];
 	struct xip_image *img;
 	struct fstate was;
 	ext2_ino_t ino;
+	uint64_t at;
 
-	(void)state;
-	memset(buf, 0xc3, sizeof(buf));
-	nearly_full(p, &img, &ino, 20);
+	assert_true(len <= sizeof(buf) && fit < len);
+	memset(buf, 0xc3, len);
+	nearly_full(p, &img, &ino, spare);
 	state_get(img, ino, &was);
-	assert_int_equal(xip_file_write(img, ino, was.size - 50, buf,
-					sizeof(buf)), -ENOSPC);
+	at = off < 0 ? was.size - (uint64_t)-off : (uint64_t)off;
+	assert_int_equal(xip_file_write(img, ino, at, buf, len), -ENOSPC);
 	state_same(img, ino, &was);
-	/* what fits still goes in */
-	assert_int_equal(xip_file_write(img, ino, was.size - 50, buf, 10 * BS),
-			 10 * BS);
+	assert_int_equal(xip_file_write(img, ino, at, buf, fit), fit);
 	assert_int_equal(xip_image_close(img), 0);
 	fsck_clean(p);
 }
 
 /*
+ * No room for a write that extends the file: nothing changes, and the
+ * blocks it had taken before it ran out are free again; what fits still
+ * goes in.
+ */
+static void test_write_enospc_extend(void **state)
+{
+	(void)state;
+	enospc_then_fit("nospc1.img", 20, -50, 40 * BS, 10 * BS);
+}
+
+/*
  * No room for the holes a write covers, inside the file and past its
- * end: no byte of the old data changes either (the blocks are taken
- * before a byte is copied).
+ * end (from the first hole over every old block): no byte of the old
+ * data changes either.  Into the holes of the direct range only: fits.
  */
 static void test_write_enospc_holes(void **state)
 {
-	const char *p = unit_path("nospc2.img");
-	static uint8_t buf[1200 * BS];
-	struct xip_image *img;
-	struct fstate was;
-	ext2_ino_t ino;
-
 	(void)state;
-	memset(buf, 0xc3, sizeof(buf));
-	nearly_full(p, &img, &ino, 30);
-	state_get(img, ino, &was);
-	/* from the first hole over every old block to past the end */
-	assert_int_equal(xip_file_write(img, ino, 100, buf, sizeof(buf)),
-			 -ENOSPC);
-	state_same(img, ino, &was);
-	/* into the holes of the direct range only: fits */
-	assert_int_equal(xip_file_write(img, ino, 100, buf, 20 * BS), 20 * BS);
-	assert_int_equal(xip_image_close(img), 0);
-	fsck_clean(p);
+	enospc_then_fit("nospc2.img", 30, 100, 1200 * BS, 20 * BS);
 }
 
 /*

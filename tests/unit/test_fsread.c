@@ -19,18 +19,6 @@ static const char *keep(const char *p)
 	return b;
 }
 
-static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	assert_int_equal(system(cmd), 0);
-}
-
 /* Byte offset of inode @path's on-disk inode, from debugfs imap. */
 static off_t inode_offset(const char *img, const char *path)
 {
@@ -115,20 +103,20 @@ static void same_as_file(struct xip_image *img, const char *ipath,
 /* A tree with files for every level of a block map, holes and links. */
 static void make_tree(const char *dir)
 {
-	sh("rm -rf '%s' && mkdir -p '%s/d/e' && "
-	   "head -c 5000 /dev/urandom > '%s/small' && "
-	   "head -c 100000 /dev/urandom > '%s/d/ind' && "
-	   "head -c 400000 /dev/urandom > '%s/d/e/dind' && "
-	   /* 1 KiB blocks: block 12 + 256 + 65536 is triple indirect */
-	   "printf tail | dd of='%s/sparse' bs=1024 seek=65810 conv=notrunc status=none && "
-	   "printf head | dd of='%s/sparse' conv=notrunc status=none && "
-	   /* every other block: many extents, a tree of depth 1 */
-	   "for i in 0 2 4 6 8 10 12 14 16 18 20 22; do "
-	   "head -c 4096 /dev/urandom | dd of='%s/holes' bs=4096 seek=$i conv=notrunc status=none; done && "
-	   "ln -s d/e/dind '%s/fast' && "
-	   "ln -s /d/./e/../e/dind'%0200d' '%s/slow' && "
-	   "ln -s ../small '%s/d/up'",
-	   dir, dir, dir, dir, dir, dir, dir, dir, dir, 0, dir, dir);
+	unit_sh("rm -rf '%s' && mkdir -p '%s/d/e' && "
+		"head -c 5000 /dev/urandom > '%s/small' && "
+		"head -c 100000 /dev/urandom > '%s/d/ind' && "
+		"head -c 400000 /dev/urandom > '%s/d/e/dind' && "
+		/* 1 KiB blocks: block 12 + 256 + 65536 is triple indirect */
+		"printf tail | dd of='%s/sparse' bs=1024 seek=65810 conv=notrunc status=none && "
+		"printf head | dd of='%s/sparse' conv=notrunc status=none && "
+		/* every other block: many extents, a tree of depth 1 */
+		"for i in 0 2 4 6 8 10 12 14 16 18 20 22; do "
+		"head -c 4096 /dev/urandom | dd of='%s/holes' bs=4096 seek=$i conv=notrunc status=none; done && "
+		"ln -s d/e/dind '%s/fast' && "
+		"ln -s /d/./e/../e/dind'%0200d' '%s/slow' && "
+		"ln -s ../small '%s/d/up'",
+		dir, dir, dir, dir, dir, dir, dir, dir, dir, 0, dir, dir);
 }
 
 static void check_tree(struct xip_image *img, const char *dir)
@@ -188,8 +176,8 @@ static const char *tree_image(const char *name, const char *opts,
 	const char *dir = keep(unit_path("tree")), *p = keep(unit_path(name));
 
 	make_tree(dir);
-	sh("rm -f '%s' && mke2fs -q -F %s -d '%s' '%s' %s >/dev/null 2>&1", p,
-	   opts, dir, p, size);
+	unit_sh("rm -f '%s' && mke2fs -q -F %s -d '%s' '%s' %s >/dev/null 2>&1",
+		p, opts, dir, p, size);
 	return p;
 }
 
@@ -331,23 +319,23 @@ static void test_inode_swab(void **state)
 
 	(void)state;
 	make_tree(dir);
-	sh("ln -s '%0100d' '%s/d/slow2' && mkfifo '%s/fifo'", 0, dir, dir);
+	unit_sh("ln -s '%0100d' '%s/d/slow2' && mkfifo '%s/fifo'", 0, dir, dir);
 	/* block maps, 256-byte inodes: extra times, a device number */
-	sh("rm -f '%s' && mke2fs -q -F -t ext2 -b 1024 -d '%s' '%s' 8M >/dev/null 2>&1 && "
-	   "debugfs -w -f - '%s' >/dev/null 2>&1 <<EOF\n"
-	   "mknod /cdev c 136 7\nmknod /bdev b 259 3\n"
-	   "sif /small crtime 0x11223344\nsif /small crtime_extra 0x55667788\n"
-	   "sif /small mtime_extra 0x12345678\nsif /small generation 0xdeadbeef\n"
-	   "sif /small uid_hi 0x0102\nsif /small version_hi 0x0a0b0c0d\n"
-	   "EOF", p, dir, p, p);
+	unit_sh("rm -f '%s' && mke2fs -q -F -t ext2 -b 1024 -d '%s' '%s' 8M >/dev/null 2>&1 && "
+		"debugfs -w -f - '%s' >/dev/null 2>&1 <<EOF\n"
+		"mknod /cdev c 136 7\nmknod /bdev b 259 3\n"
+		"sif /small crtime 0x11223344\nsif /small crtime_extra 0x55667788\n"
+		"sif /small mtime_extra 0x12345678\nsif /small generation 0xdeadbeef\n"
+		"sif /small uid_hi 0x0102\nsif /small version_hi 0x0a0b0c0d\n"
+		"EOF", p, dir, p, p);
 	swab_every_inode(p, 0, 2, true);
 	/* the good old 128-byte inode */
-	sh("rm -f '%s' && mke2fs -q -F -t ext2 -I 128 -b 4096 -d '%s' '%s' 8M >/dev/null 2>&1",
-	   p, dir, p);
+	unit_sh("rm -f '%s' && mke2fs -q -F -t ext2 -I 128 -b 4096 -d '%s' '%s' 8M >/dev/null 2>&1",
+		p, dir, p);
 	swab_every_inode(p, 0, 0, false);
 	/* extent trees */
-	sh("rm -f '%s' && mke2fs -q -F -t ext4 -O ^has_journal -b 4096 -d '%s' '%s' 64M >/dev/null 2>&1",
-	   p, dir, p);
+	unit_sh("rm -f '%s' && mke2fs -q -F -t ext4 -O ^has_journal -b 4096 -d '%s' '%s' 64M >/dev/null 2>&1",
+		p, dir, p);
 	swab_every_inode(p, 10, 0, false);
 }
 
@@ -357,7 +345,7 @@ static const char *copy_of(const char *src, const char *name)
 {
 	const char *p = unit_path(name);
 
-	sh("cp '%s' '%s'", src, p);
+	unit_sh("cp '%s' '%s'", src, p);
 	return p;
 }
 
@@ -570,8 +558,8 @@ static void test_symlink_loop(void **state)
 
 	(void)state;
 	unit_mke2fs(p, "4M", 4096, NULL);
-	sh("debugfs -w -R 'symlink /a /b' '%s' >/dev/null 2>&1 && "
-	   "debugfs -w -R 'symlink /b /a' '%s' >/dev/null 2>&1", p, p);
+	unit_sh("debugfs -w -R 'symlink /a /b' '%s' >/dev/null 2>&1 && "
+		"debugfs -w -R 'symlink /b /a' '%s' >/dev/null 2>&1", p, p);
 	assert_int_equal(xip_image_open_read(p, 0, &img), 0);
 	assert_int_equal(xip_lookup(img, "/a", 0, &ino), -ELOOP);
 	assert_int_equal(xip_lookup(img, "/a", XIP_LOOKUP_NOFOLLOW, &ino), 0);

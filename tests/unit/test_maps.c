@@ -25,18 +25,6 @@ struct blist {
 	size_t n;
 };
 
-static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void sh(const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	assert_int_equal(system(cmd), 0);
-}
-
 static void add(struct blist *l, uint64_t lblk, uint64_t pblk)
 {
 	assert_true(l->n < MAX_BLOCKS);
@@ -193,10 +181,10 @@ static void compare3(const char *img, const char *path, uint64_t reach)
 static void sparse_file(const char *path, unsigned int bs,
 			const unsigned long *at, size_t n, unsigned int nblk)
 {
-	sh("rm -f '%s' && touch '%s'", path, path);
+	unit_sh("rm -f '%s' && touch '%s'", path, path);
 	for (size_t i = 0; i < n; i++)
-		sh("head -c %u /dev/urandom | dd of='%s' bs=%u seek=%lu conv=notrunc status=none",
-		   nblk * bs, path, bs, at[i]);
+		unit_sh("head -c %u /dev/urandom | dd of='%s' bs=%u seek=%lu conv=notrunc status=none",
+			nblk * bs, path, bs, at[i]);
 }
 
 /*
@@ -217,20 +205,20 @@ static uint64_t make_files(const char *dir, unsigned int bs)
 	unsigned long runs[] = { 8, ind + apb - 4, dind + apb - 2, tind - 2 };
 	size_t nholes = sizeof(holes) / sizeof(holes[0]);
 	size_t nruns = sizeof(runs) / sizeof(runs[0]);
-	char p[300];
+	char p[320];
 
 	if (bs > 1024) {	/* no triple indirect */
 		nholes -= 3;
 		nruns -= 1;
 	}
-	sh("rm -rf '%s' && mkdir -p '%s'", dir, dir);
+	unit_sh("rm -rf '%s' && mkdir -p '%s'", dir, dir);
 	snprintf(p, sizeof(p), "%s/holes", dir);
 	sparse_file(p, bs, holes, nholes, 1);
 	snprintf(p, sizeof(p), "%s/runs", dir);
 	sparse_file(p, bs, runs, nruns, 6);
-	sh("head -c %llu /dev/urandom > '%s/dense'",
-	   (unsigned long long)(dind + 40) * bs, dir);
-	sh("head -c 5000 /dev/urandom > '%s/small'", dir);
+	unit_sh("head -c %llu /dev/urandom > '%s/dense'",
+		(unsigned long long)(dind + 40) * bs, dir);
+	unit_sh("head -c 5000 /dev/urandom > '%s/small'", dir);
 	return bs > 1024 ? dind : tind;
 }
 
@@ -242,63 +230,42 @@ static void check_files(const char *img, uint64_t deepest, unsigned int bs)
 	compare3(img, "/small", 0);
 }
 
-/* mke2fs, then each file copied in with debugfs `write`. */
-static void debugfs_image(unsigned int bs)
-{
-	char dir[300], img[300];
-	uint64_t deepest;
+/* An image of @bs-byte blocks, and who writes the files into it. */
+struct files_case {
+	unsigned int bs;
+	bool own;	/* xiptool mkfs's own writer (xip_build), else debugfs */
+};
 
-	snprintf(dir, sizeof(dir), "%s", unit_path("src"));
-	snprintf(img, sizeof(img), "%s", unit_path("debugfs.img"));
-	deepest = make_files(dir, bs);
-	unit_mke2fs(img, "16M", bs, NULL);
-	sh("cd '%s' && for f in holes runs dense small; do "
-	   "debugfs -w -R \"write $f /$f\" '%s' >/dev/null 2>&1 || exit 1; done",
-	   dir, img);
-	sh("e2fsck -fn '%s' >/dev/null 2>&1", img);
-	check_files(img, deepest, bs);
-}
-
-static void test_debugfs_1k(void **state)
+/*
+ * The files in an image checked by e2fsck and the three readers: written
+ * by xip_build, or by mke2fs then debugfs `write`, file by file.
+ */
+static void test_files_image(void **state)
 {
-	(void)state;
-	debugfs_image(1024);
-}
-
-static void test_debugfs_4k(void **state)
-{
-	(void)state;
-	debugfs_image(4096);
-}
-
-/* xiptool mkfs's own writer, from the same files. */
-static void mkfs_image(unsigned int bs)
-{
+	const struct files_case *c = *state;
+	unsigned int bs = c->bs;
+	bool own = c->own;
 	struct xip_build_opts o = { 0 };
 	char dir[300], img[300];
 	uint64_t deepest;
 
 	snprintf(dir, sizeof(dir), "%s", unit_path("src"));
-	snprintf(img, sizeof(img), "%s", unit_path("mkfs.img"));
+	snprintf(img, sizeof(img), "%s",
+		 unit_path(own ? "mkfs.img" : "debugfs.img"));
 	deepest = make_files(dir, bs);
-	sh("rm -f '%s'", img);
-	o.source = dir;
-	o.block_size = bs;
-	assert_int_equal(xip_build(img, &o, NULL), 0);
-	sh("e2fsck -fn '%s' >/dev/null 2>&1", img);
+	if (own) {
+		unit_sh("rm -f '%s'", img);
+		o.source = dir;
+		o.block_size = bs;
+		assert_int_equal(xip_build(img, &o, NULL), 0);
+	} else {
+		unit_mke2fs(img, "16M", bs, NULL);
+		unit_sh("cd '%s' && for f in holes runs dense small; do "
+			"debugfs -w -R \"write $f /$f\" '%s' >/dev/null 2>&1 || exit 1; done",
+			dir, img);
+	}
+	unit_sh("e2fsck -fn '%s' >/dev/null 2>&1", img);
 	check_files(img, deepest, bs);
-}
-
-static void test_mkfs_1k(void **state)
-{
-	(void)state;
-	mkfs_image(1024);
-}
-
-static void test_mkfs_4k(void **state)
-{
-	(void)state;
-	mkfs_image(4096);
 }
 
 /*
@@ -318,19 +285,19 @@ static void test_extents(void **state)
 		every_other[i] = 2 * i;
 	snprintf(dir, sizeof(dir), "%s", unit_path("src"));
 	snprintf(img, sizeof(img), "%s", unit_path("ext4.img"));
-	sh("rm -rf '%s' && mkdir -p '%s'", dir, dir);
+	unit_sh("rm -rf '%s' && mkdir -p '%s'", dir, dir);
 	snprintf(p, sizeof(p), "%s/tree", dir);
 	sparse_file(p, 4096, every_other, 40, 1);
 	snprintf(p, sizeof(p), "%s/wide", dir);
 	sparse_file(p, 4096, wide, 4, 3);
-	sh("head -c 300000 /dev/urandom > '%s/dense'", dir);
-	sh("rm -f '%s' && mke2fs -q -F -t ext4 -O ^has_journal -b 4096 '%s' 16M >/dev/null 2>&1",
-	   img, img);
-	sh("cd '%s' && for f in tree wide dense; do "
-	   "debugfs -w -R \"write $f /$f\" '%s' >/dev/null 2>&1 || exit 1; done",
-	   dir, img);
-	sh("e2fsck -fn '%s' >/dev/null 2>&1", img);
-	sh("debugfs -R 'stat /tree' '%s' 2>/dev/null | grep -q 'ETB0'", img);
+	unit_sh("head -c 300000 /dev/urandom > '%s/dense'", dir);
+	unit_sh("rm -f '%s' && mke2fs -q -F -t ext4 -O ^has_journal -b 4096 '%s' 16M >/dev/null 2>&1",
+		img, img);
+	unit_sh("cd '%s' && for f in tree wide dense; do "
+		"debugfs -w -R \"write $f /$f\" '%s' >/dev/null 2>&1 || exit 1; done",
+		dir, img);
+	unit_sh("e2fsck -fn '%s' >/dev/null 2>&1", img);
+	unit_sh("debugfs -R 'stat /tree' '%s' 2>/dev/null | grep -q 'ETB0'", img);
 	for (size_t i = 0; i < 3; i++) {
 		engine_blocks(img, files[i], &eng);
 		debugfs_blocks(img, files[i], &dbg);
@@ -344,11 +311,14 @@ static void test_extents(void **state)
 
 int main(void)
 {
+	struct files_case debugfs_1k = { 1024, false };
+	struct files_case debugfs_4k = { 4096, false };
+	struct files_case mkfs_1k = { 1024, true }, mkfs_4k = { 4096, true };
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_debugfs_1k),
-		cmocka_unit_test(test_debugfs_4k),
-		cmocka_unit_test(test_mkfs_1k),
-		cmocka_unit_test(test_mkfs_4k),
+		{ "test_debugfs_1k", test_files_image, NULL, NULL, &debugfs_1k },
+		{ "test_debugfs_4k", test_files_image, NULL, NULL, &debugfs_4k },
+		{ "test_mkfs_1k", test_files_image, NULL, NULL, &mkfs_1k },
+		{ "test_mkfs_4k", test_files_image, NULL, NULL, &mkfs_4k },
 		cmocka_unit_test(test_extents),
 	};
 

@@ -73,6 +73,22 @@ static inline void unit_fill_file(const char *path, size_t len, int byte)
 	assert_int_equal(fclose(f), 0);
 }
 
+/* Run the shell command printed from @fmt: it must succeed. */
+static inline void unit_sh(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+static inline void unit_sh(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	assert_true(n >= 0 && (size_t)n < sizeof(cmd));
+	assert_int_equal(system(cmd), 0);
+}
+
 /* Make an ext2 image with the real mke2fs. */
 static inline void unit_mke2fs(const char *path, const char *size,
 			       unsigned int block_size, const char *extra)
