@@ -73,19 +73,11 @@ static int spool_open(void)
 static int spool_put(struct wjob *w, int tmp, const char *buf, size_t len,
 		     uint64_t at)
 {
-	for (size_t put = 0; put < len;) {
-		ssize_t k = pwrite(tmp, buf + put, len - put,
-				   (off_t)(at + put));
+	int ret = xip_pwrite_all(tmp, buf, len, at);
 
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return xip_error(k ? -errno : -ENOSPC,
-					 "a temporary file for %s: %s",
-					 w->in_name,
-					 k ? strerror(errno) : "no space left");
-		put += (size_t)k;
-	}
+	if (ret)
+		return xip_error(ret, "a temporary file for %s: %s",
+				 w->in_name, strerror(-ret));
 	return 0;
 }
 

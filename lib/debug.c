@@ -2,7 +2,9 @@
 /*
  * Tracing on standard error when XIPTOOL_DEBUG asks for it (debug.h).
  * Each line is formatted first and written with one write(2), so that
- * lines of several threads or processes do not mix.  C library only: the
+ * lines of several threads or processes do not mix.  Names in a line may
+ * come from an image or an ELF file: control bytes are shown as '?', so
+ * that a hostile name cannot drive the terminal.  C library only: the
  * exec front end traces too.
  */
 #include <errno.h>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #include "debug.h"
+#include "util.h"
 
 #define MASK_UNSET	(~0u)
 
@@ -84,8 +87,10 @@ void xip_debug(enum xip_debug_room room, const char *fmt, ...)
 	n += k;
 	if (n > (int)sizeof(line) - 2)
 		n = (int)sizeof(line) - 2;
+	for (int i = 0; i < n; i++)
+		if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+			line[i] = '?';
 	line[n++] = '\n';
-	while (write(STDERR_FILENO, line, (size_t)n) < 0 && errno == EINTR)
-		;
+	xip_write_all(STDERR_FILENO, line, (size_t)n);
 	errno = saved;
 }

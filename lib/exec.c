@@ -123,13 +123,21 @@ static int map_error(const struct exec_file *f, const struct xip_map_op *op,
 			 PRIx64 ": %s", f->name, op->len, addr, strerror(err));
 }
 
-/* A number in hex for a trace line (one at a time). */
-static const char *hex(uint64_t v)
+/* XIPTOOL_DEBUG=exec: one line per mapping, with where its pages are. */
+static void trace_op(const struct exec_file *f, const struct xip_map_op *op,
+		     uint64_t addr)
 {
-	static char buf[24];
+	char from[64] = "";
 
-	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
-	return buf;
+	if (op->kind == XIP_MAP_FILE)
+		snprintf(from, sizeof(from), " from the %s at 0x%" PRIx64,
+			 f->own_fd ? "host file" : "segment", op->off);
+	xip_debug(XIP_DBG_EXEC, "%s: %s 0x%" PRIx64 "+0x%" PRIx64 " %c%c%c%s",
+		  f->name, op->kind == XIP_MAP_FILE ? "map" :
+		  op->kind == XIP_MAP_ANON ? "anon" : "clear", addr, op->len,
+		  (op->prot & PROT_READ) ? 'r' : '-',
+		  (op->prot & PROT_WRITE) ? 'w' : '-',
+		  (op->prot & PROT_EXEC) ? 'x' : '-', from);
 }
 
 static int map_op(const struct exec_file *f, const struct xip_map_op *op,
@@ -140,15 +148,8 @@ static int map_op(const struct exec_file *f, const struct xip_map_op *op,
 	int prot = op->prot | ((op->prot & PROT_EXEC) ? f->guard_prot : 0);
 	void *want = (void *)(uintptr_t)addr, *m;
 
-	XIP_DBG(EXEC, "%s: %s 0x%" PRIx64 "+0x%" PRIx64 " %c%c%c%s%s", f->name,
-		op->kind == XIP_MAP_FILE ? "map" :
-		op->kind == XIP_MAP_ANON ? "anon" : "clear", addr, op->len,
-		(op->prot & PROT_READ) ? 'r' : '-',
-		(op->prot & PROT_WRITE) ? 'w' : '-',
-		(op->prot & PROT_EXEC) ? 'x' : '-',
-		op->kind != XIP_MAP_FILE ? "" :
-		f->own_fd ? " from the host file at " : " from the segment at ",
-		op->kind == XIP_MAP_FILE ? hex(op->off) : "");
+	if (xip_debug_mask() & XIP_DBG_EXEC)
+		trace_op(f, op, addr);
 	switch (op->kind) {
 	case XIP_MAP_FILE:
 		m = mmap(want, op->len, prot, flags, f->fd, (off_t)op->off);

@@ -831,6 +831,11 @@ int xip_registry_open(const char *name, int oflags, struct xip_seg_entry *e)
 	ret = xip_registry_get(name, e);
 	if (ret)
 		return ret;
+	/* dcssblk's rule, before the file is opened for writing */
+	if ((oflags & O_ACCMODE) != O_RDONLY &&
+	    !xip_segment_type_writable(e->type))
+		return xip_error(-EROFS, "@%s: segment is read-only (type %s)",
+				 name, xip_segment_type_name(e->type));
 	ret = xip_registry_open_entry(e, oflags);
 	if (ret == -ENOENT) {
 		xip_registry_clean(e);	/* gone since: stale */
@@ -855,26 +860,10 @@ static int open_attached(const char *name, int flags,
 
 	if (!e)
 		return xip_error(-ENOMEM, "out of memory");
-	fd = xip_registry_name_check(name);
-	if (fd)
-		fd = xip_error(-ENOENT, "@%s: %s", name, xip_errmsg());
-	else
-		fd = xip_registry_get(name, e);
-	if (!fd && write && !xip_segment_type_writable(e->type))
-		fd = xip_error(-EROFS, "@%s: segment is read-only (type %s)",
-			       name, xip_segment_type_name(e->type));
-	if (!fd) {
-		fd = xip_registry_open_entry(e, write ? O_RDWR : O_RDONLY);
-		if (fd == -ENOENT) {
-			xip_registry_clean(e);	/* gone since: stale */
-			fd = xip_error(-ENOENT,
-				       "@%s: no attached segment of that name",
-				       name);
-		}
-		if (write && (fd == -EACCES || fd == -EPERM || fd == -EROFS))
-			fd = xip_error(-EROFS, "@%s: read-only: %s", name,
-				       strerror(-fd));
-	}
+	fd = xip_registry_open(name, write ? O_RDWR : O_RDONLY, e);
+	if (write && (fd == -EACCES || fd == -EPERM))
+		fd = xip_error(-EROFS, "@%s: read-only: %s", name,
+			       strerror(-fd));
 	if (fd >= 0) {
 		XIP_DBG(REGISTRY, "@%s is %s (type %s)", name, e->path,
 			xip_segment_type_name(e->type));

@@ -29,7 +29,9 @@ struct stat;
  * access mode (O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC added) and
  * check with fstat that it is the file recorded at attach (device, inode,
  * owner).  The record goes into @e.  Returns the descriptor, -ENOENT (not
- * attached), -EBUSY (still being attached) or -ESTALE (another file).
+ * attached), -EBUSY (still being attached), -ESTALE (another file) or
+ * -EROFS (a read-only type, sr or er, asked for writing: refused before
+ * the file is opened).
  */
 int xip_registry_open(const char *name, int oflags, struct xip_seg_entry *e);
 /* Same, for a record in hand. */

@@ -99,3 +99,13 @@ setup() {
 	[[ "$stderr" == *": truncate from 20490 to 100 bytes"* ]]
 	[[ "$stderr" == *": blocks from file block 1 on freed"* ]]
 }
+
+@test "debug: control bytes of names are shown as '?', never sent to the terminal" {
+	name=$(printf 'e\033]0;x\007c')
+	cp /usr/bin/true "$T/tree/$name"
+	xiptool mkfs -q -f -d "$T/tree" "$T/img"
+	run --separate-stderr env XIPTOOL_DEBUG=exec "$XIPTOOL" exec "$T/img" "/$name"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *": exec: /e?]0;x?c: ELF type "* ]]
+	[ -z "$(tr -d '\n' <<<"$stderr" | tr -d '[:print:]')" ]
+}
