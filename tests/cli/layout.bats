@@ -42,3 +42,15 @@ LIBXIP=${TOP_BUILDDIR:-$PWD}/libxip.a
 	big=$(wc -l lib/*.c lib/*.h | awk '$2 != "total" && $1 > 1200')
 	[ -z "$big" ] || { echo "$big"; false; }
 }
+
+@test "layout: pipefail holds inside a test body" {
+	[[ -o pipefail ]]
+	if false | true; then
+		echo "false | true succeeded: pipefail is not set"
+		false
+	fi
+	run bash -c 'exit 3'
+	[ "$status" -eq 3 ]
+	# still set after run, which saves and restores the shell's flags
+	[[ -o pipefail ]]
+}

@@ -1,5 +1,14 @@
 # Shared helpers of the bats tests.  Load with: load ../lib/common
 
+# A pipeline fails when any of its commands fails, not only the last: a
+# crash or a wrong exit status of xiptool on the left of `| cmp` or
+# `| grep` fails the test.  Set here, at load time, it holds in setup,
+# in every test body and in teardown (bats runs them in the shell that
+# loaded this file).  A command that legitimately dies of SIGPIPE (yes,
+# an early exit of head or grep -q on the right) must not sit on the
+# left of a pipe.
+set -o pipefail
+
 : "${XIPTOOL:=${TOP_BUILDDIR:-$PWD}/xiptool}"
 : "${TOP_SRCDIR:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 export XIPTOOL TOP_SRCDIR
