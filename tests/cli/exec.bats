@@ -117,7 +117,8 @@ PY
 		run "$PROBES/probe-pie" signal "$i"
 		native=$status
 		run xiptool exec "$IMG" /probe-pie signal "$i"
-		[ "$status" -eq "$native" ] && [ "$status" -eq $((128 + i)) ]
+		[ "$status" -eq "$native" ]
+		[ "$status" -eq $((128 + i)) ]
 	done
 }
 
@@ -137,7 +138,9 @@ PY
 	b=$(xiptool exec "$IMG" /probe-pie aux | grep '^random')
 	c=$(xiptool exec "$IMG" /probe-static aux | grep '^random')
 	[ "${#a}" -eq 39 ]
-	[ "$a" != "$b" ] && [ "$a" != "$c" ] && [ "$b" != "$c" ]
+	[ "$a" != "$b" ]
+	[ "$a" != "$c" ]
+	[ "$b" != "$c" ]
 	[ "$a" != "random 00000000000000000000000000000000" ]
 }
 

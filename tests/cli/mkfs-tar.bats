@@ -151,7 +151,8 @@ EOF
 		[ "${#lines[@]}" -eq 1 ]
 		[ ! -e "$T/dest/$a.img" ]
 	done
-	[ ! -e "$T/escaped" ] && [ ! -e "$T/dest/escaped" ]
+	[ ! -e "$T/escaped" ]
+	[ ! -e "$T/dest/escaped" ]
 	[ -z "$(ls -A "$T/dest")" ]
 	run xiptool mkfs --tar "$T/up.tar" "$T/dest/x.img"
 	[[ "$output" == *": ../escaped: a name with '..' would leave the top" ]]

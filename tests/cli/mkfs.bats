@@ -170,7 +170,8 @@ f.seek(123456); f.write(bytes([b[0] ^ 1]))' "$T/b/dir/big"
 	SOURCE_DATE_EPOCH=1600000000 xiptool mkfs -q -d "$T/a" "$T/a2.img"
 	ua=$(blkid -o value -s UUID "$T/a.img")
 	ub=$(blkid -o value -s UUID "$T/b.img")
-	[ -n "$ua" ] && [ -n "$ub" ]
+	[ -n "$ua" ]
+	[ -n "$ub" ]
 	[ "$ua" != "$ub" ]
 	[ "$(dumpe2fs_field "$T/a.img" 'Filesystem UUID')" = "$ua" ]
 	[ "$(dumpe2fs_field "$T/b.img" 'Filesystem UUID')" = "$ub" ]

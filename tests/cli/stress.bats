@@ -87,7 +87,8 @@ lister() {
 	lines=$(cat "$T"/appended.* 2>/dev/null | wc -l)
 	echo "# $rounds attach/exec/list/detach rounds, $lines appends" >&3
 	[ ! -s "$T/failures" ] || { cat "$T/failures"; false; }
-	[ "$rounds" -gt 0 ] && [ "$lines" -gt 0 ]
+	[ "$rounds" -gt 0 ]
+	[ "$lines" -gt 0 ]
 	# every appended line is there, once; the saved image is sound
 	run xiptool detach --save "$T/saved.img" "$W"
 	[ "$status" -eq 0 ]

@@ -246,7 +246,8 @@ two" ]
 		"$XIPTOOL" write --create -i "$T/in" "$T/img" /file
 	# the data: a few large copies, not one call per block
 	n=$(grep -c 'copy_file_range(' "$T/trace")
-	[ "$n" -ge 1 ] && [ "$n" -le 16 ]
+	[ "$n" -ge 1 ]
+	[ "$n" -le 16 ]
 	cat "$T/in" | ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
 		strace -f -qq -e trace=copy_file_range,pwrite64 -o "$T/trace" \
 		"$XIPTOOL" write --create "$T/img" /piped
@@ -273,7 +274,8 @@ two" ]
 		"$XIPTOOL" write --create "$T/img" /big
 	grep -q "openat(AT_FDCWD, \"$T/tmp\", O_RDWR|O_CLOEXEC|O_TMPFILE" "$T/trace"
 	n=$(grep -c 'copy_file_range(' "$T/trace")
-	[ "$n" -ge 1 ] && [ "$n" -le 16 ]
+	[ "$n" -ge 1 ]
+	[ "$n" -le 16 ]
 	[ -z "$(ls -A "$T/tmp")" ]
 	xiptool read "$T/img" /big | cmp - "$T/in"
 	e2fsck -fn "$T/img"
