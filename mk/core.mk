@@ -7,7 +7,7 @@ libxip_a_SOURCES += lib/xip.h lib/segment_int.h lib/registry_int.h \
 xiptool_main_SOURCES += cmd/xiptool.c cmd/cmd.h cmd/commands.h cmd/common.c cmd/table.c cmd/info.c
 dist_man_MANS += man/xiptool.1 man/xiptool-info.1
 EXTRA_DIST += tests/demo.sh sample tests/lib/common.bash tests/lib/names.bash \
-	tests/unit/unit.h \
+	tests/unit/unit.h tests/unit/cmocka-tap.sh \
 	packaging/install-deps.sh \
 	.ci/run
 

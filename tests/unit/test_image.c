@@ -1,4 +1,6 @@
 /* Unit tests of lib/image.c: opening good and damaged images. */
+#include <sys/wait.h>
+
 #include "unit.h"
 #include "engine.h"
 
@@ -256,13 +258,16 @@ static void test_other_fs(void **state)
 	const char *p = unit_path("vfat.img");
 	struct xip_segment *seg;
 	char type[64], cmd[512];
+	int rc;
 
 	snprintf(cmd, sizeof(cmd),
 		 "command -v mkfs.vfat >/dev/null || exit 77; "
 		 "rm -f '%s'; truncate -s 4M '%s' && mkfs.vfat '%s' >/dev/null 2>&1",
 		 p, p, p);
-	if (system(cmd) != 0)
-		return; /* not available here: nothing to check */
+	rc = system(cmd);
+	if (rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 77)
+		skip(); /* no mkfs.vfat here: nothing to check */
+	assert_int_equal(rc, 0);
 	assert_int_equal(xip_segment_open(p, 0, &seg), 0);
 	assert_int_equal(xip_identify(seg, type, sizeof(type)), -EMEDIUMTYPE);
 	assert_string_equal(type, "vfat");
