@@ -54,3 +54,92 @@ LIBXIP=${TOP_BUILDDIR:-$PWD}/libxip.a
 	# still set after run, which saves and restores the shell's flags
 	[[ -o pipefail ]]
 }
+
+# The files tests/lib/testlint.py reads: the bats tests, their helpers,
+# the guest tests and the cmocka tests.
+lint_files() {
+	ls tests/cli/*.bats tests/lib/*.bash tests/vm/*.bats tests/vm/*.bash \
+		tests/unit/*.c
+}
+
+@test "layout: no test assertion that cannot fail (tests/lib/testlint.py)" {
+	cd "$TOP_SRCDIR"
+	files=$(lint_files)
+	[ "$(grep -c '\.bats$' <<<"$files")" -ge 36 ]
+	run "$PY" tests/lib/testlint.py $files
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+}
+
+@test "layout: testlint.py finds each shape it refuses, and only those" {
+	mkdir -p "$T/lib" "$T/cli"
+	echo 'set -o pipefail' > "$T/lib/common.bash"
+	cat > "$T/cli/a.bats" <<-'EOF'
+	load ../lib/common
+
+	%test "a" {
+		[ -n "$x" ] && [ "$x" = y ]
+		[ -e "$T/f" ] && rm "$T/f"
+		[ -e "$T/f" ] && [ -s "$T/f" ] || { echo no; false; }
+		grep -q a "$T/f" &&
+			cmp "$T/f" "$T/g"
+		for i in 1 2; do grep -q x "$T/$i" && break; done
+		if [ -n "$x" ] && [ -n "$y" ]; then :; fi
+		! cmp "$T/f" "$T/g"
+		run ! cmp "$T/f" "$T/g"
+		if ! cmp "$T/f" "$T/g"; then false; fi
+		[[ -n $x && -n $y ]]
+		echo "[ a ] && [ b ]"
+		[ "$x" != "$y" ] && [ -n "$x" ]
+	}
+	EOF
+	cat > "$T/cli/b.bats" <<-'EOF'
+	load ../lib/other
+
+	%test "b" {
+		true
+	}
+	EOF
+	# (%test: bats would take @test at the start of a line for its own)
+	sed -i 's/^%test/@test/' "$T/cli/a.bats" "$T/cli/b.bats"
+	cat > "$T/t.c" <<-'EOF'
+	static void test_one(void **state)
+	{
+		if (access("/x", F_OK))
+			return;
+		assert_true(1);
+	}
+
+	static void test_two(void **state)
+	{
+		if (access("/x", F_OK)) {
+			skip();
+			return;
+		}
+		assert_true(1);
+		if (access("/y", F_OK))
+			return;
+	}
+
+	static void helper(const char *p)
+	{
+		if (!p)
+			return;
+	}
+	EOF
+	run "$PY" "$TOP_SRCDIR/tests/lib/testlint.py" "$T/cli/a.bats" \
+		"$T/cli/b.bats" "$T/t.c"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 5 ]
+	[[ "${lines[0]}" == "$T/cli/a.bats:4: assertions chained with &&"* ]]
+	[[ "${lines[1]}" == "$T/cli/a.bats:7: assertions chained with &&"* ]]
+	[[ "${lines[2]}" == "$T/cli/a.bats:11: bare \`! cmd\`"* ]]
+	[[ "${lines[3]}" == "$T/cli/b.bats:1: does not load tests/lib/common.bash"* ]]
+	[[ "${lines[4]}" == "$T/t.c:4: silent return in a test body"* ]]
+	# clean files: no finding, status 0
+	run "$PY" "$TOP_SRCDIR/tests/lib/testlint.py" "$T/lib/common.bash"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+}

@@ -1,0 +1,286 @@
+#!/usr/bin/python3
+"""Shapes of test code that can never fail, found heuristically.
+
+    testlint.py FILE...
+
+Bats and bash files (.bats, .bash):
+  - an `&&` chain of assertions that is not the last command of its
+    function: bats' errexit ignores a failure on the left of `&&`, so
+    `[ a ] && [ b ]` in mid-body checks only b;
+  - a bare `! cmd` line: errexit ignores a negated pipeline;
+  - a .bats file that does not load tests/lib/common.bash (directly or
+    through a helper it loads), which sets pipefail.
+C files (cmocka):
+  - a bare `return;` in a test body (a function taking `void **state`)
+    before any assertion and not right after skip(): the test passes
+    having checked nothing; skip() says so.
+
+Prints one line per finding, FILE:LINE: what: the line; exits 1 when
+there is any, 0 otherwise.
+"""
+
+import os
+import re
+import sys
+
+ASSERTS = {'[', '[[', 'test', 'grep', 'cmp', 'diff', '!', 'fsck_clean'}
+PREFIXES = ('then', 'do', 'else')
+CONDITIONS = ('if', 'elif', 'while', 'until')
+
+
+def strip_heredocs(lines):
+    """The lines with the bodies of here-documents blanked."""
+    out, end, strip = [], None, False
+    for line in lines:
+        if end is not None:
+            text = line.lstrip('\t') if strip else line
+            out.append('')
+            if text.rstrip('\n') == end:
+                end = None
+            continue
+        out.append(line)
+        m = re.search(r"<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2",
+                      line.replace('<<<', '   '))
+        if m:
+            strip, end = m.group(1) == '-', m.group(3)
+    return out
+
+
+class Scanner:
+    """Splits shell text into commands and their top-level operators.
+
+    Just enough of the shell's lexing for test files: quotes, $( ),
+    ${ }, [[ ]], comments and backslashes; ( and { that open a block at
+    the end of a line end the command there.
+    """
+
+    def __init__(self):
+        self.stack = []
+
+    def pending(self):
+        return bool(self.stack)
+
+    def scan(self, text):
+        """Yields (kind, value): ('word', w), ('op', '&&'/'||'/';'/'|')."""
+        i, n, word = 0, len(text), ''
+        while i < n:
+            c = text[i]
+            top = self.stack[-1] if self.stack else None
+            if top == "'":
+                if c == "'":
+                    self.stack.pop()
+                word += c
+                i += 1
+                continue
+            if c == '\\':
+                word += text[i:i + 2]
+                i += 2
+                continue
+            if top == '"':
+                if c == '"':
+                    self.stack.pop()
+                elif text.startswith('$(', i):
+                    self.stack.append('(')
+                    word += c
+                    i += 1
+                elif text.startswith('${', i):
+                    self.stack.append('{')
+                    word += c
+                    i += 1
+                word += c
+                i += 1
+                continue
+            if c in '\'"':
+                self.stack.append(c)
+                word += c
+                i += 1
+                continue
+            if text.startswith('$(', i) or text.startswith('${', i) or \
+               (c in '<>' and text.startswith('(', i + 1)):
+                self.stack.append(text[i + 1])
+                word += text[i:i + 2]
+                i += 2
+                continue
+            if top in ('(', '{', '[['):
+                close = {'(': ')', '{': '}', '[[': ']]'}[top]
+                if text.startswith(close, i):
+                    self.stack.pop()
+                    word += close
+                    i += len(close)
+                    continue
+                if c == '(':
+                    self.stack.append('(')
+                elif c == '#' and (not word or word[-1] in ' \t'):
+                    break
+                word += c
+                i += 1
+                continue
+            # the command level
+            if c == '#' and not word:
+                break
+            if c in ' \t\n':
+                if word:
+                    yield ('word', word)
+                    word = ''
+                i += 1
+                continue
+            if text.startswith('[[', i) and not word:
+                self.stack.append('[[')
+                word = '[['
+                i += 2
+                continue
+            for op in ('&&', '||', ';;', ';', '|', '&'):
+                if text.startswith(op, i):
+                    break
+            else:
+                op = None
+            if op:
+                if word:
+                    yield ('word', word)
+                    word = ''
+                yield ('op', op)
+                i += len(op)
+                continue
+            word += c
+            i += 1
+        if word:
+            yield ('word', word)
+
+
+def first_word(words):
+    """The command word of a simple command; None for a condition."""
+    while words and words[0] in PREFIXES:
+        words = words[1:]
+    if words and words[0] in CONDITIONS:
+        return None
+    if words and words[0] == '{':
+        words = words[1:]
+    return words[0] if words else None
+
+
+def shell_findings(path, raw):
+    lines = strip_heredocs(raw)
+    found = []
+    sc = Scanner()
+    i = 0
+    while i < len(lines):
+        start = i
+        tokens = []
+        while True:
+            tokens += list(sc.scan(lines[i]))
+            i += 1
+            cont = sc.pending() or lines[i - 1].rstrip().endswith('\\') or \
+                (tokens and tokens[-1][0] == 'op' and
+                 tokens[-1][1] in ('&&', '||', '|'))
+            if not cont or i >= len(lines):
+                break
+        if sc.pending():
+            sc.stack = []
+        nxt = i
+        while nxt < len(lines) and \
+                re.match(r'\s*(#.*)?$', lines[nxt]):
+            nxt += 1
+        last_in_function = nxt < len(lines) and lines[nxt].strip() == '}'
+        text = ' '.join(l.strip() for l in raw[start:i])
+        # statements: split at ; and & (a chain: its words between && and ||)
+        stmts, cur = [], [[]]
+        ops = []
+        for kind, val in tokens + [('op', ';')]:
+            if kind == 'op' and val in (';', ';;', '&'):
+                stmts.append((cur, ops))
+                cur, ops = [[]], []
+            elif kind == 'op' and val in ('&&', '||'):
+                cur.append([])
+                ops.append(val)
+            elif kind == 'op':
+                cur[-1].append('|')
+            else:
+                cur[-1].append(val)
+        for segs, ops in stmts:
+            heads = [first_word(s) for s in segs]
+            if not heads or heads[0] is None:
+                continue
+            if heads[0] == '!' and not ops:
+                found.append((start + 1, 'bare `! cmd` (errexit ignores '
+                              'it: use run and check $status, or '
+                              '`if cmd; then false; fi`)', text))
+            elif ops and '||' not in ops and heads[0] in ASSERTS and \
+                    heads[-1] in ASSERTS and not last_in_function:
+                found.append((start + 1, 'assertions chained with && in '
+                              'mid-body (errexit ignores the left side: '
+                              'one assertion per line)', text))
+    return found
+
+
+def loads_common(path, seen=None):
+    """Whether the bats or bash file @path loads tests/lib/common.bash."""
+    seen = seen or set()
+    if path in seen or not os.path.exists(path):
+        return False
+    seen.add(path)
+    if os.path.basename(path) == 'common.bash' and \
+            os.path.basename(os.path.dirname(path)) == 'lib':
+        return True
+    with open(path) as f:
+        for line in f:
+            m = re.match(r'\s*load\s+(\S+)\s*$', line)
+            if m:
+                name = m.group(1).strip('\'"')
+                p = os.path.join(os.path.dirname(path), name)
+                if not p.endswith('.bash'):
+                    p += '.bash'
+                if loads_common(os.path.normpath(p), seen):
+                    return True
+    return False
+
+
+TEST_FN = re.compile(r'^(static\s+)?void\s+\w+\s*\(\s*void\s*\*\*\s*\w+\s*\)\s*$')
+CHECKS = re.compile(r'\b(assert_\w+|fail\w*|skip|check_expected\w*|'
+                    r'expect_\w+)\s*\(')
+
+
+def c_findings(path, lines):
+    found = []
+    body, checked, prev = False, False, ''
+    for no, line in enumerate(lines, 1):
+        if TEST_FN.match(line):
+            body, checked, prev = True, False, ''
+            continue
+        if not body:
+            continue
+        if line.startswith('}'):
+            body = False
+            continue
+        s = line.strip()
+        if re.match(r'return\s*;', s) and not checked and \
+                not re.match(r'skip\s*\(\s*\)\s*;', prev):
+            found.append((no, 'silent return in a test body before any '
+                          'assertion (call skip() when there is nothing '
+                          'to check)', s))
+        if CHECKS.search(s):
+            checked = True
+        if s and s not in ('{', '}'):
+            prev = s
+    return found
+
+
+def main(paths):
+    bad = 0
+    for path in paths:
+        with open(path) as f:
+            raw = f.readlines()
+        if path.endswith('.c'):
+            found = c_findings(path, raw)
+        else:
+            found = shell_findings(path, raw)
+            if path.endswith('.bats') and not loads_common(path):
+                found.append((1, 'does not load tests/lib/common.bash '
+                              '(pipefail)', ''))
+        for no, what, text in found:
+            print(f'{path}:{no}: {what}: {text}')
+            bad += 1
+    return 1 if bad else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
