@@ -49,7 +49,7 @@ setup() {
 	[[ "$stderr" == *"exec: /true: ELF type "* ]]
 	[[ "$stderr" == *"jump to 0x"* ]]
 	# the first PT_LOAD of /true is mapped from the block debugfs names
-	off=$(readelf -lW "$T/tree/true" | awk '$1 == "LOAD" { print $2; exit }')
+	off=$(readelf -lW "$T/tree/true" | awk '$1 == "LOAD" && !n++ { print $2 }')
 	blk=$(debugfs -R "bmap /true $(( off / 4096 ))" "$T/img" 2>/dev/null)
 	want=$(printf '0x%x' $(( blk * 4096 + off % 4096 )))
 	first=$(grep -m1 ': /true: map 0x' <<<"$stderr")

@@ -50,7 +50,9 @@ make_tree() {
 	[ "$(xiptool ls "$T/img" /hello.txt)" = /hello.txt ]
 	xiptool ls -a "$T/img" / | grep -qx '\.hidden'
 	xiptool ls -a "$T/img" / | grep -qx '\.\.'
-	if xiptool ls "$T/img" / | grep -q '^\.'; then false; fi
+	run xiptool ls "$T/img" /
+	[ "$status" -eq 0 ]
+	if grep -q '^\.' <<<"$output"; then false; fi
 	[ "$(xiptool ls "$T/img")" = "$(xiptool ls "$T/img" /)" ]
 }
 
@@ -77,12 +79,13 @@ make_tree() {
 	[ "$status" -eq 0 ]
 	[ "$output" = "$HOSTILE_LS" ]
 	[ "$(xiptool ls "$T/img" | wc -l)" -eq 7 ]
-	if xiptool ls "$T/img" | LC_ALL=C grep -q '[[:cntrl:]]'; then false; fi
+	if LC_ALL=C grep -q '[[:cntrl:]]' <<<"$output"; then false; fi
 	run xiptool ls -l "$T/img"
+	[ "$status" -eq 0 ]
 	[ "${#lines[@]}" -eq 7 ]
 	[[ ${lines[4]} == *' lnk\x1b[2J -> target\x1b[31mred' ]]
 	[[ ${lines[3]} == *" $EVIL_ESC" ]]
-	if xiptool ls -l "$T/img" | LC_ALL=C grep -q '[[:cntrl:]]'; then false; fi
+	if LC_ALL=C grep -q '[[:cntrl:]]' <<<"$output"; then false; fi
 	# a file named on the command line, and messages
 	[ "$(xiptool ls "$T/img" "/$EVIL")" = "/$EVIL_ESC" ]
 	run xiptool ls "$T/img" "/$EVIL/x"

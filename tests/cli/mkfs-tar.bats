@@ -173,7 +173,8 @@ EOF
 	head -c 300000 /dev/urandom > "$T/src/f"
 	tar -C "$T/src" -cf "$T/full.tar" .
 	head -c 100000 "$T/full.tar" > "$T/cut.tar"
-	gzip -c "$T/full.tar" | head -c 5000 > "$T/cut.tar.gz"
+	gzip -c "$T/full.tar" > "$T/full.tar.gz"
+	head -c 5000 "$T/full.tar.gz" > "$T/cut.tar.gz"
 	for a in junk empty cut.tar cut.tar.gz; do
 		run xiptool mkfs --tar "$T/$a" "$T/img"
 		echo "$output"

@@ -86,7 +86,8 @@ lazy_lib() {
 	if ldd "$main" | grep -E 'lib(archive|nbd)\.so'; then return 1; fi
 	soname=$(grep -aoE -m1 "lib$1\.so\.[0-9]+" "$main" | head -1)
 	[ -n "$soname" ] || return 1
-	ldconfig -p | awk -v s="$soname" '$1 == s { print $NF; exit }'
+	# awk reads to the end: an early exit would kill ldconfig with SIGPIPE
+	ldconfig -p | awk -v s="$soname" '$1 == s && !n++ { print $NF }'
 }
 
 # `xiptool $1` refuses 1 MiB of random bytes ($T/rand): exit 3, one line
