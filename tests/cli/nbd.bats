@@ -79,8 +79,18 @@ require_qemu() {
 	nbd_serve a image="@$SEG"
 	uri=$(nbd_uri a)
 	[ "$(nbd_info_field "$uri" is_read_only)" = true ]
-	[ "$(nbd_info_field "$uri" can_write)" = false ] ||
-		[ "$(nbd_info_field "$uri" is_read_only)" = true ]
+	# the server itself holds the segment read-only: every descriptor
+	# of its file is O_RDONLY, every mapping of it without write access
+	pid=$(cat "$T/a.pid")
+	path=$(seg_col "$SEG" PATH)
+	maps=$(awk -v p="$path" '$6 == p { print $2 }' "/proc/$pid/maps")
+	[ -n "$maps" ]
+	[ -z "$(grep w <<<"$maps")" ]
+	for fd in "/proc/$pid/fd/"*; do
+		[ "$(readlink "$fd")" = "$path" ] || continue
+		flags=$(awk '$1 == "flags:" { print $2 }' "/proc/$pid/fdinfo/${fd##*/}")
+		[ $((0$flags & 3)) -eq 0 ]
+	done
 	run qemu-io -f raw -c 'write -P 0x55 0 65536' "$uri"
 	[[ "$output" == *"ermission"* || "$output" == *"read-only"* || "$output" == *"read only"* ]] ||
 		{ echo "$output"; false; }
