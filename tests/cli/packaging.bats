@@ -15,7 +15,7 @@ copy_tree() {
 	mkdir -p "$dst"
 	if [ "$(git -C "$src" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$src" && pwd -P)" ]; then
 		(cd "$src" && git ls-files -z --cached --others --exclude-standard |
-			xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
+			xargs -0 sh -c 'for f; do if [ -e "$f" ]; then printf "%s\0" "$f"; fi; done' sh |
 			tar --null -T - -cf -) | tar -xf - -C "$dst"
 	else
 		(cd "$src" && tar --exclude-vcs --exclude=./_build --exclude=./_san \
