@@ -23,7 +23,8 @@ untar() {
 	# pax with sparse members (GNU.sparse 1.0) and SCHILY.xattr records
 	tar --format=pax --sparse --xattrs --xattrs-include='*' \
 		-C "$T/src" -cf "$T/a.tar" . 2>/dev/null || true
-	tar -tvf "$T/a.tar" | grep -q 'holes/indirect'
+	list=$(tar -tvf "$T/a.tar")
+	grep -q 'holes/indirect' <<<"$list"
 	run xiptool mkfs --timestamp "$TS" --tar "$T/a.tar" "$T/tar.img"
 	echo "$output"
 	[ "$status" -eq 0 ]
