@@ -241,8 +241,8 @@ require_deb() {
 	strings -a "$TOP_BUILDDIR/tests/hooks/xiptool-main" | grep -q XIPTOOL_TEST_MKFS_AFTER_SCAN
 	make -s -C "$TOP_BUILDDIR" install DESTDIR="$inst" >"$T/install.log" 2>&1 ||
 		{ cat "$T/install.log"; false; }
-	for f in $(find "$inst" -type f \( -name xiptool -o -name xiptool-main \
-		-o -name 'nbdkit-xiptool-plugin.so' \) | sort); do
+	for f in $(find "$inst" -type f -perm -u+x \( -name xiptool \
+		-o -name xiptool-main -o -name 'nbdkit-xiptool-plugin.so' \) | sort); do
 		echo "$f"
 		n=$((n + 1))
 		run grep -c XIPTOOL_TEST_ <(strings -a "$f")
