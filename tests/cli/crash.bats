@@ -81,6 +81,9 @@ crash_sweep() {
 		lo=$n
 		[ "$n" -lt 100000 ] || { echo "never completed"; return 1; }
 	done
+	# a command that is never killed has no crash point to sweep
+	[ -n "${lo:-}" ] ||
+		{ echo "step 1 completed: no crash point in $XIPTOOL"; return 1; }
 	# the first step at which it completes lies in (lo, n]
 	hi=$n
 	while [ $((hi - lo)) -gt 1 ]; do
