@@ -17,12 +17,10 @@
  * hash seed, times) in buildid.c.
  */
 #include <errno.h>
-#include <spawn.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -592,35 +590,4 @@ out:
 	xip_target_close(&tg);
 	xip_btree_free(&t);
 	return ret;
-}
-
-struct xip_build_hooks xip_build_test_hooks;
-
-void xip_build_hook_after_scan(void)
-{
-	const char *cmd = secure_getenv("XIPTOOL_TEST_MKFS_AFTER_SCAN");
-	char sh[] = "sh", c[] = "-c";
-	int status;
-	pid_t pid;
-
-	if (xip_build_test_hooks.after_scan) {
-		xip_build_test_hooks.after_scan(
-			xip_build_test_hooks.after_scan_arg);
-		return;
-	}
-	if (!cmd || !*cmd)
-		return;
-	{
-		char *const argv[] = { sh, c, (char *)cmd, NULL };
-
-		if (!posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ))
-			waitpid(pid, &status, 0);
-	}
-}
-
-bool xip_build_hook_named_temp(void)
-{
-	const char *v = secure_getenv("XIPTOOL_TEST_MKFS_NAMED_TEMP");
-
-	return xip_build_test_hooks.named_temp || (v && !strcmp(v, "1"));
 }

@@ -295,14 +295,15 @@ struct xip_devtable_entry {
 int xip_devtable_parse_line(const char *line, struct xip_devtable_entry *e);
 
 /*
- * Test hooks of xip_build(), unset in normal use.  after_scan runs once
- * the tree is scanned and the output is created, before any file's bytes
- * are copied: the tests change the tree there.  named_temp makes a new
- * image file a named temporary file even where O_TMPFILE works.  The unit
- * tests set them here; a process gets them from its environment:
- * XIPTOOL_TEST_MKFS_AFTER_SCAN (a shell command) and
- * XIPTOOL_TEST_MKFS_NAMED_TEMP=1, read with secure_getenv (ignored in a
- * set-id process).
+ * Test hooks of xip_build(), which exist only in the test build
+ * (lib/testhooks.c compiled with XIP_TEST_HOOKS, linked into the test
+ * programs; libxip.a has empty functions and no xip_build_test_hooks).
+ * after_scan runs once the tree is scanned and the output is created,
+ * before any file's bytes are copied: the tests change the tree there.
+ * named_temp makes a new image file a named temporary file even where
+ * O_TMPFILE works.  The unit tests set them here; a test program gets
+ * them from its environment: XIPTOOL_TEST_MKFS_AFTER_SCAN (a shell
+ * command) and XIPTOOL_TEST_MKFS_NAMED_TEMP=1.
  */
 struct xip_build_hooks {
 	void (*after_scan)(void *arg);
@@ -310,9 +311,9 @@ struct xip_build_hooks {
 	bool named_temp;
 };
 extern struct xip_build_hooks xip_build_test_hooks;
-/* Run the after_scan hook, if any. */
+/* Run the after_scan hook, if any (nothing outside the test build). */
 void xip_build_hook_after_scan(void);
-/* Is the named_temp hook set? */
+/* Is the named_temp hook set?  (false outside the test build) */
 bool xip_build_hook_named_temp(void);
 
 #endif

@@ -84,9 +84,11 @@ void xip_map_undo_end(struct xip_map *m);
  */
 void xip_engine_mark_inode(struct xip_image *img, ext2_ino_t ino);
 /*
- * Test hook: with XIPTOOL_TEST_CRASH_AFTER=N in the environment, a writer
- * kills itself (SIGKILL) at its N-th ordering step, so that tests can stop
- * it between any two steps.  Steps are counted from 1.
+ * An ordering step of a writer.  In the test build only (lib/testhooks.c
+ * compiled with XIP_TEST_HOOKS), with XIPTOOL_TEST_CRASH_AFTER=N in the
+ * environment, a writer kills itself (SIGKILL) at its N-th step, so that
+ * tests can stop it between any two steps (counted from 1); elsewhere it
+ * does nothing.
  */
 void xip_engine_step(void);
 

@@ -16,7 +16,6 @@
 #include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -52,7 +51,7 @@ void xip_engine_free(struct xip_image *img)
 	img->engine = NULL;
 }
 
-/* ---- writers: on-disk bitmaps ahead of the links, the crash hook -------- */
+/* ---- writers: on-disk bitmaps ahead of the links ------------------------ */
 
 /* Set bit @bit of the bitmap block @bmblk in the segment itself. */
 static void disk_bit_set(struct xip_image *img, blk64_t bmblk, uint64_t bit)
@@ -105,21 +104,6 @@ static void alloc_range_hook(ext2_filsys fs, blk64_t blk, blk_t num,
 			engine_mark_block(fs->priv_data, blk + i);
 		undo_hook(fs->priv_data, blk + i, inuse);
 	}
-}
-
-void xip_engine_step(void)
-{
-	static long left = -1;
-
-	if (left < 0) {
-		const char *v = secure_getenv("XIPTOOL_TEST_CRASH_AFTER");
-
-		left = v && *v ? strtol(v, NULL, 10) : 0;
-		if (left <= 0)
-			left = 0;
-	}
-	if (left && !--left)
-		raise(SIGKILL);
 }
 
 int xip_engine_load_bitmaps(struct xip_image *img)

@@ -2,9 +2,12 @@
 # xiptool mkfs run by root beside hostile local users: the output is never
 # written through what another user planted, a source tree changed between
 # the scan and the copy is refused, a segment in use is left alone, and a
-# failure or a kill leaves the old image and no temporary file.
+# failure or a kill leaves the old image and no temporary file.  The
+# changes and kills in the middle of mkfs use the test build's pauses
+# (XIPTOOL_TEST_MKFS_*).
 
 load ../lib/common
+use_test_hooks
 
 # as_nobody CMD...: run as uid and gid 65534 without capabilities
 as_nobody() {
@@ -15,6 +18,7 @@ as_nobody() {
 setup() {
 	common_setup
 	require_root
+	require_test_hooks
 	require_cmd setpriv
 	chmod 755 "$T"
 	# a directory every user may write, like /tmp

@@ -232,3 +232,33 @@ require_deb() {
 		[ "$output" = "xiptool $(version)" ]
 	fi
 }
+
+@test "no test hook in what is installed: make install has no XIPTOOL_TEST_, the test build has them" {
+	require_cmd strings
+	local f n=0 inst=$T/inst
+	# the test build does carry them: the check below can see them
+	strings -a "$TOP_BUILDDIR/tests/hooks/xiptool-main" | grep -q XIPTOOL_TEST_CRASH_AFTER
+	strings -a "$TOP_BUILDDIR/tests/hooks/xiptool-main" | grep -q XIPTOOL_TEST_MKFS_AFTER_SCAN
+	make -s -C "$TOP_BUILDDIR" install DESTDIR="$inst" >"$T/install.log" 2>&1 ||
+		{ cat "$T/install.log"; false; }
+	for f in $(find "$inst" -type f -perm -u+x \( -name xiptool \
+		-o -name xiptool-main -o -name 'nbdkit-xiptool-plugin.so' \) | sort); do
+		echo "$f"
+		n=$((n + 1))
+		run grep -c XIPTOOL_TEST_ <(strings -a "$f")
+		[ "$output" = 0 ] || { strings -a "$f" | grep XIPTOOL_TEST_; false; }
+	done
+	# the front end, the main program, and the plugin where it is built
+	if [ -f "$TOP_BUILDDIR/nbdkit-xiptool-plugin.so" ]; then
+		[ "$n" -eq 3 ]
+	else
+		[ "$n" -eq 2 ]
+	fi
+	# and in the .deb, built from the dist tarball
+	if [ -d "${D:-}/root/usr" ]; then
+		for f in "$D/root/usr/bin/xiptool" "$D/root/usr/libexec/xiptool/xiptool-main"; do
+			run grep -c XIPTOOL_TEST_ <(strings -a "$f")
+			[ "$output" = 0 ]
+		done
+	fi
+}

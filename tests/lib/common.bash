@@ -18,6 +18,20 @@ xiptool() {
 	"$XIPTOOL" "$@"
 }
 
+# use_test_hooks: run the test build (tests/hooks/, built by `make check`:
+# the crash points and mkfs pauses that XIPTOOL_TEST_* drive, which the
+# installed programs do not have) as xiptool from now on.
+use_test_hooks() {
+	XIPTOOL=${TOP_BUILDDIR:-$PWD}/tests/hooks/xiptool
+	export XIPTOOL
+}
+
+# In setup of a file that called use_test_hooks: the test build is there.
+require_test_hooks() {
+	[ -x "$XIPTOOL" ] && [ -x "$(dirname "$XIPTOOL")/xiptool-main" ] ||
+		{ echo "$XIPTOOL: no test build (make check builds it)"; false; }
+}
+
 # A scratch directory per test, removed afterwards.
 common_setup() {
 	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/xipt.XXXXXX")

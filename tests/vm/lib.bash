@@ -1,11 +1,18 @@
 # Helpers for the guest tests: a distribution kernel under
-# qemu-system-x86_64 (KVM when /dev/kvm exists, TCG otherwise), an
-# initramfs built now from busybox-static and the kernel's modules.
+# qemu-system-x86_64 (KVM when a probe boot shows it works, TCG otherwise),
+# an initramfs built now from busybox-static and the kernel's modules.
 
 load ../lib/common
 load ../lib/attach
 
 VM_MODULES="virtio_pci nd_virtio virtio_pmem nd_pmem nfit ext4"
+# the device KVM is used through, and how long (seconds) a probe boot may
+# take to print the kernel's first console line
+: "${VM_KVM_DEV:=/dev/kvm}"
+: "${XIPTOOL_VM_PROBE_TIMEOUT:=10}"
+# how long (seconds) a guest may take to report, and to power off after
+: "${XIPTOOL_VM_TIMEOUT:=300}"
+VM_STOP_TIMEOUT=10
 
 vm_require() {
 	require_root
@@ -18,9 +25,71 @@ vm_require() {
 	[ -n "$KERNEL" ] || skip "no kernel in /boot (linux-image-amd64)"
 	KVER=${KERNEL#/boot/vmlinuz-}
 	[ -d "/lib/modules/$KVER" ] || skip "no modules for $KVER"
-	ACCEL=tcg
-	[ -w /dev/kvm ] && ACCEL=kvm
-	return 0
+	vm_accel
+}
+
+# vm_probe_kvm: boot $KERNEL under KVM without an initramfs until it
+# prints its first console line ("Linux version"), for at most
+# $XIPTOOL_VM_PROBE_TIMEOUT seconds.  /dev/kvm can exist and still fail
+# (nested KVM in some virtual machines): QEMU aborts ("failed to set MSR
+# 0x10a") or hangs after SeaBIOS.  0 when the kernel spoke; otherwise 1,
+# with the reason in $VM_PROBE_WHY.  The probe guest is always stopped.
+vm_probe_kvm() {
+	local dir pid end why=
+	dir=$(mktemp -d "${BATS_RUN_TMPDIR:-${TMPDIR:-/tmp}}/vmprobe.XXXXXX")
+	qemu-system-x86_64 -machine pc -accel kvm -cpu max -smp 1 -m 128M \
+		-nographic -no-reboot -nodefaults -kernel "$KERNEL" \
+		-append "console=ttyS0 earlyprintk=serial,ttyS0 panic=-1" \
+		-serial "file:$dir/serial" -monitor none -display none \
+		< /dev/null > "$dir/qemu" 2>&1 3>&- &
+	pid=$!
+	end=$((SECONDS + XIPTOOL_VM_PROBE_TIMEOUT))
+	while :; do
+		if grep -aq "Linux version" "$dir/serial" 2>/dev/null; then
+			break
+		elif ! kill -0 "$pid" 2>/dev/null; then
+			why=$(grep -a -m1 . "$dir/qemu" |
+				sed 's/^[^ :]*qemu[^ :]*: //; s/^error: //')
+			why="qemu exited: ${why:-no message}"
+			break
+		elif [ "$SECONDS" -ge "$end" ]; then
+			why="no console line from the kernel within ${XIPTOOL_VM_PROBE_TIMEOUT} s"
+			grep -aq SeaBIOS "$dir/serial" 2>/dev/null &&
+				why="$why (SeaBIOS started)"
+			break
+		fi
+		sleep 0.1
+	done
+	vm_stop "$pid"
+	rm -rf "$dir"
+	VM_PROBE_WHY=$why
+	[ -z "$why" ]
+}
+
+# vm_accel: set ACCEL (kvm or tcg) for the guests of this run, once per
+# run: the choice is kept in $VM_ACCEL_CACHE (in the run's directory) and
+# written as a TAP comment when made.  XIPTOOL_VM_ACCEL=kvm|tcg chooses
+# without a probe.
+vm_accel() {
+	local cache=${VM_ACCEL_CACHE:-${BATS_RUN_TMPDIR:?}/vm-accel} note
+	if [ -s "$cache" ]; then
+		ACCEL=$(head -1 "$cache")
+		return 0
+	fi
+	case ${XIPTOOL_VM_ACCEL:-} in
+	kvm|tcg) ACCEL=$XIPTOOL_VM_ACCEL note="XIPTOOL_VM_ACCEL" ;;
+	'')	if [ ! -w "$VM_KVM_DEV" ]; then
+			ACCEL=tcg note="no usable $VM_KVM_DEV"
+		elif vm_probe_kvm; then
+			ACCEL=kvm note="a probe boot printed the kernel's first line"
+		else
+			ACCEL=tcg note="kvm present but could not boot: $VM_PROBE_WHY"
+		fi ;;
+	*)	echo "XIPTOOL_VM_ACCEL=$XIPTOOL_VM_ACCEL: kvm or tcg"
+		return 1 ;;
+	esac
+	printf '%s\n%s\n' "$ACCEL" "$note" > "$cache"
+	{ echo "# accel: $ACCEL ($note)"; } 2>/dev/null >&3 || true
 }
 
 # Build $T/initrd: busybox, the statx probe, the modules $VM_MODULES need
@@ -66,7 +135,7 @@ vm_start() {
 		-append "console=ttyS0 panic=-1 loglevel=4 xipmode=$mode xipfs=$fs" \
 		-object "memory-backend-file,id=seg,share=on,mem-path=$file,size=$size,readonly=$ro" \
 		$dopt -serial "file:$log" -monitor none -display none \
-		> "$log.qemu" 2>&1 &
+		< /dev/null > "$log.qemu" 2>&1 3>&- &
 	VM_PID=$!
 	echo "$VM_PID" >> "$T/vm.pids"
 }
@@ -76,24 +145,49 @@ vm_teardown() {
 	local p
 	[ -f "${T:-}/vm.pids" ] || return 0
 	while read -r p; do
-		kill "$p" 2>/dev/null || true
+		vm_stop "$p"
 	done < "$T/vm.pids"
 }
 
-# vm_wait LOG PID: until the guest printed "XIPVM done" (or died).
+# vm_wait LOG PID: until the guest printed "XIPVM done"; 1 when it died
+# or $XIPTOOL_VM_TIMEOUT seconds passed first.
 vm_wait() {
-	local i
-	for i in $(seq 1200); do
+	local end=$((SECONDS + XIPTOOL_VM_TIMEOUT))
+	while [ "$SECONDS" -lt "$end" ]; do
 		grep -q "XIPVM done" "$1" 2>/dev/null && return 0
 		kill -0 "$2" 2>/dev/null || break
 		sleep 0.25
 	done
-	echo "---- guest $1:"; cat "$1" "$1.qemu"
+	echo "---- guest $1 (accel $ACCEL):"; cat "$1" "$1.qemu"
 	return 1
 }
 
+# vm_exited PID: until guest PID powered off by itself; 1 when it is still
+# running after $XIPTOOL_VM_TIMEOUT seconds (it is then stopped).
+vm_exited() {
+	local end=$((SECONDS + XIPTOOL_VM_TIMEOUT))
+	while kill -0 "$1" 2>/dev/null; do
+		if [ "$SECONDS" -ge "$end" ]; then
+			echo "guest $1 still running after ${XIPTOOL_VM_TIMEOUT} s"
+			vm_stop "$1"
+			return 1
+		fi
+		sleep 0.25
+	done
+	wait "$1" 2>/dev/null || true
+}
+
+# vm_stop PID: SIGTERM, then SIGKILL if it is still there after
+# $VM_STOP_TIMEOUT seconds; reaped when it is our child.
 vm_stop() {
-	kill "$1" 2>/dev/null || true
+	local end=$((SECONDS + VM_STOP_TIMEOUT))
+	kill "$1" 2>/dev/null || return 0
+	while kill -0 "$1" 2>/dev/null && [ "$SECONDS" -lt "$end" ]; do
+		# a child that exited is a zombie until it is reaped
+		case $(ps -o stat= -p "$1" 2>/dev/null) in Z*) break ;; esac
+		sleep 0.1
+	done
+	kill -KILL "$1" 2>/dev/null || true
 	wait "$1" 2>/dev/null || true
 }
 

@@ -2,6 +2,7 @@
 # Guests share one segment as a pmem device under DAX: a distribution
 # kernel under QEMU mounts an attached segment with ext4 -o dax=always.
 # Run by `make check-vm`, not by `make check`: each boot takes seconds.
+# Guests that are still running when a test ends are stopped by teardown.
 
 load lib
 
@@ -29,7 +30,8 @@ setup() {
 	a=$VM_PID
 	vm_start "$T/b.log" share virtio-pmem "$file"
 	b=$VM_PID
-	vm_wait "$T/a.log" "$a" && vm_wait "$T/b.log" "$b" || { vm_stop "$a"; vm_stop "$b"; false; }
+	vm_wait "$T/a.log" "$a"
+	vm_wait "$T/b.log" "$b"
 	for g in a b; do
 		cat "$T/$g.log"
 		[ "$(vm_val "$T/$g.log" pmem0)" = yes ]
@@ -65,8 +67,8 @@ setup() {
 	[ "$status" -eq 0 ]
 	file=$(seg_col "$SEG" PATH)
 	vm_start "$T/w.log" rw virtio-pmem "$file"
-	vm_wait "$T/w.log" "$VM_PID" || { vm_stop "$VM_PID"; false; }
-	wait "$VM_PID" || true
+	vm_wait "$T/w.log" "$VM_PID"
+	vm_exited "$VM_PID"
 	cat "$T/w.log"
 	[ "$(vm_val "$T/w.log" mount)" = ok ]
 	[ "$(vm_val "$T/w.log" statx)" = "/mnt/bin/busybox dax=1 known=1" ]
@@ -92,8 +94,8 @@ setup() {
 	[ "$status" -eq 0 ]
 	file=$(seg_col "$SEG" PATH)
 	vm_start "$T/n.log" nodax nvdimm "$file"
-	vm_wait "$T/n.log" "$VM_PID" || { vm_stop "$VM_PID"; false; }
-	wait "$VM_PID" || true
+	vm_wait "$T/n.log" "$VM_PID"
+	vm_exited "$VM_PID"
 	cat "$T/n.log"
 	[ "$(vm_val "$T/n.log" pmem0)" = yes ]
 	[ "$(vm_val "$T/n.log" daxmount)" = refused ]
@@ -111,8 +113,8 @@ setup() {
 	[ "$status" -eq 0 ]
 	file=$(seg_col "$SEG" PATH)
 	vm_start "$T/e.log" ro virtio-pmem "$file" ext2
-	vm_wait "$T/e.log" "$VM_PID" || { vm_stop "$VM_PID"; false; }
-	wait "$VM_PID" || true
+	vm_wait "$T/e.log" "$VM_PID"
+	vm_exited "$VM_PID"
 	cat "$T/e.log"
 	[ "$(vm_val "$T/e.log" mount)" = ok ]
 	[ "$(vm_val "$T/e.log" statx)" = "/mnt/bin/busybox dax=1 known=1" ]
