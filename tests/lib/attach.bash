@@ -65,6 +65,17 @@ attach_tree_loop() {
 	path=$(seg_col "$SEG" PATH)
 }
 
+# No segment file of segment $1 is left in directory $2 (/dev/shm): its
+# name is xiptool-NAME. (xiptool-UID:NAME. for users) and random bits.
+no_segfile() {
+	local f dir=${2:-/dev/shm}
+	for f in "$dir/xiptool-$1".* "$dir/xiptool-"*":$1".*; do
+		[ -e "$f" ] || [ -L "$f" ] || continue
+		echo "left behind: $f"
+		return 1
+	done
+}
+
 # The value of one column of `xiptool list` for segment $1.
 seg_col() {
 	"$XIPTOOL" list -n -r -o "$2" "$1"
