@@ -12,6 +12,18 @@ asuser() {
 	setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"
 }
 
+# The huge pages a test reserved are given back.
+teardown() {
+	local pages=
+	if [ -n "${T:-}" ] && [ -f "$T/nr_hugepages" ]; then
+		pages=$(cat "$T/nr_hugepages")
+	fi
+	attach_teardown
+	if [ -n "$pages" ]; then
+		echo "$pages" > /proc/sys/vm/nr_hugepages
+	fi
+}
+
 # Files of $T readable by user 65534.
 open_scratch() {
 	chmod 755 "$T"
@@ -214,6 +226,127 @@ user_cannot_rewrite() {
 	[ "$status" -ne 0 ]
 	run asuser ls "$T/run"
 	[ "$status" -ne 0 ]
+}
+
+# Files user 65534 plants at the names an attach of $SEG in $1 could use:
+# the segment file's name before it took random bits, and guesses at
+# those (a symlink to $T/victim, a directory, a FIFO, a file).
+plant() {
+	printf 'victim\n' > "$T/victim"
+	chmod 666 "$T/victim"
+	asuser touch "$1/xiptool-$SEG"
+	# hugetlbfs holds no symlinks: a file there
+	if ! asuser ln -s "$T/victim" "$1/xiptool-$SEG.0000000000000000" 2>/dev/null; then
+		asuser touch "$1/xiptool-$SEG.0000000000000000"
+	fi
+	asuser mkdir "$1/xiptool-$SEG.ffffffffffffffff"
+	asuser mkfifo "$1/xiptool-$SEG.tmp"
+	asuser touch "$1/xiptool-0:$SEG"
+	planted "$1" > "$T/planted"
+}
+
+# What the planted files are: names, types, owners, sizes, times.
+planted() {
+	stat -c '%n %F %u %s %Y %i' "$1/xiptool-$SEG" "$1/xiptool-$SEG".???????????????? \
+		"$1/xiptool-$SEG.tmp" "$1/xiptool-0:$SEG"
+}
+
+# The segment $SEG is in $1, root's, not one of the planted files, and
+# these are untouched.
+not_redirected() {
+	local path
+	path=$(seg_col "$SEG" PATH)
+	[[ "$path" =~ ^"$1/xiptool-$SEG."[0-9a-f]{16}$ ]]
+	[ ! -L "$path" ]
+	[ "$(stat -c '%u %F' "$path")" = "0 regular file" ]
+	cmp -n 16777216 "$path" "$T/img"
+	planted "$1" | grep -v -F "$path" > "$T/now"
+	diff "$T/planted" "$T/now"
+	[ "$(cat "$T/victim")" = victim ]
+}
+
+@test "another user's files at the names of a segment deny no attach and receive nothing" {
+	require_root
+	require_cmd setpriv
+	make_tree_image
+	open_scratch
+	plant /dev/shm
+	run xiptool attach -n "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$SEG" ]
+	not_redirected /dev/shm
+	run xiptool info "@$SEG"
+	[ "$status" -eq 0 ]
+	run xiptool detach "$SEG"
+	[ "$status" -eq 0 ]
+	# writable, with a loop device: the same
+	run xiptool attach -t sw -n "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	not_redirected /dev/shm
+	printf 'mine\n' > "$T/data"
+	run xiptool write "@$SEG" /hello.txt "$T/data"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$T/victim")" = victim ]
+	run xiptool detach "$SEG"
+	[ "$status" -eq 0 ]
+	planted /dev/shm > "$T/now"
+	diff "$T/planted" "$T/now"
+	rm -rf "/dev/shm/xiptool-$SEG" "/dev/shm/xiptool-$SEG".???????????????? \
+		"/dev/shm/xiptool-$SEG.tmp" "/dev/shm/xiptool-0:$SEG"
+}
+
+@test "a segment directory another user owns, or may write to without the sticky bit, is refused" {
+	require_root
+	make_tree_image
+	mkdir -m 755 "$T/theirs" "$T/open"
+	chown 65534 "$T/theirs"
+	chmod 777 "$T/open"
+	run env XIPTOOL_SHMDIR="$T/theirs" "$XIPTOOL" attach -n "$SEG" "$T/img"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool attach: $T/theirs: segment directory must belong to root or uid 0 and be sticky when others may write to it" ]
+	run env XIPTOOL_SHMDIR="$T/open" "$XIPTOOL" attach -n "$SEG" "$T/img"
+	[ "$status" -eq 3 ]
+	[[ "$output" == "xiptool attach: $T/open: segment directory must belong"* ]]
+	[ -z "$(ls -A "$T/theirs")" ]
+	[ -z "$(ls -A "$T/open")" ]
+	[ -z "$(ls "$T/run" 2>/dev/null)" ]
+	chmod 1777 "$T/open"
+	run env XIPTOOL_SHMDIR="$T/open" "$XIPTOOL" attach -n "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	run xiptool detach "$SEG"
+	[ "$status" -eq 0 ]
+	[ -z "$(ls -A "$T/open")" ]
+}
+
+@test "--hugepages: a segment on a hugetlbfs others write to is root's and squatting there denies nothing" {
+	require_root
+	require_cmd setpriv
+	make_tree_image
+	open_scratch
+	old=$(cat /proc/sys/vm/nr_hugepages)
+	echo "$old" > "$T/nr_hugepages"
+	echo $((old + 8)) > /proc/sys/vm/nr_hugepages 2>/dev/null || skip "cannot reserve huge pages"
+	free=$(awk '/^HugePages_Free/ { print $2 }' /proc/meminfo)
+	if [ "$free" -lt 8 ]; then
+		echo "$old" > /proc/sys/vm/nr_hugepages
+		skip "no free huge pages"
+	fi
+	mkdir "$T/huge"
+	mount -t hugetlbfs -o mode=1777 none "$T/huge"
+	export XIPTOOL_HUGETLBFS="$T/huge"
+	chown 65534:65534 "$T/img"
+	chmod 644 "$T/img"
+	plant "$T/huge"
+	run xiptool attach --hugepages -n "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	not_redirected "$T/huge"
+	path=$(seg_col "$SEG" PATH)
+	[ "$(stat -c '%u %a' "$path")" = "0 444" ]
+	run asuser chmod u+w "$path"
+	[ "$status" -ne 0 ]
+	run xiptool detach "$SEG"
+	[ "$status" -eq 0 ]
+	rm -rf "$T/huge/"*
 }
 
 @test "a file that is not an ext2 image is refused unless --raw; nothing is left behind" {

@@ -35,10 +35,10 @@ slow_pull() {
 	"$XIPTOOL" attach -n "$SEG" "$(nbd_uri a)" >"$T/attach.out" 2>&1 &
 	apid=$!
 	for i in $(seq 200); do
-		[ -e "$T/shm/xiptool-$SEG" ] && break
+		compgen -G "$T/shm/xiptool-$SEG.*" >/dev/null && break
 		sleep 0.05
 	done
-	[ -e "$T/shm/xiptool-$SEG" ]
+	compgen -G "$T/shm/xiptool-$SEG.*" >/dev/null
 }
 
 require_qemu() {

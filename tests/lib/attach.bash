@@ -35,7 +35,7 @@ attach_teardown() {
 			for loop in $(losetup -n -O NAME -j "$path" 2>/dev/null); do
 				losetup -d "$loop" 2>/dev/null
 			done
-			rm -f "$path"
+			rm -rf "$path"
 		done
 	fi
 	common_teardown
