@@ -184,3 +184,30 @@ as() {
 	[ "$(ls -A "$T/small")" = out.img ]
 	umount "$T/small"
 }
+
+@test "save by a user: their own file, the image's group only when theirs to give, never wider than the image" {
+	require_root
+	require_cmd setpriv
+	make_tree_image
+	chmod 755 "$T"
+	chown 65534:65534 "$T/img"
+	chmod 640 "$T/img"
+	mkdir -m 700 "$T/urun" "$T/out"
+	chown 65534:65534 "$T/urun" "$T/out"
+	run as 65534 env XIPTOOL_RUNDIR="$T/urun" "$XIPTOOL" attach -t sw -n "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	run as 65534 env XIPTOOL_RUNDIR="$T/urun" sh -c 'umask 022; exec "$0" save "$1" "$2"' "$XIPTOOL" "$SEG" "$T/out/new.img"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c '%u %g %a' "$T/out/new.img")" = "65534 65534 640" ]
+	cmp "$T/out/new.img" "$T/img"
+	# an image of a group the user is not in: that group's bits go
+	chown 0:100 "$T/img"
+	chmod 664 "$T/img"
+	run as 65534 env XIPTOOL_RUNDIR="$T/urun" "$XIPTOOL" attach -t sw -n "g$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	run as 65534 env XIPTOOL_RUNDIR="$T/urun" sh -c 'umask 002; exec "$0" save "$1" "$2"' "$XIPTOOL" "g$SEG" "$T/out/g.img"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c '%u %g %a' "$T/out/g.img")" = "65534 65534 604" ]
+	run as 65534 env XIPTOOL_RUNDIR="$T/urun" "$XIPTOOL" detach "$SEG" "g$SEG"
+	[ "$status" -eq 0 ]
+}
