@@ -6,9 +6,10 @@
  * exposed by dcssblk: SR, ER and SC there, sr and er here, refuse writes.
  *
  * The segment file sits in a directory every user writes to (/dev/shm):
- * it is created O_EXCL|O_NOFOLLOW under a name no other user's segment
- * can have, with its image's owner and permissions, and its identity
- * (device, inode, owner) is recorded; every later use checks it.  An
+ * it is created O_EXCL|O_NOFOLLOW under a name nobody can guess and take
+ * first (random bits), owned by the caller and no more readable than its
+ * image, and its identity (device, inode, owner) is recorded; every later
+ * use finds it through the record and checks it.  An
  * attach claims its name in the registry (a record "attaching", the file
  * locked) before the long work, and records the segment as attached only
  * when it is whole.
@@ -29,6 +30,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <time.h>
@@ -81,24 +83,51 @@ static int segment_dir(bool huge, char *buf, size_t len)
 }
 
 /*
- * The segment file of @name: xiptool-NAME for root, xiptool-UID:NAME for
- * other users.  A name never holds ':', so no two users' names meet.
+ * The directory of segment files, opened: root's or the caller's, and
+ * sticky when others may write to it (as /dev/shm is), so that nobody
+ * else removes or renames what is created there.
  */
-static int segment_file_path(const char *name, bool huge, char *buf,
-			     size_t len)
+static int segdir_open(const char *dir)
 {
-	char dir[XIP_PATH_MAX];
-	int n, ret = segment_dir(huge, dir, sizeof(dir));
+	struct stat st;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (ret)
-		return ret;
+	if (fd < 0)
+		return xip_error(-errno, "%s: %s", dir, strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return xip_error(-errno, "%s: %s", dir, strerror(errno));
+	}
+	if ((st.st_uid != 0 && st.st_uid != geteuid()) ||
+	    ((st.st_mode & 0022) && !(st.st_mode & S_ISVTX))) {
+		close(fd);
+		return xip_error(-EPERM,
+				 "%s: segment directory must belong to root or uid %u and be sticky when others may write to it",
+				 dir, (unsigned int)geteuid());
+	}
+	return fd;
+}
+
+/*
+ * A file name for the segment @name that nobody can take first, as the
+ * directory is shared: xiptool-NAME. for root, xiptool-UID:NAME. for
+ * other users, then 64 random bits.  Every use finds the file through
+ * its record, never by guessing its name.
+ */
+static int segfile_name(const char *name, char *buf, size_t len)
+{
+	uint64_t r;
+	int n;
+
+	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return xip_error(-errno, "getrandom: %s", strerror(errno));
 	if (geteuid() == 0)
-		n = snprintf(buf, len, "%s/xiptool-%s", dir, name);
+		n = snprintf(buf, len, "xiptool-%s.%016" PRIx64, name, r);
 	else
-		n = snprintf(buf, len, "%s/xiptool-%u:%s", dir,
-			     (unsigned int)geteuid(), name);
+		n = snprintf(buf, len, "xiptool-%u:%s.%016" PRIx64,
+			     (unsigned int)geteuid(), name, r);
 	if (n < 0 || (size_t)n >= len)
-		return xip_error(-ENAMETOOLONG, "%s: name too long", dir);
+		return xip_error(-ENAMETOOLONG, "%s: name too long", name);
 	return 0;
 }
 
@@ -155,23 +184,48 @@ static int source_open(struct source *s, const char *path)
 
 /* ---- the segment file ------------------------------------------------- */
 
-static int segfile_create(struct segfile *sf, const char *path)
+/*
+ * Create the segment file of @e in @dir (O_EXCL, O_NOFOLLOW), under a
+ * fresh name when another file holds one: what another user planted
+ * there is neither used nor touched.  Its path goes into @e->path.
+ */
+static int segfile_create(struct segfile *sf, const char *dir,
+			  struct xip_seg_entry *e)
 {
+	char name[XIP_SEG_NAME_MAX + 48];
 	struct statfs sfs;
+	int dfd, n, ret = 0;
 
-	sf->path = path;
+	sf->path = e->path;
 	/* a guest's pmem device needs whole 2 MiB sections (nd_pmem) */
 	sf->align = XIP_PMEM_ALIGN;
 	if ((uint64_t)xip_host_page_size() > sf->align)
 		sf->align = (uint64_t)xip_host_page_size();
-	sf->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY |
-		      O_CLOEXEC, 0600);
-	if (sf->fd < 0 && errno == EEXIST)
-		return xip_error(-EEXIST,
-				 "%s: segment file exists (attached through another registry, or left over)",
-				 path);
-	if (sf->fd < 0)
-		return xip_error(-errno, "%s: %s", path, strerror(errno));
+	dfd = segdir_open(dir);
+	if (dfd < 0)
+		return dfd;
+	for (int tries = 0; !ret && sf->fd < 0 && tries < 64; tries++) {
+		ret = segfile_name(e->name, name, sizeof(name));
+		n = snprintf(e->path, sizeof(e->path), "%s/%s", dir, name);
+		if (!ret && (n < 0 || (size_t)n >= sizeof(e->path)))
+			ret = xip_error(-ENAMETOOLONG, "%s: name too long",
+					dir);
+		if (!ret)
+			sf->fd = openat(dfd, name, O_RDWR | O_CREAT | O_EXCL |
+					O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
+					0600);
+		if (!ret && sf->fd < 0 && errno != EEXIST)
+			ret = xip_error(-errno, "%s: %s", e->path,
+					strerror(errno));
+	}
+	close(dfd);
+	if (!ret && sf->fd < 0)
+		ret = xip_error(-EEXIST, "%s: no free segment file name",
+				dir);
+	if (ret) {
+		e->path[0] = '\0';
+		return ret;
+	}
 	sf->created = true;
 	if (fstatfs(sf->fd, &sfs) == 0 && sfs.f_type == HUGETLBFS_MAGIC) {
 		sf->huge = true;
@@ -182,26 +236,23 @@ static int segfile_create(struct segfile *sf, const char *path)
 }
 
 /*
- * A segment is no more readable than its image: the image's owner, group
- * and permission bits, without write bits for read-only types (with the
- * owner's write bit for writable ones); set-id bits never.  A caller who
- * cannot give the file away keeps it, with the image's bits for others,
- * its group's only when the group could be kept too.  No image: 0600.
+ * A segment belongs to whoever attached it, whoever owns the image:
+ * nobody else may chmod it and rewrite what was attached (and checked).
+ * Others read it as far as the image let them: its group's read bit
+ * when the file can take the image's group, its others' read bit.  Write
+ * bits for the owner of a writable type only; execute and set-id bits
+ * never.
  */
 static int segfile_own(struct segfile *sf, const struct source *src,
 		       enum xip_seg_type type)
 {
-	mode_t mode = 0600;
+	mode_t mode = xip_segment_type_writable(type) ? 0600 : 0400;
 
 	if (src && src->fd >= 0) {
-		mode = src->st.st_mode & 0777;
-		if (fchown(sf->fd, src->st.st_uid, src->st.st_gid) < 0) {
-			mode = (mode & 0007) | 0400;
-			if (fchown(sf->fd, (uid_t)-1, src->st.st_gid) == 0)
-				mode |= src->st.st_mode & 0070;
-		}
-		mode = xip_segment_type_writable(type) ? mode | 0200 :
-						     mode & ~0222;
+		if ((src->st.st_mode & 0040) &&
+		    fchown(sf->fd, (uid_t)-1, src->st.st_gid) == 0)
+			mode |= 0040;
+		mode |= src->st.st_mode & 0004;
 	}
 	if (fchmod(sf->fd, mode) < 0)
 		return xip_error(-errno, "%s: %s", sf->path, strerror(errno));
@@ -457,8 +508,7 @@ static int entry_init(const struct xip_attach_opts *o, enum xip_seg_type type,
 		snprintf(e->image, sizeof(e->image), "%s", o->image);
 	e->created = (int64_t)time(NULL);
 	e->owner = geteuid();
-	return segment_file_path(e->name, o->hugepages, e->path,
-				 sizeof(e->path));
+	return 0;
 }
 
 /* The name is free, or only held by a stale record (then removed). */
@@ -500,17 +550,22 @@ static void record_identity(struct xip_seg_entry *e, const struct stat *st)
  * segment file (O_EXCL), give it its owner and mode, lock it (the attach
  * is running while the lock is held) and record it as "attaching".
  */
-static int attach_claim(struct segfile *sf, const struct source *src,
-			struct xip_seg_entry *e)
+static int attach_claim(struct segfile *sf, const char *dir,
+			const struct source *src, struct xip_seg_entry *e)
 {
 	struct stat st;
 	int ret = xip_registry_lock();
 
 	if (ret)
 		return ret;
+	if (src && src->fd >= 0) {
+		e->image_uid = src->st.st_uid;
+		e->image_gid = src->st.st_gid;
+		e->image_mode = src->st.st_mode;
+	}
 	ret = name_free(e->name);
 	if (!ret)
-		ret = segfile_create(sf, e->path);
+		ret = segfile_create(sf, dir, e);
 	if (!ret)
 		ret = segfile_own(sf, src, e->type);
 	if (!ret && (flock(sf->fd, LOCK_EX | LOCK_NB) < 0 ||
@@ -621,7 +676,7 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 		ret = too_big(o->image, round_up(nbd_size, XIP_PMEM_ALIGN),
 			      &lim);
 	if (!ret)
-		ret = attach_claim(&sf, &src, e);
+		ret = attach_claim(&sf, dir, &src, e);
 	if (!ret)
 		ret = nbd ? xip_attach_fill_nbd(o, &sf, nbd, nbd_size, e) :
 			    xip_attach_fill(o, &sf, &src, &lim, e);

@@ -305,6 +305,15 @@ int xip_registry_format(const struct xip_seg_entry *e, char *buf, size_t len)
 	sb_num(&sb, "dev", (int64_t)e->seg_dev);
 	sb_num(&sb, "ino", (int64_t)e->seg_ino);
 	sb_num(&sb, "fileuid", (int64_t)e->seg_uid);
+	if (e->image_mode) {
+		char mode[16];
+
+		sb_num(&sb, "imageuid", (int64_t)e->image_uid);
+		sb_num(&sb, "imagegid", (int64_t)e->image_gid);
+		snprintf(mode, sizeof(mode), "%o",
+			 (unsigned int)e->image_mode);
+		sb_str(&sb, "imagemode", mode);
+	}
 	sb_str(&sb, "state", e->attaching ? "attaching" : "attached");
 	if (e->attaching)
 		sb_num(&sb, "pid", (int64_t)e->pid);
@@ -346,6 +355,22 @@ static int parse_num(const char *v, uint64_t *out)
 	return errno || *end ? -EINVAL : 0;
 }
 
+/* A file's mode (type and permission bits) in octal: "100640". */
+static int parse_mode(const char *v, mode_t *out)
+{
+	unsigned long m;
+	char *end;
+
+	if (*v < '0' || *v > '7')
+		return -EINVAL;
+	errno = 0;
+	m = strtoul(v, &end, 8);
+	if (errno || *end || m > 0177777)
+		return -EINVAL;
+	*out = (mode_t)m;
+	return 0;
+}
+
 /* @val: @vlen bytes, not terminated */
 static int parse_field(struct xip_seg_entry *e, const char *key,
 		       const char *val, size_t vlen)
@@ -368,6 +393,7 @@ static int parse_field(struct xip_seg_entry *e, const char *key,
 	static const char *const nums[] = {
 		"type", "size", "offset", "sizelimit", "created", "owner",
 		"compressed", "dev", "ino", "fileuid", "state", "pid",
+		"imageuid", "imagegid", "imagemode",
 	};
 	size_t k;
 
@@ -388,6 +414,8 @@ static int parse_field(struct xip_seg_entry *e, const char *key,
 		e->attaching = !strcmp(word, "attaching");
 		return 0;
 	}
+	if (!strcmp(key, "imagemode"))
+		return parse_mode(word, &e->image_mode);
 	if (parse_num(word, &v))
 		return -EINVAL;
 	if (!strcmp(key, "size"))
@@ -410,6 +438,10 @@ static int parse_field(struct xip_seg_entry *e, const char *key,
 		e->seg_uid = (uid_t)v;
 	else if (!strcmp(key, "pid"))
 		e->pid = (pid_t)v;
+	else if (!strcmp(key, "imageuid"))
+		e->image_uid = (uid_t)v;
+	else if (!strcmp(key, "imagegid"))
+		e->image_gid = (gid_t)v;
 	return 0;
 }
 

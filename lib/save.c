@@ -3,7 +3,8 @@
  * Saving an attached segment to a file: under the segment's shared lock
  * (writers finished, a detach refused meanwhile), copied a chunk at a
  * time into a temporary file next to the destination, zero blocks left
- * as holes, then renamed into place.
+ * as holes, given the image's owner and no wider permissions, then
+ * renamed into place (a symbolic link there is refused, not followed).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -153,18 +154,95 @@ static int temp_next_to(const char *dest, char *tmp, size_t len)
 	return fd;
 }
 
+/*
+ * What the destination may be: missing (*@old 0), or a regular file,
+ * never a symbolic link (it is replaced, not written through, but
+ * whoever planted it chose where the image goes).
+ */
+static int dest_check(const char *dest, struct stat *old)
+{
+	memset(old, 0, sizeof(*old));
+	if (lstat(dest, old) < 0) {
+		memset(old, 0, sizeof(*old));
+		return errno == ENOENT ? 0 :
+		       xip_error(-errno, "%s: %s", dest, strerror(errno));
+	}
+	if (S_ISLNK(old->st_mode))
+		return xip_error(-ELOOP, "%s: is a symbolic link: refusing",
+				 dest);
+	if (!S_ISREG(old->st_mode))
+		return xip_error(-EINVAL, "%s: not a regular file", dest);
+	return 0;
+}
+
+/*
+ * The saved file is never more open than the image was, nor than the
+ * file it replaces: the image's permission bits (recorded at attach),
+ * without those of the replaced file, and for a new file without the
+ * umask's.  It belongs to the image's owner and group when the caller
+ * can give it away (root); a group it cannot take loses its bits.  With
+ * no image file (sn, en, NBD), the segment file's bits and the caller.
+ */
+static int save_own(int fd, const struct xip_seg_entry *e, int sfd,
+		    const struct stat *old, const char *tmp)
+{
+	mode_t mask = umask(0), mode;
+	gid_t gid = (gid_t)-1;
+	struct stat st;
+
+	umask(mask);
+	if (e->image_mode) {
+		mode = e->image_mode & 0666;
+		gid = e->image_gid;
+	} else if (fstat(sfd, &st) == 0) {
+		mode = 0600 | (st.st_mode & 0044);
+		gid = st.st_gid;
+	} else {
+		mode = 0600;
+	}
+	mode &= old->st_mode ? old->st_mode : ~mask;
+	if (geteuid() == 0 && e->image_mode &&
+	    fchown(fd, e->image_uid, e->image_gid) < 0)
+		return xip_error(-errno, "%s: %s", tmp, strerror(errno));
+	if (gid != (gid_t)-1 && (fchown(fd, (uid_t)-1, gid) < 0 ||
+				 fstat(fd, &st) < 0 || st.st_gid != gid))
+		mode &= ~(mode_t)0070;
+	if (fchmod(fd, mode) < 0)
+		return xip_error(-errno, "%s: %s", tmp, strerror(errno));
+	return 0;
+}
+
+/* The rename is on disk once the destination's directory is. */
+static void sync_dir(const char *dest)
+{
+	char dir[XIP_PATH_MAX];
+	const char *slash = strrchr(dest, '/');
+	int fd;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dest)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - dest), dest);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
 static int save_data(const struct xip_seg_entry *e, int sfd, const char *dest)
 {
 	char tmp[XIP_PATH_MAX + 16];
-	mode_t mask = umask(0);
 	struct xip_segment *seg;
-	struct stat st;
+	struct stat old;
 	void *map;
 	int fd, ret;
 
-	umask(mask);
-	if (stat(dest, &st) == 0 && !S_ISREG(st.st_mode))
-		return xip_error(-EINVAL, "%s: not a regular file", dest);
+	ret = dest_check(dest, &old);
+	if (ret)
+		return ret;
 	ret = xip_segment_open_fd(sfd, e->path, 0, &seg);
 	if (ret)
 		return ret;
@@ -175,14 +253,16 @@ static int save_data(const struct xip_seg_entry *e, int sfd, const char *dest)
 	}
 	fd = temp_next_to(dest, tmp, sizeof(tmp));
 	ret = fd < 0 ? fd : write_sparse(fd, seg, e->size, tmp);
-	if (!ret && fchmod(fd, 0666 & ~mask) < 0)
-		ret = xip_error(-errno, "%s: %s", tmp, strerror(errno));
+	if (!ret)
+		ret = save_own(fd, e, sfd, &old, tmp);
 	if (fd >= 0 && close(fd) < 0 && !ret)
 		ret = xip_error(-errno, "%s: %s", tmp, strerror(errno));
 	if (!ret && rename(tmp, dest) < 0)
 		ret = xip_error(-errno, "%s: %s", dest, strerror(errno));
 	if (ret && fd >= 0)
 		unlink(tmp);
+	if (!ret)
+		sync_dir(dest);
 	xip_segment_close(seg);
 	return ret;
 }

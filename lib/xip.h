@@ -219,6 +219,11 @@ struct xip_seg_entry {
 	int64_t created;		/* seconds since the epoch */
 	uid_t owner;
 	bool compressed;		/* the image was gzip-compressed */
+	/* the image's owner, group and st_mode at attach (what save gives
+	 * the file it writes); image_mode 0: no image file */
+	uid_t image_uid;
+	gid_t image_gid;
+	mode_t image_mode;
 	/* the segment file's identity at attach: what every use checks */
 	uint64_t seg_dev, seg_ino;
 	uid_t seg_uid;

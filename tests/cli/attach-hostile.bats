@@ -12,6 +12,18 @@ asuser() {
 	setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"
 }
 
+# The huge pages a test reserved are given back.
+teardown() {
+	local pages=
+	if [ -n "${T:-}" ] && [ -f "$T/nr_hugepages" ]; then
+		pages=$(cat "$T/nr_hugepages")
+	fi
+	attach_teardown
+	if [ -n "$pages" ]; then
+		echo "$pages" > /proc/sys/vm/nr_hugepages
+	fi
+}
+
 # Files of $T readable by user 65534.
 open_scratch() {
 	chmod 755 "$T"
@@ -133,13 +145,27 @@ busybox_image() {
 	[ "$(stat -c %u "$upath")" = 65534 ]
 	[ "$(stat -c %i "$upath")" != "$(stat -c %i "$rpath")" ]
 	# a name is a name: no separator the user's names may contain
-	[[ "$upath" == "/dev/shm/xiptool-65534:$SEG" ]]
+	[[ "$upath" =~ ^"/dev/shm/xiptool-65534:$SEG."[0-9a-f]{16}$ ]]
 	run asuser env XIPTOOL_RUNDIR="$T/urun" "$XIPTOOL" detach "$SEG"
 	[ "$status" -eq 0 ]
 	[ -e "$rpath" ]
 }
 
-@test "a segment is no more readable than its image: owner and mode kept, writes dropped for sr and er" {
+# As user 65534: make segment file $1 writable and write to it.  Both
+# must fail; the segment's bytes stay those of $2.
+user_cannot_rewrite() {
+	run asuser chmod u+w "$1"
+	[ "$status" -ne 0 ]
+	run asuser chmod 666 "$1"
+	[ "$status" -ne 0 ]
+	run asuser dd if=/dev/zero of="$1" bs=4096 count=1 conv=notrunc status=none
+	[ "$status" -ne 0 ]
+	run asuser truncate -s 0 "$1"
+	[ "$status" -ne 0 ]
+	cmp -n "$(stat -c %s "$2")" "$1" "$2"
+}
+
+@test "a segment of a user's image stays root's: the user can neither chmod nor write it; read bits only as the image had them" {
 	require_root
 	require_cmd setpriv
 	make_tree_image
@@ -150,20 +176,40 @@ busybox_image() {
 	[ "$(stat -c '%u %g %a' "$path")" = "0 0 400" ]
 	run asuser cat "$path"
 	[ "$status" -ne 0 ]
-	# owner and group of the image, minus the write bits for read-only types
+	# the user's own image, group-readable: root's segment, the image's
+	# group with its read bit, write bits only for root (writable types)
 	chown 65534:65534 "$T/img"
-	chmod 640 "$T/img"
-	xiptool attach -t er -n "e$SEG" "$T/img"
-	[ "$(stat -c '%u %g %a' "$(seg_col "e$SEG" PATH)")" = "65534 65534 440" ]
-	xiptool attach -t sw -n "w$SEG" "$T/img"
-	[ "$(stat -c '%u %g %a' "$(seg_col "w$SEG" PATH)")" = "65534 65534 640" ]
-	# set-id bits never travel
-	chmod 6755 "$T/img"
+	chmod 660 "$T/img"
+	for t in sr er sw ew; do
+		xiptool attach -t "$t" -n "$t$SEG" "$T/img"
+		p=$(seg_col "$t$SEG" PATH)
+		case $t in
+		*r) want=440 ;;
+		*) want=640 ;;
+		esac
+		[ "$(stat -c '%u %g %a' "$p")" = "0 65534 $want" ]
+		# readable through the group the image named
+		asuser cmp -n 16777216 "$p" "$T/img"
+		user_cannot_rewrite "$p" "$T/img"
+	done
+	run xiptool verify "@sr$SEG"
+	[ "$status" -eq 0 ]
+	# write bits of the image's group and others never travel, nor
+	# execute or set-id bits
+	chmod 6777 "$T/img"
 	xiptool attach -n "x$SEG" "$T/img"
-	[ "$(stat -c %a "$(seg_col "x$SEG" PATH)")" = 555 ]
+	xiptool attach -t sw -n "y$SEG" "$T/img"
+	[ "$(stat -c '%u %a' "$(seg_col "x$SEG" PATH)")" = "0 444" ]
+	[ "$(stat -c '%u %a' "$(seg_col "y$SEG" PATH)")" = "0 644" ]
+	user_cannot_rewrite "$(seg_col "y$SEG" PATH)" "$T/img"
+	# a copy of a segment (@NAME) is no wider than its source
+	xiptool attach -t sw -n "c$SEG" "@sr$SEG"
+	[ "$(stat -c '%u %g %a' "$(seg_col "c$SEG" PATH)")" = "0 65534 640" ]
 	# no source: the caller's, 0600
 	xiptool attach -t sn -n "n$SEG" --size 1M
+	xiptool attach -t en -n "m$SEG" --size 1M
 	[ "$(stat -c '%u %a' "$(seg_col "n$SEG" PATH)")" = "0 600" ]
+	[ "$(stat -c '%u %a' "$(seg_col "m$SEG" PATH)")" = "0 600" ]
 	# root still writes an sw segment it made from a read-only image
 	chmod 444 "$T/img"
 	xiptool attach -t sw -n "r$SEG" "$T/img"
@@ -171,6 +217,136 @@ busybox_image() {
 	printf 'x\n' > "$T/data"
 	run xiptool write "@r$SEG" /hello.txt "$T/data"
 	[ "$status" -eq 0 ]
+	# the records: root's, in root's run directory, out of the user's reach
+	[ "$(stat -c '%u %a' "$T/run")" = "0 700" ]
+	for r in "$T/run/sr$SEG" "$T/run/sw$SEG" "$T/run/n$SEG"; do
+		[ "$(stat -c '%u %a' "$r")" = "0 600" ]
+	done
+	run asuser sh -c "printf 'path=/tmp/x\n' >> '$T/run/sr$SEG'"
+	[ "$status" -ne 0 ]
+	run asuser ls "$T/run"
+	[ "$status" -ne 0 ]
+}
+
+# Files user 65534 plants at the names an attach of $SEG in $1 could use:
+# the segment file's name before it took random bits, and guesses at
+# those (a symlink to $T/victim, a directory, a FIFO, a file).
+plant() {
+	printf 'victim\n' > "$T/victim"
+	chmod 666 "$T/victim"
+	asuser touch "$1/xiptool-$SEG"
+	# hugetlbfs holds no symlinks: a file there
+	if ! asuser ln -s "$T/victim" "$1/xiptool-$SEG.0000000000000000" 2>/dev/null; then
+		asuser touch "$1/xiptool-$SEG.0000000000000000"
+	fi
+	asuser mkdir "$1/xiptool-$SEG.ffffffffffffffff"
+	asuser mkfifo "$1/xiptool-$SEG.tmp"
+	asuser touch "$1/xiptool-0:$SEG"
+	planted "$1" > "$T/planted"
+}
+
+# What the planted files are: names, types, owners, sizes, times.
+planted() {
+	stat -c '%n %F %u %s %Y %i' "$1/xiptool-$SEG" "$1/xiptool-$SEG".???????????????? \
+		"$1/xiptool-$SEG.tmp" "$1/xiptool-0:$SEG"
+}
+
+# The segment $SEG is in $1, root's, not one of the planted files, and
+# these are untouched.
+not_redirected() {
+	local path
+	path=$(seg_col "$SEG" PATH)
+	[[ "$path" =~ ^"$1/xiptool-$SEG."[0-9a-f]{16}$ ]]
+	[ ! -L "$path" ]
+	[ "$(stat -c '%u %F' "$path")" = "0 regular file" ]
+	cmp -n 16777216 "$path" "$T/img"
+	planted "$1" | grep -v -F "$path" > "$T/now"
+	diff "$T/planted" "$T/now"
+	[ "$(cat "$T/victim")" = victim ]
+}
+
+@test "another user's files at the names of a segment deny no attach and receive nothing" {
+	require_root
+	require_cmd setpriv
+	make_tree_image
+	open_scratch
+	plant /dev/shm
+	run xiptool attach -n "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$SEG" ]
+	not_redirected /dev/shm
+	run xiptool info "@$SEG"
+	[ "$status" -eq 0 ]
+	run xiptool detach "$SEG"
+	[ "$status" -eq 0 ]
+	# writable, with a loop device: the same
+	run xiptool attach -t sw -n "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	not_redirected /dev/shm
+	printf 'mine\n' > "$T/data"
+	run xiptool write "@$SEG" /hello.txt "$T/data"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$T/victim")" = victim ]
+	run xiptool detach "$SEG"
+	[ "$status" -eq 0 ]
+	planted /dev/shm > "$T/now"
+	diff "$T/planted" "$T/now"
+	rm -rf "/dev/shm/xiptool-$SEG" "/dev/shm/xiptool-$SEG".???????????????? \
+		"/dev/shm/xiptool-$SEG.tmp" "/dev/shm/xiptool-0:$SEG"
+}
+
+@test "a segment directory another user owns, or may write to without the sticky bit, is refused" {
+	require_root
+	make_tree_image
+	mkdir -m 755 "$T/theirs" "$T/open"
+	chown 65534 "$T/theirs"
+	chmod 777 "$T/open"
+	run env XIPTOOL_SHMDIR="$T/theirs" "$XIPTOOL" attach -n "$SEG" "$T/img"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool attach: $T/theirs: segment directory must belong to root or uid 0 and be sticky when others may write to it" ]
+	run env XIPTOOL_SHMDIR="$T/open" "$XIPTOOL" attach -n "$SEG" "$T/img"
+	[ "$status" -eq 3 ]
+	[[ "$output" == "xiptool attach: $T/open: segment directory must belong"* ]]
+	[ -z "$(ls -A "$T/theirs")" ]
+	[ -z "$(ls -A "$T/open")" ]
+	[ -z "$(ls "$T/run" 2>/dev/null)" ]
+	chmod 1777 "$T/open"
+	run env XIPTOOL_SHMDIR="$T/open" "$XIPTOOL" attach -n "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	run xiptool detach "$SEG"
+	[ "$status" -eq 0 ]
+	[ -z "$(ls -A "$T/open")" ]
+}
+
+@test "--hugepages: a segment on a hugetlbfs others write to is root's and squatting there denies nothing" {
+	require_root
+	require_cmd setpriv
+	make_tree_image
+	open_scratch
+	old=$(cat /proc/sys/vm/nr_hugepages)
+	echo "$old" > "$T/nr_hugepages"
+	echo $((old + 8)) > /proc/sys/vm/nr_hugepages 2>/dev/null || skip "cannot reserve huge pages"
+	free=$(awk '/^HugePages_Free/ { print $2 }' /proc/meminfo)
+	if [ "$free" -lt 8 ]; then
+		echo "$old" > /proc/sys/vm/nr_hugepages
+		skip "no free huge pages"
+	fi
+	mkdir "$T/huge"
+	mount -t hugetlbfs -o mode=1777 none "$T/huge"
+	export XIPTOOL_HUGETLBFS="$T/huge"
+	chown 65534:65534 "$T/img"
+	chmod 644 "$T/img"
+	plant "$T/huge"
+	run xiptool attach --hugepages -n "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	not_redirected "$T/huge"
+	path=$(seg_col "$SEG" PATH)
+	[ "$(stat -c '%u %a' "$path")" = "0 444" ]
+	run asuser chmod u+w "$path"
+	[ "$status" -ne 0 ]
+	run xiptool detach "$SEG"
+	[ "$status" -eq 0 ]
+	rm -rf "$T/huge/"*
 }
 
 @test "a file that is not an ext2 image is refused unless --raw; nothing is left behind" {
@@ -179,14 +355,14 @@ busybox_image() {
 	run xiptool attach -n "$SEG" "$T/shadow"
 	[ "$status" -eq 3 ]
 	[ "$output" = "xiptool attach: $T/shadow: not an ext2 image (no ext2 superblock): give --raw to attach it anyway" ]
-	[ ! -e "/dev/shm/xiptool-$SEG" ]
+	no_segfile "$SEG"
 	[ -z "$(ls "$T/run" 2>/dev/null)" ]
 	# compressed: checked on the first decompressed bytes
 	head -c 8M /dev/zero | gzip -c > "$T/zeros.gz"
 	run xiptool attach -n "$SEG" "$T/zeros.gz"
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"$T/zeros.gz: not an ext2 image"* ]]
-	[ ! -e "/dev/shm/xiptool-$SEG" ]
+	no_segfile "$SEG"
 	# asked for explicitly
 	run xiptool attach --raw -n "$SEG" "$T/shadow"
 	[ "$status" -eq 0 ]
@@ -205,7 +381,7 @@ busybox_image() {
 	run env XIPTOOL_RUNDIR="$T/link" "$XIPTOOL" attach -n "$SEG" "$T/img"
 	[ "$status" -eq 3 ]
 	[ "$output" = "xiptool attach: $T/link: run directory is a symbolic link: refusing" ]
-	[ ! -e "/dev/shm/xiptool-$SEG" ]
+	no_segfile "$SEG"
 	[ -z "$(ls "$T/real")" ]
 	run env XIPTOOL_RUNDIR="$T/link" "$XIPTOOL" list
 	[ "$status" -eq 3 ]
@@ -247,9 +423,11 @@ zero_bomb() {
 	run timeout 10 prlimit --fsize=$((128 << 20)) -- "$XIPTOOL" attach --loop -n "$SEG" --size 64M "$T/bomb.gz"
 	[ "$status" -eq 3 ]
 	[ "$output" = "xiptool attach: $T/bomb.gz: decompresses to more than --size (67108864 bytes)" ]
-	[ ! -e "/dev/shm/xiptool-$SEG" ]
+	no_segfile "$SEG"
 	[ -z "$(ls "$T/run" 2>/dev/null)" ]
-	[ -z "$(losetup -n -j "/dev/shm/xiptool-$SEG" 2>/dev/null)" ]
+	run losetup -n -l -O BACK-FILE
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"/dev/shm/xiptool-$SEG."* ]]
 }
 
 @test "a gzip trailer claiming 4 GiB reserves nothing of it" {
@@ -264,7 +442,7 @@ PY
 	run timeout 10 prlimit --fsize=$((64 << 20)) -- "$XIPTOOL" attach --raw -n "$SEG" "$T/liar.gz"
 	[ "$status" -eq 3 ]
 	[[ "$output" == "xiptool attach: $T/liar.gz: gzip data is corrupt"* ]]
-	[ ! -e "/dev/shm/xiptool-$SEG" ]
+	no_segfile "$SEG"
 }
 
 @test "without --size the free memory of the target caps a segment; nothing is left behind" {

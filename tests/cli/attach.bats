@@ -48,7 +48,7 @@ load ../lib/attach
 	[ "$status" -eq 0 ]
 	[ "$output" = "my_root.v1" ]
 	path=$(seg_col my_root.v1 PATH)
-	[ "$path" = /dev/shm/xiptool-my_root.v1 ]
+	[[ "$path" =~ ^/dev/shm/xiptool-my_root\.v1\.[0-9a-f]{16}$ ]]
 	cmp "$path" "$T/img"
 	[ "$(stat -c %a "$path")" = 444 ]
 	[ -z "$(find "$path" -type l)" ]
@@ -126,14 +126,14 @@ load ../lib/attach
 	run xiptool attach -n "$SEG" "$T/cut.gz"
 	[ "$status" -eq 3 ]
 	[ "$output" = "xiptool attach: $T/cut.gz: gzip data is truncated" ]
-	[ ! -e "/dev/shm/xiptool-$SEG" ]
+	no_segfile "$SEG"
 	[ -z "$(ls "$T/run")" ]
 	cp "$T/img.gz" "$T/bad.gz"
 	printf 'XXXXXXXX' | dd of="$T/bad.gz" bs=1 seek=100 conv=notrunc status=none
 	run xiptool attach -n "$SEG" "$T/bad.gz"
 	[ "$status" -eq 3 ]
 	[[ "$output" == "xiptool attach: $T/bad.gz: gzip data is corrupt"* ]]
-	[ ! -e "/dev/shm/xiptool-$SEG" ]
+	no_segfile "$SEG"
 }
 
 @test "exclusive types: a second holder is refused, shared types are not" {
@@ -219,7 +219,7 @@ load ../lib/attach
 	run xiptool attach -n "b$SEG" --size 1M "$T/img.gz"
 	[ "$status" -eq 3 ]
 	[ "$output" = "xiptool attach: $T/img.gz: decompresses to more than --size (1048576 bytes)" ]
-	[ ! -e "/dev/shm/xiptool-b$SEG" ]
+	no_segfile "b$SEG"
 }
 
 @test "non-root: attach works with a user run directory" {
@@ -235,9 +235,10 @@ load ../lib/attach
 	}
 	run asuser env XIPTOOL_RUNDIR="$T/urun" "$XIPTOOL" attach -n "$SEG" "$T/img"
 	[ "$status" -eq 0 ]
-	path=/dev/shm/xiptool-65534:$SEG
-	# not root's image to give away: readable by its new owner and,
-	# as the image is, by others; not by a group the image did not name
+	path=$(asuser env XIPTOOL_RUNDIR="$T/urun" "$XIPTOOL" list -n -r -o PATH "$SEG")
+	[[ "$path" =~ ^"/dev/shm/xiptool-65534:$SEG."[0-9a-f]{16}$ ]]
+	# the caller's file, readable by others as the image is; not by a
+	# group the image did not name
 	[ "$(stat -c '%u %a' "$path")" = "65534 404" ]
 	[ -f "$T/urun/$SEG" ]
 	[ -z "$(ls "$T/run" 2>/dev/null)" ]
@@ -258,7 +259,7 @@ load ../lib/attach
 	run asuser env -u XIPTOOL_RUNDIR -u XDG_RUNTIME_DIR "$XIPTOOL" attach -n "$SEG" "$T/img"
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"no run directory"* ]]
-	[ ! -e "$path" ]
+	no_segfile "$SEG"
 }
 
 @test "--file: a contiguous file of the image as its own loop device" {
@@ -291,7 +292,7 @@ load ../lib/attach
 	[[ "$output" == *"/dir: not a regular file"* ]]
 	run xiptool attach -n "$SEG" --file /nope "$T/img"
 	[ "$status" -eq 3 ]
-	[ ! -e "/dev/shm/xiptool-$SEG" ]
+	no_segfile "$SEG"
 	[ -z "$(ls "$T/run")" ]
 }
 
@@ -314,7 +315,7 @@ load ../lib/attach
 	st=$status
 	path=$(seg_col "$SEG" PATH)
 	ok=0
-	[ "$st" -eq 0 ] && [ "$path" = "$T/huge/xiptool-$SEG" ] &&
+	[ "$st" -eq 0 ] && [[ "$path" =~ ^"$T/huge/xiptool-$SEG."[0-9a-f]{16}$ ]] &&
 		cmp -n $((16 << 20)) "$path" "$T/img" &&
 		"$XIPTOOL" info "@$SEG" >/dev/null && ok=1
 	"$XIPTOOL" detach "$SEG" || ok=0

@@ -35,10 +35,10 @@ slow_pull() {
 	"$XIPTOOL" attach -n "$SEG" "$(nbd_uri a)" >"$T/attach.out" 2>&1 &
 	apid=$!
 	for i in $(seq 200); do
-		[ -e "$T/shm/xiptool-$SEG" ] && break
+		compgen -G "$T/shm/xiptool-$SEG.*" >/dev/null && break
 		sleep 0.05
 	done
-	[ -e "$T/shm/xiptool-$SEG" ]
+	compgen -G "$T/shm/xiptool-$SEG.*" >/dev/null
 }
 
 require_qemu() {
@@ -257,6 +257,8 @@ require_qemu() {
 	[ "$(seg_col "$SEG" TYPE)" = sr ]
 	[ "$(seg_col "$SEG" IMAGE)" = "$(nbd_uri a)" ]
 	[ "$(seg_col "$SEG" LABEL)" = "n$U" ]
+	# no image file: the caller's, read-only for sr
+	[ "$(stat -c '%u %a' "$path")" = "0 400" ]
 	xiptool read "@$SEG" /big | cmp - "$T/tree/big"
 	run xiptool verify "@$SEG"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
@@ -268,6 +270,7 @@ require_qemu() {
 	run xiptool attach -t sw -n "w$SEG" "$(nbd_uri b)"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	cmp "$(seg_col "w$SEG" PATH)" "$T/img"
+	[ "$(stat -c '%u %a' "$(seg_col "w$SEG" PATH)")" = "0 600" ]
 	echo changed | xiptool write "@w$SEG" /hello
 	[ "$(xiptool read "@w$SEG" /hello)" = changed ]
 }

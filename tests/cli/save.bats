@@ -85,3 +85,129 @@ load ../lib/attach
 	[ "$output" = "xiptool save: $SEG: busy: the segment is held by process $holder (sleep)" ]
 	[ ! -e "$T/out.img" ]
 }
+
+# Run a command as user $1 (no groups but its own).
+as() {
+	local u=$1
+	shift
+	setpriv --reuid="$u" --regid="$u" --clear-groups -- "$@"
+}
+
+@test "save: the image's owner and no wider mode, over the image too; another user reads nothing the image kept from them" {
+	require_root
+	require_cmd setpriv
+	make_tree_image
+	chmod 755 "$T"
+	chown 65534:65534 "$T/img"
+	chmod 600 "$T/img"
+	xiptool attach -t sw -n "$SEG" "$T/img"
+	# a new file: the image's owner and mode, whatever the umask allows
+	run sh -c "umask 022; exec \"\$0\" save \"\$1\" \"\$2\"" "$XIPTOOL" "$SEG" "$T/new.img"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c '%u %g %a' "$T/new.img")" = "65534 65534 600" ]
+	run as 65533 cat "$T/new.img"
+	[ "$status" -ne 0 ]
+	cmp "$T/new.img" "$T/img"
+	# back over the image: a new inode, the owner and mode kept
+	printf 'saved\n' > "$T/data"
+	xiptool write "@$SEG" /hello.txt "$T/data"
+	ino=$(stat -c %i "$T/img")
+	run xiptool save "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %i "$T/img")" != "$ino" ]
+	[ "$(stat -c '%u %g %a' "$T/img")" = "65534 65534 600" ]
+	e2fsck -fn "$T/img"
+	[ "$(debugfs -R 'cat /hello.txt' "$T/img" 2>/dev/null)" = saved ]
+	# over a file more open than the image: narrowed to the image's bits
+	install -m 666 /dev/null "$T/wide.img"
+	run xiptool save "$SEG" "$T/wide.img"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c '%u %a' "$T/wide.img")" = "65534 600" ]
+	# over a file narrower than the image: the narrower bits stay
+	chmod 644 "$T/img"
+	xiptool attach -t sw -n "c$SEG" "$T/img"
+	install -m 640 /dev/null "$T/narrow.img"
+	run xiptool save "c$SEG" "$T/narrow.img"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c '%u %g %a' "$T/narrow.img")" = "65534 65534 640" ]
+	# a new file: the umask narrows the image's bits, never widens them
+	run sh -c "umask 077; exec \"\$0\" save \"\$1\" \"\$2\"" "$XIPTOOL" "c$SEG" "$T/masked.img"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %a "$T/masked.img")" = 600 ]
+	# detach --save: the same
+	run xiptool detach --save "$T/last.img" "$SEG"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c '%u %g %a' "$T/last.img")" = "65534 65534 600" ]
+	run as 65533 cat "$T/last.img"
+	[ "$status" -ne 0 ]
+}
+
+@test "save: a segment with no image file (sn) gives the caller's file, no more open than the segment" {
+	require_root
+	xiptool attach -t sn -n "$SEG" --size 1M
+	run sh -c "umask 022; exec \"\$0\" save \"\$1\" \"\$2\"" "$XIPTOOL" "$SEG" "$T/zero.img"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c '%u %a' "$T/zero.img")" = "0 600" ]
+	cmp -n 1048576 "$T/zero.img" /dev/zero
+}
+
+@test "save and detach --save: a symlink at the destination is refused, never followed nor replaced; a failed save leaves the old file whole" {
+	require_root
+	require_cmd setpriv
+	make_tree_image
+	chmod 755 "$T"
+	xiptool attach -t sw -n "$SEG" "$T/img"
+	# a shared directory (as /tmp), a symlink another user planted there
+	mkdir -m 1777 "$T/pub"
+	printf 'victim\n' > "$T/victim"
+	chmod 666 "$T/victim"
+	as 65534 ln -s "$T/victim" "$T/pub/out.img"
+	run xiptool save "$SEG" "$T/pub/out.img"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool save: $T/pub/out.img: is a symbolic link: refusing" ]
+	[ "$(readlink "$T/pub/out.img")" = "$T/victim" ]
+	[ "$(cat "$T/victim")" = victim ]
+	[ "$(ls -A "$T/pub")" = out.img ]
+	run xiptool detach --save "$T/pub/out.img" "$SEG"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool detach: $T/pub/out.img: is a symbolic link: refusing" ]
+	[ -n "$(seg_col "$SEG" PATH)" ]
+	[ "$(cat "$T/victim")" = victim ]
+	# no room for the new image: the old file stays as it was, no temporary
+	mkdir "$T/small"
+	mount -t tmpfs -o size=128k tmpfs "$T/small"
+	printf 'old\n' > "$T/small/out.img"
+	run xiptool save "$SEG" "$T/small/out.img"
+	[ "$status" -eq 3 ]
+	[[ "$output" == "xiptool save: $T/small/out.img."*": No space left on device" ]]
+	[ "$(cat "$T/small/out.img")" = old ]
+	[ "$(ls -A "$T/small")" = out.img ]
+	umount "$T/small"
+}
+
+@test "save by a user: their own file, the image's group only when theirs to give, never wider than the image" {
+	require_root
+	require_cmd setpriv
+	make_tree_image
+	chmod 755 "$T"
+	chown 65534:65534 "$T/img"
+	chmod 640 "$T/img"
+	mkdir -m 700 "$T/urun" "$T/out"
+	chown 65534:65534 "$T/urun" "$T/out"
+	run as 65534 env XIPTOOL_RUNDIR="$T/urun" "$XIPTOOL" attach -t sw -n "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	run as 65534 env XIPTOOL_RUNDIR="$T/urun" sh -c 'umask 022; exec "$0" save "$1" "$2"' "$XIPTOOL" "$SEG" "$T/out/new.img"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c '%u %g %a' "$T/out/new.img")" = "65534 65534 640" ]
+	cmp "$T/out/new.img" "$T/img"
+	# an image of a group the user is not in: that group's bits go
+	chown 0:100 "$T/img"
+	chmod 664 "$T/img"
+	run as 65534 env XIPTOOL_RUNDIR="$T/urun" "$XIPTOOL" attach -t sw -n "g$SEG" "$T/img"
+	[ "$status" -eq 0 ]
+	run as 65534 env XIPTOOL_RUNDIR="$T/urun" sh -c 'umask 002; exec "$0" save "$1" "$2"' "$XIPTOOL" "g$SEG" "$T/out/g.img"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c '%u %g %a' "$T/out/g.img")" = "65534 65534 604" ]
+	run as 65534 env XIPTOOL_RUNDIR="$T/urun" "$XIPTOOL" detach "$SEG" "g$SEG"
+	[ "$status" -eq 0 ]
+}

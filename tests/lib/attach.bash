@@ -35,7 +35,7 @@ attach_teardown() {
 			for loop in $(losetup -n -O NAME -j "$path" 2>/dev/null); do
 				losetup -d "$loop" 2>/dev/null
 			done
-			rm -f "$path"
+			rm -rf "$path"
 		done
 	fi
 	common_teardown
@@ -63,6 +63,17 @@ attach_tree_loop() {
 	[ "$status" -eq 0 ]
 	dev=${output##* }
 	path=$(seg_col "$SEG" PATH)
+}
+
+# No segment file of segment $1 is left in directory $2 (/dev/shm): its
+# name is xiptool-NAME. (xiptool-UID:NAME. for users) and random bits.
+no_segfile() {
+	local f dir=${2:-/dev/shm}
+	for f in "$dir/xiptool-$1".* "$dir/xiptool-"*":$1".*; do
+		[ -e "$f" ] || [ -L "$f" ] || continue
+		echo "left behind: $f"
+		return 1
+	done
 }
 
 # The value of one column of `xiptool list` for segment $1.

@@ -122,6 +122,40 @@ static void test_format_parse(void **state)
 	assert_int_equal(b.type, XIP_SEGTYPE_ER);
 }
 
+/* The image's owner, group and mode: kept in octal, absent without one. */
+static void test_image_identity(void **state)
+{
+	struct xip_seg_entry a, b;
+	char text[32768];
+
+	entry_fill(&a, "seg", "/dev/shm/xiptool-seg.0123456789abcdef");
+	assert_true(xip_registry_format(&a, text, sizeof(text)) > 0);
+	assert_null(strstr(text, "imagemode="));
+	a.image_uid = 65534;
+	a.image_gid = 100;
+	a.image_mode = S_IFREG | 0640;
+	assert_true(xip_registry_format(&a, text, sizeof(text)) > 0);
+	assert_non_null(strstr(text, "\nimagemode=100640\n"));
+	assert_int_equal(xip_registry_parse(text, &b), 0);
+	assert_int_equal(b.image_uid, 65534);
+	assert_int_equal(b.image_gid, 100);
+	assert_int_equal(b.image_mode, S_IFREG | 0640);
+	/* a record of an older version: no image mode, nothing assumed */
+	assert_int_equal(xip_registry_parse("name=x\ntype=sr\npath=/p\n",
+					    &b), 0);
+	assert_int_equal(b.image_mode, 0);
+	/* octal digits only, nothing past a file mode */
+	assert_int_equal(xip_registry_parse(
+				 "name=x\ntype=sr\npath=/p\nimagemode=0689\n",
+				 &b), -EINVAL);
+	assert_int_equal(xip_registry_parse(
+				 "name=x\ntype=sr\npath=/p\nimagemode=-1\n",
+				 &b), -EINVAL);
+	assert_int_equal(xip_registry_parse(
+				 "name=x\ntype=sr\npath=/p\nimagemode=1000000\n",
+				 &b), -EINVAL);
+}
+
 static void test_add_get_list_remove(void **state)
 {
 	struct xip_seg_entry e, got, *all;
@@ -526,6 +560,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_format_parse),
+		cmocka_unit_test(test_image_identity),
 		cmocka_unit_test_setup(test_add_get_list_remove, use_rundir),
 		cmocka_unit_test_setup(test_rundir_checks, use_rundir),
 		cmocka_unit_test_setup(test_attach_save_detach, use_rundir),
