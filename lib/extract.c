@@ -230,9 +230,13 @@ static int x_file_data(struct xctx *x, int fd, const struct xip_stat *st,
 		      st->size : off + runs[i].len * bs;
 		while (!ret && off < end) {
 			size_t want = end - off < COPY_BUF ? end - off : COPY_BUF;
-			ssize_t n = xip_file_read(x->img, st->ino, off, x->buf,
-						  want);
+			ssize_t n;
 
+			if (xip_interrupted()) {
+				ret = -EINTR;
+				break;
+			}
+			n = xip_file_read(x->img, st->ino, off, x->buf, want);
 			if (n <= 0) {
 				ret = n < 0 ? (int)n :
 				      xip_error(-EIO, "%s: short read", ipath);
@@ -443,6 +447,10 @@ static int x_tree(struct xctx *x, int dfd, const char *ipath,
 		if ((i == 0 && !strcmp(name, ".")) ||
 		    (i == 1 && !strcmp(name, "..")))
 			continue;
+		if (xip_interrupted()) {
+			ret = -EINTR;
+			break;
+		}
 		if (!xip_extract_name_ok(name) || ents[i].ino == 0) {
 			ret = xip_error(-EUCLEAN,
 					"%s: entry '%s': a name that would leave the directory; refused",
@@ -732,6 +740,11 @@ int xip_extract(struct xip_image *img, const char *path, const char *dir,
 		x.stage_fd = j.sfd;
 		ret = x_run(&x, &j);
 	}
+	if (!ret && xip_interrupted())
+		ret = -EINTR;
+	if (ret == -EINTR)
+		ret = xip_error(-EINTR, "%s: interrupted, nothing written",
+				dir);
 	if (!ret)
 		ret = x_finish(&j);
 	if (ret && j.sfd >= 0)

@@ -779,7 +779,8 @@ struct xip_extract_result {
  * is renamed into place when complete and removed on failure.  A name of
  * the image that could leave its directory ("", ".", "..", a '/') and a
  * directory loop are -EUCLEAN / -ELOOP; a name that exists in @dir
- * already is -EEXIST: then nothing is left behind.
+ * already is -EEXIST; once the library's interrupt flag is set
+ * (xip_set_interrupt) it stops with -EINTR: then nothing is left behind.
  */
 int xip_extract(struct xip_image *img, const char *path, const char *dir,
 		const struct xip_extract_opts *o,

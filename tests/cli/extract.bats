@@ -198,3 +198,32 @@ EOF
 	[ "$status" -eq 3 ]
 	[ ! -e "$T/o" ]
 }
+
+@test "extract: SIGINT or SIGTERM mid-way removes the staging directory and exits 130 / 143" {
+	mkdir -p "$T/src"
+	(cd "$T/src" && mkdir -p d{1..100}/{1..200})
+	xiptool mkfs -q -d "$T/src" "$T/img"
+	mkdir "$T/dest"
+	for sig in INT TERM; do
+		# a background job of a shell without job control ignores
+		# SIGINT (and extract keeps an ignored signal ignored)
+		env --default-signal=INT,TERM "$XIPTOOL" extract "$T/img" \
+			"$T/dest/out" 2> "$T/err" &
+		pid=$!
+		# the staging directory has begun to fill
+		n=0
+		for _ in $(seq 600); do
+			n=$(find "$T/dest" -mindepth 3 -maxdepth 3 | wc -l)
+			if [ "$n" -ge 50 ]; then break; fi
+			sleep 0.05
+		done
+		[ "$n" -ge 50 ]
+		kill -"$sig" "$pid"
+		rc=0
+		wait "$pid" || rc=$?
+		cat "$T/err"
+		[ "$rc" -eq $((128 + $(kill -l "$sig"))) ]
+		[ -z "$(ls -A "$T/dest")" ]
+		[ "$(cat "$T/err")" = "xiptool extract: $T/img: $T/dest/out: interrupted, nothing written" ]
+	done
+}
