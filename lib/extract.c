@@ -8,10 +8,13 @@
  * "." or ".." other than the directory's own are refused, and every entry
  * is created relative to the descriptor of its parent with O_NOFOLLOW and
  * O_EXCL (mkdirat, mknodat, symlinkat, linkat alike), so that nothing in
- * the destination is ever followed.  The whole extraction happens in a
- * private staging directory (mode 0700, a new name next to DIR or inside
- * it), which is renamed into place (RENAME_NOREPLACE) when complete and
- * removed on failure: nothing partial is left behind.
+ * the destination is ever followed.  A directory met twice, and a file
+ * met more often than its link count, are refused: an image whose
+ * directories are hard-linked into a DAG would otherwise be written once
+ * per path.  The whole extraction happens in a private staging
+ * directory (mode 0700, a new name next to DIR or inside it), which is
+ * renamed into place (RENAME_NOREPLACE) when complete and removed on
+ * failure or interruption: nothing partial is left behind.
  *
  * Holes stay holes (only the data runs are written, then the size is
  * set), hard links become hard links, directories get their metadata
@@ -40,6 +43,7 @@
 
 struct xlink {
 	ext2_ino_t ino;
+	unsigned int names;	/* names met so far */
 	char *rel;		/* first name, relative to the staging dir */
 };
 
@@ -50,6 +54,8 @@ struct xctx {
 	int stage_fd;
 	void *links;		/* ino -> first name (hard links) */
 	void *seen;		/* directory inodes on the way (loops) */
+	uint8_t *met;		/* a bit per inode met (directory DAGs) */
+	uint64_t ninodes;
 	char *buf;
 	unsigned int depth;
 	bool proc_fd;
@@ -80,6 +86,23 @@ static int ino_cmp(const void *a, const void *b)
 static void nofree(void *p)
 {
 	(void)p;
+}
+
+/*
+ * Mark inode @ino met; true if it was met before.  A directory, or a file
+ * of one link, met twice would be written twice: in an image whose
+ * directories are hard-linked into a DAG, 2^depth times.
+ */
+static bool met_before(struct xctx *x, ext2_ino_t ino)
+{
+	uint8_t bit = (uint8_t)(1u << (ino % 8));
+	bool was;
+
+	if (ino > x->ninodes)	/* the reader refuses it first */
+		return false;
+	was = x->met[ino / 8] & bit;
+	x->met[ino / 8] |= bit;
+	return was;
 }
 
 bool xip_extract_name_ok(const char *name)
@@ -363,10 +386,21 @@ static int x_linked(struct xctx *x, int dfd, const char *name,
 	struct xlink key = { .ino = st->ino }, *l, **found;
 
 	*done = false;
-	if (S_ISDIR(st->mode) || st->links < 2)
+	if (S_ISDIR(st->mode))
 		return 0;
+	if (st->links < 2) {
+		if (met_before(x, st->ino))
+			return xip_error(-EUCLEAN,
+					 "%s: inode %u has more names than its link count (%u); refused",
+					 ipath, st->ino, st->links);
+		return 0;
+	}
 	found = tfind(&key, &x->links, xlink_cmp);
 	if (found) {
+		if (++(*found)->names > st->links)
+			return xip_error(-EUCLEAN,
+					 "%s: inode %u has more names than its link count (%u); refused",
+					 ipath, st->ino, st->links);
 		*done = true;
 		if (linkat(x->stage_fd, (*found)->rel, dfd, name, 0) < 0)
 			return sys_err(ipath, "link");
@@ -379,6 +413,7 @@ static int x_linked(struct xctx *x, int dfd, const char *name,
 		return -ENOMEM;
 	}
 	l->ino = st->ino;
+	l->names = 1;
 	if (!tsearch(l, &x->links, xlink_cmp)) {
 		xlink_free(l);
 		return -ENOMEM;
@@ -432,6 +467,10 @@ static int x_tree(struct xctx *x, int dfd, const char *ipath,
 	if (tfind((void *)(uintptr_t)ino, &x->seen, ino_cmp))
 		return xip_error(-ELOOP,
 				 "%s: directory inode %u is its own ancestor",
+				 ipath, ino);
+	if (met_before(x, ino))
+		return xip_error(-EUCLEAN,
+				 "%s: directory inode %u has a second name; refused",
 				 ipath, ino);
 	if (!tsearch((void *)(uintptr_t)ino, &x->seen, ino_cmp))
 		return -ENOMEM;
@@ -734,6 +773,12 @@ int xip_extract(struct xip_image *img, const char *path, const char *dir,
 	if (!x.buf)
 		return -ENOMEM;
 	x.proc_fd = access("/proc/self/fd", X_OK) == 0;
+	x.ninodes = img->fs->super->s_inodes_count;
+	x.met = calloc(x.ninodes / 8 + 1, 1);
+	if (!x.met) {
+		free(x.buf);
+		return -ENOMEM;
+	}
 	ret = x_open_dest(&j);
 	made_dir = j.name && j.pfd >= 0 && j.dfd >= 0;
 	if (!ret) {
@@ -760,6 +805,7 @@ int xip_extract(struct xip_image *img, const char *path, const char *dir,
 	if (j.pfd >= 0)
 		close(j.pfd);
 	free(j.base);
+	free(x.met);
 	free(x.buf);
 	tdestroy(x.links, xlink_free);
 	tdestroy(x.seen, nofree);

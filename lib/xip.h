@@ -777,8 +777,9 @@ struct xip_extract_result {
  * itself when missing.  Every entry is made relative to its parent's
  * descriptor, O_NOFOLLOW and O_EXCL, in a private staging directory that
  * is renamed into place when complete and removed on failure.  A name of
- * the image that could leave its directory ("", ".", "..", a '/') and a
- * directory loop are -EUCLEAN / -ELOOP; a name that exists in @dir
+ * the image that could leave its directory ("", ".", "..", a '/'), a
+ * directory met twice and a file met more often than its link count are
+ * -EUCLEAN, a directory loop -ELOOP; a name that exists in @dir
  * already is -EEXIST; once the library's interrupt flag is set
  * (xip_set_interrupt) it stops with -EINTR: then nothing is left behind.
  */

@@ -227,3 +227,70 @@ EOF
 		[ "$(cat "$T/err")" = "xiptool extract: $T/img: $T/dest/out: interrupted, nothing written" ]
 	done
 }
+
+@test "extract: directories hard-linked into a DAG and files with more names than links are refused at once; nothing is left behind" {
+	require_cmd debugfs e2fsck
+	# 24 levels, each directory named twice: 2^24 paths to the bottom
+	depth=24
+	head -c 65536 /dev/urandom > "$T/payload"
+	mkimg "$T/dag.img" 2M
+	p=/l1
+	{
+		echo "mkdir /l1"
+		echo "link /l1 /m1"
+		for i in $(seq 2 "$depth"); do
+			echo "mkdir $p/l$i"
+			echo "link $p/l$i $p/m$i"
+			p=$p/l$i
+		done
+		echo "write $T/payload $p/payload"
+	} > "$T/cmds"
+	debugfs -w -f "$T/cmds" "$T/dag.img" >/dev/null 2>&1
+	# the peers see the second names
+	run e2fsck -fn "$T/dag.img"
+	[ "$status" -eq 4 ]
+	run xiptool verify "$T/dag.img"
+	[ "$status" -eq 1 ]
+	debugfs -R "stat ${p%/*}/m$depth" "$T/dag.img" 2>/dev/null | grep -q 'Type: directory'
+	mkdir "$T/dest"
+	run timeout 60 "$XIPTOOL" extract "$T/dag.img" "$T/dest/out"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "xiptool extract: $T/dag.img: ${p%/*}/m$depth: directory inode "*" has a second name; refused" ]]
+	[ -z "$(ls -A "$T/dest")" ]
+	# into an existing DIR, and a subtree: the same
+	mkdir "$T/dest/x"
+	run timeout 60 "$XIPTOOL" extract "$T/dag.img" "$T/dest/x" /m1
+	[ "$status" -eq 3 ]
+	[[ "$output" == *": /m1/"*"/m$depth: directory inode "*" has a second name; refused" ]]
+	[ -z "$(ls -A "$T/dest/x")" ]
+
+	# a file of one link named twice, one of two links named three times
+	mkdir "$T/src"
+	echo one > "$T/src/f"
+	echo two > "$T/src/h1"
+	ln "$T/src/h1" "$T/src/h2"
+	xiptool mkfs -q -d "$T/src" "$T/img"
+	cp "$T/img" "$T/f.img"
+	debugfs -w -R "ln /f /g" "$T/f.img" 2>/dev/null
+	cp "$T/img" "$T/h.img"
+	debugfs -w -R "ln /h1 /h3" "$T/h.img" 2>/dev/null
+	for i in f h; do
+		run e2fsck -fn "$T/$i.img"
+		[ "$status" -eq 4 ]
+	done
+	run xiptool extract "$T/f.img" "$T/dest/out"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ "$output" =~ ^"xiptool extract: $T/f.img: /"[fg]": inode "[0-9]+" has more names than its link count (1); refused"$ ]]
+	run xiptool extract "$T/h.img" "$T/dest/out"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ "$output" =~ ^"xiptool extract: $T/h.img: /h"[123]": inode "[0-9]+" has more names than its link count (2); refused"$ ]]
+	[ -z "$(ls -A "$T/dest/x")" ]
+	[ "$(ls -A "$T/dest")" = x ]
+	# the sound image extracts, its hard link as one
+	xiptool extract "$T/img" "$T/dest/out"
+	[ "$(stat -c %i "$T/dest/out/h1")" = "$(stat -c %i "$T/dest/out/h2")" ]
+}
