@@ -612,37 +612,129 @@ static int stage_move_all(int sfd, int dfd, const char *dir)
 	return ret;
 }
 
-static int split_dir(const char *dir, char **parent, char **base)
-{
-	char *d = strdup(dir), *slash;
-	size_t len;
+/* ---- the destination ----------------------------------------------------- */
 
-	if (!d)
-		return -ENOMEM;
-	len = strlen(d);
-	while (len > 1 && d[len - 1] == '/')
-		d[--len] = '\0';
-	slash = strrchr(d, '/');
-	if (!slash) {
-		*parent = strdup(".");
-		*base = d;
-	} else {
-		*base = strdup(slash + 1);
-		*slash = '\0';
-		*parent = strdup(slash == d ? "/" : d);
-		free(d);
-	}
-	if (!*parent || !*base) {
-		free(*parent);
-		free(*base);
-		return -ENOMEM;
-	}
-	if (!**base || !strcmp(*base, ".") || !strcmp(*base, "..")) {
-		free(*parent);
-		free(*base);
-		return 1;	/* must exist */
-	}
+/*
+ * Can only root or the caller change directory @st (@shown)?  Owned by
+ * another user, or writable by the group or others without the sticky
+ * bit, it is refused: whoever can write to it could swap what lies below
+ * it for a symlink to anywhere (the rule of sshd's StrictModes).
+ */
+static int dest_trusted(const char *shown, const struct stat *st)
+{
+	uid_t me = geteuid();
+
+	if (st->st_uid != 0 && st->st_uid != me)
+		return xip_error(-EPERM,
+				 "%s: owned by user %u, neither root nor the caller; refused",
+				 shown, (unsigned int)st->st_uid);
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
+		return xip_error(-EPERM,
+				 "%s: writable by %s without the sticky bit; refused",
+				 shown, st->st_mode & S_IWOTH ? "others" :
+				 "its group");
 	return 0;
+}
+
+static int dest_check(int fd, const char *shown)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return sys_err(shown, "stat");
+	return dest_trusted(shown, &st);
+}
+
+/* Open @name of @fd (@shown) as a directory, never a symlink. */
+static int dest_step(int fd, const char *name, const char *shown, int *nfd)
+{
+	struct stat ls;
+	int err;
+
+	*nfd = openat(fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (*nfd >= 0)
+		return 0;
+	err = errno;
+	if (err == ENOENT)
+		return -ENOENT;
+	if (!fstatat(fd, name, &ls, AT_SYMLINK_NOFOLLOW) && S_ISLNK(ls.st_mode))
+		return xip_error(-ELOOP,
+				 "%s: a symbolic link; the destination is not reached through one",
+				 shown);
+	return xip_error(-err, "%s: %s", shown, strerror(err));
+}
+
+/*
+ * Open the directory @dir from "/" (a relative @dir below the working
+ * directory's path), component by component with O_NOFOLLOW, each one
+ * trusted (dest_trusted).  When only the last component is missing,
+ * *@fdp is its parent and *@base its name; else *@base is NULL.
+ */
+static int dest_open(const char *dir, int *fdp, char **base)
+{
+	char *abs, *cwd;
+	size_t i = 0;
+	int fd, nfd, ret;
+
+	*fdp = -1;
+	*base = NULL;
+	if (dir[0] == '/') {
+		abs = strdup(dir);
+	} else {
+		cwd = getcwd(NULL, 0);
+		if (!cwd)
+			return xip_error(-errno, "%s: the working directory: %s",
+					 dir, strerror(errno));
+		abs = join(cwd, dir);
+		free(cwd);
+	}
+	if (!abs)
+		return -ENOMEM;
+	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ret = fd < 0 ? sys_err("/", "open") : dest_check(fd, "/");
+	while (!ret) {
+		size_t start, end;
+		bool last;
+		char c;
+
+		while (abs[i] == '/')
+			i++;
+		if (!abs[i])
+			break;
+		start = i;
+		while (abs[i] && abs[i] != '/')
+			i++;
+		end = i;
+		while (abs[i] == '/')
+			i++;
+		last = !abs[i];
+		c = abs[end];
+		abs[end] = '\0';
+		if (strcmp(abs + start, ".")) {
+			ret = dest_step(fd, abs + start, abs, &nfd);
+			if (ret == -ENOENT && last) {
+				*base = strdup(abs + start);
+				ret = *base ? 0 : -ENOMEM;
+				abs[end] = c;
+				break;
+			}
+			if (ret == -ENOENT)
+				ret = xip_error(ret, "%s: %s", abs,
+						strerror(ENOENT));
+			if (!ret) {
+				close(fd);
+				fd = nfd;
+				ret = dest_check(fd, abs);
+			}
+		}
+		abs[end] = c;
+	}
+	free(abs);
+	if (ret && fd >= 0)
+		close(fd);
+	else
+		*fdp = fd;
+	return ret;
 }
 
 struct xjob {
@@ -694,33 +786,22 @@ static int x_finish(struct xjob *j)
 
 static int x_open_dest(struct xjob *j)
 {
-	char *parent = NULL;
-	int ret;
+	int fd, ret;
 
 	j->pfd = j->dfd = j->sfd = -1;
-	j->dfd = open(j->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (j->dfd < 0 && errno != ENOENT)
-		return xip_error(-errno, "%s: %s", j->dir, strerror(errno));
-	if (j->dfd < 0) {
-		ret = split_dir(j->dir, &parent, &j->base);
-		if (ret)
-			return ret < 0 ? ret :
-			       xip_error(-ENOENT, "%s: %s", j->dir,
-					 strerror(ENOENT));
-		j->pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (j->pfd < 0) {
-			ret = xip_error(-errno, "%s: %s", parent,
-					strerror(errno));
-			free(parent);
-			return ret;
-		}
-		free(parent);
+	ret = dest_open(j->dir, &fd, &j->base);
+	if (ret)
+		return ret;
+	if (!j->base) {
+		j->dfd = fd;
+	} else {
+		j->pfd = fd;
 		if (j->name) {
 			/* a subtree into a new DIR: DIR is made first */
 			if (mkdirat(j->pfd, j->base, 0777) < 0)
 				return xip_error(-errno, "%s: %s", j->dir,
 						 strerror(errno));
-			j->dfd = openat(j->pfd, j->base, O_RDONLY |
+			j->dfd = openat(j->pfd, j->base, O_PATH |
 					O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (j->dfd < 0) {
 				ret = xip_error(-errno, "%s: %s", j->dir,

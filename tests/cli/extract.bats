@@ -294,3 +294,62 @@ EOF
 	xiptool extract "$T/img" "$T/dest/out"
 	[ "$(stat -c %i "$T/dest/out/h1")" = "$(stat -c %i "$T/dest/out/h2")" ]
 }
+
+@test "extract: DIR is reached without following a symlink, and not through a directory another user can change" {
+	require_root
+	require_cmd setpriv
+	small_tree "$T/src"
+	xiptool mkfs -q -d "$T/src" "$T/img"
+	chmod 755 "$T"
+	mkdir "$T/target" "$T/eve"
+	chown 65534:65534 "$T/eve"
+	nobody() {
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+	}
+	# another user's symlink as DIR, and as a parent of DIR
+	nobody ln -s "$T/target" "$T/eve/out"
+	nobody ln -s "$T/target" "$T/eve/p"
+	for dir in "$T/eve/out" "$T/eve/p/new"; do
+		run xiptool extract "$T/img" "$dir"
+		echo "$output"
+		[ "$status" -eq 3 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[ "$output" = "xiptool extract: $T/img: $T/eve: owned by user 65534, neither root nor the caller; refused" ]
+		[ -z "$(ls -A "$T/target")" ]
+	done
+	# the same, given relative to the working directory
+	run sh -c 'cd "$1/eve" && exec "$2" extract "$1/img" out /d' sh "$T" "$XIPTOOL"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool extract: $T/img: $T/eve: owned by user 65534, neither root nor the caller; refused" ]
+	[ -z "$(ls -A "$T/target")" ]
+	# a symlink of root's own is not followed either
+	ln -s target "$T/lnk"
+	for dir in "$T/lnk" "$T/lnk/new" "$T/lnk/"; do
+		run xiptool extract "$T/img" "$dir"
+		echo "$output"
+		[ "$status" -eq 3 ]
+		[ "$output" = "xiptool extract: $T/img: $T/lnk: a symbolic link; the destination is not reached through one" ]
+		[ -z "$(ls -A "$T/target")" ]
+	done
+	# a directory the group or others can write to, without the sticky bit
+	mkdir -m 775 "$T/gw"
+	mkdir -m 777 "$T/ww"
+	run xiptool extract "$T/img" "$T/gw/x"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool extract: $T/img: $T/gw: writable by its group without the sticky bit; refused" ]
+	run xiptool extract "$T/img" "$T/ww/x" /d
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool extract: $T/img: $T/ww: writable by others without the sticky bit; refused" ]
+	[ -z "$(ls -A "$T/gw")" ]
+	[ -z "$(ls -A "$T/ww")" ]
+	# with the sticky bit (as /tmp), below a directory of the caller's own
+	mkdir -m 1777 "$T/pub"
+	xiptool extract "$T/img" "$T/pub/ok"
+	cmp "$T/src/d/f" "$T/pub/ok/d/f"
+	mkdir "$T/mine"
+	chown 65534:65534 "$T/mine"
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$XIPTOOL" extract "$T/img" "$T/mine/x" /d/f
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cmp "$T/src/d/f" "$T/mine/x/f"
+}
