@@ -378,7 +378,17 @@ static int x_dir(struct xctx *x, int dfd, const char *name,
 	return ret;
 }
 
-/* Hard links: a second name of an inode links to the first. */
+static int too_many_names(const struct xip_stat *st, const char *ipath)
+{
+	return xip_error(-EUCLEAN,
+			 "%s: inode %u has more names than its link count (%u); refused",
+			 ipath, st->ino, st->links);
+}
+
+/*
+ * Hard links: a second name of an inode links to the first; an inode met
+ * more often than its link count is refused.
+ */
 static int x_linked(struct xctx *x, int dfd, const char *name,
 		    const struct xip_stat *st, const char *ipath,
 		    const char *rel, bool *done)
@@ -388,19 +398,12 @@ static int x_linked(struct xctx *x, int dfd, const char *name,
 	*done = false;
 	if (S_ISDIR(st->mode))
 		return 0;
-	if (st->links < 2) {
-		if (met_before(x, st->ino))
-			return xip_error(-EUCLEAN,
-					 "%s: inode %u has more names than its link count (%u); refused",
-					 ipath, st->ino, st->links);
-		return 0;
-	}
+	if (st->links < 2)
+		return met_before(x, st->ino) ? too_many_names(st, ipath) : 0;
 	found = tfind(&key, &x->links, xlink_cmp);
 	if (found) {
 		if (++(*found)->names > st->links)
-			return xip_error(-EUCLEAN,
-					 "%s: inode %u has more names than its link count (%u); refused",
-					 ipath, st->ino, st->links);
+			return too_many_names(st, ipath);
 		*done = true;
 		if (linkat(x->stage_fd, (*found)->rel, dfd, name, 0) < 0)
 			return sys_err(ipath, "link");
@@ -683,8 +686,9 @@ static int dest_open(const char *dir, int *fdp, char **base)
 	} else {
 		cwd = getcwd(NULL, 0);
 		if (!cwd)
-			return xip_error(-errno, "%s: the working directory: %s",
-					 dir, strerror(errno));
+			return xip_error(-errno,
+					 "%s: the working directory: %s", dir,
+					 strerror(errno));
 		abs = join(cwd, dir);
 		free(cwd);
 	}
