@@ -53,9 +53,14 @@ int cmd_extract(int argc, const char **argv)
 		rc = msg_lib_error(ret);
 		goto out;
 	}
+	/* a signal stops the extraction, which removes what it wrote; once
+	 * the tree is being moved into place it completes (exit 0) */
+	cmd_catch_stop_signals();
 	ret = xip_extract(img, path ? path : "/", args.argv[1], &o, &res);
 	if (ret) {
 		rc = msg_path_error(args.argv[0], ret);
+		if (ret == -EINTR)
+			rc = cmd_stop_status(rc);
 		goto out;
 	}
 	msg_verbose("%s: %" PRIu64 " files (%" PRIu64 " bytes), %" PRIu64

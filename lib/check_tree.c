@@ -206,14 +206,31 @@ static int image_crc(struct chk *c, uint32_t ino, uint64_t size, uLong *crc)
 	return 0;
 }
 
-static int source_crc(const char *path, uLong *crc)
+/*
+ * The crc32 of the source file @path, which lstat saw as @st.  Opened
+ * without following a symlink and without blocking on a FIFO, then
+ * compared with @st: a file swapped in the meantime is -ESTALE, not read.
+ */
+static int source_crc(const char *path, const struct stat *st, uLong *crc)
 {
 	uint8_t buf[65536];
+	struct stat fst;
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY |
+		      O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &fst) < 0) {
+		n = -errno;
+		close(fd);
+		return (int)n;
+	}
+	if (!S_ISREG(fst.st_mode) || fst.st_dev != st->st_dev ||
+	    fst.st_ino != st->st_ino) {
+		close(fd);
+		return -ESTALE;
+	}
 	*crc = crc32(0, NULL, 0);
 	while ((n = xip_read_full(fd, buf, sizeof(buf))) > 0)
 		*crc = crc32(*crc, buf, (uInt)n);
@@ -238,7 +255,12 @@ static void cmp_content(struct chk *c, const char *path, const char *src,
 		diff(c, path, "content not compared: its block map is damaged");
 		return;
 	}
-	ret = source_crc(src, &b);
+	ret = source_crc(src, st, &b);
+	if (ret == -ESTALE) {
+		diff(c, path, "content not compared: %s: replaced while being compared",
+		     src);
+		return;
+	}
 	if (ret) {
 		diff(c, path, "content not compared: %s: %s", src,
 		     strerror(-ret));

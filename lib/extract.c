@@ -8,10 +8,13 @@
  * "." or ".." other than the directory's own are refused, and every entry
  * is created relative to the descriptor of its parent with O_NOFOLLOW and
  * O_EXCL (mkdirat, mknodat, symlinkat, linkat alike), so that nothing in
- * the destination is ever followed.  The whole extraction happens in a
- * private staging directory (mode 0700, a new name next to DIR or inside
- * it), which is renamed into place (RENAME_NOREPLACE) when complete and
- * removed on failure: nothing partial is left behind.
+ * the destination is ever followed.  A directory met twice, and a file
+ * met more often than its link count, are refused: an image whose
+ * directories are hard-linked into a DAG would otherwise be written once
+ * per path.  The whole extraction happens in a private staging
+ * directory (mode 0700, a new name next to DIR or inside it), which is
+ * renamed into place (RENAME_NOREPLACE) when complete and removed on
+ * failure or interruption: nothing partial is left behind.
  *
  * Holes stay holes (only the data runs are written, then the size is
  * set), hard links become hard links, directories get their metadata
@@ -40,6 +43,7 @@
 
 struct xlink {
 	ext2_ino_t ino;
+	unsigned int names;	/* names met so far */
 	char *rel;		/* first name, relative to the staging dir */
 };
 
@@ -50,6 +54,8 @@ struct xctx {
 	int stage_fd;
 	void *links;		/* ino -> first name (hard links) */
 	void *seen;		/* directory inodes on the way (loops) */
+	uint8_t *met;		/* a bit per inode met (directory DAGs) */
+	uint64_t ninodes;
 	char *buf;
 	unsigned int depth;
 	bool proc_fd;
@@ -80,6 +86,23 @@ static int ino_cmp(const void *a, const void *b)
 static void nofree(void *p)
 {
 	(void)p;
+}
+
+/*
+ * Mark inode @ino met; true if it was met before.  A directory, or a file
+ * of one link, met twice would be written twice: in an image whose
+ * directories are hard-linked into a DAG, 2^depth times.
+ */
+static bool met_before(struct xctx *x, ext2_ino_t ino)
+{
+	uint8_t bit = (uint8_t)(1u << (ino % 8));
+	bool was;
+
+	if (ino > x->ninodes)	/* the reader refuses it first */
+		return false;
+	was = x->met[ino / 8] & bit;
+	x->met[ino / 8] |= bit;
+	return was;
 }
 
 bool xip_extract_name_ok(const char *name)
@@ -230,9 +253,13 @@ static int x_file_data(struct xctx *x, int fd, const struct xip_stat *st,
 		      st->size : off + runs[i].len * bs;
 		while (!ret && off < end) {
 			size_t want = end - off < COPY_BUF ? end - off : COPY_BUF;
-			ssize_t n = xip_file_read(x->img, st->ino, off, x->buf,
-						  want);
+			ssize_t n;
 
+			if (xip_interrupted()) {
+				ret = -EINTR;
+				break;
+			}
+			n = xip_file_read(x->img, st->ino, off, x->buf, want);
 			if (n <= 0) {
 				ret = n < 0 ? (int)n :
 				      xip_error(-EIO, "%s: short read", ipath);
@@ -351,7 +378,17 @@ static int x_dir(struct xctx *x, int dfd, const char *name,
 	return ret;
 }
 
-/* Hard links: a second name of an inode links to the first. */
+static int too_many_names(const struct xip_stat *st, const char *ipath)
+{
+	return xip_error(-EUCLEAN,
+			 "%s: inode %u has more names than its link count (%u); refused",
+			 ipath, st->ino, st->links);
+}
+
+/*
+ * Hard links: a second name of an inode links to the first; an inode met
+ * more often than its link count is refused.
+ */
 static int x_linked(struct xctx *x, int dfd, const char *name,
 		    const struct xip_stat *st, const char *ipath,
 		    const char *rel, bool *done)
@@ -359,10 +396,14 @@ static int x_linked(struct xctx *x, int dfd, const char *name,
 	struct xlink key = { .ino = st->ino }, *l, **found;
 
 	*done = false;
-	if (S_ISDIR(st->mode) || st->links < 2)
+	if (S_ISDIR(st->mode))
 		return 0;
+	if (st->links < 2)
+		return met_before(x, st->ino) ? too_many_names(st, ipath) : 0;
 	found = tfind(&key, &x->links, xlink_cmp);
 	if (found) {
+		if (++(*found)->names > st->links)
+			return too_many_names(st, ipath);
 		*done = true;
 		if (linkat(x->stage_fd, (*found)->rel, dfd, name, 0) < 0)
 			return sys_err(ipath, "link");
@@ -375,6 +416,7 @@ static int x_linked(struct xctx *x, int dfd, const char *name,
 		return -ENOMEM;
 	}
 	l->ino = st->ino;
+	l->names = 1;
 	if (!tsearch(l, &x->links, xlink_cmp)) {
 		xlink_free(l);
 		return -ENOMEM;
@@ -429,6 +471,10 @@ static int x_tree(struct xctx *x, int dfd, const char *ipath,
 		return xip_error(-ELOOP,
 				 "%s: directory inode %u is its own ancestor",
 				 ipath, ino);
+	if (met_before(x, ino))
+		return xip_error(-EUCLEAN,
+				 "%s: directory inode %u has a second name; refused",
+				 ipath, ino);
 	if (!tsearch((void *)(uintptr_t)ino, &x->seen, ino_cmp))
 		return -ENOMEM;
 	ret = xip_dir_list(x->img, ino, &ents, &n);
@@ -443,6 +489,10 @@ static int x_tree(struct xctx *x, int dfd, const char *ipath,
 		if ((i == 0 && !strcmp(name, ".")) ||
 		    (i == 1 && !strcmp(name, "..")))
 			continue;
+		if (xip_interrupted()) {
+			ret = -EINTR;
+			break;
+		}
 		if (!xip_extract_name_ok(name) || ents[i].ino == 0) {
 			ret = xip_error(-EUCLEAN,
 					"%s: entry '%s': a name that would leave the directory; refused",
@@ -565,37 +615,130 @@ static int stage_move_all(int sfd, int dfd, const char *dir)
 	return ret;
 }
 
-static int split_dir(const char *dir, char **parent, char **base)
-{
-	char *d = strdup(dir), *slash;
-	size_t len;
+/* ---- the destination ----------------------------------------------------- */
 
-	if (!d)
-		return -ENOMEM;
-	len = strlen(d);
-	while (len > 1 && d[len - 1] == '/')
-		d[--len] = '\0';
-	slash = strrchr(d, '/');
-	if (!slash) {
-		*parent = strdup(".");
-		*base = d;
-	} else {
-		*base = strdup(slash + 1);
-		*slash = '\0';
-		*parent = strdup(slash == d ? "/" : d);
-		free(d);
-	}
-	if (!*parent || !*base) {
-		free(*parent);
-		free(*base);
-		return -ENOMEM;
-	}
-	if (!**base || !strcmp(*base, ".") || !strcmp(*base, "..")) {
-		free(*parent);
-		free(*base);
-		return 1;	/* must exist */
-	}
+/*
+ * Can only root or the caller change directory @st (@shown)?  Owned by
+ * another user, or writable by the group or others without the sticky
+ * bit, it is refused: whoever can write to it could swap what lies below
+ * it for a symlink to anywhere (the rule of sshd's StrictModes).
+ */
+static int dest_trusted(const char *shown, const struct stat *st)
+{
+	uid_t me = geteuid();
+
+	if (st->st_uid != 0 && st->st_uid != me)
+		return xip_error(-EPERM,
+				 "%s: owned by user %u, neither root nor the caller; refused",
+				 shown, (unsigned int)st->st_uid);
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
+		return xip_error(-EPERM,
+				 "%s: writable by %s without the sticky bit; refused",
+				 shown, st->st_mode & S_IWOTH ? "others" :
+				 "its group");
 	return 0;
+}
+
+static int dest_check(int fd, const char *shown)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return sys_err(shown, "stat");
+	return dest_trusted(shown, &st);
+}
+
+/* Open @name of @fd (@shown) as a directory, never a symlink. */
+static int dest_step(int fd, const char *name, const char *shown, int *nfd)
+{
+	struct stat ls;
+	int err;
+
+	*nfd = openat(fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (*nfd >= 0)
+		return 0;
+	err = errno;
+	if (err == ENOENT)
+		return -ENOENT;
+	if (!fstatat(fd, name, &ls, AT_SYMLINK_NOFOLLOW) && S_ISLNK(ls.st_mode))
+		return xip_error(-ELOOP,
+				 "%s: a symbolic link; the destination is not reached through one",
+				 shown);
+	return xip_error(-err, "%s: %s", shown, strerror(err));
+}
+
+/*
+ * Open the directory @dir from "/" (a relative @dir below the working
+ * directory's path), component by component with O_NOFOLLOW, each one
+ * trusted (dest_trusted).  When only the last component is missing,
+ * *@fdp is its parent and *@base its name; else *@base is NULL.
+ */
+static int dest_open(const char *dir, int *fdp, char **base)
+{
+	char *abs, *cwd;
+	size_t i = 0;
+	int fd, nfd, ret;
+
+	*fdp = -1;
+	*base = NULL;
+	if (dir[0] == '/') {
+		abs = strdup(dir);
+	} else {
+		cwd = getcwd(NULL, 0);
+		if (!cwd)
+			return xip_error(-errno,
+					 "%s: the working directory: %s", dir,
+					 strerror(errno));
+		abs = join(cwd, dir);
+		free(cwd);
+	}
+	if (!abs)
+		return -ENOMEM;
+	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ret = fd < 0 ? sys_err("/", "open") : dest_check(fd, "/");
+	while (!ret) {
+		size_t start, end;
+		bool last;
+		char c;
+
+		while (abs[i] == '/')
+			i++;
+		if (!abs[i])
+			break;
+		start = i;
+		while (abs[i] && abs[i] != '/')
+			i++;
+		end = i;
+		while (abs[i] == '/')
+			i++;
+		last = !abs[i];
+		c = abs[end];
+		abs[end] = '\0';
+		if (strcmp(abs + start, ".")) {
+			ret = dest_step(fd, abs + start, abs, &nfd);
+			if (ret == -ENOENT && last) {
+				*base = strdup(abs + start);
+				ret = *base ? 0 : -ENOMEM;
+				abs[end] = c;
+				break;
+			}
+			if (ret == -ENOENT)
+				ret = xip_error(ret, "%s: %s", abs,
+						strerror(ENOENT));
+			if (!ret) {
+				close(fd);
+				fd = nfd;
+				ret = dest_check(fd, abs);
+			}
+		}
+		abs[end] = c;
+	}
+	free(abs);
+	if (ret && fd >= 0)
+		close(fd);
+	else
+		*fdp = fd;
+	return ret;
 }
 
 struct xjob {
@@ -647,33 +790,22 @@ static int x_finish(struct xjob *j)
 
 static int x_open_dest(struct xjob *j)
 {
-	char *parent = NULL;
-	int ret;
+	int fd, ret;
 
 	j->pfd = j->dfd = j->sfd = -1;
-	j->dfd = open(j->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (j->dfd < 0 && errno != ENOENT)
-		return xip_error(-errno, "%s: %s", j->dir, strerror(errno));
-	if (j->dfd < 0) {
-		ret = split_dir(j->dir, &parent, &j->base);
-		if (ret)
-			return ret < 0 ? ret :
-			       xip_error(-ENOENT, "%s: %s", j->dir,
-					 strerror(ENOENT));
-		j->pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (j->pfd < 0) {
-			ret = xip_error(-errno, "%s: %s", parent,
-					strerror(errno));
-			free(parent);
-			return ret;
-		}
-		free(parent);
+	ret = dest_open(j->dir, &fd, &j->base);
+	if (ret)
+		return ret;
+	if (!j->base) {
+		j->dfd = fd;
+	} else {
+		j->pfd = fd;
 		if (j->name) {
 			/* a subtree into a new DIR: DIR is made first */
 			if (mkdirat(j->pfd, j->base, 0777) < 0)
 				return xip_error(-errno, "%s: %s", j->dir,
 						 strerror(errno));
-			j->dfd = openat(j->pfd, j->base, O_RDONLY |
+			j->dfd = openat(j->pfd, j->base, O_PATH |
 					O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (j->dfd < 0) {
 				ret = xip_error(-errno, "%s: %s", j->dir,
@@ -726,12 +858,23 @@ int xip_extract(struct xip_image *img, const char *path, const char *dir,
 	if (!x.buf)
 		return -ENOMEM;
 	x.proc_fd = access("/proc/self/fd", X_OK) == 0;
+	x.ninodes = img->fs->super->s_inodes_count;
+	x.met = calloc(x.ninodes / 8 + 1, 1);
+	if (!x.met) {
+		free(x.buf);
+		return -ENOMEM;
+	}
 	ret = x_open_dest(&j);
 	made_dir = j.name && j.pfd >= 0 && j.dfd >= 0;
 	if (!ret) {
 		x.stage_fd = j.sfd;
 		ret = x_run(&x, &j);
 	}
+	if (!ret && xip_interrupted())
+		ret = -EINTR;
+	if (ret == -EINTR)
+		ret = xip_error(-EINTR, "%s: interrupted, nothing written",
+				dir);
 	if (!ret)
 		ret = x_finish(&j);
 	if (ret && j.sfd >= 0)
@@ -747,6 +890,7 @@ int xip_extract(struct xip_image *img, const char *path, const char *dir,
 	if (j.pfd >= 0)
 		close(j.pfd);
 	free(j.base);
+	free(x.met);
 	free(x.buf);
 	tdestroy(x.links, xlink_free);
 	tdestroy(x.seen, nofree);

@@ -779,12 +779,17 @@ struct xip_extract_result {
  * reading through the engine.  For "/" the image's top becomes @dir (a
  * new one, which gets the top's metadata; in an existing @dir the
  * entries are added); otherwise @dir/<last name of @path> is made, @dir
- * itself when missing.  Every entry is made relative to its parent's
+ * itself when missing.  @dir is reached from "/" component by component
+ * with O_NOFOLLOW: a symlink on the way is -ELOOP, a directory that
+ * another user owns or that its group or others can write to without the
+ * sticky bit is -EPERM.  Every entry is made relative to its parent's
  * descriptor, O_NOFOLLOW and O_EXCL, in a private staging directory that
  * is renamed into place when complete and removed on failure.  A name of
- * the image that could leave its directory ("", ".", "..", a '/') and a
- * directory loop are -EUCLEAN / -ELOOP; a name that exists in @dir
- * already is -EEXIST: then nothing is left behind.
+ * the image that could leave its directory ("", ".", "..", a '/'), a
+ * directory met twice and a file met more often than its link count are
+ * -EUCLEAN, a directory loop -ELOOP; a name that exists in @dir
+ * already is -EEXIST; once the library's interrupt flag is set
+ * (xip_set_interrupt) it stops with -EINTR: then nothing is left behind.
  */
 int xip_extract(struct xip_image *img, const char *path, const char *dir,
 		const struct xip_extract_opts *o,

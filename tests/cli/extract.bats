@@ -198,3 +198,158 @@ EOF
 	[ "$status" -eq 3 ]
 	[ ! -e "$T/o" ]
 }
+
+@test "extract: SIGINT or SIGTERM mid-way removes the staging directory and exits 130 / 143" {
+	mkdir -p "$T/src"
+	(cd "$T/src" && mkdir -p d{1..100}/{1..200})
+	xiptool mkfs -q -d "$T/src" "$T/img"
+	mkdir "$T/dest"
+	for sig in INT TERM; do
+		# a background job of a shell without job control ignores
+		# SIGINT (and extract keeps an ignored signal ignored)
+		env --default-signal=INT,TERM "$XIPTOOL" extract "$T/img" \
+			"$T/dest/out" 2> "$T/err" &
+		pid=$!
+		# the staging directory has begun to fill
+		n=0
+		for _ in $(seq 600); do
+			n=$(find "$T/dest" -mindepth 3 -maxdepth 3 | wc -l)
+			if [ "$n" -ge 50 ]; then break; fi
+			sleep 0.05
+		done
+		[ "$n" -ge 50 ]
+		kill -"$sig" "$pid"
+		rc=0
+		wait "$pid" || rc=$?
+		cat "$T/err"
+		[ "$rc" -eq $((128 + $(kill -l "$sig"))) ]
+		[ -z "$(ls -A "$T/dest")" ]
+		[ "$(cat "$T/err")" = "xiptool extract: $T/img: $T/dest/out: interrupted, nothing written" ]
+	done
+}
+
+@test "extract: directories hard-linked into a DAG and files with more names than links are refused at once; nothing is left behind" {
+	require_cmd debugfs e2fsck
+	# 24 levels, each directory named twice: 2^24 paths to the bottom
+	depth=24
+	head -c 65536 /dev/urandom > "$T/payload"
+	mkimg "$T/dag.img" 2M
+	p=/l1
+	{
+		echo "mkdir /l1"
+		echo "link /l1 /m1"
+		for i in $(seq 2 "$depth"); do
+			echo "mkdir $p/l$i"
+			echo "link $p/l$i $p/m$i"
+			p=$p/l$i
+		done
+		echo "write $T/payload $p/payload"
+	} > "$T/cmds"
+	debugfs -w -f "$T/cmds" "$T/dag.img" >/dev/null 2>&1
+	# the peers see the second names
+	run e2fsck -fn "$T/dag.img"
+	[ "$status" -eq 4 ]
+	run xiptool verify "$T/dag.img"
+	[ "$status" -eq 1 ]
+	debugfs -R "stat ${p%/*}/m$depth" "$T/dag.img" 2>/dev/null | grep -q 'Type: directory'
+	mkdir "$T/dest"
+	run timeout 60 "$XIPTOOL" extract "$T/dag.img" "$T/dest/out"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "xiptool extract: $T/dag.img: ${p%/*}/m$depth: directory inode "*" has a second name; refused" ]]
+	[ -z "$(ls -A "$T/dest")" ]
+	# into an existing DIR, and a subtree: the same
+	mkdir "$T/dest/x"
+	run timeout 60 "$XIPTOOL" extract "$T/dag.img" "$T/dest/x" /m1
+	[ "$status" -eq 3 ]
+	[[ "$output" == *": /m1/"*"/m$depth: directory inode "*" has a second name; refused" ]]
+	[ -z "$(ls -A "$T/dest/x")" ]
+
+	# a file of one link named twice, one of two links named three times
+	mkdir "$T/src"
+	echo one > "$T/src/f"
+	echo two > "$T/src/h1"
+	ln "$T/src/h1" "$T/src/h2"
+	xiptool mkfs -q -d "$T/src" "$T/img"
+	cp "$T/img" "$T/f.img"
+	debugfs -w -R "ln /f /g" "$T/f.img" 2>/dev/null
+	cp "$T/img" "$T/h.img"
+	debugfs -w -R "ln /h1 /h3" "$T/h.img" 2>/dev/null
+	for i in f h; do
+		run e2fsck -fn "$T/$i.img"
+		[ "$status" -eq 4 ]
+	done
+	run xiptool extract "$T/f.img" "$T/dest/out"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ "$output" =~ ^"xiptool extract: $T/f.img: /"[fg]": inode "[0-9]+" has more names than its link count (1); refused"$ ]]
+	run xiptool extract "$T/h.img" "$T/dest/out"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ "$output" =~ ^"xiptool extract: $T/h.img: /h"[123]": inode "[0-9]+" has more names than its link count (2); refused"$ ]]
+	[ -z "$(ls -A "$T/dest/x")" ]
+	[ "$(ls -A "$T/dest")" = x ]
+	# the sound image extracts, its hard link as one
+	xiptool extract "$T/img" "$T/dest/out"
+	[ "$(stat -c %i "$T/dest/out/h1")" = "$(stat -c %i "$T/dest/out/h2")" ]
+}
+
+@test "extract: DIR is reached without following a symlink, and not through a directory another user can change" {
+	require_root
+	require_cmd setpriv
+	small_tree "$T/src"
+	xiptool mkfs -q -d "$T/src" "$T/img"
+	chmod 755 "$T"
+	mkdir "$T/target" "$T/eve"
+	chown 65534:65534 "$T/eve"
+	nobody() {
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+	}
+	# another user's symlink as DIR, and as a parent of DIR
+	nobody ln -s "$T/target" "$T/eve/out"
+	nobody ln -s "$T/target" "$T/eve/p"
+	for dir in "$T/eve/out" "$T/eve/p/new"; do
+		run xiptool extract "$T/img" "$dir"
+		echo "$output"
+		[ "$status" -eq 3 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[ "$output" = "xiptool extract: $T/img: $T/eve: owned by user 65534, neither root nor the caller; refused" ]
+		[ -z "$(ls -A "$T/target")" ]
+	done
+	# the same, given relative to the working directory
+	run sh -c 'cd "$1/eve" && exec "$2" extract "$1/img" out /d' sh "$T" "$XIPTOOL"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool extract: $T/img: $T/eve: owned by user 65534, neither root nor the caller; refused" ]
+	[ -z "$(ls -A "$T/target")" ]
+	# a symlink of root's own is not followed either
+	ln -s target "$T/lnk"
+	for dir in "$T/lnk" "$T/lnk/new" "$T/lnk/"; do
+		run xiptool extract "$T/img" "$dir"
+		echo "$output"
+		[ "$status" -eq 3 ]
+		[ "$output" = "xiptool extract: $T/img: $T/lnk: a symbolic link; the destination is not reached through one" ]
+		[ -z "$(ls -A "$T/target")" ]
+	done
+	# a directory the group or others can write to, without the sticky bit
+	mkdir -m 775 "$T/gw"
+	mkdir -m 777 "$T/ww"
+	run xiptool extract "$T/img" "$T/gw/x"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool extract: $T/img: $T/gw: writable by its group without the sticky bit; refused" ]
+	run xiptool extract "$T/img" "$T/ww/x" /d
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool extract: $T/img: $T/ww: writable by others without the sticky bit; refused" ]
+	[ -z "$(ls -A "$T/gw")" ]
+	[ -z "$(ls -A "$T/ww")" ]
+	# with the sticky bit (as /tmp), below a directory of the caller's own
+	mkdir -m 1777 "$T/pub"
+	xiptool extract "$T/img" "$T/pub/ok"
+	cmp "$T/src/d/f" "$T/pub/ok/d/f"
+	mkdir "$T/mine"
+	chown 65534:65534 "$T/mine"
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$XIPTOOL" extract "$T/img" "$T/mine/x" /d/f
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cmp "$T/src/d/f" "$T/mine/x/f"
+}

@@ -277,3 +277,39 @@ PY
 	run xiptool verify "$T/k1"
 	[[ "${lines[-1]}" == "pmem: no: block size 1024 differs from page size 4096: the guest's ext4 refuses DAX" ]]
 }
+
+@test "--against: a source file that is a FIFO, or becomes one between lstat and open, is reported, never waited on" {
+	require_cmd strace timeout
+	make_tree
+	mkimg "$T/img" 16M "$T/tree"
+	# a FIFO where the image has a regular file
+	mv "$T/tree/dir/sub/small" "$T/small"
+	mkfifo "$T/tree/dir/sub/small"
+	run timeout 20 "$XIPTOOL" verify --against "$T/tree" "$T/img"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grep -qx '/dir/sub/small: a regular file in the image, a fifo in the source' <<<"$output"
+	rm "$T/tree/dir/sub/small"
+	mv "$T/small" "$T/tree/dir/sub/small"
+	# the swap itself: strace holds verify at the open of the file (after
+	# its lstat) until the file is a FIFO
+	mkfifo "$T/fifo"
+	strace -f -o "$T/trace" -P "$T/tree/dir/blob" -e trace=openat \
+		-e inject=openat:delay_enter=3s \
+		timeout 20 "$XIPTOOL" verify --against "$T/tree" "$T/img" \
+		> "$T/out" 2>&1 &
+	pid=$!
+	for _ in $(seq 400); do
+		if grep -q "openat(.*$T/tree/dir/blob" "$T/trace" 2>/dev/null; then
+			break
+		fi
+		sleep 0.05
+	done
+	grep -q "openat(.*$T/tree/dir/blob" "$T/trace"
+	mv "$T/fifo" "$T/tree/dir/blob"
+	rc=0
+	wait "$pid" || rc=$?
+	cat "$T/out"
+	[ "$rc" -eq 1 ]
+	grep -qx "/dir/blob: content not compared: $T/tree/dir/blob: replaced while being compared" "$T/out"
+}
