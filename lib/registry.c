@@ -869,6 +869,9 @@ static int open_attached(const char *name, int flags,
 			xip_segment_type_name(e->type));
 		fd = xip_segment_adopt(fd, e->path, name, e->type, flags, segp);
 	}
+	/* the data, not the padding after it */
+	if (fd >= 0 && e->size && e->size < (*segp)->size)
+		(*segp)->data_size = e->size;
 	free(e);
 	return fd;
 }

@@ -251,6 +251,7 @@ int xip_segment_adopt(int fd, const char *path, const char *name,
 		xip_segment_close(seg);
 		return ret;
 	}
+	seg->data_size = seg->size;
 	XIP_DBG(SEGMENT, "%s: %s of %llu bytes mapped %s at %p%s%s", path,
 		kind_names[seg->kind], (unsigned long long)seg->size,
 		seg->writable ? "read-write" : "read-only", (void *)seg->base,

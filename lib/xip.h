@@ -133,6 +133,11 @@ struct xip_segment {
 	bool gone;		/* released: direct_access gives -ENODEV */
 	uint8_t *base;		/* start of the mapping */
 	uint64_t size;		/* bytes of the backing object */
+	/*
+	 * Bytes of data: an attached segment's recorded size (its file is
+	 * padded to whole 2 MiB sections past it), else size.
+	 */
+	uint64_t data_size;
 	unsigned int page_size;	/* the host page size */
 };
 

@@ -179,7 +179,8 @@ static int ready_whole(void)
 					     &nclaims);
 	if (ret)
 		return ret;
-	size = seg->size;
+	/* an attached segment's data, as list and save see it */
+	size = seg->data_size;
 	block_size = whole_block_size();
 	return 0;
 }

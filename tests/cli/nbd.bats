@@ -365,3 +365,31 @@ require_qemu() {
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"no attached segment of that name"* ]]
 }
+
+@test "the export of @NAME has the image's size, not the padded segment's; attach nbd:// records it" {
+	require_pull
+	mkdir "$T/tree"
+	echo hello > "$T/tree/hello"
+	mkimg "$T/img" 2204K "$T/tree"
+	want=$(stat -c %s "$T/img")
+	xiptool attach -n "$SEG" "$T/img"
+	path=$(seg_col "$SEG" PATH)
+	# the segment file is padded to whole 2 MiB sections
+	[ "$(stat -c %s "$path")" -gt "$want" ]
+	[ "$(seg_col "$SEG" SIZE)" = "$want" ]
+	nbd_serve a image="@$SEG" readonly=true
+	uri=$(nbd_uri a)
+	[ "$(nbdinfo --size "$uri")" = "$want" ]
+	nbdcopy "$uri" "$T/out"
+	cmp "$T/out" "$T/img"
+	run xiptool attach -n "p$SEG" "$uri"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(seg_col "p$SEG" SIZE)" = "$want" ]
+	xiptool save "p$SEG" "$T/saved"
+	cmp "$T/saved" "$T/img"
+	# a writable segment's whole export too
+	nbd_stop a
+	xiptool attach -t sw -n "w$SEG" "$T/img"
+	nbd_serve b image="@w$SEG"
+	[ "$(nbdinfo --size "$(nbd_uri b)")" = "$want" ]
+}
