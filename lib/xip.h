@@ -382,6 +382,13 @@ int xip_image_close(struct xip_image *img);
  */
 void xip_set_interrupt(volatile sig_atomic_t *flag);
 bool xip_interrupted(void);
+/*
+ * A descriptor that becomes readable when the flag is set (the read end
+ * of a pipe the handler writes to), for the work that waits in poll(2):
+ * the NBD client.  -1 (the default) when there is none.
+ */
+void xip_set_interrupt_fd(int fd);
+int xip_interrupt_fd(void);
 
 /*
  * Identify what a segment holds with libblkid.  Returns 0 for ext2/3/4

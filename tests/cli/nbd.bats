@@ -393,3 +393,79 @@ require_qemu() {
 	nbd_serve b image="@w$SEG"
 	[ "$(nbdinfo --size "$(nbd_uri b)")" = "$want" ]
 }
+
+# A small image ($T/img) for the stall tests.
+make_small_image() {
+	mkdir -p "$T/tree"
+	head -c 300000 /dev/urandom > "$T/tree/data"
+	mkimg "$T/img" 8M "$T/tree"
+}
+
+@test "a server that stalls in the handshake, on the superblock or in block status: exit 3 within the stall limit, nothing left" {
+	require_pull
+	make_small_image
+	mute_server m
+	for step in handshake superblock status mute; do
+		if [ "$step" = mute ]; then
+			uri=$(nbd_uri m)
+			what=handshake
+		else
+			stall_server "$step" "$step"
+			uri=$(nbd_uri "$step")
+			what=$step
+		fi
+		[ "$what" != superblock ] || what="superblock read"
+		[ "$what" != status ] || what="block status"
+		XIPTOOL_TEST_NBD_STALL_MS=2000 "$XIPTOOL" attach -n "$SEG" "$uri" \
+			>"$T/attach.out" 2>&1 &
+		apid=$!
+		start=$SECONDS
+		wait_exit "$apid" 15
+		cat "$T/attach.out"
+		[ "$rc" -eq 3 ]
+		[ $((SECONDS - start)) -ge 1 ]
+		[ "$(cat "$T/attach.out")" = "xiptool attach: $uri: $what: no reply from the server for 2 s" ]
+		nothing_left
+	done
+}
+
+@test "SIGINT and SIGTERM stop an attach stalled in the handshake, on the superblock or in block status at once, leaving nothing" {
+	require_pull
+	make_small_image
+	mute_server m
+	for step in handshake superblock status; do
+		stall_server "$step" "$step"
+	done
+	for sig in INT TERM; do
+		for step in mute handshake superblock status; do
+			if [ "$step" = mute ]; then
+				uri=$(nbd_uri m)
+			else
+				uri=$(nbd_uri "$step")
+			fi
+			env --default-signal=INT "$XIPTOOL" attach -n "$SEG" "$uri" \
+				>"$T/attach.out" 2>&1 &
+			apid=$!
+			# stalled: the claim made (block status) or a moment passed
+			if [ "$step" = status ]; then
+				for i in $(seq 200); do
+					[ -e "$T/shm/xiptool-$SEG" ] && break
+					sleep 0.05
+				done
+				[ -e "$T/shm/xiptool-$SEG" ]
+			fi
+			sleep 1
+			kill -0 "$apid"
+			kill -"$sig" "$apid"
+			wait_exit "$apid" 3
+			cat "$T/attach.out"
+			if [ "$sig" = INT ]; then
+				[ "$rc" -eq 130 ]
+			else
+				[ "$rc" -eq 143 ]
+			fi
+			[ "$(cat "$T/attach.out")" = "xiptool attach: $uri: interrupted" ]
+			nothing_left
+		done
+	done
+}
