@@ -193,6 +193,8 @@ require_qemu() {
 	run xiptool write "@$SEG" /hello <<<"bye"
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"busy"* ]] || { echo "$output"; false; }
+	# ...and the refused writer did not end the file export
+	[ "$(nbdcopy "$(nbd_uri r2)" -)" = hello ]
 	run xiptool detach "$SEG"
 	[ "$status" -eq 3 ]
 	nbd_stop r1
@@ -468,4 +470,85 @@ make_small_image() {
 			nothing_left
 		done
 	done
+}
+
+# An image whose /x holds 64 KiB of 'p' (public), for the lease tests.
+make_public_image() {
+	mkdir -p "$T/tree"
+	head -c 65536 /dev/zero | tr '\0' p > "$T/tree/x"
+	mkimg "$1" 8M "$T/tree"
+	head -c 65536 /dev/zero | tr '\0' S > "$T/secret"
+}
+
+# The export $1 no longer serves: reads and block status fail, and what
+# was read holds no byte of the secret.
+export_ended() {
+	rm -f "$T/out"
+	run nbdcopy "$1" "$T/out"
+	[ "$status" -ne 0 ]
+	[ -z "$(tr -d p <"$T/out" 2>/dev/null | tr -d '\0' | head -c 1)" ]
+	run nbdinfo --map "$1"
+	[ "$status" -ne 0 ]
+}
+
+@test "a read-only file= export ends when the image is opened for writing: a loop device bound later leaks no other file's blocks" {
+	require_plugin
+	require_loop
+	make_public_image "$T/img"
+	# nbdkit forks into the background, as it does by default
+	nbdkit -U "$T/a.sock" --pidfile "$T/a.pid" "$PLUGIN" image="$T/img" \
+		file=/x readonly=true </dev/null >"$T/a.log" 2>&1 3>&-
+	uri=$(nbd_uri a)
+	nbdcopy "$uri" - | cmp - "$T/tree/x"
+	start=$SECONDS
+	dev=$(losetup -f --show "$T/img")
+	# the writer was not held up for the kernel's lease-break time
+	[ $((SECONDS - start)) -lt 10 ]
+	xiptool truncate "$dev" /x 0
+	xiptool write --create "$dev" /secret "$T/secret"
+	losetup -d "$dev"
+	debugfs -R "cat /secret" "$T/img" 2>/dev/null | cmp - "$T/secret"
+	export_ended "$uri"
+	# the image as it is now is served again by a new export
+	nbd_start b "$PLUGIN" image="$T/img" file=/secret readonly=true
+	nbdcopy "$(nbd_uri b)" - | cmp - "$T/secret"
+	# a kernel mount through a loop device is a writer too
+	make_public_image "$T/img2"
+	nbd_start c "$PLUGIN" image="$T/img2" file=/x readonly=true
+	uri=$(nbd_uri c)
+	nbdcopy "$uri" - | cmp - "$T/tree/x"
+	mkdir "$T/mnt"
+	mount -o loop "$T/img2" "$T/mnt"
+	truncate -s 0 "$T/mnt/x"
+	cp "$T/secret" "$T/mnt/secret"
+	umount "$T/mnt"
+	export_ended "$uri"
+	grep -q "^nbdkit: error: $T/img2: opened for writing by another process: /x is no longer served (its blocks may change)$" "$T/c.log"
+	grep -q "/x is no longer served: the image was opened for writing" "$T/c.log"
+}
+
+@test "a read-only file= export refuses to start while the image is open for writing; a read-only loop device is no writer" {
+	require_plugin
+	require_loop
+	make_public_image "$T/img"
+	dev=$(losetup -f --show "$T/img")
+	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN" image="$T/img" file=/x readonly=true
+	losetup -d "$dev"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"error: $T/img: open for writing elsewhere (a loop device bound read-write, a writer): a read-only file= export needs every writer gone"* ]] ||
+		{ echo "$output"; false; }
+	dev=$(losetup -r -f --show "$T/img")
+	nbd_start a "$PLUGIN" image="$T/img" file=/x readonly=true
+	run nbdcopy "$(nbd_uri a)" "$T/out"
+	losetup -d "$dev"
+	[ "$status" -eq 0 ]
+	cmp "$T/out" "$T/tree/x"
+	# readers do not end it
+	xiptool read "$T/img" /x | cmp - "$T/tree/x"
+	nbdcopy "$(nbd_uri a)" - | cmp - "$T/tree/x"
+	# nor does an xiptool writer, which finds the image busy first
+	run xiptool write "$T/img" /x <<<"bye"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool write: $T/img: busy: another xiptool holds it open" ]
+	nbdcopy "$(nbd_uri a)" - | cmp - "$T/tree/x"
 }

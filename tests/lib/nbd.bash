@@ -30,6 +30,13 @@ nbd_teardown() {
 			done
 			kill -9 "$pid" 2>/dev/null || true
 		done
+		# loop devices a failed test left on its images
+		for f in "$T"/img*; do
+			[ -f "$f" ] || continue
+			for pid in $(losetup -n -O NAME -j "$f" 2>/dev/null); do
+				losetup -d "$pid" 2>/dev/null || true
+			done
+		done
 	fi
 	attach_teardown
 }
