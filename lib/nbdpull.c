@@ -157,6 +157,7 @@ struct xip_nbd {
 	int stall_ms;		/* NBD_STALL_MS, or the test hook's */
 	int64_t last_ms;	/* when the server last did something */
 	struct status_ctx status;	/* of the block status in flight */
+	uint8_t sb[SB_MAGIC_OFF + 2];	/* the superblock's first bytes */
 	uint64_t size;
 	uint32_t req;		/* bytes per request */
 	bool zero_status;	/* the server reports zero ranges */
@@ -297,15 +298,16 @@ void xip_nbd_close(struct xip_nbd *n)
 /* The first bytes must hold an ext2 superblock: say so before the pull. */
 static int check_magic(struct xip_nbd *n)
 {
-	uint8_t sb[SB_MAGIC_OFF + 2];
+	uint8_t *sb = n->sb;	/* a read given up may still land there */
 	int64_t cookie;
 	int ret;
 
-	if (n->size < sizeof(sb))
+	if (n->size < sizeof(n->sb))
 		return xip_error(-EMEDIUMTYPE,
 				 "%s: export of %" PRIu64 " bytes is too small to hold an ext2 image",
 				 n->uri, n->size);
-	cookie = nbd_aio_pread(n->h, sb, sizeof(sb), 0, NBD_NULL_COMPLETION, 0);
+	cookie = nbd_aio_pread(n->h, sb, sizeof(n->sb), 0, NBD_NULL_COMPLETION,
+			       0);
 	if (cookie < 0)
 		return nbd_failure(n, "cannot read the superblock");
 	ret = nbd_wait_command(n, cookie, "superblock read",
