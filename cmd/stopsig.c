@@ -5,16 +5,27 @@
  * (xip_set_interrupt), the command rolls back or finishes, closes the image
  * clean and exits 128 + the signal's number, as a shell reports it.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 
 volatile sig_atomic_t cmd_stop_signal;
+/* written to by the handler: a poll(2) in the library wakes up at once */
+static int stop_pipe[2] = { -1, -1 };
 
 static void on_stop(int sig)
 {
+	int saved = errno;
+
 	cmd_stop_signal = sig;
+	/* a full pipe has a byte to wake on already */
+	if (stop_pipe[1] >= 0)
+		(void)!write(stop_pipe[1], "", 1);
+	errno = saved;
 }
 
 void cmd_catch_signals(const int *sigs, size_t n, void (*handler)(int))
@@ -40,8 +51,11 @@ void cmd_catch_stop_signals(void)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
 
+	if (stop_pipe[0] < 0 && pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		stop_pipe[0] = stop_pipe[1] = -1;
 	cmd_catch_signals(sigs, sizeof(sigs) / sizeof(sigs[0]), on_stop);
 	xip_set_interrupt(&cmd_stop_signal);
+	xip_set_interrupt_fd(stop_pipe[0]);
 }
 
 int cmd_stop_status(int rc)

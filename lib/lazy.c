@@ -100,14 +100,19 @@ static struct lazy_lib lib_archive = {
 	X(const char *, nbd_get_error, (void), ()) \
 	X(int, nbd_get_errno, (void), ()) \
 	X(int, nbd_add_meta_context, (struct nbd_handle *h, const char *name), (h, name)) \
-	X(int, nbd_connect_uri, (struct nbd_handle *h, const char *uri), (h, uri)) \
+	X(int, nbd_aio_connect_uri, (struct nbd_handle *h, const char *uri), (h, uri)) \
+	X(int, nbd_aio_is_connecting, (struct nbd_handle *h), (h)) \
+	X(int, nbd_aio_is_ready, (struct nbd_handle *h), (h)) \
+	X(int, nbd_aio_get_fd, (struct nbd_handle *h), (h)) \
+	X(unsigned, nbd_aio_get_direction, (struct nbd_handle *h), (h)) \
+	X(int, nbd_aio_notify_read, (struct nbd_handle *h), (h)) \
+	X(int, nbd_aio_notify_write, (struct nbd_handle *h), (h)) \
+	X(int, nbd_aio_command_completed, (struct nbd_handle *h, uint64_t cookie), (h, cookie)) \
 	X(int, nbd_can_meta_context, (struct nbd_handle *h, const char *name), (h, name)) \
 	X(int64_t, nbd_get_size, (struct nbd_handle *h), (h)) \
 	X(int64_t, nbd_get_block_size, (struct nbd_handle *h, int size_type), (h, size_type)) \
-	X(int, nbd_pread, (struct nbd_handle *h, void *buf, size_t count, uint64_t offset, uint32_t flags), (h, buf, count, offset, flags)) \
-	X(int, nbd_block_status, (struct nbd_handle *h, uint64_t count, uint64_t offset, nbd_extent_callback cb, uint32_t flags), (h, count, offset, cb, flags)) \
 	X(int64_t, nbd_aio_pread, (struct nbd_handle *h, void *buf, size_t count, uint64_t offset, nbd_completion_callback cb, uint32_t flags), (h, buf, count, offset, cb, flags)) \
-	X(int, nbd_poll, (struct nbd_handle *h, int timeout), (h, timeout))
+	X(int64_t, nbd_aio_block_status, (struct nbd_handle *h, uint64_t count, uint64_t offset, nbd_extent_callback ecb, nbd_completion_callback ccb, uint32_t flags), (h, count, offset, ecb, ccb, flags))
 
 static const char *const nbd_names[] = { NBD_FUNCS(LAZY_NAME) NULL };
 static struct { NBD_FUNCS(LAZY_SLOT) } lazy_nbd_slots;

@@ -55,13 +55,18 @@ int xip_lazy_load(enum xip_lazy_which which);
 #define nbd_get_error xip_lazy_nbd_get_error
 #define nbd_get_errno xip_lazy_nbd_get_errno
 #define nbd_add_meta_context xip_lazy_nbd_add_meta_context
-#define nbd_connect_uri xip_lazy_nbd_connect_uri
+#define nbd_aio_connect_uri xip_lazy_nbd_aio_connect_uri
+#define nbd_aio_is_connecting xip_lazy_nbd_aio_is_connecting
+#define nbd_aio_is_ready xip_lazy_nbd_aio_is_ready
+#define nbd_aio_get_fd xip_lazy_nbd_aio_get_fd
+#define nbd_aio_get_direction xip_lazy_nbd_aio_get_direction
+#define nbd_aio_notify_read xip_lazy_nbd_aio_notify_read
+#define nbd_aio_notify_write xip_lazy_nbd_aio_notify_write
+#define nbd_aio_command_completed xip_lazy_nbd_aio_command_completed
 #define nbd_can_meta_context xip_lazy_nbd_can_meta_context
 #define nbd_get_size xip_lazy_nbd_get_size
 #define nbd_get_block_size xip_lazy_nbd_get_block_size
-#define nbd_pread xip_lazy_nbd_pread
-#define nbd_block_status xip_lazy_nbd_block_status
 #define nbd_aio_pread xip_lazy_nbd_aio_pread
-#define nbd_poll xip_lazy_nbd_poll
+#define nbd_aio_block_status xip_lazy_nbd_aio_block_status
 
 #endif

@@ -14,6 +14,9 @@ struct xip_nbd;
  * must start with an ext2 superblock (-EMEDIUMTYPE otherwise).
  * -EPROTONOSUPPORT when built without libnbd; a server that cannot be
  * reached gives -ECONNREFUSED (or its errno) with libnbd's reason.
+ * Like the pull, it gives up on a server that sends nothing for the
+ * stall limit (-ETIMEDOUT, naming the step) and stops at once with
+ * -EINTR once xip_interrupted() (woken by xip_interrupt_fd()).
  */
 int xip_nbd_open(const char *uri, struct xip_nbd **np, uint64_t *size);
 /*
@@ -23,7 +26,7 @@ int xip_nbd_open(const char *uri, struct xip_nbd **np, uint64_t *size);
  * server reports are skipped (@fd must read as zeros there).  Then check
  * that @fd holds an ext2 file system (@path names it).  A server that
  * fails or goes away gives -EIO (or the errno it sent) naming the URI;
- * xip_interrupted() stops it with -EINTR.
+ * a stall -ETIMEDOUT; xip_interrupted() stops it with -EINTR.
  */
 int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, const char *path);
 void xip_nbd_close(struct xip_nbd *n);

@@ -9,12 +9,20 @@
  * new segment reads as zeros there already.  The export must be an ext2
  * image: its superblock is looked at before the pull and the whole file
  * system is checked after it, like any image we open.
+ *
+ * Every step, the handshake included, uses libnbd's asynchronous calls
+ * and one event loop (nbd_wait): poll(2) on libnbd's descriptor and on
+ * the interrupt descriptor (xip_set_interrupt_fd), so that a server that
+ * stops answering is given up after NBD_STALL_MS and a stop signal ends
+ * the wait at once.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "debug.h"
@@ -31,7 +39,7 @@
 #define NBD_REQ		(1u << 20)	/* bytes per read request */
 #define NBD_INFLIGHT	16		/* requests in flight */
 #define NBD_WINDOW	(256ull << 20)	/* bytes per block status request */
-#define NBD_POLL_MS	1000
+#define NBD_POLL_MS	1000		/* without an interrupt descriptor */
 #define NBD_STALL_MS	60000		/* no reply for that long: give up */
 #define SB_MAGIC_OFF	(1024 + 56)	/* s_magic in the first superblock */
 
@@ -137,9 +145,19 @@ struct range {
 	uint64_t off, len;
 };
 
+struct status_ctx {
+	struct xip_nbd *n;
+	uint64_t end;		/* covered so far */
+	int ret;
+};
+
 struct xip_nbd {
 	struct nbd_handle *h;
 	char *uri;
+	int stall_ms;		/* NBD_STALL_MS, or the test hook's */
+	int64_t last_ms;	/* when the server last did something */
+	struct status_ctx status;	/* of the block status in flight */
+	uint8_t sb[SB_MAGIC_OFF + 2];	/* the superblock's first bytes */
 	uint64_t size;
 	uint32_t req;		/* bytes per request */
 	bool zero_status;	/* the server reports zero ranges */
@@ -161,6 +179,108 @@ static int nbd_failure(struct xip_nbd *n, const char *what)
 			 msg ? msg : strerror(err > 0 ? err : EIO));
 }
 
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * The stall limit: NBD_STALL_MS; a test hook, XIPTOOL_TEST_NBD_STALL_MS
+ * (read with secure_getenv), makes it shorter.
+ */
+static int stall_limit(void)
+{
+	const char *v = secure_getenv("XIPTOOL_TEST_NBD_STALL_MS");
+	long ms = v && *v ? strtol(v, NULL, 10) : 0;
+
+	return ms > 0 && ms < NBD_STALL_MS ? (int)ms : NBD_STALL_MS;
+}
+
+/*
+ * One round of the event loop, while @step waits for the server: poll
+ * libnbd's descriptor in the direction it wants and the interrupt
+ * descriptor, then let libnbd move.  -EINTR once a stop signal came,
+ * -ETIMEDOUT when the server has done nothing for the stall limit.
+ */
+static int nbd_wait(struct xip_nbd *n, const char *step)
+{
+	struct pollfd p[2] = { { .fd = -1 }, { .fd = xip_interrupt_fd() } };
+	unsigned int dir = nbd_aio_get_direction(n->h);
+	int64_t left = n->last_ms + n->stall_ms - now_ms();
+	int r, tick = p[1].fd >= 0 ? n->stall_ms : NBD_POLL_MS;
+
+	if (xip_interrupted())
+		return xip_error(-EINTR, "%s: interrupted", n->uri);
+	if (left <= 0)
+		return xip_error(-ETIMEDOUT,
+				 "%s: %s: no reply from the server for %d s",
+				 n->uri, step, (n->stall_ms + 500) / 1000);
+	p[0].fd = nbd_aio_get_fd(n->h);
+	if (p[0].fd < 0)
+		return nbd_failure(n, step);
+	p[0].events = (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
+		      (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0);
+	p[1].events = POLLIN;
+	r = poll(p, 2, (int)(left < tick ? left : tick));
+	if (r < 0 && errno != EINTR)
+		return xip_error(-errno, "%s: poll: %s", n->uri,
+				 strerror(errno));
+	if (r <= 0 || !p[0].revents)
+		return 0;	/* the next round looks at the flag, the time */
+	if ((dir & LIBNBD_AIO_DIRECTION_READ) &&
+	    (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+		r = nbd_aio_notify_read(n->h);
+	else if ((dir & LIBNBD_AIO_DIRECTION_WRITE) &&
+		 (p[0].revents & (POLLOUT | POLLHUP | POLLERR)))
+		r = nbd_aio_notify_write(n->h);
+	else
+		r = 0;
+	if (r < 0) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "connection lost during the %s",
+			 step);
+		return nbd_failure(n, what);
+	}
+	n->last_ms = now_ms();
+	return 0;
+}
+
+/* Wait for the command @cookie to complete: 0, or why it failed. */
+static int nbd_wait_command(struct xip_nbd *n, int64_t cookie,
+			    const char *step, const char *failed)
+{
+	int r, ret;
+
+	while (!(r = nbd_aio_command_completed(n->h, (uint64_t)cookie))) {
+		ret = nbd_wait(n, step);
+		if (ret)
+			return ret;
+	}
+	return r < 0 ? nbd_failure(n, failed) : 0;
+}
+
+/* Connect and negotiate, as nbd_connect_uri does, without blocking. */
+static int nbd_handshake(struct xip_nbd *n)
+{
+	int ret;
+
+	n->last_ms = now_ms();
+	if (nbd_aio_connect_uri(n->h, n->uri) < 0)
+		return nbd_failure(n, "cannot connect");
+	while (!nbd_aio_is_ready(n->h)) {
+		if (!nbd_aio_is_connecting(n->h))
+			return nbd_failure(n, "cannot connect");
+		ret = nbd_wait(n, "handshake");
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 void xip_nbd_close(struct xip_nbd *n)
 {
 	if (!n)
@@ -178,14 +298,22 @@ void xip_nbd_close(struct xip_nbd *n)
 /* The first bytes must hold an ext2 superblock: say so before the pull. */
 static int check_magic(struct xip_nbd *n)
 {
-	uint8_t sb[SB_MAGIC_OFF + 2];
+	uint8_t *sb = n->sb;	/* a read given up may still land there */
+	int64_t cookie;
+	int ret;
 
-	if (n->size < sizeof(sb))
+	if (n->size < sizeof(n->sb))
 		return xip_error(-EMEDIUMTYPE,
 				 "%s: export of %" PRIu64 " bytes is too small to hold an ext2 image",
 				 n->uri, n->size);
-	if (nbd_pread(n->h, sb, sizeof(sb), 0, 0) < 0)
+	cookie = nbd_aio_pread(n->h, sb, sizeof(n->sb), 0, NBD_NULL_COMPLETION,
+			       0);
+	if (cookie < 0)
 		return nbd_failure(n, "cannot read the superblock");
+	ret = nbd_wait_command(n, cookie, "superblock read",
+			       "cannot read the superblock");
+	if (ret)
+		return ret;
 	if (sb[SB_MAGIC_OFF] != 0x53 || sb[SB_MAGIC_OFF + 1] != 0xef)
 		return xip_error(-EMEDIUMTYPE,
 				 "%s: the export holds no ext2 image (no superblock magic)",
@@ -228,11 +356,11 @@ int xip_nbd_open(const char *uri, struct xip_nbd **np, uint64_t *size)
 		ret = nbd_failure(n, "libnbd");
 		goto fail;
 	}
+	n->stall_ms = stall_limit();
 	nbd_add_meta_context(n->h, LIBNBD_CONTEXT_BASE_ALLOCATION);
-	if (nbd_connect_uri(n->h, uri) < 0) {
-		ret = nbd_failure(n, "cannot connect");
+	ret = nbd_handshake(n);
+	if (ret)
 		goto fail;
-	}
 	sz = nbd_get_size(n->h);
 	if (sz < 0) {
 		ret = nbd_failure(n, "cannot get the export size");
@@ -269,12 +397,6 @@ static int todo_add(struct xip_nbd *n, uint64_t off, uint64_t len)
 	return 0;
 }
 
-struct status_ctx {
-	struct xip_nbd *n;
-	uint64_t end;		/* covered so far */
-	int ret;
-};
-
 static int status_extent(void *user_data, const char *metacontext,
 			 uint64_t offset, uint32_t *entries, size_t nr_entries,
 			 int *error)
@@ -307,26 +429,34 @@ static int next_window(struct xip_nbd *n)
 	uint64_t start = n->window_end;
 	uint64_t len = n->size - start < NBD_WINDOW ? n->size - start :
 		NBD_WINDOW;
-	struct status_ctx c = { n, start, 0 };
+	struct status_ctx *c = &n->status;
+	int64_t cookie;
+	int ret;
 
 	n->ntodo = n->todo_next = 0;
 	if (n->zero_status) {
-		if (nbd_block_status(n->h, len, start,
-				     (nbd_extent_callback){
-					     .callback = status_extent,
-					     .user_data = &c },
-				     0) < 0)
+		*c = (struct status_ctx){ n, start, 0 };
+		cookie = nbd_aio_block_status(n->h, len, start,
+					      (nbd_extent_callback){
+						      .callback = status_extent,
+						      .user_data = c },
+					      NBD_NULL_COMPLETION, 0);
+		if (cookie < 0)
 			return nbd_failure(n, "block status");
-		if (c.ret)
-			return c.ret;
-		if (c.end <= start)
+		ret = nbd_wait_command(n, cookie, "block status",
+				       "block status");
+		if (ret)
+			return ret;
+		if (c->ret)
+			return c->ret;
+		if (c->end <= start)
 			return xip_error(-EIO,
 					 "%s: block status at offset %" PRIu64 " covers nothing",
 					 n->uri, start);
-		n->done += (c.end - start);	/* counted as they complete: */
+		n->done += (c->end - start);	/* counted as they complete: */
 		for (size_t i = 0; i < n->ntodo; i++)
 			n->done -= n->todo[i].len;
-		n->window_end = c.end;
+		n->window_end = c->end;
 		return 0;
 	}
 	n->window_end = start + len;
@@ -403,7 +533,7 @@ static int harvest(struct xip_nbd *n, struct slot *s, int fd, uint8_t *map,
 static int pull_loop(struct xip_nbd *n, int fd, uint8_t *map,
 		     const char *path)
 {
-	int busy, stalled = 0, ret = 0, more = 1;
+	int busy, ret = 0, more = 1;
 
 	for (;;) {
 		busy = 0;
@@ -425,21 +555,9 @@ static int pull_loop(struct xip_nbd *n, int fd, uint8_t *map,
 			progress_fn(progress_arg, n->done, n->size);
 		if (!busy && !more)
 			return 0;
-		if (xip_interrupted())
-			return xip_error(-EINTR, "%s: interrupted", n->uri);
-		ret = nbd_poll(n->h, NBD_POLL_MS);
-		if (ret < 0 && nbd_get_errno() == EINTR) {
-			ret = 0;
-			continue;
-		}
-		if (ret < 0)
-			return nbd_failure(n, "connection lost during the pull");
-		stalled = ret ? 0 : stalled + NBD_POLL_MS;
-		if (stalled >= NBD_STALL_MS)
-			return xip_error(-ETIMEDOUT,
-					 "%s: no reply from the server for %d s",
-					 n->uri, NBD_STALL_MS / 1000);
-		ret = 0;
+		ret = nbd_wait(n, "pull");
+		if (ret)
+			return ret;
 	}
 }
 
@@ -463,6 +581,7 @@ int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, const char *path)
 	int ret;
 
 	n->done = 0;
+	n->last_ms = now_ms();
 	n->window_end = 0;
 	n->ntodo = n->todo_next = 0;
 	ret = pull_loop(n, fd, map, path);

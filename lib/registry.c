@@ -892,7 +892,13 @@ static int open_attached(const char *name, int flags,
 
 	if (!e)
 		return xip_error(-ENOMEM, "out of memory");
-	fd = xip_registry_open(name, write ? O_RDWR : O_RDONLY, e);
+	/* no open for writing while others hold it (see segment_int.h) */
+	fd = 0;
+	if (write && !xip_registry_name_check(name) &&
+	    !xip_registry_get(name, e) && xip_segment_type_writable(e->type))
+		fd = xip_segment_wait_unheld(e->path, name, XIP_LOCK_WAIT_MS);
+	if (!fd)
+		fd = xip_registry_open(name, write ? O_RDWR : O_RDONLY, e);
 	if (write && (fd == -EACCES || fd == -EPERM))
 		fd = xip_error(-EROFS, "@%s: read-only: %s", name,
 			       strerror(-fd));
@@ -901,6 +907,9 @@ static int open_attached(const char *name, int flags,
 			xip_segment_type_name(e->type));
 		fd = xip_segment_adopt(fd, e->path, name, e->type, flags, segp);
 	}
+	/* the data, not the padding after it */
+	if (fd >= 0 && e->size && e->size < (*segp)->size)
+		(*segp)->data_size = e->size;
 	free(e);
 	return fd;
 }

@@ -208,10 +208,45 @@ static struct xip_segment *segment_alloc(const char *path)
 	return seg;
 }
 
+int xip_segment_wait_unheld(const char *path, const char *what,
+			    int timeout_ms)
+{
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+			    O_CLOEXEC);
+	struct stat st;
+	int waited = 0;
+
+	if (fd < 0)
+		return 0;	/* the open for writing says why */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		while (flock(fd, LOCK_EX | LOCK_NB) < 0 &&
+		       (errno == EWOULDBLOCK || errno == EINTR)) {
+			if (waited >= timeout_ms) {
+				close(fd);
+				return xip_error(-EBUSY,
+						 "%s: busy: another xiptool holds it open",
+						 what);
+			}
+			nanosleep(&pause, NULL);
+			waited += 10;
+		}
+	}
+	close(fd);		/* the lock goes with it */
+	return 0;
+}
+
 static int open_path(const char *path, int flags)
 {
 	int oflags = O_CLOEXEC | ((flags & XIP_SEG_WRITE) ? O_RDWR : O_RDONLY);
-	int fd = open(path, oflags);
+	int fd, ret;
+
+	if (flags & XIP_SEG_WRITE) {
+		ret = xip_segment_wait_unheld(path, path, XIP_LOCK_WAIT_MS);
+		if (ret)
+			return ret;
+	}
+	fd = open(path, oflags);
 
 	if (fd >= 0)
 		return fd;
@@ -251,6 +286,7 @@ int xip_segment_adopt(int fd, const char *path, const char *name,
 		xip_segment_close(seg);
 		return ret;
 	}
+	seg->data_size = seg->size;
 	XIP_DBG(SEGMENT, "%s: %s of %llu bytes mapped %s at %p%s%s", path,
 		kind_names[seg->kind], (unsigned long long)seg->size,
 		seg->writable ? "read-write" : "read-only", (void *)seg->base,

@@ -17,6 +17,18 @@
 int xip_segment_adopt(int fd, const char *path, const char *name,
 		      enum xip_seg_type type, int flags,
 		      struct xip_segment **segp);
+/*
+ * Before a writer opens the regular file @path for writing: wait, at most
+ * @timeout_ms, until no other xiptool holds it (the holder lock, taken
+ * through a read-only descriptor and let go at once), else -EBUSY naming
+ * @what.  An open for writing breaks the read lease of a read-only NBD
+ * file export (the nbdkit plugin) even when the writer then finds the
+ * segment busy; this way a refused writer leaves it alone.
+ */
+int xip_segment_wait_unheld(const char *path, const char *what,
+			    int timeout_ms);
+/* How long writers wait for other holders, as xip_segment_lock does. */
+#define XIP_LOCK_WAIT_MS	5000
 
 /* ------------------------------------------------------------------ */
 /* Attach, detach, save (attach.c)                                     */

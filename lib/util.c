@@ -15,10 +15,21 @@
 #include "xip.h"
 
 static volatile sig_atomic_t *interrupt_flag;
+static int interrupt_fd = -1;
 
 void xip_set_interrupt(volatile sig_atomic_t *flag)
 {
 	interrupt_flag = flag;
+}
+
+void xip_set_interrupt_fd(int fd)
+{
+	interrupt_fd = fd;
+}
+
+int xip_interrupt_fd(void)
+{
+	return interrupt_fd;
 }
 
 bool xip_interrupted(void)

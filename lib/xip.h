@@ -133,6 +133,11 @@ struct xip_segment {
 	bool gone;		/* released: direct_access gives -ENODEV */
 	uint8_t *base;		/* start of the mapping */
 	uint64_t size;		/* bytes of the backing object */
+	/*
+	 * Bytes of data: an attached segment's recorded size (its file is
+	 * padded to whole 2 MiB sections past it), else size.
+	 */
+	uint64_t data_size;
 	unsigned int page_size;	/* the host page size */
 };
 
@@ -382,6 +387,13 @@ int xip_image_close(struct xip_image *img);
  */
 void xip_set_interrupt(volatile sig_atomic_t *flag);
 bool xip_interrupted(void);
+/*
+ * A descriptor that becomes readable when the flag is set (the read end
+ * of a pipe the handler writes to), for the work that waits in poll(2):
+ * the NBD client.  -1 (the default) when there is none.
+ */
+void xip_set_interrupt_fd(int fd);
+int xip_interrupt_fd(void);
 
 /*
  * Identify what a segment holds with libblkid.  Returns 0 for ext2/3/4

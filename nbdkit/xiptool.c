@@ -20,9 +20,26 @@
  * follows ext2's clean-flag protocol.  A writable file= export writes
  * only inside the file's blocks, while the image is open for writing
  * (marked not clean until the server stops).
+ *
+ * A read-only file= export serves the runs of blocks the file had at
+ * .get_ready: once the image changes, those blocks may belong to another
+ * file.  xiptool's writers respect the shared lock, but a loop device
+ * bound later (and a kernel mount on it) does not; re-reading the runs
+ * would not help either, as a mount writes data and inodes back in any
+ * order.  So the export holds a read lease (F_SETLEASE) on the image
+ * file: nothing may have it open for writing when the export starts, and
+ * any later open for writing or truncate (losetup, mount -o loop, an
+ * editor, xiptool) breaks the lease first.  The break signal ends the
+ * export: reads in flight finish, every later read or block status
+ * fails with EIO, and then the lease is given back so that the writer's
+ * open goes on.  A block device is held exclusively (O_EXCL) instead, so
+ * that the kernel cannot mount it meanwhile.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,10 +73,26 @@ static size_t nruns;
 static int *claims;		/* whole writable export: loop devices */
 static size_t nclaims;
 
+/* Read-only file= export: the image's lease (see the top). */
+static int lease_fd = -1;	/* the segment's descriptor, leased */
+static volatile sig_atomic_t lease_broken;
+static int lease_pipe[2] = { -1, -1 };	/* the handler wakes the watcher */
+static pthread_t lease_thread;
+static bool lease_watching;
+static pthread_rwlock_t serve_lock;	/* reads: shared; the end: exclusive */
+static int device_claim = -1;	/* read-only file= of a block device */
+
+static void lease_end(void);
+
 /* Close the image or segment and let go of the locks and devices. */
 static void release(void)
 {
 	int ret;
+
+	lease_end();
+	if (device_claim >= 0)
+		close(device_claim);
+	device_claim = -1;
 
 	if (img) {
 		/* writers: flushed and marked clean again */
@@ -179,16 +212,167 @@ static int ready_whole(void)
 					     &nclaims);
 	if (ret)
 		return ret;
-	size = seg->size;
+	/* an attached segment's data, as list and save see it */
+	size = seg->data_size;
 	block_size = whole_block_size();
+	return 0;
+}
+
+/* ---- the read lease of a read-only file= export ---------------------- */
+
+static void on_lease_break(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+
+	if (lease_fd >= 0 && si->si_fd == lease_fd) {
+		lease_broken = 1;
+		(void)!write(lease_pipe[1], "", 1);
+	}
+	errno = saved;
+}
+
+/*
+ * The lease, before the file's runs are read: refused while anything has
+ * the image open for writing.  Its break signal (SIGIO, with the
+ * descriptor in si_fd) is caught from now on.
+ */
+static int lease_take(void)
+{
+	struct sigaction sa;
+	pthread_rwlockattr_t attr;
+
+	if (pipe2(lease_pipe, O_CLOEXEC) < 0)
+		return xip_error(-errno, "pipe: %s", strerror(errno));
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(&attr,
+			PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&serve_lock, &attr);
+	pthread_rwlockattr_destroy(&attr);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_lease_break;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGIO, &sa, NULL);
+	lease_fd = seg->fd;
+	if (fcntl(lease_fd, F_SETSIG, SIGIO) == 0 &&
+	    fcntl(lease_fd, F_SETLEASE, F_RDLCK) == 0)
+		return 0;
+	lease_fd = -1;
+	if (errno == EAGAIN)
+		return xip_error(-EBUSY,
+				 "%s: open for writing elsewhere (a loop device bound read-write, a writer): a read-only file= export needs every writer gone",
+				 image);
+	return xip_error(-errno,
+			 "%s: cannot take a read lease: %s (a file= export needs the image's owner or CAP_LEASE)",
+			 image, strerror(errno));
+}
+
+/*
+ * The lease was broken: no read may start from now on; the ones in
+ * flight end before the lease is given back and the writer goes on.
+ */
+static void lease_revoke(void)
+{
+	pthread_rwlock_wrlock(&serve_lock);
+	fcntl(lease_fd, F_SETLEASE, F_UNLCK);
+	pthread_rwlock_unlock(&serve_lock);
+	nbdkit_error("%s: opened for writing by another process: %s is no longer served (its blocks may change)",
+		     image, file);
+}
+
+static void *lease_watch(void *arg)
+{
+	struct f_owner_ex owner = { F_OWNER_TID, gettid() };
+	char c;
+
+	/* the break signal to this thread, not to nbdkit's */
+	fcntl(lease_fd, F_SETOWN_EX, &owner);
+	/* broken before (nbdkit forked since: the signal went elsewhere) */
+	if (fcntl(lease_fd, F_GETLEASE) != F_RDLCK)
+		lease_broken = 1;
+	while (!lease_broken) {
+		ssize_t n = read(lease_pipe[0], &c, 1);
+
+		if (n == 0 || (n < 0 && errno != EINTR))
+			return NULL;	/* the end of the export */
+	}
+	lease_revoke();
+	return NULL;
+}
+
+/* Is the export still valid?  Takes the shared lock when it is. */
+static int lease_enter(void)
+{
+	if (lease_fd < 0)
+		return 0;
+	pthread_rwlock_rdlock(&serve_lock);
+	if (!lease_broken)
+		return 0;
+	pthread_rwlock_unlock(&serve_lock);
+	nbdkit_error("%s: %s is no longer served: the image was opened for writing",
+		     image, file);
+	nbdkit_set_error(EIO);
+	return -1;
+}
+
+static void lease_leave(void)
+{
+	if (lease_fd >= 0)
+		pthread_rwlock_unlock(&serve_lock);
+}
+
+static void lease_end(void)
+{
+	if (lease_watching) {
+		close(lease_pipe[1]);
+		lease_pipe[1] = -1;
+		pthread_join(lease_thread, NULL);
+		lease_watching = false;
+	}
+	if (lease_fd >= 0) {
+		fcntl(lease_fd, F_SETLEASE, F_UNLCK);
+		pthread_rwlock_destroy(&serve_lock);
+	}
+	lease_fd = -1;
+	for (int i = 0; i < 2; i++) {
+		if (lease_pipe[i] >= 0)
+			close(lease_pipe[i]);
+		lease_pipe[i] = -1;
+	}
+}
+
+/* Nobody mounts a block device while its file is served read-only. */
+static int device_hold(void)
+{
+	char self[64];
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", seg->fd);
+	device_claim = open(self, O_RDONLY | O_EXCL | O_CLOEXEC);
+	if (device_claim < 0 && errno == EBUSY)
+		return xip_error(-EBUSY,
+				 "%s: in use by the kernel (mounted or claimed)",
+				 image);
+	if (device_claim < 0)
+		return xip_error(-errno, "%s: %s", image, strerror(errno));
 	return 0;
 }
 
 static int ready_file(void)
 {
 	struct ext2_inode_large inode;
-	int ret;
+	int ret = 0;
 
+	/* claimed before the runs are read: they hold while it holds */
+	if (!writable && (seg->kind == XIP_SEG_FILE ||
+			  seg->kind == XIP_SEG_SHM))
+		ret = lease_take();
+	else if (!writable && seg->kind == XIP_SEG_BLOCKDEV)
+		ret = device_hold();
+	if (ret) {
+		xip_segment_close(seg);
+		seg = NULL;
+		return ret;
+	}
 	ret = xip_image_open_segment(seg, writable ? XIP_IMG_WRITE : 0, &img);
 	seg = NULL;			/* the image owns it now */
 	if (ret)
@@ -226,6 +410,23 @@ static int plugin_get_ready(void)
 	nbdkit_debug("%s%s%s: %" PRIu64 " bytes, %s, block size %u", image,
 		     file ? " " : "", file ? file : "", size,
 		     writable ? "writable" : "read-only", block_size);
+	return 0;
+}
+
+/* The watcher of the lease: a thread, so after nbdkit's fork. */
+static int plugin_after_fork(void)
+{
+	int err;
+
+	if (lease_fd < 0)
+		return 0;
+	err = pthread_create(&lease_thread, NULL, lease_watch, NULL);
+	if (err) {
+		nbdkit_error("%s: cannot start the lease watcher: %s", image,
+			     strerror(err));
+		return -1;
+	}
+	lease_watching = true;
 	return 0;
 }
 
@@ -351,19 +552,24 @@ static int plugin_pread(void *handle, void *buf, uint32_t count,
 	struct xip_nbd_piece p;
 	uint8_t *b = buf;
 
+	int ret = 0;
+
 	if (!img)
 		return seg_read(buf, count, offset);
-	while (count) {
+	if (lease_enter())
+		return -1;
+	while (count && !ret) {
 		xip_nbd_piece(runs, nruns, block_size, offset, count, &p);
 		if (p.hole)
 			memset(b, 0, p.len);
-		else if (seg_read(b, p.len, p.seg_off))
-			return -1;
+		else
+			ret = seg_read(b, p.len, p.seg_off);
 		b += p.len;
 		offset += p.len;
 		count -= (uint32_t)p.len;
 	}
-	return 0;
+	lease_leave();
+	return ret;
 }
 
 /*
@@ -449,19 +655,22 @@ static int plugin_extents(void *handle, uint32_t count, uint64_t offset,
 			  uint32_t flags, struct nbdkit_extents *extents)
 {
 	struct xip_nbd_piece p;
+	int ret = 0;
 
+	if (lease_enter())
+		return -1;
 	while (count) {
 		xip_nbd_piece(runs, nruns, block_size, offset, count, &p);
-		if (nbdkit_add_extent(extents, offset, p.len,
-				      p.hole ? NBDKIT_EXTENT_HOLE |
-				      NBDKIT_EXTENT_ZERO : 0) < 0)
-			return -1;
-		if (flags & NBDKIT_FLAG_REQ_ONE)
+		ret = nbdkit_add_extent(extents, offset, p.len,
+					p.hole ? NBDKIT_EXTENT_HOLE |
+					NBDKIT_EXTENT_ZERO : 0);
+		if (ret < 0 || (flags & NBDKIT_FLAG_REQ_ONE))
 			break;
 		offset += p.len;
 		count -= (uint32_t)p.len;
 	}
-	return 0;
+	lease_leave();
+	return ret < 0 ? -1 : 0;
 }
 
 static void plugin_dump(void)
@@ -485,6 +694,7 @@ static struct nbdkit_plugin plugin = {
 	.config_help = CONFIG_HELP,
 	.magic_config_key = "image",
 	.get_ready = plugin_get_ready,
+	.after_fork = plugin_after_fork,
 	.dump_plugin = plugin_dump,
 	.open = plugin_open,
 	.get_size = plugin_get_size,

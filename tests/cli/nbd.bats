@@ -203,6 +203,8 @@ require_qemu() {
 	run xiptool write "@$SEG" /hello <<<"bye"
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"busy"* ]] || { echo "$output"; false; }
+	# ...and the refused writer did not end the file export
+	[ "$(nbdcopy "$(nbd_uri r2)" -)" = hello ]
 	run xiptool detach "$SEG"
 	[ "$status" -eq 3 ]
 	nbd_stop r1
@@ -377,4 +379,189 @@ require_qemu() {
 	run "$XIPTOOL" list -n lazy
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"no attached segment of that name"* ]]
+}
+
+@test "the export of @NAME has the image's size, not the padded segment's; attach nbd:// records it" {
+	require_pull
+	mkdir "$T/tree"
+	echo hello > "$T/tree/hello"
+	mkimg "$T/img" 2204K "$T/tree"
+	want=$(stat -c %s "$T/img")
+	xiptool attach -n "$SEG" "$T/img"
+	path=$(seg_col "$SEG" PATH)
+	# the segment file is padded to whole 2 MiB sections
+	[ "$(stat -c %s "$path")" -gt "$want" ]
+	[ "$(seg_col "$SEG" SIZE)" = "$want" ]
+	nbd_serve a image="@$SEG" readonly=true
+	uri=$(nbd_uri a)
+	[ "$(nbdinfo --size "$uri")" = "$want" ]
+	nbdcopy "$uri" "$T/out"
+	cmp "$T/out" "$T/img"
+	run xiptool attach -n "p$SEG" "$uri"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(seg_col "p$SEG" SIZE)" = "$want" ]
+	xiptool save "p$SEG" "$T/saved"
+	cmp "$T/saved" "$T/img"
+	# a writable segment's whole export too
+	nbd_stop a
+	xiptool attach -t sw -n "w$SEG" "$T/img"
+	nbd_serve b image="@w$SEG"
+	[ "$(nbdinfo --size "$(nbd_uri b)")" = "$want" ]
+}
+
+# A small image ($T/img) for the stall tests.
+make_small_image() {
+	mkdir -p "$T/tree"
+	head -c 300000 /dev/urandom > "$T/tree/data"
+	mkimg "$T/img" 8M "$T/tree"
+}
+
+@test "a server that stalls in the handshake, on the superblock or in block status: exit 3 within the stall limit, nothing left" {
+	require_pull
+	make_small_image
+	mute_server m
+	for step in handshake superblock status mute; do
+		if [ "$step" = mute ]; then
+			uri=$(nbd_uri m)
+			what=handshake
+		else
+			stall_server "$step" "$step"
+			uri=$(nbd_uri "$step")
+			what=$step
+		fi
+		[ "$what" != superblock ] || what="superblock read"
+		[ "$what" != status ] || what="block status"
+		XIPTOOL_TEST_NBD_STALL_MS=2000 "$XIPTOOL" attach -n "$SEG" "$uri" \
+			>"$T/attach.out" 2>&1 &
+		apid=$!
+		start=$SECONDS
+		wait_exit "$apid" 15
+		cat "$T/attach.out"
+		[ "$rc" -eq 3 ]
+		[ $((SECONDS - start)) -ge 1 ]
+		[ "$(cat "$T/attach.out")" = "xiptool attach: $uri: $what: no reply from the server for 2 s" ]
+		nothing_left
+	done
+}
+
+@test "SIGINT and SIGTERM stop an attach stalled in the handshake, on the superblock or in block status at once, leaving nothing" {
+	require_pull
+	make_small_image
+	mute_server m
+	for step in handshake superblock status; do
+		stall_server "$step" "$step"
+	done
+	for sig in INT TERM; do
+		for step in mute handshake superblock status; do
+			if [ "$step" = mute ]; then
+				uri=$(nbd_uri m)
+			else
+				uri=$(nbd_uri "$step")
+			fi
+			env --default-signal=INT "$XIPTOOL" attach -n "$SEG" "$uri" \
+				>"$T/attach.out" 2>&1 &
+			apid=$!
+			# stalled: the claim made (block status) or a moment passed
+			if [ "$step" = status ]; then
+				for i in $(seq 200); do
+					[ -e "$T/shm/xiptool-$SEG" ] && break
+					sleep 0.05
+				done
+				[ -e "$T/shm/xiptool-$SEG" ]
+			fi
+			sleep 1
+			kill -0 "$apid"
+			kill -"$sig" "$apid"
+			wait_exit "$apid" 3
+			cat "$T/attach.out"
+			if [ "$sig" = INT ]; then
+				[ "$rc" -eq 130 ]
+			else
+				[ "$rc" -eq 143 ]
+			fi
+			[ "$(cat "$T/attach.out")" = "xiptool attach: $uri: interrupted" ]
+			nothing_left
+		done
+	done
+}
+
+# An image whose /x holds 64 KiB of 'p' (public), for the lease tests.
+make_public_image() {
+	mkdir -p "$T/tree"
+	head -c 65536 /dev/zero | tr '\0' p > "$T/tree/x"
+	mkimg "$1" 8M "$T/tree"
+	head -c 65536 /dev/zero | tr '\0' S > "$T/secret"
+}
+
+# The export $1 no longer serves: reads and block status fail, and what
+# was read holds no byte of the secret.
+export_ended() {
+	rm -f "$T/out"
+	run nbdcopy "$1" "$T/out"
+	[ "$status" -ne 0 ]
+	[ -z "$(tr -d p <"$T/out" 2>/dev/null | tr -d '\0' | head -c 1)" ]
+	run nbdinfo --map "$1"
+	[ "$status" -ne 0 ]
+}
+
+@test "a read-only file= export ends when the image is opened for writing: a loop device bound later leaks no other file's blocks" {
+	require_plugin
+	require_loop
+	make_public_image "$T/img"
+	# nbdkit forks into the background, as it does by default
+	nbdkit -U "$T/a.sock" --pidfile "$T/a.pid" "$PLUGIN" image="$T/img" \
+		file=/x readonly=true </dev/null >"$T/a.log" 2>&1 3>&-
+	uri=$(nbd_uri a)
+	nbdcopy "$uri" - | cmp - "$T/tree/x"
+	start=$SECONDS
+	dev=$(losetup -f --show "$T/img")
+	# the writer was not held up for the kernel's lease-break time
+	[ $((SECONDS - start)) -lt 10 ]
+	xiptool truncate "$dev" /x 0
+	xiptool write --create "$dev" /secret "$T/secret"
+	losetup -d "$dev"
+	debugfs -R "cat /secret" "$T/img" 2>/dev/null | cmp - "$T/secret"
+	export_ended "$uri"
+	# the image as it is now is served again by a new export
+	nbd_start b "$PLUGIN" image="$T/img" file=/secret readonly=true
+	nbdcopy "$(nbd_uri b)" - | cmp - "$T/secret"
+	# a kernel mount through a loop device is a writer too
+	make_public_image "$T/img2"
+	nbd_start c "$PLUGIN" image="$T/img2" file=/x readonly=true
+	uri=$(nbd_uri c)
+	nbdcopy "$uri" - | cmp - "$T/tree/x"
+	mkdir "$T/mnt"
+	mount -o loop "$T/img2" "$T/mnt"
+	truncate -s 0 "$T/mnt/x"
+	cp "$T/secret" "$T/mnt/secret"
+	umount "$T/mnt"
+	export_ended "$uri"
+	grep -q "^nbdkit: error: $T/img2: opened for writing by another process: /x is no longer served (its blocks may change)$" "$T/c.log"
+	grep -q "/x is no longer served: the image was opened for writing" "$T/c.log"
+}
+
+@test "a read-only file= export refuses to start while the image is open for writing; a read-only loop device is no writer" {
+	require_plugin
+	require_loop
+	make_public_image "$T/img"
+	dev=$(losetup -f --show "$T/img")
+	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN" image="$T/img" file=/x readonly=true
+	losetup -d "$dev"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"error: $T/img: open for writing elsewhere (a loop device bound read-write, a writer): a read-only file= export needs every writer gone"* ]] ||
+		{ echo "$output"; false; }
+	dev=$(losetup -r -f --show "$T/img")
+	nbd_start a "$PLUGIN" image="$T/img" file=/x readonly=true
+	run nbdcopy "$(nbd_uri a)" "$T/out"
+	losetup -d "$dev"
+	[ "$status" -eq 0 ]
+	cmp "$T/out" "$T/tree/x"
+	# readers do not end it
+	xiptool read "$T/img" /x | cmp - "$T/tree/x"
+	nbdcopy "$(nbd_uri a)" - | cmp - "$T/tree/x"
+	# nor does an xiptool writer, which finds the image busy first
+	run xiptool write "$T/img" /x <<<"bye"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool write: $T/img: busy: another xiptool holds it open" ]
+	nbdcopy "$(nbd_uri a)" - | cmp - "$T/tree/x"
 }

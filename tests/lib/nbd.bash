@@ -30,6 +30,13 @@ nbd_teardown() {
 			done
 			kill -9 "$pid" 2>/dev/null || true
 		done
+		# loop devices a failed test left on its images
+		for f in "$T"/img*; do
+			[ -f "$f" ] || continue
+			for pid in $(losetup -n -O NAME -j "$f" 2>/dev/null); do
+				losetup -d "$pid" 2>/dev/null || true
+			done
+		done
 	fi
 	attach_teardown
 }
@@ -114,4 +121,67 @@ free_port() {
 s = socket.socket()
 s.bind(("127.0.0.1", 0))
 print(s.getsockname()[1])'
+}
+
+# stall_server NAME STEP: serve $T/img (nbdkit's file plugin, so that
+# block status is answered) with the delay filter holding STEP for 5
+# minutes: handshake (the export's open, during option negotiation),
+# superblock (every read) or status (block status).
+stall_server() {
+	local d
+	case $2 in
+	handshake) d=delay-open=300 ;;
+	superblock) d=delay-read=300 ;;
+	status) d=delay-extents=300 ;;
+	*) echo "stall_server: unknown step $2"; return 1 ;;
+	esac
+	nbd_start "$1" --filter=delay file "$T/img" "$d"
+}
+
+# mute_server NAME: a unix socket on $T/NAME.sock that accepts and never
+# says a word (not even the NBD greeting).
+mute_server() {
+	rm -f "$T/$1.sock"
+	python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(4)
+open(sys.argv[2], "w").write("ready")
+conns = []
+while True:
+	conns.append(s.accept())' "$T/$1.sock" "$T/$1.ready" </dev/null >/dev/null 2>&1 3>&- &
+	echo $! >"$T/$1.pid"
+	for i in $(seq 100); do
+		[ -s "$T/$1.ready" ] && return 0
+		sleep 0.05
+	done
+	echo "mute server $1 did not start"
+	return 1
+}
+
+# wait_exit PID SECONDS: wait for background job PID; its status in $rc.
+# Fails (after killing it) when it is still running after SECONDS.
+wait_exit() {
+	local i
+	for i in $(seq $(($2 * 20))); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$1" 2>/dev/null; then
+		kill -9 "$1"
+		echo "process $1 still running after $2 s"
+		return 1
+	fi
+	rc=0
+	wait "$1" || rc=$?
+}
+
+# Nothing left of an attach of $SEG: no record, no segment file, and the
+# name can be attached again at once.
+nothing_left() {
+	[ -z "$(ls -A "$T/shm")" ]
+	[ -z "$(ls "$T/run" 2>/dev/null)" ]
+	[ -z "$(xiptool list -n)" ]
+	xiptool attach -n "$SEG" "$T/img"
+	xiptool detach "$SEG"
 }
