@@ -591,6 +591,89 @@ static void test_build_tar_refused(void **state)
 	assert_int_equal(access(img, F_OK), -1);
 }
 
+/*
+ * The names of a directory: a lookup among 131072 names compares about one
+ * name, not a walk of them (an operation count, not a time): the hash
+ * table is made at the first lookup, follows every entry added after it,
+ * is dropped when xip_btree_finish sorts the entries, and answers for
+ * names absent too.  A small directory is walked without a table.
+ */
+/* A new empty file @name in @dir. */
+static int add_file(struct btree *t, struct bnode *dir, const char *name)
+{
+	struct bnode *n = xip_btree_node_new(t);
+
+	if (!n)
+		return -ENOMEM;
+	n->mode = S_IFREG | 0644;
+	return xip_btree_add_entry(dir, name, n);
+}
+
+static void test_btree_names(void **state)
+{
+	enum { N = 131072, MORE = 1000 };
+	struct btree t = { .bs = 4096, .root_fd = -1, .spool_fd = -1 };
+	struct xip_build_opts o = { 0 };
+	struct bnode *dir, *small;
+	uint64_t compared;
+	size_t indexed;
+	char name[32];
+
+	dir = xip_btree_root_new(&t, "src");
+	assert_non_null(dir);
+	xip_btree_set_dir(&t, dir, &o, 0755);
+	small = xip_btree_node_new(&t);
+	assert_non_null(small);
+	xip_btree_set_dir(&t, small, &o, 0755);
+	assert_int_equal(xip_btree_add_entry(dir, "small", small), 0);
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "f%07d", i);
+		assert_int_equal(add_file(&t, dir, name), 0);
+	}
+	xip_btree_names_stats(dir, &indexed, &compared);
+	assert_int_equal(indexed, 0);	/* made at the first lookup */
+	for (int i = 0; i < N; i++) {
+		struct bentry *e;
+
+		snprintf(name, sizeof(name), "f%07d", i);
+		e = xip_btree_find_entry(dir, name);
+		assert_non_null(e);
+		assert_string_equal(e->name, name);
+		snprintf(name, sizeof(name), "g%07d", i);
+		assert_null(xip_btree_find_entry(dir, name));
+	}
+	xip_btree_names_stats(dir, &indexed, &compared);
+	assert_int_equal(indexed, N + 1);
+	/* at least the N names found; a walk would compare ~N * N */
+	assert_true(compared >= N);
+	assert_true(compared <= 4 * (uint64_t)N);
+	for (int i = 0; i < MORE; i++) {
+		snprintf(name, sizeof(name), "h%07d", i);
+		assert_int_equal(add_file(&t, dir, name), 0);
+	}
+	xip_btree_names_stats(dir, &indexed, &compared);
+	assert_int_equal(indexed, N + 1 + MORE);
+	assert_non_null(xip_btree_find_entry(dir, "h0000999"));
+	assert_non_null(xip_btree_find_entry(dir, "small"));
+	/* a small directory: its names are walked */
+	for (int i = 0; i < 8; i++) {
+		snprintf(name, sizeof(name), "s%d", i);
+		assert_int_equal(add_file(&t, small, name), 0);
+	}
+	assert_non_null(xip_btree_find_entry(small, "s7"));
+	assert_null(xip_btree_find_entry(small, "s8"));
+	xip_btree_names_stats(small, &indexed, &compared);
+	assert_int_equal(indexed, 0);
+	/* numbering sorts the entries: the table goes, lookups still work */
+	assert_int_equal(xip_btree_finish(&t, &o), 0);
+	xip_btree_names_stats(dir, &indexed, &compared);
+	assert_int_equal(indexed, 0);
+	assert_ptr_equal(xip_btree_find_entry(dir, "f0000000"), &dir->kids[0]);
+	assert_string_equal(xip_btree_find_entry(dir, "h0000999")->name,
+			    "h0000999");
+	xip_btree_free(&t);
+}
+
 /* Minor page faults of this process so far. */
 static long minflt(void)
 {
@@ -765,6 +848,7 @@ int main(void)
 		cmocka_unit_test(test_tar_name),
 		cmocka_unit_test(test_build_tar),
 		cmocka_unit_test(test_build_tar_refused),
+		cmocka_unit_test(test_btree_names),
 		cmocka_unit_test(test_build_pio),
 		cmocka_unit_test(test_build_copy_in),
 		cmocka_unit_test(test_build_zero),
