@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The image builder's tree as a data structure (struct btree, struct
- * bnode in build.h): nodes and their entries, owners, lost+found; then,
- * once the tree is whole, inodes numbered and the blocks each one needs
- * counted (xip_btree_finish); freeing it.  Also the small helpers the
+ * bnode in build.h): nodes and their entries (a hash table of the names
+ * of each directory looked up in), owners, lost+found; then, once the tree
+ * is whole, inodes numbered, link counts checked and the blocks each one
+ * needs counted (xip_btree_finish); freeing it.  Also the small helpers the
  * options and the plan use (--uid-map, --uuid, device numbers, the
  * number of indirect and directory blocks).  The tree is filled by
  * buildscan.c (a source directory), buildtar.c (a tar archive) and
