@@ -682,6 +682,68 @@ static void test_btree_names(void **state)
 	xip_btree_free(&t);
 }
 
+/*
+ * xip_btree_finish on @subdirs directories in /big and @names names of
+ * one file in /f: 0 or -EMLINK.
+ */
+static int finish_links(unsigned int subdirs, unsigned int names)
+{
+	struct btree t = { .bs = 4096, .root_fd = -1, .spool_fd = -1 };
+	struct xip_build_opts o = { 0 };
+	struct bnode *root, *big, *f;
+	char name[32];
+	int ret;
+
+	root = xip_btree_root_new(&t, "src");
+	big = xip_btree_node_new(&t);
+	f = xip_btree_node_new(&t);
+	assert_non_null(root);
+	assert_non_null(big);
+	assert_non_null(f);
+	xip_btree_set_dir(&t, root, &o, 0755);
+	xip_btree_set_dir(&t, big, &o, 0755);
+	root->from_source = big->from_source = f->from_source = true;
+	big->name = strdup("big");
+	f->name = strdup("f");
+	big->parent = f->parent = root;
+	f->mode = S_IFREG | 0644;
+	assert_int_equal(xip_btree_add_entry(root, "big", big), 0);
+	for (unsigned int i = 0; i < subdirs; i++) {
+		struct bnode *d = xip_btree_node_new(&t);
+
+		assert_non_null(d);
+		xip_btree_set_dir(&t, d, &o, 0755);
+		snprintf(name, sizeof(name), "d%05u", i);
+		assert_int_equal(xip_btree_add_entry(big, name, d), 0);
+	}
+	for (unsigned int i = 0; i < names; i++) {
+		snprintf(name, sizeof(name), "l%05u", i);
+		assert_int_equal(xip_btree_add_entry(root, name, f), 0);
+	}
+	ret = xip_btree_finish(&t, &o);
+	if (!ret) {
+		assert_int_equal(big->nlink, 2 + subdirs);
+		assert_int_equal(f->nlink, names);
+	}
+	xip_btree_free(&t);
+	return ret;
+}
+
+/* Link counts: 2 + 31998 subdirectories and 65000 names, not one more. */
+static void test_btree_links(void **state)
+{
+	assert_int_equal(finish_links(31998, 65000), 0);
+	assert_int_equal(finish_links(31999, 1), -EMLINK);
+	assert_string_equal(xip_errmsg(),
+			    "src/big: 31999 subdirectories: ext2 allows at most 31998 (32000 links)");
+	assert_int_equal(finish_links(0, 65001), -EMLINK);
+	assert_string_equal(xip_errmsg(),
+			    "src/f: 65001 names for one inode: ext2 allows at most 65000 links");
+	/* what a 16-bit count would wrap to 0 and 1 */
+	assert_int_equal(finish_links(65534, 1), -EMLINK);
+	assert_int_equal(finish_links(0, 65537), -EMLINK);
+}
+
 /* Minor page faults of this process so far. */
 static long minflt(void)
 {
@@ -857,6 +919,7 @@ int main(void)
 		cmocka_unit_test(test_build_tar),
 		cmocka_unit_test(test_build_tar_refused),
 		cmocka_unit_test(test_btree_names),
+		cmocka_unit_test(test_btree_links),
 		cmocka_unit_test(test_build_pio),
 		cmocka_unit_test(test_build_copy_in),
 		cmocka_unit_test(test_build_zero),
