@@ -27,6 +27,7 @@ struct bxattr {
 };
 
 struct bentry;
+struct bnames;
 
 /* One inode of the image (several entries may share it: hard links). */
 struct bnode {
@@ -41,6 +42,7 @@ struct bnode {
 	char *target;			/* symlink target */
 	struct bentry *kids;		/* directory entries, byte order */
 	size_t nkids, capkids;
+	struct bnames *names;		/* @kids by name, once looked up */
 	uint32_t subdirs;
 	struct bnode *parent;		/* first parent: source path */
 	char *name;			/* first name: source path */
@@ -150,7 +152,19 @@ struct bnode *xip_btree_root_new(struct btree *t, const char *src);
 void xip_btree_node_free(struct bnode *n);
 /* Add the name @name in @dir for @n (counted in n->nlink). */
 int xip_btree_add_entry(struct bnode *dir, const char *name, struct bnode *n);
+/*
+ * The entry @name of @dir, NULL when none.  A directory of more than a few
+ * entries gets a hash table of its names at its first lookup, kept up to
+ * date by xip_btree_add_entry: an archive of many members in one directory
+ * costs no walk of the names already there for each new one.
+ */
 struct bentry *xip_btree_find_entry(struct bnode *dir, const char *name);
+/*
+ * The entries of @dir its hash table holds (0: it has none, its names are
+ * walked) and the names its lookups have compared so far.
+ */
+void xip_btree_names_stats(const struct bnode *dir, size_t *indexed,
+			   uint64_t *compared);
 /* Owner from the source ids, after --squash, --owner and the id maps. */
 void xip_btree_set_owner(struct bnode *n, const struct xip_build_opts *o,
 			 uint32_t uid, uint32_t gid);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The image builder's tree as a data structure (struct btree, struct
- * bnode in build.h): nodes and their entries, owners, lost+found; then,
- * once the tree is whole, inodes numbered and the blocks each one needs
- * counted (xip_btree_finish); freeing it.  Also the small helpers the
+ * bnode in build.h): nodes and their entries (a hash table of the names
+ * of each directory looked up in), owners, lost+found; then, once the tree
+ * is whole, inodes numbered, link counts checked and the blocks each one
+ * needs counted (xip_btree_finish); freeing it.  Also the small helpers the
  * options and the plan use (--uid-map, --uuid, device numbers, the
  * number of indirect and directory blocks).  The tree is filled by
  * buildscan.c (a source directory), buildtar.c (a tar archive) and
@@ -179,6 +180,116 @@ uint64_t xip_build_dir_blocks(unsigned int bs, const size_t *namelens,
 	return blocks;
 }
 
+/* ---- the names of a directory ------------------------------------------- */
+
+/* Directories of up to this many entries are searched name by name. */
+#define NAMES_WALK_MAX 8
+
+/*
+ * A hash table of a directory's names, open addressing with linear
+ * probing: each slot holds 1 + the index of an entry in dir->kids, 0 when
+ * free, and at most half the slots are used.
+ */
+struct bnames {
+	size_t *slot;
+	size_t mask;		/* slots - 1, a power of two */
+	size_t count;
+	uint64_t compared;	/* names compared by lookups */
+};
+
+/* FNV-1a, 64 bits */
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (*s) {
+		h ^= (unsigned char)*s++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static void names_drop(struct bnode *dir)
+{
+	if (!dir->names)
+		return;
+	free(dir->names->slot);
+	free(dir->names);
+	dir->names = NULL;
+}
+
+static void names_put(struct bnames *x, const struct bentry *kids, size_t i)
+{
+	size_t s = (size_t)name_hash(kids[i].name) & x->mask;
+
+	while (x->slot[s])
+		s = (s + 1) & x->mask;
+	x->slot[s] = i + 1;
+	x->count++;
+}
+
+/* A new table of every entry of @dir, for twice as many at least. */
+static int names_build(struct bnode *dir)
+{
+	struct bnames *x = calloc(1, sizeof(*x));
+	size_t slots = 64;
+	uint64_t compared = dir->names ? dir->names->compared : 0;
+
+	while (slots / 4 < dir->nkids && slots < SIZE_MAX / 2 / sizeof(size_t))
+		slots *= 2;
+	if (x)
+		x->slot = calloc(slots, sizeof(*x->slot));
+	if (!x || !x->slot || slots / 2 < dir->nkids) {
+		if (x)
+			free(x->slot);
+		free(x);
+		names_drop(dir);
+		return -ENOMEM;
+	}
+	x->mask = slots - 1;
+	x->compared = compared;
+	for (size_t i = 0; i < dir->nkids; i++)
+		names_put(x, dir->kids, i);
+	names_drop(dir);
+	dir->names = x;
+	return 0;
+}
+
+/* The entry just added to @dir into its table, if it has one. */
+static void names_add_last(struct bnode *dir)
+{
+	struct bnames *x = dir->names;
+
+	if (!x)
+		return;
+	if (2 * (x->count + 1) > x->mask + 1)
+		names_build(dir);	/* without memory: names walked */
+	else
+		names_put(x, dir->kids, dir->nkids - 1);
+}
+
+static struct bentry *names_find(struct bnode *dir, const char *name)
+{
+	struct bnames *x = dir->names;
+	size_t s = (size_t)name_hash(name) & x->mask;
+
+	for (; x->slot[s]; s = (s + 1) & x->mask) {
+		struct bentry *e = &dir->kids[x->slot[s] - 1];
+
+		x->compared++;
+		if (!strcmp(e->name, name))
+			return e;
+	}
+	return NULL;
+}
+
+void xip_btree_names_stats(const struct bnode *dir, size_t *indexed,
+			   uint64_t *compared)
+{
+	*indexed = dir->names ? dir->names->count : 0;
+	*compared = dir->names ? dir->names->compared : 0;
+}
+
 /* ---- the tree ---------------------------------------------------------- */
 
 struct bnode *xip_btree_node_new(struct btree *t)
@@ -226,11 +337,16 @@ int xip_btree_add_entry(struct bnode *dir, const char *name, struct bnode *n)
 	e->node = n;
 	dir->nkids++;
 	n->nlink++;
+	names_add_last(dir);
 	return 0;
 }
 
 struct bentry *xip_btree_find_entry(struct bnode *dir, const char *name)
 {
+	if (!dir->names && dir->nkids > NAMES_WALK_MAX)
+		names_build(dir);	/* without memory: names walked */
+	if (dir->names)
+		return names_find(dir, name);
 	for (size_t i = 0; i < dir->nkids; i++)
 		if (!strcmp(dir->kids[i].name, name))
 			return &dir->kids[i];
@@ -404,6 +520,7 @@ static int number(struct btree *t, struct bnode *dir, ext2_ino_t *next,
 {
 	int ret;
 
+	names_drop(dir);	/* the entries move */
 	if (dir->nkids > 1)
 		qsort(dir->kids, dir->nkids, sizeof(*dir->kids), entry_cmp);
 	for (size_t i = 0; i < dir->nkids; i++) {
@@ -456,6 +573,40 @@ static int number_all(struct btree *t, ext2_ino_t *next, size_t *order)
 	return ret;
 }
 
+/*
+ * Link counts.  The kernel's ext2 driver gives no inode more than
+ * EXT2_LINK_MAX (32000, fs/ext2/ext2.h: its s_max_links) links; its ext4
+ * driver (EXT4_LINK_MAX, fs/ext4/ext4.h) and e2fsck (EXT2_LINK_MAX of
+ * libext2fs) take up to 65000.  A directory's count is 2 + its
+ * subdirectories, held to the ext2 driver's limit (ext4's dir_nlink,
+ * which stores 1 past it, is not an ext2 feature); a file's is its names,
+ * held to 65000.  Either way the 16-bit i_links_count never wraps.
+ */
+#define DIR_LINKS_MAX 32000
+#define FILE_LINKS_MAX 65000
+
+static int check_links(const struct btree *t, const struct bnode *n)
+{
+	char *p;
+	int ret;
+
+	if (S_ISDIR(n->mode) ? n->nlink <= DIR_LINKS_MAX :
+	    n->nlink <= FILE_LINKS_MAX)
+		return 0;
+	p = xip_btree_path(t, n);
+	if (S_ISDIR(n->mode))
+		ret = xip_error(-EMLINK,
+				"%s: %u subdirectories: ext2 allows at most %u (%u links)",
+				p ? p : "?", n->subdirs, DIR_LINKS_MAX - 2,
+				DIR_LINKS_MAX);
+	else
+		ret = xip_error(-EMLINK,
+				"%s: %u names for one inode: ext2 allows at most %u links",
+				p ? p : "?", n->nlink, FILE_LINKS_MAX);
+	free(p);
+	return ret;
+}
+
 int xip_btree_finish(struct btree *t, const struct xip_build_opts *o)
 {
 	ext2_ino_t next = 12;
@@ -472,7 +623,9 @@ int xip_btree_finish(struct btree *t, const struct xip_build_opts *o)
 		n->order = i;
 		if (S_ISDIR(n->mode))
 			n->nlink = 2 + n->subdirs;
-		ret = count_node(t, n);
+		ret = check_links(t, n);
+		if (!ret)
+			ret = count_node(t, n);
 		if (ret)
 			return ret;
 	}
@@ -481,6 +634,7 @@ int xip_btree_finish(struct btree *t, const struct xip_build_opts *o)
 
 void xip_btree_node_free(struct bnode *n)
 {
+	names_drop(n);
 	for (size_t i = 0; i < n->nkids; i++)
 		free(n->kids[i].name);
 	for (size_t i = 0; i < n->nxattrs; i++) {

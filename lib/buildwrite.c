@@ -505,7 +505,7 @@ static void inode_fill(struct bwriter *w, const struct bnode *n,
 	ext2fs_set_i_uid_high(*in, n->uid >> 16);
 	in->i_gid = (uint16_t)n->gid;
 	ext2fs_set_i_gid_high(*in, n->gid >> 16);
-	in->i_links_count = (uint16_t)n->nlink;
+	in->i_links_count = (uint16_t)n->nlink; /* <= 65000 (finish) */
 	in->i_size = (uint32_t)n->size;
 	in->i_size_high = (uint32_t)(n->size >> 32);
 	in->i_extra_isize = sizeof(struct ext2_inode_large) -

@@ -23,6 +23,38 @@ tree=${1:-/usr/share}
 [ -d "$tree" ] || { echo "mkfs bench: $tree: not a directory" >&2; exit 1; }
 bench_scratch
 
+# mkfs --tar of one directory of many members against mkfs -d of the same
+# tree (target: at most half as long again): finding a name in the
+# directory being filled must not cost a walk of the names already there.
+# MKFS_BENCH_WIDE files of a few bytes (default 131072) in one directory,
+# archived with GNU tar; both build into tmpfs, best of 3 each
+# (MKFS_BENCH_WIDE_REPEAT).  MKFS_BENCH_WIDE_ONLY=1 measures only that.
+wide=${MKFS_BENCH_WIDE:-131072}
+mkdir -p "$B/wide/d"
+/usr/bin/python3 - "$B/wide/d" "$wide" <<'EOF2'
+import os, sys
+d, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    with open(os.path.join(d, "f%07d" % i), "w") as f:
+        f.write("%d\n" % i)
+EOF2
+tar -C "$B/wide" -cf "$B/wide.tar" .
+run_wide_tar() {
+	rm -f "$B/wt.img"
+	"$XIPTOOL" mkfs -q --page-size 4096 --tar "$B/wide.tar" "$B/wt.img"
+}
+run_wide_dir() {
+	rm -f "$B/wd.img"
+	"$XIPTOOL" mkfs -q --page-size 4096 -d "$B/wide" "$B/wd.img"
+}
+wt=$(BENCH_REPEAT=${MKFS_BENCH_WIDE_REPEAT:-3} bench_time run_wide_tar)
+wd=$(BENCH_REPEAT=${MKFS_BENCH_WIDE_REPEAT:-3} bench_time run_wide_dir)
+echo "$wide files in one directory: --tar $wt s, -d $wd s"
+rm -rf "$B/wide" "$B/wide.tar" "$B/wt.img" "$B/wd.img"
+bench_report "mkfs --tar of $wide files in one directory [s] vs mkfs -d" \
+	"$(bench_fmt "$wt" 2)" "$(bench_fmt "$wd" 2)" "<=1.5"
+[ "${MKFS_BENCH_WIDE_ONLY:-0}" = 1 ] && exit 0
+
 S=$(mktemp -d "${MKFS_SCALE_DIR:-${TMPDIR:-/var/tmp}}/xipscale.XXXXXX")
 trap 'rm -rf "$S"; bench_cleanup' EXIT
 mkdir "$S/src"

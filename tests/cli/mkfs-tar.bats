@@ -235,3 +235,89 @@ EOF
 	"$XIPTOOL" mkfs --tar "$T/a.tar" "$T/t.img"
 	e2fsck -fn "$T/t.img"
 }
+
+# links_tar OUT NAMES DIRS: a tar.gz of the file f ("ok") and NAMES - 1
+# hard links l00001... to it, then the directories big/dNNNNN, DIRS of them
+links_tar() {
+	"$PY" - "$@" <<'EOF'
+import io, sys, tarfile
+out, names, dirs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+with tarfile.open(out, "w:gz", format=tarfile.GNU_FORMAT) as tf:
+    ti = tarfile.TarInfo("f")
+    ti.size = 3
+    tf.addfile(ti, io.BytesIO(b"ok\n"))
+    for i in range(1, names):
+        ti = tarfile.TarInfo("l%05d" % i)
+        ti.type = tarfile.LNKTYPE
+        ti.linkname = "f"
+        tf.addfile(ti)
+    for i in range(dirs):
+        ti = tarfile.TarInfo("big/d%05d" % i)
+        ti.type = tarfile.DIRTYPE
+        ti.mode = 0o755
+        tf.addfile(ti)
+EOF
+}
+
+# refused_links ARCHIVE MESSAGE: mkfs --tar ARCHIVE is exit 3 with the one
+# line MESSAGE and leaves no image and no temporary file
+refused_links() {
+	mkdir -p "$T/w/out" "$T/w/tmp"
+	run env TMPDIR="$T/w/tmp" "$XIPTOOL" mkfs --tar "$1" "$T/w/out/img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[ "$output" = "xiptool mkfs: $1/$2" ]
+	[ -z "$(ls -A "$T/w/out")" ]
+	[ -z "$(ls -A "$T/w/tmp")" ]
+}
+
+@test "mkfs --tar: 65537 names for one file are refused, nothing left; 65000 build, and a name removed in the kernel loses nothing" {
+	require_loop
+	tmpfs_dir w
+	# 65537 names are 1 in a 16-bit count: one rm would free the inode
+	links_tar "$T/w/many.tar.gz" 65537 0
+	[ "$(stat -c %s "$T/w/many.tar.gz")" -lt 1000000 ]
+	refused_links "$T/w/many.tar.gz" "f: 65537 names for one inode: ext2 allows at most 65000 links"
+	links_tar "$T/w/over.tar.gz" 65001 0
+	refused_links "$T/w/over.tar.gz" "f: 65001 names for one inode: ext2 allows at most 65000 links"
+	links_tar "$T/w/max.tar.gz" 65000 0
+	xiptool mkfs -q --tar "$T/w/max.tar.gz" "$T/w/img"
+	fsck_clean "$T/w/img"
+	for fstype in ext2 ext4; do
+		loop_mount "$T/w/img" "$fstype"
+		[ "$(stat -c %h "$T/mnt/l64999")" -eq 65000 ]
+		[ "$(stat -c %i "$T/mnt/f")" = "$(stat -c %i "$T/mnt/l00001")" ]
+		loop_umount
+	done
+	# the ext4 driver: no further name; one removed, the data stays
+	mount -t ext4 -o loop "$T/w/img" "$T/mnt"
+	run ln "$T/mnt/f" "$T/mnt/one-more"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Too many links"* ]]
+	rm "$T/mnt/f"
+	umount "$T/mnt"
+	fsck_clean "$T/w/img"
+	loop_mount "$T/w/img" ext2
+	[ "$(stat -c %h "$T/mnt/l00001")" -eq 64999 ]
+	[ "$(cat "$T/mnt/l64999")" = ok ]
+	loop_umount
+}
+
+@test "mkfs --tar: more subdirectories than ext2's 32000 links are refused, nothing left; 31998 build" {
+	require_loop
+	tmpfs_dir w
+	links_tar "$T/w/many.tar.gz" 1 65534
+	refused_links "$T/w/many.tar.gz" "big: 65534 subdirectories: ext2 allows at most 31998 (32000 links)"
+	links_tar "$T/w/over.tar.gz" 1 31999
+	refused_links "$T/w/over.tar.gz" "big: 31999 subdirectories: ext2 allows at most 31998 (32000 links)"
+	links_tar "$T/w/max.tar.gz" 1 31998
+	xiptool mkfs -q --tar "$T/w/max.tar.gz" "$T/w/img"
+	fsck_clean "$T/w/img"
+	for fstype in ext2 ext4; do
+		loop_mount "$T/w/img" "$fstype"
+		[ "$(stat -c %h "$T/mnt/big")" -eq 32000 ]
+		[ "$(stat -c %h "$T/mnt/big/d31997")" -eq 2 ]
+		loop_umount
+	done
+}

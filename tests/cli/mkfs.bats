@@ -436,3 +436,52 @@ f.seek(123456); f.write(bytes([b[0] ^ 1]))' "$T/b/dir/big"
 	script -qec "'$XIPTOOL' mkfs -d '$T/src' '$T/c'" /dev/null > "$T/tty.out"
 	grep -q "files, .* MiB" "$T/tty.out"
 }
+
+# subdirs DIR FROM TO: DIR/dNNNNN for NNNNN in [FROM, TO) made (or, when
+# TO < FROM, those in [TO, FROM) removed)
+subdirs() {
+	"$PY" - "$@" <<'EOF'
+import os, sys
+d, a, b = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for i in range(a, b) if a < b else range(b, a):
+    p = "%s/d%05d" % (d, i)
+    os.mkdir(p) if a < b else os.rmdir(p)
+EOF
+}
+
+@test "mkfs -d: more subdirectories than ext2's 32000 links are refused, nothing left; 31998 build and the kernel counts them" {
+	require_loop
+	tmpfs_dir w
+	mkdir -p "$T/w/src/big" "$T/w/out"
+	subdirs "$T/w/src/big" 0 65534
+	echo ok > "$T/w/src/big/d00000/f"
+	# 2 + 65534 is 0 in a 16-bit count: refused, not wrapped
+	run xiptool mkfs -d "$T/w/src" "$T/w/out/img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[ "$output" = "xiptool mkfs: $T/w/src/big: 65534 subdirectories: ext2 allows at most 31998 (32000 links)" ]
+	[ -z "$(ls -A "$T/w/out")" ]
+	# one past the limit
+	subdirs "$T/w/src/big" 65534 31999
+	run xiptool mkfs -d "$T/w/src" "$T/w/out/img"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"/big: 31999 subdirectories: "* ]]
+	[ -z "$(ls -A "$T/w/out")" ]
+	# at the limit
+	subdirs "$T/w/src/big" 31999 31998
+	xiptool mkfs -q -d "$T/w/src" "$T/w/out/img"
+	fsck_clean "$T/w/out/img"
+	for fstype in ext2 ext4; do
+		loop_mount "$T/w/out/img" "$fstype"
+		[ "$(stat -c %h "$T/mnt/big")" -eq 32000 ]
+		[ "$(cat "$T/mnt/big/d00000/f")" = ok ]
+		loop_umount
+	done
+	# one removed by the kernel: the count follows, the image stays clean
+	mount -t ext2 -o loop "$T/w/out/img" "$T/mnt"
+	rmdir "$T/mnt/big/d31997"
+	[ "$(stat -c %h "$T/mnt/big")" -eq 31999 ]
+	umount "$T/mnt"
+	fsck_clean "$T/w/out/img"
+}

@@ -183,3 +183,10 @@ loop_umount() {
 free_blocks() {
 	dumpe2fs_field "$1" 'Free blocks'
 }
+
+# tmpfs_dir NAME: a tmpfs at $T/NAME, where many small files are made fast
+# (common_teardown unmounts it).
+tmpfs_dir() {
+	mkdir -p "$T/$1"
+	mount -t tmpfs -o size=4G tmpfs "$T/$1"
+}

@@ -591,6 +591,159 @@ static void test_build_tar_refused(void **state)
 	assert_int_equal(access(img, F_OK), -1);
 }
 
+/*
+ * The names of a directory: a lookup among 131072 names compares about one
+ * name, not a walk of them (an operation count, not a time): the hash
+ * table is made at the first lookup, follows every entry added after it,
+ * is dropped when xip_btree_finish sorts the entries, and answers for
+ * names absent too.  A small directory is walked without a table.
+ */
+/* A new empty file @name in @dir. */
+static int add_file(struct btree *t, struct bnode *dir, const char *name)
+{
+	struct bnode *n = xip_btree_node_new(t);
+
+	if (!n)
+		return -ENOMEM;
+	n->mode = S_IFREG | 0644;
+	return xip_btree_add_entry(dir, name, n);
+}
+
+static void test_btree_names(void **state)
+{
+	enum { N = 131072, MORE = 1000 };
+	struct btree t = { .bs = 4096, .root_fd = -1, .spool_fd = -1 };
+	struct xip_build_opts o = { 0 };
+	struct bnode *dir, *small;
+	uint64_t compared;
+	size_t indexed;
+	char name[32];
+
+	dir = xip_btree_root_new(&t, "src");
+	assert_non_null(dir);
+	xip_btree_set_dir(&t, dir, &o, 0755);
+	small = xip_btree_node_new(&t);
+	assert_non_null(small);
+	xip_btree_set_dir(&t, small, &o, 0755);
+	assert_int_equal(xip_btree_add_entry(dir, "small", small), 0);
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "f%07d", i);
+		assert_int_equal(add_file(&t, dir, name), 0);
+	}
+	xip_btree_names_stats(dir, &indexed, &compared);
+	assert_int_equal(indexed, 0);	/* made at the first lookup */
+	assert_non_null(xip_btree_find_entry(dir, "f0000000"));
+	xip_btree_names_stats(dir, &indexed, &compared);
+	assert_int_equal(indexed, N + 1);
+	assert_true(compared >= 1);
+	assert_true(compared <= 4);
+	for (int i = 0; i < N; i++) {
+		struct bentry *e;
+
+		snprintf(name, sizeof(name), "f%07d", i);
+		e = xip_btree_find_entry(dir, name);
+		assert_non_null(e);
+		assert_string_equal(e->name, name);
+		snprintf(name, sizeof(name), "g%07d", i);
+		assert_null(xip_btree_find_entry(dir, name));
+	}
+	xip_btree_names_stats(dir, &indexed, &compared);
+	assert_int_equal(indexed, N + 1);
+	/* at least the N names found; a walk would compare ~N * N */
+	assert_true(compared >= N + 1);
+	assert_true(compared <= 4 * (uint64_t)N);
+	for (int i = 0; i < MORE; i++) {
+		snprintf(name, sizeof(name), "h%07d", i);
+		assert_int_equal(add_file(&t, dir, name), 0);
+	}
+	xip_btree_names_stats(dir, &indexed, &compared);
+	assert_int_equal(indexed, N + 1 + MORE);
+	for (int i = 0; i < MORE; i++) {
+		snprintf(name, sizeof(name), "h%07d", i);
+		assert_non_null(xip_btree_find_entry(dir, name));
+	}
+	assert_non_null(xip_btree_find_entry(dir, "small"));
+	/* a small directory: its names are walked */
+	for (int i = 0; i < 8; i++) {
+		snprintf(name, sizeof(name), "s%d", i);
+		assert_int_equal(add_file(&t, small, name), 0);
+	}
+	assert_non_null(xip_btree_find_entry(small, "s7"));
+	assert_null(xip_btree_find_entry(small, "s8"));
+	xip_btree_names_stats(small, &indexed, &compared);
+	assert_int_equal(indexed, 0);
+	/* numbering sorts the entries: the table goes, lookups still work */
+	assert_int_equal(xip_btree_finish(&t, &o), 0);
+	xip_btree_names_stats(dir, &indexed, &compared);
+	assert_int_equal(indexed, 0);
+	assert_ptr_equal(xip_btree_find_entry(dir, "f0000000"), &dir->kids[0]);
+	assert_string_equal(xip_btree_find_entry(dir, "h0000999")->name,
+			    "h0000999");
+	xip_btree_free(&t);
+}
+
+/*
+ * xip_btree_finish on @subdirs directories in /big and @names names of
+ * one file in /f: 0 or -EMLINK.
+ */
+static int finish_links(unsigned int subdirs, unsigned int names)
+{
+	struct btree t = { .bs = 4096, .root_fd = -1, .spool_fd = -1 };
+	struct xip_build_opts o = { 0 };
+	struct bnode *root, *big, *f;
+	char name[32];
+	int ret;
+
+	root = xip_btree_root_new(&t, "src");
+	big = xip_btree_node_new(&t);
+	f = xip_btree_node_new(&t);
+	assert_non_null(root);
+	assert_non_null(big);
+	assert_non_null(f);
+	xip_btree_set_dir(&t, root, &o, 0755);
+	xip_btree_set_dir(&t, big, &o, 0755);
+	root->from_source = big->from_source = f->from_source = true;
+	big->name = strdup("big");
+	f->name = strdup("f");
+	big->parent = f->parent = root;
+	f->mode = S_IFREG | 0644;
+	assert_int_equal(xip_btree_add_entry(root, "big", big), 0);
+	for (unsigned int i = 0; i < subdirs; i++) {
+		struct bnode *d = xip_btree_node_new(&t);
+
+		assert_non_null(d);
+		xip_btree_set_dir(&t, d, &o, 0755);
+		snprintf(name, sizeof(name), "d%05u", i);
+		assert_int_equal(xip_btree_add_entry(big, name, d), 0);
+	}
+	for (unsigned int i = 0; i < names; i++) {
+		snprintf(name, sizeof(name), "l%05u", i);
+		assert_int_equal(xip_btree_add_entry(root, name, f), 0);
+	}
+	ret = xip_btree_finish(&t, &o);
+	if (!ret) {
+		assert_int_equal(big->nlink, 2 + subdirs);
+		assert_int_equal(f->nlink, names);
+	}
+	xip_btree_free(&t);
+	return ret;
+}
+
+/* Link counts: 2 + 31998 subdirectories and 65000 names, not one more. */
+static void test_btree_links(void **state)
+{
+	assert_int_equal(finish_links(31998, 65000), 0);
+	assert_int_equal(finish_links(31999, 1), -EMLINK);
+	assert_string_equal(xip_errmsg(),
+			    "src/big: 31999 subdirectories: ext2 allows at most 31998 (32000 links)");
+	assert_int_equal(finish_links(0, 65001), -EMLINK);
+	assert_string_equal(xip_errmsg(),
+			    "src/f: 65001 names for one inode: ext2 allows at most 65000 links");
+	/* what a 16-bit count would wrap to 0 and 1 */
+	assert_int_equal(finish_links(65534, 1), -EMLINK);
+	assert_int_equal(finish_links(0, 65537), -EMLINK);
+}
+
 /* Minor page faults of this process so far. */
 static long minflt(void)
 {
@@ -765,6 +918,8 @@ int main(void)
 		cmocka_unit_test(test_tar_name),
 		cmocka_unit_test(test_build_tar),
 		cmocka_unit_test(test_build_tar_refused),
+		cmocka_unit_test(test_btree_names),
+		cmocka_unit_test(test_btree_links),
 		cmocka_unit_test(test_build_pio),
 		cmocka_unit_test(test_build_copy_in),
 		cmocka_unit_test(test_build_zero),
