@@ -18,7 +18,7 @@
 /* ---- attach -------------------------------------------------------------- */
 
 static const char attach_usage[] =
-	"[-n NAME] [-t TYPE] [--loop] [--file PATH] [--hugepages] [--size SIZE] [--raw] [IMAGE|NBD-URI]";
+	"[-n NAME] [-t TYPE] [--loop] [--file PATH] [--hugepages] [--size SIZE] [--raw] [--timeout SECONDS] [IMAGE|NBD-URI]";
 
 /* A pull from an NBD server: MiB done, on a TTY. */
 static void pull_progress(void *arg, uint64_t done, uint64_t total)
@@ -59,6 +59,8 @@ int cmd_attach(int argc, const char **argv)
 	struct cmd_progress pp = { 0 };
 	struct xip_seg_entry *e;
 	char *name = NULL, *type = NULL, *size = NULL, *file = NULL;
+	char *timeout = NULL;
+	uint64_t secs;
 	int loop = 0, huge = 0, raw = 0, rc = EXIT_OK, ret;
 	struct cmd_args args;
 	const struct poptOption options[] = {
@@ -79,6 +81,9 @@ int cmd_attach(int argc, const char **argv)
 		  "SIZE" },
 		{ "raw", 'r', POPT_ARG_NONE, &raw, 0,
 		  "attach any bytes, not only an ext2 image", NULL },
+		{ "timeout", 0, POPT_ARG_STRING, &timeout, 0,
+		  "nbd://: give up on a server silent this long (default 60)",
+		  "SECONDS" },
 		POPT_TABLEEND
 	};
 
@@ -93,6 +98,12 @@ int cmd_attach(int argc, const char **argv)
 		rc = cmd_usage_error("--type: %s", xip_errmsg());
 	if (!rc && size)
 		rc = cmd_parse_size("--size", size, &o.size);
+	if (!rc && timeout) {
+		rc = cmd_parse_count("--timeout", timeout, 86400, &secs);
+		if (!rc && !secs)
+			rc = cmd_usage_error("--timeout: must be at least 1");
+		o.timeout_ms = (unsigned int)secs * 1000;
+	}
 	if (!rc)
 		rc = attach_check_args(&o);
 	if (rc)
@@ -126,6 +137,7 @@ out:
 	free(type);
 	free(size);
 	free(file);
+	free(timeout);
 	cmd_args_free(&args);
 	return rc;
 }

@@ -447,7 +447,7 @@ static int attach_limit(const struct xip_attach_opts *o,
 static int nbd_source(const struct xip_attach_opts *o, struct xip_nbd **n,
 		      uint64_t *size)
 {
-	int ret = xip_nbd_open(o->image, n, size);
+	int ret = xip_nbd_open(o->image, o->timeout_ms, n, size);
 
 	if (!ret && o->size && o->size < *size)
 		ret = xip_error(-EINVAL,

@@ -15,10 +15,12 @@ struct xip_nbd;
  * -EPROTONOSUPPORT when built without libnbd; a server that cannot be
  * reached gives -ECONNREFUSED (or its errno) with libnbd's reason.
  * Like the pull, it gives up on a server that sends nothing for the
- * stall limit (-ETIMEDOUT, naming the step) and stops at once with
- * -EINTR once xip_interrupted() (woken by xip_interrupt_fd()).
+ * stall limit, @stall_ms (0: NBD_STALL_MS, 60 s), with -ETIMEDOUT naming
+ * the step, and stops at once with -EINTR once xip_interrupted() (woken
+ * by xip_interrupt_fd()).
  */
-int xip_nbd_open(const char *uri, struct xip_nbd **np, uint64_t *size);
+int xip_nbd_open(const char *uri, unsigned int stall_ms, struct xip_nbd **np,
+		 uint64_t *size);
 /*
  * Copy the whole export into @fd (at least that size already) with
  * requests in parallel: written with pwrite, or straight into @map (the

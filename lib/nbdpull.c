@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,7 +113,8 @@ void xip_nbd_set_progress(xip_nbd_progress_fn fn, void *arg)
 
 #ifndef HAVE_LIBNBD
 
-int xip_nbd_open(const char *uri, struct xip_nbd **np, uint64_t *size)
+int xip_nbd_open(const char *uri, unsigned int stall_ms, struct xip_nbd **np,
+		 uint64_t *size)
 {
 	*np = NULL;
 	return xip_error(-EPROTONOSUPPORT,
@@ -154,7 +156,7 @@ struct status_ctx {
 struct xip_nbd {
 	struct nbd_handle *h;
 	char *uri;
-	int stall_ms;		/* NBD_STALL_MS, or the test hook's */
+	int stall_ms;		/* the caller's limit, or NBD_STALL_MS */
 	int64_t last_ms;	/* when the server last did something */
 	struct status_ctx status;	/* of the block status in flight */
 	uint8_t sb[SB_MAGIC_OFF + 2];	/* the superblock's first bytes */
@@ -187,16 +189,10 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/*
- * The stall limit: NBD_STALL_MS; a test hook, XIPTOOL_TEST_NBD_STALL_MS
- * (read with secure_getenv), makes it shorter.
- */
-static int stall_limit(void)
+/* The stall limit: the caller's (attach --timeout), or NBD_STALL_MS. */
+static int stall_limit(unsigned int ms)
 {
-	const char *v = secure_getenv("XIPTOOL_TEST_NBD_STALL_MS");
-	long ms = v && *v ? strtol(v, NULL, 10) : 0;
-
-	return ms > 0 && ms < NBD_STALL_MS ? (int)ms : NBD_STALL_MS;
+	return ms && ms <= INT_MAX ? (int)ms : NBD_STALL_MS;
 }
 
 /*
@@ -335,7 +331,8 @@ static uint32_t request_size(struct xip_nbd *n)
 	return req ? req : 512;
 }
 
-int xip_nbd_open(const char *uri, struct xip_nbd **np, uint64_t *size)
+int xip_nbd_open(const char *uri, unsigned int stall_ms, struct xip_nbd **np,
+		 uint64_t *size)
 {
 	struct xip_nbd *n = calloc(1, sizeof(*n));
 	int64_t sz;
@@ -356,7 +353,7 @@ int xip_nbd_open(const char *uri, struct xip_nbd **np, uint64_t *size)
 		ret = nbd_failure(n, "libnbd");
 		goto fail;
 	}
-	n->stall_ms = stall_limit();
+	n->stall_ms = stall_limit(stall_ms);
 	nbd_add_meta_context(n->h, LIBNBD_CONTEXT_BASE_ALLOCATION);
 	ret = nbd_handshake(n);
 	if (ret)

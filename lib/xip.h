@@ -260,6 +260,8 @@ struct xip_attach_opts {
 	bool hugepages;		/* back the segment by hugetlbfs */
 	const char *file;	/* bind this file of the image instead */
 	bool raw;		/* any bytes, not only an ext2 image */
+	unsigned int timeout_ms; /* nbd://: give up on a server silent for
+				    that long (0: 60 s) */
 };
 
 /*

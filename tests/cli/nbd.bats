@@ -416,6 +416,15 @@ make_small_image() {
 	mkimg "$T/img" 8M "$T/tree"
 }
 
+@test "attach --timeout takes whole seconds from 1 to 86400" {
+	for bad in 0 -1 1.5 x 86401; do
+		run xiptool attach --timeout "$bad" -n "$SEG" nbd://localhost/
+		[ "$status" -eq 2 ]
+		[[ "${lines[0]}" == *--timeout* ]]
+	done
+	no_segfile "$SEG"
+}
+
 @test "a server that stalls in the handshake, on the superblock or in block status: exit 3 within the stall limit, nothing left" {
 	require_pull
 	make_small_image
@@ -431,7 +440,7 @@ make_small_image() {
 		fi
 		[ "$what" != superblock ] || what="superblock read"
 		[ "$what" != status ] || what="block status"
-		XIPTOOL_TEST_NBD_STALL_MS=2000 "$XIPTOOL" attach -n "$SEG" "$uri" \
+		"$XIPTOOL" attach --timeout 2 -n "$SEG" "$uri" \
 			>"$T/attach.out" 2>&1 &
 		apid=$!
 		start=$SECONDS
@@ -464,10 +473,13 @@ make_small_image() {
 			# stalled: the claim made (block status) or a moment passed
 			if [ "$step" = status ]; then
 				for i in $(seq 200); do
-					[ -e "$T/shm/xiptool-$SEG" ] && break
+					if ! no_segfile "$SEG" "$T/shm" >/dev/null; then
+						break
+					fi
 					sleep 0.05
 				done
-				[ -e "$T/shm/xiptool-$SEG" ]
+				run no_segfile "$SEG" "$T/shm"
+				[ "$status" -ne 0 ]
 			fi
 			sleep 1
 			kill -0 "$apid"

@@ -204,7 +204,7 @@ static void test_pull(void **state)
 		unit_poke(img, 5 << 20, buf, sizeof(buf));
 	}
 	serve(img);
-	assert_int_equal(xip_nbd_open(uri, &n, &size), 0);
+	assert_int_equal(xip_nbd_open(uri, 0, &n, &size), 0);
 	assert_int_equal(size, 8 << 20);
 	fd = open(out, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
@@ -227,7 +227,7 @@ static void test_pull_refused(void **state)
 	struct xip_nbd *n = NULL;
 	uint64_t size = 0;
 
-	assert_int_equal(xip_nbd_open("nbd+unix:///?socket=/nonexistent/s",
+	assert_int_equal(xip_nbd_open("nbd+unix:///?socket=/nonexistent/s", 0,
 				      &n, &size), -ENOENT);
 	assert_null(n);
 	assert_non_null(strstr(xip_errmsg(),
@@ -236,7 +236,7 @@ static void test_pull_refused(void **state)
 		skip();
 	unit_fill_file(noise, 1 << 20, 0x33);
 	serve(noise);
-	assert_int_equal(xip_nbd_open(uri, &n, &size), -EMEDIUMTYPE);
+	assert_int_equal(xip_nbd_open(uri, 0, &n, &size), -EMEDIUMTYPE);
 	assert_null(n);
 	assert_non_null(strstr(xip_errmsg(), "holds no ext2 image"));
 	stop();
