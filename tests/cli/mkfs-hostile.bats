@@ -195,7 +195,8 @@ only_files() {
 	only_files "$T/out" img
 	for sig in TERM INT HUP; do
 		XIPTOOL_TEST_MKFS_NAMED_TEMP=1 XIPTOOL_TEST_MKFS_AFTER_SCAN="ls -A '$T/out' > '$T/during'; kill -$sig \$PPID" \
-			run xiptool mkfs -f -L new -d "$T/w/src" "$T/out/img"
+			run env --default-signal="$sig" "$XIPTOOL" mkfs -f -L new \
+			-d "$T/w/src" "$T/out/img"
 		echo "$sig: $status $output"
 		[ "$status" -eq $((128 + $(kill -l $sig))) ]
 		[ "$(wc -l < "$T/during")" -eq 2 ]
