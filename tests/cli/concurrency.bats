@@ -135,3 +135,17 @@ attach_slowly() {
 	[ -z "$output" ]
 	[ ! -e "$T/run/$SEG" ]
 }
+
+@test "an attach waits while another process holds the registry lock" {
+	make_tree_image
+	hold_lock
+	"$XIPTOOL" attach -n "$SEG" "$T/img" > "$T/out1" 2>&1 & p1=$!
+	lock_waiters 1
+	# it waits for the lock: no record yet, the process still there
+	[ "$(grep -c -- "-> FLOCK.*:$(stat -c %i "$T/run/.lock") " /proc/locks)" -eq 1 ]
+	[ ! -e "$T/run/$SEG" ]
+	kill -0 "$p1"
+	release_lock
+	wait "$p1"
+	grep -qx 'state=attached' "$T/run/$SEG"
+}
