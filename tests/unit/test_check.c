@@ -183,7 +183,7 @@ static const struct dent_case dent_cases[] = {
 	{ { { 24 + 4, 2, 4076 } }, "invalid rec_len 4076" },
 	{ { { 24 + 4, 2, 4068 } }, "entry at offset 4092 is truncated" },
 	{ { { 6, 1, 5 } }, "name_len 5 exceeds rec_len 12" },
-	{ { { 24, 4, 9999 } }, "'g' has invalid inode number 9999" },
+	{ { { 24, 4, 257 } }, "'g' has invalid inode number 257" },
 	{ { { 24, 4, 7 } }, "'g' points to reserved inode 7" },
 	{ { { 24, 4, 250 } }, "'g' points to unused inode 250" },
 	{ { { 24 + 7, 1, 2 } },
@@ -218,7 +218,8 @@ static void test_dir_entries(void **state)
 			dblk = peek32(clean, inode_off(clean, ino) + 40);
 	}
 	assert_true(dblk);
-	/* the layout the cases assume: 'g' at 24, last in the block */
+	/* what the cases assume: 256 inodes, 'g' at 24, last in the block */
+	assert_int_equal(peek32(clean, 1024), 256);	/* s_inodes_count */
 	unit_peek(clean, (off_t)dblk * 4096 + 24 + 4, &rec, 2);
 	assert_int_equal(rec, 4096 - 24);
 	unit_peek(clean, (off_t)dblk * 4096 + 24 + 6, g, 2);
