@@ -342,4 +342,19 @@ ino_of() {
 	# a second name for a directory
 	dir_damage "is a second link to directory inode $s" \
 		/d a inode "$s" file_type 2
+	# a hole between two blocks of a directory of three blocks
+	for i in $(seq 90); do
+		: > "$T/tree/d/$(printf 'n%099d' "$i")"
+	done
+	mkimg "$T/clean" 8M "$T/tree"
+	fsck_clean "$T/clean"
+	[ "$(debugfs -R "stat /d" "$T/clean" 2>/dev/null | sed -n 's/.*Size: \([0-9]*\).*/\1/p' | head -1)" -eq 12288 ]
+	cp "$T/clean" "$T/img"
+	debugfs -w -R "sif /d block[1] 0" "$T/img" 2>/dev/null
+	run e2fsck -fn "$T/img"
+	[ $((status & 4)) -eq 4 ]
+	run xiptool verify "$T/img"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grep -qF "directory has a hole at block 1" <<<"$output"
 }

@@ -103,6 +103,32 @@ static void test_not_ext2(void **state)
 }
 
 /* A damaged geometry field stops the walk with a finding naming it. */
+/* The free counts of the superblock and of a group against the bitmaps. */
+static void test_free_counts(void **state)
+{
+	const char *p = unit_path("free");
+	struct xip_check_report rep;
+	uint32_t sfree, gfree = 0;
+
+	(void)state;
+	make_file_image(p);
+	sfree = peek32(p, 1024 + 12);		/* s_free_blocks_count */
+	poke32(p, 1024 + 12, sfree - 3);
+	assert_int_equal(run_check(p, NULL, &rep), 0);
+	dump(&rep);
+	assert_true(has(&rep, "superblock: free block count"));
+	assert_true(rep.errors >= 1);
+	xip_check_report_free(&rep);
+	make_file_image(p);
+	unit_peek(p, 4096 + 12, &gfree, 2);	/* bg_free_blocks_count */
+	gfree -= 2;
+	unit_poke(p, 4096 + 12, &gfree, 2);
+	assert_int_equal(run_check(p, NULL, &rep), 0);
+	dump(&rep);
+	assert_true(has(&rep, "group 0: free block count"));
+	xip_check_report_free(&rep);
+}
+
 static void test_superblock_fields(void **state)
 {
 	static const struct {
@@ -505,6 +531,7 @@ int main(void)
 		cmocka_unit_test(test_clean),
 		cmocka_unit_test(test_not_ext2),
 		cmocka_unit_test(test_superblock_fields),
+		cmocka_unit_test(test_free_counts),
 		cmocka_unit_test(test_cross_link_names_both),
 		cmocka_unit_test(test_dir_entries),
 		cmocka_unit_test(test_self_referencing_indirect),
