@@ -203,6 +203,8 @@ struct dent_case {
 	const char *want;
 };
 
+#define ARRAY_N(a) (sizeof(a) / sizeof((a)[0]))
+
 static const struct dent_case dent_cases[] = {
 	{ { { 12 + 4, 2, 14 } }, "invalid rec_len 14" },
 	{ { { 4, 2, 8 }, { 6, 1, 0 } }, "invalid rec_len 8" },
@@ -252,7 +254,7 @@ static void test_dir_entries(void **state)
 	assert_int_equal(g[0], 1);
 	unit_peek(clean, (off_t)dblk * 4096 + 24 + 8, g, 1);
 	assert_int_equal(g[0], 'g');
-	for (size_t i = 0; i < sizeof(dent_cases) / sizeof(dent_cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_N(dent_cases); i++) {
 		const struct dent_case *k = &dent_cases[i];
 
 		snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", clean, p);
