@@ -5,7 +5,7 @@ libxip_a_SOURCES += lib/check.c lib/check_int.h lib/check_util.c \
 	lib/check_tree.c lib/align.c
 xiptool_main_SOURCES += cmd/verify.c cmd/align-check.c
 dist_man_MANS += man/xiptool-verify.1 man/xiptool-align-check.1
-EXTRA_DIST += tests/damage.sh tests/lib/relayout.py
+EXTRA_DIST += tests/damage.sh tests/lib/relayout.py tests/lib/dirent.py
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/unit/test_check tests/unit/test_align tests/unit/test_maps

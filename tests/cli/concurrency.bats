@@ -6,12 +6,13 @@
 load ../lib/common
 load ../lib/attach
 
-# Hold the registry lock in the background until release_lock.
+# Hold the registry lock in the background until release_lock (or 30 s:
+# a failed test does not release it; bats waits for what holds its output).
 hold_lock() {
 	xiptool list >/dev/null		# the run directory
 	: > "$T/run/.lock"
-	flock -x "$T/run/.lock" sh -c 'touch "$1"; while [ ! -e "$2" ]; do sleep 0.05; done' \
-		_ "$T/held" "$T/release" &
+	flock -x "$T/run/.lock" sh -c 'touch "$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done' \
+		_ "$T/held" "$T/release" </dev/null >/dev/null 2>&1 3>&- &
 	holder=$!
 	for i in $(seq 100); do [ -e "$T/held" ] && return 0; sleep 0.05; done
 	return 1
@@ -134,4 +135,18 @@ attach_slowly() {
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 	[ ! -e "$T/run/$SEG" ]
+}
+
+@test "an attach waits while another process holds the registry lock" {
+	make_tree_image
+	hold_lock
+	"$XIPTOOL" attach -n "$SEG" "$T/img" > "$T/out1" 2>&1 & p1=$!
+	lock_waiters 1
+	# it waits for the lock: no record yet, the process still there
+	[ "$(grep -c -- "-> FLOCK.*:$(stat -c %i "$T/run/.lock") " /proc/locks)" -eq 1 ]
+	[ ! -e "$T/run/$SEG" ]
+	kill -0 "$p1"
+	release_lock
+	wait "$p1"
+	grep -qx 'state=attached' "$T/run/$SEG"
 }

@@ -71,3 +71,73 @@ BS=4096
 	run xiptool truncate "$T/img" /lost+found
 	[ "$status" -eq 2 ]
 }
+
+# mmap_tail FILE: the bytes past the end of FILE in its last page, as a
+# shared read-only mapping of FILE shows them (the kernel maps whole pages).
+mmap_tail() {
+	"$PY" - "$1" <<'PYEOF'
+import ctypes, mmap, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+		      ctypes.c_int, ctypes.c_int, ctypes.c_long]
+fd = os.open(sys.argv[1], os.O_RDONLY)
+size = os.fstat(fd).st_size
+pg = mmap.PAGESIZE
+length = (size + pg - 1) // pg * pg
+p = libc.mmap(None, length, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+if p in (None, ctypes.c_void_p(-1).value):
+	sys.exit("mmap: " + os.strerror(ctypes.get_errno()))
+sys.stdout.buffer.write(ctypes.string_at(p, length)[size:])
+PYEOF
+}
+
+@test "the kernel's mapping of the last page shows zeros past the end after a shrink, and after a grow" {
+	require_loop
+	mkimg "$T/img" 16M
+	head -c 20000 /dev/urandom > "$T/in"
+	xiptool write --create -i "$T/in" "$T/img" /f
+	xiptool truncate "$T/img" /f 5000
+	loop_mount "$T/img"
+	mmap_tail "$T/mnt/f" > "$T/tail"
+	loop_umount
+	# 5000 bytes end inside the second page: 8192 - 5000 bytes past them
+	[ "$(stat -c %s "$T/tail")" -eq 3192 ]
+	cmp "$T/tail" <(head -c 3192 /dev/zero)
+	# grown back, the old tail is file data: zeros
+	xiptool truncate "$T/img" /f 20000
+	(head -c 5000 "$T/in"; head -c 15000 /dev/zero) > "$T/model"
+	loop_mount "$T/img"
+	cmp "$T/mnt/f" "$T/model"
+	loop_umount
+	e2fsck -fn "$T/img"
+}
+
+@test "bytes a peer left past the end of the last block never become file data" {
+	require_loop
+	mkimg "$T/img" 16M
+	head -c 5000 /dev/urandom > "$T/in"
+	xiptool write --create -i "$T/in" "$T/img" /f
+	blk=$(debugfs -R "bmap /f 1" "$T/img" 2>/dev/null)
+	[ "$blk" -gt 0 ]
+	# non-zero bytes past the end of the file, inside its last block
+	head -c 3192 /dev/urandom |
+		dd of="$T/img" bs=1 seek=$((blk * BS + 904)) conv=notrunc status=none
+	cp "$T/img" "$T/img2"
+	# a grow: the old tail reads as zeros, through us and the kernel
+	xiptool truncate "$T/img" /f 12000
+	(cat "$T/in"; head -c 7000 /dev/zero) > "$T/model"
+	xiptool read "$T/img" /f | cmp - "$T/model"
+	loop_mount "$T/img"
+	cmp "$T/mnt/f" "$T/model"
+	loop_umount
+	# a write past the end: the bytes in between read as zeros
+	printf 'z' | xiptool write --offset 9000 "$T/img2" /f
+	(cat "$T/in"; head -c 4000 /dev/zero; printf z) > "$T/model2"
+	xiptool read "$T/img2" /f | cmp - "$T/model2"
+	loop_mount "$T/img2"
+	cmp "$T/mnt/f" "$T/model2"
+	loop_umount
+	e2fsck -fn "$T/img"
+	e2fsck -fn "$T/img2"
+}

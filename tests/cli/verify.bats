@@ -318,3 +318,84 @@ PY
 	[ "$rc" -eq 1 ]
 	grep -qx "/dir/blob: content not compared: $T/tree/dir/blob: replaced while being compared" "$T/out"
 }
+
+# dir_damage TEXT DIR NAME FIELD VALUE...: in a copy of $T/clean, change
+# fields of the entry NAME in the first block of DIR (tests/lib/dirent.py);
+# e2fsck -fn must find errors, verify must report TEXT and exit 1.
+dir_damage() {
+	local text=$1 dir=$2 blk
+	shift 2
+	cp "$T/clean" "$T/img"
+	blk=$(debugfs -R "bmap $dir 0" "$T/img" 2>/dev/null)
+	"$PY" "$TOP_SRCDIR/tests/lib/dirent.py" "$T/img" "$blk" "$@"
+	# e2fsck: 4, errors left uncorrected (8 too when it gives up)
+	run e2fsck -fn "$T/img"
+	[ $((status & 4)) -eq 4 ]
+	run xiptool verify "$T/img"
+	echo "$dir $*: $output"
+	[ "$status" -eq 1 ]
+	grep -qF -- "$text" <<<"$output"
+}
+
+# the inode number of PATH in $T/clean, as debugfs says
+ino_of() {
+	debugfs -R "stat $1" "$T/clean" 2>/dev/null | sed -n 's/^Inode: \([0-9]*\).*/\1/p'
+}
+
+@test "directory entries: each kind of damage is found, as e2fsck finds it" {
+	require_cmd e2fsck debugfs
+	mkdir -p "$T/tree/d/s"
+	printf 'a\n' > "$T/tree/d/a"
+	printf 'b\n' > "$T/tree/d/b"
+	mkimg "$T/clean" 8M "$T/tree"
+	fsck_clean "$T/clean"
+	s=$(ino_of /d/s)
+	[ "$s" -gt 11 ]
+	d=$(ino_of /d)
+	[ "$d" -gt 11 ]
+	last=$(dumpe2fs_field "$T/clean" 'Inode count')
+	# rec_len: not a multiple of 4, below 12, past the block's end
+	dir_damage "invalid rec_len 14" /d .. rec_len 14
+	dir_damage "invalid rec_len 8" /d . rec_len 8 name_len 0
+	dir_damage "invalid rec_len 4096" /d .. rec_len 4096
+	# the last entry leaves less than an entry's header after it
+	dir_damage "entry at offset 4092 is truncated" / d rec_len -4
+	# a name longer than its record
+	dir_damage "name_len 5 exceeds rec_len 12" /d . name_len 5
+	# inode numbers: past the last, reserved, not in use
+	dir_damage "invalid inode number $((last + 1))" /d a inode $((last + 1))
+	dir_damage "points to reserved inode 7" /d a inode 7
+	dir_damage "points to unused inode $last" /d a inode "$last"
+	# the file type against the inode's mode
+	dir_damage "has file type directory, the inode is a regular file" \
+		/d a file_type 2
+	# '.' and '..': first and second, their targets, present
+	dir_damage "'.' points to inode 2" /d . inode 2
+	dir_damage "first entry is 'x', not '.'" /d . name x
+	dir_damage "second entry is '.x', not '..'" /d .. name .x
+	dir_damage "missing '.' entry" /d . inode 0
+	dir_damage "'..' is inode 2, should be $d" /d/s .. inode 2
+	dir_damage "extra '.' entry" /d a name .
+	# names: empty, with '/', twice
+	dir_damage "entry with an empty name" /d a name_len 0
+	dir_damage "has '/' or NUL in its name" /d a name /
+	dir_damage "entry 'a' appears twice in the directory" /d b name a
+	# a second name for a directory
+	dir_damage "is a second link to directory inode $s" \
+		/d a inode "$s" file_type 2
+	# a hole between two blocks of a directory of three blocks
+	for i in $(seq 90); do
+		: > "$T/tree/d/$(printf 'n%099d' "$i")"
+	done
+	mkimg "$T/clean" 8M "$T/tree"
+	fsck_clean "$T/clean"
+	[ "$(debugfs -R "stat /d" "$T/clean" 2>/dev/null | sed -n 's/.*Size: \([0-9]*\).*/\1/p' | head -1)" -eq 12288 ]
+	cp "$T/clean" "$T/img"
+	debugfs -w -R "sif /d block[1] 0" "$T/img" 2>/dev/null
+	run e2fsck -fn "$T/img"
+	[ $((status & 4)) -eq 4 ]
+	run xiptool verify "$T/img"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grep -qF "directory has a hole at block 1" <<<"$output"
+}

@@ -103,6 +103,32 @@ static void test_not_ext2(void **state)
 }
 
 /* A damaged geometry field stops the walk with a finding naming it. */
+/* The free counts of the superblock and of a group against the bitmaps. */
+static void test_free_counts(void **state)
+{
+	const char *p = unit_path("free");
+	struct xip_check_report rep;
+	uint32_t sfree, gfree = 0;
+
+	(void)state;
+	make_file_image(p);
+	sfree = peek32(p, 1024 + 12);		/* s_free_blocks_count */
+	poke32(p, 1024 + 12, sfree - 3);
+	assert_int_equal(run_check(p, NULL, &rep), 0);
+	dump(&rep);
+	assert_true(has(&rep, "superblock: free block count"));
+	assert_true(rep.errors >= 1);
+	xip_check_report_free(&rep);
+	make_file_image(p);
+	unit_peek(p, 4096 + 12, &gfree, 2);	/* bg_free_blocks_count */
+	gfree -= 2;
+	unit_poke(p, 4096 + 12, &gfree, 2);
+	assert_int_equal(run_check(p, NULL, &rep), 0);
+	dump(&rep);
+	assert_true(has(&rep, "group 0: free block count"));
+	xip_check_report_free(&rep);
+}
+
 static void test_superblock_fields(void **state)
 {
 	static const struct {
@@ -165,6 +191,85 @@ static void test_cross_link_names_both(void **state)
 	assert_true(has(&rep, "(/f): block"));
 	assert_true(rep.errors >= 1);
 	xip_check_report_free(&rep);
+}
+
+/*
+ * One damage to a directory entry of /d ('.' at 0, '..' at 12, 'g' at 24,
+ * to the end of the block) and the finding it must give: up to two
+ * little-endian fields of @size bytes at @off in the block.
+ */
+struct dent_case {
+	struct { unsigned int off, size; uint32_t v; } f[2];
+	const char *want;
+};
+
+#define ARRAY_N(a) (sizeof(a) / sizeof((a)[0]))
+
+static const struct dent_case dent_cases[] = {
+	{ { { 12 + 4, 2, 14 } }, "invalid rec_len 14" },
+	{ { { 4, 2, 8 }, { 6, 1, 0 } }, "invalid rec_len 8" },
+	{ { { 24 + 4, 2, 4076 } }, "invalid rec_len 4076" },
+	{ { { 24 + 4, 2, 4068 } }, "entry at offset 4092 is truncated" },
+	{ { { 6, 1, 5 } }, "name_len 5 exceeds rec_len 12" },
+	{ { { 24, 4, 257 } }, "'g' has invalid inode number 257" },
+	{ { { 24, 4, 7 } }, "'g' points to reserved inode 7" },
+	{ { { 24, 4, 250 } }, "'g' points to unused inode 250" },
+	{ { { 24 + 7, 1, 2 } },
+	  "has file type directory, the inode is a regular file" },
+	{ { { 0, 4, 2 } }, "'.' points to inode 2" },
+	{ { { 8, 1, 'x' } }, "first entry is 'x', not '.'" },
+	{ { { 12 + 9, 1, 'x' } }, "second entry is '.x', not '..'" },
+	{ { { 0, 4, 0 } }, "missing '.' entry" },
+	{ { { 12, 4, 11 } }, "'..' is inode 11, should be 2" },
+	{ { { 24 + 8, 1, '.' } }, "extra '.' entry" },
+	{ { { 24 + 6, 1, 0 } }, "entry with an empty name" },
+	{ { { 24 + 8, 1, '/' } }, "'/' or NUL in its name" },
+	{ { { 24, 4, 11 }, { 24 + 7, 1, 2 } },
+	  "second link to directory inode 11 (/lost+found)" },
+};
+
+static void test_dir_entries(void **state)
+{
+	const char *clean = unit_path("dents"), *p = unit_path("dent");
+	struct xip_check_report rep;
+	uint32_t dblk = 0;
+	char cmd[1200], g[2];
+	uint16_t rec;
+
+	(void)state;
+	make_file_image(clean);
+	for (uint32_t ino = 12; ino < 20 && !dblk; ino++) {
+		uint16_t mode;
+
+		unit_peek(clean, inode_off(clean, ino), &mode, 2);
+		if ((mode & 0170000) == 0040000)
+			dblk = peek32(clean, inode_off(clean, ino) + 40);
+	}
+	assert_true(dblk);
+	/* what the cases assume: 256 inodes, 'g' at 24, last in the block */
+	assert_int_equal(peek32(clean, 1024), 256);	/* s_inodes_count */
+	unit_peek(clean, (off_t)dblk * 4096 + 24 + 4, &rec, 2);
+	assert_int_equal(rec, 4096 - 24);
+	unit_peek(clean, (off_t)dblk * 4096 + 24 + 6, g, 2);
+	assert_int_equal(g[0], 1);
+	unit_peek(clean, (off_t)dblk * 4096 + 24 + 8, g, 1);
+	assert_int_equal(g[0], 'g');
+	for (size_t i = 0; i < ARRAY_N(dent_cases); i++) {
+		const struct dent_case *k = &dent_cases[i];
+
+		snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", clean, p);
+		assert_int_equal(system(cmd), 0);
+		for (int j = 0; j < 2 && k->f[j].size; j++)
+			unit_poke(p, (off_t)dblk * 4096 + k->f[j].off,
+				  &k->f[j].v, k->f[j].size);
+		assert_int_equal(run_check(p, NULL, &rep), 0);
+		if (!has(&rep, k->want)) {
+			dump(&rep);
+			fail_msg("case %zu: no finding '%s'", i, k->want);
+		}
+		assert_true(rep.errors >= 1);
+		xip_check_report_free(&rep);
+	}
 }
 
 /*
@@ -428,7 +533,9 @@ int main(void)
 		cmocka_unit_test(test_clean),
 		cmocka_unit_test(test_not_ext2),
 		cmocka_unit_test(test_superblock_fields),
+		cmocka_unit_test(test_free_counts),
 		cmocka_unit_test(test_cross_link_names_both),
+		cmocka_unit_test(test_dir_entries),
 		cmocka_unit_test(test_self_referencing_indirect),
 		cmocka_unit_test(test_random_inode_table),
 		cmocka_unit_test(test_page_size_option),

@@ -243,6 +243,101 @@ static void test_truncate_frees(void **state)
 	fsck_clean(p);
 }
 
+/* The bytes of file page @pg from @from to its end are all @byte. */
+static void page_tail_is(struct xip_image *img, ext2_ino_t ino, uint64_t pg,
+			 size_t from, int byte)
+{
+	uint8_t *p;
+
+	assert_int_equal(xip_get_page(img, ino, pg, false, (void **)&p), 0);
+	for (size_t i = from; i < BS; i++)
+		if (p[i] != byte)
+			fail_msg("page %llu byte %zu is 0x%02x, not 0x%02x",
+				 (unsigned long long)pg, i, p[i], byte);
+}
+
+/* Put non-zero bytes past the end of file page @pg, as a peer may. */
+static void soil_tail(struct xip_image *img, ext2_ino_t ino, uint64_t pg,
+		      size_t from)
+{
+	uint8_t *p;
+
+	assert_int_equal(xip_get_page(img, ino, pg, false, (void **)&p), 0);
+	memset(p + from, 0x5a, BS - from);
+}
+
+/*
+ * xip_truncate_page: a shrink to a size inside a block zeroes the rest of
+ * that block in the segment (a mapping of the last page shows it); a grow
+ * and a write past the end zero the old tail before it becomes file data.
+ */
+static void test_truncate_zeroes_tail(void **state)
+{
+	const char *p = unit_path("z.img");
+	static uint8_t buf[3 * BS], back[3 * BS];
+	struct xip_image *img;
+	ext2_ino_t ino;
+
+	(void)state;
+	img = image_with_file(p, "8M", &ino);
+	memset(buf, 0xab, sizeof(buf));
+	assert_int_equal(xip_file_write(img, ino, 0, buf, sizeof(buf)),
+			 (ssize_t)sizeof(buf));
+	assert_int_equal(xip_file_truncate(img, ino, BS + 100), 0);
+	page_tail_is(img, ino, 1, 100, 0);
+
+	/* growing: the old tail reads as zeros */
+	soil_tail(img, ino, 1, 100);
+	assert_int_equal(xip_file_truncate(img, ino, 3 * BS), 0);
+	page_tail_is(img, ino, 1, 100, 0);
+	assert_int_equal(xip_file_read(img, ino, 0, back, sizeof(back)),
+			 (ssize_t)sizeof(back));
+	memset(buf + BS + 100, 0, sizeof(buf) - BS - 100);
+	assert_memory_equal(back, buf, sizeof(buf));
+
+	/* a write past the end: the bytes in between read as zeros */
+	assert_int_equal(xip_file_truncate(img, ino, BS + 100), 0);
+	soil_tail(img, ino, 1, 100);
+	assert_int_equal(xip_file_write(img, ino, BS + 300, "z", 1), 1);
+	assert_int_equal(xip_file_read(img, ino, BS, back, 301), 301);
+	for (int i = 100; i < 300; i++)
+		assert_int_equal(back[i], 0);
+	assert_int_equal(back[300], 'z');
+	assert_int_equal(xip_image_close(img), 0);
+	fsck_clean(p);
+}
+
+/*
+ * A block given to a file is cleared before it is linked in (as the
+ * kernel's ext2_clear_xip_target): a freed block, full of old data, comes
+ * back as zeros in a hole made page and around a small write.
+ */
+static void test_new_blocks_cleared(void **state)
+{
+	const char *p = unit_path("n.img");
+	static uint8_t buf[16 * BS], back[BS];
+	struct xip_image *img;
+	ext2_ino_t ino;
+	uint8_t *pg;
+
+	(void)state;
+	img = image_with_file(p, "8M", &ino);
+	memset(buf, 0xab, sizeof(buf));
+	assert_int_equal(xip_file_write(img, ino, 0, buf, sizeof(buf)),
+			 (ssize_t)sizeof(buf));
+	assert_int_equal(xip_file_truncate(img, ino, 0), 0);
+	assert_int_equal(xip_file_truncate(img, ino, sizeof(buf)), 0);
+	assert_int_equal(xip_get_page(img, ino, 3, true, (void **)&pg), 0);
+	for (int i = 0; i < BS; i++)
+		assert_int_equal(pg[i], 0);
+	assert_int_equal(xip_file_write(img, ino, 9 * BS + 10, "y", 1), 1);
+	assert_int_equal(xip_file_read(img, ino, 9 * BS, back, BS), BS);
+	for (int i = 0; i < BS; i++)
+		assert_int_equal(back[i], i == 10 ? 'y' : 0);
+	assert_int_equal(xip_image_close(img), 0);
+	fsck_clean(p);
+}
+
 static void test_readonly_and_full(void **state)
 {
 	const char *p = unit_path("r.img");
@@ -703,6 +798,8 @@ int main(void)
 		cmocka_unit_test(test_interrupted),
 		cmocka_unit_test(test_get_page_create),
 		cmocka_unit_test(test_truncate_frees),
+		cmocka_unit_test(test_truncate_zeroes_tail),
+		cmocka_unit_test(test_new_blocks_cleared),
 		cmocka_unit_test(test_readonly_and_full),
 		cmocka_unit_test(test_extents),
 		cmocka_unit_test(test_write_fd),

@@ -548,6 +548,13 @@ static void test_damaged_extents(void **state)
 	assert_int_equal(map_all(poked(good, "eleaf.img", io + 40 + 12 + 8,
 				       0x7ffffff0u), "/small"), -EUCLEAN);
 	assert_non_null(strstr(xip_errmsg(), "beyond end of image"));
+	/* a leaf that starts on the last block and runs past the end */
+	assert_int_equal(map_all(poked16(poked(good, "elast.img",
+					       io + 40 + 12 + 8, 16383),
+					 "elen.img", io + 40 + 12 + 4, 8),
+				 "/small"), -EUCLEAN);
+	assert_non_null(strstr(xip_errmsg(),
+			       "extent of 8 blocks at block 16383"));
 }
 
 static void test_symlink_loop(void **state)

@@ -1,6 +1,7 @@
 /* Unit tests of lib/ps.c. */
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <sys/sysmacros.h>
 
@@ -52,7 +53,7 @@ static void test_ps_self_child(void **state)
 	struct xip_ps_report r;
 	long pg = xip_host_page_size();
 	int fd, pipefd[2];
-	pid_t pid;
+	pid_t pid, parent;
 	char c;
 
 	snprintf(dir, sizeof(dir), "%s/run", unit_tmpdir());
@@ -77,11 +78,17 @@ static void test_ps_self_child(void **state)
 		assert_int_equal(xip_registry_store(&e, XIP_REG_CREATE), 0);
 	}
 	assert_int_equal(pipe(pipefd), 0);
+	parent = getpid();
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		volatile char *p;
 		char sum = 0;
+
+		/* a failed assertion ends the parent: the child goes too */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
+		    getppid() != parent)
+			_exit(1);
 
 		fd = open(path, O_RDONLY);
 		p = mmap(NULL, 8 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,
