@@ -468,17 +468,3 @@ PY
 	[ -z "$(ls "$T/shm")" ]
 	umount "$T/shm"
 }
-
-@test "a file planted where a new segment's file goes is refused and left as it was" {
-	make_tree_image
-	export XIPTOOL_SHMDIR="$T/shm"
-	mkdir -m 0755 "$T/shm"
-	printf 'planted' > "$T/shm/xiptool-$SEG"
-	chmod 0644 "$T/shm/xiptool-$SEG"
-	run xiptool attach -n "$SEG" "$T/img"
-	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool attach: $T/shm/xiptool-$SEG: segment file exists (attached through another registry, or left over)" ]
-	[ "$(cat "$T/shm/xiptool-$SEG")" = planted ]
-	[ "$(stat -c %a "$T/shm/xiptool-$SEG")" = 644 ]
-	[ ! -e "$T/run/$SEG" ]
-}
