@@ -28,7 +28,7 @@ hello() {
 	mkdir -p "$T/tree/bin"
 	cp "$(command -v busybox)" "$T/tree/bin/busybox"
 	"$CC" -static-pie -fPIE -O2 -o "$T/tree/bin/hello" "$T/hello.c"
-	"$T/tree/bin/hello" | grep -qx hello
+	"$T/tree/bin/hello" | grepq -x hello
 	echo 'not an ELF file' > "$T/tree/readme"
 	mkimg "$T/img" 32M "$T/tree"
 	relayout "$T/img" /bin/busybox
@@ -85,7 +85,7 @@ hello() {
 	printf 'long x;\nlong get(void) { return (long)&x; }\nint main(void) { return get() == 0; }\n' > "$T/tr.c"
 	"$CC" -fno-pic -mcmodel=large -O2 -c -o "$T/tr.o" "$T/tr.c"
 	"$CC" -pie -Wl,-z,notext -o "$T/tree/textrel" "$T/tr.o"
-	readelf -d "$T/tree/textrel" | grep -q TEXTREL
+	readelf -d "$T/tree/textrel" | grepq TEXTREL
 	mkimg "$T/img" 32M "$T/tree"
 	run xiptool align-check "$T/img"
 	echo "$output"
@@ -169,7 +169,7 @@ assert files["/small"]["shared-pages"] > 0 and files["/small"]["copied-pages"] >
 	head -c 3145728 /dev/urandom > "$T/blob.bin"
 	printf '__asm__(".section .rodata\\n.globl blob\\nblob: .incbin \\"%s\\"\\n.previous");\nextern const char blob[];\nint main(int c, char **v) { return blob[c]; }\n' "$T/blob.bin" > "$T/hb.c"
 	"$CC" -static -O2 -Wl,-z,noseparate-code -Wl,-z,max-page-size=0x200000 -o "$T/tree/hb" "$T/hb.c"
-	readelf -lW "$T/tree/hb" | grep -q 'LOAD  *0x000000 0x0*400000 .* R E 0x200000'
+	readelf -lW "$T/tree/hb" | grepq 'LOAD  *0x000000 0x0*400000 .* R E 0x200000'
 	xiptool mkfs -q --align 2M -d "$T/tree" "$T/img"
 	run xiptool -v align-check --huge "$T/img" /hb
 	echo "$output"

@@ -117,13 +117,13 @@ expected() {
 		[ "$c" = help ] && continue
 		run complete xiptool "$c" --
 		# at least --help: an empty list would check nothing
-		"$XIPTOOL" "$c" --help | grep -q -- '--help'
+		"$XIPTOOL" "$c" --help | grepq -- '--help'
 		for o in $("$XIPTOOL" "$c" --help | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
 			grep -qx -- "$o" <<<"$output" || { echo "$c: $o missing"; false; }
 		done
 		# and nothing that is not an option of this command
 		for o in $(grep -- '^--' <<<"$output"); do
-			"$XIPTOOL" "$c" --help | grep -q -- "$o\b" ||
+			"$XIPTOOL" "$c" --help | grepq -- "$o\b" ||
 				{ echo "$c: $o offered but not in --help"; false; }
 		done
 	done
@@ -177,7 +177,7 @@ expected() {
 	run complete xiptool -v ls -l "$T/a.img" /u
 	[ "$output" = /usr/ ]
 	# options whose value follows after a space in --help ("--env NAME=VALUE")
-	if commands | grep -qx exec; then
+	if commands | grepq -x exec; then
 		run complete xiptool exec -e FOO=1 "$T/a.img" /b
 		[ "$output" = /bin/ ]
 	fi
@@ -189,15 +189,15 @@ expected() {
 @test "PATH completion follows the image through every command that takes one" {
 	mktree
 	for c in read stat ls write truncate exec align-check; do
-		commands | grep -qx "$c" || continue
+		commands | grepq -x "$c" || continue
 		run complete xiptool "$c" "$T/a.img" /b
 		[ "$output" = /bin/ ] || { echo "$c: got '$output'"; false; }
 	done
-	if commands | grep -qx align-check; then
+	if commands | grepq -x align-check; then
 		run complete xiptool align-check "$T/a.img" /bin/busybox /e
 		[ "$output" = "$(expected / e)" ]
 	fi
-	if commands | grep -qx truncate; then
+	if commands | grepq -x truncate; then
 		# the third argument of truncate is a size, not a path
 		run complete xiptool truncate "$T/a.img" /etc/motd /e
 		[ "$output" != "$(expected / e)" ] || [ -z "$(expected / e)" ]
@@ -234,8 +234,8 @@ expected() {
 }
 
 @test "@NAME completes attached segment names from xiptool list" {
-	commands | grep -qx attach || skip "attach is not available yet"
-	commands | grep -qx list || skip "list is not available yet"
+	commands | grepq -x attach || skip "attach is not available yet"
+	commands | grepq -x list || skip "list is not available yet"
 	require_root
 	mktree
 	SEG=cpl-$$
@@ -252,7 +252,7 @@ expected() {
 	# and paths inside the segment's image
 	run complete xiptool read "@$SEG" /etc/m
 	[ "$output" = /etc/motd ]
-	if commands | grep -qx detach; then
+	if commands | grepq -x detach; then
 		run complete xiptool detach cpl-
 		grep -qx "$SEG" <<<"$output"
 	fi
@@ -313,7 +313,7 @@ EOS
 }
 
 @test "attach completes the NBD URI forms besides image files" {
-	commands | grep -qx attach || skip "attach is not available yet"
+	commands | grepq -x attach || skip "attach is not available yet"
 	run complete xiptool attach nbd
 	[ "$(grep :// <<<"$output")" = "$(printf 'nbd+unix:///\nnbd://\nnbds+unix:///\nnbds://')" ] ||
 		{ echo "got: $output"; false; }

@@ -118,7 +118,7 @@ load ../lib/attach
 
 @test "detach refuses while xiptool exec runs a program from the segment" {
 	require_cmd busybox
-	file -L "$(command -v busybox)" 2>/dev/null | grep -q 'statically linked' || skip "busybox is not static"
+	file -L "$(command -v busybox)" 2>/dev/null | grepq 'statically linked' || skip "busybox is not static"
 	mkdir -p "$T/tree/bin"
 	cp "$(command -v busybox)" "$T/tree/bin/busybox"
 	xiptool mkfs -d "$T/tree" "$T/img" >/dev/null

@@ -46,7 +46,7 @@ need_busybox() {
 }
 
 @test "cross: the programs and the tool are aarch64" {
-	file -L "$XIPTOOL" | grep -q 'ARM aarch64'
+	file -L "$XIPTOOL" | grepq 'ARM aarch64'
 	run xiptool exec "$IMG" /probe-static exit 0
 	[ "$status" -eq 0 ]
 }
@@ -126,7 +126,7 @@ need_busybox() {
 	for ps in 16K 64K; do
 		run xiptool mkfs --page-size "$ps" -d "$PROBES" "$T/img-$ps"
 		[ "$status" -eq 0 ] || { echo "$output"; false; }
-		dumpe2fs -h "$T/img-$ps" 2>/dev/null | grep -q "^Block size: *$(( ${ps%K} * 1024 ))\$"
+		dumpe2fs -h "$T/img-$ps" 2>/dev/null | grepq "^Block size: *$(( ${ps%K} * 1024 ))\$"
 		run xiptool verify --page-size "$ps" "$T/img-$ps"
 		[ "$status" -eq 0 ] || { echo "$output"; false; }
 		fsck_clean "$T/img-$ps"

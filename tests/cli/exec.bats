@@ -87,7 +87,7 @@ PY
 			false
 		}
 		grep -qx 3 <<<"$native"
-		[ "${run% *}" -eq 1024 ] || grep -qx 1501 <<<"$native"
+		[ "${run% *}" -eq 1024 ] || grepq -x 1501 <<<"$native"
 		if grep -qx 1500 <<<"$native"; then false; fi
 	done
 }
@@ -239,7 +239,7 @@ x' -e --argv0"; do
 	pid=$!
 	sleep 0.5
 	# the program holds no descriptor of the image, only its mappings
-	if ls -l "/proc/$pid/fd" | grep -q "$T/img"; then false; fi
+	if ls -l "/proc/$pid/fd" | grepq "$T/img"; then false; fi
 	grep -q "$T/img" "/proc/$pid/maps"
 	run flock -n -x "$T/img" true
 	[ "$status" -ne 0 ]

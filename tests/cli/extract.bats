@@ -251,7 +251,7 @@ EOF
 	[ "$status" -eq 4 ]
 	run xiptool verify "$T/dag.img"
 	[ "$status" -eq 1 ]
-	debugfs -R "stat ${p%/*}/m$depth" "$T/dag.img" 2>/dev/null | grep -q 'Type: directory'
+	debugfs -R "stat ${p%/*}/m$depth" "$T/dag.img" 2>/dev/null | grepq 'Type: directory'
 	mkdir "$T/dest"
 	run timeout 60 "$XIPTOOL" extract "$T/dag.img" "$T/dest/out"
 	echo "$output"

@@ -91,6 +91,9 @@ lint_files() {
 		if ! cmp "$T/f" "$T/g"; then false; fi
 		[[ -n $x && -n $y ]]
 		echo "[ a ] && [ b ]"
+		xiptool ls "$T/img" / | grep -qx a
+		xiptool ls "$T/img" / | grepq -x a
+		grep -q a <<<"$x"
 		[ "$x" != "$y" ] && [ -n "$x" ]
 	}
 	EOF
@@ -132,12 +135,13 @@ lint_files() {
 		"$T/cli/b.bats" "$T/t.c"
 	echo "$output"
 	[ "$status" -eq 1 ]
-	[ "${#lines[@]}" -eq 5 ]
+	[ "${#lines[@]}" -eq 6 ]
 	[[ "${lines[0]}" == "$T/cli/a.bats:4: assertions chained with &&"* ]]
 	[[ "${lines[1]}" == "$T/cli/a.bats:7: assertions chained with &&"* ]]
 	[[ "${lines[2]}" == "$T/cli/a.bats:11: bare \`! cmd\`"* ]]
-	[[ "${lines[3]}" == "$T/cli/b.bats:1: does not load tests/lib/common.bash"* ]]
-	[[ "${lines[4]}" == "$T/t.c:4: silent return in a test body"* ]]
+	[[ "${lines[3]}" == "$T/cli/a.bats:16: a pipe into \`grep -q\`"* ]]
+	[[ "${lines[4]}" == "$T/cli/b.bats:1: does not load tests/lib/common.bash"* ]]
+	[[ "${lines[5]}" == "$T/t.c:4: silent return in a test body"* ]]
 	# clean files: no finding, status 0
 	run "$PY" "$TOP_SRCDIR/tests/lib/testlint.py" "$T/lib/common.bash"
 	[ "$status" -eq 0 ]

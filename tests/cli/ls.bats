@@ -40,16 +40,16 @@ make_tree() {
 		[ "$(date -u -d "@$(stat -c %Y "$T/mnt/$name")" '+%Y-%m-%d %H:%M')" = "$day $time" ]
 	done
 	loop_umount
-	xiptool ls -l "$T/img" / | grep -q ' link -> hello.txt$'
-	xiptool ls -l "$T/img" /dir | grep -q '^-rwsr-x--x '
+	xiptool ls -l "$T/img" / | grepq ' link -> hello.txt$'
+	xiptool ls -l "$T/img" /dir | grepq '^-rwsr-x--x '
 }
 
 @test "ls of a file lists the file; -a shows . and .." {
 	make_tree
 	mkimg "$T/img" 16M "$T/tree"
 	[ "$(xiptool ls "$T/img" /hello.txt)" = /hello.txt ]
-	xiptool ls -a "$T/img" / | grep -qx '\.hidden'
-	xiptool ls -a "$T/img" / | grep -qx '\.\.'
+	xiptool ls -a "$T/img" / | grepq -x '\.hidden'
+	xiptool ls -a "$T/img" / | grepq -x '\.\.'
 	run xiptool ls "$T/img" /
 	[ "$status" -eq 0 ]
 	if grep -q '^\.' <<<"$output"; then false; fi

@@ -111,8 +111,8 @@ untar() {
 	[[ "$output" == *"Mode:  04750"* ]]
 	[[ "$output" == *"User: 12345   Group: 54321"* ]]
 	[[ "$output" == *"Links: 2"* ]]
-	debugfs -R 'stat /d/null' "$T/tar.img" | grep -q 'Device major/minor number: 01:03'
-	debugfs -R 'stat /d/fifo' "$T/tar.img" | grep -q 'Type: FIFO'
+	debugfs -R 'stat /d/null' "$T/tar.img" | grepq 'Device major/minor number: 01:03'
+	debugfs -R 'stat /d/fifo' "$T/tar.img" | grepq 'Type: FIFO'
 }
 
 @test "mkfs --tar: names that would leave the top are refused or made relative; nothing is written outside" {

@@ -180,10 +180,10 @@ require_deb() {
 		grep -q -- '-F _xiptool' <<<"$output"
 	fi
 	[ -f "$root/usr/share/zsh/vendor-completions/_xiptool" ]
-	head -1 "$root/usr/share/zsh/vendor-completions/_xiptool" | grep -qx '#compdef xiptool'
+	head -1 "$root/usr/share/zsh/vendor-completions/_xiptool" | grepq -x '#compdef xiptool'
 	if command -v zsh >/dev/null; then
 		# Debian's zsh searches vendor-completions by default
-		zsh -c 'print -l $fpath' | grep -qx /usr/share/zsh/vendor-completions
+		zsh -c 'print -l $fpath' | grepq -x /usr/share/zsh/vendor-completions
 		zsh -n "$root/usr/share/zsh/vendor-completions/_xiptool"
 	fi
 }
@@ -237,8 +237,8 @@ require_deb() {
 	require_cmd strings
 	local f n=0 inst=$T/inst
 	# the test build does carry them: the check below can see them
-	strings -a "$TOP_BUILDDIR/tests/hooks/xiptool-main" | grep -q XIPTOOL_TEST_CRASH_AFTER
-	strings -a "$TOP_BUILDDIR/tests/hooks/xiptool-main" | grep -q XIPTOOL_TEST_MKFS_AFTER_SCAN
+	strings -a "$TOP_BUILDDIR/tests/hooks/xiptool-main" | grepq XIPTOOL_TEST_CRASH_AFTER
+	strings -a "$TOP_BUILDDIR/tests/hooks/xiptool-main" | grepq XIPTOOL_TEST_MKFS_AFTER_SCAN
 	make -s -C "$TOP_BUILDDIR" install DESTDIR="$inst" >"$T/install.log" 2>&1 ||
 		{ cat "$T/install.log"; false; }
 	for f in $(find "$inst" -type f -perm -u+x \( -name xiptool \

@@ -177,7 +177,7 @@ read_refused() {
 @test "read takes a shared lock: readers run together, a writer's lock makes it wait and fail" {
 	require_cmd flock
 	mkimg "$T/img" 8M
-	flock -s "$T/img" -c "'$XIPTOOL' read '$T/img' /lost+found/. >/dev/null 2>&1; '$XIPTOOL' ls '$T/img' /" | grep -qx lost+found
+	flock -s "$T/img" -c "'$XIPTOOL' read '$T/img' /lost+found/. >/dev/null 2>&1; '$XIPTOOL' ls '$T/img' /" | grepq -x lost+found
 	run flock -x "$T/img" -c "timeout 20 '$XIPTOOL' ls '$T/img' /"
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"busy"* ]]

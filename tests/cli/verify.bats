@@ -43,7 +43,7 @@ verify_against() {
 	[ "$status" -eq 0 ]
 	[[ "$(summary)" == "$T/img: clean: 0 problems, "* ]]
 	verify_against 0
-	if grep -v '^warning: ' <<<"$output" | grep -v "^$T/img: clean" | grep -v "^pmem: " | grep -q .; then false; fi
+	if grep -v '^warning: ' <<<"$output" | grep -v "^$T/img: clean" | grep -v "^pmem: " | grepq .; then false; fi
 }
 
 @test "--against reports a changed byte, mode, owner, mtime, symlink, device and hard link" {

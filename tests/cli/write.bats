@@ -176,9 +176,9 @@ two" ]
 	mkimg "$T/img" 16M "" -O ^large_file
 	# mke2fs 1.47 sets large_file regardless: clear it
 	debugfs -w -R "feature -large_file" "$T/img" >/dev/null 2>&1
-	if dumpe2fs -h "$T/img" 2>/dev/null | grep -q large_file; then false; fi
+	if dumpe2fs -h "$T/img" 2>/dev/null | grepq large_file; then false; fi
 	printf 'far' | xiptool write --create --offset 5G "$T/img" /big
-	dumpe2fs -h "$T/img" 2>/dev/null | grep -q large_file
+	dumpe2fs -h "$T/img" 2>/dev/null | grepq large_file
 	e2fsck -fn "$T/img"
 	loop_mount "$T/img"
 	[ "$(stat -c %s "$T/mnt/big")" -eq $((5 * 1024 * 1024 * 1024 + 3)) ]

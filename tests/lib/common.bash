@@ -62,6 +62,13 @@ require_loop() {
 	[ -e /dev/loop-control ] || skip "no loop devices (/dev/loop-control missing)"
 }
 
+# grepq ARGS...: grep -q that reads all of its input, for the right end of
+# a pipe: grep -q leaves at the first match, and the writer, killed by
+# SIGPIPE, would fail the pipeline under pipefail.
+grepq() {
+	grep "$@" >/dev/null
+}
+
 require_cmd() {
 	local c
 	for c in "$@"; do

@@ -8,6 +8,9 @@ Bats and bash files (.bats, .bash):
     function: bats' errexit ignores a failure on the left of `&&`, so
     `[ a ] && [ b ]` in mid-body checks only b;
   - a bare `! cmd` line: errexit ignores a negated pipeline;
+  - a pipe into `grep -q`: grep leaves at the first match, the writer
+    on its left may die of SIGPIPE, and pipefail fails the test at
+    random (grepq in common.bash reads all of its input);
   - a .bats file that does not load tests/lib/common.bash (directly or
     through a helper it loads), which sets pipefail.
 C files (cmocka):
@@ -158,6 +161,21 @@ def first_word(words):
     return words[0] if words else None
 
 
+def pipe_into_grep_q(words):
+    """`... | grep -q ...`: an option of that grep holds q."""
+    for i, w in enumerate(words[:-1]):
+        if w != '|' or words[i + 1] != 'grep':
+            continue
+        for opt in words[i + 2:]:
+            if opt == '--' or not opt.startswith('-'):
+                break
+            if not opt.startswith('--') and 'q' in opt[1:]:
+                return True
+            if opt in ('--quiet', '--silent'):
+                return True
+    return False
+
+
 def shell_findings(path, raw):
     lines = strip_heredocs(raw)
     found = []
@@ -197,6 +215,11 @@ def shell_findings(path, raw):
             else:
                 cur[-1].append(val)
         for segs, ops in stmts:
+            if any(pipe_into_grep_q(s) for s in segs):
+                found.append((start + 1, 'a pipe into `grep -q` (grep '
+                              'leaves at the first match and the writer '
+                              'dies of SIGPIPE, which pipefail reports: '
+                              'use grepq)', text))
             heads = [first_word(s) for s in segs]
             if not heads or heads[0] is None:
                 continue

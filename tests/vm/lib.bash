@@ -19,7 +19,7 @@ vm_require() {
 	require_cmd qemu-system-x86_64
 	require_cmd cpio
 	require_cmd gcc
-	[ -x /bin/busybox ] && file -L /bin/busybox | grep -q 'statically linked' ||
+	[ -x /bin/busybox ] && file -L /bin/busybox | grepq 'statically linked' ||
 		skip "needs busybox-static"
 	KERNEL=$(ls /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)
 	[ -n "$KERNEL" ] || skip "no kernel in /boot (linux-image-amd64)"

@@ -106,7 +106,7 @@ setup() {
 }
 
 @test "the ext2 driver's DAX, where the kernel has an ext2 driver" {
-	modprobe -S "$KVER" --show-depends ext2 2>/dev/null | grep -q '/ext2\.ko' ||
+	modprobe -S "$KVER" --show-depends ext2 2>/dev/null | grepq '/ext2\.ko' ||
 		skip "kernel $KVER has no ext2 module (its ext4 driver mounts ext2)"
 	vm_initrd ext2
 	run xiptool attach -t sr -n "$SEG" "$T/img"
