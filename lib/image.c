@@ -344,7 +344,8 @@ int xip_image_info(const struct xip_image *img, struct xip_image_info *info)
 	struct ext2_super_block *sb = img->fs->super;
 
 	memset(info, 0, sizeof(*info));
-	info->size = img->seg->size;
+	/* @NAME: the size of the image attached, not the segment's padding */
+	info->size = img->seg->data_size;
 	info->block_size = img->fs->blocksize;
 	info->page_size = (unsigned int)xip_host_page_size();
 	info->xip_capable = xip_image_xip_capable(img, 0, info->xip_reason,

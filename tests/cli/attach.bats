@@ -428,3 +428,17 @@ load ../lib/attach
 	[ "$(stat -c %s "$T/saved2")" = "$size" ]
 	cmp "$T/saved2" "$T/img"
 }
+
+@test "info @NAME gives the image's size, not the segment's padding; the padded segment can be pmem" {
+	mkdir -p "$T/tree"
+	mkimg "$T/img" 2204K "$T/tree"
+	[ "$(stat -c %s "$T/img")" -eq 2256896 ]
+	xiptool attach -n "$SEG" "$T/img"
+	[ "$(stat -c %s "$(seg_col "$SEG" PATH)")" -eq 4194304 ]
+	run xiptool info "@$SEG"
+	[ "$status" -eq 0 ]
+	[ "$(info_field "$output" Size)" = 2256896 ]
+	[ "$(info_field "$output" 'Guest pmem')" = yes ]
+	[ "$(seg_col "$SEG" SIZE)" = 2256896 ]
+	xiptool detach "$SEG"
+}
