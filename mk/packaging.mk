@@ -36,5 +36,5 @@ clean-packaging:
 if ENABLE_TESTS
 TESTS += tests/cli/completion.bats tests/cli/packaging.bats tests/cli/layout.bats
 EXTRA_DIST += tests/cli/completion.bats tests/cli/packaging.bats \
-	tests/cli/layout.bats tests/lib/testlint.py
+	tests/cli/layout.bats tests/lib/testlint.py tests/lib/testlint-samples
 endif

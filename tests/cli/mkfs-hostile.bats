@@ -103,7 +103,8 @@ only_files() {
 	e2fsck -fn "$T/img"
 	a=$(debugfs -R "stat /top" "$T/img" 2>/dev/null | sed -n 's/^Inode: \([0-9]*\).*/\1/p')
 	b=$(debugfs -R "stat /second" "$T/img" 2>/dev/null | sed -n 's/^Inode: \([0-9]*\).*/\1/p')
-	[ -n "$a" ] && [ "$a" = "$b" ]
+	[ -n "$a" ]
+	[ "$a" = "$b" ]
 }
 
 @test "mkfs -d: extended attributes of files, directories, symlinks and devices" {
