@@ -34,7 +34,7 @@ static void pull_progress(void *arg, uint64_t done, uint64_t total)
 static int attach_check_args(const struct xip_attach_opts *o)
 {
 	bool nodata = o->type == XIP_SEGTYPE_SN || o->type == XIP_SEGTYPE_EN;
-	const char *t = xip_segment_type_name(o->type);
+	const char *t = xip_seg_type_name(o->type);
 
 	if (o->name && xip_registry_name_check(o->name))
 		return cmd_usage_error("--name: %s", xip_errmsg());
@@ -94,7 +94,7 @@ int cmd_attach(int argc, const char **argv)
 	o.hugepages = huge;
 	o.file = file;
 	o.raw = raw;
-	if (type && xip_segment_type_parse(type, &o.type))
+	if (type && xip_seg_type_parse(type, &o.type))
 		rc = cmd_usage_error("--type: %s", xip_errmsg());
 	if (!rc && size)
 		rc = cmd_parse_size("--size", size, &o.size);
@@ -123,7 +123,7 @@ int cmd_attach(int argc, const char **argv)
 		msg_verbose("%s: %llu bytes of %s (%s%s) in %s", e->name,
 			    (unsigned long long)e->size,
 			    e->image[0] ? e->image : "zeros",
-			    xip_segment_type_name(e->type),
+			    xip_seg_type_name(e->type),
 			    e->compressed ? ", gzip" : "", e->path);
 	if (ret)
 		rc = cmd_stop_status(msg_lib_error(ret));
@@ -298,7 +298,7 @@ static void cell_text(const struct xip_seg_entry *e, int col, char *buf,
 	buf[0] = '\0';
 	switch (col) {
 	case 0: snprintf(buf, len, "%s", e->name); break;
-	case 1: snprintf(buf, len, "%s", xip_segment_type_name(e->type)); break;
+	case 1: snprintf(buf, len, "%s", xip_seg_type_name(e->type)); break;
 	case 2: snprintf(buf, len, "%llu", (unsigned long long)e->size); break;
 	case 3: snprintf(buf, len, "%s", e->loop); break;
 	case 4: snprintf(buf, len, "%s", e->image); break;
@@ -312,7 +312,7 @@ static void cell_text(const struct xip_seg_entry *e, int col, char *buf,
 		break;
 	case 11:
 		snprintf(buf, len, "%s",
-			 xip_segment_type_writable(e->type) ? "0" : "1");
+			 xip_seg_type_writable(e->type) ? "0" : "1");
 		break;
 	case 12: snprintf(buf, len, "%s", e->compressed ? "1" : "0"); break;
 	case 13:
@@ -454,8 +454,8 @@ int cmd_list(int argc, const char **argv)
 	ret = xip_registry_list(&all, &n);
 	/* what a writable segment holds may have changed since attach */
 	for (size_t i = 0; !ret && i < n; i++)
-		if (xip_segment_type_writable(all[i].type) &&
-		    xip_segment_refresh(&all[i]))
+		if (xip_seg_type_writable(all[i].type) &&
+		    xip_seg_refresh(&all[i]))
 			xip_error_clear();	/* keep what was recorded */
 	if (!ret)
 		ret = list_print(all, n, args.argv, cols, ncols, json,

@@ -43,7 +43,7 @@ static void info_fill(struct kv *kv, const char *spec,
 int cmd_info(int argc, const char **argv)
 {
 	struct xip_image_info in;
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 	struct xip_image *img;
 	struct cmd_args args;
 	const char *spec;
@@ -63,7 +63,7 @@ int cmd_info(int argc, const char **argv)
 		if (ret == -ENODATA)
 			ret = 0;	/* let the superblock check say why */
 		if (ret)
-			xip_segment_close(seg);
+			xip_seg_close(seg);
 	}
 	if (!ret)
 		ret = xip_image_open_segment(seg, 0, &img);

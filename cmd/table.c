@@ -11,7 +11,7 @@
 #include <libsmartcols.h>
 
 #include "cmd.h"
-#include "util.h"
+#include "util/xip_util.h"
 
 enum kv_type { KV_STR, KV_NUM, KV_BOOL };
 

@@ -145,14 +145,14 @@ static void print_text(const char *spec, const struct xip_check_report *rep)
 static int verify_run(const char *spec, struct xip_check_opts *o, bool json)
 {
 	struct xip_check_report rep;
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 	char fstype[64];
 	int ret, rc;
 
 	ret = xip_spec_open(spec, 0, &seg);
 	if (ret)
 		return msg_lib_error(ret);
-	ret = xip_segment_lock(seg, false, 5000);
+	ret = xip_seg_lock(seg, false, 5000);
 	if (!ret)
 		ret = xip_check(seg, o, &rep);
 	if (ret == -EUCLEAN) {
@@ -167,7 +167,7 @@ static int verify_run(const char *spec, struct xip_check_opts *o, bool json)
 	}
 	if (ret) {
 		rc = msg_lib_error(ret);
-		xip_segment_close(seg);
+		xip_seg_close(seg);
 		return rc;
 	}
 	if (json)
@@ -179,7 +179,7 @@ static int verify_run(const char *spec, struct xip_check_opts *o, bool json)
 	if (!rc && rep.errors)
 		rc = EXIT_PROBLEMS;
 	xip_check_report_free(&rep);
-	xip_segment_close(seg);
+	xip_seg_close(seg);
 	return rc;
 }
 

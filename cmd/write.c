@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "util.h"
+#include "util/xip_util.h"
 
 static const char write_usage[] =
 	"[--offset N | --append] [--create [--mode MODE]] [-i FILE] IMAGE PATH [FILE]";

@@ -119,11 +119,11 @@ enum xip_seg_type {
 	XIP_SEGTYPE_EN,		/* exclusive, no data (zero-filled) */
 };
 
-/* xip_segment_open() flags */
+/* xip_seg_open() flags */
 #define XIP_SEG_WRITE	0x01	/* map PROT_WRITE (fails with -EROFS if not) */
 #define XIP_SEG_EXCL	0x02	/* take the exclusive holder lock */
 
-struct xip_segment {
+struct xip_seg {
 	char *path;		/* the backing file or device */
 	char *name;		/* segment name when attached (@NAME) */
 	int fd;			/* open on the backing file, O_CLOEXEC */
@@ -147,13 +147,13 @@ struct xip_segment {
  * with -EROFS.  An "@NAME" argument is resolved above this layer, by
  * xip_spec_open().
  */
-int xip_segment_open(const char *path, int flags, struct xip_segment **segp);
+int xip_seg_open(const char *path, int flags, struct xip_seg **segp);
 /* Map an already open file descriptor (dup'ed; the caller keeps @fd). */
-int xip_segment_open_fd(int fd, const char *path, int flags,
-			struct xip_segment **segp);
+int xip_seg_open_fd(int fd, const char *path, int flags,
+			struct xip_seg **segp);
 /* Unmap the segment and close its descriptor; @seg itself stays. */
-void xip_segment_release(struct xip_segment *seg);
-void xip_segment_close(struct xip_segment *seg);
+void xip_seg_release(struct xip_seg *seg);
+void xip_seg_close(struct xip_seg *seg);
 
 /*
  * The block-device method direct_access: @sector is in 512-byte units and must be
@@ -161,16 +161,16 @@ void xip_segment_close(struct xip_segment *seg);
  * (-ERANGE); a released segment gives -ENODEV.  On success *addr points
  * at the page's bytes.
  */
-int xip_segment_direct_access(struct xip_segment *seg, uint64_t sector,
+int xip_seg_direct_access(struct xip_seg *seg, uint64_t sector,
 			      void **addr);
 /*
  * A bounds-checked pointer to @len bytes at byte offset @off (any
  * alignment), computed in 64 bits: -ERANGE if any byte lies outside.
  */
-int xip_segment_range(struct xip_segment *seg, uint64_t off, uint64_t len,
+int xip_seg_range(struct xip_seg *seg, uint64_t off, uint64_t len,
 		      void **addr);
 /* msync for file-backed segments; fsync for block devices. */
-int xip_segment_sync(struct xip_segment *seg);
+int xip_seg_sync(struct xip_seg *seg);
 /*
  * Into and out of a segment through its descriptor (pwrite, pread), not
  * its mapping: a page-table entry of a shared file mapping costs more
@@ -179,22 +179,22 @@ int xip_segment_sync(struct xip_segment *seg);
  * checked against the segment's size (-ERANGE); a segment opened
  * read-only gives -EROFS.  0 or a negative errno; no error record.
  */
-int xip_seg_pwrite(struct xip_segment *seg, uint64_t off, const void *buf,
+int xip_seg_pwrite(struct xip_seg *seg, uint64_t off, const void *buf,
 		   uint64_t len);
-int xip_seg_pread(struct xip_segment *seg, uint64_t off, void *buf,
+int xip_seg_pread(struct xip_seg *seg, uint64_t off, void *buf,
 		  uint64_t len);
 /* Zeros written over [off, off + len) (the memory stays reserved). */
-int xip_seg_zero(struct xip_segment *seg, uint64_t off, uint64_t len);
+int xip_seg_zero(struct xip_seg *seg, uint64_t off, uint64_t len);
 /*
  * Advisory holder lock on the backing object (flock): writers take it
  * exclusive, readers and running programs shared.  Waits at most
  * @timeout_ms milliseconds, then -EBUSY.
  */
-int xip_segment_lock(struct xip_segment *seg, bool exclusive, int timeout_ms);
-const char *xip_segment_type_name(enum xip_seg_type type);
-int xip_segment_type_parse(const char *name, enum xip_seg_type *type);
-bool xip_segment_type_writable(enum xip_seg_type type);
-bool xip_segment_type_exclusive(enum xip_seg_type type);
+int xip_seg_lock(struct xip_seg *seg, bool exclusive, int timeout_ms);
+const char *xip_seg_type_name(enum xip_seg_type type);
+int xip_seg_type_parse(const char *name, enum xip_seg_type *type);
+bool xip_seg_type_writable(enum xip_seg_type type);
+bool xip_seg_type_exclusive(enum xip_seg_type type);
 
 
 /* ------------------------------------------------------------------ */
@@ -239,9 +239,9 @@ struct xip_seg_entry {
 /*
  * Open what an image argument names: "@NAME" an attached segment, through
  * its record and with its type (read-only types refuse XIP_SEG_WRITE with
- * -EROFS), anything else a path (xip_segment_open()).
+ * -EROFS), anything else a path (xip_seg_open()).
  */
-int xip_spec_open(const char *spec, int flags, struct xip_segment **segp);
+int xip_spec_open(const char *spec, int flags, struct xip_seg **segp);
 /* 1 to 64 of [A-Za-z0-9._-], not starting with '.': 0 or -EINVAL. */
 int xip_registry_name_check(const char *name);
 /* All live records sorted by name, stale ones removed; free() the array. */
@@ -285,7 +285,7 @@ int xip_save(const char *what, const char *dest);
  * Identify the segment's contents again (libblkid) and record a changed
  * label or UUID: writable segments change, sn/en ones get built into.
  */
-int xip_segment_refresh(struct xip_seg_entry *e);
+int xip_seg_refresh(struct xip_seg_entry *e);
 
 /* ------------------------------------------------------------------ */
 /* Kernel loop devices (loop.c)                                        */
@@ -318,7 +318,7 @@ struct xip_fs;
 #define XIP_IMG_FORCE	0x04	/* skip the descriptor check (verify) */
 
 struct xip_image {
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 	/*
 	 * The read side (fsread.c, libc only): the superblock's geometry and
 	 * the checked group descriptors, read straight from the segment.
@@ -347,7 +347,7 @@ struct xip_image {
  */
 int xip_image_open(const char *spec, int flags, struct xip_image **imgp);
 /* Same, on a segment the caller opened; the image takes ownership. */
-int xip_image_open_segment(struct xip_segment *seg, int flags,
+int xip_image_open_segment(struct xip_seg *seg, int flags,
 			   struct xip_image **imgp);
 /*
  * Open the image for reading only, without libext2fs (fsread.c): the
@@ -357,7 +357,7 @@ int xip_image_open_segment(struct xip_segment *seg, int flags,
  * XIP_IMG_FORCE are honoured.
  */
 int xip_image_open_read(const char *spec, int flags, struct xip_image **imgp);
-int xip_image_open_segment_read(struct xip_segment *seg, int flags,
+int xip_image_open_segment_read(struct xip_seg *seg, int flags,
 				struct xip_image **imgp);
 /*
  * Writers (XIP_IMG_WRITE) follow ext2's own protocol, as the kernel does
@@ -402,7 +402,7 @@ int xip_interrupt_fd(void);
  * (type written to @type), -EMEDIUMTYPE for another known format (its name
  * in @type and the error record), -ENODATA when nothing is recognised.
  */
-int xip_identify(struct xip_segment *seg, char *type, size_t len);
+int xip_identify(struct xip_seg *seg, char *type, size_t len);
 
 struct xip_image_info {
 	uint64_t size;			/* bytes of the segment */
@@ -688,7 +688,7 @@ struct xip_check_report {
  * and holds nothing to free, whatever the walk had found before.
  * Linear in the image size; reads only inside the segment.
  */
-int xip_check(struct xip_segment *seg, const struct xip_check_opts *opts,
+int xip_check(struct xip_seg *seg, const struct xip_check_opts *opts,
 	      struct xip_check_report *rep);
 void xip_check_report_free(struct xip_check_report *rep);
 

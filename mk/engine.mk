@@ -1,5 +1,5 @@
 # engine: files of this part of the product
-libxip_a_SOURCES += lib/engine.h lib/page.c lib/file.c lib/kcopy.h lib/kcopy.c
+libxip_a_SOURCES += lib/engine/engine_int.h lib/engine/page.c lib/engine/file.c lib/segment/kcopy_int.h lib/segment/kcopy.c
 xiptool_main_SOURCES += cmd/read.c cmd/ls.c cmd/stat.c cmd/write.c cmd/truncate.c cmd/stopsig.c
 dist_man_MANS += man/xiptool-read.1 man/xiptool-ls.1 man/xiptool-stat.1 \
 	man/xiptool-write.1 man/xiptool-truncate.1

@@ -1,5 +1,5 @@
 # Test hooks: crash points of the engine's writers, pauses of mkfs
-# (lib/testhooks.c).  libxip.a gets the file compiled plainly: empty
+# (lib/util/testhooks.c).  libxip.a gets the file compiled plainly: empty
 # functions that read no environment, so xiptool, xiptool-main and the
 # nbdkit plugin carry no hook.  The test build compiles that one file again
 # with -DXIP_TEST_HOOKS into the programs that use the hooks, whose own
@@ -11,12 +11,12 @@
 #    files that set XIPTOOL_TEST_* run these (use_test_hooks in
 #    tests/lib/common.bash);
 #  - tests/unit/test_build (mk/mkfs.mk), which sets xip_build_test_hooks.
-libxip_a_SOURCES += lib/testhooks.c
+libxip_a_SOURCES += lib/util/testhooks.c
 TEST_HOOKS_CPPFLAGS = $(AM_CPPFLAGS) -DXIP_TEST_HOOKS
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/hooks/xiptool-main
-tests_hooks_xiptool_main_SOURCES = lib/testhooks.c
+tests_hooks_xiptool_main_SOURCES = lib/util/testhooks.c
 tests_hooks_xiptool_main_CPPFLAGS = $(TEST_HOOKS_CPPFLAGS)
 tests_hooks_xiptool_main_LDADD = $(xiptool_main_OBJECTS) $(xiptool_main_LDADD)
 tests_hooks_xiptool_main_DEPENDENCIES = $(xiptool_main_OBJECTS) libxip.a

@@ -1,8 +1,8 @@
 # nbd: serving images and segments over NBD and pulling them back.
 #
-#  - lib/nbdpull.c: `xiptool attach nbd://...` pulls an export into a
+#  - lib/attach/nbdpull.c: `xiptool attach nbd://...` pulls an export into a
 #    segment with libnbd (stubs that say so when built without libnbd).
-#  - lib/nbdmap.c: the byte map of a file inside an image, as the plugin
+#  - lib/engine/nbdmap.c: the byte map of a file inside an image, as the plugin
 #    serves it (runs of the segment and holes).
 #  - nbdkit/xiptool.c: nbdkit-xiptool-plugin.so (nbdkit plugin API v2),
 #    installed in nbdkit's plugindir.  A shared object needs position
@@ -12,7 +12,7 @@
 #    are linked in).
 #
 # Included after every fragment that adds to libxip_a_SOURCES.
-libxip_a_SOURCES += lib/nbd_int.h lib/nbdpull.c lib/nbdmap.c
+libxip_a_SOURCES += lib/attach/nbd_int.h lib/attach/nbdpull.c lib/engine/nbdmap.c
 AM_CFLAGS += $(LIBNBD_CFLAGS)
 dist_man_MANS += man/nbdkit-xiptool-plugin.1
 EXTRA_DIST += nbdkit/xiptool.c

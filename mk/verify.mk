@@ -1,8 +1,8 @@
 # verify and align-check: structural checks of images and XIP readiness of
 # the ELF files in them.
-libxip_a_SOURCES += lib/check.c lib/check_int.h lib/check_util.c \
-	lib/check_super.c lib/check_inode.c lib/check_dir.c lib/check_bitmap.c \
-	lib/check_tree.c lib/align.c
+libxip_a_SOURCES += lib/check/check.c lib/check/check_int.h lib/check/check_util.c \
+	lib/check/check_super.c lib/check/check_inode.c lib/check/check_dir.c lib/check/check_bitmap.c \
+	lib/check/check_tree.c lib/exec/align.c
 xiptool_main_SOURCES += cmd/verify.c cmd/align-check.c
 dist_man_MANS += man/xiptool-verify.1 man/xiptool-align-check.1
 EXTRA_DIST += tests/damage.sh tests/lib/relayout.py tests/lib/dirent.py

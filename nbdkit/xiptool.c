@@ -50,7 +50,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "util.h"
+#include "util/xip_util.h"
 #include "xip.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
@@ -63,7 +63,7 @@ static char *file;		/* file=: a path inside the image */
 static int readonly = -1;	/* readonly=: -1 when not given */
 
 /* The export, set up by .get_ready. */
-static struct xip_segment *seg;	/* the segment (the image's, for file=) */
+static struct xip_seg *seg;	/* the segment (the image's, for file=) */
 static struct xip_image *img;	/* file= only */
 static bool writable;
 static uint64_t size;
@@ -101,9 +101,9 @@ static void release(void)
 			nbdkit_error("%s: %s", image, xip_errmsg());
 		img = NULL;
 	} else if (seg) {
-		if (xip_segment_sync(seg))
+		if (xip_seg_sync(seg))
 			nbdkit_error("%s: %s", image, xip_errmsg());
-		xip_segment_close(seg);
+		xip_seg_close(seg);
 	}
 	seg = NULL;
 	xip_loop_release_claims(claims, nclaims);
@@ -174,7 +174,7 @@ static unsigned int whole_block_size(void)
 	const struct ext2_super_block *sb;
 	void *p;
 
-	if (!xip_segment_range(seg, SB_OFFSET, sizeof(*sb), &p)) {
+	if (!xip_seg_range(seg, SB_OFFSET, sizeof(*sb), &p)) {
 		sb = p;
 		if (sb->s_magic == EXT2_SUPER_MAGIC &&
 		    sb->s_log_block_size <= EXT2_MAX_BLOCK_LOG_SIZE -
@@ -205,7 +205,7 @@ static int open_segment(void)
 
 static int ready_whole(void)
 {
-	int ret = xip_segment_lock(seg, writable, LOCK_TIMEOUT_MS);
+	int ret = xip_seg_lock(seg, writable, LOCK_TIMEOUT_MS);
 
 	if (!ret && writable)
 		ret = xip_loop_claim_backing(seg->fd, seg->path, &claims,
@@ -369,7 +369,7 @@ static int ready_file(void)
 	else if (!writable && seg->kind == XIP_SEG_BLOCKDEV)
 		ret = device_hold();
 	if (ret) {
-		xip_segment_close(seg);
+		xip_seg_close(seg);
 		seg = NULL;
 		return ret;
 	}
@@ -535,7 +535,7 @@ static int seg_sync(uint64_t len, uint64_t off)
 	if (!writable)
 		return 0;
 	if (!len) {
-		if (xip_segment_sync(seg))
+		if (xip_seg_sync(seg))
 			return fail(EIO, "%s", xip_errmsg());
 		return 0;
 	}

@@ -25,12 +25,12 @@
 
 /*
  * A private in-memory copy of the input as a segment: a memfd holding
- * @size bytes of @data, mapped through xip_segment_open_fd() like any image
+ * @size bytes of @data, mapped through xip_seg_open_fd() like any image
  * file (writable when @flags has XIP_SEG_WRITE).  The input itself is
  * never written.
  */
 int fuzz_open_segment(const uint8_t *data, size_t size, int flags,
-		 struct xip_segment **segp);
+		 struct xip_seg **segp);
 /*
  * Open the input as an image (no holder lock): flags as for
  * xip_image_open().  Returns 0 or a negative errno like the library.

@@ -25,7 +25,7 @@ static int write_all(int fd, const uint8_t *data, size_t size)
 }
 
 int fuzz_open_segment(const uint8_t *data, size_t size, int flags,
-		 struct xip_segment **segp)
+		 struct xip_seg **segp)
 {
 	int fd, ret;
 
@@ -35,7 +35,7 @@ int fuzz_open_segment(const uint8_t *data, size_t size, int flags,
 		return -errno;
 	ret = write_all(fd, data, size);
 	if (!ret)
-		ret = xip_segment_open_fd(fd, "fuzz.img", flags, segp);
+		ret = xip_seg_open_fd(fd, "fuzz.img", flags, segp);
 	close(fd);
 	return ret;
 }
@@ -43,7 +43,7 @@ int fuzz_open_segment(const uint8_t *data, size_t size, int flags,
 int fuzz_open_image(const uint8_t *data, size_t size, int flags,
 	       struct xip_image **imgp)
 {
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 	int ret;
 
 	*imgp = NULL;

@@ -24,8 +24,8 @@
 #include <sys/mman.h>
 
 #include "fuzz.h"
-#include "elf_int.h"
-#include "exec_int.h"
+#include "exec/elf_int.h"
+#include "exec/exec_int.h"
 
 #define PAGE 4096ULL
 #define MAX_STRINGS 64

@@ -7,17 +7,17 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "engine.h"
+#include "engine/engine_int.h"
 
 static void fuzz_identify(const uint8_t *data, size_t size)
 {
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 	char type[64];
 
 	if (fuzz_open_segment(data, size, 0, &seg))
 		return;
 	xip_identify(seg, type, sizeof(type));
-	xip_segment_close(seg);
+	xip_seg_close(seg);
 }
 
 static void fuzz_open_info(const uint8_t *data, size_t size, int flags)

@@ -30,7 +30,7 @@ FUZZ_TARGET(verify)
 {
 	struct xip_check_opts opts = { 0 };
 	struct xip_check_report rep = { 0 };
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 	unsigned long calls = 0;
 
 	if (fuzz_open_segment(data, size, 0, &seg))
@@ -40,6 +40,6 @@ FUZZ_TARGET(verify)
 	opts.progress_arg = &calls;
 	if (!xip_check(seg, &opts, &rep))
 		xip_check_report_free(&rep);
-	xip_segment_close(seg);
+	xip_seg_close(seg);
 	return 0;
 }

@@ -167,13 +167,13 @@ static long check_errors(int fd)
 {
 	struct xip_check_report rep = { 0 };
 	struct xip_check_opts opts = { 0 };
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 	long errors = 0;
 
-	if (xip_segment_open_fd(fd, "fuzz.img", 0, &seg))
+	if (xip_seg_open_fd(fd, "fuzz.img", 0, &seg))
 		return -1;
 	if (xip_check(seg, &opts, &rep)) {
-		xip_segment_close(seg);
+		xip_seg_close(seg);
 		return -1;
 	}
 	for (size_t i = 0; i < rep.nfindings; i++)
@@ -183,13 +183,13 @@ static long check_errors(int fd)
 	if (rep.unlisted || !rep.walked)
 		errors = -1;
 	xip_check_report_free(&rep);
-	xip_segment_close(seg);
+	xip_seg_close(seg);
 	return errors;
 }
 
 FUZZ_TARGET(write)
 {
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 	struct xip_image *img;
 	long before, after;
 	int fd;
@@ -204,7 +204,7 @@ FUZZ_TARGET(write)
 		return 0;
 	}
 	before = check_errors(fd);
-	if (!xip_segment_open_fd(fd, "fuzz.img", XIP_SEG_WRITE, &seg) &&
+	if (!xip_seg_open_fd(fd, "fuzz.img", XIP_SEG_WRITE, &seg) &&
 	    !xip_image_open_segment(seg, XIP_IMG_WRITE | XIP_IMG_NOLOCK,
 				    &img)) {
 		run_ops(img, data + size - NOPS * OP_BYTES);

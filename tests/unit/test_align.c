@@ -1,6 +1,6 @@
-/* Unit tests of lib/align.c: XIP readiness of synthetic ELF files. */
+/* Unit tests of lib/exec/align.c: XIP readiness of synthetic ELF files. */
 #include "unit.h"
-#include "elf_int.h"
+#include "exec/elf_int.h"
 
 #include <elf.h>
 

@@ -1,12 +1,12 @@
-/* Unit tests of lib/build.c, buildtree.c, builddevtable.c and buildtar.c. */
+/* Unit tests of lib/build/build.c, buildtree.c, builddevtable.c and buildtar.c. */
 #include <archive.h>
 #include <archive_entry.h>
 #include <sys/resource.h>
 #include <sys/sysmacros.h>
 
 #include "unit.h"
-#include "kcopy.h"
-#include "build.h"
+#include "segment/kcopy_int.h"
+#include "build/build_int.h"
 
 static void test_idmap(void **state)
 {
@@ -757,12 +757,12 @@ static long minflt(void)
 static void test_build_pio(void **state)
 {
 	const char *p = unit_path("pio");
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 	uint8_t buf[4096], out[4096];
 	long before;
 
 	unit_fill_file(p, 64 * 4096, 0x11);
-	assert_int_equal(xip_segment_open(p, XIP_SEG_WRITE, &seg), 0);
+	assert_int_equal(xip_seg_open(p, XIP_SEG_WRITE, &seg), 0);
 	memset(buf, 0x5a, sizeof(buf));
 	memset(out, 0, sizeof(out));
 	/* 32 pages written and read back: a copy through the shared mapping
@@ -787,11 +787,11 @@ static void test_build_pio(void **state)
 	assert_int_equal(xip_seg_pwrite(seg, UINT64_MAX - 1, buf, 4),
 			 -ERANGE);
 	assert_int_equal(xip_seg_pwrite(seg, 64 * 4096, buf, 0), 0);
-	xip_segment_close(seg);
-	assert_int_equal(xip_segment_open(p, 0, &seg), 0);
+	xip_seg_close(seg);
+	assert_int_equal(xip_seg_open(p, 0, &seg), 0);
 	assert_int_equal(xip_seg_pwrite(seg, 0, buf, 1), -EROFS);
 	assert_int_equal(xip_build_zero(seg, 0, 4096), -EROFS);
-	xip_segment_close(seg);
+	xip_seg_close(seg);
 	unit_peek(p, 0, out, 1);
 	assert_int_equal(out[0], 0);
 }
@@ -801,7 +801,7 @@ static void test_build_copy_in(void **state)
 {
 	const char *p = unit_path("cpin"), *src = unit_path("cpsrc");
 	static uint8_t data[3 * 1048576 + 77], out[4096];
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 	uint64_t done;
 	int fd;
 
@@ -811,7 +811,7 @@ static void test_build_copy_in(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, data, sizeof(data)), (ssize_t)sizeof(data));
 	unit_fill_file(p, 4 * 1048576, 0x11);
-	assert_int_equal(xip_segment_open(p, XIP_SEG_WRITE, &seg), 0);
+	assert_int_equal(xip_seg_open(p, XIP_SEG_WRITE, &seg), 0);
 	assert_int_equal(xip_seg_copy_in(seg, 8192, fd, 100,
 					   sizeof(data) - 100, &done), 0);
 	assert_int_equal(done, sizeof(data) - 100);
@@ -821,7 +821,7 @@ static void test_build_copy_in(void **state)
 	assert_int_equal(done, 10);
 	assert_int_equal(xip_seg_copy_in(seg, 4 * 1048576 - 10, fd, 0, 11,
 					   &done), -ERANGE);
-	xip_segment_close(seg);
+	xip_seg_close(seg);
 	close(fd);
 	for (uint64_t off = 0; off < sizeof(data) - 100; off += 4000) {
 		uint64_t n = sizeof(data) - 100 - off;
@@ -841,17 +841,17 @@ static void test_build_copy_in(void **state)
 static void test_build_zero(void **state)
 {
 	const char *p = unit_path("zero");
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 	uint8_t out[4096];
 	struct stat before, after;
 
 	unit_fill_file(p, 256 * 4096, 0x11);
 	assert_int_equal(stat(p, &before), 0);
-	assert_int_equal(xip_segment_open(p, XIP_SEG_WRITE, &seg), 0);
+	assert_int_equal(xip_seg_open(p, XIP_SEG_WRITE, &seg), 0);
 	assert_int_equal(xip_build_zero(seg, 4096 + 100, 200 * 4096), 0);
 	assert_int_equal(xip_build_zero(seg, 255 * 4096, 4097), -ERANGE);
 	assert_int_equal(xip_build_zero(seg, 0, 0), 0);
-	xip_segment_close(seg);
+	xip_seg_close(seg);
 	assert_int_equal(stat(p, &after), 0);
 	assert_int_equal(after.st_size, before.st_size);
 	/* the whole pages in the middle hold nothing any more */
@@ -874,7 +874,7 @@ static void test_build_zero(void **state)
 static void test_build_reserve(void **state)
 {
 	const char *p = unit_path("reserve");
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 	struct stat before, after;
 	uint8_t out[4096];
 	int fd;
@@ -884,15 +884,15 @@ static void test_build_reserve(void **state)
 	assert_int_equal(ftruncate(fd, 1 << 30), 0);
 	close(fd);
 	assert_int_equal(stat(p, &before), 0);
-	assert_int_equal(xip_segment_open(p, XIP_SEG_WRITE, &seg), 0);
+	assert_int_equal(xip_seg_open(p, XIP_SEG_WRITE, &seg), 0);
 	assert_int_equal(xip_build_reserve(seg, (1 << 30) - 4096, 8192),
 			 -ERANGE);
 	if (seg->kind != XIP_SEG_FILE ||	/* tmpfs: nothing to do */
 	    xip_build_reserve(seg, 512 << 20, 64 * 4096) == -EOPNOTSUPP) {
-		xip_segment_close(seg);
+		xip_seg_close(seg);
 		skip();
 	}
-	xip_segment_close(seg);
+	xip_seg_close(seg);
 	assert_int_equal(stat(p, &after), 0);
 	assert_int_equal(after.st_size, 1 << 30);
 	assert_true((after.st_blocks - before.st_blocks) * 512 >= 64 * 4096);

@@ -1,18 +1,18 @@
-/* Unit tests of lib/check.c: the verify walk on real and hostile images. */
+/* Unit tests of lib/check/check.c: the verify walk on real and hostile images. */
 #include "unit.h"
-#include "check_int.h"
+#include "check/check_int.h"
 
 #include <time.h>
 
 static int run_check(const char *path, const struct xip_check_opts *o,
 		     struct xip_check_report *rep)
 {
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 	int ret;
 
-	assert_int_equal(xip_segment_open(path, 0, &seg), 0);
+	assert_int_equal(xip_seg_open(path, 0, &seg), 0);
 	ret = xip_check(seg, o, rep);
-	xip_segment_close(seg);
+	xip_seg_close(seg);
 	return ret;
 }
 

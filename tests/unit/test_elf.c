@@ -1,11 +1,11 @@
-/* Unit tests of lib/elf.c: parsing and validation of good and hostile
+/* Unit tests of lib/exec/elf.c: parsing and validation of good and hostile
  * ELF headers, and of real host executables. */
 #include <elf.h>
 #include <fcntl.h>
 #include <limits.h>
 
 #include "unit.h"
-#include "elf_int.h"
+#include "exec/elf_int.h"
 
 #define PAGE 4096
 

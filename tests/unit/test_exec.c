@@ -1,4 +1,4 @@
-/* Unit tests of the loader's planning (lib/exec_plan.c): what is mapped where,
+/* Unit tests of the loader's planning (lib/exec/exec_plan.c): what is mapped where,
  * and the initial stack, without mapping anything. */
 #include <elf.h>
 #include <inttypes.h>
@@ -7,9 +7,9 @@
 #include <sys/mman.h>
 
 #include "unit.h"
-#include "elf_int.h"
-#include "exec_int.h"
-#include "util.h"
+#include "exec/elf_int.h"
+#include "exec/exec_int.h"
+#include "util/xip_util.h"
 
 #define PAGE 4096ULL
 

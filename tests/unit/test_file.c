@@ -1,4 +1,4 @@
-/* Unit tests of the write side of lib/page.c and lib/file.c. */
+/* Unit tests of the write side of lib/engine/page.c and lib/file.c. */
 #include <sys/syscall.h>
 
 #include "unit.h"

@@ -1,12 +1,12 @@
 /*
- * Unit tests of the reader (lib/fsread.c) on images made by mke2fs and
+ * Unit tests of the reader (lib/reader/fsread.c) on images made by mke2fs and
  * debugfs: block-mapped ext2 (direct, indirect, double and triple
  * indirect blocks) and extent-mapped ext4, read without libext2fs
  * (xip_image_open_read) and compared with the source files; then damaged
  * copies, each of which must give a clean error.
  */
 #include "unit.h"
-#include "fsread.h"
+#include "reader/reader_int.h"
 
 /* unit_path() hands out four buffers in turn: a copy to keep. */
 static const char *keep(const char *p)
@@ -65,7 +65,7 @@ static uint8_t *read_runs(struct xip_image *img, ext2_ino_t ino, size_t *len)
 			uint64_t at = (runs[i].pblk + k) * bs;
 			void *p;
 
-			assert_int_equal(xip_segment_range(img->seg, at, bs,
+			assert_int_equal(xip_seg_range(img->seg, at, bs,
 							   &p), 0);
 			if (off < size)
 				memcpy(buf + off, p,

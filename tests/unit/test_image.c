@@ -1,8 +1,8 @@
-/* Unit tests of lib/image.c: opening good and damaged images. */
+/* Unit tests of lib/engine/image.c: opening good and damaged images. */
 #include <sys/wait.h>
 
 #include "unit.h"
-#include "engine.h"
+#include "engine/engine_int.h"
 
 static void test_open_good(void **state)
 {
@@ -238,7 +238,7 @@ static void test_damaged_descriptors(void **state)
 static void test_random_bytes(void **state)
 {
 	const char *p = unit_path("random.img");
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 	struct xip_image *img;
 	char type[64];
 	FILE *f = fopen(p, "w");
@@ -247,16 +247,16 @@ static void test_random_bytes(void **state)
 	for (int i = 0; i < 1 << 20; i++)
 		fputc(rand() & 0xff, f);
 	fclose(f);
-	assert_int_equal(xip_segment_open(p, 0, &seg), 0);
+	assert_int_equal(xip_seg_open(p, 0, &seg), 0);
 	assert_int_equal(xip_identify(seg, type, sizeof(type)), -ENODATA);
-	xip_segment_close(seg);
+	xip_seg_close(seg);
 	assert_int_equal(xip_image_open(p, 0, &img), -EUCLEAN);
 }
 
 static void test_other_fs(void **state)
 {
 	const char *p = unit_path("vfat.img");
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 	char type[64], cmd[512];
 	int rc;
 
@@ -268,11 +268,11 @@ static void test_other_fs(void **state)
 	if (rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 77)
 		skip(); /* no mkfs.vfat here: nothing to check */
 	assert_int_equal(rc, 0);
-	assert_int_equal(xip_segment_open(p, 0, &seg), 0);
+	assert_int_equal(xip_seg_open(p, 0, &seg), 0);
 	assert_int_equal(xip_identify(seg, type, sizeof(type)), -EMEDIUMTYPE);
 	assert_string_equal(type, "vfat");
 	assert_non_null(strstr(xip_errmsg(), "vfat"));
-	xip_segment_close(seg);
+	xip_seg_close(seg);
 }
 
 /* Lines of /proc/self/maps that name @path. */

@@ -1,11 +1,11 @@
-/* Unit tests of lib/loop.c: binding, read-only, offset and size limit,
+/* Unit tests of lib/segment/loop.c: binding, read-only, offset and size limit,
  * busy detection and release, against the kernel's own view in sysfs. */
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 
 #include "unit.h"
-#include "segment_int.h"
+#include "segment/segment_int.h"
 
 /* The device a test bound: released by the teardown even on failure. */
 static char bound[64];

@@ -1,7 +1,7 @@
 /*
- * The two readers of block maps agree: the engine's (lib/fsmap.c,
+ * The two readers of block maps agree: the engine's (lib/reader/fsmap.c,
  * xip_file_runs) and verify's, which reads the image on its own
- * (lib/check_inode.c, through xip_chk_file_blocks).  Both must give, for
+ * (lib/check/check_inode.c, through xip_chk_file_blocks).  Both must give, for
  * every file, the same physical block of every file block, and the same
  * as debugfs's `stat` shows: block-mapped files with holes in the direct
  * blocks and under single, double and triple indirect blocks, on images
@@ -11,7 +11,7 @@
  * is compared with debugfs alone.
  */
 #include "unit.h"
-#include "check_int.h"
+#include "check/check_int.h"
 
 #define MAX_BLOCKS 4096
 
@@ -80,14 +80,14 @@ static uint32_t debugfs_ino(const char *img, const char *path)
 /* verify's walk; its return value. */
 static int verify_blocks(const char *img, const char *path, struct blist *l)
 {
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 	uint32_t ino = debugfs_ino(img, path);
 	int ret;
 
 	l->n = 0;
-	assert_int_equal(xip_segment_open(img, 0, &seg), 0);
+	assert_int_equal(xip_seg_open(img, 0, &seg), 0);
 	ret = xip_chk_file_blocks(seg, ino, verify_add, l);
-	xip_segment_close(seg);
+	xip_seg_close(seg);
 	return ret;
 }
 

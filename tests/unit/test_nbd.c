@@ -1,4 +1,4 @@
-/* Unit tests of lib/nbdpull.c and lib/nbdmap.c: NBD URIs and segment
+/* Unit tests of lib/attach/nbdpull.c and lib/engine/nbdmap.c: NBD URIs and segment
  * names, the byte map of a served file, and pulls from a real nbdkit
  * (its file plugin) into a file and, through xip_attach, a segment. */
 #include <signal.h>
@@ -6,8 +6,8 @@
 #include <time.h>
 
 #include "unit.h"
-#include "nbd_int.h"
-#include "registry_int.h"
+#include "attach/nbd_int.h"
+#include "registry/registry_int.h"
 
 static void test_is_uri(void **state)
 {

@@ -1,6 +1,6 @@
-/* Unit tests of lib/page.c and lib/file.c: the read side of the engine. */
+/* Unit tests of lib/engine/page.c and lib/engine/file.c: the read side of the engine. */
 #include "unit.h"
-#include "engine.h"
+#include "engine/engine_int.h"
 
 #define BS 4096
 

@@ -6,7 +6,7 @@
 #include <sys/sysmacros.h>
 
 #include "unit.h"
-#include "registry_int.h"
+#include "registry/registry_int.h"
 
 static void test_parse_map(void **state)
 {

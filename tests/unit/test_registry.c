@@ -1,12 +1,12 @@
-/* Unit tests of lib/registry.c, attach.c, save.c and detach.c: names,
+/* Unit tests of lib/registry/registry.c, attach.c, save.c and detach.c: names,
  * state files, stale entries, @NAME resolution, attach/save/detach without
  * a loop device. */
 #include <sys/file.h>
 #include <zlib.h>
 
 #include "unit.h"
-#include "registry_int.h"
-#include "segment_int.h"
+#include "registry/registry_int.h"
+#include "segment/segment_int.h"
 
 static int use_rundir(void **state)
 {
@@ -189,7 +189,7 @@ static void test_add_get_list_remove(void **state)
 	assert_int_equal(got.size, 99);
 	/* @NAME resolution and the read-only type refusing writes */
 	{
-		struct xip_segment *seg;
+		struct xip_seg *seg;
 
 		assert_int_equal(xip_spec_open("@alpha", XIP_SEG_WRITE, &seg),
 				 -EROFS);
@@ -200,14 +200,14 @@ static void test_add_get_list_remove(void **state)
 		assert_string_equal(seg->name, "alpha");
 		assert_string_equal(seg->path, p2);
 		assert_int_equal(seg->type, XIP_SEGTYPE_SR);
-		xip_segment_close(seg);
+		xip_seg_close(seg);
 		assert_int_equal(xip_spec_open("@zeta", XIP_SEG_WRITE, &seg),
 				 0);
 		assert_true(seg->writable);
-		xip_segment_close(seg);
+		xip_seg_close(seg);
 	}
 	{
-		struct xip_segment *seg;
+		struct xip_seg *seg;
 
 		assert_int_equal(xip_spec_open("@nope", 0, &seg), -ENOENT);
 		assert_null(seg);
@@ -280,7 +280,7 @@ static void test_identity_checked(void **state)
 	const char *p = unit_path("idseg"), *victim = unit_path("victim");
 	struct xip_seg_entry e, got, *all;
 	enum xip_entry_state st;
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 	size_t n;
 	int fd;
 
@@ -474,11 +474,11 @@ static void test_attach_save_detach(void **state)
 
 		assert_true(fd >= 0);
 		assert_int_equal(flock(fd, LOCK_SH), 0);
-		assert_int_equal(xip_segment_busy(&got, why, sizeof(why)), 1);
+		assert_int_equal(xip_registry_busy(&got, why, sizeof(why)), 1);
 		assert_int_equal(xip_detach("a", NULL, 0), -EBUSY);
 		assert_non_null(strstr(xip_errmsg(), "held by process"));
 		close(fd);
-		assert_int_equal(xip_segment_busy(&got, why, sizeof(why)), 0);
+		assert_int_equal(xip_registry_busy(&got, why, sizeof(why)), 0);
 	}
 	assert_int_equal(xip_detach("@a", NULL, 0), 0);
 	/* a sparse source (any bytes, not only ext2): holes copy as zeros */

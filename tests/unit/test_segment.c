@@ -1,124 +1,124 @@
-/* Unit tests of lib/segment.c: mapping and direct_access. */
+/* Unit tests of lib/segment/segment.c: mapping and direct_access. */
 #include "unit.h"
-#include "debug.h"
+#include "util/debug_int.h"
 
 static void test_direct_access_errors(void **state)
 {
 	const char *p = unit_path("seg16k");
 	long page = xip_host_page_size();
 	uint64_t spp = page / 512;
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 	void *addr = NULL;
 
 	unit_fill_file(p, 4 * page, 0x5a);
-	assert_int_equal(xip_segment_open(p, 0, &seg), 0);
+	assert_int_equal(xip_seg_open(p, 0, &seg), 0);
 	assert_int_equal(seg->size, 4 * page);
 	assert_int_equal(seg->kind, XIP_SEG_FILE);
 	assert_false(seg->writable);
 
-	assert_int_equal(xip_segment_direct_access(seg, 0, &addr), 0);
+	assert_int_equal(xip_seg_direct_access(seg, 0, &addr), 0);
 	assert_ptr_equal(addr, seg->base);
 	assert_int_equal(((uint8_t *)addr)[0], 0x5a);
-	assert_int_equal(xip_segment_direct_access(seg, 3 * spp, &addr), 0);
+	assert_int_equal(xip_seg_direct_access(seg, 3 * spp, &addr), 0);
 	assert_ptr_equal(addr, seg->base + 3 * page);
 	/* misaligned sector */
-	assert_int_equal(xip_segment_direct_access(seg, 1, &addr), -EINVAL);
-	assert_int_equal(xip_segment_direct_access(seg, spp + 1, &addr),
+	assert_int_equal(xip_seg_direct_access(seg, 1, &addr), -EINVAL);
+	assert_int_equal(xip_seg_direct_access(seg, spp + 1, &addr),
 			 -EINVAL);
 	/* the page would run past the end */
-	assert_int_equal(xip_segment_direct_access(seg, 4 * spp, &addr),
+	assert_int_equal(xip_seg_direct_access(seg, 4 * spp, &addr),
 			 -ERANGE);
-	assert_int_equal(xip_segment_direct_access(seg, UINT64_MAX - spp + 1,
+	assert_int_equal(xip_seg_direct_access(seg, UINT64_MAX - spp + 1,
 						   &addr),
 			 -ERANGE);
 	/* a released segment */
 	seg->gone = true;
-	assert_int_equal(xip_segment_direct_access(seg, 0, &addr), -ENODEV);
-	assert_int_equal(xip_segment_range(seg, 0, 1, &addr), -ENODEV);
+	assert_int_equal(xip_seg_direct_access(seg, 0, &addr), -ENODEV);
+	assert_int_equal(xip_seg_range(seg, 0, 1, &addr), -ENODEV);
 	seg->gone = false;
-	xip_segment_close(seg);
-	assert_int_equal(xip_segment_direct_access(NULL, 0, &addr), -ENODEV);
+	xip_seg_close(seg);
+	assert_int_equal(xip_seg_direct_access(NULL, 0, &addr), -ENODEV);
 }
 
 static void test_partial_last_page(void **state)
 {
 	const char *p = unit_path("partial");
 	long page = xip_host_page_size();
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 	void *addr;
 
 	unit_fill_file(p, 2 * page + 100, 1);
-	assert_int_equal(xip_segment_open(p, 0, &seg), 0);
-	assert_int_equal(xip_segment_direct_access(seg, page / 512, &addr), 0);
+	assert_int_equal(xip_seg_open(p, 0, &seg), 0);
+	assert_int_equal(xip_seg_direct_access(seg, page / 512, &addr), 0);
 	/* the last page is not whole: out of range, as in the kernel's direct_access */
-	assert_int_equal(xip_segment_direct_access(seg, 2 * page / 512, &addr),
+	assert_int_equal(xip_seg_direct_access(seg, 2 * page / 512, &addr),
 			 -ERANGE);
 	/* but its bytes are reachable by range */
-	assert_int_equal(xip_segment_range(seg, 2 * page, 100, &addr), 0);
-	assert_int_equal(xip_segment_range(seg, 2 * page, 101, &addr), -ERANGE);
-	assert_int_equal(xip_segment_range(seg, 2 * page + 100, 0, &addr), 0);
-	assert_int_equal(xip_segment_range(seg, 2 * page + 101, 0, &addr),
+	assert_int_equal(xip_seg_range(seg, 2 * page, 100, &addr), 0);
+	assert_int_equal(xip_seg_range(seg, 2 * page, 101, &addr), -ERANGE);
+	assert_int_equal(xip_seg_range(seg, 2 * page + 100, 0, &addr), 0);
+	assert_int_equal(xip_seg_range(seg, 2 * page + 101, 0, &addr),
 			 -ERANGE);
-	assert_int_equal(xip_segment_range(seg, 1, UINT64_MAX, &addr), -ERANGE);
-	assert_int_equal(xip_segment_range(seg, UINT64_MAX, 2, &addr), -ERANGE);
-	xip_segment_close(seg);
+	assert_int_equal(xip_seg_range(seg, 1, UINT64_MAX, &addr), -ERANGE);
+	assert_int_equal(xip_seg_range(seg, UINT64_MAX, 2, &addr), -ERANGE);
+	xip_seg_close(seg);
 }
 
 static void test_write_and_readonly(void **state)
 {
 	const char *p = unit_path("rw");
 	long page = xip_host_page_size();
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 	uint8_t byte;
 	void *addr;
 
 	unit_fill_file(p, page, 0);
-	assert_int_equal(xip_segment_open(p, XIP_SEG_WRITE, &seg), 0);
+	assert_int_equal(xip_seg_open(p, XIP_SEG_WRITE, &seg), 0);
 	assert_true(seg->writable);
-	assert_int_equal(xip_segment_direct_access(seg, 0, &addr), 0);
+	assert_int_equal(xip_seg_direct_access(seg, 0, &addr), 0);
 	((uint8_t *)addr)[10] = 0xab;
-	assert_int_equal(xip_segment_sync(seg), 0);
-	xip_segment_close(seg);
+	assert_int_equal(xip_seg_sync(seg), 0);
+	xip_seg_close(seg);
 	unit_peek(p, 10, &byte, 1);
 	assert_int_equal(byte, 0xab);
 
 	/* no write permission bit: read-only even for root */
 	assert_int_equal(chmod(p, 0444), 0);
-	assert_int_equal(xip_segment_open(p, XIP_SEG_WRITE, &seg), -EROFS);
+	assert_int_equal(xip_seg_open(p, XIP_SEG_WRITE, &seg), -EROFS);
 	assert_null(seg);
 	assert_non_null(strstr(xip_errmsg(), "read-only"));
-	assert_int_equal(xip_segment_open(p, 0, &seg), 0);
-	xip_segment_close(seg);
+	assert_int_equal(xip_seg_open(p, 0, &seg), 0);
+	xip_seg_close(seg);
 }
 
 static void test_bad_objects(void **state)
 {
 	const char *p = unit_path("empty");
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 
 	unit_fill_file(p, 0, 0);
-	assert_int_equal(xip_segment_open(p, 0, &seg), -EINVAL);
+	assert_int_equal(xip_seg_open(p, 0, &seg), -EINVAL);
 	assert_non_null(strstr(xip_errmsg(), "empty"));
-	assert_int_equal(xip_segment_open(unit_tmpdir(), 0, &seg), -EISDIR);
-	assert_int_equal(xip_segment_open(unit_path("missing"), 0, &seg),
+	assert_int_equal(xip_seg_open(unit_tmpdir(), 0, &seg), -EISDIR);
+	assert_int_equal(xip_seg_open(unit_path("missing"), 0, &seg),
 			 -ENOENT);
 	assert_non_null(strstr(xip_errmsg(), "missing"));
-	assert_int_equal(xip_segment_open("", 0, &seg), -EINVAL);
-	assert_int_equal(xip_segment_open("/dev/null", 0, &seg), -ENODEV);
+	assert_int_equal(xip_seg_open("", 0, &seg), -EINVAL);
+	assert_int_equal(xip_seg_open("/dev/null", 0, &seg), -ENODEV);
 }
 
 static void test_shm_kind(void **state)
 {
 	char p[] = "/dev/shm/xipunit.XXXXXX";
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 	int fd = mkstemp(p);
 
 	if (fd < 0)
 		skip(); /* no /dev/shm here: nothing to check */
 	assert_int_equal(ftruncate(fd, xip_host_page_size()), 0);
-	assert_int_equal(xip_segment_open_fd(fd, p, XIP_SEG_WRITE, &seg), 0);
+	assert_int_equal(xip_seg_open_fd(fd, p, XIP_SEG_WRITE, &seg), 0);
 	assert_int_equal(seg->kind, XIP_SEG_SHM);
-	xip_segment_close(seg);
+	xip_seg_close(seg);
 	close(fd);
 	unlink(p);
 }
@@ -127,32 +127,32 @@ static void test_types(void **state)
 {
 	enum xip_seg_type t;
 
-	assert_int_equal(xip_segment_type_parse("sr", &t), 0);
+	assert_int_equal(xip_seg_type_parse("sr", &t), 0);
 	assert_int_equal(t, XIP_SEGTYPE_SR);
-	assert_int_equal(xip_segment_type_parse("EW", &t), 0);
+	assert_int_equal(xip_seg_type_parse("EW", &t), 0);
 	assert_int_equal(t, XIP_SEGTYPE_EW);
-	assert_int_equal(xip_segment_type_parse("sc", &t), -EINVAL);
-	assert_false(xip_segment_type_writable(XIP_SEGTYPE_SR));
-	assert_false(xip_segment_type_writable(XIP_SEGTYPE_ER));
-	assert_true(xip_segment_type_writable(XIP_SEGTYPE_SW));
-	assert_true(xip_segment_type_exclusive(XIP_SEGTYPE_ER));
-	assert_false(xip_segment_type_exclusive(XIP_SEGTYPE_SN));
-	assert_string_equal(xip_segment_type_name(XIP_SEGTYPE_EN), "en");
+	assert_int_equal(xip_seg_type_parse("sc", &t), -EINVAL);
+	assert_false(xip_seg_type_writable(XIP_SEGTYPE_SR));
+	assert_false(xip_seg_type_writable(XIP_SEGTYPE_ER));
+	assert_true(xip_seg_type_writable(XIP_SEGTYPE_SW));
+	assert_true(xip_seg_type_exclusive(XIP_SEGTYPE_ER));
+	assert_false(xip_seg_type_exclusive(XIP_SEGTYPE_SN));
+	assert_string_equal(xip_seg_type_name(XIP_SEGTYPE_EN), "en");
 }
 
 static void test_lock(void **state)
 {
 	const char *p = unit_path("lock");
-	struct xip_segment *a, *b;
+	struct xip_seg *a, *b;
 
 	unit_fill_file(p, xip_host_page_size(), 0);
-	assert_int_equal(xip_segment_open(p, XIP_SEG_WRITE, &a), 0);
-	assert_int_equal(xip_segment_open(p, 0, &b), 0);
-	assert_int_equal(xip_segment_lock(a, true, 0), 0);
-	assert_int_equal(xip_segment_lock(b, false, 50), -EBUSY);
-	xip_segment_close(a);
-	assert_int_equal(xip_segment_lock(b, false, 50), 0);
-	xip_segment_close(b);
+	assert_int_equal(xip_seg_open(p, XIP_SEG_WRITE, &a), 0);
+	assert_int_equal(xip_seg_open(p, 0, &b), 0);
+	assert_int_equal(xip_seg_lock(a, true, 0), 0);
+	assert_int_equal(xip_seg_lock(b, false, 50), -EBUSY);
+	xip_seg_close(a);
+	assert_int_equal(xip_seg_lock(b, false, 50), 0);
+	xip_seg_close(b);
 }
 
 static void test_parse_size(void **state)

@@ -1,10 +1,10 @@
-/* Unit tests of lib/util.c: rounding, xip_grow, the read and write loops. */
+/* Unit tests of lib/util/util.c: rounding, xip_grow, the read and write loops. */
 #include <signal.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 
 #include "unit.h"
-#include "util.h"
+#include "util/xip_util.h"
 
 /* ---- rounding ------------------------------------------------------------ */
 

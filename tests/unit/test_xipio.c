@@ -1,11 +1,11 @@
-/* Unit tests of lib/xipio.c: the segment io_manager. */
+/* Unit tests of lib/segment/xipio.c: the segment io_manager. */
 #include <sys/resource.h>
 
 #include "unit.h"
-#include "segment_int.h"
+#include "segment/segment_int.h"
 
 struct chan {
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 	io_channel io;
 	char name[64];
 };
@@ -13,7 +13,7 @@ struct chan {
 static void chan_open(struct chan *c, const char *path, int segflags,
 		      int ioflags)
 {
-	assert_int_equal(xip_segment_open(path, segflags, &c->seg), 0);
+	assert_int_equal(xip_seg_open(path, segflags, &c->seg), 0);
 	assert_int_equal(xip_io_register(c->seg, c->name, sizeof(c->name)), 0);
 	assert_int_equal(xip_io_manager->open(c->name, ioflags, &c->io), 0);
 	assert_ptr_equal(xip_io_segment(c->io), c->seg);
@@ -23,7 +23,7 @@ static void chan_close(struct chan *c)
 {
 	assert_int_equal(xip_io_manager->close(c->io), 0);
 	xip_io_unregister(c->seg);
-	xip_segment_close(c->seg);
+	xip_seg_close(c->seg);
 }
 
 static void test_read_bounds(void **state)
@@ -160,20 +160,20 @@ static void test_pio(void **state)
 static void test_open_errors(void **state)
 {
 	const char *p = unit_path("ioe");
-	struct xip_segment *seg;
+	struct xip_seg *seg;
 	char name[64];
 	io_channel io;
 
 	unit_fill_file(p, 4096, 0);
 	assert_int_not_equal(xip_io_manager->open("xipseg:999999", 0, &io), 0);
 	assert_int_not_equal(xip_io_manager->open("/etc/passwd", 0, &io), 0);
-	assert_int_equal(xip_segment_open(p, 0, &seg), 0);
+	assert_int_equal(xip_seg_open(p, 0, &seg), 0);
 	assert_int_equal(xip_io_register(seg, name, sizeof(name)), 0);
 	/* a read-only segment cannot give a read-write channel */
 	assert_int_not_equal(xip_io_manager->open(name, IO_FLAG_RW, &io), 0);
 	xip_io_unregister(seg);
 	assert_int_not_equal(xip_io_manager->open(name, 0, &io), 0);
-	xip_segment_close(seg);
+	xip_seg_close(seg);
 }
 
 int main(void)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # fuzz target write: growing truncate of a file whose (damaged) block map
 # holds blocks past its end showed their stale bytes instead of a hole.
-# Fixed by freeing the blocks past the old end before growing (lib/file.c).
+# Fixed by freeing the blocks past the old end before growing (lib/engine/file.c).
 # Writes the input (gzip + base64 of the fuzzer's image) to $1.
 base64 -d <<'EOF' | gzip -dc > "$1"
 H4sICFtCEWsCA3dyaXRlLWNyYXNoLTcwNmMxYWNkNWU4NGE1Yjk3MmQ1NGNjODM2ZjA0MTM0YmNh

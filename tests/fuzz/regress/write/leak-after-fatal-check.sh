@@ -2,7 +2,7 @@
 # fuzz target write: xip_check() failing on an image (an unknown
 # compatible feature reported, then ext4 extents: "cannot read at all")
 # left the findings it had collected allocated, a leak for every caller.
-# Fixed by emptying the report on failure (lib/check.c); since then such
+# Fixed by emptying the report on failure (lib/check/check.c); since then such
 # features are findings that stop the walk, not a failure.
 # Writes the input (gzip + base64 of the fuzzer's image) to $1.
 base64 -d <<'EOF' | gzip -dc > "$1"

@@ -1,0 +1,696 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Attaching a segment: named memory (a tmpfs or hugetlbfs file) filled from
+ * an image, recorded in the registry, optionally bound to a kernel loop
+ * device.  This is the user-space counterpart of the s390 DCSS segments
+ * exposed by dcssblk: SR, ER and SC there, sr and er here, refuse writes.
+ *
+ * The segment file sits in a directory every user writes to (/dev/shm):
+ * it is created O_EXCL|O_NOFOLLOW under a name nobody can guess and take
+ * first (random bits), owned by the caller and no more readable than its
+ * image, and its identity (device, inode, owner) is recorded; every later
+ * use finds it through the record and checks it.  An
+ * attach claims its name in the registry (a record "attaching", the file
+ * locked) before the long work, and records the segment as attached only
+ * when it is whole.
+ *
+ * This file: where segments live, opening the source image, creating the
+ * segment file, the limits, the claim and its commit or undo, the label
+ * and UUID (blkid), --file (the byte range of one file for the loop
+ * device).  Filling the file from the image is in attach_fill.c; detach
+ * and the in-use test in detach.c; save in save.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
+#include <blkid.h>
+
+#include "attach/attach_int.h"
+#include "reader/reader_int.h"
+
+#define SHM_DIR		"/dev/shm"
+
+/* ---- where segments live ---------------------------------------------- */
+
+static int hugetlbfs_dir(char *buf, size_t len)
+{
+	const char *env = getenv("XIPTOOL_HUGETLBFS");
+	char line[4096], dir[4096], type[64];
+	int found = 0;
+	FILE *f;
+
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return 0;
+	}
+	f = fopen("/proc/self/mounts", "re");
+	if (!f)
+		return xip_error(-errno, "/proc/self/mounts: %s",
+				 strerror(errno));
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %4095s %63s", dir, type) == 2 &&
+		    !strcmp(type, "hugetlbfs")) {
+			snprintf(buf, len, "%s", dir);
+			found = 1;
+		}
+	fclose(f);
+	if (!found)
+		return xip_error(-ENOENT,
+				 "--hugepages: no hugetlbfs is mounted (mount -t hugetlbfs none /dev/hugepages)");
+	return 0;
+}
+
+static int segment_dir(bool huge, char *buf, size_t len)
+{
+	const char *env = getenv("XIPTOOL_SHMDIR");
+
+	if (huge)
+		return hugetlbfs_dir(buf, len);
+	snprintf(buf, len, "%s", env && *env ? env : SHM_DIR);
+	return 0;
+}
+
+/*
+ * The directory of segment files, opened: root's or the caller's, and
+ * sticky when others may write to it (as /dev/shm is), so that nobody
+ * else removes or renames what is created there.
+ */
+static int segdir_open(const char *dir)
+{
+	struct stat st;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return xip_error(-errno, "%s: %s", dir, strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return xip_error(-errno, "%s: %s", dir, strerror(errno));
+	}
+	if ((st.st_uid != 0 && st.st_uid != geteuid()) ||
+	    ((st.st_mode & 0022) && !(st.st_mode & S_ISVTX))) {
+		close(fd);
+		return xip_error(-EPERM,
+				 "%s: segment directory must belong to root or uid %u and be sticky when others may write to it",
+				 dir, (unsigned int)geteuid());
+	}
+	return fd;
+}
+
+/*
+ * A file name for the segment @name that nobody can take first, as the
+ * directory is shared: xiptool-NAME. for root, xiptool-UID:NAME. for
+ * other users, then 64 random bits.  Every use finds the file through
+ * its record, never by guessing its name.
+ */
+static int segfile_name(const char *name, char *buf, size_t len)
+{
+	uint64_t r;
+	int n;
+
+	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return xip_error(-errno, "getrandom: %s", strerror(errno));
+	if (geteuid() == 0)
+		n = snprintf(buf, len, "xiptool-%s.%016" PRIx64, name, r);
+	else
+		n = snprintf(buf, len, "xiptool-%u:%s.%016" PRIx64,
+			     (unsigned int)geteuid(), name, r);
+	if (n < 0 || (size_t)n >= len)
+		return xip_error(-ENAMETOOLONG, "%s: name too long", name);
+	return 0;
+}
+
+/* ---- the source image --------------------------------------------------- */
+
+static int source_open_attached(struct source *s, const char *name)
+{
+	struct xip_seg_entry *e = malloc(sizeof(*e));
+
+	if (!e)
+		return xip_error(-ENOMEM, "out of memory");
+	s->fd = xip_registry_open(name, O_RDONLY, e);
+	free(e);
+	return s->fd < 0 ? s->fd : 0;
+}
+
+static int source_open(struct source *s, const char *path)
+{
+	unsigned char magic[2] = { 0, 0 }, trailer[4];
+	int ret;
+
+	s->path = path;
+	if (path[0] == '@') {
+		/* another segment: a copy of it (sr to sw, say) */
+		ret = source_open_attached(s, path + 1);
+		if (ret)
+			return ret;
+	} else {
+		s->fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	}
+	if (s->fd < 0)
+		return xip_error(-errno, "%s: %s", path, strerror(errno));
+	if (fstat(s->fd, &s->st) < 0)
+		return xip_error(-errno, "%s: %s", path, strerror(errno));
+	if (S_ISREG(s->st.st_mode))
+		s->size = (uint64_t)s->st.st_size;
+	else if (!S_ISBLK(s->st.st_mode) ||
+		 ioctl(s->fd, BLKGETSIZE64, &s->size) < 0)
+		return xip_error(-EINVAL,
+				 "%s: not a regular file or block device", path);
+	fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) & ~O_NONBLOCK);
+	if (s->size == 0)
+		return xip_error(-EINVAL, "%s: empty (size 0)", path);
+	if (pread(s->fd, magic, 2, 0) == 2 && magic[0] == 0x1f &&
+	    magic[1] == 0x8b) {
+		s->gz = true;
+		if (s->size >= 18 &&
+		    pread(s->fd, trailer, 4, (off_t)s->size - 4) == 4)
+			s->hint = trailer[0] | trailer[1] << 8 |
+				  trailer[2] << 16 | (uint64_t)trailer[3] << 24;
+	}
+	return 0;
+}
+
+/* ---- the segment file ------------------------------------------------- */
+
+/*
+ * Create the segment file of @e in @dir (O_EXCL, O_NOFOLLOW), under a
+ * fresh name when another file holds one: what another user planted
+ * there is neither used nor touched.  Its path goes into @e->path.
+ */
+static int segfile_create(struct segfile *sf, const char *dir,
+			  struct xip_seg_entry *e)
+{
+	char name[XIP_SEG_NAME_MAX + 48];
+	struct statfs sfs;
+	int dfd, n, ret = 0;
+
+	sf->path = e->path;
+	/* a guest's pmem device needs whole 2 MiB sections (nd_pmem) */
+	sf->align = XIP_PMEM_ALIGN;
+	if ((uint64_t)xip_host_page_size() > sf->align)
+		sf->align = (uint64_t)xip_host_page_size();
+	dfd = segdir_open(dir);
+	if (dfd < 0)
+		return dfd;
+	for (int tries = 0; !ret && sf->fd < 0 && tries < 64; tries++) {
+		ret = segfile_name(e->name, name, sizeof(name));
+		n = snprintf(e->path, sizeof(e->path), "%s/%s", dir, name);
+		if (!ret && (n < 0 || (size_t)n >= sizeof(e->path)))
+			ret = xip_error(-ENAMETOOLONG, "%s: name too long",
+					dir);
+		if (!ret)
+			sf->fd = openat(dfd, name, O_RDWR | O_CREAT | O_EXCL |
+					O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
+					0600);
+		if (!ret && sf->fd < 0 && errno != EEXIST)
+			ret = xip_error(-errno, "%s: %s", e->path,
+					strerror(errno));
+	}
+	close(dfd);
+	if (!ret && sf->fd < 0)
+		ret = xip_error(-EEXIST, "%s: no free segment file name",
+				dir);
+	if (ret) {
+		e->path[0] = '\0';
+		return ret;
+	}
+	sf->created = true;
+	if (fstatfs(sf->fd, &sfs) == 0 && sfs.f_type == HUGETLBFS_MAGIC) {
+		sf->huge = true;
+		if ((uint64_t)sfs.f_bsize > sf->align)
+			sf->align = (uint64_t)sfs.f_bsize;
+	}
+	return 0;
+}
+
+/*
+ * A segment belongs to whoever attached it, whoever owns the image:
+ * nobody else may chmod it and rewrite what was attached (and checked).
+ * Others read it as far as the image let them: its group's read bit
+ * when the file can take the image's group, its others' read bit.  Write
+ * bits for the owner of a writable type only; execute and set-id bits
+ * never.
+ */
+static int segfile_own(struct segfile *sf, const struct source *src,
+		       enum xip_seg_type type)
+{
+	mode_t mode = xip_seg_type_writable(type) ? 0600 : 0400;
+
+	if (src && src->fd >= 0) {
+		if ((src->st.st_mode & 0040) &&
+		    fchown(sf->fd, (uid_t)-1, src->st.st_gid) == 0)
+			mode |= 0040;
+		mode |= src->st.st_mode & 0004;
+	}
+	if (fchmod(sf->fd, mode) < 0)
+		return xip_error(-errno, "%s: %s", sf->path, strerror(errno));
+	return 0;
+}
+
+/* Bytes free in the file system of the segment: UINT64_MAX when it sets
+ * no limit (a tmpfs of size 0, a hugetlbfs without size=). */
+static uint64_t segdir_free(const char *dir)
+{
+	struct statfs sfs;
+
+	if (statfs(dir, &sfs) < 0 || sfs.f_blocks == 0)
+		return UINT64_MAX;
+	return (uint64_t)sfs.f_bavail * (uint64_t)sfs.f_bsize;
+}
+
+/* ---- identification ------------------------------------------------------ */
+
+static void identify(int fd, struct xip_seg_entry *e)
+{
+	blkid_probe pr = blkid_new_probe();
+	const char *v;
+
+	if (!pr)
+		return;
+	if (blkid_probe_set_device(pr, fd, 0, (blkid_loff_t)e->size) == 0) {
+		blkid_probe_enable_superblocks(pr, 1);
+		blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_LABEL |
+						  BLKID_SUBLKS_UUID |
+						  BLKID_SUBLKS_TYPE);
+		if (blkid_do_safeprobe(pr) == 0) {
+			if (!blkid_probe_lookup_value(pr, "LABEL", &v, NULL))
+				snprintf(e->label, sizeof(e->label), "%s", v);
+			if (!blkid_probe_lookup_value(pr, "UUID", &v, NULL))
+				snprintf(e->uuid, sizeof(e->uuid), "%s", v);
+		}
+	}
+	blkid_free_probe(pr);
+}
+
+int xip_seg_refresh(struct xip_seg_entry *e)
+{
+	char label[sizeof(e->label)], uuid[sizeof(e->uuid)];
+	struct xip_seg_entry *cur;
+	enum xip_entry_state state;
+	int ret, fd = xip_registry_open_entry(e, O_RDONLY);
+
+	if (fd < 0)
+		return fd;
+	memcpy(label, e->label, sizeof(label));
+	memcpy(uuid, e->uuid, sizeof(uuid));
+	e->label[0] = e->uuid[0] = '\0';
+	identify(fd, e);
+	close(fd);
+	if (!strcmp(label, e->label) && !strcmp(uuid, e->uuid))
+		return 0;
+	/* record the change only in the record of this very segment */
+	ret = xip_registry_lock_new(&cur);
+	if (ret)
+		return ret;
+	ret = xip_registry_read(e->name, cur, &state, false);
+	if (!ret && state == XIP_ENTRY_LIVE && cur->seg_ino == e->seg_ino &&
+	    cur->seg_dev == e->seg_dev) {
+		memcpy(cur->label, e->label, sizeof(cur->label));
+		memcpy(cur->uuid, e->uuid, sizeof(cur->uuid));
+		ret = xip_registry_store(cur, 0);
+	}
+	xip_registry_unlock();
+	free(cur);
+	return ret;
+}
+
+/* --file: the byte range of a contiguous file inside the image (read
+ * through the segment's descriptor, not its name). */
+static int file_range(int fd, const char *segpath, const char *file,
+		      uint64_t *offset, uint64_t *len)
+{
+	struct ext2_inode_large inode;
+	struct xip_seg *seg;
+	struct xip_image *img;
+	struct xip_run *runs = NULL;
+	size_t nruns = 0;
+	uint64_t size, blocks;
+	int ret;
+
+	ret = xip_seg_open_fd(fd, segpath, 0, &seg);
+	if (ret)
+		return ret;
+	ret = xip_image_open_segment(seg, XIP_IMG_NOLOCK, &img);
+	if (ret)
+		return ret;
+	ret = xip_file_runs_path(img, file, &inode, &runs, &nruns);
+	if (ret)
+		goto out;
+	size = EXT2_I_SIZE(&inode);
+	blocks = div_round_up(size, img->block_size);
+	if (size == 0)
+		ret = xip_error(-EINVAL, "%s: empty file: nothing to bind", file);
+	else if (nruns != 1 || runs[0].lblk != 0 || runs[0].len < blocks)
+		ret = xip_error(-EINVAL,
+				"%s: not contiguous in the image (%zu run%s of blocks%s): cannot be one loop device; rebuild the image with xiptool mkfs",
+				file, nruns, nruns == 1 ? "" : "s",
+				nruns && runs[0].lblk ? ", starts with a hole" :
+				nruns == 1 ? ", holes" : "");
+	if (!ret) {
+		*offset = (uint64_t)runs[0].pblk * img->block_size;
+		/* a block device is whole sectors: round up to 512 */
+		*len = round_up(size, 512);
+	}
+out:
+	free(runs);
+	xip_image_close(img);
+	return ret;
+}
+
+/* ---- attach -------------------------------------------------------------- */
+
+static int attach_check(const struct xip_attach_opts *o,
+			enum xip_seg_type type)
+{
+	bool nodata = type == XIP_SEGTYPE_SN || type == XIP_SEGTYPE_EN;
+
+	if (nodata && o->image)
+		return xip_error(-EINVAL,
+				 "%s: type %s holds no data: give --size, not an image",
+				 o->image, xip_seg_type_name(type));
+	if (nodata && !o->size)
+		return xip_error(-EINVAL, "type %s needs --size",
+				 xip_seg_type_name(type));
+	if (!nodata && !o->image)
+		return xip_error(-EINVAL, "type %s needs an image",
+				 xip_seg_type_name(type));
+	if (nodata && !o->name)
+		return xip_error(-EINVAL, "type %s needs a name (--name)",
+				 xip_seg_type_name(type));
+	if (nodata && o->file)
+		return xip_error(-EINVAL, "--file needs an image");
+	if (nodata && o->raw)
+		return xip_error(-EINVAL, "--raw needs an image");
+	return 0;
+}
+
+static int too_big(const char *what, uint64_t need, const struct limit *lim)
+{
+	return xip_error(-ENOSPC,
+			 "%s: %" PRIu64 " bytes do not fit in %s (%" PRIu64 " bytes free)",
+			 what, need, lim->dir, lim->free);
+}
+
+/*
+ * The most the segment may hold: --size, else the smaller of
+ * XIP_ATTACH_DEFAULT_MAX and the free space of its file system.  Sizes
+ * known now are checked now, before anything is created.
+ */
+static int attach_limit(const struct xip_attach_opts *o,
+			const struct source *src, const struct xip_seg_entry *e,
+			struct limit *lim, char *dir, size_t len)
+{
+	uint64_t page = XIP_PMEM_ALIGN, need;	/* the padding */
+	int ret = segment_dir(o->hugepages, dir, len);
+
+	if (ret)
+		return ret;
+	lim->dir = dir;
+	lim->free = segdir_free(dir);
+	lim->given = o->size != 0;
+	lim->bytes = o->size ? o->size :
+			       min_u64(XIP_ATTACH_DEFAULT_MAX, lim->free);
+	if (!src || src->fd < 0) {
+		need = round_up(o->size, page);
+		return need > lim->free ? too_big(e->name, need, lim) : 0;
+	}
+	if (src->gz)
+		return o->size && round_up(o->size, page) > lim->free ?
+		       too_big(src->path, round_up(o->size, page), lim) : 0;
+	if (o->size && o->size < src->size)
+		return xip_error(-EINVAL,
+				 "%s: --size %" PRIu64 " is smaller than the image (%" PRIu64 " bytes)",
+				 src->path, o->size, src->size);
+	need = round_up(src->size > o->size ? src->size : o->size, page);
+	if (need > lim->free)
+		return too_big(src->path, need, lim);
+	if (!o->size && src->size > XIP_ATTACH_DEFAULT_MAX)
+		return xip_error(-EFBIG,
+				 "%s: %" PRIu64 " bytes, more than %" PRIu64 ", the most without --size",
+				 src->path, src->size, lim->bytes);
+	return 0;
+}
+
+/* Open an NBD source and check that its export fits the limits. */
+static int nbd_source(const struct xip_attach_opts *o, struct xip_nbd **n,
+		      uint64_t *size)
+{
+	int ret = xip_nbd_open(o->image, o->timeout_ms, n, size);
+
+	if (!ret && o->size && o->size < *size)
+		ret = xip_error(-EINVAL,
+				"%s: --size %" PRIu64 " is smaller than the export (%" PRIu64 " bytes)",
+				o->image, o->size, *size);
+	if (!ret && !o->size && *size > XIP_ATTACH_DEFAULT_MAX)
+		ret = xip_error(-EFBIG,
+				"%s: %" PRIu64 " bytes, more than %" PRIu64 ", the most without --size",
+				o->image, *size, (uint64_t)XIP_ATTACH_DEFAULT_MAX);
+	return ret;
+}
+
+
+static int attach_loop(const struct xip_attach_opts *o,
+		       struct xip_seg_entry *e, struct segfile *sf)
+{
+	int flags = xip_seg_type_writable(e->type) ? 0 : XIP_LOOP_RDONLY;
+	int ret;
+
+	if (o->file) {
+		ret = file_range(sf->fd, e->path, o->file, &e->offset,
+				 &e->sizelimit);
+		if (ret)
+			return ret;
+		snprintf(e->file, sizeof(e->file), "%s", o->file);
+	} else if (sf->cap != e->size) {
+		e->sizelimit = e->size;	/* the file is padded past it */
+	}
+	return xip_loop_attach(e->path, e->offset, e->sizelimit, flags, e->loop,
+			       sizeof(e->loop));
+}
+
+static int entry_init(const struct xip_attach_opts *o, enum xip_seg_type type,
+		      struct xip_seg_entry *e)
+{
+	char tmp[XIP_PATH_MAX];
+	int ret;
+
+	memset(e, 0, sizeof(*e));
+	e->type = type;
+	if (o->name) {
+		ret = xip_registry_name_check(o->name);
+		if (!ret)
+			snprintf(e->name, sizeof(e->name), "%s", o->name);
+	} else if (xip_nbd_is_uri(o->image)) {
+		ret = xip_nbd_default_name(o->image, e->name, sizeof(e->name));
+	} else {
+		ret = xip_registry_default_name(o->image, e->name,
+						sizeof(e->name));
+	}
+	if (ret)
+		return ret;
+	if (o->image && (o->image[0] == '@' || xip_nbd_is_uri(o->image)))
+		snprintf(e->image, sizeof(e->image), "%s", o->image);
+	else if (o->image && realpath(o->image, tmp))
+		snprintf(e->image, sizeof(e->image), "%s", tmp);
+	else if (o->image)
+		snprintf(e->image, sizeof(e->image), "%s", o->image);
+	e->created = (int64_t)time(NULL);
+	e->owner = geteuid();
+	return 0;
+}
+
+/* The name is free, or only held by a stale record (then removed). */
+static int name_free(const char *name)
+{
+	struct xip_seg_entry *old = malloc(sizeof(*old));
+	enum xip_entry_state state;
+	int ret;
+
+	if (!old)
+		return xip_error(-ENOMEM, "out of memory");
+	ret = xip_registry_read(name, old, &state, true);
+	if (ret == -ENOENT) {
+		ret = 0;
+	} else if (!ret && (state == XIP_ENTRY_LIVE ||
+			    state == XIP_ENTRY_ATTACHING)) {
+		ret = xip_error(-EEXIST,
+				"%s: a segment of that name is already attached",
+				name);
+	} else if (!ret) {
+		ret = xip_registry_clean(old);
+		ret = ret < 0 ? ret : 0;
+	}
+	free(old);
+	if (!ret)
+		xip_error_clear();
+	return ret;
+}
+
+static void record_identity(struct xip_seg_entry *e, const struct stat *st)
+{
+	e->seg_dev = (uint64_t)st->st_dev;
+	e->seg_ino = (uint64_t)st->st_ino;
+	e->seg_uid = st->st_uid;
+}
+
+/*
+ * Claim the name, under the registry lock: refuse one in use, create the
+ * segment file (O_EXCL), give it its owner and mode, lock it (the attach
+ * is running while the lock is held) and record it as "attaching".
+ */
+static int attach_claim(struct segfile *sf, const char *dir,
+			const struct source *src, struct xip_seg_entry *e)
+{
+	struct stat st;
+	int ret = xip_registry_lock();
+
+	if (ret)
+		return ret;
+	if (src && src->fd >= 0) {
+		e->image_uid = src->st.st_uid;
+		e->image_gid = src->st.st_gid;
+		e->image_mode = src->st.st_mode;
+	}
+	ret = name_free(e->name);
+	if (!ret)
+		ret = segfile_create(sf, dir, e);
+	if (!ret)
+		ret = segfile_own(sf, src, e->type);
+	if (!ret && (flock(sf->fd, LOCK_EX | LOCK_NB) < 0 ||
+		     fstat(sf->fd, &st) < 0))
+		ret = xip_error(-errno, "%s: %s", e->path, strerror(errno));
+	if (!ret) {
+		record_identity(e, &st);
+		e->attaching = true;
+		e->pid = getpid();
+		ret = xip_registry_store(e, XIP_REG_CREATE);
+	}
+	xip_registry_unlock();
+	return ret;
+}
+
+/* Is our claim still there?  Nobody removes it while we hold the file. */
+static int claim_held(const struct xip_seg_entry *e)
+{
+	struct xip_seg_entry *cur = malloc(sizeof(*cur));
+	enum xip_entry_state state;
+	int ret;
+
+	if (!cur)
+		return xip_error(-ENOMEM, "out of memory");
+	ret = xip_registry_read(e->name, cur, &state, false);
+	if (!ret && (!cur->attaching || cur->seg_ino != e->seg_ino ||
+		     cur->seg_dev != e->seg_dev || state != XIP_ENTRY_ATTACHING))
+		ret = xip_error(-ESTALE,
+				"%s: the record changed while the segment was being filled",
+				e->name);
+	free(cur);
+	return ret;
+}
+
+/* Bind the loop device and record the segment as attached (locked). */
+static int attach_commit(const struct xip_attach_opts *o, struct segfile *sf,
+			 struct xip_seg_entry *e)
+{
+	int ret = xip_registry_lock();
+
+	if (ret)
+		return ret;
+	ret = claim_held(e);
+	if (!ret && (o->loop || o->file))
+		ret = attach_loop(o, e, sf);
+	if (!ret && e->loop[0] && !xip_registry_loop_serves(e))
+		ret = xip_error(-ESTALE,
+				"%s: the loop device does not serve the segment file",
+				e->loop);
+	if (!ret) {
+		e->attaching = false;
+		e->pid = 0;
+		ret = xip_registry_store(e, 0);
+	}
+	xip_registry_unlock();
+	return ret;
+}
+
+/* Take back what a failed attach made, keeping its error. */
+static void attach_undo(struct segfile *sf, struct xip_seg_entry *e)
+{
+	int saved = xip_errcode();
+	char msg[XIP_ERRMSG_MAX];
+	struct stat st, now;
+	bool locked, held;
+
+	snprintf(msg, sizeof(msg), "%s", xip_errmsg());
+	locked = xip_registry_lock() == 0;
+	held = e->seg_ino && claim_held(e) == 0;
+	if (e->loop[0] && xip_registry_loop_serves(e))
+		xip_loop_detach(e->loop);
+	if (sf->created && fstat(sf->fd, &st) == 0 &&
+	    lstat(e->path, &now) == 0 && st.st_dev == now.st_dev &&
+	    st.st_ino == now.st_ino)
+		unlink(e->path);
+	if (held)
+		xip_registry_remove(e->name);
+	if (locked)
+		xip_registry_unlock();
+	xip_error(saved ? saved : -EIO, "%s", msg);
+}
+
+int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
+{
+	enum xip_seg_type type = o->type ? o->type : XIP_SEGTYPE_SR;
+	struct segfile sf = { .fd = -1 };
+	struct source src = { .fd = -1 };
+	struct xip_nbd *nbd = NULL;
+	char dir[XIP_PATH_MAX];
+	uint64_t nbd_size = 0;
+	struct limit lim;
+	int ret;
+
+	ret = attach_check(o, type);
+	if (!ret)
+		ret = entry_init(o, type, e);
+	if (!ret && o->image && xip_nbd_is_uri(o->image)) {
+		ret = nbd_source(o, &nbd, &nbd_size);
+	} else if (!ret && o->image) {
+		ret = source_open(&src, o->image);
+		e->compressed = src.gz;
+		if (!ret && !o->raw)
+			ret = xip_attach_source_check_ext2(&src);
+	}
+	if (!ret)
+		ret = attach_limit(o, &src, e, &lim, dir, sizeof(dir));
+	if (!ret && nbd && round_up(nbd_size, XIP_PMEM_ALIGN) > lim.free)
+		ret = too_big(o->image, round_up(nbd_size, XIP_PMEM_ALIGN),
+			      &lim);
+	if (!ret)
+		ret = attach_claim(&sf, dir, &src, e);
+	if (!ret)
+		ret = nbd ? xip_attach_fill_nbd(o, &sf, nbd, nbd_size, e) :
+			    xip_attach_fill(o, &sf, &src, &lim, e);
+	if (nbd)
+		xip_nbd_close(nbd);
+	if (!ret)
+		identify(sf.fd, e);
+	if (!ret)
+		ret = attach_commit(o, &sf, e);
+	if (ret && (sf.created || e->seg_ino))
+		attach_undo(&sf, e);
+	if (src.fd >= 0)
+		close(src.fd);
+	if (sf.fd >= 0)
+		close(sf.fd);		/* the end of the claim's lock */
+	return ret;
+}

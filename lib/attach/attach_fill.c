@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Filling an attached segment's file from its image (attach.c creates
+ * the file and claims it): a plain image copied range by range
+ * (copy_file_range, holes skipped with SEEK_DATA/SEEK_HOLE) or read into
+ * the mapping on hugetlbfs; a gzip image decompressed straight into the
+ * mapping, grown as needed but never past the limit; an NBD export pulled
+ * (lib/attach/nbdpull.c).  And the ext2 superblock test an attach makes first.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "util/debug_int.h"
+#include "attach/attach_int.h"
+
+#define CHUNK		(1u << 20)	/* bytes per read() or inflate() */
+#define EXT2_MAGIC_OFF	1080		/* s_magic of the superblock */
+#define GZIP_MAX_RATIO	1032		/* deflate expands at most this much */
+
+/* ---- the segment file ------------------------------------------------- */
+
+static int segfile_resize(struct segfile *sf, uint64_t bytes)
+{
+	if (sf->map) {
+		munmap(sf->map, (size_t)sf->cap);
+		sf->map = NULL;
+	}
+	bytes = round_up(bytes ? bytes : 1, sf->align);
+	if (bytes > (uint64_t)SIZE_MAX / 2)
+		return xip_error(-EFBIG, "%s: too large", sf->path);
+	if (ftruncate(sf->fd, (off_t)bytes) < 0)
+		return xip_error(-errno, "%s: cannot size the segment: %s",
+				 sf->path, strerror(errno));
+	/* reserve the memory now: a full tmpfs is an error, not a SIGBUS */
+	if (bytes > sf->cap && fallocate(sf->fd, 0, 0, (off_t)bytes) < 0 &&
+	    errno != EOPNOTSUPP)
+		return xip_error(-errno,
+				 "%s: cannot reserve %" PRIu64 " bytes of memory: %s",
+				 sf->path, bytes, strerror(errno));
+	sf->cap = bytes;
+	return 0;
+}
+
+static int segfile_map(struct segfile *sf)
+{
+	void *p = mmap(NULL, (size_t)sf->cap, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, sf->fd, 0);
+
+	if (p == MAP_FAILED)
+		return xip_error(-errno, "%s: cannot map: %s", sf->path,
+				 strerror(errno));
+	sf->map = p;
+	return 0;
+}
+
+/* ---- filling it ------------------------------------------------------- */
+/*
+ * Copy a plain image: read() straight into the mapping (hugetlbfs files
+ * cannot be written with write()).
+ */
+static int fill_plain(struct segfile *sf, struct source *src)
+{
+	return xip_pread_exact(src->fd, sf->map, src->size, 0, src->path);
+}
+
+/* Copy @len bytes at @off with read() and write(), through @buf. */
+static int copy_rw(struct source *src, struct segfile *sf, uint64_t off,
+		   uint64_t len)
+{
+	char *buf = malloc(CHUNK);
+	int ret = 0;
+
+	if (!buf)
+		return xip_error(-ENOMEM, "out of memory");
+	while (!ret && len) {
+		size_t n = len < CHUNK ? len : CHUNK;
+
+		ret = xip_pread_exact(src->fd, buf, n, off, src->path);
+		if (!ret && (ret = xip_pwrite_all(sf->fd, buf, n, off)))
+			ret = xip_error(ret, "%s: %s", sf->path,
+					strerror(-ret));
+		off += n;
+		len -= n;
+	}
+	free(buf);
+	return ret;
+}
+
+/* Copy a byte range in the kernel (copy_file_range), else by hand. */
+static int copy_range(struct source *src, struct segfile *sf, uint64_t off,
+		      uint64_t len)
+{
+	while (len) {
+		loff_t in = (loff_t)off, out = (loff_t)off;
+		size_t n = len < (1u << 30) ? len : (1u << 30);
+		ssize_t r = copy_file_range(src->fd, &in, sf->fd, &out, n, 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EXDEV || errno == EINVAL ||
+			      errno == ENOSYS || errno == EOPNOTSUPP))
+			return copy_rw(src, sf, off, len);
+		if (r < 0)
+			return xip_error(-errno, "%s: %s", sf->path,
+					 strerror(errno));
+		if (r == 0)
+			return xip_error(-EIO, "%s: shrank while being read",
+					 src->path);
+		off += (uint64_t)r;
+		len -= (uint64_t)r;
+	}
+	return 0;
+}
+
+/*
+ * A plain image into a tmpfs segment: only the source's data ranges are
+ * copied (holes stay zero), then the whole segment is reserved, so that
+ * writes through a mapping never meet a full tmpfs.
+ */
+static int fill_copy(struct segfile *sf, struct source *src, uint64_t min)
+{
+	uint64_t want = round_up(src->size > min ? src->size : min, sf->align);
+	off_t data = 0, hole;
+	int ret = 0;
+
+	if (ftruncate(sf->fd, (off_t)want) < 0)
+		return xip_error(-errno, "%s: cannot size the segment: %s",
+				 sf->path, strerror(errno));
+	sf->cap = want;
+	while (!ret && (uint64_t)data < src->size) {
+		off_t d = lseek(src->fd, data, SEEK_DATA), h;
+
+		if (d < 0 && errno == ENXIO)
+			break;		/* only a hole is left */
+		hole = (off_t)src->size;
+		if (d >= 0) {		/* else no SEEK_DATA: copy it all */
+			data = d;
+			h = lseek(src->fd, data, SEEK_HOLE);
+			if (h >= 0)
+				hole = h;
+		}
+		if ((uint64_t)hole > src->size)
+			hole = (off_t)src->size;
+		ret = copy_range(src, sf, (uint64_t)data,
+				 (uint64_t)(hole - data));
+		data = hole;
+	}
+	if (!ret && fallocate(sf->fd, 0, 0, (off_t)want) < 0 &&
+	    errno != EOPNOTSUPP)
+		ret = xip_error(-errno,
+				"%s: cannot reserve %" PRIu64 " bytes of memory: %s",
+				sf->path, want, strerror(errno));
+	return ret;
+}
+
+struct inflater {
+	z_stream zs;
+	unsigned char *in;
+	uint64_t in_off;	/* bytes of the source consumed into @in */
+	bool eof;
+	bool done;		/* the last member ended */
+};
+
+static int inflater_init(struct inflater *z, struct source *src)
+{
+	memset(z, 0, sizeof(*z));
+	z->in = malloc(CHUNK);
+	if (!z->in)
+		return xip_error(-ENOMEM, "out of memory");
+	if (inflateInit2(&z->zs, 16 + MAX_WBITS) != Z_OK) {
+		free(z->in);
+		return xip_error(-ENOMEM, "%s: zlib: cannot initialise",
+				 src->path);
+	}
+	return 0;
+}
+
+static void inflater_end(struct inflater *z)
+{
+	inflateEnd(&z->zs);
+	free(z->in);
+}
+
+static int inflate_refill(struct inflater *z, struct source *src)
+{
+	ssize_t r;
+
+	if (z->zs.avail_in || z->eof)
+		return 0;
+	r = xip_pread_full(src->fd, z->in, CHUNK, z->in_off);
+	if (r < 0)
+		return xip_error((int)r, "%s: %s", src->path,
+				 strerror((int)-r));
+	z->eof = r == 0;
+	z->in_off += (uint64_t)r;
+	z->zs.next_in = z->in;
+	z->zs.avail_in = (uInt)r;
+	return 0;
+}
+
+/* At the end of a gzip member: another member follows? */
+static bool inflate_next_member(struct inflater *z, struct source *src)
+{
+	if (inflate_refill(z, src) || z->zs.avail_in < 2 ||
+	    z->zs.next_in[0] != 0x1f || z->zs.next_in[1] != 0x8b)
+		return false;	/* the end, or trailing bytes (ignored) */
+	return inflateReset(&z->zs) == Z_OK;
+}
+
+/*
+ * Decompress into @buf until it is full or the last member ends (then
+ * z->done); *got is the bytes written.  Never more than @len.
+ */
+static int inflate_into(struct inflater *z, struct source *src, uint8_t *buf,
+			uint64_t len, uint64_t *got)
+{
+	uint64_t out = 0;
+	int zr, ret;
+
+	while (out < len && !z->done) {
+		ret = inflate_refill(z, src);
+		if (ret)
+			return ret;
+		z->zs.next_out = buf + out;
+		z->zs.avail_out = (uInt)min_u64(len - out, CHUNK);
+		zr = inflate(&z->zs, Z_NO_FLUSH);
+		out = (uint64_t)(z->zs.next_out - buf);
+		*got = out;
+		if (zr == Z_STREAM_END) {
+			z->done = !inflate_next_member(z, src);
+			continue;
+		}
+		if (zr == Z_BUF_ERROR && z->eof)
+			return xip_error(-EIO, "%s: gzip data is truncated",
+					 src->path);
+		if (zr != Z_OK && zr != Z_BUF_ERROR)
+			return xip_error(-EIO, "%s: gzip data is corrupt: %s",
+					 src->path, z->zs.msg ? z->zs.msg :
+					 zError(zr));
+	}
+	*got = out;
+	return 0;
+}
+
+static int limit_exceeded(const struct limit *lim, const struct source *src)
+{
+	if (lim->given)
+		return xip_error(-EFBIG,
+				 "%s: decompresses to more than --size (%" PRIu64 " bytes)",
+				 src->path, lim->bytes);
+	if (lim->bytes == lim->free)
+		return xip_error(-ENOSPC,
+				 "%s: decompresses to more than the free memory of %s (%" PRIu64 " bytes)",
+				 src->path, lim->dir, lim->bytes);
+	return xip_error(-EFBIG,
+			 "%s: decompresses to more than %" PRIu64 " bytes, the most without --size",
+			 src->path, lim->bytes);
+}
+
+/* The room to reserve first: what the trailer claims when deflate could
+ * have produced it, never more than the limit. */
+static uint64_t gzip_first_room(const struct source *src,
+				const struct limit *lim)
+{
+	uint64_t most = src->size > UINT64_MAX / GZIP_MAX_RATIO ? UINT64_MAX :
+			src->size * GZIP_MAX_RATIO;
+	uint64_t want = src->hint > src->size && src->hint <= most ?
+			src->hint : 4 * src->size;
+
+	if (lim->given)
+		want = lim->bytes;	/* the segment's size in any case */
+	return min_u64(want, lim->bytes);
+}
+
+/*
+ * Decompress straight into the mapped segment, growing it as needed but
+ * never past the limit: stop as soon as the data would exceed it.
+ */
+static int fill_gzip(struct segfile *sf, struct source *src,
+		     const struct limit *lim, uint64_t *out)
+{
+	struct inflater z;
+	uint64_t got;
+	uint8_t extra;
+	int ret = inflater_init(&z, src);
+
+	if (ret)
+		return ret;
+	*out = 0;
+	ret = segfile_resize(sf, gzip_first_room(src, lim));
+	if (!ret)
+		ret = segfile_map(sf);
+	while (!ret) {
+		uint64_t room = min_u64(sf->cap, lim->bytes);
+
+		ret = inflate_into(&z, src, sf->map + *out, room - *out, &got);
+		*out += got;
+		if (ret || z.done)
+			break;
+		if (room == lim->bytes) {
+			/* full to the limit: one more byte is too many */
+			ret = inflate_into(&z, src, &extra, 1, &got);
+			if (!ret && got)
+				ret = limit_exceeded(lim, src);
+			break;
+		}
+		ret = segfile_resize(sf, min_u64(sf->cap * 2, lim->bytes));
+		if (!ret)
+			ret = segfile_map(sf);
+	}
+	inflater_end(&z);
+	return ret;
+}
+
+/* An ext2 superblock where it belongs, in the first decompressed bytes. */
+int xip_attach_source_check_ext2(struct source *src)
+{
+	uint8_t sb[EXT2_MAGIC_OFF + 2];
+	struct inflater z;
+	uint64_t got = 0;
+	ssize_t r;
+	int ret = 0;
+
+	if (src->gz) {
+		ret = inflater_init(&z, src);
+		if (ret)
+			return ret;
+		ret = inflate_into(&z, src, sb, sizeof(sb), &got);
+		inflater_end(&z);
+		if (ret)
+			return ret;
+	} else {
+		r = pread(src->fd, sb, sizeof(sb), 0);
+		if (r < 0)
+			return xip_error(-errno, "%s: %s", src->path,
+					 strerror(errno));
+		got = (uint64_t)r;
+	}
+	if (got < sizeof(sb) || sb[EXT2_MAGIC_OFF] != 0x53 ||
+	    sb[EXT2_MAGIC_OFF + 1] != 0xef)
+		return xip_error(-EMEDIUMTYPE,
+				 "%s: not an ext2 image (no ext2 superblock): give --raw to attach it anyway",
+				 src->path);
+	return 0;
+}
+
+/* An NBD export (lib/attach/nbdpull.c), opened already: pulled into the file. */
+int xip_attach_fill_nbd(const struct xip_attach_opts *o, struct segfile *sf,
+			struct xip_nbd *n, uint64_t size,
+			struct xip_seg_entry *e)
+{
+	int ret;
+
+	e->size = size > o->size ? size : o->size;
+	ret = segfile_resize(sf, e->size);
+	if (!ret && sf->huge)
+		ret = segfile_map(sf);
+	if (!ret)
+		ret = xip_nbd_pull(n, sf->fd, sf->map, e->path);
+	if (sf->map) {
+		munmap(sf->map, (size_t)sf->cap);
+		sf->map = NULL;
+	}
+	return ret;
+}
+
+/* Fill the created segment file; e->size is the data size. */
+int xip_attach_fill(const struct xip_attach_opts *o, struct segfile *sf,
+		    struct source *src, const struct limit *lim,
+		    struct xip_seg_entry *e)
+{
+	uint64_t out = 0;
+	int ret;
+
+	if (!o->image) {
+		e->size = o->size;
+		return segfile_resize(sf, o->size);
+	}
+	XIP_DBG(ATTACH, "%s -> %s: %s", o->image, sf->path,
+		src->gz ? "gzip, inflated" :
+		sf->huge ? "mapped and copied (hugetlbfs)" :
+		"copy_file_range");
+	if (!src->gz && !sf->huge) {
+		ret = fill_copy(sf, src, o->size);
+	} else {
+		ret = segfile_resize(sf, src->gz ? gzip_first_room(src, lim) :
+					     src->size);
+		if (!ret)
+			ret = src->gz ? fill_gzip(sf, src, lim, &out) :
+			      segfile_map(sf);
+		if (!ret && !src->gz)
+			ret = fill_plain(sf, src);
+	}
+	if (!src->gz)
+		out = src->size;
+	if (!ret && out == 0)
+		ret = xip_error(-EINVAL, "%s: holds no data", o->image);
+	e->size = out > o->size ? out : o->size;
+	if (sf->map) {
+		munmap(sf->map, (size_t)sf->cap);
+		sf->map = NULL;
+	}
+	/* trim the room gzip needed, or grow to --size (zero-filled) */
+	if (!ret && round_up(e->size, sf->align) != sf->cap) {
+		uint64_t want = round_up(e->size, sf->align);
+
+		if (want < sf->cap && ftruncate(sf->fd, (off_t)want) == 0)
+			sf->cap = want;
+		else if (want > sf->cap)
+			ret = segfile_resize(sf, want);
+	}
+	return ret;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Internals of the attach room, shared by its files: attach.c (attach:
+ * names, limits, the claim in the registry, the loop device),
+ * attach_fill.c (filling the segment file from the image: plain, gzip,
+ * NBD), detach.c (is a segment in use; detach) and save.c (a segment
+ * copied to a file).
+ */
+#ifndef XIP_ATTACH_INT_H
+#define XIP_ATTACH_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "util/xip_util.h"
+#include "xip.h"
+#include "segment/kcopy_int.h"
+#include "segment/segment_int.h"
+#include "registry/registry_int.h"
+#include "attach/nbd_int.h"
+
+static inline uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* The image an attach copies from. */
+struct source {
+	const char *path;
+	int fd;
+	struct stat st;		/* its owner and mode go to the segment */
+	uint64_t size;		/* bytes of the file */
+	bool gz;
+	uint64_t hint;		/* gzip: the trailer's size (mod 2^32) */
+};
+
+/* The segment file being filled. */
+struct segfile {
+	const char *path;
+	int fd;
+	uint64_t align;		/* XIP_PMEM_ALIGN or the huge page size */
+	bool huge;		/* on hugetlbfs: fill through the mapping */
+	uint64_t cap;		/* bytes of the file and the mapping */
+	uint8_t *map;
+	bool created;		/* by this attach: removed when it fails */
+};
+
+/* The most a segment may hold, and how to say it was passed. */
+struct limit {
+	uint64_t bytes;
+	const char *dir;	/* the segment's directory */
+	uint64_t free;		/* bytes free there */
+	bool given;		/* --size */
+};
+
+/* attach_fill.c */
+int xip_attach_source_check_ext2(struct source *src);
+int xip_attach_fill(const struct xip_attach_opts *o, struct segfile *sf,
+		    struct source *src, const struct limit *lim,
+		    struct xip_seg_entry *e);
+int xip_attach_fill_nbd(const struct xip_attach_opts *o, struct segfile *sf,
+			struct xip_nbd *n, uint64_t size,
+			struct xip_seg_entry *e);
+
+/* detach.c */
+
+/* save.c */
+int xip_attach_save_entry(const struct xip_seg_entry *e, const char *dest,
+			  int locked);
+
+#endif

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Releasing attached segments.  Whether one is in use is the registry's
+ * question (registry/busy.c).  A detach holds
+ * the registry lock and the segment's exclusive lock until the file is
+ * gone; it may save the segment first (save.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "attach/attach_int.h"
+
+/* ---- detach -------------------------------------------------------------- */
+
+/* A stale record met by detach: removed, and said so. */
+static int detach_stale(const struct xip_seg_entry *e,
+			enum xip_entry_state state)
+{
+	int ret = xip_registry_clean(e);
+
+	if (ret < 0)
+		return ret;
+	if (state == XIP_ENTRY_FOREIGN)
+		return xip_error(-ESTALE,
+				 "%s: %s is not the segment that was attached (device/inode changed): entry removed, the file left alone",
+				 e->name, e->path);
+	return xip_error(-ENOENT, "@%s: no attached segment of that name",
+			 e->name);
+}
+
+/*
+ * Release a live segment, holding the registry lock: refuse while in use
+ * (unless forced), save it, unbind its loop device (only while it serves
+ * this very file), remove the file (only while it is the recorded one),
+ * then the record.  Success means all three are gone.
+ */
+static int detach_entry(const struct xip_seg_entry *e, const char *save,
+			int flags)
+{
+	bool force = flags & XIP_DETACH_FORCE;
+	bool serves = e->loop[0] && xip_registry_loop_serves(e);
+	char why[512] = "";
+	struct stat st;
+	int fd = -1, ret = 0;
+
+	if (serves && !force) {
+		ret = xip_loop_busy(e->loop, why, sizeof(why));
+		if (ret > 0)
+			return xip_error(-EBUSY, "%s: busy: %s (use --force)",
+					 e->name, why);
+		if (ret < 0)
+			return ret;
+	}
+	/* hold the lock until the file is gone: no new holder meanwhile */
+	fd = xip_registry_claim(e, why, sizeof(why));
+	if (fd == -ESTALE)
+		return detach_stale(e, XIP_ENTRY_FOREIGN);
+	if (fd == -ENOENT)
+		return detach_stale(e, XIP_ENTRY_GONE);
+	if (fd == -EBUSY && !force)
+		return xip_error(-EBUSY, "%s: busy: %s (use --force)", e->name,
+				 why);
+	if (fd < 0 && fd != -EBUSY)
+		return fd;
+	if (save)
+		ret = xip_attach_save_entry(e, save, fd);
+	if (!ret && serves)
+		ret = xip_loop_detach(e->loop);
+	if (!ret && lstat(e->path, &st) == 0 && xip_registry_same_file(e,
+								       &st) &&
+	    unlink(e->path) < 0 && errno != ENOENT)
+		ret = xip_error(-errno, "%s: %s", e->path, strerror(errno));
+	if (!ret)
+		ret = xip_registry_remove(e->name);
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/* Find the record to detach: by name (any state) or by loop device. */
+static int detach_find(const char *what, struct xip_seg_entry *e,
+		       enum xip_entry_state *state)
+{
+	const char *name = what[0] == '@' ? what + 1 : what;
+
+	*state = XIP_ENTRY_LIVE;
+	if (!strncmp(name, "/dev/", 5))
+		return xip_registry_find(name, e);
+	if (xip_registry_name_check(name))
+		return xip_error(-ENOENT, "@%s: no attached segment of that name",
+				 name);
+	return xip_registry_read(name, e, state, true);
+}
+
+int xip_detach(const char *what, const char *save, int flags)
+{
+	struct xip_seg_entry *e;
+	enum xip_entry_state state;
+	int ret = xip_registry_lock_new(&e);
+
+	if (ret)
+		return ret;
+	ret = detach_find(what, e, &state);
+	if (!ret && state == XIP_ENTRY_LIVE)
+		ret = detach_entry(e, save, flags);
+	else if (!ret && state == XIP_ENTRY_ATTACHING)
+		ret = xip_error(-EBUSY, "%s: still being attached (by process %d)",
+				e->name, (int)e->pid);
+	else if (!ret)
+		ret = detach_stale(e, state);
+	xip_registry_unlock();
+	free(e);
+	return ret;
+}

@@ -1,0 +1,593 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Pulling an NBD export into a segment: `xiptool attach nbd://...`.
+ *
+ * One libnbd connection, many read requests in flight (the server answers
+ * them in parallel), the bytes written to the segment's descriptor at
+ * their offsets (pwrite), or into its mapping for a hugetlbfs file.
+ * Ranges the server reports as zeros (base:allocation) are not read: a
+ * new segment reads as zeros there already.  The export must be an ext2
+ * image: its superblock is looked at before the pull and the whole file
+ * system is checked after it, like any image we open.
+ *
+ * Every step, the handshake included, uses libnbd's asynchronous calls
+ * and one event loop (nbd_wait): poll(2) on libnbd's descriptor and on
+ * the interrupt descriptor (xip_set_interrupt_fd), so that a server that
+ * stops answering is given up after NBD_STALL_MS and a stop signal ends
+ * the wait at once.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/debug_int.h"
+#include "xip.h"
+#include "util/xip_util.h"
+#include "util/lazy_int.h"
+#include "attach/nbd_int.h"
+#include "registry/registry_int.h"
+
+#ifdef HAVE_LIBNBD
+#include <libnbd.h>
+#endif
+
+#define NBD_REQ		(1u << 20)	/* bytes per read request */
+#define NBD_INFLIGHT	16		/* requests in flight */
+#define NBD_WINDOW	(256ull << 20)	/* bytes per block status request */
+#define NBD_POLL_MS	1000		/* without an interrupt descriptor */
+#define NBD_STALL_MS	60000		/* no reply for that long: give up */
+#define SB_MAGIC_OFF	(1024 + 56)	/* s_magic in the first superblock */
+
+static const char *const schemes[] = {
+	"nbd://", "nbds://", "nbd+unix://", "nbds+unix://", "nbd+vsock://",
+	"nbds+vsock://",
+};
+
+bool xip_nbd_is_uri(const char *spec)
+{
+	if (!spec)
+		return false;
+	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
+		if (!strncmp(spec, schemes[i], strlen(schemes[i])))
+			return true;
+	return false;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int xip_nbd_default_name(const char *uri, char *buf, size_t len)
+{
+	char exp[XIP_PATH_MAX];
+	const char *p;
+	size_t o = 0;
+
+	if (!xip_nbd_is_uri(uri))
+		return xip_error(-EINVAL, "%s: not an NBD URI", uri);
+	p = strstr(uri, "://") + 3;
+	p += strcspn(p, "/?#");		/* the authority */
+	if (*p == '/')
+		p++;
+	/* the export name, percent-decoded, up to the query */
+	for (; *p && *p != '?' && *p != '#' && o + 1 < sizeof(exp); p++) {
+		if (*p == '%' && hexval(p[1]) >= 0 && hexval(p[2]) >= 0) {
+			exp[o++] = (char)(hexval(p[1]) * 16 + hexval(p[2]));
+			p += 2;
+		} else {
+			exp[o++] = *p;
+		}
+	}
+	exp[o] = '\0';
+	while (o && exp[o - 1] == '/')
+		exp[--o] = '\0';
+	p = exp + strspn(exp, "@");
+	if (!*p || !strcmp(p, ".") || !strcmp(p, "..")) {
+		snprintf(buf, len, "nbd");
+		return 0;
+	}
+	return xip_registry_default_name(p, buf, len);
+}
+
+static __thread xip_nbd_progress_fn progress_fn;
+static __thread void *progress_arg;
+
+void xip_nbd_set_progress(xip_nbd_progress_fn fn, void *arg)
+{
+	progress_fn = fn;
+	progress_arg = arg;
+}
+
+#ifndef HAVE_LIBNBD
+
+int xip_nbd_open(const char *uri, unsigned int stall_ms, struct xip_nbd **np,
+		 uint64_t *size)
+{
+	*np = NULL;
+	return xip_error(-EPROTONOSUPPORT,
+			 "%s: this xiptool was built without libnbd: NBD URIs are not supported",
+			 uri);
+}
+
+int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, const char *path)
+{
+	return xip_error(-EPROTONOSUPPORT, "built without libnbd");
+}
+
+void xip_nbd_close(struct xip_nbd *n)
+{
+}
+
+#else
+
+enum slot_state { SLOT_FREE, SLOT_BUSY, SLOT_DONE };
+
+struct slot {
+	enum slot_state state;
+	int err;		/* from the completion callback */
+	uint64_t off;
+	uint32_t len;
+	uint8_t *buf;		/* NBD_REQ bytes (NULL: into the mapping) */
+};
+
+struct range {
+	uint64_t off, len;
+};
+
+struct status_ctx {
+	struct xip_nbd *n;
+	uint64_t end;		/* covered so far */
+	int ret;
+};
+
+struct xip_nbd {
+	struct nbd_handle *h;
+	char *uri;
+	int stall_ms;		/* the caller's limit, or NBD_STALL_MS */
+	int64_t last_ms;	/* when the server last did something */
+	struct status_ctx status;	/* of the block status in flight */
+	uint8_t sb[SB_MAGIC_OFF + 2];	/* the superblock's first bytes */
+	uint64_t size;
+	uint32_t req;		/* bytes per request */
+	bool zero_status;	/* the server reports zero ranges */
+	struct slot slots[NBD_INFLIGHT];
+	/* data ranges of the current window, still to be requested */
+	struct range *todo;
+	size_t ntodo, todo_cap, todo_next;
+	uint64_t window_end;	/* block status known up to here */
+	uint64_t done;		/* bytes copied or skipped */
+};
+
+/* The libnbd failure as an error record: its errno, its reason. */
+static int nbd_failure(struct xip_nbd *n, const char *what)
+{
+	int err = nbd_get_errno();
+	const char *msg = nbd_get_error();
+
+	return xip_error(err > 0 ? -err : -EIO, "%s: %s: %s", n->uri, what,
+			 msg ? msg : strerror(err > 0 ? err : EIO));
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The stall limit: the caller's (attach --timeout), or NBD_STALL_MS. */
+static int stall_limit(unsigned int ms)
+{
+	return ms && ms <= INT_MAX ? (int)ms : NBD_STALL_MS;
+}
+
+/*
+ * One round of the event loop, while @step waits for the server: poll
+ * libnbd's descriptor in the direction it wants and the interrupt
+ * descriptor, then let libnbd move.  -EINTR once a stop signal came,
+ * -ETIMEDOUT when the server has done nothing for the stall limit.
+ */
+static int nbd_wait(struct xip_nbd *n, const char *step)
+{
+	struct pollfd p[2] = { { .fd = -1 }, { .fd = xip_interrupt_fd() } };
+	unsigned int dir = nbd_aio_get_direction(n->h);
+	int64_t left = n->last_ms + n->stall_ms - now_ms();
+	int r, tick = p[1].fd >= 0 ? n->stall_ms : NBD_POLL_MS;
+
+	if (xip_interrupted())
+		return xip_error(-EINTR, "%s: interrupted", n->uri);
+	if (left <= 0)
+		return xip_error(-ETIMEDOUT,
+				 "%s: %s: no reply from the server for %d s",
+				 n->uri, step, (n->stall_ms + 500) / 1000);
+	p[0].fd = nbd_aio_get_fd(n->h);
+	if (p[0].fd < 0)
+		return nbd_failure(n, step);
+	p[0].events = (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
+		      (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0);
+	p[1].events = POLLIN;
+	r = poll(p, 2, (int)(left < tick ? left : tick));
+	if (r < 0 && errno != EINTR)
+		return xip_error(-errno, "%s: poll: %s", n->uri,
+				 strerror(errno));
+	if (r <= 0 || !p[0].revents)
+		return 0;	/* the next round looks at the flag, the time */
+	if ((dir & LIBNBD_AIO_DIRECTION_READ) &&
+	    (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+		r = nbd_aio_notify_read(n->h);
+	else if ((dir & LIBNBD_AIO_DIRECTION_WRITE) &&
+		 (p[0].revents & (POLLOUT | POLLHUP | POLLERR)))
+		r = nbd_aio_notify_write(n->h);
+	else
+		r = 0;
+	if (r < 0) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "connection lost during the %s",
+			 step);
+		return nbd_failure(n, what);
+	}
+	n->last_ms = now_ms();
+	return 0;
+}
+
+/* Wait for the command @cookie to complete: 0, or why it failed. */
+static int nbd_wait_command(struct xip_nbd *n, int64_t cookie,
+			    const char *step, const char *failed)
+{
+	int r, ret;
+
+	while (!(r = nbd_aio_command_completed(n->h, (uint64_t)cookie))) {
+		ret = nbd_wait(n, step);
+		if (ret)
+			return ret;
+	}
+	return r < 0 ? nbd_failure(n, failed) : 0;
+}
+
+/* Connect and negotiate, as nbd_connect_uri does, without blocking. */
+static int nbd_handshake(struct xip_nbd *n)
+{
+	int ret;
+
+	n->last_ms = now_ms();
+	if (nbd_aio_connect_uri(n->h, n->uri) < 0)
+		return nbd_failure(n, "cannot connect");
+	while (!nbd_aio_is_ready(n->h)) {
+		if (!nbd_aio_is_connecting(n->h))
+			return nbd_failure(n, "cannot connect");
+		ret = nbd_wait(n, "handshake");
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+void xip_nbd_close(struct xip_nbd *n)
+{
+	if (!n)
+		return;
+	/* first the connection: no callback may write to a slot after this */
+	if (n->h)
+		nbd_close(n->h);
+	for (int i = 0; i < NBD_INFLIGHT; i++)
+		free(n->slots[i].buf);
+	free(n->todo);
+	free(n->uri);
+	free(n);
+}
+
+/* The first bytes must hold an ext2 superblock: say so before the pull. */
+static int check_magic(struct xip_nbd *n)
+{
+	uint8_t *sb = n->sb;	/* a read given up may still land there */
+	int64_t cookie;
+	int ret;
+
+	if (n->size < sizeof(n->sb))
+		return xip_error(-EMEDIUMTYPE,
+				 "%s: export of %" PRIu64 " bytes is too small to hold an ext2 image",
+				 n->uri, n->size);
+	cookie = nbd_aio_pread(n->h, sb, sizeof(n->sb), 0, NBD_NULL_COMPLETION,
+			       0);
+	if (cookie < 0)
+		return nbd_failure(n, "cannot read the superblock");
+	ret = nbd_wait_command(n, cookie, "superblock read",
+			       "cannot read the superblock");
+	if (ret)
+		return ret;
+	if (sb[SB_MAGIC_OFF] != 0x53 || sb[SB_MAGIC_OFF + 1] != 0xef)
+		return xip_error(-EMEDIUMTYPE,
+				 "%s: the export holds no ext2 image (no superblock magic)",
+				 n->uri);
+	return 0;
+}
+
+static uint32_t request_size(struct xip_nbd *n)
+{
+	int64_t max = nbd_get_block_size(n->h, LIBNBD_SIZE_MAXIMUM);
+	int64_t pref = nbd_get_block_size(n->h, LIBNBD_SIZE_PREFERRED);
+	uint32_t req = NBD_REQ;
+
+	if (max > 0 && (uint64_t)max < req)
+		req = (uint32_t)max;
+	/* whole preferred blocks when they fit */
+	if (pref > 0 && (uint64_t)pref <= req)
+		req -= req % (uint32_t)pref;
+	return req ? req : 512;
+}
+
+int xip_nbd_open(const char *uri, unsigned int stall_ms, struct xip_nbd **np,
+		 uint64_t *size)
+{
+	struct xip_nbd *n = calloc(1, sizeof(*n));
+	int64_t sz;
+	int ret;
+
+	*np = NULL;
+	ret = xip_lazy_load(XIP_LAZY_NBD);
+	if (ret) {
+		free(n);
+		return ret;
+	}
+	if (!n || !(n->uri = strdup(uri))) {
+		free(n);
+		return xip_error(-ENOMEM, "out of memory");
+	}
+	n->h = nbd_create();
+	if (!n->h) {
+		ret = nbd_failure(n, "libnbd");
+		goto fail;
+	}
+	n->stall_ms = stall_limit(stall_ms);
+	nbd_add_meta_context(n->h, LIBNBD_CONTEXT_BASE_ALLOCATION);
+	ret = nbd_handshake(n);
+	if (ret)
+		goto fail;
+	sz = nbd_get_size(n->h);
+	if (sz < 0) {
+		ret = nbd_failure(n, "cannot get the export size");
+		goto fail;
+	}
+	n->size = (uint64_t)sz;
+	n->req = request_size(n);
+	n->zero_status = nbd_can_meta_context(n->h,
+					      LIBNBD_CONTEXT_BASE_ALLOCATION) == 1;
+	ret = check_magic(n);
+	if (ret)
+		goto fail;
+	XIP_DBG(NBD, "%s: %" PRIu64 " bytes, requests of %u bytes, %s", uri,
+		n->size, n->req, n->zero_status ? "zero ranges reported" :
+		"no base:allocation");
+	*size = n->size;
+	*np = n;
+	return 0;
+fail:
+	xip_nbd_close(n);
+	return ret;
+}
+
+static int todo_add(struct xip_nbd *n, uint64_t off, uint64_t len)
+{
+	if (n->ntodo && n->todo[n->ntodo - 1].off + n->todo[n->ntodo - 1].len == off) {
+		n->todo[n->ntodo - 1].len += len;
+		return 0;
+	}
+	if (xip_grow((void **)&n->todo, &n->todo_cap, n->ntodo + 1,
+		     sizeof(*n->todo)))
+		return xip_error(-ENOMEM, "out of memory");
+	n->todo[n->ntodo++] = (struct range){ off, len };
+	return 0;
+}
+
+static int status_extent(void *user_data, const char *metacontext,
+			 uint64_t offset, uint32_t *entries, size_t nr_entries,
+			 int *error)
+{
+	struct status_ctx *c = user_data;
+	uint64_t off = offset;
+
+	if (strcmp(metacontext, LIBNBD_CONTEXT_BASE_ALLOCATION))
+		return 0;
+	for (size_t i = 0; i + 1 < nr_entries && !c->ret; i += 2) {
+		uint64_t len = entries[i];
+
+		if (off >= c->n->window_end + NBD_WINDOW ||
+		    off >= c->n->size || !len)
+			break;
+		if (len > c->n->size - off)
+			len = c->n->size - off;
+		if (!(entries[i + 1] & LIBNBD_STATE_ZERO))
+			c->ret = todo_add(c->n, off, len);
+		off += len;
+	}
+	if (off > c->end)
+		c->end = off;
+	return 0;
+}
+
+/* The data ranges of the next window: from block status, else all of it. */
+static int next_window(struct xip_nbd *n)
+{
+	uint64_t start = n->window_end;
+	uint64_t len = n->size - start < NBD_WINDOW ? n->size - start :
+		NBD_WINDOW;
+	struct status_ctx *c = &n->status;
+	int64_t cookie;
+	int ret;
+
+	n->ntodo = n->todo_next = 0;
+	if (n->zero_status) {
+		*c = (struct status_ctx){ n, start, 0 };
+		cookie = nbd_aio_block_status(n->h, len, start,
+					      (nbd_extent_callback){
+						      .callback = status_extent,
+						      .user_data = c },
+					      NBD_NULL_COMPLETION, 0);
+		if (cookie < 0)
+			return nbd_failure(n, "block status");
+		ret = nbd_wait_command(n, cookie, "block status",
+				       "block status");
+		if (ret)
+			return ret;
+		if (c->ret)
+			return c->ret;
+		if (c->end <= start)
+			return xip_error(-EIO,
+					 "%s: block status at offset %" PRIu64 " covers nothing",
+					 n->uri, start);
+		n->done += (c->end - start);	/* counted as they complete: */
+		for (size_t i = 0; i < n->ntodo; i++)
+			n->done -= n->todo[i].len;
+		n->window_end = c->end;
+		return 0;
+	}
+	n->window_end = start + len;
+	return todo_add(n, start, len);
+}
+
+static int read_done(void *user_data, int *error)
+{
+	struct slot *s = user_data;
+
+	s->err = *error;
+	s->state = SLOT_DONE;
+	return 1;
+}
+
+/* Start one more read into a free slot; 0 when nothing was left to do. */
+static int issue(struct xip_nbd *n, struct slot *s, uint8_t *map)
+{
+	struct range *r;
+	int ret;
+
+	while (n->todo_next == n->ntodo) {
+		if (n->window_end >= n->size)
+			return 0;
+		ret = next_window(n);
+		if (ret)
+			return ret;
+	}
+	r = &n->todo[n->todo_next];
+	s->off = r->off;
+	s->len = r->len < n->req ? (uint32_t)r->len : n->req;
+	r->off += s->len;
+	r->len -= s->len;
+	if (!r->len)
+		n->todo_next++;
+	if (!map && !s->buf && !(s->buf = malloc(n->req)))
+		return xip_error(-ENOMEM, "out of memory");
+	s->state = SLOT_BUSY;
+	s->err = 0;
+	if (nbd_aio_pread(n->h, map ? map + s->off : s->buf, s->len, s->off,
+			  (nbd_completion_callback){ .callback = read_done,
+						     .user_data = s },
+			  0) < 0) {
+		s->state = SLOT_FREE;
+		return nbd_failure(n, "read request");
+	}
+	return 1;
+}
+
+/* A completed read: its bytes into the segment. */
+static int harvest(struct xip_nbd *n, struct slot *s, int fd, uint8_t *map,
+		   const char *path)
+{
+	int ret = 0;
+
+	if (s->err == ENOTCONN || s->err == ESHUTDOWN)
+		return xip_error(-s->err,
+				 "%s: the server went away during the pull (%" PRIu64 " of %" PRIu64 " bytes received)",
+				 n->uri, n->done, n->size);
+	if (s->err)
+		return xip_error(-s->err,
+				 "%s: the server failed to send bytes %" PRIu64 "-%" PRIu64 ": %s",
+				 n->uri, s->off, s->off + s->len - 1,
+				 strerror(s->err));
+	if (!map)
+		ret = xip_pwrite_all(fd, s->buf, s->len, s->off);
+	if (ret)
+		ret = xip_error(ret, "%s: %s", path, strerror(-ret));
+	s->state = SLOT_FREE;
+	n->done += s->len;
+	return ret;
+}
+
+static int pull_loop(struct xip_nbd *n, int fd, uint8_t *map,
+		     const char *path)
+{
+	int busy, ret = 0, more = 1;
+
+	for (;;) {
+		busy = 0;
+		for (int i = 0; i < NBD_INFLIGHT && !ret; i++) {
+			struct slot *s = &n->slots[i];
+
+			if (s->state == SLOT_DONE)
+				ret = harvest(n, s, fd, map, path);
+			if (!ret && s->state == SLOT_FREE && more) {
+				ret = issue(n, s, map);
+				more = ret > 0;
+				ret = ret < 0 ? ret : 0;
+			}
+			busy += s->state == SLOT_BUSY;
+		}
+		if (ret)
+			return ret;
+		if (progress_fn)
+			progress_fn(progress_arg, n->done, n->size);
+		if (!busy && !more)
+			return 0;
+		ret = nbd_wait(n, "pull");
+		if (ret)
+			return ret;
+	}
+}
+
+/* The pulled bytes must be an ext2 file system we can open. */
+static int check_image(int fd, const char *path)
+{
+	struct xip_seg *seg;
+	struct xip_image *img;
+	int ret;
+
+	ret = xip_seg_open_fd(fd, path, 0, &seg);
+	if (!ret)
+		ret = xip_image_open_segment(seg, XIP_IMG_NOLOCK, &img);
+	if (!ret)
+		xip_image_close(img);
+	return ret;
+}
+
+int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, const char *path)
+{
+	int ret;
+
+	n->done = 0;
+	n->last_ms = now_ms();
+	n->window_end = 0;
+	n->ntodo = n->todo_next = 0;
+	ret = pull_loop(n, fd, map, path);
+	XIP_DBG(NBD, "%s: pulled into %s%s", n->uri, path,
+		ret ? " (failed)" : "");
+	if (ret)
+		return ret;
+	/* messages about the file system name where it came from */
+	return check_image(fd, n->uri);
+}
+
+#endif /* HAVE_LIBNBD */

@@ -1,0 +1,678 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * mkfs --tar: the tree of a tar archive (GNU, pax or ustar; plain, gzip,
+ * xz or zstd), read with libarchive into the same in-memory tree that a
+ * directory scan gives, so that the planner and the writer see no
+ * difference.  File data goes to a private temporary file (the spool);
+ * the data blocks of sparse members are kept there, their holes left out.
+ *
+ * Member names are hostile: leading "/" and "." components are dropped,
+ * a ".." component is refused, and every name is placed below the root
+ * of the tree being built, never anywhere else.  What a member replaces
+ * follows GNU tar's extraction: a later member of the same name replaces
+ * an earlier file; a directory member sets the metadata of a directory
+ * already made.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "build/build_int.h"
+#include "util/xip_util.h"
+#include "util/lazy_int.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#define NAME_MAX_EXT2 255
+
+struct tarscan {
+	struct btree *t;
+	const struct xip_build_opts *o;
+	struct archive *a;
+	const char *name;	/* the archive, for messages */
+	const char *member;	/* the member being read (normalised) */
+};
+
+int xip_build_tar_name(const char *name, char **out)
+{
+	char *s = malloc(strlen(name) + 1), *d = s;
+	const char *p = name;
+
+	if (!s)
+		return -ENOMEM;
+	while (*p) {
+		const char *c = p;
+		size_t n;
+
+		while (*p && *p != '/')
+			p++;
+		n = (size_t)(p - c);
+		if (*p)
+			p++;
+		if (!n || (n == 1 && c[0] == '.'))
+			continue;
+		if (n == 2 && c[0] == '.' && c[1] == '.') {
+			free(s);
+			return -EPERM;
+		}
+		if (d != s)
+			*d++ = '/';
+		memcpy(d, c, n);
+		d += n;
+	}
+	*d = '\0';
+	*out = s;
+	return 0;
+}
+
+static int tar_err(struct tarscan *ts, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int tar_err(struct tarscan *ts, int err, const char *fmt, ...)
+{
+	char why[XIP_ERRMSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (ts->member)
+		return xip_error(err, "%s: %s: %s", ts->name,
+				 *ts->member ? ts->member : ".", why);
+	return xip_error(err, "%s: %s", ts->name, why);
+}
+
+static int tar_lib_err(struct tarscan *ts, const char *what)
+{
+	const char *m = archive_error_string(ts->a);
+	int e = archive_errno(ts->a);
+
+	return tar_err(ts, e == ENOMEM ? -ENOMEM : -EINVAL, "%s%s%s", what,
+		       *what ? ": " : "", m ? m : "unreadable archive");
+}
+
+/* ---- the spool ------------------------------------------------------- */
+
+static int spool_open(struct btree *t)
+{
+	const char *dir = secure_getenv("TMPDIR");
+	int fd;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC | O_EXCL, 0600);
+	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR ||
+		       errno == EINVAL)) {
+		char tmpl[PATH_MAX];
+
+		if (snprintf(tmpl, sizeof(tmpl), "%s/.xiptool-spool.XXXXXX",
+			     dir) >= (int)sizeof(tmpl))
+			return xip_error(-ENAMETOOLONG, "%s: name too long",
+					 dir);
+		fd = mkostemp(tmpl, O_CLOEXEC);
+		if (fd >= 0)
+			unlink(tmpl);
+	}
+	if (fd < 0)
+		return xip_error(-errno,
+				 "%s: temporary file for the archive's data: %s",
+				 dir, strerror(errno));
+	t->spool_fd = fd;
+	return 0;
+}
+
+static int spool_write(struct tarscan *ts, const void *buf, size_t len,
+		       uint64_t off)
+{
+	int ret = xip_pwrite_all(ts->t->spool_fd, buf, len, off);
+
+	if (ret)
+		return tar_err(ts, ret, "temporary file for the data: %s",
+			       strerror(-ret));
+	return 0;
+}
+
+static int range_add(struct bnode *n, uint64_t a, uint64_t b)
+{
+	struct xip_lrange *r;
+
+	if (n->nranges && n->ranges[n->nranges - 1].start +
+	    n->ranges[n->nranges - 1].len >= a) {
+		r = &n->ranges[n->nranges - 1];
+		if (b > r->start + r->len)
+			r->len = b - r->start;
+		return 0;
+	}
+	r = realloc(n->ranges, (n->nranges + 1) * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	n->ranges = r;
+	r[n->nranges].start = a;
+	r[n->nranges].len = b - a;
+	n->nranges++;
+	return 0;
+}
+
+/* The largest file ext2 maps with blocks of @bs bytes. */
+static uint64_t max_file_bytes(uint64_t bs)
+{
+	uint64_t p = bs / 4;
+
+	return (EXT2_NDIR_BLOCKS + p + p * p + p * p * p) * bs;
+}
+
+/*
+ * Copy the member's data into the spool at a block-aligned place; the
+ * data ranges are the blocks libarchive returns data for (all of them
+ * but the holes of a sparse member).
+ */
+static int tar_data(struct tarscan *ts, struct bnode *n)
+{
+	struct btree *t = ts->t;
+	uint64_t bs = t->bs, base, end = 0;
+	const void *buf;
+	size_t len;
+	la_int64_t off;
+	int r, ret;
+
+	if (n->size > max_file_bytes(bs))
+		return tar_err(ts, -EFBIG,
+			       "too large for ext2 with %" PRIu64 "-byte blocks",
+			       bs);
+	if (!n->size)
+		return 0;
+	if (t->spool_fd < 0 && (ret = spool_open(t)))
+		return ret;
+	base = round_up(t->spool_end, bs);
+	n->spooled = true;
+	n->spool_off = base;
+	for (;;) {
+		r = archive_read_data_block(ts->a, &buf, &len, &off);
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r < ARCHIVE_WARN)
+			return tar_lib_err(ts, "");
+		if (!len)
+			continue;
+		if (off < 0 || (uint64_t)off < end || (uint64_t)off > n->size ||
+		    len > n->size - (uint64_t)off)
+			return tar_err(ts, -EINVAL,
+				       "data out of order or beyond the size (%" PRIu64 " bytes)",
+				       n->size);
+		ret = spool_write(ts, buf, len, base + (uint64_t)off);
+		if (ret)
+			return ret;
+		end = (uint64_t)off + len;
+		ret = range_add(n, (uint64_t)off / bs, div_round_up(end, bs));
+		if (ret)
+			return ret;
+	}
+	/* holes at the end read as zeros, up to the size */
+	t->spool_end = base + n->size;
+	if (ftruncate(t->spool_fd, (off_t)t->spool_end) < 0)
+		return tar_err(ts, -errno, "temporary file for the data: %s",
+			       strerror(errno));
+	return 0;
+}
+
+/* ---- metadata ---------------------------------------------------------- */
+
+static int tar_xattrs(struct tarscan *ts, struct bnode *n,
+		      struct archive_entry *ae)
+{
+	const char *name;
+	const void *value;
+	size_t size;
+
+	archive_entry_xattr_reset(ae);
+	while (archive_entry_xattr_next(ae, &name, &value, &size) ==
+	       ARCHIVE_OK) {
+		struct bxattr *xa;
+
+		if (!name || !xip_btree_xattr_wanted(name))
+			continue;
+		if (strlen(name) > 255 || size > 65536)
+			return tar_err(ts, -EINVAL,
+				       "extended attribute %s too large", name);
+		xa = realloc(n->xattrs, (n->nxattrs + 1) * sizeof(*xa));
+		if (!xa)
+			return -ENOMEM;
+		n->xattrs = xa;
+		xa = &n->xattrs[n->nxattrs];
+		xa->name = strdup(name);
+		xa->value = malloc(size ? size : 1);
+		if (!xa->name || !xa->value) {
+			free(xa->name);
+			free(xa->value);
+			return -ENOMEM;
+		}
+		if (size)
+			memcpy(xa->value, value, size);
+		xa->len = size;
+		n->nxattrs++;
+	}
+	if (n->nxattrs) {
+		qsort(n->xattrs, n->nxattrs, sizeof(*n->xattrs),
+		      xip_btree_xattr_cmp);
+		ts->t->has_xattrs = true;
+	}
+	return 0;
+}
+
+static int tar_time(struct tarscan *ts, int64_t sec, long nsec, int64_t *s,
+		    uint32_t *ns)
+{
+	if (nsec < 0 || nsec > 999999999)
+		return tar_err(ts, -EINVAL, "invalid time");
+	*s = sec;
+	*ns = (uint32_t)nsec;
+	return 0;
+}
+
+/*
+ * Type, permissions, owner and times of a member.  The member's modes
+ * and numeric ids are kept as they are (GNU tar --numeric-owner --same-
+ * permissions); atime is the archive's when it has one, else mtime; the
+ * change time is the time of the build, as an extraction would have it.
+ */
+static int tar_meta(struct tarscan *ts, struct bnode *n,
+		    struct archive_entry *ae)
+{
+	struct btree *t = ts->t;
+	la_int64_t uid = archive_entry_uid(ae), gid = archive_entry_gid(ae);
+	int ret = 0;
+
+	if (uid < 0 || uid > UINT32_MAX || gid < 0 || gid > UINT32_MAX)
+		return tar_err(ts, -ERANGE, "owner %lld:%lld out of range",
+			       (long long)uid, (long long)gid);
+	n->mode = archive_entry_mode(ae) & (S_IFMT | 07777);
+	xip_btree_set_owner(n, ts->o, (uint32_t)uid, (uint32_t)gid);
+	xip_btree_node_set_now(t, n);
+	if (archive_entry_mtime_is_set(ae))
+		ret = tar_time(ts, archive_entry_mtime(ae),
+			       archive_entry_mtime_nsec(ae), &n->mtime,
+			       &n->mtime_ns);
+	n->atime = n->mtime;
+	n->atime_ns = n->mtime_ns;
+	if (!ret && archive_entry_atime_is_set(ae))
+		ret = tar_time(ts, archive_entry_atime(ae),
+			       archive_entry_atime_nsec(ae), &n->atime,
+			       &n->atime_ns);
+	n->from_source = true;
+	return ret;
+}
+
+/* The contents of a new node of the member's type. */
+static int tar_node_body(struct tarscan *ts, struct bnode *n,
+			 struct archive_entry *ae)
+{
+	struct btree *t = ts->t;
+	const char *target;
+	size_t len;
+
+	switch (n->mode & S_IFMT) {
+	case S_IFREG:
+		if (archive_entry_size(ae) < 0)
+			return tar_err(ts, -EINVAL, "negative size");
+		n->size = (uint64_t)archive_entry_size(ae);
+		t->files++;
+		t->bytes += n->size;
+		return tar_data(ts, n);
+	case S_IFLNK:
+		target = archive_entry_symlink(ae);
+		len = target ? strlen(target) : 0;
+		if (!len)
+			return tar_err(ts, -EINVAL, "symlink without a target");
+		if (len >= t->bs)
+			return tar_err(ts, -ENAMETOOLONG,
+				       "symlink target too long (%zu bytes, at most %u)",
+				       len, t->bs - 1);
+		n->target = strdup(target);
+		if (!n->target)
+			return -ENOMEM;
+		n->size = len;
+		return 0;
+	case S_IFCHR:
+	case S_IFBLK:
+		n->rdev = archive_entry_rdev(ae);
+		return 0;
+	case S_IFDIR:
+	case S_IFIFO:
+		return 0;
+	default:
+		return tar_err(ts, -EOPNOTSUPP,
+			       "file type 0%o cannot be represented in ext2",
+			       (unsigned int)(n->mode & S_IFMT));
+	}
+}
+
+/* ---- placing names ------------------------------------------------------- */
+
+static int tar_check_name(struct tarscan *ts, const char *name)
+{
+	if (strlen(name) > NAME_MAX_EXT2)
+		return tar_err(ts, -ENAMETOOLONG,
+			       "name too long (%zu bytes, at most %d)",
+			       strlen(name), NAME_MAX_EXT2);
+	return 0;
+}
+
+/* Directory @name in @dir, made (0755, owned by root) when missing. */
+static int tar_subdir(struct tarscan *ts, struct bnode *dir, const char *name,
+		      struct bnode **subp)
+{
+	struct bentry *e = xip_btree_find_entry(dir, name);
+	struct bnode *n;
+	int ret;
+
+	if (e) {
+		if (!S_ISDIR(e->node->mode))
+			return tar_err(ts, -ENOTDIR,
+				       "%s: not a directory in the archive",
+				       name);
+		*subp = e->node;
+		return 0;
+	}
+	ret = tar_check_name(ts, name);
+	if (ret)
+		return ret;
+	n = xip_btree_node_new(ts->t);
+	if (!n)
+		return -ENOMEM;
+	n->mode = S_IFDIR | 0755;
+	xip_btree_set_owner(n, ts->o, 0, 0);
+	xip_btree_node_set_now(ts->t, n);
+	n->from_source = true;
+	n->parent = dir;
+	n->name = strdup(name);
+	if (!n->name)
+		return -ENOMEM;
+	*subp = n;
+	return xip_btree_add_entry(dir, name, n);
+}
+
+/*
+ * Walk @rel (normalised, modified in place) down from the root: its
+ * directory (made when missing unless @lookup) and its last name.
+ */
+static int tar_walk(struct tarscan *ts, char *rel, bool lookup,
+		    struct bnode **dirp, char **lastp)
+{
+	struct bnode *dir = ts->t->root;
+	char *p = rel, *slash;
+	int ret;
+
+	while ((slash = strchr(p, '/'))) {
+		*slash = '\0';
+		if (lookup) {
+			struct bentry *e = xip_btree_find_entry(dir, p);
+
+			ret = !e ? -ENOENT : !S_ISDIR(e->node->mode) ?
+			      -ENOTDIR : 0;
+			if (!ret)
+				dir = e->node;
+		} else {
+			ret = tar_subdir(ts, dir, p, &dir);
+		}
+		*slash = '/';
+		if (ret)
+			return ret;
+		p = slash + 1;
+	}
+	*dirp = dir;
+	*lastp = p;
+	return tar_check_name(ts, p);
+}
+
+/* A name that goes away: the inode stays while other names hold it. */
+static void tar_unlink(struct btree *t, struct bnode *n)
+{
+	if (--n->nlink || !S_ISREG(n->mode))
+		return;
+	t->files--;
+	t->bytes -= n->size;
+}
+
+/* Give @n the name @name in @dir, replacing a file of that name. */
+static int tar_place(struct tarscan *ts, struct bnode *dir, const char *name,
+		     struct bnode *n)
+{
+	struct bentry *e = xip_btree_find_entry(dir, name);
+
+	if (!n->name) {
+		n->parent = dir;
+		n->name = strdup(name);
+		if (!n->name)
+			return -ENOMEM;
+	}
+	if (!e)
+		return xip_btree_add_entry(dir, name, n);
+	if (e->node == n)
+		return 0;
+	if (S_ISDIR(e->node->mode))
+		return tar_err(ts, -EEXIST,
+			       "a directory of that name is already in the archive");
+	tar_unlink(ts->t, e->node);
+	e->node = n;
+	n->nlink++;
+	return 0;
+}
+
+/* A directory member over a directory already made: its metadata. */
+static void tar_update_dir(struct bnode *old, struct bnode *n)
+{
+	for (size_t i = 0; i < old->nxattrs; i++) {
+		free(old->xattrs[i].name);
+		free(old->xattrs[i].value);
+	}
+	free(old->xattrs);
+	old->xattrs = n->xattrs;
+	old->nxattrs = n->nxattrs;
+	n->xattrs = NULL;
+	n->nxattrs = 0;
+	old->mode = n->mode;
+	old->uid = n->uid;
+	old->gid = n->gid;
+	old->atime = n->atime;
+	old->atime_ns = n->atime_ns;
+	old->mtime = n->mtime;
+	old->mtime_ns = n->mtime_ns;
+	old->ctime = n->ctime;
+	old->ctime_ns = n->ctime_ns;
+}
+
+static int tar_hardlink(struct tarscan *ts, struct bnode *dir,
+			const char *name, const char *link)
+{
+	struct bnode *ldir;
+	struct bentry *e;
+	char *rel, *last;
+	int ret = xip_build_tar_name(link, &rel);
+
+	if (ret == -EPERM)
+		return tar_err(ts, -EPERM, "hard link to '%s': leaves the top",
+			       link);
+	if (ret)
+		return ret;
+	ret = *rel ? tar_walk(ts, rel, true, &ldir, &last) : -EISDIR;
+	e = ret ? NULL : xip_btree_find_entry(ldir, last);
+	if (!ret && !e)
+		ret = -ENOENT;
+	if (!ret && S_ISDIR(e->node->mode))
+		ret = -EISDIR;
+	if (ret && ret != -ENOMEM && ret != -ENAMETOOLONG)
+		ret = tar_err(ts, ret,
+			      "hard link to '%s': %s", link,
+			      ret == -EISDIR ? "a directory" :
+			      "no such file earlier in the archive");
+	free(rel);
+	return ret ? ret : tar_place(ts, dir, name, e->node);
+}
+
+/* The node of a member, before it has a name. */
+static int tar_new_node(struct tarscan *ts, struct archive_entry *ae,
+			struct bnode **np)
+{
+	struct bnode *n = xip_btree_node_new(ts->t);
+	int ret;
+
+	if (!n)
+		return -ENOMEM;
+	*np = n;
+	ret = tar_meta(ts, n, ae);
+	if (!ret)
+		ret = tar_xattrs(ts, n, ae);
+	if (!ret)
+		ret = tar_node_body(ts, n, ae);
+	return ret;
+}
+
+static int tar_member(struct tarscan *ts, struct archive_entry *ae)
+{
+	const char *path = archive_entry_pathname(ae), *link;
+	struct bnode *dir, *n = NULL;
+	struct bentry *e;
+	char *rel, *last, *shown;
+	int ret;
+
+	if (!path)
+		path = archive_entry_pathname_utf8(ae);
+	if (!path)
+		return tar_err(ts, -EINVAL, "a member without a name");
+	ret = xip_build_tar_name(path, &rel);
+	if (ret == -EPERM) {
+		ts->member = path;
+		return tar_err(ts, -EPERM,
+			       "a name with '..' would leave the top");
+	}
+	if (ret)
+		return ret;
+	shown = strdup(rel);	/* rel is cut up while walking */
+	if (!shown) {
+		free(rel);
+		return -ENOMEM;
+	}
+	ts->member = shown;
+	link = archive_entry_hardlink(ae);
+	if (!*rel) {
+		/* "./": the top itself */
+		ret = link ? tar_err(ts, -EINVAL, "the top as a hard link") :
+		      archive_entry_filetype(ae) != AE_IFDIR ?
+		      tar_err(ts, -ENOTDIR, "the top is not a directory") :
+		      tar_new_node(ts, ae, &n);
+		if (!ret)
+			tar_update_dir(ts->t->root, n);
+		goto out;
+	}
+	ret = tar_walk(ts, rel, false, &dir, &last);
+	if (ret)
+		goto out;
+	if (link) {
+		ret = tar_hardlink(ts, dir, last, link);
+		goto out;
+	}
+	ret = tar_new_node(ts, ae, &n);
+	if (ret)
+		goto out;
+	e = xip_btree_find_entry(dir, last);
+	if (S_ISDIR(n->mode) && e && S_ISDIR(e->node->mode)) {
+		tar_update_dir(e->node, n);
+		goto out;
+	}
+	ret = tar_place(ts, dir, last, n);
+out:
+	/* a node that got no name is freed by xip_btree_finish, unreached */
+	ts->member = NULL;
+	free(shown);
+	free(rel);
+	return ret;
+}
+
+static int tar_open(struct tarscan *ts, int *fdp)
+{
+	struct stat st;
+	int fd;
+
+	if (!strcmp(ts->name, "-")) {
+		*fdp = STDIN_FILENO;
+		return 0;
+	}
+	fd = open(ts->name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return xip_error(-errno, "%s: %s", ts->name, strerror(errno));
+	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
+		int err = S_ISDIR(st.st_mode) ? EISDIR : errno;
+
+		close(fd);
+		return xip_error(-err, "%s: %s", ts->name, strerror(err));
+	}
+	*fdp = fd;
+	return 0;
+}
+
+static int tar_read_all(struct tarscan *ts)
+{
+	struct archive_entry *ae;
+	bool first = true;
+	int r, ret;
+
+	for (;;) {
+		r = archive_read_next_header(ts->a, &ae);
+		if (r == ARCHIVE_EOF)
+			return 0;
+		if (r < ARCHIVE_WARN)
+			return tar_lib_err(ts, first ? "not a tar archive" :
+					   "");
+		first = false;
+		ret = tar_member(ts, ae);
+		if (ret)
+			return ret;
+	}
+}
+
+int xip_btree_scan_tar(struct btree *t, const struct xip_build_opts *o)
+{
+	struct tarscan ts = { .t = t, .o = o, .name = o->tar };
+	struct bnode *r;
+	int fd = -1, ret;
+
+	r = xip_btree_root_new(t, o->tar);
+	if (!r)
+		return -ENOMEM;
+	xip_btree_set_dir(t, r, o, 0755);
+	r->from_source = true;
+	ret = xip_lazy_load(XIP_LAZY_ARCHIVE);
+	if (ret)
+		return ret;
+	ret = tar_open(&ts, &fd);
+	if (ret)
+		return ret;
+	ts.a = archive_read_new();
+	if (!ts.a) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	archive_read_support_filter_gzip(ts.a);
+	archive_read_support_filter_xz(ts.a);
+	archive_read_support_filter_zstd(ts.a);
+	archive_read_support_format_tar(ts.a);
+	if (archive_read_open_fd(ts.a, fd, 65536) != ARCHIVE_OK)
+		ret = tar_lib_err(&ts, "not a tar archive");
+	else
+		ret = tar_read_all(&ts);
+	archive_read_free(ts.a);
+out:
+	if (fd > STDIN_FILENO)
+		close(fd);
+	if (ret)
+		return ret;
+	r->nlink = 2;
+	return xip_btree_make_lpf(t, o);
+}

@@ -1,0 +1,680 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The user-space ELF loader: the kernel's filemap_xip_nopage (2.6 execute-in-place page faults) in user space.
+ * Each PT_LOAD of a program is mapped with MAP_PRIVATE straight from the
+ * segment file at the offsets of the program's blocks, so N running
+ * copies share the segment's pages instead of holding copies in the page
+ * cache of a mounted file system.
+ *
+ * The work is split so that the decisions can be tested on their own:
+ *   prepare   I/O: lookup, permission checks, ELF parsing, data runs
+ *             (exec_prepare.c)
+ *   plan      pure: xip_exec_plan_load(), xip_exec_build_stack()
+ *             (exec_plan.c)
+ *   map       mmap the plan, build the stack on the process stack
+ *   teardown  reset the process state as execve(2) does
+ *   jump      exec-<arch>.S: registers cleared, new stack, entry point
+ * This file holds map, the stack and teardown, and xip_exec_run().
+ */
+#include <dirent.h>
+#include <link.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 35)
+#include <sys/rseq.h>		/* glibc registers rseq for every thread */
+#define XIP_LIBC_RSEQ 1
+#endif
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#ifdef __GLIBC__
+#include <linux/prctl.h>	/* musl's sys/prctl.h has prctl_mm_map itself */
+#endif
+
+#include "util/debug_int.h"
+#include "reader/reader_int.h"
+#include "exec/exec_int.h"
+#include "engine/engine_int.h"
+
+#define STACK_GAP	(256 * 1024)	/* left to xiptool below its sp */
+#define STACK_MIN	(128 * 1024)	/* room for strings and vectors */
+#define STACK_MAX	(16 * 1024 * 1024)
+#define MAX_AUXV	40
+#define POLL_CHUNK	256		/* descriptors per poll(2) */
+#define POLL_SCAN_MAX	1024		/* descriptors poll(2) looks at */
+#define OWN_FDS_MAX	64		/* most xiptool holds at once */
+#define RSEQ_UNREGISTER	1		/* RSEQ_FLAG_UNREGISTER */
+#define RSEQ_AREA_SIZE	32		/* what glibc registers */
+
+#define MAX_UNMAP 192
+
+/* lib/exec-<arch>.S: position-independent, run from a copy (see there) */
+void xip_exec_jump(uint64_t entry, uint64_t sp, const struct xip_unmap *unmap,
+		   size_t n) __attribute__((noreturn));
+extern const char xip_exec_jump_end[];
+typedef void (*xip_jump_fn)(uint64_t entry, uint64_t sp,
+			    const struct xip_unmap *unmap, size_t n)
+	__attribute__((noreturn));
+
+/* ---- map ------------------------------------------------------------ */
+
+static int reserve(struct exec_file *f, uint64_t page)
+{
+	const struct xip_load_plan *p = &f->plan;
+	uint64_t span = p->hi - p->lo, total, base;
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+	void *m;
+
+	if (p->fixed) {
+		m = mmap((void *)(uintptr_t)p->lo, span, PROT_NONE,
+			 flags | MAP_FIXED_NOREPLACE, -1, 0);
+		if (m != MAP_FAILED && (uint64_t)(uintptr_t)m != p->lo) {
+			munmap(m, span);
+			m = MAP_FAILED;
+			errno = EEXIST;
+		}
+		if (m == MAP_FAILED)
+			return xip_error(-errno, "%s: cannot map its fixed"
+					 " addresses 0x%" PRIx64 "-0x%" PRIx64
+					 ": %s", f->name, p->lo, p->hi,
+					 errno == EEXIST ? "in use by xiptool" :
+					 strerror(errno));
+		f->bias = 0;
+		return 0;
+	}
+	total = span + p->align - page;
+	m = mmap(NULL, total, PROT_NONE, flags, -1, 0);
+	if (m == MAP_FAILED)
+		return xip_error(-errno, "%s: cannot reserve 0x%" PRIx64
+				 " bytes: %s", f->name, total, strerror(errno));
+	base = ((uint64_t)(uintptr_t)m + p->align - 1) & ~(p->align - 1);
+	if (base > (uint64_t)(uintptr_t)m)
+		munmap(m, base - (uint64_t)(uintptr_t)m);
+	if ((uint64_t)(uintptr_t)m + total > base + span)
+		munmap((void *)(uintptr_t)(base + span),
+		       (uint64_t)(uintptr_t)m + total - base - span);
+	f->bias = base - p->lo;
+	return 0;
+}
+
+static int map_error(const struct exec_file *f, const struct xip_map_op *op,
+		     uint64_t addr, int err)
+{
+	if (err == EPERM && (op->prot & PROT_EXEC) && op->kind == XIP_MAP_FILE)
+		return xip_error(-EACCES, "%s: the kernel refuses executable"
+				 " mappings of its segment (noexec mount?)",
+				 f->name);
+	return xip_error(-err, "%s: cannot map 0x%" PRIx64 " bytes at 0x%"
+			 PRIx64 ": %s", f->name, op->len, addr, strerror(err));
+}
+
+/* XIPTOOL_DEBUG=exec: one line per mapping, with where its pages are. */
+static void trace_op(const struct exec_file *f, const struct xip_map_op *op,
+		     uint64_t addr)
+{
+	char from[64] = "";
+
+	if (op->kind == XIP_MAP_FILE)
+		snprintf(from, sizeof(from), " from the %s at 0x%" PRIx64,
+			 f->own_fd ? "host file" : "segment", op->off);
+	xip_debug(XIP_DBG_EXEC, "%s: %s 0x%" PRIx64 "+0x%" PRIx64 " %c%c%c%s",
+		  f->name, op->kind == XIP_MAP_FILE ? "map" :
+		  op->kind == XIP_MAP_ANON ? "anon" : "clear", addr, op->len,
+		  (op->prot & PROT_READ) ? 'r' : '-',
+		  (op->prot & PROT_WRITE) ? 'w' : '-',
+		  (op->prot & PROT_EXEC) ? 'x' : '-', from);
+}
+
+static int map_op(const struct exec_file *f, const struct xip_map_op *op,
+		  uint64_t page)
+{
+	uint64_t addr = f->bias + op->addr, pg = addr & ~(page - 1);
+	int flags = MAP_PRIVATE | MAP_FIXED;
+	int prot = op->prot | ((op->prot & PROT_EXEC) ? f->guard_prot : 0);
+	void *want = (void *)(uintptr_t)addr, *m;
+
+	if (xip_debug_mask() & XIP_DBG_EXEC)
+		trace_op(f, op, addr);
+	switch (op->kind) {
+	case XIP_MAP_FILE:
+		m = mmap(want, op->len, prot, flags, f->fd, (off_t)op->off);
+		break;
+	case XIP_MAP_ANON:
+		m = mmap(want, op->len, prot, flags | MAP_ANONYMOUS, -1, 0);
+		break;
+	default:
+		if (!(op->prot & PROT_WRITE) &&
+		    mprotect((void *)(uintptr_t)pg, page,
+			     prot | PROT_READ | PROT_WRITE))
+			return map_error(f, op, addr, errno);
+		xip_exec_raw_copy(addr, NULL, op->len);
+		if (!(op->prot & PROT_WRITE) &&
+		    mprotect((void *)(uintptr_t)pg, page, prot))
+			return map_error(f, op, addr, errno);
+		return 0;
+	}
+	return m == MAP_FAILED ? map_error(f, op, addr, errno) : 0;
+}
+
+#ifdef __aarch64__
+#ifndef PROT_BTI
+#define PROT_BTI	0x10
+#endif
+#ifndef HWCAP2_BTI
+#define HWCAP2_BTI	(1UL << 17)
+#endif
+/*
+ * The arm64 kernel's arch_elf_adjust_prot(): on a CPU with BTI, the
+ * executable mappings of a file whose property note asks for BTI are
+ * guarded.  With an interpreter only the interpreter's: ld.so guards the
+ * program and its libraries itself.  PAC needs nothing from the loader
+ * but fresh keys (exec-aarch64.S).
+ */
+static void guard_branches(struct xip_exec *ex)
+{
+	struct exec_file *f = ex->has_interp ? &ex->interp : &ex->prog;
+
+	if ((getauxval(AT_HWCAP2) & HWCAP2_BTI) &&
+	    (f->elf.aarch64_features & XIP_ELF_AARCH64_BTI))
+		f->guard_prot = PROT_BTI;
+}
+#else
+static void guard_branches(struct xip_exec *ex)
+{
+}
+#endif
+
+static int load_file(struct exec_file *f, uint64_t page)
+{
+	int ret = xip_exec_plan_load(&f->elf, f->runs, f->nruns, page,
+				     f->src_pages, f->name, &f->plan);
+
+	if (!ret)
+		ret = reserve(f, page);
+	if (!ret)
+		XIP_DBG(EXEC, "%s: %zu mappings, load bias 0x%" PRIx64,
+			f->name, f->plan.nops, f->bias);
+	for (size_t i = 0; !ret && i < f->plan.nops; i++)
+		ret = map_op(f, &f->plan.ops[i], page);
+	return ret;
+}
+
+/* ---- the stack ------------------------------------------------------ */
+
+static void auxv_add(struct xip_auxv *a, size_t *n, uint64_t type,
+		     uint64_t val)
+{
+	if (*n < MAX_AUXV)
+		a[(*n)++] = (struct xip_auxv){ type, val };
+}
+
+/* Pass a host value through when the kernel gave us one. */
+static void auxv_pass(struct xip_auxv *a, size_t *n, uint64_t type)
+{
+	unsigned long v;
+
+	errno = 0;
+	v = getauxval(type);
+	if (v || errno != ENOENT)
+		auxv_add(a, n, type, v);
+}
+
+/* The auxiliary vector in the kernel's order (create_elf_tables). */
+static size_t make_auxv(const struct xip_exec *ex, struct xip_auxv *a)
+{
+	const struct exec_file *p = &ex->prog;
+	size_t n = 0;
+
+	auxv_pass(a, &n, AT_SYSINFO_EHDR);
+	auxv_pass(a, &n, AT_MINSIGSTKSZ);
+	auxv_add(a, &n, AT_HWCAP, getauxval(AT_HWCAP));
+	auxv_add(a, &n, AT_PAGESZ, ex->page);
+	auxv_add(a, &n, AT_CLKTCK, getauxval(AT_CLKTCK));
+	auxv_add(a, &n, AT_PHDR, p->bias + p->plan.phdr);
+	auxv_add(a, &n, AT_PHENT, sizeof(Elf64_Phdr));
+	auxv_add(a, &n, AT_PHNUM, p->plan.phnum);
+	auxv_add(a, &n, AT_BASE, ex->has_interp ? ex->interp.bias : 0);
+	auxv_add(a, &n, AT_FLAGS, 0);
+	auxv_add(a, &n, AT_ENTRY, p->bias + p->plan.entry);
+	auxv_add(a, &n, AT_UID, getuid());
+	auxv_add(a, &n, AT_EUID, geteuid());
+	auxv_add(a, &n, AT_GID, getgid());
+	auxv_add(a, &n, AT_EGID, getegid());
+	auxv_add(a, &n, AT_SECURE, 0);
+	auxv_add(a, &n, AT_RANDOM, 0);
+	auxv_pass(a, &n, AT_HWCAP2);
+	auxv_add(a, &n, AT_EXECFN, 0);
+	auxv_add(a, &n, AT_PLATFORM, 0);
+	auxv_pass(a, &n, 27);	/* AT_RSEQ_FEATURE_SIZE */
+	auxv_pass(a, &n, 28);	/* AT_RSEQ_ALIGN */
+	auxv_pass(a, &n, 29);	/* AT_HWCAP3 */
+	auxv_pass(a, &n, 30);	/* AT_HWCAP4 */
+	return n;
+}
+
+/*
+ * The [stack] mapping's end, for the RLIMIT_STACK check.  execve(2) puts
+ * the file name (AT_EXECFN) at the very top of the stack, one pointer
+ * below the mapping's end, and the end is page-aligned; /proc/self/maps
+ * only when that does not hold.
+ */
+static uint64_t stack_vma_end(uint64_t sp, uint64_t page)
+{
+	const char *fn = (const char *)getauxval(AT_EXECFN);
+	unsigned long lo, hi, end = 0;
+	char line[512];
+	FILE *f;
+
+	if (fn) {
+		end = (uint64_t)(uintptr_t)fn + strlen(fn) + 1 + sizeof(void *);
+		if (!(end & (page - 1)) && sp < end)
+			return end;
+		end = 0;
+	}
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo <= sp &&
+		    sp < hi)
+			end = hi;
+	}
+	fclose(f);
+	return end;
+}
+
+/*
+ * Build the stack on the process's own [stack] mapping, STACK_GAP below
+ * the current stack pointer, so that it stays the main stack of the
+ * program (growing down to RLIMIT_STACK as usual).
+ */
+static int build_stack(struct xip_exec *ex, const char *const *argv,
+		       const char *const *envp, struct xip_stack_out *out)
+{
+	uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+	uint64_t top = (sp - STACK_GAP) & ~(ex->page - 1), end, size;
+	struct xip_auxv auxv[MAX_AUXV];
+	struct xip_stack_in in = { 0 };
+	struct rlimit rl;
+
+	size = STACK_MAX;
+	if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		end = stack_vma_end(sp, ex->page);
+		if (!end || end - top + STACK_MIN > rl.rlim_cur)
+			return xip_error(-E2BIG, "stack limit (ulimit -s) %"
+					 PRIu64 " KiB too small",
+					 (uint64_t)rl.rlim_cur / 1024);
+		size = rl.rlim_cur - (end - top);
+		size = size / 4 > STACK_MIN ? size / 4 : STACK_MIN;
+		size = size < STACK_MAX ? size : STACK_MAX;
+	}
+	in.argv = argv;
+	in.envp = envp;
+	in.execfn = ex->execfn;
+	errno = 0;
+	in.platform = (const char *)getauxval(AT_PLATFORM);
+	if (getrandom(in.random, sizeof(in.random), 0) != sizeof(in.random))
+		return xip_error(-errno, "getrandom: %s", strerror(errno));
+	in.pad = ((unsigned int)in.random[0] << 4) & 0x1ff0;
+	in.auxv = auxv;
+	in.nauxv = make_auxv(ex, auxv);
+	return xip_exec_build_stack((void *)(uintptr_t)(top - size), top - size,
+				    size, &in, out);
+}
+
+/* ---- teardown: the process state after execve(2) -------------------- */
+
+struct k_sigaction {
+	uint64_t handler, flags, restorer, mask;
+};
+
+/* Raw system calls: the sanitizers' interceptors must not be involved. */
+static void reset_signals(void)
+{
+	struct k_sigaction old, dfl = { 0 };
+	stack_t ss = { .ss_flags = SS_DISABLE };
+
+	for (int sig = 1; sig < 65; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		if (syscall(SYS_rt_sigaction, sig, NULL, &old, 8))
+			continue;
+		if (old.handler != (uint64_t)(uintptr_t)SIG_DFL &&
+		    old.handler != (uint64_t)(uintptr_t)SIG_IGN)
+			syscall(SYS_rt_sigaction, sig, &dfl, NULL, 8);
+	}
+	syscall(SYS_sigaltstack, &ss, NULL);
+}
+
+#ifdef XIP_LIBC_RSEQ
+static void unregister_rseq(void)
+{
+	void *area;
+
+	if (!__rseq_size)
+		return;
+	area = (char *)__builtin_thread_pointer() + __rseq_offset;
+	if (syscall(SYS_rseq, area, __rseq_size, RSEQ_UNREGISTER, RSEQ_SIG))
+		syscall(SYS_rseq, area, RSEQ_AREA_SIZE, RSEQ_UNREGISTER,
+			RSEQ_SIG);
+}
+#else
+/* a C library that registers no rseq area (musl) leaves nothing to undo */
+static void unregister_rseq(void)
+{
+}
+#endif
+
+/* Close every descriptor /proc/self/fd lists that is marked close-on-exec. */
+static void close_cloexec_proc(void)
+{
+	int fds[1024], n = 0;
+	struct dirent *d;
+	DIR *dir;
+
+	do {
+		dir = opendir("/proc/self/fd");
+		if (!dir)
+			break;
+		n = 0;
+		while ((d = readdir(dir)) && n < 1024) {
+			int fd = atoi(d->d_name);
+			int fl = fcntl(fd, F_GETFD);
+
+			if (d->d_name[0] != '.' && fd != dirfd(dir) &&
+			    fl >= 0 && (fl & FD_CLOEXEC))
+				fds[n++] = fd;
+		}
+		closedir(dir);
+		for (int i = 0; i < n; i++)
+			close(fds[i]);
+	} while (n == 1024);
+}
+
+static void close_if_cloexec(int fd)
+{
+	int fl = fcntl(fd, F_GETFD);
+
+	if (fl >= 0 && (fl & FD_CLOEXEC))
+		close(fd);
+}
+
+/*
+ * Every close-on-exec descriptor here was opened by this process: those it
+ * inherited with the flag were closed by the execve that started it.  A
+ * descriptor is opened at the lowest free number, and xiptool never holds
+ * more than OWN_FDS_MAX at once, so its own lie below POLL_SCAN_MAX unless
+ * nearly all of those numbers are taken by inherited ones.  poll(2), with
+ * no wait, tells which of them are open (POLLNVAL: not open): a few system
+ * calls, where listing /proc/self/fd makes the kernel build an inode for
+ * every descriptor.  False when that cannot be sure to have seen them all.
+ */
+static bool close_cloexec_poll(void)
+{
+	struct pollfd p[POLL_CHUNK];
+	struct rlimit rl;
+	rlim_t end = POLL_SCAN_MAX, used = 0;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		rl.rlim_cur = RLIM_INFINITY;
+	if (rl.rlim_cur < end)
+		end = rl.rlim_cur;
+	for (rlim_t base = 0; base < end; base += POLL_CHUNK) {
+		nfds_t n = end - base < POLL_CHUNK ? (nfds_t)(end - base) :
+						     POLL_CHUNK;
+
+		for (nfds_t i = 0; i < n; i++)
+			p[i] = (struct pollfd){ .fd = (int)(base + i) };
+		if (poll(p, n, 0) < 0)
+			return false;
+		for (nfds_t i = 0; i < n; i++) {
+			if (p[i].revents & POLLNVAL)
+				continue;
+			used++;
+			close_if_cloexec(p[i].fd);
+		}
+	}
+	/* all numbers above the limit were beyond reach of our own opens */
+	return end == rl.rlim_cur || used + OWN_FDS_MAX < end;
+}
+
+/* Close every descriptor marked close-on-exec, as execve does. */
+static void close_cloexec(void)
+{
+	if (!close_cloexec_poll())
+		close_cloexec_proc();
+}
+
+/* Field 20 of /proc/self/stat, the number of threads; -1 when unread. */
+static long stat_threads(void)
+{
+	char buf[2048], *p;
+	long v = -1;
+	int fd, n = 0;
+	ssize_t len;
+
+	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	p = strrchr(buf, ')');
+	/* the first field after the command is field 3 */
+	while (p && n < 18 && (p = strchr(p + 1, ' ')))
+		if (++n == 18)
+			v = strtol(p + 1, NULL, 10);
+	return v;
+}
+
+/*
+ * Whether we are the only thread: unshare(CLONE_VM) succeeds, changing
+ * nothing, exactly when no other thread (or vfork parent) shares our
+ * memory.  Where it is filtered, field 20 of /proc/self/stat counts them.
+ * No kernel counts 0 threads there: 0 is qemu-user's emulated stat, whose
+ * own helper threads make unshare fail; the guest's threads cannot be
+ * counted then, and the caller's word that it runs alone is taken.
+ */
+static bool single_threaded(void)
+{
+	bool others;
+	long n;
+
+	if (syscall(SYS_unshare, CLONE_VM) == 0)
+		return true;
+	others = errno == EINVAL;
+	n = stat_threads();
+	return n == 0 || (n == 1 && !others);
+}
+
+static void set_mm(const struct xip_exec *ex, const struct xip_stack_out *st,
+		   uint64_t start_brk, uint64_t brk)
+{
+	const struct exec_file *p = &ex->prog;
+	struct prctl_mm_map m = {
+		.start_code = p->bias + p->plan.start_code,
+		.end_code = p->bias + p->plan.end_code,
+		.start_data = p->bias + p->plan.start_data,
+		.end_data = p->bias + p->plan.end_data,
+		.start_brk = start_brk,
+		.brk = brk,
+		.start_stack = st->sp,
+		.arg_start = st->arg_start,
+		.arg_end = st->arg_end,
+		.env_start = st->env_start,
+		.env_end = st->env_end,
+		.auxv = (void *)(uintptr_t)st->auxv,
+		.auxv_size = (__u32)st->auxv_bytes,
+		.exe_fd = (__u32)-1,
+	};
+
+	if (m.end_data < m.start_data)
+		m.end_data = m.start_data;
+	if (!prctl(PR_SET_MM, PR_SET_MM_MAP, &m, sizeof(m), 0))
+		return;
+	m.auxv = NULL;
+	m.auxv_size = 0;
+	if (!prctl(PR_SET_MM, PR_SET_MM_MAP, &m, sizeof(m), 0))
+		return;
+	/* older interface; the order keeps arg_start <= arg_end */
+	if (prctl(PR_SET_MM, PR_SET_MM_ARG_START, st->arg_start, 0, 0))
+		prctl(PR_SET_MM, PR_SET_MM_ARG_END, st->arg_end, 0, 0);
+	prctl(PR_SET_MM, PR_SET_MM_ARG_START, st->arg_start, 0, 0);
+	prctl(PR_SET_MM, PR_SET_MM_ARG_END, st->arg_end, 0, 0);
+}
+
+static void set_stack_prot(const struct xip_exec *ex, uint64_t sp)
+{
+	int prot = PROT_READ | PROT_WRITE |
+		   (ex->prog.elf.exec_stack ? PROT_EXEC : 0);
+
+	/* PROT_GROWSDOWN extends the change to the whole [stack] */
+	mprotect((void *)(uintptr_t)(sp & ~(ex->page - 1)), ex->page,
+		 prot | PROT_GROWSDOWN);
+}
+
+/*
+ * Everything the loader's process had mapped from files: its executable
+ * and the shared objects loaded with it (every object dl_iterate_phdr
+ * reports but the vDSO, which the program gets too).
+ */
+struct self_ranges {
+	struct xip_unmap r[MAX_UNMAP];
+	size_t n;
+	uint64_t page, vdso;
+};
+
+static int self_ranges_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct self_ranges *s = data;
+
+	if ((s->vdso && info->dlpi_addr == s->vdso) ||
+	    (info->dlpi_name && !strncmp(info->dlpi_name, "linux-vdso", 10)))
+		return 0;
+	for (size_t i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t lo, hi;
+
+		if (ph->p_type != PT_LOAD || !ph->p_memsz)
+			continue;
+		if (s->n == MAX_UNMAP)
+			return 1;
+		lo = (info->dlpi_addr + ph->p_vaddr) & ~(s->page - 1);
+		hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + s->page - 1) &
+		     ~(s->page - 1);
+		s->r[s->n++] = (struct xip_unmap){ lo, hi - lo };
+	}
+	return 0;
+}
+
+/*
+ * A page of its own for the last instructions: a copy of xip_exec_jump,
+ * then the ranges of our own executable and libraries that it unmaps before
+ * jumping, so that none of the loader stays mapped in the program (when
+ * there are more than fit, the rest simply stays).  Written, then
+ * made read+exec (never both writable and executable).
+ */
+static int make_trampoline(struct xip_exec *ex)
+{
+	size_t code = (size_t)(xip_exec_jump_end - (const char *)xip_exec_jump);
+	size_t at = (code + 15) & ~(size_t)15;
+	struct self_ranges s = { .page = ex->page,
+				 .vdso = getauxval(AT_SYSINFO_EHDR) };
+	void *p;
+
+	dl_iterate_phdr(self_ranges_cb, &s);
+	if (at + sizeof(s.r) > ex->page)
+		return xip_error(-EINVAL, "loader trampoline too large");
+	p = mmap(NULL, ex->page, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return xip_error(-errno, "cannot map the loader's last page: %s",
+				 strerror(errno));
+	memcpy(p, (const void *)xip_exec_jump, code);
+	/* instruction caches need not see the copy (aarch64) */
+	__builtin___clear_cache((char *)p, (char *)p + code);
+	memcpy((char *)p + at, s.r, s.n * sizeof(s.r[0]));
+	if (mprotect(p, ex->page, PROT_READ | PROT_EXEC)) {
+		int err = errno;
+
+		munmap(p, ex->page);
+		return xip_error(-err, "cannot protect the loader's last page:"
+				 " %s", strerror(err));
+	}
+	ex->tramp = p;
+	ex->unmap = (const struct xip_unmap *)((char *)p + at);
+	ex->nunmap = s.n;
+	return 0;
+}
+
+/*
+ * No way back from here: everything that can fail has been done.  Only
+ * system calls follow, then the jump.
+ */
+__attribute__((noreturn, noinline, no_sanitize("address", "undefined")))
+static void teardown_and_jump(const struct xip_exec *ex,
+			      const struct xip_stack_out *st, uint64_t entry)
+{
+	/* the program's heap starts empty, where ours ends, as after execve */
+	uint64_t brk = (uint64_t)syscall(SYS_brk, 0);
+
+	set_stack_prot(ex, st->sp);
+	close_cloexec();
+	reset_signals();
+	unregister_rseq();
+	prctl(PR_SET_NAME, ex->comm, 0, 0, 0);
+	set_mm(ex, st, brk, brk);
+	((xip_jump_fn)ex->tramp)(entry, st->sp, ex->unmap, ex->nunmap);
+}
+
+int xip_exec_run(struct xip_exec *ex, const char *const *argv,
+		 const char *const *envp)
+{
+	struct xip_stack_out st;
+	uint64_t entry;
+	int ret;
+
+	if (!single_threaded())
+		return xip_error(-EBUSY, "%s: cannot replace a process running"
+				 " other threads", ex->prog.name);
+	guard_branches(ex);
+	ret = load_file(&ex->prog, ex->page);
+	if (!ret && ex->has_interp)
+		ret = load_file(&ex->interp, ex->page);
+	if (!ret)
+		ret = build_stack(ex, argv, envp, &st);
+	if (!ret)
+		ret = make_trampoline(ex);
+	if (ret)
+		return ret;
+	entry = ex->has_interp ? ex->interp.bias + ex->interp.plan.entry :
+				 ex->prog.bias + ex->prog.plan.entry;
+	/*
+	 * The mappings keep the segment file, and its lock, open.  Only the
+	 * image's view of the segment must go: the rest of the loader's
+	 * memory is left behind as execve leaves the old image's.
+	 */
+	XIP_DBG(EXEC, "%s: stack at 0x%" PRIx64 ", jump to 0x%" PRIx64
+		" (%s)", ex->prog.name, st.sp, entry,
+		ex->has_interp ? ex->interp.name : "the program's entry");
+	xip_image_abandon(ex->img);
+	ex->img = NULL;
+	teardown_and_jump(ex, &st, entry);
+}

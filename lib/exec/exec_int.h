@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Internal interface of the user-space ELF loader, shared by its files:
+ * exec_prepare.c (find and check the program), exec_plan.c (the pure
+ * plans: mappings and the initial stack, tested and fuzzed alone) and
+ * exec.c (map, build the stack, tear down, jump; exec-<arch>.S holds the
+ * last instructions).  Not part of the public API.
+ */
+#ifndef XIP_EXEC_INT_H
+#define XIP_EXEC_INT_H
+
+#include "reader/reader_int.h"
+#include "exec/elf_int.h"
+
+/* ------------------------------------------------------------------ */
+/* The user-space ELF loader (exec.c, exec-<arch>.S)                   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * xip_exec_prepare() finds and checks a program (and its interpreter),
+ * xip_exec_run() maps it straight from the segment, builds the stack and
+ * jumps to it: on success it does not return.  In between, the pure
+ * planning functions below compute what is mapped where and how the
+ * stack looks; they do no I/O and can be tested and fuzzed alone.
+ */
+
+/* One step of mapping a program; addresses are before the load bias. */
+enum xip_map_kind {
+	XIP_MAP_FILE,		/* @len bytes of the source at offset @off */
+	XIP_MAP_ANON,		/* anonymous zero pages (holes, bss) */
+	XIP_MAP_ZERO,		/* clear bytes of already mapped pages */
+};
+
+struct xip_map_op {
+	enum xip_map_kind kind;
+	uint64_t addr;
+	uint64_t len;
+	uint64_t off;		/* XIP_MAP_FILE: byte offset in the source */
+	int prot;		/* PROT_READ | PROT_WRITE | PROT_EXEC */
+};
+
+struct xip_load_plan {
+	uint64_t lo, hi;	/* span to reserve (page aligned) */
+	uint64_t align;		/* base alignment (ET_DYN) */
+	bool fixed;		/* ET_EXEC: load at lo exactly */
+	struct xip_map_op *ops;	/* in order (malloc'ed) */
+	size_t nops;
+	uint64_t entry;		/* e_entry */
+	uint64_t phdr;		/* AT_PHDR before the bias (0: none) */
+	uint64_t phnum;
+	uint64_t start_code, end_code, start_data, end_data;
+};
+
+/*
+ * Plan the mapping of the validated @elf whose file data lies in @runs
+ * (file pages to source pages of @page bytes, in file order, holes left
+ * out) of a source holding @src_pages pages.  Every PT_LOAD page is
+ * mapped from its run, or as zero pages over a hole; bss is cleared and
+ * extended with anonymous pages.  -ENOEXEC when a run is out of order or
+ * out of the source.
+ */
+int xip_exec_plan_load(const struct xip_elf *elf, const struct xip_run *runs,
+		       size_t nruns, uint64_t page, uint64_t src_pages,
+		       const char *name, struct xip_load_plan *plan);
+void xip_load_plan_free(struct xip_load_plan *plan);
+
+struct xip_auxv {
+	uint64_t type, val;
+};
+
+struct xip_stack_in {
+	const char *const *argv;	/* NULL-terminated, argv[0] first */
+	const char *const *envp;	/* NULL-terminated */
+	const char *execfn;		/* AT_EXECFN */
+	const char *platform;		/* AT_PLATFORM (NULL: none) */
+	uint8_t random[16];		/* AT_RANDOM bytes */
+	unsigned int pad;		/* bytes of random gap below the strings */
+	const struct xip_auxv *auxv;	/* without AT_NULL; AT_RANDOM,
+					 * AT_EXECFN, AT_PLATFORM are filled */
+	size_t nauxv;
+};
+
+struct xip_stack_out {
+	uint64_t sp;			/* points at argc, 16-byte aligned */
+	uint64_t arg_start, arg_end, env_start, env_end;
+	uint64_t auxv;			/* address of the vector on the stack */
+	size_t auxv_bytes;		/* including AT_NULL */
+};
+
+/*
+ * Build the initial stack of a process, like the kernel's
+ * create_elf_tables(), in @mem (@size bytes) that will be at address
+ * @addr: strings (argv, envp, execfn) at the top, platform string, 16
+ * random bytes, then auxv, envp, argv and argc below a 16-byte aligned
+ * sp.  -E2BIG when it does not fit.
+ */
+int xip_exec_build_stack(void *mem, uint64_t addr, size_t size,
+			 const struct xip_stack_in *in,
+			 struct xip_stack_out *out);
+
+/* A range of the loader's own files, unmapped on the way out. */
+struct xip_unmap {
+	uint64_t addr, len;
+};
+
+struct exec_file {
+	char *name;			/* for messages */
+	struct xip_elf elf;
+	int fd;				/* what the pages are mapped from */
+	bool own_fd;			/* a host file: ours to close */
+	uint64_t src_pages;
+	struct xip_run *runs;
+	size_t nruns;
+	struct xip_load_plan plan;
+	uint64_t bias;
+	int guard_prot;			/* added to executable mappings */
+};
+
+struct xip_exec {
+	struct xip_image *img;
+	struct exec_file prog, interp;
+	bool has_interp;
+	struct xip_exec_info info;
+	char *execfn;
+	char comm[16];
+	uint64_t page;
+	void *tramp;		/* a copy of xip_exec_jump, then the ranges */
+	const struct xip_unmap *unmap;	/* in tramp, after the code */
+	size_t nunmap;
+};
+
+/*
+ * Copy @len bytes of @src (zeros when NULL) to the address @dst, with
+ * stores the sanitizers do not check (exec_plan.c).
+ */
+void xip_exec_raw_copy(uint64_t dst, const void *src, size_t len);
+
+#endif

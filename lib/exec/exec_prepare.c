@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The loader's first step, all of its I/O before anything changes: find
+ * the program (and its interpreter) in the image or on the host, check
+ * execute permission and noexec mounts as execve(2) does, parse and
+ * validate the ELF file, and take the runs of blocks its pages are
+ * mapped from.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "util/debug_int.h"
+#include "exec/exec_int.h"
+#include "engine/engine_int.h"
+#include "util/xip_util.h"
+
+/* ---- prepare: find and check the program ---------------------------- */
+
+struct image_ctx {
+	struct xip_image *img;
+	ext2_ino_t ino;
+	struct xip_map m;	/* the reader's map of the file */
+	bool open;
+};
+
+/* Read the file through the reader's block map, straight from the segment. */
+static ssize_t image_read(void *ctx, uint64_t off, void *buf, size_t len)
+{
+	struct image_ctx *c = ctx;
+	uint64_t bs = c->img->block_size, size, n, count;
+	uint8_t *out = buf;
+	size_t done = 0;
+	blk64_t pblk;
+	void *p;
+	int ret;
+
+	if (!c->open) {
+		ret = xip_map_open(c->img, c->ino, &c->m);
+		if (ret)
+			return ret;
+		c->open = true;
+	}
+	size = EXT2_I_SIZE(&c->m.inode);
+	if (off >= size)
+		return 0;
+	if (len > size - off)
+		len = (size_t)(size - off);
+	while (done < len) {
+		uint64_t pos = off + done, in = pos % bs;
+
+		n = bs - in < len - done ? bs - in : len - done;
+		ret = xip_map_block(&c->m, pos / bs, &pblk, &count);
+		if (!ret && pblk)
+			ret = xip_engine_block_ptr(c->img, c->ino, pblk, &p);
+		if (ret)
+			return done ? (ssize_t)done : ret;
+		if (pblk)
+			memcpy(out + done, (uint8_t *)p + in, n);
+		else
+			memset(out + done, 0, n);
+		done += n;
+	}
+	return (ssize_t)done;
+}
+
+static bool in_groups(gid_t gid)
+{
+	gid_t groups[256];
+	int n;
+
+	if (gid == getegid())
+		return true;
+	n = getgroups(256, groups);
+	for (int i = 0; i < n; i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}
+
+/* The kernel's execute permission check on the image's inode. */
+static int may_exec(const struct ext2_inode_large *in, const char *name)
+{
+	unsigned int mode = in->i_mode, bit = 0001;
+	uid_t uid = geteuid();
+
+	if (LINUX_S_ISDIR(mode))
+		return xip_error(-EACCES, "%s: is a directory", name);
+	if (!LINUX_S_ISREG(mode))
+		return xip_error(-EACCES, "%s: not a regular file", name);
+	if (uid == 0)
+		bit = (mode & 0111) ? (mode & 0111) : 0100;
+	else if (uid == inode_uid(*in))
+		bit = 0100;
+	else if (in_groups(inode_gid(*in)))
+		bit = 0010;
+	if (!(mode & bit))
+		return xip_error(-EACCES, "%s: permission denied (no execute"
+				 " bit for us, mode %04o)", name, mode & 07777);
+	return 0;
+}
+
+static char *image_abs_path(const char *path)
+{
+	char *p;
+
+	if (path[0] == '/')
+		return strdup(path);
+	if (asprintf(&p, "/%s", path) < 0)
+		return NULL;
+	return p;
+}
+
+/* Open @path inside the image; @setid reports ignored set-id bits. */
+static int open_in_image(struct xip_exec *ex, struct exec_file *f,
+			 const char *path, bool *setid)
+{
+	struct xip_image *img = ex->img;
+	struct ext2_inode_large in;
+	struct image_ctx c = { .img = img };
+	char *abs = image_abs_path(path);
+	int ret;
+
+	f->fd = -1;
+	if (!abs || asprintf(&f->name, "%s", path) < 0) {
+		free(abs);
+		return xip_error(-ENOMEM, "out of memory");
+	}
+	ret = xip_lookup(img, abs, 0, &c.ino);
+	free(abs);
+	if (ret == -ENOENT || ret == -ENOTDIR)
+		return xip_error(ret, "%s: not found in %s", path,
+				 img->seg->name ? img->seg->name :
+				 img->seg->path);
+	if (!ret)
+		ret = xip_read_inode(img, c.ino, &in);
+	if (!ret)
+		ret = may_exec(&in, path);
+	if (ret)
+		return ret;
+	if (setid)
+		*setid = (in.i_mode & LINUX_S_ISUID) ||
+			 ((in.i_mode & LINUX_S_ISGID) && (in.i_mode & 0010));
+	ret = xip_elf_parse(image_read, &c, EXT2_I_SIZE(&in), path, &f->elf);
+	if (c.open)
+		xip_map_close(&c.m);
+	if (!ret)
+		ret = xip_elf_validate_load(&f->elf, path, img->block_size);
+	if (!ret)
+		ret = xip_file_runs(img, c.ino, &f->runs, &f->nruns);
+	f->fd = img->seg->fd;
+	f->src_pages = img->seg->size / img->block_size;
+	return ret;
+}
+
+static int check_noexec(int fd, const char *what)
+{
+	struct statvfs sv;
+
+	if (fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_NOEXEC))
+		return xip_error(-EACCES, "%s: on a noexec mount: its pages"
+				 " cannot be mapped executable (move it or"
+				 " remount with exec)", what);
+	return 0;
+}
+
+static int not_regular(const char *path)
+{
+	return xip_error(-EACCES, "interpreter %s: not a regular file on the"
+			 " host", path);
+}
+
+static int open_on_host(struct xip_exec *ex, struct exec_file *f,
+			const char *path)
+{
+	struct stat st;
+	int ret;
+
+	f->name = strdup(path);
+	if (!f->name)
+		return xip_error(-ENOMEM, "out of memory");
+	/*
+	 * Whatever PT_INTERP names is opened: a FIFO would block the open and
+	 * a terminal become ours.  Refuse what is no regular file before
+	 * opening it, and check again what was opened.  Symbolic links are
+	 * followed, as execve follows them (/lib64/ld-linux-x86-64.so.2 is
+	 * one).
+	 */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return not_regular(path);
+	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (f->fd < 0)
+		return xip_error(-errno, "interpreter %s: %s on the host",
+				 path, strerror(errno));
+	f->own_fd = true;
+	if (fstat(f->fd, &st) < 0)
+		return xip_error(-errno, "%s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return not_regular(path);
+	if (!(st.st_mode & 0111))
+		return xip_error(-EACCES, "interpreter %s: not an executable"
+				 " file", path);
+	ret = check_noexec(f->fd, path);
+	if (!ret)
+		ret = xip_elf_parse_fd(f->fd, path, &f->elf);
+	if (!ret)
+		ret = xip_elf_validate_load(&f->elf, path, 0);
+	if (ret)
+		return ret;
+	f->src_pages = div_round_up((uint64_t)st.st_size, ex->page);
+	f->runs = calloc(1, sizeof(*f->runs));
+	if (!f->runs)
+		return xip_error(-ENOMEM, "out of memory");
+	*f->runs = (struct xip_run){ 0, 0, f->src_pages };
+	f->nruns = 1;
+	return 0;
+}
+
+static int prepare_interp(struct xip_exec *ex, enum xip_interp_from from)
+{
+	const char *path = ex->prog.elf.interp;
+	int ret = -ENOENT;
+
+	ex->has_interp = true;
+	ex->info.interp = path;
+	if (from != XIP_INTERP_HOST) {
+		ret = open_in_image(ex, &ex->interp, path, NULL);
+		if (!ret || from == XIP_INTERP_IMAGE ||
+		    (ret != -ENOENT && ret != -ENOTDIR)) {
+			ex->info.interp_from_image = true;
+			if (ret == -ENOENT || ret == -ENOTDIR)
+				xip_error(ret, "interpreter %s: not found in"
+					  " the image", path);
+			return ret;
+		}
+		free(ex->interp.name);
+		free(ex->interp.runs);
+		xip_elf_free(&ex->interp.elf);
+		memset(&ex->interp, 0, sizeof(ex->interp));
+	}
+	return open_on_host(ex, &ex->interp, path);
+}
+
+static int prepare_image(struct xip_exec *ex)
+{
+	struct xip_seg *seg = ex->img->seg;
+	const char *what = seg->name ? seg->name : seg->path;
+	char why[256];
+
+	if (xip_image_xip_capable(ex->img, 0, why, sizeof(why)) != 1)
+		return xip_error(-EOPNOTSUPP, "%s: not XIP-capable: %s", what,
+				 why);
+	if (seg->kind == XIP_SEG_DAX)
+		return xip_error(-EOPNOTSUPP, "%s: device-DAX memory cannot be"
+				 " mapped privately; exec needs a file or block"
+				 " device segment", what);
+	return check_noexec(seg->fd, what);
+}
+
+int xip_exec_prepare(struct xip_image *img, const struct xip_exec_opts *opts,
+		     struct xip_exec **exp)
+{
+	struct xip_exec *ex = calloc(1, sizeof(*ex));
+	const char *base;
+	int ret;
+
+	*exp = NULL;
+	if (!ex)
+		return xip_error(-ENOMEM, "out of memory");
+	ex->img = img;
+	ex->page = (uint64_t)xip_host_page_size();
+	ex->prog.fd = ex->interp.fd = -1;
+	ex->execfn = strdup(opts->path);
+	base = strrchr(opts->path, '/');
+	snprintf(ex->comm, sizeof(ex->comm), "%s", base ? base + 1 : opts->path);
+	ret = ex->execfn ? 0 : xip_error(-ENOMEM, "out of memory");
+	if (!ret)
+		ret = open_in_image(ex, &ex->prog, opts->path,
+				    &ex->info.setid_ignored);
+	if (!ret)
+		ret = prepare_image(ex);
+	ex->info.type = ex->prog.elf.type;
+	if (!ret && ex->prog.elf.interp)
+		ret = prepare_interp(ex, opts->interp_from);
+	if (ret) {
+		xip_exec_free(ex);
+		return ret;
+	}
+	XIP_DBG(EXEC, "%s: ELF type %u, %zu run(s) of blocks%s%s",
+		ex->prog.name, ex->prog.elf.type, ex->prog.nruns,
+		ex->has_interp ? ", interpreter " : "",
+		ex->has_interp ? ex->interp.name : "");
+	*exp = ex;
+	return 0;
+}
+
+const struct xip_exec_info *xip_exec_info(const struct xip_exec *ex)
+{
+	return &ex->info;
+}
+
+static void exec_file_free(struct exec_file *f)
+{
+	if (f->own_fd && f->fd >= 0)
+		close(f->fd);
+	free(f->name);
+	free(f->runs);
+	xip_elf_free(&f->elf);
+	xip_load_plan_free(&f->plan);
+}
+
+void xip_exec_free(struct xip_exec *ex)
+{
+	if (!ex)
+		return;
+	exec_file_free(&ex->prog);
+	exec_file_free(&ex->interp);
+	free(ex->execfn);
+	free(ex);
+}

@@ -1,0 +1,1025 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The registry of attached segments: one small state file per segment in
+ * the run directory, named after the segment.  A state file is a list of
+ * "key=value" lines (backslash escapes for '\\' and newlines), written to
+ * a temporary file and linked or renamed into place, so a reader never
+ * sees half a record.
+ *
+ * A record names its segment file and that file's identity (device,
+ * inode, owner) at attach; every use opens the file without following a
+ * symlink and compares.  A record whose file is gone, or replaced by
+ * another, is stale.  Every change (attach, detach, cleaning a stale
+ * record, a loop device released) is made holding the registry lock, a
+ * flock on .lock in the run directory; readers take no lock, and clean
+ * what they find stale only under it, after reading the record again.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/loop.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/debug_int.h"
+#include "xip.h"
+#include "registry/registry_int.h"
+#include "segment/segment_int.h"
+#include "util/xip_util.h"
+
+#define STATE_MAX 32768
+#define LOCK_NAME ".lock"
+
+/* ---- the run directory ----------------------------------------------- */
+
+static int rundir_path(char *buf, size_t len)
+{
+	const char *env = getenv("XIPTOOL_RUNDIR");
+	int n;
+
+	if (env && *env)
+		n = snprintf(buf, len, "%s", env);
+	else if (geteuid() == 0)
+		n = snprintf(buf, len, "/run/xiptool");
+	else if ((env = getenv("XDG_RUNTIME_DIR")) && *env)
+		n = snprintf(buf, len, "%s/xiptool", env);
+	else
+		return xip_error(-ENOENT,
+				 "no run directory for the registry: set XDG_RUNTIME_DIR or XIPTOOL_RUNDIR");
+	if (n < 0 || (size_t)n >= len)
+		return xip_error(-ENAMETOOLONG, "%s: run directory name too long",
+				 buf);
+	return 0;
+}
+
+static int rundir_refuse(const char *dir, const struct stat *st)
+{
+	if (S_ISLNK(st->st_mode))
+		return xip_error(-ELOOP,
+				 "%s: run directory is a symbolic link: refusing",
+				 dir);
+	if (!S_ISDIR(st->st_mode))
+		return xip_error(-ENOTDIR, "%s: run directory is not a directory",
+				 dir);
+	if (st->st_uid != geteuid() || (st->st_mode & 0022))
+		return xip_error(-EPERM,
+				 "%s: run directory must belong to uid %u and not be writable by others",
+				 dir, (unsigned int)geteuid());
+	return 0;
+}
+
+/*
+ * Open the run directory, creating it when missing, and check it as ssh
+ * and tmux check theirs: lstat (no symlink), open O_NOFOLLOW|O_DIRECTORY,
+ * then fstat the descriptor (the same directory, ours, not writable by
+ * others).  Returns the descriptor; the path is left in @buf.
+ */
+static int rundir_open(char *buf, size_t len)
+{
+	struct stat lst, st;
+	int fd, ret = rundir_path(buf, len);
+
+	if (ret)
+		return ret;
+	if (lstat(buf, &lst) < 0) {
+		if (errno != ENOENT)
+			return xip_error(-errno, "%s: %s", buf, strerror(errno));
+		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+			return xip_error(-errno,
+					 "%s: cannot create run directory: %s",
+					 buf, strerror(errno));
+		if (lstat(buf, &lst) < 0)
+			return xip_error(-errno, "%s: %s", buf, strerror(errno));
+	}
+	ret = rundir_refuse(buf, &lst);
+	if (ret)
+		return ret;
+	fd = open(buf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP || errno == ENOTDIR ?
+		       xip_error(-ELOOP, "%s: run directory is a symbolic link: refusing",
+				 buf) :
+		       xip_error(-errno, "%s: %s", buf, strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		ret = xip_error(-errno, "%s: %s", buf, strerror(errno));
+	} else if (st.st_dev != lst.st_dev || st.st_ino != lst.st_ino) {
+		ret = xip_error(-ELOOP,
+				"%s: run directory changed while being opened: refusing",
+				buf);
+	} else {
+		ret = rundir_refuse(buf, &st);
+	}
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+int xip_registry_dir(char *buf, size_t len)
+{
+	int fd = rundir_open(buf, len);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+/* ---- the lock ----------------------------------------------------------- */
+
+static __thread int lock_fd = -1;
+static __thread unsigned int lock_depth;
+
+int xip_registry_lock(void)
+{
+	char dir[XIP_PATH_MAX];
+	int dfd, fd;
+
+	if (lock_depth) {
+		lock_depth++;
+		return 0;
+	}
+	dfd = rundir_open(dir, sizeof(dir));
+	if (dfd < 0)
+		return dfd;
+	fd = openat(dfd, LOCK_NAME, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY |
+		    O_NONBLOCK | O_CLOEXEC, 0600);
+	close(dfd);
+	if (fd < 0)
+		return xip_error(-errno, "%s/%s: %s", dir, LOCK_NAME,
+				 strerror(errno));
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno == EINTR)
+			continue;
+		close(fd);
+		return xip_error(-errno, "%s/%s: lock: %s", dir, LOCK_NAME,
+				 strerror(errno));
+	}
+	lock_fd = fd;
+	lock_depth = 1;
+	return 0;
+}
+
+void xip_registry_unlock(void)
+{
+	if (!lock_depth || --lock_depth)
+		return;
+	close(lock_fd);		/* drops the flock */
+	lock_fd = -1;
+}
+
+/* ---- names ------------------------------------------------------------ */
+
+static bool name_char(int c)
+{
+	return isascii(c) && (isalnum(c) || c == '.' || c == '_' || c == '-');
+}
+
+int xip_registry_name_check(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (n == 0)
+		return xip_error(-EINVAL, "empty segment name");
+	if (n > XIP_SEG_NAME_MAX)
+		return xip_error(-EINVAL,
+				 "%.70s...: segment name longer than %d characters",
+				 name, XIP_SEG_NAME_MAX);
+	if (name[0] == '.')
+		return xip_error(-EINVAL,
+				 "%s: segment name must not start with '.'",
+				 name);
+	for (size_t i = 0; i < n; i++)
+		if (!name_char((unsigned char)name[i]))
+			return xip_error(-EINVAL,
+					 "%s: invalid segment name (use 1 to %d of A-Z a-z 0-9 . _ -)",
+					 name, XIP_SEG_NAME_MAX);
+	return 0;
+}
+
+static void strip_suffix(char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	if (n > m && !strcasecmp(s + n - m, suffix))
+		s[n - m] = '\0';
+}
+
+int xip_registry_default_name(const char *image, char *buf, size_t len)
+{
+	const char *base = strrchr(image, '/');
+	char tmp[XIP_PATH_MAX];
+	size_t o = 0;
+
+	if (image[0] == '@')
+		return xip_error(-EINVAL,
+				 "%s: a copy of a segment needs a name (--name)",
+				 image);
+	base = base ? base + 1 : image;
+	snprintf(tmp, sizeof(tmp), "%s", base);
+	strip_suffix(tmp, ".gz");
+	strip_suffix(tmp, ".img");
+	strip_suffix(tmp, ".ext2");
+	for (const char *p = tmp; *p && o < XIP_SEG_NAME_MAX && o + 1 < len;
+	     p++) {
+		if (o == 0 && *p == '.')
+			continue;
+		buf[o++] = name_char((unsigned char)*p) ? *p : '_';
+	}
+	if (len)
+		buf[o < len ? o : len - 1] = '\0';
+	if (o == 0)
+		return xip_error(-EINVAL,
+				 "%s: cannot derive a segment name from the image name: give one with --name",
+				 image);
+	return xip_registry_name_check(buf);
+}
+
+/* ---- state file text ------------------------------------------------- */
+
+struct sbuf {
+	char *p;
+	size_t len, used;
+	bool overflow;
+};
+
+static void sb_putc(struct sbuf *sb, char c)
+{
+	if (sb->used + 1 < sb->len)
+		sb->p[sb->used++] = c;
+	else
+		sb->overflow = true;
+}
+
+static void sb_str(struct sbuf *sb, const char *key, const char *val)
+{
+	for (const char *k = key; *k; k++)
+		sb_putc(sb, *k);
+	sb_putc(sb, '=');
+	for (const char *v = val; *v; v++) {
+		if (*v == '\\' || *v == '\n') {
+			sb_putc(sb, '\\');
+			sb_putc(sb, *v == '\n' ? 'n' : '\\');
+		} else {
+			sb_putc(sb, *v);
+		}
+	}
+	sb_putc(sb, '\n');
+}
+
+static void sb_num(struct sbuf *sb, const char *key, int64_t val)
+{
+	char num[32];
+
+	snprintf(num, sizeof(num), "%" PRId64, val);
+	sb_str(sb, key, num);
+}
+
+int xip_registry_format(const struct xip_seg_entry *e, char *buf, size_t len)
+{
+	struct sbuf sb = { buf, len, 0, false };
+
+	sb_str(&sb, "name", e->name);
+	sb_str(&sb, "type", xip_seg_type_name(e->type));
+	sb_num(&sb, "size", (int64_t)e->size);
+	sb_str(&sb, "path", e->path);
+	sb_str(&sb, "image", e->image);
+	sb_num(&sb, "compressed", e->compressed);
+	sb_str(&sb, "loop", e->loop);
+	sb_str(&sb, "file", e->file);
+	sb_num(&sb, "offset", (int64_t)e->offset);
+	sb_num(&sb, "sizelimit", (int64_t)e->sizelimit);
+	sb_str(&sb, "label", e->label);
+	sb_str(&sb, "uuid", e->uuid);
+	sb_num(&sb, "created", e->created);
+	sb_num(&sb, "owner", (int64_t)e->owner);
+	sb_num(&sb, "dev", (int64_t)e->seg_dev);
+	sb_num(&sb, "ino", (int64_t)e->seg_ino);
+	sb_num(&sb, "fileuid", (int64_t)e->seg_uid);
+	if (e->image_mode) {
+		char mode[16];
+
+		sb_num(&sb, "imageuid", (int64_t)e->image_uid);
+		sb_num(&sb, "imagegid", (int64_t)e->image_gid);
+		snprintf(mode, sizeof(mode), "%o",
+			 (unsigned int)e->image_mode);
+		sb_str(&sb, "imagemode", mode);
+	}
+	sb_str(&sb, "state", e->attaching ? "attaching" : "attached");
+	if (e->attaching)
+		sb_num(&sb, "pid", (int64_t)e->pid);
+	if (len)
+		buf[sb.used] = '\0';
+	if (sb.overflow)
+		return xip_error(-ENAMETOOLONG, "%s: state record too long",
+				 e->name);
+	return (int)sb.used;
+}
+
+/* Unescape @src (up to @n bytes) into @dst of @len bytes. */
+static int unescape(const char *src, size_t n, char *dst, size_t len)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char c = src[i];
+
+		if (c == '\\' && i + 1 < n) {
+			c = src[++i] == 'n' ? '\n' : src[i];
+		}
+		if (o + 1 >= len)
+			return -ENAMETOOLONG;
+		dst[o++] = c;
+	}
+	dst[o] = '\0';
+	return 0;
+}
+
+static int parse_num(const char *v, uint64_t *out)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)*v))
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(v, &end, 10);
+	return errno || *end ? -EINVAL : 0;
+}
+
+/* A file's mode (type and permission bits) in octal: "100640". */
+static int parse_mode(const char *v, mode_t *out)
+{
+	unsigned long m;
+	char *end;
+
+	if (*v < '0' || *v > '7')
+		return -EINVAL;
+	errno = 0;
+	m = strtoul(v, &end, 8);
+	if (errno || *end || m > 0177777)
+		return -EINVAL;
+	*out = (mode_t)m;
+	return 0;
+}
+
+/* @val: @vlen bytes, not terminated */
+static int parse_field(struct xip_seg_entry *e, const char *key,
+		       const char *val, size_t vlen)
+{
+	struct { const char *key; char *dst; size_t len; } strs[] = {
+		{ "name", e->name, sizeof(e->name) },
+		{ "path", e->path, sizeof(e->path) },
+		{ "image", e->image, sizeof(e->image) },
+		{ "loop", e->loop, sizeof(e->loop) },
+		{ "file", e->file, sizeof(e->file) },
+		{ "label", e->label, sizeof(e->label) },
+		{ "uuid", e->uuid, sizeof(e->uuid) },
+	};
+	char word[32];			/* a type or a number */
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+		if (!strcmp(key, strs[i].key))
+			return unescape(val, vlen, strs[i].dst, strs[i].len);
+	static const char *const nums[] = {
+		"type", "size", "offset", "sizelimit", "created", "owner",
+		"compressed", "dev", "ino", "fileuid", "state", "pid",
+		"imageuid", "imagegid", "imagemode",
+	};
+	size_t k;
+
+	for (k = 0; k < sizeof(nums) / sizeof(nums[0]); k++)
+		if (!strcmp(key, nums[k]))
+			break;
+	if (k == sizeof(nums) / sizeof(nums[0]))
+		return 0;	/* unknown keys are ignored */
+	if (vlen >= sizeof(word))
+		return -EINVAL;
+	memcpy(word, val, vlen);
+	word[vlen] = '\0';
+	if (!strcmp(key, "type"))
+		return xip_seg_type_parse(word, &e->type) ? -EINVAL : 0;
+	if (!strcmp(key, "state")) {
+		if (strcmp(word, "attached") && strcmp(word, "attaching"))
+			return -EINVAL;
+		e->attaching = !strcmp(word, "attaching");
+		return 0;
+	}
+	if (!strcmp(key, "imagemode"))
+		return parse_mode(word, &e->image_mode);
+	if (parse_num(word, &v))
+		return -EINVAL;
+	if (!strcmp(key, "size"))
+		e->size = v;
+	else if (!strcmp(key, "offset"))
+		e->offset = v;
+	else if (!strcmp(key, "sizelimit"))
+		e->sizelimit = v;
+	else if (!strcmp(key, "created"))
+		e->created = (int64_t)v;
+	else if (!strcmp(key, "owner"))
+		e->owner = (uid_t)v;
+	else if (!strcmp(key, "compressed"))
+		e->compressed = v != 0;
+	else if (!strcmp(key, "dev"))
+		e->seg_dev = v;
+	else if (!strcmp(key, "ino"))
+		e->seg_ino = v;
+	else if (!strcmp(key, "fileuid"))
+		e->seg_uid = (uid_t)v;
+	else if (!strcmp(key, "pid"))
+		e->pid = (pid_t)v;
+	else if (!strcmp(key, "imageuid"))
+		e->image_uid = (uid_t)v;
+	else if (!strcmp(key, "imagegid"))
+		e->image_gid = (gid_t)v;
+	return 0;
+}
+
+int xip_registry_parse(const char *text, struct xip_seg_entry *e)
+{
+	char key[32];
+
+	memset(e, 0, sizeof(*e));
+	while (*text) {
+		const char *nl = strchr(text, '\n');
+		const char *eq = strchr(text, '=');
+		size_t n = nl ? (size_t)(nl - text) : strlen(text);
+		int ret;
+
+		if (!eq || eq > text + n || (size_t)(eq - text) >= sizeof(key) ||
+		    (size_t)(text + n - eq - 1) >= XIP_PATH_MAX * 2)
+			return -EINVAL;
+		memcpy(key, text, (size_t)(eq - text));
+		key[eq - text] = '\0';
+		ret = parse_field(e, key, eq + 1, (size_t)(text + n - eq - 1));
+		if (ret)
+			return ret;
+		text += n + (nl ? 1 : 0);
+	}
+	if (xip_registry_name_check(e->name) || e->type == XIP_SEGTYPE_NONE ||
+	    !e->path[0]) {
+		xip_error_clear();
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- state files ------------------------------------------------------ */
+
+/* The run directory, opened and checked, for the record @name. */
+static int state_dir(const char *name, char *dir, size_t len)
+{
+	int ret = xip_registry_name_check(name);
+
+	return ret ? ret : rundir_open(dir, len);
+}
+
+/* Write the record to a new temporary file in @dfd; its name in @tmp. */
+static int state_write_tmp(int dfd, const char *dir,
+			   const struct xip_seg_entry *e, char *tmp,
+			   size_t len)
+{
+	static __thread unsigned int seq;
+	char *text = malloc(STATE_MAX);
+	struct timespec ts;
+	int fd = -1, n, ret = 0;
+
+	tmp[0] = '\0';
+	if (!text)
+		return xip_error(-ENOMEM, "out of memory");
+	n = xip_registry_format(e, text, STATE_MAX);
+	if (n < 0) {
+		free(text);
+		return n;
+	}
+	/* a name of its own (".NAME.PID.SEQ.NSEC"), never a stale one */
+	for (int tries = 0; fd < 0 && tries < 100; tries++) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		snprintf(tmp, len, ".%s.%d.%u.%ld", e->name, (int)getpid(),
+			 seq++, ts.tv_nsec);
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			    O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0) {
+		ret = xip_error(-errno, "%s/%s: %s", dir, tmp, strerror(errno));
+		free(text);
+		tmp[0] = '\0';	/* not ours */
+		return ret;
+	}
+	ret = xip_write_all(fd, text, (size_t)n);
+	if (!ret && fsync(fd) < 0)
+		ret = -errno;
+	if (ret)
+		ret = xip_error(ret, "%s/%s: cannot write state file: %s", dir,
+				tmp, strerror(-ret));
+	if (close(fd) < 0 && !ret)
+		ret = xip_error(-errno, "%s/%s: %s", dir, tmp, strerror(errno));
+	free(text);
+	if (ret) {
+		unlinkat(dfd, tmp, 0);
+		tmp[0] = '\0';
+	}
+	return ret;
+}
+
+/*
+ * One function for a new record (link: refuses a name in use) and a
+ * replaced one (rename over it).
+ */
+int xip_registry_store(const struct xip_seg_entry *e, int flags)
+{
+	char dir[XIP_PATH_MAX], tmp[XIP_SEG_NAME_MAX + 64];
+	bool create = flags & XIP_REG_CREATE;
+	int dfd, ret = xip_registry_lock();
+
+	if (ret)
+		return ret;
+	dfd = state_dir(e->name, dir, sizeof(dir));
+	if (dfd < 0) {
+		xip_registry_unlock();
+		return dfd;
+	}
+	ret = state_write_tmp(dfd, dir, e, tmp, sizeof(tmp));
+	if (!ret && (create ? linkat(dfd, tmp, dfd, e->name, 0) :
+			      renameat(dfd, tmp, dfd, e->name)) < 0)
+		ret = create && errno == EEXIST ?
+		      xip_error(-EEXIST, "%s: a segment of that name is already attached",
+				e->name) :
+		      xip_error(-errno, "%s/%s: %s", dir, e->name,
+				strerror(errno));
+	if (!ret)
+		XIP_DBG(REGISTRY, "%s record %s (type %s, file %s%s%s)",
+			create ? "new" : "updated", e->name,
+			xip_seg_type_name(e->type), e->path,
+			e->loop[0] ? ", loop " : "", e->loop);
+	/* what is left of ours: the link's source, a failed rename's */
+	if (tmp[0] && (create || ret))
+		unlinkat(dfd, tmp, 0);
+	close(dfd);
+	xip_registry_unlock();
+	return ret;
+}
+
+int xip_registry_remove(const char *name)
+{
+	char dir[XIP_PATH_MAX];
+	int dfd, ret = xip_registry_lock();
+
+	if (ret)
+		return ret;
+	dfd = state_dir(name, dir, sizeof(dir));
+	if (dfd < 0) {
+		xip_registry_unlock();
+		return dfd;
+	}
+	if (unlinkat(dfd, name, 0) < 0)
+		ret = xip_error(-errno, "%s/%s: %s", dir, name, strerror(errno));
+	else
+		XIP_DBG(REGISTRY, "record %s removed", name);
+	close(dfd);
+	xip_registry_unlock();
+	return ret;
+}
+
+static int state_read(int dfd, const char *name, struct xip_seg_entry *e)
+{
+	struct stat st;
+	size_t cap;
+	char *text;
+	ssize_t n;
+	int fd, ret;
+
+	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY |
+		    O_NONBLOCK);
+	if (fd < 0)
+		return errno == ELOOP ? -EINVAL : -errno;
+	/* a buffer the size of the record (it is read on every exec) */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		ret = S_ISREG(st.st_mode) ? -errno : -EINVAL;
+		close(fd);
+		return ret;
+	}
+	cap = st.st_size > 0 && st.st_size < STATE_MAX ?
+		      (size_t)st.st_size + 1 : STATE_MAX;
+	text = malloc(cap);
+	if (!text) {
+		close(fd);
+		return xip_error(-ENOMEM, "out of memory");
+	}
+	n = xip_read_full(fd, text, cap - 1);
+	close(fd);
+	if (n < 0) {
+		free(text);
+		return (int)n;
+	}
+	text[n] = '\0';
+	ret = xip_registry_parse(text, e);
+	free(text);
+	return ret;
+}
+
+/* ---- identity ---------------------------------------------------------- */
+
+bool xip_registry_same_file(const struct xip_seg_entry *e,
+			    const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && e->seg_ino != 0 &&
+	       (uint64_t)st->st_dev == e->seg_dev &&
+	       (uint64_t)st->st_ino == e->seg_ino && st->st_uid == e->seg_uid;
+}
+
+static int foreign_error(const struct xip_seg_entry *e)
+{
+	return xip_error(-ESTALE,
+			 "@%s: %s is not the segment that was attached (device/inode changed): refusing",
+			 e->name, e->path);
+}
+
+/* Is the recorded loop device still bound to the recorded file? */
+bool xip_registry_loop_serves(const struct xip_seg_entry *e)
+{
+	struct loop_info64 li;
+	struct stat st;
+	bool ret;
+	int fd;
+
+	if (!e->loop[0] || strncmp(e->loop, "/dev/", 5))
+		return false;
+	fd = open(e->loop, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ret = fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) &&
+	      ioctl(fd, LOOP_GET_STATUS64, &li) == 0 &&
+	      li.lo_device == e->seg_dev && li.lo_inode == e->seg_ino;
+	close(fd);
+	return ret;
+}
+
+/* Judge a record against its segment file (see enum xip_entry_state). */
+static enum xip_entry_state entry_judge(const struct xip_seg_entry *e,
+					bool probe)
+{
+	enum xip_entry_state state;
+	struct stat st;
+	int fd;
+
+	if (lstat(e->path, &st) < 0)
+		return errno == ENOENT ? XIP_ENTRY_GONE :
+		       e->attaching ? XIP_ENTRY_ATTACHING : XIP_ENTRY_LIVE;
+	if (!xip_registry_same_file(e, &st))
+		return XIP_ENTRY_FOREIGN;
+	if (!e->attaching)
+		return XIP_ENTRY_LIVE;
+	if (!probe)
+		return XIP_ENTRY_ATTACHING;
+	/* a running attach holds the file locked until it is recorded */
+	fd = open(e->path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK |
+		  O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? XIP_ENTRY_GONE : XIP_ENTRY_ATTACHING;
+	if (fstat(fd, &st) < 0 || !xip_registry_same_file(e, &st))
+		state = XIP_ENTRY_FOREIGN;
+	else if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		state = XIP_ENTRY_ABANDONED;
+	else
+		state = XIP_ENTRY_ATTACHING;
+	close(fd);
+	return state;
+}
+
+/* ---- records -------------------------------------------------------------- */
+
+int xip_registry_read(const char *name, struct xip_seg_entry *e,
+		      enum xip_entry_state *state, bool probe)
+{
+	char dir[XIP_PATH_MAX];
+	int dfd = state_dir(name, dir, sizeof(dir)), ret;
+
+	if (dfd < 0)
+		return dfd;
+	ret = state_read(dfd, name, e);
+	close(dfd);
+	if (ret == -ENOENT)
+		return xip_error(-ENOENT, "@%s: no attached segment of that name",
+				 name);
+	if (ret == -EINVAL)
+		return xip_error(-EUCLEAN, "%s/%s: damaged state file", dir,
+				 name);
+	if (ret)
+		return xip_error(ret, "%s/%s: %s", dir, name, strerror(-ret));
+	if (strcmp(e->name, name))
+		return xip_error(-EUCLEAN, "%s/%s: state file names '%s'", dir,
+				 name, e->name);
+	*state = entry_judge(e, probe);
+	return 0;
+}
+
+int xip_registry_lock_new(struct xip_seg_entry **e)
+{
+	int ret;
+
+	*e = malloc(sizeof(**e));
+	if (!*e)
+		return xip_error(-ENOMEM, "out of memory");
+	ret = xip_registry_lock();
+	if (ret) {
+		free(*e);
+		*e = NULL;
+	}
+	return ret;
+}
+
+int xip_registry_clean(const struct xip_seg_entry *e)
+{
+	struct xip_seg_entry *cur;
+	enum xip_entry_state state;
+	struct stat st;
+	int ret = xip_registry_lock_new(&cur);
+
+	if (ret)
+		return ret;
+	ret = xip_registry_read(e->name, cur, &state, true);
+	if (ret == -ENOENT) {
+		ret = 0;		/* someone else was first */
+		goto out;
+	}
+	if (ret || state == XIP_ENTRY_LIVE || state == XIP_ENTRY_ATTACHING ||
+	    cur->seg_dev != e->seg_dev || cur->seg_ino != e->seg_ino)
+		goto out;		/* not (or no longer) this stale record */
+	if (state == XIP_ENTRY_ABANDONED && lstat(cur->path, &st) == 0 &&
+	    xip_registry_same_file(cur, &st) && unlink(cur->path) < 0 &&
+	    errno != ENOENT) {
+		ret = xip_error(-errno, "%s: %s", cur->path, strerror(errno));
+		goto out;
+	}
+	/* still bound to the recorded file: released, at its last close when
+	 * mounted, as detach --force does */
+	if (xip_registry_loop_serves(cur))
+		xip_loop_detach(cur->loop);
+	XIP_DBG(REGISTRY, "stale record %s (%s) cleaned", cur->name,
+		state == XIP_ENTRY_ABANDONED ? "attach died" :
+		state == XIP_ENTRY_GONE ? "file gone" : "another file");
+	ret = xip_registry_remove(cur->name);
+	if (!ret) {
+		xip_error_clear();
+		ret = 1;
+	}
+out:
+	xip_registry_unlock();
+	free(cur);
+	return ret;
+}
+
+/* The loop device was released behind our back: forget it (locked). */
+static void loop_forget(struct xip_seg_entry *e)
+{
+	struct xip_seg_entry *cur = malloc(sizeof(*cur));
+	enum xip_entry_state state;
+
+	if (!cur || xip_registry_lock()) {
+		free(cur);
+		return;
+	}
+	if (!xip_registry_read(e->name, cur, &state, false) &&
+	    state == XIP_ENTRY_LIVE && cur->seg_ino == e->seg_ino &&
+	    cur->seg_dev == e->seg_dev && !strcmp(cur->loop, e->loop) &&
+	    !xip_registry_loop_serves(cur)) {
+		cur->loop[0] = '\0';
+		xip_registry_store(cur, 0);
+	}
+	xip_registry_unlock();
+	xip_error_clear();
+	free(cur);
+	e->loop[0] = '\0';
+}
+
+int xip_registry_get(const char *name, struct xip_seg_entry *e)
+{
+	enum xip_entry_state state;
+	int ret = xip_registry_read(name, e, &state, false);
+
+	if (ret)
+		return ret;
+	switch (state) {
+	case XIP_ENTRY_LIVE:
+		if (e->loop[0] && !xip_registry_loop_serves(e))
+			loop_forget(e);
+		xip_error_clear();
+		return 0;
+	case XIP_ENTRY_ATTACHING:
+		return xip_error(-EBUSY,
+				 "@%s: still being attached (by process %d)",
+				 name, (int)e->pid);
+	case XIP_ENTRY_FOREIGN:
+		return foreign_error(e);
+	default:
+		xip_registry_clean(e);
+		return xip_error(-ENOENT, "@%s: no attached segment of that name",
+				 name);
+	}
+}
+
+int xip_registry_open_entry(const struct xip_seg_entry *e, int oflags)
+{
+	struct stat st;
+	int fd;
+
+	fd = open(e->path, (oflags & O_ACCMODE) | O_NOFOLLOW | O_NOCTTY |
+		  O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ELOOP)
+		return foreign_error(e);
+	if (fd < 0 && errno == ENOENT)
+		return xip_error(-ENOENT, "@%s: no attached segment of that name",
+				 e->name);
+	if (fd < 0)
+		return xip_error(-errno, "%s: %s", e->path, strerror(errno));
+	if (fstat(fd, &st) < 0 || !xip_registry_same_file(e, &st)) {
+		close(fd);
+		return foreign_error(e);
+	}
+	/* a regular file: blocking or not makes no difference from here */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}
+
+int xip_registry_open(const char *name, int oflags, struct xip_seg_entry *e)
+{
+	int ret = xip_registry_name_check(name);
+
+	if (ret)
+		return xip_error(-ENOENT, "@%s: %s", name, xip_errmsg());
+	ret = xip_registry_get(name, e);
+	if (ret)
+		return ret;
+	/* dcssblk's rule, before the file is opened for writing */
+	if ((oflags & O_ACCMODE) != O_RDONLY &&
+	    !xip_seg_type_writable(e->type))
+		return xip_error(-EROFS, "@%s: segment is read-only (type %s)",
+				 name, xip_seg_type_name(e->type));
+	ret = xip_registry_open_entry(e, oflags);
+	if (ret == -ENOENT) {
+		xip_registry_clean(e);	/* gone since: stale */
+		ret = xip_error(-ENOENT, "@%s: no attached segment of that name",
+				name);
+	}
+	return ret;
+}
+
+/*
+ * Open the attached segment @name: its file through its record (never
+ * following a symlink, only the file recorded at attach), with the
+ * segment's type; a read-only type refuses XIP_SEG_WRITE before the file
+ * is opened for writing.
+ */
+static int open_attached(const char *name, int flags,
+			 struct xip_seg **segp)
+{
+	struct xip_seg_entry *e = malloc(sizeof(*e));
+	bool write = flags & XIP_SEG_WRITE;
+	int fd;
+
+	if (!e)
+		return xip_error(-ENOMEM, "out of memory");
+	/* no open for writing while others hold it (see segment_int.h) */
+	fd = 0;
+	if (write && !xip_registry_name_check(name) &&
+	    !xip_registry_get(name, e) && xip_seg_type_writable(e->type))
+		fd = xip_seg_wait_unheld(e->path, name, XIP_LOCK_WAIT_MS);
+	if (!fd)
+		fd = xip_registry_open(name, write ? O_RDWR : O_RDONLY, e);
+	if (write && (fd == -EACCES || fd == -EPERM))
+		fd = xip_error(-EROFS, "@%s: read-only: %s", name,
+			       strerror(-fd));
+	if (fd >= 0) {
+		XIP_DBG(REGISTRY, "@%s is %s (type %s)", name, e->path,
+			xip_seg_type_name(e->type));
+		fd = xip_seg_adopt(fd, e->path, name, e->type, flags, segp);
+	}
+	/* the data, not the padding after it */
+	if (fd >= 0 && e->size && e->size < (*segp)->size)
+		(*segp)->data_size = e->size;
+	free(e);
+	return fd;
+}
+
+int xip_spec_open(const char *spec, int flags, struct xip_seg **segp)
+{
+	*segp = NULL;
+	if (spec && spec[0] == '@')
+		return open_attached(spec + 1, flags, segp);
+	return xip_seg_open(spec, flags, segp);
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct xip_seg_entry *)a)->name,
+		      ((const struct xip_seg_entry *)b)->name);
+}
+
+/* Read record @name into @e: 1 when live, 0 when not (cleaned), < 0. */
+static int list_one(const char *name, struct xip_seg_entry *e)
+{
+	enum xip_entry_state state;
+	int ret = xip_registry_read(name, e, &state, false);
+
+	if (ret == -ENOENT)
+		return 0;		/* removed meanwhile */
+	if (ret)
+		return ret;
+	if (state == XIP_ENTRY_LIVE) {
+		if (e->loop[0] && !xip_registry_loop_serves(e))
+			loop_forget(e);
+		return 1;
+	}
+	/* stale, or an attach that may have died: judged again, locked */
+	if (xip_registry_clean(e) < 0)
+		xip_error_clear();	/* left for the next one */
+	return 0;
+}
+
+int xip_registry_list(struct xip_seg_entry **entries, size_t *n)
+{
+	struct xip_seg_entry *v = NULL;
+	char dir[XIP_PATH_MAX];
+	size_t cnt = 0, cap = 0;
+	struct dirent *de;
+	DIR *d;
+	int ret = 0, dfd = rundir_open(dir, sizeof(dir));
+
+	*entries = NULL;
+	*n = 0;
+	if (dfd < 0)
+		return dfd;
+	d = fdopendir(dfd);
+	if (!d) {
+		ret = xip_error(-errno, "%s: %s", dir, strerror(errno));
+		close(dfd);
+		return ret;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || xip_registry_name_check(de->d_name))
+			continue;	/* lock, temporary files, foreign names */
+		if (xip_grow((void **)&v, &cap, cnt + 1, sizeof(*v))) {
+			ret = xip_error(-ENOMEM, "out of memory");
+			break;
+		}
+		ret = list_one(de->d_name, &v[cnt]);
+		if (ret < 0)
+			break;
+		cnt += (size_t)ret;
+		ret = 0;
+	}
+	closedir(d);
+	if (ret) {
+		free(v);
+		return ret;
+	}
+	xip_error_clear();
+	if (cnt)
+		qsort(v, cnt, sizeof(*v), entry_cmp);
+	*entries = v;
+	*n = cnt;
+	return 0;
+}
+
+int xip_registry_find(const char *what, struct xip_seg_entry *e)
+{
+	struct xip_seg_entry *all;
+	char real[XIP_PATH_MAX];
+	size_t n;
+	int ret;
+
+	if (what[0] == '@')
+		what++;
+	if (strncmp(what, "/dev/", 5))
+		return xip_registry_get(what, e);
+	if (!realpath(what, real))
+		snprintf(real, sizeof(real), "%s", what);
+	ret = xip_registry_list(&all, &n);
+	if (ret)
+		return ret;
+	ret = xip_error(-ENOENT, "%s: no attached segment uses this device",
+			what);
+	for (size_t i = 0; i < n; i++) {
+		if (all[i].loop[0] && !strcmp(all[i].loop, real)) {
+			*e = all[i];
+			xip_error_clear();
+			ret = 0;
+			break;
+		}
+	}
+	free(all);
+	return ret;
+}

@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Segments: a file, tmpfs file, block device or DAX device mapped into
+ * memory, and the block-device method direct_access on top of it.  Every pointer the
+ * library forms into image bytes comes from xip_seg_direct_access() or
+ * xip_seg_range(), which check it against the segment's bounds.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/debug_int.h"
+#include "xip.h"
+#include "segment/segment_int.h"
+
+#define SECTOR_SIZE 512
+
+static const char *const kind_names[] = {
+	[XIP_SEG_FILE] = "file",
+	[XIP_SEG_SHM] = "shared-memory file",
+	[XIP_SEG_BLOCKDEV] = "block device",
+	[XIP_SEG_DAX] = "DAX device",
+};
+
+static const char *const type_names[] = {
+	[XIP_SEGTYPE_NONE] = "none",
+	[XIP_SEGTYPE_SR] = "sr",
+	[XIP_SEGTYPE_SW] = "sw",
+	[XIP_SEGTYPE_ER] = "er",
+	[XIP_SEGTYPE_EW] = "ew",
+	[XIP_SEGTYPE_SN] = "sn",
+	[XIP_SEGTYPE_EN] = "en",
+};
+
+const char *xip_seg_type_name(enum xip_seg_type type)
+{
+	if ((unsigned int)type >= sizeof(type_names) / sizeof(type_names[0]))
+		return "unknown";
+	return type_names[type];
+}
+
+int xip_seg_type_parse(const char *name, enum xip_seg_type *type)
+{
+	for (unsigned int i = XIP_SEGTYPE_SR;
+	     i < sizeof(type_names) / sizeof(type_names[0]); i++) {
+		if (!strcasecmp(name, type_names[i])) {
+			*type = i;
+			return 0;
+		}
+	}
+	return xip_error(-EINVAL,
+			 "unknown segment type '%s' (sr, sw, er, ew, sn or en)",
+			 name);
+}
+
+bool xip_seg_type_writable(enum xip_seg_type type)
+{
+	/* dcssblk rejects writes to SR, ER (and SC) segments */
+	return type != XIP_SEGTYPE_SR && type != XIP_SEGTYPE_ER;
+}
+
+bool xip_seg_type_exclusive(enum xip_seg_type type)
+{
+	return type == XIP_SEGTYPE_ER || type == XIP_SEGTYPE_EW ||
+	       type == XIP_SEGTYPE_EN;
+}
+
+/* Size of a device-DAX character device, from sysfs. */
+static int dax_size(const struct stat *st, uint64_t *size)
+{
+	char path[PATH_MAX];
+	unsigned long long v;
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/size",
+		 major(st->st_rdev), minor(st->st_rdev));
+	f = fopen(path, "re");
+	if (!f)
+		return -ENODEV;
+	n = fscanf(f, "%llu", &v);
+	fclose(f);
+	if (n != 1)
+		return -ENODEV;
+	*size = v;
+	return 0;
+}
+
+static int segment_probe(struct xip_seg *seg, const struct stat *st)
+{
+	struct statfs sfs;
+	uint64_t bytes;
+
+	if (S_ISREG(st->st_mode)) {
+		seg->kind = XIP_SEG_FILE;
+		if (fstatfs(seg->fd, &sfs) == 0 &&
+		    (sfs.f_type == TMPFS_MAGIC || sfs.f_type == HUGETLBFS_MAGIC))
+			seg->kind = XIP_SEG_SHM;
+		seg->size = (uint64_t)st->st_size;
+		return 0;
+	}
+	if (S_ISBLK(st->st_mode)) {
+		seg->kind = XIP_SEG_BLOCKDEV;
+		if (ioctl(seg->fd, BLKGETSIZE64, &bytes) < 0)
+			return xip_error(-errno, "%s: cannot get device size: %s",
+					 seg->path, strerror(errno));
+		seg->size = bytes;
+		return 0;
+	}
+	if (S_ISCHR(st->st_mode) && dax_size(st, &bytes) == 0) {
+		seg->kind = XIP_SEG_DAX;
+		seg->size = bytes;
+		return 0;
+	}
+	if (S_ISDIR(st->st_mode))
+		return xip_error(-EISDIR, "%s: is a directory", seg->path);
+	return xip_error(-ENODEV,
+			 "%s: not a regular file, block device or DAX device",
+			 seg->path);
+}
+
+static int segment_map(struct xip_seg *seg)
+{
+	int prot = PROT_READ | (seg->writable ? PROT_WRITE : 0);
+	void *p;
+
+	if (seg->size == 0)
+		return xip_error(-EINVAL, "%s: empty (size 0)", seg->path);
+	if (seg->size > (uint64_t)SIZE_MAX / 2)
+		return xip_error(-EFBIG, "%s: too large to map", seg->path);
+	p = mmap(NULL, (size_t)seg->size, prot, MAP_SHARED, seg->fd, 0);
+	if (p == MAP_FAILED)
+		return xip_error(-errno, "%s: cannot map: %s", seg->path,
+				 strerror(errno));
+	seg->base = p;
+	return 0;
+}
+
+/*
+ * A holder lock taken on an attached segment counts only while the file
+ * is still linked: a detach that came first removed it (and would have
+ * refused, had the lock been held before).
+ */
+static int segment_still_attached(struct xip_seg *seg)
+{
+	struct stat st;
+
+	if (!seg->name || fstat(seg->fd, &st) < 0 || st.st_nlink > 0)
+		return 0;
+	return xip_error(-ENOENT, "@%s: no attached segment of that name (detached)",
+			 seg->name);
+}
+
+static int segment_setup(struct xip_seg *seg, int flags)
+{
+	struct stat st;
+	int ret;
+
+	if (fstat(seg->fd, &st) < 0)
+		return xip_error(-errno, "%s: %s", seg->path, strerror(errno));
+	ret = segment_probe(seg, &st);
+	if (ret)
+		return ret;
+	if ((flags & XIP_SEG_WRITE) && S_ISREG(st.st_mode) &&
+	    !(st.st_mode & 0222))
+		return xip_error(-EROFS, "%s: read-only (no write permission)",
+				 seg->path);
+	if (xip_seg_type_exclusive(seg->type) &&
+	    flock(seg->fd, LOCK_EX | LOCK_NB) < 0)
+		return xip_error(-EBUSY,
+				 "%s: exclusive segment (type %s) is held by another process",
+				 seg->name ? seg->name : seg->path,
+				 xip_seg_type_name(seg->type));
+	ret = segment_still_attached(seg);
+	if (ret)
+		return ret;
+	seg->writable = flags & XIP_SEG_WRITE;
+	seg->page_size = (unsigned int)xip_host_page_size();
+	return segment_map(seg);
+}
+
+static struct xip_seg *segment_alloc(const char *path)
+{
+	struct xip_seg *seg = calloc(1, sizeof(*seg));
+
+	if (!seg)
+		return NULL;
+	seg->fd = -1;
+	seg->path = strdup(path);
+	if (!seg->path) {
+		free(seg);
+		return NULL;
+	}
+	return seg;
+}
+
+int xip_seg_wait_unheld(const char *path, const char *what,
+			    int timeout_ms)
+{
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+			    O_CLOEXEC);
+	struct stat st;
+	int waited = 0;
+
+	if (fd < 0)
+		return 0;	/* the open for writing says why */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		while (flock(fd, LOCK_EX | LOCK_NB) < 0 &&
+		       (errno == EWOULDBLOCK || errno == EINTR)) {
+			if (waited >= timeout_ms) {
+				close(fd);
+				return xip_error(-EBUSY,
+						 "%s: busy: another xiptool holds it open",
+						 what);
+			}
+			nanosleep(&pause, NULL);
+			waited += 10;
+		}
+	}
+	close(fd);		/* the lock goes with it */
+	return 0;
+}
+
+static int open_path(const char *path, int flags)
+{
+	int oflags = O_CLOEXEC | ((flags & XIP_SEG_WRITE) ? O_RDWR : O_RDONLY);
+	int fd, ret;
+
+	if (flags & XIP_SEG_WRITE) {
+		ret = xip_seg_wait_unheld(path, path, XIP_LOCK_WAIT_MS);
+		if (ret)
+			return ret;
+	}
+	fd = open(path, oflags);
+
+	if (fd >= 0)
+		return fd;
+	if ((flags & XIP_SEG_WRITE) && (errno == EROFS || errno == EACCES ||
+					errno == EPERM))
+		return xip_error(-EROFS, "%s: read-only: %s", path,
+				 strerror(errno));
+	return xip_error(-errno, "%s: %s", path, strerror(errno));
+}
+
+/*
+ * Set up a segment on @fd (taken over, closed on failure): @name and
+ * @type are those of an attached segment (NULL, XIP_SEGTYPE_NONE for a
+ * plain path).
+ */
+int xip_seg_adopt(int fd, const char *path, const char *name,
+		      enum xip_seg_type type, int flags,
+		      struct xip_seg **segp)
+{
+	struct xip_seg *seg;
+	int ret;
+
+	*segp = NULL;
+	seg = segment_alloc(path);
+	if (!seg) {
+		close(fd);
+		return xip_error(-ENOMEM, "%s: out of memory", path);
+	}
+	seg->fd = fd;
+	seg->type = type;
+	if (name && !(seg->name = strdup(name))) {
+		xip_seg_close(seg);
+		return xip_error(-ENOMEM, "%s: out of memory", path);
+	}
+	ret = segment_setup(seg, flags);
+	if (ret) {
+		xip_seg_close(seg);
+		return ret;
+	}
+	seg->data_size = seg->size;
+	XIP_DBG(SEGMENT, "%s: %s of %llu bytes mapped %s at %p%s%s", path,
+		kind_names[seg->kind], (unsigned long long)seg->size,
+		seg->writable ? "read-write" : "read-only", (void *)seg->base,
+		name ? ", type " : "", name ? xip_seg_type_name(type) : "");
+	*segp = seg;
+	return 0;
+}
+
+int xip_seg_open(const char *path, int flags, struct xip_seg **segp)
+{
+	int fd;
+
+	*segp = NULL;
+	if (!path || !*path)
+		return xip_error(-EINVAL, "empty image name");
+	fd = open_path(path, flags);
+	if (fd < 0)
+		return fd;
+	return xip_seg_adopt(fd, path, NULL, XIP_SEGTYPE_NONE, flags, segp);
+}
+
+int xip_seg_open_fd(int fd, const char *path, int flags,
+			struct xip_seg **segp)
+{
+	int dup;
+
+	*segp = NULL;
+	if (!path)
+		path = "(fd)";
+	dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (dup < 0)
+		return xip_error(-errno, "%s: %s", path, strerror(errno));
+	return xip_seg_adopt(dup, path, NULL, XIP_SEGTYPE_NONE, flags,
+				 segp);
+}
+
+void xip_seg_release(struct xip_seg *seg)
+{
+	if (seg->base)
+		XIP_DBG(SEGMENT, "%s: unmapped", seg->path);
+	if (seg->base)
+		munmap(seg->base, (size_t)seg->size);
+	seg->base = NULL;
+	if (seg->fd >= 0)
+		close(seg->fd);
+	seg->fd = -1;
+}
+
+void xip_seg_close(struct xip_seg *seg)
+{
+	if (!seg)
+		return;
+	xip_seg_release(seg);
+	free(seg->path);
+	free(seg->name);
+	free(seg);
+}
+
+int xip_seg_direct_access(struct xip_seg *seg, uint64_t sector,
+			      void **addr)
+{
+	uint64_t per_page, pgoff;
+
+	if (!seg || seg->gone || !seg->base)
+		return -ENODEV;
+	per_page = seg->page_size / SECTOR_SIZE;
+	if (sector % per_page)
+		return -EINVAL;
+	pgoff = sector / per_page;
+	if (pgoff >= seg->size / seg->page_size)
+		return -ERANGE;
+	*addr = seg->base + pgoff * seg->page_size;
+	return 0;
+}
+
+int xip_seg_range(struct xip_seg *seg, uint64_t off, uint64_t len,
+		      void **addr)
+{
+	if (!seg || seg->gone || !seg->base)
+		return -ENODEV;
+	if (off > seg->size || len > seg->size - off)
+		return -ERANGE;
+	*addr = seg->base + off;
+	return 0;
+}
+
+int xip_seg_sync(struct xip_seg *seg)
+{
+	if (!seg || seg->gone || !seg->base)
+		return -ENODEV;
+	if (!seg->writable)
+		return 0;
+	if (msync(seg->base, (size_t)seg->size, MS_SYNC) < 0)
+		return xip_error(-errno, "%s: msync: %s", seg->path,
+				 strerror(errno));
+	if (seg->kind == XIP_SEG_BLOCKDEV && fsync(seg->fd) < 0)
+		return xip_error(-errno, "%s: fsync: %s", seg->path,
+				 strerror(errno));
+	return 0;
+}
+
+int xip_seg_lock(struct xip_seg *seg, bool exclusive, int timeout_ms)
+{
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	int op = (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB;
+	int waited = 0;
+
+	if (!seg || seg->fd < 0)
+		return -ENODEV;
+	/* an exclusive segment type holds LOCK_EX from xip_seg_open() */
+	if (xip_seg_type_exclusive(seg->type))
+		return 0;
+	while (flock(seg->fd, op) < 0) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return xip_error(-errno, "%s: lock: %s", seg->path,
+					 strerror(errno));
+		if (waited >= timeout_ms)
+			return xip_error(-EBUSY,
+					 "%s: busy: another xiptool holds it %s",
+					 seg->name ? seg->name : seg->path,
+					 exclusive ? "open" : "open for writing");
+		nanosleep(&pause, NULL);
+		waited += 10;
+	}
+	return segment_still_attached(seg);
+}
+
+int xip_pmem_capable(uint64_t size, unsigned int block_size,
+		     unsigned int page_size, char *why, size_t whylen)
+{
+	if (why && whylen)
+		why[0] = '\0';
+	if (block_size != page_size) {
+		snprintf(why, whylen,
+			 "block size %u differs from page size %u: the guest's ext4 refuses DAX",
+			 block_size, page_size);
+		return 0;
+	}
+	if (size == 0 || size % XIP_PMEM_ALIGN) {
+		snprintf(why, whylen,
+			 "size %" PRIu64 " is not a multiple of 2 MiB: the guest's nd_pmem refuses it (attach pads segments)",
+			 size);
+		return 0;
+	}
+	return 1;
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Internal interface of the segment room: attach sizes and alignment
+ * (attach.c), kernel loop devices (loop.c) and the libext2fs io_manager
+ * whose device is a segment (xipio.c).  Not part of the public API.
+ */
+#ifndef XIP_SEGMENT_INT_H
+#define XIP_SEGMENT_INT_H
+
+#include "xip.h"
+
+/*
+ * Set up a segment on @fd, which it takes over (closed on failure):
+ * @name and @type are an attached segment's (the registry opens those),
+ * NULL and XIP_SEGTYPE_NONE for a plain path.
+ */
+int xip_seg_adopt(int fd, const char *path, const char *name,
+		      enum xip_seg_type type, int flags,
+		      struct xip_seg **segp);
+/*
+ * Before a writer opens the regular file @path for writing: wait, at most
+ * @timeout_ms, until no other xiptool holds it (the holder lock, taken
+ * through a read-only descriptor and let go at once), else -EBUSY naming
+ * @what.  An open for writing breaks the read lease of a read-only NBD
+ * file export (the nbdkit plugin) even when the writer then finds the
+ * segment busy; this way a refused writer leaves it alone.
+ */
+int xip_seg_wait_unheld(const char *path, const char *what,
+			    int timeout_ms);
+/* How long writers wait for other holders, as xip_seg_lock does. */
+#define XIP_LOCK_WAIT_MS	5000
+
+/* ------------------------------------------------------------------ */
+/* Attach, detach, save (attach.c)                                     */
+/* ------------------------------------------------------------------ */
+
+/* Without --size, a segment holds at most this, and what fits in the
+ * file system of its file (the free space statfs reports). */
+#define XIP_ATTACH_DEFAULT_MAX	(16ULL << 30)
+/*
+ * Segment files are padded to a multiple of this, so that a guest can map
+ * one as a pmem device (virtio-pmem or an nvdimm): nd_pmem refuses a region
+ * that is not made of whole 2 MiB subsections ("misaligned, unable to
+ * map").  The registry's size and save keep the image's own size.
+ */
+#define XIP_PMEM_ALIGN		(2ULL << 20)
+
+/*
+ * Can a guest map a segment of @size as pmem under DAX: @block_size ==
+ * @page_size (the guest's ext4 refuses DAX otherwise) and a whole number
+ * of XIP_PMEM_ALIGN sections?  1, or 0 with the reason in @why.
+ */
+int xip_pmem_capable(uint64_t size, unsigned int block_size,
+		     unsigned int page_size, char *why, size_t whylen);
+
+/* ------------------------------------------------------------------ */
+/* Kernel loop devices (loop.c)                                        */
+/* ------------------------------------------------------------------ */
+
+#define XIP_LOOP_RDONLY	0x01
+
+/*
+ * Bind a free loop device to @path (LOOP_CTL_GET_FREE, LOOP_CONFIGURE,
+ * falling back to LOOP_SET_FD + LOOP_SET_STATUS64), retrying when another
+ * process takes the device first.  The device name goes into @dev.
+ */
+int xip_loop_attach(const char *path, uint64_t offset, uint64_t sizelimit,
+		    int flags, char *dev, size_t len);
+/* Unbind (LOOP_CLR_FD); a device still open is cleared on last close. */
+int xip_loop_detach(const char *dev);
+/* The backing file of a bound loop device (-ENXIO when unbound). */
+int xip_loop_backing_file(const char *dev, char *buf, size_t len);
+/* Is the device mounted or claimed?  1 with the reason, 0, or < 0. */
+int xip_loop_busy(const char *dev, char *why, size_t len);
+/* Is the loop device read-only?  1, 0 or < 0. */
+int xip_loop_read_only(const char *dev);
+
+/* ------------------------------------------------------------------ */
+/* The segment io_manager (xipio.c)                                    */
+/* ------------------------------------------------------------------ */
+
+#ifndef XIP_LIBC_ONLY
+/* A libext2fs io_manager whose device is a segment: memcpy, no cache. */
+extern io_manager xip_io_manager;
+
+/*
+ * Register @seg with the io_manager and write the channel name to pass to
+ * ext2fs_open2()/ext2fs_initialize() into @buf.  The registration lasts
+ * until xip_io_unregister().
+ */
+int xip_io_register(struct xip_seg *seg, char *buf, size_t len);
+void xip_io_unregister(struct xip_seg *seg);
+/* The segment behind an io_channel of xip_io_manager (NULL otherwise). */
+struct xip_seg *xip_io_segment(io_channel channel);
+#endif
+
+#endif

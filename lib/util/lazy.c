@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Libraries loaded when first needed: libarchive (mkfs --tar, extract) and
+ * libnbd (attach nbd://).  Linked in, they and what they pull in (ICU,
+ * libxml2, GnuTLS, libstdc++: some 20 shared objects) cost every command
+ * a start-up of tens of milliseconds where a page fault is dear.  So
+ * xiptool-main does not link them: the functions the library calls are
+ * defined here, under xip_lazy_ names (lazy.h) with the prototypes of the
+ * libraries' own headers, and call through pointers that xip_lazy_load()
+ * fills with dlopen/dlsym.
+ * Every entry point that uses one of them loads it first and reports a
+ * library that cannot be loaded as an error naming it.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xip.h"
+#include "util/lazy_int.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#ifdef HAVE_LIBNBD
+#include <libnbd.h>
+#endif
+
+struct lazy_lib {
+	const char *soname;
+	void *handle;
+	const char *const *names;	/* NULL-terminated */
+	void **slots;
+	int err;			/* 0, or the load's error (sticky) */
+	char why[256];
+};
+
+/*
+ * One list drives everything: LAZY_ARCHIVE(ret, name, params, args) for
+ * each function, in the order of the slots.
+ */
+#define ARCHIVE_FUNCS(X) \
+	X(struct archive *, archive_read_new, (void), ()) \
+	X(int, archive_read_free, (struct archive *a), (a)) \
+	X(int, archive_read_support_format_tar, (struct archive *a), (a)) \
+	X(int, archive_read_support_filter_gzip, (struct archive *a), (a)) \
+	X(int, archive_read_support_filter_xz, (struct archive *a), (a)) \
+	X(int, archive_read_support_filter_zstd, (struct archive *a), (a)) \
+	X(int, archive_read_open_fd, (struct archive *a, int fd, size_t bs), (a, fd, bs)) \
+	X(int, archive_read_next_header, (struct archive *a, struct archive_entry **e), (a, e)) \
+	X(int, archive_read_data_block, (struct archive *a, const void **b, size_t *s, la_int64_t *o), (a, b, s, o)) \
+	X(int, archive_errno, (struct archive *a), (a)) \
+	X(const char *, archive_error_string, (struct archive *a), (a)) \
+	X(time_t, archive_entry_atime, (struct archive_entry *e), (e)) \
+	X(int, archive_entry_atime_is_set, (struct archive_entry *e), (e)) \
+	X(long, archive_entry_atime_nsec, (struct archive_entry *e), (e)) \
+	X(time_t, archive_entry_mtime, (struct archive_entry *e), (e)) \
+	X(int, archive_entry_mtime_is_set, (struct archive_entry *e), (e)) \
+	X(long, archive_entry_mtime_nsec, (struct archive_entry *e), (e)) \
+	X(__LA_MODE_T, archive_entry_filetype, (struct archive_entry *e), (e)) \
+	X(__LA_MODE_T, archive_entry_mode, (struct archive_entry *e), (e)) \
+	X(la_int64_t, archive_entry_gid, (struct archive_entry *e), (e)) \
+	X(la_int64_t, archive_entry_uid, (struct archive_entry *e), (e)) \
+	X(const char *, archive_entry_hardlink, (struct archive_entry *e), (e)) \
+	X(const char *, archive_entry_pathname, (struct archive_entry *e), (e)) \
+	X(const char *, archive_entry_pathname_utf8, (struct archive_entry *e), (e)) \
+	X(dev_t, archive_entry_rdev, (struct archive_entry *e), (e)) \
+	X(la_int64_t, archive_entry_size, (struct archive_entry *e), (e)) \
+	X(const char *, archive_entry_symlink, (struct archive_entry *e), (e)) \
+	X(int, archive_entry_xattr_reset, (struct archive_entry *e), (e)) \
+	X(int, archive_entry_xattr_next, (struct archive_entry *e, const char **n, const void **v, size_t *s), (e, n, v, s))
+
+#define LAZY_NAME(ret, name, params, args) #name,
+#define LAZY_SLOT(ret, name, params, args) void *name;
+/*
+ * The stubs take the names lazy.h gives (xip_lazy_archive_read_new for
+ * archive_read_new); LAZY_NAME's # keeps the library's own name for
+ * dlsym.  Hidden: nothing outside the library calls them.
+ */
+#define LAZY_STUB(lib, ret, name, params, args) \
+	__attribute__((visibility("hidden"))) ret name params \
+	{ \
+		return ((ret(*) params)lazy_##lib##_slots.name) args; \
+	}
+
+static const char *const archive_names[] = { ARCHIVE_FUNCS(LAZY_NAME) NULL };
+static struct { ARCHIVE_FUNCS(LAZY_SLOT) } lazy_archive_slots;
+#define ARCHIVE_STUB(ret, name, params, args) LAZY_STUB(archive, ret, name, params, args)
+ARCHIVE_FUNCS(ARCHIVE_STUB)
+
+static struct lazy_lib lib_archive = {
+	XIP_LIBARCHIVE_SONAME, NULL, archive_names,
+	(void **)&lazy_archive_slots, 0, ""
+};
+
+#ifdef HAVE_LIBNBD
+#define NBD_FUNCS(X) \
+	X(struct nbd_handle *, nbd_create, (void), ()) \
+	X(void, nbd_close, (struct nbd_handle *h), (h)) \
+	X(const char *, nbd_get_error, (void), ()) \
+	X(int, nbd_get_errno, (void), ()) \
+	X(int, nbd_add_meta_context, (struct nbd_handle *h, const char *name), (h, name)) \
+	X(int, nbd_aio_connect_uri, (struct nbd_handle *h, const char *uri), (h, uri)) \
+	X(int, nbd_aio_is_connecting, (struct nbd_handle *h), (h)) \
+	X(int, nbd_aio_is_ready, (struct nbd_handle *h), (h)) \
+	X(int, nbd_aio_get_fd, (struct nbd_handle *h), (h)) \
+	X(unsigned, nbd_aio_get_direction, (struct nbd_handle *h), (h)) \
+	X(int, nbd_aio_notify_read, (struct nbd_handle *h), (h)) \
+	X(int, nbd_aio_notify_write, (struct nbd_handle *h), (h)) \
+	X(int, nbd_aio_command_completed, (struct nbd_handle *h, uint64_t cookie), (h, cookie)) \
+	X(int, nbd_can_meta_context, (struct nbd_handle *h, const char *name), (h, name)) \
+	X(int64_t, nbd_get_size, (struct nbd_handle *h), (h)) \
+	X(int64_t, nbd_get_block_size, (struct nbd_handle *h, int size_type), (h, size_type)) \
+	X(int64_t, nbd_aio_pread, (struct nbd_handle *h, void *buf, size_t count, uint64_t offset, nbd_completion_callback cb, uint32_t flags), (h, buf, count, offset, cb, flags)) \
+	X(int64_t, nbd_aio_block_status, (struct nbd_handle *h, uint64_t count, uint64_t offset, nbd_extent_callback ecb, nbd_completion_callback ccb, uint32_t flags), (h, count, offset, ecb, ccb, flags))
+
+static const char *const nbd_names[] = { NBD_FUNCS(LAZY_NAME) NULL };
+static struct { NBD_FUNCS(LAZY_SLOT) } lazy_nbd_slots;
+#define NBD_STUB(ret, name, params, args) LAZY_STUB(nbd, ret, name, params, args)
+NBD_FUNCS(NBD_STUB)
+
+static struct lazy_lib lib_nbd = {
+	XIP_LIBNBD_SONAME, NULL, nbd_names, (void **)&lazy_nbd_slots, 0, ""
+};
+#endif
+
+static int lazy_open(struct lazy_lib *l)
+{
+	const char *err;
+
+	if (l->handle)
+		return 0;
+	if (l->err)
+		return xip_error(l->err, "%s", l->why);
+	dlerror();
+	l->handle = dlopen(l->soname, RTLD_NOW | RTLD_LOCAL);
+	if (!l->handle) {
+		err = dlerror();
+		l->err = -ENOSYS;
+		snprintf(l->why, sizeof(l->why), "cannot load %s: %s",
+			 l->soname, err ? err : "unknown error");
+		return xip_error(l->err, "%s", l->why);
+	}
+	for (size_t i = 0; l->names[i]; i++) {
+		l->slots[i] = dlsym(l->handle, l->names[i]);
+		if (!l->slots[i]) {
+			l->err = -ENOSYS;
+			snprintf(l->why, sizeof(l->why),
+				 "%s has no function %s (too old?)", l->soname,
+				 l->names[i]);
+			dlclose(l->handle);
+			l->handle = NULL;
+			return xip_error(l->err, "%s", l->why);
+		}
+	}
+	return 0;
+}
+
+int xip_lazy_load(enum xip_lazy_which which)
+{
+	switch (which) {
+	case XIP_LAZY_ARCHIVE:
+		return lazy_open(&lib_archive);
+#ifdef HAVE_LIBNBD
+	case XIP_LAZY_NBD:
+		return lazy_open(&lib_nbd);
+#endif
+	default:
+		return xip_error(-ENOSYS, "built without that library");
+	}
+}

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Read and write loops, growing arrays, and the interrupt flag (util.h).
+ * Only the C library: the libc-only front end links this file too.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/xip_util.h"
+#include "xip.h"
+
+static volatile sig_atomic_t *interrupt_flag;
+static int interrupt_fd = -1;
+
+void xip_set_interrupt(volatile sig_atomic_t *flag)
+{
+	interrupt_flag = flag;
+}
+
+void xip_set_interrupt_fd(int fd)
+{
+	interrupt_fd = fd;
+}
+
+int xip_interrupt_fd(void)
+{
+	return interrupt_fd;
+}
+
+bool xip_interrupted(void)
+{
+	return interrupt_flag && *interrupt_flag;
+}
+
+/* pwrite(2) when @off is not negative, else write(2) */
+static int write_loop(int fd, const void *buf, size_t len, int64_t off)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = off < 0 ? write(fd, p, len) :
+				      pwrite(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+		if (off >= 0)
+			off += n;
+	}
+	return 0;
+}
+
+int xip_write_all(int fd, const void *buf, size_t len)
+{
+	return write_loop(fd, buf, len, -1);
+}
+
+int xip_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	if (off > INT64_MAX)
+		return -EINVAL;
+	return write_loop(fd, buf, len, (int64_t)off);
+}
+
+/* pread(2) when @off is not negative, else read(2) */
+static ssize_t read_loop(int fd, void *buf, size_t len, int64_t off)
+{
+	char *p = buf;
+	size_t done = 0;
+
+	if (len > SSIZE_MAX)
+		return -EINVAL;
+	while (done < len) {
+		ssize_t n = off < 0 ? read(fd, p + done, len - done) :
+				      pread(fd, p + done, len - done,
+					    (off_t)off + (off_t)done);
+
+		if (n < 0 && errno == EINTR && !xip_interrupted())
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+ssize_t xip_read_full(int fd, void *buf, size_t len)
+{
+	return read_loop(fd, buf, len, -1);
+}
+
+ssize_t xip_pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	if (off > INT64_MAX)
+		return -EINVAL;
+	return read_loop(fd, buf, len, (int64_t)off);
+}
+
+int xip_pread_exact(int fd, void *buf, size_t len, uint64_t off,
+		    const char *name)
+{
+	ssize_t n = xip_pread_full(fd, buf, len, off);
+
+	if (n < 0)
+		return xip_error((int)n, "%s: %s", name, strerror((int)-n));
+	if ((size_t)n < len)
+		return xip_error(-EIO, "%s: shrank while being read", name);
+	return 0;
+}
+
+int xip_grow(void **arr, size_t *cap, size_t need, size_t elsize)
+{
+	size_t max, ncap;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	if (!elsize)
+		return -ENOMEM;
+	max = SIZE_MAX / elsize;	/* the most elements that fit */
+	if (need > max)
+		return -ENOMEM;
+	/* where twice does not fit, exactly what is asked */
+	ncap = *cap > max / 2 ? need : *cap * 2;
+	if (ncap < 16)
+		ncap = 16 <= max ? 16 : need;
+	if (ncap < need)
+		ncap = need;
+	p = realloc(*arr, ncap * elsize);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
