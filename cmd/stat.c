@@ -91,7 +91,7 @@ static int stat_fill(struct kv *kv, struct xip_image *img, const char *path,
 	kv_u64(kv, "GID", "gid", st.gid);
 	kv_u64(kv, "Size", "size", st.size);
 	kv_u64(kv, "Sectors", "sectors", st.sectors);
-	kv_u64(kv, "Block size", "block-size", img->block_size);
+	kv_u64(kv, "Block size", "block-size", xip_image_block_size(img));
 	kv_time(kv, "Access", "atime", st.atime, st.atime_ns);
 	kv_time(kv, "Modify", "mtime", st.mtime, st.mtime_ns);
 	kv_time(kv, "Change", "ctime", st.ctime, st.ctime_ns);

@@ -377,8 +377,8 @@ static int ready_file(void)
 	seg = NULL;			/* the image owns it now */
 	if (ret)
 		return ret;
-	seg = img->seg;
-	block_size = img->block_size;
+	seg = xip_image_seg(img);
+	block_size = xip_image_block_size(img);
 	ret = xip_file_runs_path(img, file, &inode, &runs, &nruns);
 	if (!ret)
 		ret = xip_nbd_runs_check(runs, nruns, block_size, seg->size,

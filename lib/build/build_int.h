@@ -5,8 +5,8 @@
  * a tar archive, builddevtable.c adds to), build.c plans, buildwrite.c
  * writes and buildid.c derives the image's identity from.
  */
-#ifndef XIP_BUILD_H
-#define XIP_BUILD_H
+#ifndef XIP_BUILD_INT_H
+#define XIP_BUILD_INT_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -5,8 +5,8 @@
  * create), on top of the reader's block maps (fsread.h).  Not part of
  * the public API.
  */
-#ifndef XIP_ENGINE_H
-#define XIP_ENGINE_H
+#ifndef XIP_ENGINE_INT_H
+#define XIP_ENGINE_INT_H
 
 #include "reader/reader_int.h"
 

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "xip.h"
+#include "reader/reader_int.h"
 #include "util/xip_util.h"
 
 #define COPY_BUF (1u << 20)

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "xip.h"
+#include "reader/reader_int.h"
 #include "exec/elf_int.h"
 #include "util/xip_util.h"
 

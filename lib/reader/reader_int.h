@@ -9,8 +9,8 @@
  * bytes a writer has just put there through libext2fs are what it sees.
  * Not part of the public API.
  */
-#ifndef XIP_FSREAD_H
-#define XIP_FSREAD_H
+#ifndef XIP_READER_INT_H
+#define XIP_READER_INT_H
 
 #include "xip.h"
 
@@ -39,6 +39,34 @@ struct xip_fs {
 	struct xip_fs_range *meta;
 	size_t nmeta;
 	uint64_t clean_lo, clean_hi;	/* a window known free of metadata */
+};
+
+/*
+ * An open image (opaque outside the library: xip_image_seg() and
+ * xip_image_block_size() give what the commands and the plugin need).
+ * The reader (fsread.c) and the engine (image.c, page.c) both fill it.
+ */
+struct xip_image {
+	struct xip_seg *seg;
+	/*
+	 * The read side (fsread.c, libc only): the superblock's geometry and
+	 * the checked group descriptors, read straight from the segment.
+	 */
+	struct xip_fs *rd;
+	/* libext2fs, for writers, mkfs and verify (image.c); NULL when the
+	 * image was opened with xip_image_open_read() */
+	ext2_filsys fs;
+	void (*close_fs)(struct xip_image *img);
+	int close_ret;			/* what close_fs() reported */
+	unsigned int block_size;
+	bool writable;
+	char chan_name[64];
+	struct xip_engine *engine;	/* page.c's private state (lazy) */
+	/* writers */
+	bool unclean;			/* s_state marked not clean on disk */
+	uint16_t clean_state;		/* s_state to write back at close */
+	int *claims;			/* devices held with O_EXCL */
+	size_t nclaims;
 };
 
 /* fsread.c's flags for xip_fs_open */

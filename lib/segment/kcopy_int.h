@@ -3,8 +3,8 @@
  * Bulk data between a segment and a descriptor by the kernel's own paths
  * (kcopy.c); the mapping is the fallback, not the way.
  */
-#ifndef XIP_KCOPY_H
-#define XIP_KCOPY_H
+#ifndef XIP_KCOPY_INT_H
+#define XIP_KCOPY_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -10,8 +10,8 @@
  * variable is read once, with secure_getenv (ignored in a set-id
  * process).  Not part of the public API.
  */
-#ifndef XIP_DEBUG_H
-#define XIP_DEBUG_H
+#ifndef XIP_DEBUG_INT_H
+#define XIP_DEBUG_INT_H
 
 #include <stdbool.h>
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Libraries loaded at first use (lazy.c). */
-#ifndef XIP_LAZY_H
-#define XIP_LAZY_H
+#ifndef XIP_LAZY_INT_H
+#define XIP_LAZY_INT_H
 
 enum xip_lazy_which {
 	XIP_LAZY_ARCHIVE,	/* libarchive: mkfs --tar, extract */

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Small helpers every part of the library uses (util.c): read and write
- * loops that survive EINTR and short transfers, rounding, and growing an
- * array.  Only the C library: the libc-only front end links it too.
+ * loops that survive EINTR and short transfers, rounding, growing an
+ * array, the library's interrupt flag (util.c) and sizes (error.c).  Only
+ * the C library: the libc-only front end links it too.
  */
 #ifndef XIP_UTIL_H
 #define XIP_UTIL_H
 
+#include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -64,5 +67,29 @@ int xip_pread_exact(int fd, void *buf, size_t len, uint64_t off,
  * and *@cap as they were.
  */
 int xip_grow(void **arr, size_t *cap, size_t need, size_t elsize);
+
+/*
+ * Writers stop at the next safe point, between two committed steps, once
+ * *@flag is non-zero (set from a SIGINT/SIGTERM handler): the file
+ * operation returns -EINTR and the image can be closed clean.  NULL
+ * turns it off.
+ */
+void xip_set_interrupt(volatile sig_atomic_t *flag);
+bool xip_interrupted(void);
+/*
+ * A descriptor that becomes readable when the flag is set (the read end
+ * of a pipe the handler writes to), for the work that waits in poll(2):
+ * the NBD client.  -1 (the default) when there is none.
+ */
+void xip_set_interrupt_fd(int fd);
+int xip_interrupt_fd(void);
+
+/*
+ * Parse "123", "4K", "2M", "1G", "1T" (binary units; "KiB", "KB" alike)
+ * into bytes.  Decimal only: "010" is ten; a sign, a space, "0x" or any
+ * other character is -EINVAL, a value beyond 64 bits -ERANGE.
+ */
+int xip_parse_size(const char *text, uint64_t *bytes);
+long xip_host_page_size(void);
 
 #endif

@@ -25,8 +25,23 @@ LIBXIP=${TOP_BUILDDIR:-$PWD}/libxip.a
 		grep -v -e '"cmd\.h"$' -e '"commands\.h"$' -e '"xip\.h"$' \
 			-e '"util/xip_util\.h"$' || true)
 	[ -z "$bad" ] || { echo "$bad"; false; }
-	# and the public header includes no internal one
-	[ -z "$(grep '^#include "' lib/xip.h)" ]
+}
+
+@test "layout: the public headers include no internal header" {
+	cd "$TOP_SRCDIR"
+	# public: lib/xip.h, an umbrella over lib/<room>/xip_*.h; internal:
+	# lib/<room>/*_int.h, never included by a public one
+	pub=$(ls lib/xip.h lib/*/xip_*.h)
+	[ "$(wc -l <<<"$pub")" -ge 10 ]
+	bad=$(grep -H '^#include "' $pub | grep -v '"[a-z]*/xip_[a-z]*\.h"$' ||
+		true)
+	[ -z "$bad" ] || { echo "$bad"; false; }
+	# every room's public header is in the umbrella
+	for h in lib/*/xip_*.h; do
+		grepq "^#include \"${h#lib/}\"$" lib/xip.h ||
+			{ echo "lib/xip.h does not include ${h#lib/}"; false; }
+	done
+	[ "$(wc -l < lib/xip.h)" -le 300 ]
 }
 
 @test "layout: the segment layer does not call up into the registry" {

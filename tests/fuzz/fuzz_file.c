@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "reader/reader_int.h"
 
 #define FUZZ_MAX_DEPTH 12
 #define FUZZ_MAX_INODES 48

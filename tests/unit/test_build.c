@@ -7,6 +7,7 @@
 #include "unit.h"
 #include "segment/kcopy_int.h"
 #include "build/build_int.h"
+#include "reader/reader_int.h"
 
 static void test_idmap(void **state)
 {

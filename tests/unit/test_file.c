@@ -2,6 +2,7 @@
 #include <sys/syscall.h>
 
 #include "unit.h"
+#include "reader/reader_int.h"
 
 #define BS 4096
 

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The attach room: attach, detach, save, and pulling from nbd://.
+ * Part of the public API: include "xip.h", which includes this header.
+ */
+#ifndef XIP_ATTACH_H
+#define XIP_ATTACH_H
+
+/* ------------------------------------------------------------------ */
+/* Attach, detach, save (attach.c, detach.c, save.c)                  */
+/* ------------------------------------------------------------------ */
+
+struct xip_attach_opts {
+	const char *image;	/* source image (NULL for sn/en) */
+	const char *name;	/* NULL: derived from the image's name */
+	enum xip_seg_type type;	/* XIP_SEGTYPE_NONE: sr */
+	uint64_t size;		/* segment size (sn/en), or a minimum */
+	bool loop;		/* bind a loop device */
+	bool hugepages;		/* back the segment by hugetlbfs */
+	const char *file;	/* bind this file of the image instead */
+	bool raw;		/* any bytes, not only an ext2 image */
+	unsigned int timeout_ms; /* nbd://: give up on a server silent for
+				    that long (0: 60 s) */
+};
+
+/*
+ * Create a segment filled from the image (gzip decompressed on the fly),
+ * record it, and bind a loop device when asked.  On success @e holds the
+ * record.  On failure nothing is left behind.
+ */
+int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e);
+
+#define XIP_DETACH_FORCE	0x01	/* even when mounted or held */
+
+/*
+ * Release the loop device, remove the segment file and the record.
+ * @save (may be NULL) is written first.  Refuses with -EBUSY while in use
+ * unless XIP_DETACH_FORCE.
+ */
+int xip_detach(const char *what, const char *save, int flags);
+/* Write the segment's data to @dest atomically (temp file + rename). */
+int xip_save(const char *what, const char *dest);
+/*
+ * Identify the segment's contents again (libblkid) and record a changed
+ * label or UUID: writable segments change, sn/en ones get built into.
+ */
+int xip_seg_refresh(struct xip_seg_entry *e);
+
+/* ------------------------------------------------------------------ */
+/* Pulling NBD exports into segments (nbdpull.c)                      */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Is @spec an NBD URI (nbd://, nbds://, nbd+unix://, nbds+unix://,
+ * nbd+vsock://, nbds+vsock://) rather than a path or @NAME?
+ */
+bool xip_nbd_is_uri(const char *spec);
+/*
+ * A segment name for an NBD URI: from the export name ("rootfs.img"
+ * gives "rootfs"), "nbd" for the default (empty) export.
+ */
+int xip_nbd_default_name(const char *uri, char *buf, size_t len);
+
+/* Progress of a pull: @done of @total bytes. */
+typedef void (*xip_nbd_progress_fn)(void *arg, uint64_t done,
+				    uint64_t total);
+/*
+ * Report the progress of the pulls this thread makes (xip_attach from an
+ * NBD URI) to @fn; NULL turns it off.
+ */
+void xip_nbd_set_progress(xip_nbd_progress_fn fn, void *arg);
+
+#endif /* XIP_ATTACH_H */

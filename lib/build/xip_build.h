@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The build room: mkfs from a tree, a tar archive or OCI layers.
+ * Part of the public API: include "xip.h", which includes this header.
+ */
+#ifndef XIP_BUILD_H
+#define XIP_BUILD_H
+
+/* ------------------------------------------------------------------ */
+/* Building images from a tree (build.c)                               */
+/* ------------------------------------------------------------------ */
+
+/* One range of an id map: ids from..from+count-1 become to..to+count-1. */
+struct xip_idmap {
+	uint32_t from, to, count;
+};
+
+/* Parse "FROM:TO[:COUNT]" (COUNT defaults to 1). */
+int xip_idmap_parse(const char *text, struct xip_idmap *map);
+/* Map @id through @maps (the first range that holds it), else @id. */
+uint32_t xip_idmap_apply(const struct xip_idmap *maps, size_t n, uint32_t id);
+/* Parse a UUID "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx". */
+int xip_uuid_parse(const char *text, uint8_t uuid[16]);
+
+/* How the image's UUID is chosen. */
+enum xip_uuid_mode {
+	XIP_UUID_DERIVED = 0,	/* hashed from the tree: reproducible */
+	XIP_UUID_GIVEN,		/* xip_build_opts.uuid */
+	XIP_UUID_RANDOM,	/* from getrandom() */
+	XIP_UUID_CLEAR,		/* all zero */
+};
+
+/* Counters handed to the progress callback. */
+struct xip_build_progress {
+	uint64_t files_done, files_total;
+	uint64_t bytes_done, bytes_total;
+};
+
+struct xip_build_opts {
+	const char *source;		/* tree to copy; NULL: empty fs */
+	const char *tar;		/* or a tar archive ("-": stdin) */
+	unsigned int block_size;	/* 0: the host page size */
+	uint64_t size;			/* bytes; 0: automatic */
+	uint64_t extra;			/* bytes added to an automatic size */
+	uint64_t inodes;		/* 0: automatic */
+	uint64_t align;			/* files >= align start aligned; 0: off */
+	const char *label;
+	enum xip_uuid_mode uuid_mode;
+	uint8_t uuid[16];
+	bool have_timestamp;		/* clamp every time to @timestamp */
+	int64_t timestamp;
+	bool squash;			/* everything owned by 0:0 */
+	bool have_owner;		/* everything owned by owner_uid:gid */
+	uint32_t owner_uid, owner_gid;
+	const struct xip_idmap *uid_map, *gid_map;
+	size_t n_uid_map, n_gid_map;
+	const char *device_table;	/* genext2fs device table file */
+	bool force;			/* overwrite a non-empty image */
+	void (*progress)(const struct xip_build_progress *p, void *arg);
+	void *progress_arg;
+};
+
+struct xip_build_result {
+	uint64_t size;			/* bytes of the image */
+	uint64_t blocks, blocks_used;
+	uint64_t inodes, inodes_used;
+	unsigned int block_size;
+	uint64_t files, bytes;		/* regular files and their bytes */
+};
+
+/*
+ * Create an ext2 image at @image (a new file, an existing file, a block
+ * device or @NAME) holding the tree opts->source, every regular file's
+ * data contiguous (split only at block group boundaries).  A file is
+ * built in a private new file and renamed over @image when complete; a
+ * symlink, another user's file in a sticky shared directory and a busy
+ * segment are refused.  On failure nothing is left behind: an existing
+ * file is left as it was, the start of a device or segment is cleared.
+ */
+int xip_build(const char *image, const struct xip_build_opts *opts,
+	      struct xip_build_result *res);
+
+/*
+ * Remove the temporary file of an xip_build() in progress, if it has a
+ * name.  Async-signal-safe: for a command's SIGINT and SIGTERM handlers,
+ * which then let the signal end the process.
+ */
+void xip_build_signal_cleanup(void);
+
+#endif /* XIP_BUILD_H */

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The exec room: align-check and the user-space ELF loader.
+ * Part of the public API: include "xip.h", which includes this header.
+ */
+#ifndef XIP_EXEC_H
+#define XIP_EXEC_H
+
+/* ------------------------------------------------------------------ */
+/* XIP readiness of ELF files in an image (align.c)                    */
+/* ------------------------------------------------------------------ */
+
+struct xip_align_opts {
+	unsigned int page_size;	/* 0: the host's */
+	bool huge;		/* also check 2 MiB mappings */
+};
+
+/* One PT_LOAD as it would be mapped from the segment. */
+struct xip_align_seg {
+	unsigned int index;	/* in the program header table */
+	uint32_t flags;		/* PF_R | PF_W | PF_X */
+	uint64_t offset, vaddr, filesz, memsz, align;
+	uint64_t runs;		/* runs of image blocks: one mmap each */
+	uint64_t pages;		/* file pages behind it */
+	uint64_t shared;	/* of those, mapped straight from the segment */
+	uint64_t copied;	/* written (data, relro, text relocations, a
+				 * last page the loader zeroes): copied */
+	bool huge_checked;	/* --huge and p_memsz >= 2 MiB */
+	uint64_t huge_pages;	/* 2 MiB mappings possible */
+	char huge_why[192];	/* why not (the first obstacle) */
+};
+
+struct xip_align_file {
+	char *path;
+	ext2_ino_t ino;
+	bool elf;		/* an ELF file: the rest is meaningful */
+	bool ready;		/* XIP-ready: no reasons */
+	char *reasons;		/* "; "-separated, NULL when ready */
+	unsigned int nreasons;
+	uint16_t type, machine;
+	bool textrel, exec_stack;
+	struct xip_align_seg *segs;
+	size_t nsegs;
+	uint64_t mmaps, shared, copied, huge_pages;
+};
+
+/*
+ * Check regular file @ino of @img (named @path in the result).  Returns 0
+ * when the file was examined: f->elf false for a file that is not ELF,
+ * else f->ready and f->reasons; a negative errno when it cannot be read.
+ * Free @f with xip_align_file_free() in both cases.
+ */
+int xip_align_check(struct xip_image *img, ext2_ino_t ino, const char *path,
+		    const struct xip_align_opts *o, struct xip_align_file *f);
+void xip_align_file_free(struct xip_align_file *f);
+
+/*
+ * Call @fn for every regular file reachable from the root of @img, each
+ * inode once (the first path found), depth first in on-disk order.  A
+ * nonzero return from @fn stops the walk and is returned.
+ */
+typedef int (*xip_walk_fn)(void *arg, const char *path, ext2_ino_t ino);
+int xip_walk_files(struct xip_image *img, xip_walk_fn fn, void *arg);
+
+/* ------------------------------------------------------------------ */
+/* The user-space ELF loader (exec.c, exec-<arch>.S)                   */
+/* ------------------------------------------------------------------ */
+
+enum xip_interp_from {
+	XIP_INTERP_AUTO,	/* from the image when there, else the host */
+	XIP_INTERP_HOST,
+	XIP_INTERP_IMAGE,
+};
+
+struct xip_exec_opts {
+	const char *path;		/* the program inside the image */
+	enum xip_interp_from interp_from;
+};
+
+/* What xip_exec_prepare() found; read-only for callers. */
+struct xip_exec_info {
+	bool setid_ignored;		/* setuid/setgid bit not honoured */
+	bool interp_from_image;
+	const char *interp;		/* NULL for a static program */
+	uint16_t type;			/* ET_EXEC or ET_DYN */
+};
+
+struct xip_exec;
+
+/*
+ * Look @opts->path up in @img (symlinks followed), check that it is a
+ * regular file with an execute bit for us, parse and validate it and its
+ * interpreter, and get their data runs.  -ENOENT (or -ENOTDIR, -ELOOP)
+ * when the program or its interpreter does not exist, -EACCES or
+ * -ENOEXEC (or another error) when it cannot be executed.  The image
+ * stays owned by the caller until xip_exec_run().
+ */
+int xip_exec_prepare(struct xip_image *img, const struct xip_exec_opts *opts,
+		     struct xip_exec **exp);
+const struct xip_exec_info *xip_exec_info(const struct xip_exec *ex);
+/*
+ * Replace the running process by the prepared program: map it from the
+ * segment (its holder lock stays with the mappings), build the stack
+ * from @argv and @envp, close the image, reset the process state as
+ * execve does (caught signals, alternate signal stack, close-on-exec
+ * descriptors, rseq) and jump.  Returns only on failure, with the image
+ * still open; mappings made so far are left behind.
+ */
+int xip_exec_run(struct xip_exec *ex, const char *const *argv,
+		 const char *const *envp);
+void xip_exec_free(struct xip_exec *ex);
+
+#endif /* XIP_EXEC_H */

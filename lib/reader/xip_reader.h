@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The reader room: the libc-only ext2 reader every read goes through
+ * (the xiptool front end uses it without libext2fs).
+ * Part of the public API: include "xip.h", which includes this header.
+ */
+#ifndef XIP_READER_H
+#define XIP_READER_H
+
+/* ------------------------------------------------------------------ */
+/* Images, read side (fsread.c)                                       */
+/* ------------------------------------------------------------------ */
+
+struct xip_image;
+
+/* xip_image_open() flags */
+#define XIP_IMG_WRITE	0x01	/* open for writing (exclusive lock) */
+#define XIP_IMG_NOLOCK	0x02	/* take no holder lock */
+#define XIP_IMG_FORCE	0x04	/* skip the descriptor check (verify) */
+
+/*
+ * Open the image for reading only, without libext2fs (fsread.c): the
+ * superblock and group descriptors are checked as by xip_image_open(),
+ * and lookup, inodes, block maps, directories and symlinks work; writers
+ * and xip_image_info() need xip_image_open().  XIP_IMG_NOLOCK and
+ * XIP_IMG_FORCE are honoured.
+ */
+int xip_image_open_read(const char *spec, int flags, struct xip_image **imgp);
+int xip_image_open_segment_read(struct xip_seg *seg, int flags,
+				struct xip_image **imgp);
+/* Flush, mark clean (writers), close the file system and the segment. */
+int xip_image_close(struct xip_image *img);
+
+/* The segment an image lives on, and its block size. */
+struct xip_seg *xip_image_seg(const struct xip_image *img);
+unsigned int xip_image_block_size(const struct xip_image *img);
+
+/* ------------------------------------------------------------------ */
+/* Lookup, inodes, block maps (fsdir.c, fsmap.c, fsread.c)            */
+/* ------------------------------------------------------------------ */
+
+/* The physical block behind file page @pgoff (0 for a hole), validated. */
+int xip_bmap(struct xip_image *img, ext2_ino_t ino, uint64_t pgoff,
+	     blk64_t *pblk);
+
+/* xip_lookup() flags */
+#define XIP_LOOKUP_NOFOLLOW	0x01	/* do not follow a final symlink */
+
+/*
+ * Resolve an absolute path inside the image ("." and ".." handled,
+ * symlinks followed inside the image with a loop limit, never above the
+ * root).  -ENOENT, -ENOTDIR, -ELOOP as the kernel would.
+ */
+int xip_lookup(struct xip_image *img, const char *path, int flags,
+	       ext2_ino_t *ino);
+/* Read an inode, its number checked against the image first. */
+int xip_read_inode(struct xip_image *img, ext2_ino_t ino,
+		   struct ext2_inode_large *inode);
+
+/* A run of physically contiguous data blocks of a file. */
+struct xip_run {
+	uint64_t lblk;		/* first file page */
+	blk64_t pblk;		/* first physical block */
+	uint64_t len;		/* number of blocks */
+};
+/*
+ * The data runs of a file in file order, holes left out (the array is
+ * malloc'ed; free() it).
+ */
+int xip_file_runs(struct xip_image *img, ext2_ino_t ino,
+		  struct xip_run **runs, size_t *nruns);
+/*
+ * The regular file at @path: its inode in *@in and its data runs, as
+ * xip_file_runs() gives them (free() *@runs); -EINVAL when it is not a
+ * regular file.
+ */
+int xip_file_runs_path(struct xip_image *img, const char *path,
+		       struct ext2_inode_large *in, struct xip_run **runs,
+		       size_t *nruns);
+
+/* A directory entry (xip_dir_list). */
+struct xip_dirent {
+	ext2_ino_t ino;
+	unsigned int type;		/* EXT2_FT_* from the entry */
+	char name[EXT2_NAME_LEN + 1];
+};
+/*
+ * The entries of directory @ino in on-disk order, "." and ".." included
+ * (the array is malloc'ed; free() it).  -ENOTDIR for a non-directory.
+ */
+int xip_dir_list(struct xip_image *img, ext2_ino_t ino,
+		 struct xip_dirent **ents, size_t *nents);
+
+/* The target of symlink @ino, NUL-terminated; -EINVAL if not a symlink. */
+int xip_readlink(struct xip_image *img, ext2_ino_t ino, char *buf,
+		 size_t len);
+
+/* What stat shows of an inode. */
+struct xip_stat {
+	ext2_ino_t ino;
+	uint32_t mode;			/* type and permission bits */
+	uint32_t uid, gid;
+	uint32_t links;
+	uint64_t size;
+	uint64_t sectors;		/* i_blocks in 512-byte units */
+	uint32_t flags;			/* i_flags */
+	uint32_t generation;
+	int64_t atime, mtime, ctime;	/* seconds since the epoch */
+	uint32_t atime_ns, mtime_ns, ctime_ns;
+	uint64_t rdev;			/* device files: the device number */
+	bool extents;			/* mapped by an extent tree */
+	uint64_t data_blocks;		/* mapped file pages below i_size */
+	uint64_t hole_blocks;		/* unmapped file pages below i_size */
+	size_t nruns;			/* physically contiguous runs */
+	bool contiguous;		/* at most one run */
+};
+int xip_stat_inode(struct xip_image *img, ext2_ino_t ino, struct xip_stat *st);
+
+#endif /* XIP_READER_H */

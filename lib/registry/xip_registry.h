@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The registry room: attached segments, their names and records.
+ * Part of the public API: include "xip.h", which includes this header.
+ */
+#ifndef XIP_REGISTRY_H
+#define XIP_REGISTRY_H
+
+/* ------------------------------------------------------------------ */
+/* Attached segments: the registry (registry.c)                        */
+/* ------------------------------------------------------------------ */
+
+#define XIP_SEG_NAME_MAX 64
+#define XIP_PATH_MAX 4096
+
+/*
+ * One attached segment, as recorded in its state file (one small file per
+ * segment in the run directory: /run/xiptool for root,
+ * $XDG_RUNTIME_DIR/xiptool otherwise, $XIPTOOL_RUNDIR when set).
+ */
+struct xip_seg_entry {
+	char name[XIP_SEG_NAME_MAX + 1];
+	enum xip_seg_type type;
+	uint64_t size;			/* bytes of data in the segment */
+	char path[XIP_PATH_MAX];	/* the segment file (tmpfs, hugetlbfs) */
+	char image[XIP_PATH_MAX];	/* source image ("" for sn/en) */
+	char loop[64];			/* "/dev/loopN" or "" */
+	char file[XIP_PATH_MAX];	/* --file: the file inside the image */
+	uint64_t offset;		/* loop offset (--file) */
+	uint64_t sizelimit;		/* loop size limit (--file), 0: all */
+	char label[128];		/* from libblkid ("" when none) */
+	char uuid[64];
+	int64_t created;		/* seconds since the epoch */
+	uid_t owner;
+	bool compressed;		/* the image was gzip-compressed */
+	/* the image's owner, group and st_mode at attach (what save gives
+	 * the file it writes); image_mode 0: no image file */
+	uid_t image_uid;
+	gid_t image_gid;
+	mode_t image_mode;
+	/* the segment file's identity at attach: what every use checks */
+	uint64_t seg_dev, seg_ino;
+	uid_t seg_uid;
+	bool attaching;			/* claimed, being filled: not live */
+	pid_t pid;			/* the attaching process */
+};
+
+/*
+ * Open what an image argument names: "@NAME" an attached segment, through
+ * its record and with its type (read-only types refuse XIP_SEG_WRITE with
+ * -EROFS), anything else a path (xip_seg_open()).
+ */
+int xip_spec_open(const char *spec, int flags, struct xip_seg **segp);
+/* 1 to 64 of [A-Za-z0-9._-], not starting with '.': 0 or -EINVAL. */
+int xip_registry_name_check(const char *name);
+/* All live records sorted by name, stale ones removed; free() the array. */
+int xip_registry_list(struct xip_seg_entry **entries, size_t *n);
+
+#endif /* XIP_REGISTRY_H */

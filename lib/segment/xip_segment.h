@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The segment room: a memory mapping with direct_access, byte moves
+ * through its descriptor, and the kernel loop devices bound to it.
+ * Part of the public API: include "xip.h", which includes this header.
+ */
+#ifndef XIP_SEGMENT_H
+#define XIP_SEGMENT_H
+
+/* ------------------------------------------------------------------ */
+/* Segments (segment.c): a memory mapping with direct_access          */
+/* ------------------------------------------------------------------ */
+
+enum xip_seg_kind {
+	XIP_SEG_FILE,		/* a regular file (image file) */
+	XIP_SEG_SHM,		/* a file on tmpfs or hugetlbfs */
+	XIP_SEG_BLOCKDEV,	/* a block device */
+	XIP_SEG_DAX,		/* a device-DAX character device */
+};
+
+/* Segment types, after the s390 DCSS types. */
+enum xip_seg_type {
+	XIP_SEGTYPE_NONE = 0,	/* a plain image, not an attached segment */
+	XIP_SEGTYPE_SR,		/* shared read-only */
+	XIP_SEGTYPE_SW,		/* shared writable */
+	XIP_SEGTYPE_ER,		/* exclusive read-only */
+	XIP_SEGTYPE_EW,		/* exclusive writable */
+	XIP_SEGTYPE_SN,		/* shared, no data (zero-filled) */
+	XIP_SEGTYPE_EN,		/* exclusive, no data (zero-filled) */
+};
+
+/* xip_seg_open() flags */
+#define XIP_SEG_WRITE	0x01	/* map PROT_WRITE (fails with -EROFS if not) */
+#define XIP_SEG_EXCL	0x02	/* take the exclusive holder lock */
+
+struct xip_seg {
+	char *path;		/* the backing file or device */
+	char *name;		/* segment name when attached (@NAME) */
+	int fd;			/* open on the backing file, O_CLOEXEC */
+	enum xip_seg_kind kind;
+	enum xip_seg_type type;
+	bool writable;		/* mapped with PROT_WRITE */
+	bool gone;		/* released: direct_access gives -ENODEV */
+	uint8_t *base;		/* start of the mapping */
+	uint64_t size;		/* bytes of the backing object */
+	/*
+	 * Bytes of data: an attached segment's recorded size (its file is
+	 * padded to whole 2 MiB sections past it), else size.
+	 */
+	uint64_t data_size;
+	unsigned int page_size;	/* the host page size */
+};
+
+/*
+ * Open the segment at @path (image file, block device, DAX device, tmpfs
+ * file).  Files without any write permission bit refuse XIP_SEG_WRITE
+ * with -EROFS.  An "@NAME" argument is resolved above this layer, by
+ * xip_spec_open().
+ */
+int xip_seg_open(const char *path, int flags, struct xip_seg **segp);
+/* Map an already open file descriptor (dup'ed; the caller keeps @fd). */
+int xip_seg_open_fd(int fd, const char *path, int flags,
+			struct xip_seg **segp);
+/* Unmap the segment and close its descriptor; @seg itself stays. */
+void xip_seg_release(struct xip_seg *seg);
+void xip_seg_close(struct xip_seg *seg);
+
+/*
+ * The block-device method direct_access: @sector is in 512-byte units and must be
+ * page aligned (-EINVAL); the whole page must lie inside the segment
+ * (-ERANGE); a released segment gives -ENODEV.  On success *addr points
+ * at the page's bytes.
+ */
+int xip_seg_direct_access(struct xip_seg *seg, uint64_t sector,
+			      void **addr);
+/*
+ * A bounds-checked pointer to @len bytes at byte offset @off (any
+ * alignment), computed in 64 bits: -ERANGE if any byte lies outside.
+ */
+int xip_seg_range(struct xip_seg *seg, uint64_t off, uint64_t len,
+		      void **addr);
+/* msync for file-backed segments; fsync for block devices. */
+int xip_seg_sync(struct xip_seg *seg);
+/*
+ * Into and out of a segment through its descriptor (pwrite, pread), not
+ * its mapping: a page-table entry of a shared file mapping costs more
+ * than a copy of the page on some machines.  Into the mapping only where
+ * the descriptor cannot go (device DAX, hugetlbfs).  Every range is
+ * checked against the segment's size (-ERANGE); a segment opened
+ * read-only gives -EROFS.  0 or a negative errno; no error record.
+ */
+int xip_seg_pwrite(struct xip_seg *seg, uint64_t off, const void *buf,
+		   uint64_t len);
+int xip_seg_pread(struct xip_seg *seg, uint64_t off, void *buf,
+		  uint64_t len);
+/* Zeros written over [off, off + len) (the memory stays reserved). */
+int xip_seg_zero(struct xip_seg *seg, uint64_t off, uint64_t len);
+/*
+ * Advisory holder lock on the backing object (flock): writers take it
+ * exclusive, readers and running programs shared.  Waits at most
+ * @timeout_ms milliseconds, then -EBUSY.
+ */
+int xip_seg_lock(struct xip_seg *seg, bool exclusive, int timeout_ms);
+const char *xip_seg_type_name(enum xip_seg_type type);
+int xip_seg_type_parse(const char *name, enum xip_seg_type *type);
+bool xip_seg_type_writable(enum xip_seg_type type);
+bool xip_seg_type_exclusive(enum xip_seg_type type);
+
+/* ------------------------------------------------------------------ */
+/* Kernel loop devices (loop.c)                                        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Claim every loop device bound to the file open on @fd (the same device
+ * and inode) with O_EXCL, as the kernel claims a device it mounts.  When
+ * one is mounted or held, -EBUSY names it and where it is mounted (@what
+ * names the file in the message); otherwise the claims are returned in
+ * *@fdsp (release with xip_loop_release_claims) and keep anyone from
+ * mounting those devices while they are held.
+ */
+int xip_loop_claim_backing(int fd, const char *what, int **fdsp, size_t *np);
+void xip_loop_release_claims(int *fds, size_t n);
+
+#endif /* XIP_SEGMENT_H */

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * libxip's error record (util/error.c): every library function returns 0
+ * (or a count) or a negative errno, and leaves the reason here.
+ * Part of the public API: include "xip.h", which includes this header.
+ */
+#ifndef XIP_ERROR_H
+#define XIP_ERROR_H
+
+/* ------------------------------------------------------------------ */
+/* Error record (error.c)                                             */
+/* ------------------------------------------------------------------ */
+
+#define XIP_ERRMSG_MAX 512
+
+/* The message of the last failure in this thread ("" when none). */
+const char *xip_errmsg(void);
+/* The negative errno of the last failure in this thread (0 when none). */
+int xip_errcode(void);
+/* Record a failure and return @err (a negative errno) for tail calls. */
+int xip_error(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int xip_verror(int err, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+/* Record a libext2fs failure: the message keeps libext2fs' own text. */
+int xip_error_ext2(errcode_t code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Map a libext2fs error code to a negative errno. */
+int xip_errno_from_ext2(errcode_t code);
+void xip_error_clear(void);
+
+/*
+ * What a failure is about, kept in the record beside the message, so
+ * that callers can tell whom to blame without reading the text.  Every
+ * xip_error*() call starts a record without an object; xip_error_obj()
+ * and xip_error_set_obj() give it one.
+ */
+enum xip_errobj {
+	XIP_OBJ_NONE = 0,	/* not said (the image, a file's data) */
+	XIP_OBJ_IMAGE,		/* the image (its segment), by its path */
+	XIP_OBJ_FILE,		/* a file in the image, by its path */
+	XIP_OBJ_FD,		/* the caller's input or output, by name */
+};
+/*
+ * Record a failure of @obj, named @name: the message is "@name: " and
+ * then @fmt.
+ */
+int xip_error_obj(int err, enum xip_errobj obj, const char *name,
+		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Give the record just made its object; returns its code. */
+int xip_error_set_obj(enum xip_errobj obj, const char *name);
+/* The object of this thread's last failure and its name ("" when none). */
+enum xip_errobj xip_errobj(void);
+const char *xip_errobj_name(void);
+
+#endif /* XIP_ERROR_H */
