@@ -1,11 +1,34 @@
 #!/usr/bin/env bats
-# The library's layout: its names, its public header, its layers.
+# The library's layout: its names, its public header, its rooms.
+#
+# The rooms of lib/, bottom to top (README "Layout"): a room calls only
+# rooms below it, so no two rooms call each other.
+#
+#   util segment registry reader engine exec attach build check ps
+#
+# (a verity room would go between segment and registry)
 
 load ../lib/common
 
 bats_require_minimum_version 1.5.0
 
 LIBXIP=${TOP_BUILDDIR:-$PWD}/libxip.a
+ROOMS="util segment registry reader engine exec attach build check ps"
+
+# "symbol room object" for every object of libxip.a: D for each global
+# symbol it defines, U for each it leaves undefined
+room_symbols() {
+	local b=${TOP_BUILDDIR:-$PWD} m o
+	for m in $(ar t "$LIBXIP"); do
+		o=$(ls "$b"/lib/*/"$m")
+		[ "$(wc -l <<<"$o")" -eq 1 ] || { echo "member $m: $o" >&2; return 1; }
+		o=${o#"$b"/lib/}
+		nm -g --defined-only "$b/lib/$o" 2>/dev/null |
+			awk -v r="${o%%/*}" -v f="$o" 'NF == 3 { print "D", $3, r, f }'
+		nm -u "$b/lib/$o" 2>/dev/null |
+			awk -v r="${o%%/*}" -v f="$o" '{ print "U", $2, r, f }'
+	done
+}
 
 @test "layout: every global name libxip.a defines starts with xip_" {
 	require_cmd nm
@@ -44,17 +67,40 @@ LIBXIP=${TOP_BUILDDIR:-$PWD}/libxip.a
 	[ "$(wc -l < lib/xip.h)" -le 300 ]
 }
 
-@test "layout: the segment layer does not call up into the registry" {
+@test "layout: every folder of lib/ is a room of the table" {
 	cd "$TOP_SRCDIR"
-	for f in lib/segment/segment.c lib/segment/loop.c lib/segment/kcopy.c; do
-		[ -z "$(grep -n 'xip_registry_\|registry_int\.h' "$f")" ] ||
-			{ echo "$f calls the registry"; false; }
+	for d in lib/*/; do
+		d=${d#lib/}
+		d=${d%/}
+		[[ " $ROOMS " == *" $d "* ]] ||
+			{ echo "lib/$d is not in the table of rooms (layout.bats, README Layout)"; false; }
 	done
 }
 
-@test "layout: no file of the library is over 1,200 lines" {
+@test "layout: a room calls only rooms below it (nm of libxip.a's objects)" {
+	require_cmd nm ar
+	[ -f "$LIBXIP" ] || skip "libxip.a is not built"
+	room_symbols > "$T/syms"
+	[ "$(grep -c '^D ' "$T/syms")" -gt 200 ]
+	bad=$(awk -v rooms="$ROOMS" '
+		BEGIN { n = split(rooms, r, " "); for (i = 1; i <= n; i++) rank[r[i]] = i }
+		!($3 in rank) { print $4 ": room " $3 " is not in the table"; next }
+		$1 == "D" { def[$2] = $3; next }
+		{ use[++k] = $0 }
+		END {
+			for (i = 1; i <= k; i++) {
+				split(use[i], u, " ")
+				d = def[u[2]]
+				if (d != "" && d != u[3] && rank[d] > rank[u[3]])
+					print u[4] " (" u[3] ") calls " u[2] " of " d ", a room above it"
+			}
+		}' "$T/syms")
+	[ -z "$bad" ] || { echo "$bad"; false; }
+}
+
+@test "layout: no file of the library is over 1,000 lines" {
 	cd "$TOP_SRCDIR"
-	big=$(wc -l lib/*.h lib/*/*.[chS] | awk '$2 != "total" && $1 > 1200')
+	big=$(wc -l lib/*.h lib/*/*.[chS] | awk '$2 != "total" && $1 > 1000')
 	[ -z "$big" ] || { echo "$big"; false; }
 }
 
