@@ -2,7 +2,7 @@
 # and `info`.
 libxip_a_SOURCES += lib/segment/segment_int.h lib/registry/registry_int.h \
 	lib/util/util.c lib/util/debug_int.h lib/util/debug.c lib/util/error.c \
-	lib/segment/segment.c lib/segment/xipio.c lib/engine/image.c lib/registry/registry.c lib/registry/busy.c \
+	lib/segment/segment.c lib/segment/xipio.c lib/engine/image.c lib/registry/registry.c lib/registry/record.c lib/registry/busy.c \
 	lib/reader/reader_int.h lib/reader/fsread.c lib/reader/fsmap.c lib/reader/fsdir.c lib/reader/fsimage.c
 xiptool_main_SOURCES += cmd/xiptool.c cmd/cmd.h cmd/commands.h cmd/common.c cmd/table.c cmd/info.c
 dist_man_MANS += man/xiptool.1 man/xiptool-info.1
