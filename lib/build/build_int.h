@@ -161,7 +161,7 @@ int xip_btree_add_entry(struct bnode *dir, const char *name, struct bnode *n);
 struct bentry *xip_btree_find_entry(struct bnode *dir, const char *name);
 /*
  * The entries of @dir its hash table holds (0: it has none, its names are
- * walked) and the names its lookups have compared so far.
+ * walked) and the names its lookups have compared so far.  Test-only.
  */
 void xip_btree_names_stats(const struct bnode *dir, size_t *indexed,
 			   uint64_t *compared);
@@ -243,7 +243,8 @@ int xip_bld_write(struct btree *t, const struct xip_build_opts *o,
 		  ext2_filsys fs, struct xip_seg *seg);
 
 /* ------------------------------------------------------------------ */
-/* Building images from a tree (build.c)                               */
+/* Helpers of mkfs, for the unit tests (buildtarget.c, buildtar.c,     */
+/* buildtree.c, buildio.c, builddevtable.c, build.c; testhooks.c)      */
 /* ------------------------------------------------------------------ */
 
 /* Helpers of xip_build, public for the unit tests. */

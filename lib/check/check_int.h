@@ -267,7 +267,8 @@ void xip_chk_set_owner(struct chk *c, uint64_t blk, uint32_t ino);
 bool xip_chk_is_ea(const struct chk *c, uint64_t blk);
 void xip_chk_set_ea(struct chk *c, uint64_t blk);
 
-/* check.c: the data blocks of one inode as the walk finds them (tests) */
+/* check.c: the data blocks of one inode as the walk finds them.
+ * Test-only (test_maps compares them with the reader's runs). */
 int xip_chk_file_blocks(struct xip_seg *seg, uint32_t ino,
 			chk_block_fn fn, void *arg);
 

@@ -93,33 +93,10 @@ void xip_engine_mark_inode(struct xip_image *img, ext2_ino_t ino);
 void xip_engine_step(void);
 
 /* ------------------------------------------------------------------ */
-/* Images (image.c)                                                    */
-/* ------------------------------------------------------------------ */
-
-/*
- * For a process about to become another program (exec): unmap the image's
- * view of the segment and close its descriptor, and nothing else.  Freeing
- * the rest would be work for nothing, as execve(2) does not free either.
- * Read-only images only; @img must not be used afterwards.
- */
-void xip_image_abandon(struct xip_image *img);
-
-/*
- * Is the image XIP-capable for pages of @page_size bytes (0: the host's)?
- * Returns 1 when capable, 0 when not (reason in @why), negative on error.
- */
-int xip_image_xip_capable(const struct xip_image *img, unsigned int page_size,
-			  char *why, size_t whylen);
-
-/* ------------------------------------------------------------------ */
-/* Path lookup and the get_xip_page engine (page.c, file.c)            */
+/* The get_xip_page engine's state (page.c)                           */
 /* ------------------------------------------------------------------ */
 
 /* Release the engine's per-image state (called by xip_image_close). */
 void xip_engine_free(struct xip_image *img);
-
-/* Resolve all but the last component of @path: its directory and name. */
-int xip_lookup_parent(struct xip_image *img, const char *path,
-		      ext2_ino_t *dir, char name[EXT2_NAME_LEN + 1]);
 
 #endif

@@ -77,6 +77,9 @@ int xip_image_info(const struct xip_image *img, struct xip_image_info *info);
  * block number is validated against the image and the segment before the
  * pointer is formed.  A hole gives -ENODATA unless @create, which
  * allocates a block near the file's others, clears it, then links it in.
+ * The seed-named entry point of the engine (get_xip_page), kept as the
+ * documented API; the commands move bytes by runs (xip_file_read_fd),
+ * so only the unit tests and the fuzzers call it today.
  */
 int xip_get_page(struct xip_image *img, ext2_ino_t ino, uint64_t pgoff,
 		 bool create, void **ptr);

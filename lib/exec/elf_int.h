@@ -85,7 +85,7 @@ typedef ssize_t (*xip_elf_read_fn)(void *ctx, uint64_t off, void *buf,
  * the file in messages.  On failure @elf holds nothing to free. */
 int xip_elf_parse(xip_elf_read_fn read, void *ctx, uint64_t file_size,
 		  const char *name, struct xip_elf *elf);
-/* Same, on bytes in memory (the whole file). */
+/* Same, on bytes in memory (the whole file).  Test-only (unit, fuzz). */
 int xip_elf_parse_buf(const void *buf, size_t len, const char *name,
 		      struct xip_elf *elf);
 /* Same, on an open file (read with pread, the size from fstat). */

@@ -30,6 +30,7 @@
 
 #include "xip.h"
 #include "registry/registry_int.h"
+#include "ps/ps_int.h"
 #include "reader/reader_int.h"
 
 int xip_ps_parse_map(const char *line, struct xip_ps_map *m)

@@ -203,6 +203,29 @@ bool xip_fs_has_extra_times(struct xip_image *img,
 uint64_t xip_fs_inode_size(const struct xip_fs *fs,
 			   const struct ext2_inode_large *in);
 
+/* ------------------------------------------------------------------ */
+/* Images: exec's abandon, XIP capability (fsread.c); lookup (fsdir.c) */
+/* ------------------------------------------------------------------ */
+
+/*
+ * For a process about to become another program (exec): unmap the image's
+ * view of the segment and close its descriptor, and nothing else.  Freeing
+ * the rest would be work for nothing, as execve(2) does not free either.
+ * Read-only images only; @img must not be used afterwards.
+ */
+void xip_image_abandon(struct xip_image *img);
+
+/*
+ * Is the image XIP-capable for pages of @page_size bytes (0: the host's)?
+ * Returns 1 when capable, 0 when not (reason in @why), negative on error.
+ */
+int xip_image_xip_capable(const struct xip_image *img, unsigned int page_size,
+			  char *why, size_t whylen);
+
+/* Resolve all but the last component of @path: its directory and name. */
+int xip_lookup_parent(struct xip_image *img, const char *path,
+		      ext2_ino_t *dir, char name[EXT2_NAME_LEN + 1]);
+
 /*
  * Shared by the reader's own files (fsread.c, fsmap.c, fsdir.c), which
  * define XIP_FSREAD_PRIVATE before including this header; kept from the

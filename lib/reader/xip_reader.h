@@ -39,7 +39,11 @@ unsigned int xip_image_block_size(const struct xip_image *img);
 /* Lookup, inodes, block maps (fsdir.c, fsmap.c, fsread.c)            */
 /* ------------------------------------------------------------------ */
 
-/* The physical block behind file page @pgoff (0 for a hole), validated. */
+/*
+ * The physical block behind file page @pgoff (0 for a hole), validated:
+ * the seed's bmap, kept as the documented API beside xip_get_page; the
+ * commands use whole runs (xip_file_runs), only tests call it today.
+ */
 int xip_bmap(struct xip_image *img, ext2_ino_t ino, uint64_t pgoff,
 	     blk64_t *pblk);
 

@@ -45,7 +45,8 @@ bool xip_registry_loop_serves(const struct xip_seg_entry *e);
 /*
  * The run directory (created 0700 when missing), written into @buf.  It
  * must be a directory, not a symlink, owned by the caller and not
- * writable by group or others.
+ * writable by group or others.  Test-only: the library opens it with
+ * rundir_open() (registry.c).
  */
 int xip_registry_dir(char *buf, size_t len);
 /* A valid segment name derived from an image file name ("rootfs.img.gz"
@@ -97,21 +98,6 @@ int xip_registry_find(const char *what, struct xip_seg_entry *e);
 /* State file text: format and parse (exposed for the unit tests). */
 int xip_registry_format(const struct xip_seg_entry *e, char *buf, size_t len);
 int xip_registry_parse(const char *text, struct xip_seg_entry *e);
-
-/* ------------------------------------------------------------------ */
-/* Processes that map attached segments (ps.c)                         */
-/* ------------------------------------------------------------------ */
-
-/* One line of /proc/PID/maps (or a mapping header of smaps). */
-struct xip_ps_map {
-	uint64_t start, end, offset;
-	dev_t dev;
-	uint64_t ino;
-	bool exec;
-	char path[XIP_PATH_MAX];
-};
-/* Parse @line: 0, or -EINVAL when it is not a mapping line. */
-int xip_ps_parse_map(const char *line, struct xip_ps_map *m);
 
 /* ------------------------------------------------------------------ */
 /* In use? (busy.c)                                                    */

@@ -31,7 +31,7 @@ int xip_seg_wait_unheld(const char *path, const char *what,
 #define XIP_LOCK_WAIT_MS	5000
 
 /* ------------------------------------------------------------------ */
-/* Attach, detach, save (attach.c)                                     */
+/* Sizes of segments for attach and for guests (segment.c)            */
 /* ------------------------------------------------------------------ */
 
 /* Without --size, a segment holds at most this, and what fits in the
@@ -90,7 +90,8 @@ extern io_manager xip_io_manager;
  */
 int xip_io_register(struct xip_seg *seg, char *buf, size_t len);
 void xip_io_unregister(struct xip_seg *seg);
-/* The segment behind an io_channel of xip_io_manager (NULL otherwise). */
+/* The segment behind an io_channel of xip_io_manager (NULL otherwise).
+ * Test-only. */
 struct xip_seg *xip_io_segment(io_channel channel);
 #endif
 

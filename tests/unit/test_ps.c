@@ -1,4 +1,4 @@
-/* Unit tests of lib/ps.c. */
+/* Unit tests of lib/ps/ps.c. */
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -7,6 +7,7 @@
 
 #include "unit.h"
 #include "registry/registry_int.h"
+#include "ps/ps_int.h"
 
 static void test_parse_map(void **state)
 {
