@@ -1,9 +1,5 @@
-# The foundation: segments, the segment io_manager, image open, the CLI core
-# and `info`.
-libxip_a_SOURCES += lib/segment/segment_int.h lib/registry/registry_int.h \
-	lib/util/util.c lib/util/debug_int.h lib/util/debug.c lib/util/error.c \
-	lib/segment/segment.c lib/segment/xipio.c lib/engine/image.c lib/registry/registry.c lib/registry/record.c lib/registry/busy.c \
-	lib/reader/reader_int.h lib/reader/fsread.c lib/reader/fsmap.c lib/reader/fsdir.c lib/reader/fsimage.c
+# The CLI core (the command table, common option handling, `info`) and
+# the unit tests of the rooms below the engine.
 xiptool_main_SOURCES += cmd/xiptool.c cmd/cmd.h cmd/commands.h cmd/common.c cmd/table.c cmd/info.c
 dist_man_MANS += man/xiptool.1 man/xiptool-info.1
 EXTRA_DIST += tests/demo.sh sample tests/lib/common.bash tests/lib/names.bash \

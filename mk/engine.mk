@@ -1,5 +1,9 @@
-# engine: files of this part of the product
-libxip_a_SOURCES += lib/engine/engine_int.h lib/engine/page.c lib/engine/file.c lib/segment/kcopy_int.h lib/segment/kcopy.c
+# engine: images opened with libext2fs, get_xip_page, read / write /
+# truncate, extract, a file's byte map for NBD (lib/engine/); the file
+# commands.
+libxip_a_SOURCES += lib/engine/xip_engine.h lib/engine/engine_int.h \
+	lib/engine/image.c lib/engine/page.c lib/engine/file.c \
+	lib/engine/extract.c lib/engine/nbdmap.c
 xiptool_main_SOURCES += cmd/read.c cmd/ls.c cmd/stat.c cmd/write.c cmd/truncate.c cmd/stopsig.c
 dist_man_MANS += man/xiptool-read.1 man/xiptool-ls.1 man/xiptool-stat.1 \
 	man/xiptool-write.1 man/xiptool-truncate.1

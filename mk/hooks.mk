@@ -10,7 +10,7 @@
 #    its commands to the xiptool-main of its own directory.  The bats
 #    files that set XIPTOOL_TEST_* run these (use_test_hooks in
 #    tests/lib/common.bash);
-#  - tests/unit/test_build (mk/mkfs.mk), which sets xip_build_test_hooks.
+#  - tests/unit/test_build (mk/build.mk), which sets xip_build_test_hooks.
 libxip_a_SOURCES += lib/util/testhooks.c
 TEST_HOOKS_CPPFLAGS = $(AM_CPPFLAGS) -DXIP_TEST_HOOKS
 

@@ -12,7 +12,7 @@
 #    are linked in).
 #
 # Included after every fragment that adds to libxip_a_SOURCES.
-libxip_a_SOURCES += lib/attach/nbd_int.h lib/attach/nbdpull.c lib/engine/nbdmap.c
+# (their sources are listed in attach.mk and engine.mk)
 AM_CFLAGS += $(LIBNBD_CFLAGS)
 dist_man_MANS += man/nbdkit-xiptool-plugin.1
 EXTRA_DIST += nbdkit/xiptool.c

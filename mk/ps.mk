@@ -1,5 +1,5 @@
 # ps: the processes that map attached segments (lib/ps/ps.c, `xiptool ps`).
-libxip_a_SOURCES += lib/ps/ps.c
+libxip_a_SOURCES += lib/ps/xip_ps.h lib/ps/ps_int.h lib/ps/ps.c
 xiptool_main_SOURCES += cmd/ps.c
 dist_man_MANS += man/xiptool-ps.1
 

@@ -1,10 +1,11 @@
-# mkfs: files of this part of the product
-# Building images from a tree: lib/build/build.c (plan), lib/build/buildwrite.c,
-# lib/build/buildid.c, lib/build/buildtree.c (the tree), lib/build/buildscan.c (a source
-# directory), lib/build/builddevtable.c (device tables), `xiptool mkfs`.
-libxip_a_SOURCES += lib/build/build_int.h lib/build/build.c lib/build/buildwrite.c lib/build/buildid.c \
-	lib/build/buildtree.c lib/build/buildscan.c lib/build/builddevtable.c lib/build/buildtarget.c \
-	lib/build/buildtar.c lib/build/buildio.c lib/engine/extract.c lib/util/lazy.c lib/util/lazy_int.h
+# build: images from a tree (lib/build/): build.c (plan), buildwrite.c,
+# buildid.c, buildtree.c (the tree), buildscan.c (a source directory),
+# buildtar.c, builddevtable.c (device tables), buildtarget.c, buildio.c;
+# `xiptool mkfs` (and `xiptool extract`, whose library part is the engine's).
+libxip_a_SOURCES += lib/build/xip_build.h lib/build/build_int.h \
+	lib/build/build.c lib/build/buildwrite.c lib/build/buildid.c \
+	lib/build/buildtree.c lib/build/buildscan.c lib/build/builddevtable.c \
+	lib/build/buildtarget.c lib/build/buildtar.c lib/build/buildio.c
 xiptool_main_SOURCES += cmd/mkfs.c cmd/extract.c
 dist_man_MANS += man/xiptool-mkfs.1 man/xiptool-extract.1
 EXTRA_DIST += tests/gentree.py tests/lib/treelist.py tests/lib/contig.py
