@@ -77,6 +77,21 @@ room_symbols() {
 	done
 }
 
+@test "layout: README's Layout lists the rooms of the table, files and headers" {
+	cd "$TOP_SRCDIR"
+	rows=$(sed -n '/^## Layout/,/^## /p' README.md | grep '^  | `')
+	[ "$(awk -F'|' '{ gsub(/[ `]/, "", $2); printf "%s ", $2 }' <<<"$rows")" == "$ROOMS " ]
+	for d in $ROOMS; do
+		row=$(grep "^  | \`$d\` |" <<<"$rows")
+		for f in lib/$d/*.[chS]; do
+			f=${f##*/}
+			[[ $f == exec-*.S ]] && f='exec-<arch>.S'
+			[[ "$row" == *"\`$f\`"* ]] ||
+				{ echo "README Layout: $d does not list $f"; false; }
+		done
+	done
+}
+
 @test "layout: a room calls only rooms below it (nm of libxip.a's objects)" {
 	require_cmd nm ar
 	[ -f "$LIBXIP" ] || skip "libxip.a is not built"
