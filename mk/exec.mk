@@ -9,5 +9,5 @@ if ENABLE_TESTS
 check_PROGRAMS += tests/unit/test_elf tests/unit/test_exec
 TESTS += tests/unit/test_elf tests/unit/test_exec
 TESTS += tests/cli/exec.bats
-EXTRA_DIST += tests/cli/exec.bats tests/cli/exec/probe.c
+EXTRA_DIST += tests/cli/exec.bats tests/cli/exec/probe.c tests/lib/exec.bash
 endif

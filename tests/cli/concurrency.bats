@@ -14,8 +14,7 @@ hold_lock() {
 	flock -x "$T/run/.lock" sh -c 'touch "$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done' \
 		_ "$T/held" "$T/release" </dev/null >/dev/null 2>&1 3>&- &
 	holder=$!
-	for i in $(seq 100); do [ -e "$T/held" ] && return 0; sleep 0.05; done
-	return 1
+	wait_until 5 test -e "$T/held"
 }
 
 release_lock() {
@@ -24,14 +23,14 @@ release_lock() {
 	rm -f "$T/held" "$T/release"
 }
 
-# Wait until N processes wait for the lock file (or a second passed).
+# Do N processes wait for the lock file (inode INO)?
+lock_waiting() {
+	[ "$(grep -c -- "-> FLOCK.*:$2 " /proc/locks)" -ge "$1" ]
+}
+
+# Wait until N processes wait for the lock file (or two seconds passed).
 lock_waiters() {
-	local ino i
-	ino=$(stat -c %i "$T/run/.lock")
-	for i in $(seq 40); do
-		[ "$(grep -c -- "-> FLOCK.*:$ino " /proc/locks)" -ge "$1" ] && return 0
-		sleep 0.05
-	done
+	wait_until 2 lock_waiting "$1" "$(stat -c %i "$T/run/.lock")" || true
 }
 
 # Two xiptool commands (the words of $1 and of $2) started while the
@@ -82,10 +81,7 @@ attach_slowly() {
 	head -c 64M /dev/zero | gzip -1 -c > "$T/z64.gz"
 	for i in $(seq 16); do cat "$T/z64.gz"; done >> "$T/big.gz"
 	"$XIPTOOL" attach -n "$SEG" "$T/big.gz" & pid=$!
-	for i in $(seq 200); do
-		grep -qx 'state=attaching' "$T/run/$SEG" 2>/dev/null && break
-		sleep 0.02
-	done
+	wait_until 4 grep -qx 'state=attaching' "$T/run/$SEG" 2>/dev/null || true
 }
 
 @test "an attach killed while filling: list shows nothing live, then removes its claim and its file" {

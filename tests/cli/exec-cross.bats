@@ -6,6 +6,7 @@
 # built by the cross compiler ($CC), debugfs, e2fsck.
 
 load ../lib/common
+load ../lib/exec
 
 bats_require_minimum_version 1.5.0
 
@@ -53,16 +54,7 @@ need_busybox() {
 
 @test "cross exec busybox (arm64 package): echo, ls / and sh -c identical to native" {
 	need_busybox
-	local bb=$PROBES/bin/busybox
-	run xiptool exec "$IMG" /bin/busybox echo hello "two  words" ''
-	[ "$status" -eq 0 ]
-	[ "$output" = "$("$bb" echo hello "two  words" '')" ]
-	run xiptool exec "$IMG" /bin/busybox ls /
-	[ "$status" -eq 0 ]
-	[ "$output" = "$("$bb" ls /)" ]
-	run xiptool exec "$IMG" /bin/busybox sh -c 'echo $#:$0:$1; exit 7' zero one
-	[ "$status" -eq 7 ]
-	[ "$output" = "1:zero:one" ]
+	busybox_as_native "$PROBES/bin/busybox"
 }
 
 @test "cross exec: auxiliary vector of static, static-pie and dynamic programs as the kernel's" {

@@ -4,6 +4,7 @@
 # program's blocks are, /proc/PID/maps and /proc/PID/cmdline.
 
 load ../lib/common
+load ../lib/exec
 
 bats_require_minimum_version 1.5.0
 
@@ -41,15 +42,7 @@ need_busybox() {
 
 @test "exec busybox: echo, ls / and sh -c output identical to native" {
 	need_busybox
-	run xiptool exec "$IMG" /bin/busybox echo hello "two  words" ''
-	[ "$status" -eq 0 ]
-	[ "$output" = "$(/bin/busybox echo hello "two  words" '')" ]
-	run xiptool exec "$IMG" /bin/busybox ls /
-	[ "$status" -eq 0 ]
-	[ "$output" = "$(/bin/busybox ls /)" ]
-	run xiptool exec "$IMG" /bin/busybox sh -c 'echo $#:$0:$1; exit 7' zero one
-	[ "$status" -eq 7 ]
-	[ "$output" = "1:zero:one" ]
+	busybox_as_native /bin/busybox
 }
 
 @test "exec: the program gets the descriptors the kernel's execve leaves, with few or many open" {

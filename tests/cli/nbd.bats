@@ -34,11 +34,7 @@ slow_pull() {
 	nbd_start a --filter=delay "$PLUGIN" image="$T/img" readonly=true delay-read="$1"
 	"$XIPTOOL" attach -n "$SEG" "$(nbd_uri a)" >"$T/attach.out" 2>&1 &
 	apid=$!
-	for i in $(seq 200); do
-		compgen -G "$T/shm/xiptool-$SEG.*" >/dev/null && break
-		sleep 0.05
-	done
-	compgen -G "$T/shm/xiptool-$SEG.*" >/dev/null
+	wait_until 10 compgen -G "$T/shm/xiptool-$SEG.*" >/dev/null
 }
 
 require_qemu() {
@@ -284,8 +280,7 @@ require_qemu() {
 	rm -f "$T/t.pid"
 	nbdkit -f -i 127.0.0.1 -p "$port" --pidfile "$T/t.pid" "$PLUGIN" \
 		image="$T/img" readonly=true </dev/null >"$T/t.log" 2>&1 3>&- &
-	for i in $(seq 200); do [ -s "$T/t.pid" ] && break; sleep 0.05; done
-	[ -s "$T/t.pid" ] || { cat "$T/t.log"; false; }
+	wait_until 10 test -s "$T/t.pid" || { cat "$T/t.log"; false; }
 	name="root$U"
 	run xiptool attach "nbd://127.0.0.1:$port/$name.img"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }

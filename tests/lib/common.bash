@@ -69,6 +69,26 @@ grepq() {
 	grep "$@" >/dev/null
 }
 
+# Has process PID ended (or is it not ours to signal)?
+gone() {
+	if kill -0 "$1" 2>/dev/null; then
+		return 1
+	fi
+}
+
+# wait_until SECONDS CMD...: run CMD every 50 ms until it succeeds (0), or
+# give up once SECONDS have passed (1).  Every wait on an outside thing
+# (a server starting, a lock taken, a process gone) has this deadline.
+wait_until() {
+	local i n=$(($1 * 20))
+	shift
+	for ((i = 0; i < n; i++)); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 require_cmd() {
 	local c
 	for c in "$@"; do

@@ -98,10 +98,10 @@ nbd_stop() {
 	local pid i
 	pid=$(cat "$T/$1.pid")
 	kill "$pid"
-	for i in $(seq 200); do
-		kill -0 "$pid" 2>/dev/null || { rm -f "$T/$1.pid"; return 0; }
-		sleep 0.05
-	done
+	if wait_until 10 gone "$pid"; then
+		rm -f "$T/$1.pid"
+		return 0
+	fi
 	echo "nbdkit $1 ($pid) did not stop"
 	return 1
 }
@@ -151,10 +151,7 @@ conns = []
 while True:
 	conns.append(s.accept())' "$T/$1.sock" "$T/$1.ready" </dev/null >/dev/null 2>&1 3>&- &
 	echo $! >"$T/$1.pid"
-	for i in $(seq 100); do
-		[ -s "$T/$1.ready" ] && return 0
-		sleep 0.05
-	done
+	wait_until 5 test -s "$T/$1.ready" && return 0
 	echo "mute server $1 did not start"
 	return 1
 }
@@ -163,10 +160,7 @@ while True:
 # Fails (after killing it) when it is still running after SECONDS.
 wait_exit() {
 	local i
-	for i in $(seq $(($2 * 20))); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.05
-	done
+	wait_until "$2" gone "$1" || true
 	if kill -0 "$1" 2>/dev/null; then
 		kill -9 "$1"
 		echo "process $1 still running after $2 s"
