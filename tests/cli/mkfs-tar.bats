@@ -272,18 +272,35 @@ refused_links() {
 	[ -z "$(ls -A "$T/w/tmp")" ]
 }
 
+# at_the_limit names|dirs MANY OVER MAX MESSAGE: links_tar archives of
+# MANY and of OVER hard links (or subdirectories of big) are refused with
+# MESSAGE (its %d: their count), one of MAX builds $T/w/img, e2fsck clean
+at_the_limit() {
+	local kind=$1 n msg
+	shift
+	for n in "$1" "$2" "$3"; do
+		if [ "$kind" = names ]; then
+			links_tar "$T/w/t$n.tar.gz" "$n" 0
+		else
+			links_tar "$T/w/t$n.tar.gz" 1 "$n"
+		fi
+	done
+	for n in "$1" "$2"; do
+		# shellcheck disable=SC2059
+		printf -v msg "$4" "$n"
+		refused_links "$T/w/t$n.tar.gz" "$msg"
+	done
+	xiptool mkfs -q --tar "$T/w/t$3.tar.gz" "$T/w/img"
+	fsck_clean "$T/w/img"
+}
+
 @test "mkfs --tar: 65537 names for one file are refused, nothing left; 65000 build, and a name removed in the kernel loses nothing" {
 	require_loop
 	tmpfs_dir w
 	# 65537 names are 1 in a 16-bit count: one rm would free the inode
-	links_tar "$T/w/many.tar.gz" 65537 0
-	[ "$(stat -c %s "$T/w/many.tar.gz")" -lt 1000000 ]
-	refused_links "$T/w/many.tar.gz" "f: 65537 names for one inode: ext2 allows at most 65000 links"
-	links_tar "$T/w/over.tar.gz" 65001 0
-	refused_links "$T/w/over.tar.gz" "f: 65001 names for one inode: ext2 allows at most 65000 links"
-	links_tar "$T/w/max.tar.gz" 65000 0
-	xiptool mkfs -q --tar "$T/w/max.tar.gz" "$T/w/img"
-	fsck_clean "$T/w/img"
+	at_the_limit names 65537 65001 65000 \
+		"f: %d names for one inode: ext2 allows at most 65000 links"
+	[ "$(stat -c %s "$T/w/t65537.tar.gz")" -lt 1000000 ]
 	for fstype in ext2 ext4; do
 		loop_mount "$T/w/img" "$fstype"
 		[ "$(stat -c %h "$T/mnt/l64999")" -eq 65000 ]
@@ -307,13 +324,8 @@ refused_links() {
 @test "mkfs --tar: more subdirectories than ext2's 32000 links are refused, nothing left; 31998 build" {
 	require_loop
 	tmpfs_dir w
-	links_tar "$T/w/many.tar.gz" 1 65534
-	refused_links "$T/w/many.tar.gz" "big: 65534 subdirectories: ext2 allows at most 31998 (32000 links)"
-	links_tar "$T/w/over.tar.gz" 1 31999
-	refused_links "$T/w/over.tar.gz" "big: 31999 subdirectories: ext2 allows at most 31998 (32000 links)"
-	links_tar "$T/w/max.tar.gz" 1 31998
-	xiptool mkfs -q --tar "$T/w/max.tar.gz" "$T/w/img"
-	fsck_clean "$T/w/img"
+	at_the_limit dirs 65534 31999 31998 \
+		"big: %d subdirectories: ext2 allows at most 31998 (32000 links)"
 	for fstype in ext2 ext4; do
 		loop_mount "$T/w/img" "$fstype"
 		[ "$(stat -c %h "$T/mnt/big")" -eq 32000 ]

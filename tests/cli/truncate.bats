@@ -6,6 +6,14 @@ load ../lib/common
 
 BS=4096
 
+# /f of $T/img (16 MiB): 20000 random bytes ($T/in) cut to 5000.
+shrunk_file() {
+	mkimg "$T/img" 16M
+	head -c 20000 /dev/urandom > "$T/in"
+	xiptool write --create -i "$T/in" "$T/img" /f
+	xiptool truncate "$T/img" /f 5000
+}
+
 @test "shrinking frees every block past the end, indirect blocks included" {
 	mkimg "$T/img" 32M
 	free0=$(free_blocks "$T/img")
@@ -27,10 +35,7 @@ BS=4096
 
 @test "the tail of the last block is zeroed; growing leaves a hole (nothing allocated)" {
 	require_loop
-	mkimg "$T/img" 16M
-	head -c 20000 /dev/urandom > "$T/in"
-	xiptool write --create -i "$T/in" "$T/img" /f
-	xiptool truncate "$T/img" /f 5000
+	shrunk_file
 	free1=$(free_blocks "$T/img")
 	xiptool truncate "$T/img" /f 1M
 	[ "$(free_blocks "$T/img")" -eq "$free1" ]
@@ -94,10 +99,7 @@ PYEOF
 
 @test "the kernel's mapping of the last page shows zeros past the end after a shrink, and after a grow" {
 	require_loop
-	mkimg "$T/img" 16M
-	head -c 20000 /dev/urandom > "$T/in"
-	xiptool write --create -i "$T/in" "$T/img" /f
-	xiptool truncate "$T/img" /f 5000
+	shrunk_file
 	loop_mount "$T/img"
 	mmap_tail "$T/mnt/f" > "$T/tail"
 	loop_umount
