@@ -65,4 +65,28 @@ int xip_pread_exact(int fd, void *buf, size_t len, uint64_t off,
  */
 int xip_grow(void **arr, size_t *cap, size_t need, size_t elsize);
 
+/*
+ * One line of a mount table in the format of /proc/self/mountinfo
+ * (proc(5)), its fields decoded: the kernel writes a space, tab, newline
+ * or backslash in a path as \ooo (octal), which is turned back into the
+ * byte.  The strings live until the callback returns.
+ */
+struct xip_mount {
+	unsigned int major, minor;	/* st_dev of the mounted file system */
+	const char *root;		/* the directory of it that is mounted */
+	const char *point;		/* where it is mounted */
+	const char *type;		/* "ext2", "hugetlbfs", ... */
+	const char *source;		/* "/dev/loop0", "none", ... */
+};
+
+/*
+ * Call @fn for each mount of the table @table (NULL: /proc/self/mountinfo)
+ * in order, until it returns non-zero: that value; 0 at the end of the
+ * table; -errno when the table cannot be opened or read (-ENOMEM out of
+ * memory).  Lines not in the format are skipped.  Records no error.
+ */
+int xip_mounts_each(const char *table,
+		    int (*fn)(const struct xip_mount *m, void *arg),
+		    void *arg);
+
 #endif
