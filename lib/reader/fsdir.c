@@ -37,7 +37,7 @@ static int dir_block_scan(struct xip_map *m, uint64_t lblk, const uint8_t *p,
 {
 	struct xip_fs *fs = m->img->rd;
 	unsigned int bs = m->img->block_size, off = 0, rec, nlen;
-	bool filetype = fs->feat_incompat & INCOMPAT_FILETYPE;
+	bool filetype = fs->feat_incompat & EXT2_FEATURE_INCOMPAT_FILETYPE;
 	uint32_t ino;
 	int ret;
 
@@ -493,9 +493,9 @@ static uint64_t stat_sectors(const struct xip_fs *fs,
 {
 	uint64_t n = in->i_blocks;
 
-	if (fs->feat_ro & RO_HUGE_FILE) {
+	if (fs->feat_ro & EXT4_FEATURE_RO_COMPAT_HUGE_FILE) {
 		n |= (uint64_t)in->osd2.linux2.l_i_blocks_hi << 32;
-		if (in->i_flags & FL_HUGE_FILE)
+		if (in->i_flags & EXT4_HUGE_FILE_FL)
 			n *= fs->block_size / 512;
 	}
 	return n;

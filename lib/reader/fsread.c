@@ -69,7 +69,7 @@ static uint64_t sb_blocks_count(const struct ext2_super_block *sb)
 {
 	uint64_t n = sb->s_blocks_count;
 
-	if (sb->s_feature_incompat & INCOMPAT_64BIT)
+	if (sb->s_feature_incompat & EXT4_FEATURE_INCOMPAT_64BIT)
 		n |= (uint64_t)sb->s_blocks_count_hi << 32;
 	return n;
 }
@@ -92,7 +92,7 @@ static int check_superblock(struct xip_seg *seg,
 				 p, seg->size);
 	memcpy(sb, disk, sizeof(*sb));
 	sb_to_host(sb);
-	if (sb->s_magic != SB_MAGIC)
+	if (sb->s_magic != EXT2_SUPER_MAGIC)
 		return xip_error(-EUCLEAN,
 				 "%s: no ext2 superblock (bad magic 0x%04x)", p,
 				 sb->s_magic);
@@ -158,7 +158,7 @@ static int fs_geometry(struct xip_fs *fs, const struct ext2_super_block *sb)
 	fs->groups = (uint32_t)div_round_up(fs->blocks - fs->first_data_block,
 					    fs->bpg);
 	fs->inode_size = sb->s_rev_level == EXT2_DYNAMIC_REV ?
-			 sb->s_inode_size : GOOD_OLD_INODE_SIZE;
+			 sb->s_inode_size : EXT2_GOOD_OLD_INODE_SIZE;
 	fs->feat_compat = sb->s_feature_compat;
 	fs->feat_incompat = sb->s_feature_incompat;
 	fs->feat_ro = sb->s_feature_ro_compat;
@@ -169,7 +169,7 @@ static int fs_geometry(struct xip_fs *fs, const struct ext2_super_block *sb)
 				 "%s: unsupported file system features (incompat 0x%x)",
 				 p, fs->feat_incompat & ~INCOMPAT_READ);
 	fs->desc_size = 32;
-	if (fs->feat_incompat & INCOMPAT_64BIT) {
+	if (fs->feat_incompat & EXT4_FEATURE_INCOMPAT_64BIT) {
 		fs->desc_size = sb->s_desc_size;
 		if (fs->desc_size < 64 || fs->desc_size > fs->block_size ||
 		    (fs->desc_size & (fs->desc_size - 1)))
@@ -213,9 +213,9 @@ bool xip_fs_group_has_super(const struct xip_fs *fs, uint32_t g)
 {
 	if (g == 0)
 		return true;
-	if (fs->feat_compat & COMPAT_SPARSE_SUPER2)
+	if (fs->feat_compat & EXT4_FEATURE_COMPAT_SPARSE_SUPER2)
 		return g == fs->backup_bgs[0] || g == fs->backup_bgs[1];
-	if (g == 1 || !(fs->feat_ro & RO_SPARSE_SUPER))
+	if (g == 1 || !(fs->feat_ro & EXT2_FEATURE_RO_COMPAT_SPARSE_SUPER))
 		return true;
 	if (!(g & 1))
 		return false;
@@ -234,7 +234,7 @@ static uint64_t desc_block(const struct xip_fs *fs, uint32_t g)
 {
 	uint32_t dpb = fs->block_size / fs->desc_size, mb = g / dpb;
 
-	if (!(fs->feat_incompat & INCOMPAT_META_BG) || mb < fs->first_meta_bg)
+	if (!(fs->feat_incompat & EXT2_FEATURE_INCOMPAT_META_BG) || mb < fs->first_meta_bg)
 		return group_base(fs, 0) + 1 + mb;
 	return group_base(fs, mb * dpb) +
 	       (xip_fs_group_has_super(fs, mb * dpb) ? 1 : 0);
@@ -349,7 +349,7 @@ static bool range_hits(const struct range_list *l, uint64_t blk, uint64_t n)
 static int super_and_desc(struct xip_fs *fs, struct range_list *l)
 {
 	uint32_t dpb = fs->block_size / fs->desc_size;
-	bool meta_bg = fs->feat_incompat & INCOMPAT_META_BG;
+	bool meta_bg = fs->feat_incompat & EXT2_FEATURE_INCOMPAT_META_BG;
 	uint64_t old = meta_bg ? fs->first_meta_bg :
 				 fs->desc_blocks + fs->reserved_gdt;
 	int ret = 0;
@@ -402,7 +402,7 @@ static int build_meta(struct xip_fs *fs, bool check)
 		if (check) {
 			first = fs->first_data_block;
 			last = fs->blocks - 1;
-			if (!(fs->feat_incompat & INCOMPAT_FLEX_BG)) {
+			if (!(fs->feat_incompat & EXT4_FEATURE_INCOMPAT_FLEX_BG)) {
 				first = group_first(fs, g);
 				last = group_last(fs, g);
 			}
@@ -648,7 +648,7 @@ void xip_fs_inode_swab(struct ext2_inode_large *in, unsigned int inode_size)
 	in->osd2.linux2.l_i_gid_high = bswap_16(in->osd2.linux2.l_i_gid_high);
 	in->osd2.linux2.l_i_checksum_lo =
 		bswap_16(in->osd2.linux2.l_i_checksum_lo);
-	if (!(in->i_flags & (FL_EXTENTS | FL_INLINE_DATA)) &&
+	if (!(in->i_flags & (EXT4_EXTENTS_FL | EXT4_INLINE_DATA_FL)) &&
 	    !xip_fs_fast_symlink(in))
 		for (size_t i = 0; i < EXT2_N_BLOCKS; i++)
 			in->i_block[i] = bswap_32(in->i_block[i]);
@@ -656,10 +656,10 @@ void xip_fs_inode_swab(struct ext2_inode_large *in, unsigned int inode_size)
 		return;
 	in->i_extra_isize = bswap_16(in->i_extra_isize);
 	extra = in->i_extra_isize;
-	if (extra > inode_size - GOOD_OLD_INODE_SIZE)
+	if (extra > inode_size - EXT2_GOOD_OLD_INODE_SIZE)
 		return;		/* too large: libext2fs leaves the fields */
-	if (n > GOOD_OLD_INODE_SIZE + extra)
-		n = GOOD_OLD_INODE_SIZE + extra;
+	if (n > EXT2_GOOD_OLD_INODE_SIZE + extra)
+		n = EXT2_GOOD_OLD_INODE_SIZE + extra;
 	if (INODE_HAS(n, i_checksum_hi))
 		in->i_checksum_hi = bswap_16(in->i_checksum_hi);
 	if (INODE_HAS(n, i_ctime_extra))
@@ -710,7 +710,7 @@ int xip_fs_read_inode(struct xip_fs *fs, ext2_ino_t ino,
 #if __BYTE_ORDER == __BIG_ENDIAN
 	xip_fs_inode_swab(inode, fs->inode_size);	/* little-endian on disk */
 #endif
-	if (fs->inode_size <= GOOD_OLD_INODE_SIZE)
+	if (fs->inode_size <= EXT2_GOOD_OLD_INODE_SIZE)
 		inode->i_extra_isize = 0;
 	return 0;
 }
@@ -731,7 +731,7 @@ uint64_t xip_fs_inode_size(const struct xip_fs *fs,
 			   const struct ext2_inode_large *in)
 {
 	if (LINUX_S_ISREG(in->i_mode) ||
-	    (LINUX_S_ISDIR(in->i_mode) && (fs->feat_incompat & INCOMPAT_LARGEDIR)))
+	    (LINUX_S_ISDIR(in->i_mode) && (fs->feat_incompat & EXT4_FEATURE_INCOMPAT_LARGEDIR)))
 		return EXT2_I_SIZE(in);
 	return in->i_size;
 }
