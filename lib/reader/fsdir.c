@@ -148,7 +148,7 @@ static int dir_scan(struct xip_image *img, ext2_ino_t dir, dirent_fn fn,
 		xip_map_close(&m);
 		return xip_error(-ENOTDIR, "inode %u: not a directory", dir);
 	}
-	end = blocks_for(xip_fs_inode_size(img->rd, &m.inode), img->block_size);
+	end = div_round_up(xip_fs_inode_size(img->rd, &m.inode), img->block_size);
 	while (lblk < end) {
 		ret = xip_map_block(&m, lblk, &pblk, &n);
 		if (ret)
@@ -532,7 +532,7 @@ int xip_stat_inode(struct xip_image *img, ext2_ino_t ino, struct xip_stat *st)
 	if (LINUX_S_ISCHR(in->i_mode) || LINUX_S_ISBLK(in->i_mode))
 		st->rdev = in->i_block[0] ? in->i_block[0] : in->i_block[1];
 	if (!m.nomap) {
-		end = blocks_for(st->size, img->block_size);
+		end = div_round_up(st->size, img->block_size);
 		ret = xip_map_runs(&m, end, &runs, &st->nruns);
 		for (size_t i = 0; !ret && i < st->nruns; i++)
 			mapped += runs[i].len;

@@ -184,7 +184,6 @@ uint64_t xip_fs_inode_size(const struct xip_fs *fs,
 #include <endian.h>
 #include <string.h>
 
-#define U64(x) ((unsigned long long)(x))
 #define SB_OFFSET 1024
 #define XIP_MAXSYMLINKS 40
 
@@ -209,11 +208,6 @@ uint64_t xip_fs_inode_size(const struct xip_fs *fs,
 #define EXT_HDR_MAGIC		0xF30A
 #define EXT_DEPTH_MAX		5
 #define EXT_LEN_INIT_MAX	32768U
-
-static inline uint64_t blocks_for(uint64_t size, uint64_t bs)
-{
-	return size / bs + (size % bs != 0);
-}
 
 static inline uint16_t le16(const void *p)
 {

@@ -11,6 +11,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* A 64-bit value for printf's %llu (uint64_t is unsigned long on LP64). */
+#define U64(x) ((unsigned long long)(x))
+
 /*
  * @n divided by @d, rounded up; @n rounded up or down to a multiple of @d.
  * Any @d > 0, not only powers of two; div_round_up() does not overflow

@@ -2,6 +2,7 @@
  * Unit tests of lib/util/util.c: rounding, xip_grow, the read and write
  * loops, the mount table.
  */
+#include <limits.h>
 #include <signal.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -30,6 +31,9 @@ static void test_rounding(void **state)
 	assert_int_equal(round_down(8193, 4096), 8192);
 	assert_int_equal(round_down(10, 3), 9);
 	assert_true(round_down(UINT64_MAX, 2) == UINT64_MAX - 1);
+	/* U64() for %llu keeps every bit */
+	assert_true(sizeof(U64(UINT64_C(1))) == sizeof(unsigned long long));
+	assert_true(U64(UINT64_MAX) == ULLONG_MAX);
 }
 
 /* ---- xip_grow ------------------------------------------------------------ */
