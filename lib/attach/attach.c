@@ -18,7 +18,7 @@
  * segment file, the limits, the claim and its commit or undo, the label
  * and UUID (blkid), --file (the byte range of one file for the loop
  * device).  Filling the file from the image is in attach_fill.c; detach
- * and the in-use test in detach.c; save in save.c.
+ * in detach.c; the in-use test in registry/busy.c; save in save.c.
  */
 #include <errno.h>
 #include <fcntl.h>

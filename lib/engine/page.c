@@ -346,9 +346,11 @@ static void release_block(struct xip_map *m, blk64_t blk)
 }
 
 /*
- * Allocate one block near @goal and clear it through direct_access before
- * anything points at it (as the kernel's ext2_clear_xip_target does); bitmap, free
- * counts and i_blocks are updated.
+ * Allocate one block near @goal, check it (and its address in the segment
+ * through direct_access), and clear it, or fill it with @fill, by a write
+ * to the segment's file before anything points at it (as the kernel's
+ * ext2_clear_xip_target does); bitmap, free counts and i_blocks are
+ * updated.
  */
 static int alloc_cleared(struct xip_map *m, blk64_t goal, uint64_t lblk,
 			 const void *fill, blk64_t *out)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The libc-only reader (fsread.h): directories (scanned block by block,
+ * The libc-only reader (reader_int.h): directories (scanned block by block,
  * every record checked, a block seen twice refused), lookup of names and
  * paths with symbolic links followed, readlink and stat.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The libc-only reader (fsread.h): the block map of one inode, walked for
+ * The libc-only reader (reader_int.h): the block map of one inode, walked for
  * lookups.  Direct, indirect, double and triple indirect block maps, and
  * extent trees, which are walked here by this file's own code, not
  * libext2fs's: each node's header (magic, entry count within the node's

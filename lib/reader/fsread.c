@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The read side of the engine: a read-only ext2 reader that needs nothing
- * but libc (see fsread.h).  Superblock, group descriptors, inodes, block
+ * but libc (see reader_int.h).  Superblock, group descriptors, inodes, block
  * maps (direct, indirect, double and triple indirect), extent trees,
  * directories, symlinks and path lookup.  Every byte comes from the image
  * and is treated as hostile: every block number is checked against the
