@@ -158,7 +158,6 @@ static void close_fs(struct xip_image *img)
 	xip_loop_release_claims(img->claims, img->nclaims);
 	img->claims = NULL;
 	img->nclaims = 0;
-	xip_io_unregister(img->seg);
 	img->close_ret = ret;
 }
 
