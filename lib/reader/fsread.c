@@ -10,7 +10,7 @@
  *
  * All on-disk values are little-endian and are read as such on any host:
  * the superblock and each inode are copied and converted to host order
- * field by field (sb_to_host, xip_fs_inode_swab: an inode as libext2fs
+ * field by field (xip_fs_super_swab, xip_fs_inode_swab: an inode as libext2fs
  * keeps it in memory); what is read in place, group descriptors, extent
  * tree nodes, indirect blocks and directory entries, goes through le16(),
  * le32() or le32toh() where it is read.
@@ -39,29 +39,103 @@
 /* ---- superblock --------------------------------------------------------- */
 
 /*
- * A copy of the superblock in host order: every field this reader uses
- * (the others stay as on disk and are never read from the copy).
+ * Every multi-byte field of the superblock, byte order reversed (the
+ * bytes of s_reserved[] excepted), as ext2fs_swap_super() does; the
+ * journal's backup of its block map (s_jnl_blocks) is reversed whole,
+ * whatever it holds: this reader does not use it.
  */
+void xip_fs_super_swab(struct ext2_super_block *sb)
+{
+	sb->s_inodes_count = bswap_32(sb->s_inodes_count);
+	sb->s_blocks_count = bswap_32(sb->s_blocks_count);
+	sb->s_r_blocks_count = bswap_32(sb->s_r_blocks_count);
+	sb->s_free_blocks_count = bswap_32(sb->s_free_blocks_count);
+	sb->s_free_inodes_count = bswap_32(sb->s_free_inodes_count);
+	sb->s_first_data_block = bswap_32(sb->s_first_data_block);
+	sb->s_log_block_size = bswap_32(sb->s_log_block_size);
+	sb->s_log_cluster_size = bswap_32(sb->s_log_cluster_size);
+	sb->s_blocks_per_group = bswap_32(sb->s_blocks_per_group);
+	sb->s_clusters_per_group = bswap_32(sb->s_clusters_per_group);
+	sb->s_inodes_per_group = bswap_32(sb->s_inodes_per_group);
+	sb->s_mtime = bswap_32(sb->s_mtime);
+	sb->s_wtime = bswap_32(sb->s_wtime);
+	sb->s_mnt_count = bswap_16(sb->s_mnt_count);
+	sb->s_max_mnt_count = (__s16)bswap_16((uint16_t)sb->s_max_mnt_count);
+	sb->s_magic = bswap_16(sb->s_magic);
+	sb->s_state = bswap_16(sb->s_state);
+	sb->s_errors = bswap_16(sb->s_errors);
+	sb->s_minor_rev_level = bswap_16(sb->s_minor_rev_level);
+	sb->s_lastcheck = bswap_32(sb->s_lastcheck);
+	sb->s_checkinterval = bswap_32(sb->s_checkinterval);
+	sb->s_creator_os = bswap_32(sb->s_creator_os);
+	sb->s_rev_level = bswap_32(sb->s_rev_level);
+	sb->s_def_resuid = bswap_16(sb->s_def_resuid);
+	sb->s_def_resgid = bswap_16(sb->s_def_resgid);
+	sb->s_first_ino = bswap_32(sb->s_first_ino);
+	sb->s_inode_size = bswap_16(sb->s_inode_size);
+	sb->s_block_group_nr = bswap_16(sb->s_block_group_nr);
+	sb->s_feature_compat = bswap_32(sb->s_feature_compat);
+	sb->s_feature_incompat = bswap_32(sb->s_feature_incompat);
+	sb->s_feature_ro_compat = bswap_32(sb->s_feature_ro_compat);
+	sb->s_algorithm_usage_bitmap = bswap_32(sb->s_algorithm_usage_bitmap);
+	sb->s_reserved_gdt_blocks = bswap_16(sb->s_reserved_gdt_blocks);
+	sb->s_journal_inum = bswap_32(sb->s_journal_inum);
+	sb->s_journal_dev = bswap_32(sb->s_journal_dev);
+	sb->s_last_orphan = bswap_32(sb->s_last_orphan);
+	sb->s_desc_size = bswap_16(sb->s_desc_size);
+	sb->s_default_mount_opts = bswap_32(sb->s_default_mount_opts);
+	sb->s_first_meta_bg = bswap_32(sb->s_first_meta_bg);
+	sb->s_mkfs_time = bswap_32(sb->s_mkfs_time);
+	sb->s_blocks_count_hi = bswap_32(sb->s_blocks_count_hi);
+	sb->s_r_blocks_count_hi = bswap_32(sb->s_r_blocks_count_hi);
+	sb->s_free_blocks_hi = bswap_32(sb->s_free_blocks_hi);
+	sb->s_min_extra_isize = bswap_16(sb->s_min_extra_isize);
+	sb->s_want_extra_isize = bswap_16(sb->s_want_extra_isize);
+	sb->s_flags = bswap_32(sb->s_flags);
+	sb->s_raid_stride = bswap_16(sb->s_raid_stride);
+	sb->s_mmp_update_interval = bswap_16(sb->s_mmp_update_interval);
+	sb->s_mmp_block = bswap_64(sb->s_mmp_block);
+	sb->s_raid_stripe_width = bswap_32(sb->s_raid_stripe_width);
+	sb->s_kbytes_written = bswap_64(sb->s_kbytes_written);
+	sb->s_snapshot_inum = bswap_32(sb->s_snapshot_inum);
+	sb->s_snapshot_id = bswap_32(sb->s_snapshot_id);
+	sb->s_snapshot_r_blocks_count = bswap_64(sb->s_snapshot_r_blocks_count);
+	sb->s_snapshot_list = bswap_32(sb->s_snapshot_list);
+	sb->s_error_count = bswap_32(sb->s_error_count);
+	sb->s_first_error_time = bswap_32(sb->s_first_error_time);
+	sb->s_first_error_ino = bswap_32(sb->s_first_error_ino);
+	sb->s_first_error_block = bswap_64(sb->s_first_error_block);
+	sb->s_first_error_line = bswap_32(sb->s_first_error_line);
+	sb->s_last_error_time = bswap_32(sb->s_last_error_time);
+	sb->s_last_error_ino = bswap_32(sb->s_last_error_ino);
+	sb->s_last_error_line = bswap_32(sb->s_last_error_line);
+	sb->s_last_error_block = bswap_64(sb->s_last_error_block);
+	sb->s_usr_quota_inum = bswap_32(sb->s_usr_quota_inum);
+	sb->s_grp_quota_inum = bswap_32(sb->s_grp_quota_inum);
+	sb->s_overhead_clusters = bswap_32(sb->s_overhead_clusters);
+	sb->s_lpf_ino = bswap_32(sb->s_lpf_ino);
+	sb->s_prj_quota_inum = bswap_32(sb->s_prj_quota_inum);
+	sb->s_checksum_seed = bswap_32(sb->s_checksum_seed);
+	sb->s_encoding = bswap_16(sb->s_encoding);
+	sb->s_encoding_flags = bswap_16(sb->s_encoding_flags);
+	sb->s_orphan_file_inum = bswap_32(sb->s_orphan_file_inum);
+	sb->s_checksum = bswap_32(sb->s_checksum);
+	for (size_t i = 0; i < 4; i++)
+		sb->s_hash_seed[i] = bswap_32(sb->s_hash_seed[i]);
+	for (size_t i = 0; i < 17; i++)
+		sb->s_jnl_blocks[i] = bswap_32(sb->s_jnl_blocks[i]);
+	for (size_t i = 0; i < 2; i++)
+		sb->s_backup_bgs[i] = bswap_32(sb->s_backup_bgs[i]);
+}
+
+/* A copy of the superblock in host order. */
 static void sb_to_host(struct ext2_super_block *sb)
 {
-	sb->s_inodes_count = le32toh(sb->s_inodes_count);
-	sb->s_blocks_count = le32toh(sb->s_blocks_count);
-	sb->s_first_data_block = le32toh(sb->s_first_data_block);
-	sb->s_log_block_size = le32toh(sb->s_log_block_size);
-	sb->s_blocks_per_group = le32toh(sb->s_blocks_per_group);
-	sb->s_inodes_per_group = le32toh(sb->s_inodes_per_group);
-	sb->s_magic = le16toh(sb->s_magic);
-	sb->s_rev_level = le32toh(sb->s_rev_level);
-	sb->s_inode_size = le16toh(sb->s_inode_size);
-	sb->s_feature_compat = le32toh(sb->s_feature_compat);
-	sb->s_feature_incompat = le32toh(sb->s_feature_incompat);
-	sb->s_feature_ro_compat = le32toh(sb->s_feature_ro_compat);
-	sb->s_reserved_gdt_blocks = le16toh(sb->s_reserved_gdt_blocks);
-	sb->s_blocks_count_hi = le32toh(sb->s_blocks_count_hi);
-	sb->s_desc_size = le16toh(sb->s_desc_size);
-	sb->s_first_meta_bg = le32toh(sb->s_first_meta_bg);
-	sb->s_backup_bgs[0] = le32toh(sb->s_backup_bgs[0]);
-	sb->s_backup_bgs[1] = le32toh(sb->s_backup_bgs[1]);
+#if __BYTE_ORDER == __BIG_ENDIAN
+	xip_fs_super_swab(sb);		/* little-endian on disk */
+#else
+	(void)sb;
+#endif
 }
 
 /* (of a host-order copy) */

@@ -75,6 +75,11 @@ int xip_fs_read_inode(struct xip_fs *fs, ext2_ino_t ino,
  * what xip_fs_read_inode does on a big-endian host.
  */
 void xip_fs_inode_swab(struct ext2_inode_large *in, unsigned int inode_size);
+/*
+ * Reverse the byte order of every field of a copy of the superblock:
+ * what the reader's open does to its copy on a big-endian host.
+ */
+void xip_fs_super_swab(struct ext2_super_block *sb);
 
 /* A symlink whose target is kept in i_block itself (host order fields). */
 static inline bool xip_fs_fast_symlink(const struct ext2_inode_large *in)
