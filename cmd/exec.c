@@ -3,6 +3,7 @@
  * xiptool exec: run an ELF program mapped straight from an image.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,10 +121,10 @@ static int run(const char *spec, struct xip_exec_opts *opts,
 }
 
 /*
- * The options, parsed here without popt so that the front end links
- * nothing but libc; the messages, --help and --usage are those of the
- * other commands (popt's), byte for byte.  Options end at the first
- * argument (IMAGE) or at "--".
+ * The options, parsed here with getopt_long(3) rather than popt so that
+ * the front end links nothing but libc (glibc's or musl's); the messages,
+ * --help and --usage are those of the other commands (popt's), byte for
+ * byte.  Options end at the first argument (IMAGE) or at "--" ("+").
  */
 static const char exec_help[] =
 	"Usage: xiptool exec [OPTION...] IMAGE PATH [ARG...]\n"
@@ -144,22 +145,17 @@ static const char exec_usage_text[] =
 	"        [-i|--clear-env] [--interp-from=image|host|auto] [-?|--help]\n"
 	"        [--usage] [OPTION...] IMAGE PATH [ARG...]\n";
 
-enum exec_opt { OPT_ARGV0, OPT_ENV, OPT_CLEAR_ENV, OPT_INTERP_FROM, OPT_HELP,
-		OPT_USAGE };
+enum exec_opt { OPT_INTERP_FROM = 256, OPT_USAGE, OPT_HELP_LONG };
 
-static const struct {
-	const char *name;
-	char short_name;
-	bool arg;
-} exec_opts[] = {
-	[OPT_ARGV0] = { "argv0", 'a', true },
-	[OPT_ENV] = { "env", 'e', true },
-	[OPT_CLEAR_ENV] = { "clear-env", 'i', false },
-	[OPT_INTERP_FROM] = { "interp-from", 0, true },
-	[OPT_HELP] = { "help", '?', false },
-	[OPT_USAGE] = { "usage", 0, false },
+static const struct option exec_opts[] = {
+	{ "argv0", required_argument, NULL, 'a' },
+	{ "env", required_argument, NULL, 'e' },
+	{ "clear-env", no_argument, NULL, 'i' },
+	{ "interp-from", required_argument, NULL, OPT_INTERP_FROM },
+	{ "help", no_argument, NULL, OPT_HELP_LONG },
+	{ "usage", no_argument, NULL, OPT_USAGE },
+	{ NULL, 0, NULL, 0 },
 };
-#define NOPTS (sizeof(exec_opts) / sizeof(exec_opts[0]))
 
 struct exec_args {
 	const char *argv0, *interp_from;
@@ -174,100 +170,90 @@ static int opt_error(const char *given, const char *why)
 	return cmd_usage_error("%s: %s", given, why);
 }
 
-/* Apply option @o with @val; help and usage print and end the process. */
-static int apply_opt(struct exec_args *a, enum exec_opt o, const char *val)
+/*
+ * The long option "--NAME[=VALUE]" names exactly (popt takes no
+ * abbreviations, getopt_long does): its entry, or NULL.
+ */
+static const struct option *long_exact(const char *given)
 {
-	switch (o) {
-	case OPT_ARGV0:
-		a->argv0 = val;
-		break;
-	case OPT_ENV:
-		a->sets[a->nsets++] = val;
-		a->sets[a->nsets] = NULL;
-		break;
-	case OPT_CLEAR_ENV:
-		a->clear_env = true;
-		break;
-	case OPT_INTERP_FROM:
-		a->interp_from = val;
-		break;
-	case OPT_HELP:
-		fputs(exec_help, stdout);
-		exit(EXIT_OK);
-	case OPT_USAGE:
-		fputs(exec_usage_text, stdout);
-		exit(EXIT_OK);
+	const char *name = given + 2, *eq = strchr(name, '=');
+	size_t len = eq ? (size_t)(eq - name) : strlen(name);
+
+	for (const struct option *o = exec_opts; o->name; o++)
+		if (len && strlen(o->name) == len &&
+		    !strncmp(o->name, name, len))
+			return o;
+	return NULL;
+}
+
+/* Why getopt_long refused the word @given ('?' or ':' in @c). */
+static int refused(int c, const char *given)
+{
+	const struct option *o = NULL;
+	bool is_long = given[0] == '-' && given[1] == '-';
+
+	if (is_long) {
+		o = long_exact(given);
+		if (!o)		/* an abbreviation is no name */
+			return opt_error(given, "unknown option");
 	}
-	return EXIT_OK;
+	if (c == ':')
+		return opt_error(given, "missing argument");
+	if (o && o->has_arg == no_argument && strchr(given, '='))
+		return opt_error(given, "option does not take an argument");
+	return opt_error(given, "unknown option");
 }
 
 static int parse_exec_args(int argc, const char **argv, struct exec_args *a)
 {
-	int i = 1, rc;
+	char *const *args = (char *const *)argv;
+	int c, idx;
 
 	a->sets = calloc((size_t)argc + 1, sizeof(*a->sets));
 	if (!a->sets) {
 		msg_error("out of memory");
 		return EXIT_RUNTIME;
 	}
-	for (; i < argc; i++) {
-		const char *s = argv[i];
-		size_t o;
+	opterr = 0;
+	optind = 0;		/* a fresh start, in glibc and musl alike */
+	for (;;) {
+		/* the word the next option is read from */
+		const char *word = argv[optind ? optind : 1];
 
-		if (s[0] != '-' || !s[1])
-			break;			/* IMAGE: options end here */
-		if (!strcmp(s, "--")) {
-			i++;
+		optopt = 0;
+		idx = -1;
+		c = getopt_long(argc, args, "+:a:e:i?", exec_opts, &idx);
+		if (c == -1)
 			break;
-		}
-		if (s[1] == '-') {
-			const char *name = s + 2, *eq = strchr(name, '=');
-			size_t len = eq ? (size_t)(eq - name) : strlen(name);
-
-			for (o = 0; o < NOPTS; o++)
-				if (strlen(exec_opts[o].name) == len &&
-				    !strncmp(exec_opts[o].name, name, len))
-					break;
-			if (o == NOPTS || !len)
-				return opt_error(s, "unknown option");
-			if (!exec_opts[o].arg && eq)
-				return opt_error(s, "option does not take an argument");
-			if (exec_opts[o].arg && !eq) {
-				if (i + 1 >= argc)
-					return opt_error(s, "missing argument");
-				eq = argv[++i] - 1;
-			}
-			rc = apply_opt(a, (enum exec_opt)o,
-				       exec_opts[o].arg ? eq + 1 : NULL);
-			if (rc)
-				return rc;
-			continue;
-		}
-		/* a bundle of short options: -i?, -ia NAME, -aNAME */
-		for (const char *c = s + 1; *c; c++) {
-			for (o = 0; o < NOPTS; o++)
-				if (exec_opts[o].short_name == *c)
-					break;
-			if (o == NOPTS)
-				return opt_error(s, "unknown option");
-			if (!exec_opts[o].arg) {
-				apply_opt(a, (enum exec_opt)o, NULL);
-				continue;
-			}
-			if (c[1]) {
-				rc = apply_opt(a, (enum exec_opt)o, c + 1);
-			} else if (i + 1 < argc) {
-				rc = apply_opt(a, (enum exec_opt)o, argv[++i]);
-			} else {
-				return opt_error(s, "missing argument");
-			}
-			if (rc)
-				return rc;
+		/* '?' is both -? and getopt's "unknown": optopt tells */
+		if (c == ':' || (c == '?' && (optopt || word[1] == '-')))
+			return refused(c, word);
+		if (idx >= 0 && long_exact(word) != &exec_opts[idx])
+			return opt_error(word, "unknown option");
+		switch (c) {
+		case 'a':
+			a->argv0 = optarg;
 			break;
+		case 'e':
+			a->sets[a->nsets++] = optarg;
+			break;
+		case 'i':
+			a->clear_env = true;
+			break;
+		case OPT_INTERP_FROM:
+			a->interp_from = optarg;
+			break;
+		case '?':
+		case OPT_HELP_LONG:
+			fputs(exec_help, stdout);
+			exit(EXIT_OK);
+		case OPT_USAGE:
+			fputs(exec_usage_text, stdout);
+			exit(EXIT_OK);
 		}
 	}
-	a->first = i;
-	if (argc - i < 2)
+	a->first = optind;
+	if (argc - optind < 2)
 		return cmd_usage_error("missing argument (usage: xiptool %s %s)",
 				       cmd_name, exec_usage);
 	return EXIT_OK;

@@ -18,7 +18,7 @@
  * segment file, the limits, the claim and its commit or undo, the label
  * and UUID (blkid), --file (the byte range of one file for the loop
  * device).  Filling the file from the image is in attach_fill.c; detach
- * and the in-use test in detach.c; save in save.c.
+ * in detach.c; the in-use test in registry/busy.c; save in save.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,29 +44,36 @@
 
 /* ---- where segments live ---------------------------------------------- */
 
+struct mount_query {
+	char *buf;
+	size_t len;
+};
+
+static int match_hugetlbfs(const struct xip_mount *m, void *arg)
+{
+	struct mount_query *q = arg;
+
+	if (strcmp(m->type, "hugetlbfs"))
+		return 0;
+	snprintf(q->buf, q->len, "%s", m->point);
+	return 1;
+}
+
 static int hugetlbfs_dir(char *buf, size_t len)
 {
 	const char *env = getenv("XIPTOOL_HUGETLBFS");
-	char line[4096], dir[4096], type[64];
-	int found = 0;
-	FILE *f;
+	struct mount_query q = { buf, len };
+	int ret;
 
 	if (env && *env) {
 		snprintf(buf, len, "%s", env);
 		return 0;
 	}
-	f = fopen("/proc/self/mounts", "re");
-	if (!f)
-		return xip_error(-errno, "/proc/self/mounts: %s",
-				 strerror(errno));
-	while (!found && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%*s %4095s %63s", dir, type) == 2 &&
-		    !strcmp(type, "hugetlbfs")) {
-			snprintf(buf, len, "%s", dir);
-			found = 1;
-		}
-	fclose(f);
-	if (!found)
+	ret = xip_mounts_each(NULL, match_hugetlbfs, &q);
+	if (ret < 0)
+		return xip_error(ret, "/proc/self/mountinfo: %s",
+				 strerror(-ret));
+	if (!ret)
 		return xip_error(-ENOENT,
 				 "--hugepages: no hugetlbfs is mounted (mount -t hugetlbfs none /dev/hugepages)");
 	return 0;

@@ -436,18 +436,15 @@ static int plan(struct btree *t, struct bplan *p,
 	if (ret == -ENOSPC) {
 		struct bplan need;
 
-		xip_io_unregister(&p->scratch);
 		ret = plan(t, &need, o, 0);
 		if (ret)
 			return ret;
-		xip_io_unregister(&need.scratch);
 		return xip_error(-ENOSPC,
 				 "image too small: %" PRIu64 " bytes given, needs %" PRIu64 " (%" PRIu64 " MiB)",
 				 fixed_bytes, need.image_bytes,
 				 (need.image_bytes + (1 << 20) - 1) >> 20);
 	}
 out:
-	xip_io_unregister(&p->scratch);
 	return ret;
 }
 
@@ -497,7 +494,6 @@ static int build_on(struct btarget *tg, struct btree *t, struct bplan *p,
 out:
 	if (fs)
 		ext2fs_free(fs);
-	xip_io_unregister(tg->seg);
 	return ret;
 }
 

@@ -202,36 +202,36 @@ int xip_btree_scan_tar(struct btree *t, const struct xip_build_opts *o);
 /* builddevtable.c: a genext2fs device table applied to the tree */
 int xip_btree_devtable(struct btree *t, const char *file);
 
-/* buildid.c: a 128-bit hash of the tree, for the derived UUID. */
-struct bhash {
-	uint64_t a, b;
-};
-
-/* The hash of tree @t with the label and the geometry of @fs. */
-void xip_bld_hash(const struct btree *t, const struct xip_build_opts *o,
-		  ext2_filsys fs, struct bhash *h);
 /*
- * The hash of the files' contents, fed as the writer copies them: the
- * XXH3 128-bit hash of each run of a file's bytes, seeded with where the
- * run lies in the file, then the file's inode number and size, in the
- * order written.
+ * buildid.c: the 128-bit hash the derived UUID comes from, one XXH3
+ * stream: the tree, the label and the geometry, then the files' contents
+ * in the order written.
  */
-struct bcontent {
-	struct bhash h;
+struct XXH3_state_s;
+struct bhash {
+	struct XXH3_state_s *st;
 };
 
-void xip_bld_content_init(struct bcontent *c);
-void xip_bld_content_add(struct bcontent *c, uint64_t off, const void *p,
+/* 0, or -ENOMEM; xip_bld_hash_free() gives it back. */
+int xip_bld_hash_init(struct bhash *h);
+void xip_bld_hash_free(struct bhash *h);
+/* Tree @t with the label and the geometry of @fs. */
+void xip_bld_hash_tree(const struct btree *t, const struct xip_build_opts *o,
+		       ext2_filsys fs, struct bhash *h);
+/*
+ * The files' contents, fed as the writer copies them: each run of a
+ * file's bytes after where it lies in the file, then the file's inode
+ * number and size.
+ */
+void xip_bld_content_add(struct bhash *h, uint64_t off, const void *p,
 			 size_t len);
-void xip_bld_content_done(struct bcontent *c, uint64_t ino, uint64_t size);
+void xip_bld_content_done(struct bhash *h, uint64_t ino, uint64_t size);
 /*
  * The superblock's identity: UUID (given, random, cleared or derived from
- * @h and @contents), directory hash seed, label, and the times of the
- * build (@now).
+ * @h), directory hash seed, label, and the times of the build (@now).
  */
 void xip_bld_super_fill(ext2_filsys fs, const struct xip_build_opts *o,
-			const struct bhash *h, const struct bcontent *contents,
-			int64_t now);
+			const struct bhash *h, int64_t now);
 
 /*
  * buildwrite.c: write every inode, directory, indirect block, extended

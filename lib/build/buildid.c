@@ -1,22 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * mkfs: the identity of an image.  Two 128-bit hashes, one of the tree
+ * mkfs: the identity of an image.  One XXH3 128-bit hash (xxhash,
+ * inlined, streamed: a few tenths of a second per GiB) of the tree
  * (names, inode numbers, modes, owners, sizes, times, link targets,
- * extended attributes), the label and the geometry, one of the files'
- * contents, derive the UUID (unless one is given, random or cleared):
+ * extended attributes), the label and the geometry, then of the files'
+ * contents, derives the UUID (unless one is given, random or cleared):
  * libuuid's uuid_generate_sha1 (a version 5 UUID) in xiptool's namespace
- * over the two, so that trees that differ only in the bytes of a file
- * get different UUIDs.  The contents are hashed as the writer copies
- * them: every run of a file's bytes (read back from the image with pread,
- * at most 1 MiB at a time) by XXH3's 128-bit hash seeded with its place
- * in the file (xxhash, inlined: a few tenths of a second per GiB),
- * folded into the contents hash with the file's inode number and size:
- * one pass over the data, no per-file state kept, a name of 32 bytes for
- * SHA-1 however big the tree.  The directory hash seed comes
- * from both hashes and the UUID.  The superblock gets them with the label
- * and the time of the build (SOURCE_DATE_EPOCH or --timestamp make it
- * reproducible: the same tree gives the same image, UUID included).
+ * over it, so that trees that differ only in the bytes of a file get
+ * different UUIDs.  The contents are hashed as the writer copies them:
+ * every run of a file's bytes (read back from the image with pread, at
+ * most 1 MiB at a time) after its place in the file, then the file's
+ * inode number and size: one pass over the data, no per-file state
+ * kept.  The directory hash seed comes from the hash and the UUID.  The
+ * superblock gets them with the label and the time of the build
+ * (SOURCE_DATE_EPOCH or --timestamp make it reproducible: the same tree
+ * gives the same image, UUID included).
  */
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/random.h>
@@ -29,22 +29,27 @@
 
 /* ---- a 128-bit hash for the derived UUID -------------------------------- */
 
-static void bhash_init(struct bhash *h)
+int xip_bld_hash_init(struct bhash *h)
 {
-	h->a = 0xcbf29ce484222325ULL;
-	h->b = 0x84222325cbf29ce4ULL;
+	h->st = XXH3_createState();	/* aligned as XXH3 wants it */
+	if (!h->st)
+		return -ENOMEM;
+	XXH3_128bits_reset(h->st);
+	return 0;
+}
+
+void xip_bld_hash_free(struct bhash *h)
+{
+	XXH3_freeState(h->st);
+	h->st = NULL;
 }
 
 static void bhash_add(struct bhash *h, const void *data, size_t len)
 {
-	const uint8_t *p = data;
-
-	for (size_t i = 0; i < len; i++) {
-		h->a = (h->a ^ p[i]) * 0x100000001b3ULL;
-		h->b = (h->b ^ p[i]) * 0x00000100000001b3ULL + (h->a >> 29);
-	}
+	XXH3_128bits_update(h->st, data, len);
 }
 
+/* little-endian on every host: the same tree, the same UUID */
 static void bhash_u64(struct bhash *h, uint64_t v)
 {
 	uint8_t b[8];
@@ -54,27 +59,17 @@ static void bhash_u64(struct bhash *h, uint64_t v)
 	bhash_add(h, b, 8);
 }
 
-static uint64_t mix64(uint64_t z)
+static void put128(XXH128_hash_t d, uint8_t out[16])
 {
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static void bhash_final(const struct bhash *h, uint64_t salt, uint8_t out[16])
-{
-	uint64_t x = mix64(h->a ^ salt), y = mix64(h->b + x);
-
 	for (int i = 0; i < 8; i++) {
-		out[i] = (uint8_t)(x >> (8 * i));
-		out[8 + i] = (uint8_t)(y >> (8 * i));
+		out[i] = (uint8_t)(d.low64 >> (8 * i));
+		out[8 + i] = (uint8_t)(d.high64 >> (8 * i));
 	}
 }
 
 static void tree_hash(const struct btree *t, const struct xip_build_opts *o,
 		      struct bhash *h)
 {
-	bhash_init(h);
 	bhash_u64(h, t->bs);
 	if (o->label)
 		bhash_add(h, o->label, strlen(o->label));
@@ -101,8 +96,8 @@ static void tree_hash(const struct btree *t, const struct xip_build_opts *o,
 	}
 }
 
-void xip_bld_hash(const struct btree *t, const struct xip_build_opts *o,
-		  ext2_filsys fs, struct bhash *h)
+void xip_bld_hash_tree(const struct btree *t, const struct xip_build_opts *o,
+		       ext2_filsys fs, struct bhash *h)
 {
 	tree_hash(t, o, h);
 	bhash_u64(h, ext2fs_blocks_count(fs->super));
@@ -111,26 +106,18 @@ void xip_bld_hash(const struct btree *t, const struct xip_build_opts *o,
 
 /* ---- the contents ----------------------------------------------------- */
 
-void xip_bld_content_init(struct bcontent *c)
-{
-	bhash_init(&c->h);
-}
-
-void xip_bld_content_add(struct bcontent *c, uint64_t off, const void *p,
+void xip_bld_content_add(struct bhash *h, uint64_t off, const void *p,
 			 size_t len)
 {
-	/* seeded with where the run lies: the same bytes elsewhere differ */
-	XXH128_hash_t d = XXH3_128bits_withSeed(p, len, off);
-
-	bhash_u64(&c->h, off);
-	bhash_u64(&c->h, d.high64);
-	bhash_u64(&c->h, d.low64);
+	/* after where the run lies: the same bytes elsewhere differ */
+	bhash_u64(h, off);
+	bhash_add(h, p, len);
 }
 
-void xip_bld_content_done(struct bcontent *c, uint64_t ino, uint64_t size)
+void xip_bld_content_done(struct bhash *h, uint64_t ino, uint64_t size)
 {
-	bhash_u64(&c->h, ino);
-	bhash_u64(&c->h, size);
+	bhash_u64(h, ino);
+	bhash_u64(h, size);
 }
 
 /* ---- the superblock: UUID, hash seed, label, times ----------------------- */
@@ -142,15 +129,13 @@ static const uuid_t xip_uuid_ns = {
 };
 
 void xip_bld_super_fill(ext2_filsys fs, const struct xip_build_opts *o,
-			const struct bhash *h, const struct bcontent *contents,
-			int64_t now)
+			const struct bhash *h, int64_t now)
 {
 	struct ext2_super_block *sb = fs->super;
-	uint8_t name[32];
+	uint8_t name[16], seed[32];
 
 	/* the tree, then the contents: the name of the derived UUID */
-	bhash_final(h, 0x75756964, name);
-	bhash_final(&contents->h, 0x64617461, name + 16);
+	put128(XXH3_128bits_digest(h->st), name);
 
 	switch (o->uuid_mode) {
 	case XIP_UUID_GIVEN:
@@ -158,7 +143,9 @@ void xip_bld_super_fill(ext2_filsys fs, const struct xip_build_opts *o,
 		break;
 	case XIP_UUID_RANDOM:
 		if (getrandom(sb->s_uuid, 16, 0) != 16)
-			bhash_final(h, (uint64_t)time(NULL), sb->s_uuid);
+			put128(XXH3_128bits_withSeed(name, sizeof(name),
+						     (uint64_t)time(NULL)),
+			       sb->s_uuid);
 		break;
 	case XIP_UUID_CLEAR:
 		memset(sb->s_uuid, 0, 16);
@@ -173,13 +160,11 @@ void xip_bld_super_fill(ext2_filsys fs, const struct xip_build_opts *o,
 		sb->s_uuid[6] = (uint8_t)((sb->s_uuid[6] & 0x0f) | 0x40);
 		sb->s_uuid[8] = (uint8_t)((sb->s_uuid[8] & 0x3f) | 0x80);
 	}
-	{
-		struct bhash hs = *h;
-
-		bhash_add(&hs, name + 16, 16);
-		bhash_add(&hs, sb->s_uuid, 16);
-		bhash_final(&hs, 0x68617368, (uint8_t *)sb->s_hash_seed);
-	}
+	/* the directory hash seed: the hash and the UUID */
+	memcpy(seed, name, 16);
+	memcpy(seed + 16, sb->s_uuid, 16);
+	put128(XXH3_128bits_withSeed(seed, sizeof(seed), 0x68617368),
+	       (uint8_t *)sb->s_hash_seed);
 	sb->s_def_hash_version = EXT2_HASH_HALF_MD4;
 	sb->s_flags |= ((char)0xff < 0) ? EXT2_FLAGS_SIGNED_HASH :
 					  EXT2_FLAGS_UNSIGNED_HASH;

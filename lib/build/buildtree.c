@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The image builder's tree as a data structure (struct btree, struct
- * bnode in build.h): nodes and their entries (a hash table of the names
+ * bnode in build_int.h): nodes and their entries (a hash table of the names
  * of each directory looked up in), owners, lost+found; then, once the tree
  * is whole, inodes numbered, link counts checked and the blocks each one
  * needs counted (xip_btree_finish); freeing it.  Also the small helpers the

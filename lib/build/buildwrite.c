@@ -46,7 +46,7 @@ struct bwriter {
 	struct iblk ic[IND_CACHE];
 	uint64_t tick;
 	uint8_t *icbuf;
-	struct bcontent content;	/* the derived UUID's contents hash */
+	struct bhash id;		/* the derived UUID's hash */
 	uint8_t *hbuf;			/* reading back where unmapped */
 };
 
@@ -81,7 +81,7 @@ static int hash_back(struct bwriter *w, uint64_t at, uint64_t off,
 						 "short read");
 		if (!p)
 			p = w->hbuf;
-		xip_bld_content_add(&w->content, off, p, n);
+		xip_bld_content_add(&w->id, off, p, n);
 		at += n;
 		off += n;
 		len -= n;
@@ -379,7 +379,7 @@ static int copy_file(struct bwriter *w, const struct bnode *n,
 	}
 	ret = map_file(w, n, in, copy_chunk, &src);
 	if (!ret)
-		xip_bld_content_done(&w->content, n->ino, n->size);
+		xip_bld_content_done(&w->id, n->ino, n->size);
 	if (src.fd >= 0 && !n->spooled)
 		close(src.fd);
 	w->prog.files_done++;
@@ -597,7 +597,7 @@ static int mark_runs(ext2_filsys fs, const struct prun *r, size_t n)
 	return 0;
 }
 
-static int write_all(struct bwriter *w, const struct bhash *h)
+static int write_all(struct bwriter *w)
 {
 	struct btree *t = w->t;
 	int ret = 0;
@@ -617,7 +617,7 @@ static int write_all(struct bwriter *w, const struct bhash *h)
 		if (t->nodes[i]->nxattrs)
 			ret = write_xattrs(w, t->nodes[i]);
 	if (!ret)
-		xip_bld_super_fill(w->fs, w->o, h, &w->content, w->t->now);
+		xip_bld_super_fill(w->fs, w->o, &w->id, w->t->now);
 	return ret;
 }
 
@@ -669,23 +669,22 @@ int xip_bld_write(struct btree *t, const struct xip_build_opts *o,
 {
 	struct bwriter w = { .t = t, .o = o, .fs = fs, .seg = seg,
 			     .bs = t->bs };
-	struct bhash h;
 	int ret;
 
 	w.dirbuf = calloc(1, t->bs);
 	w.icbuf = malloc((size_t)IND_CACHE * t->bs);
-	if (!w.dirbuf || !w.icbuf) {
+	if (!w.dirbuf || !w.icbuf || xip_bld_hash_init(&w.id)) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	for (int i = 0; i < IND_CACHE; i++)
 		w.ic[i].tab = (uint32_t *)(w.icbuf + (size_t)i * t->bs);
-	xip_bld_content_init(&w.content);
 	reserve_meta(&w);
 	xip_build_hook_after_scan();
-	xip_bld_hash(t, o, fs, &h);
-	ret = write_all(&w, &h);
+	xip_bld_hash_tree(t, o, fs, &w.id);
+	ret = write_all(&w);
 out:
+	xip_bld_hash_free(&w.id);
 	free(w.dirbuf);
 	free(w.icbuf);
 	free(w.hbuf);

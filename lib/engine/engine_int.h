@@ -2,7 +2,7 @@
 /*
  * Internal interface of the writers: page.c (allocation, copy on write,
  * commits, freeing, get_xip_page) and file.c (read, write, truncate,
- * create), on top of the reader's block maps (fsread.h).  Not part of
+ * create), on top of the reader's block maps (reader_int.h).  Not part of
  * the public API.
  */
 #ifndef XIP_ENGINE_INT_H

@@ -571,7 +571,7 @@ static int stage_move_all(int sfd, int dfd, const char *dir)
 {
 	struct dirent *de;
 	char **moved = NULL;
-	size_t n = 0;
+	size_t n = 0, cap = 0;
 	int ret = 0, fd;
 	DIR *d;
 
@@ -582,8 +582,6 @@ static int stage_move_all(int sfd, int dfd, const char *dir)
 		return xip_error(-errno, "%s: %s", dir, strerror(errno));
 	}
 	while (!ret && (de = readdir(d))) {
-		char **p;
-
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (renameat2(sfd, de->d_name, dfd, de->d_name,
@@ -593,16 +591,13 @@ static int stage_move_all(int sfd, int dfd, const char *dir)
 					strerror(errno));
 			break;
 		}
-		p = realloc(moved, (n + 1) * sizeof(*p));
-		if (!p || !(p[n] = strdup(de->d_name))) {
-			if (p)
-				moved = p;
+		if (xip_grow((void **)&moved, &cap, n + 1, sizeof(*moved)) ||
+		    !(moved[n] = strdup(de->d_name))) {
 			renameat2(dfd, de->d_name, sfd, de->d_name,
 				  RENAME_NOREPLACE);
 			ret = -ENOMEM;
 			break;
 		}
-		moved = p;
 		n++;
 	}
 	closedir(d);

@@ -20,15 +20,8 @@
 #include "segment/kcopy_int.h"
 #include "util/xip_util.h"
 
-#define U64(x) ((unsigned long long)(x))
-
 /* Holes read as this (block sizes go up to 64 KiB). */
 static const uint8_t zero_page[65536];
-
-static uint64_t blocks_for(uint64_t size, uint64_t bs)
-{
-	return size / bs + (size % bs != 0);
-}
 
 /*
  * Directories, symlinks, path lookup and stat are the reader's
@@ -383,15 +376,8 @@ static int plan_add(struct wplan *pl, uint64_t lblk, uint64_t n, bool fresh)
 		last->n += n;
 		return 0;
 	}
-	if (pl->n == pl->cap) {
-		size_t cap = pl->cap ? 2 * pl->cap : 16;
-		void *grown = realloc(pl->p, cap * sizeof(*pl->p));
-
-		if (!grown)
-			return xip_error(-ENOMEM, "out of memory");
-		pl->p = grown;
-		pl->cap = cap;
-	}
+	if (xip_grow((void **)&pl->p, &pl->cap, pl->n + 1, sizeof(*pl->p)))
+		return xip_error(-ENOMEM, "out of memory");
 	pl->p[pl->n++] = (struct wpiece){ lblk, n, fresh };
 	return 0;
 }
@@ -646,12 +632,12 @@ int xip_file_truncate(struct xip_image *img, ext2_ino_t ino, uint64_t size)
 		/* xip_truncate_page, then the blocks past the end */
 		ret = zero_tail(&m, size);
 		if (!ret)
-			ret = xip_map_free_from(&m, blocks_for(size, bs));
+			ret = xip_map_free_from(&m, div_round_up(size, bs));
 	} else if (size > old) {
 		ret = zero_tail(&m, old);	/* growing leaves a hole */
 		/* blocks a damaged map holds past the old end must not show */
 		if (!ret)
-			ret = xip_map_free_from(&m, blocks_for(old, bs));
+			ret = xip_map_free_from(&m, div_round_up(old, bs));
 	}
 	/* the new size and the unlinked blocks go to the image at once */
 	if (!ret && size != old)

@@ -57,7 +57,7 @@ static int claim_devices(struct xip_image *img)
 {
 	struct xip_seg *seg = img->seg;
 	char self[64];
-	int fd, ret;
+	int fd, ret, *grown;
 
 	ret = xip_loop_claim_backing(seg->fd, seg->path, &img->claims,
 				     &img->nclaims);
@@ -71,13 +71,13 @@ static int claim_devices(struct xip_image *img)
 				 seg->path);
 	if (fd < 0)
 		return xip_error(-errno, "%s: %s", seg->path, strerror(errno));
-	img->claims = realloc(img->claims,
-			      (img->nclaims + 1) * sizeof(*img->claims));
-	if (!img->claims) {
+	/* the claims so far stay (released at the close) */
+	grown = realloc(img->claims, (img->nclaims + 1) * sizeof(*grown));
+	if (!grown) {
 		close(fd);
-		img->nclaims = 0;
 		return xip_error(-ENOMEM, "out of memory");
 	}
+	img->claims = grown;
 	img->claims[img->nclaims++] = fd;
 	return 0;
 }
@@ -158,7 +158,6 @@ static void close_fs(struct xip_image *img)
 	xip_loop_release_claims(img->claims, img->nclaims);
 	img->claims = NULL;
 	img->nclaims = 0;
-	xip_io_unregister(img->seg);
 	img->close_ret = ret;
 }
 

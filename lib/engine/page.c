@@ -25,7 +25,6 @@
 #include "segment/kcopy_int.h"
 #include "util/xip_util.h"
 
-#define U64(x) ((unsigned long long)(x))
 
 /* ---- per-image state ---------------------------------------------------- */
 
@@ -166,23 +165,6 @@ int xip_get_page(struct xip_image *img, ext2_ino_t ino, uint64_t pgoff,
 
 /* ---- the undo log of a write -------------------------------------------- */
 
-/* Room for entry @n of an array of @size-byte entries (no record made). */
-static bool grow(void **arr, size_t *cap, size_t n, size_t size)
-{
-	void *p;
-	size_t c;
-
-	if (n < *cap)
-		return true;
-	c = *cap ? 2 * *cap : 64;
-	p = realloc(*arr, c * size);
-	if (!p)
-		return false;
-	*arr = p;
-	*cap = c;
-	return true;
-}
-
 /*
  * Every block allocated while a write runs, by us or by libext2fs (extent
  * blocks), is logged; one given back at once leaves the log.
@@ -194,8 +176,8 @@ static void undo_hook(struct xip_image *img, blk64_t blk, int inuse)
 	if (!u)
 		return;
 	if (inuse > 0) {
-		if (grow((void **)&u->blocks, &u->blocks_cap, u->nblocks,
-			 sizeof(*u->blocks)))
+		if (!xip_grow((void **)&u->blocks, &u->blocks_cap,
+			      u->nblocks + 1, sizeof(*u->blocks)))
 			u->blocks[u->nblocks++] = blk;
 		else
 			u->lost = true;
@@ -219,8 +201,8 @@ static int undo_save(struct xip_map *m, blk64_t blk, const void *bytes)
 	if (!u)
 		return 0;
 	copy = malloc(bs);
-	if (!copy || !grow((void **)&u->saved, &u->saved_cap, u->nsaved,
-			   sizeof(*u->saved))) {
+	if (!copy || xip_grow((void **)&u->saved, &u->saved_cap,
+			      u->nsaved + 1, sizeof(*u->saved))) {
 		free(copy);
 		return xip_error(-ENOMEM, "out of memory");
 	}
@@ -364,9 +346,11 @@ static void release_block(struct xip_map *m, blk64_t blk)
 }
 
 /*
- * Allocate one block near @goal and clear it through direct_access before
- * anything points at it (as the kernel's ext2_clear_xip_target does); bitmap, free
- * counts and i_blocks are updated.
+ * Allocate one block near @goal, check it (and its address in the segment
+ * through direct_access), and clear it, or fill it with @fill, by a write
+ * to the segment's file before anything points at it (as the kernel's
+ * ext2_clear_xip_target does); bitmap, free counts and i_blocks are
+ * updated.
  */
 static int alloc_cleared(struct xip_map *m, blk64_t goal, uint64_t lblk,
 			 const void *fill, blk64_t *out)
@@ -443,8 +427,8 @@ static bool fresh_has(const struct xip_map *m, blk64_t blk)
 /* Not recorded (out of memory): the block is copied once more later. */
 static int fresh_add(struct xip_map *m, blk64_t blk)
 {
-	if (!grow((void **)&m->fresh, &m->fresh_cap, m->nfresh,
-		  sizeof(*m->fresh)))
+	if (xip_grow((void **)&m->fresh, &m->fresh_cap, m->nfresh + 1,
+		     sizeof(*m->fresh)))
 		return -ENOMEM;
 	m->fresh[m->nfresh++] = blk;
 	return 0;

@@ -44,7 +44,7 @@ struct xip_load_plan {
 	uint64_t align;		/* base alignment (ET_DYN) */
 	bool fixed;		/* ET_EXEC: load at lo exactly */
 	struct xip_map_op *ops;	/* in order (malloc'ed) */
-	size_t nops;
+	size_t nops, ops_cap;
 	uint64_t entry;		/* e_entry */
 	uint64_t phdr;		/* AT_PHDR before the bias (0: none) */
 	uint64_t phnum;

@@ -14,24 +14,18 @@
 #include <sys/mman.h>
 
 #include "exec/exec_int.h"
+#include "util/xip_util.h"
 
 /* ---- planning (pure) ------------------------------------------------ */
 
 static int plan_push(struct xip_load_plan *p, enum xip_map_kind kind,
 		     uint64_t addr, uint64_t len, uint64_t off, int prot)
 {
-	struct xip_map_op *op;
-
 	if (!len)
 		return 0;
-	if ((p->nops & (p->nops - 1)) == 0 || p->nops == 0) {
-		size_t cap = p->nops ? p->nops * 2 : 8;
-
-		op = realloc(p->ops, cap * sizeof(*op));
-		if (!op)
-			return xip_error(-ENOMEM, "out of memory");
-		p->ops = op;
-	}
+	if (xip_grow((void **)&p->ops, &p->ops_cap, p->nops + 1,
+		     sizeof(*p->ops)))
+		return xip_error(-ENOMEM, "out of memory");
 	p->ops[p->nops++] = (struct xip_map_op){ kind, addr, len, off, prot };
 	return 0;
 }

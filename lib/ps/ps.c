@@ -15,7 +15,6 @@
  * holds its code start (/proc/PID/stat startcode, set by the loader); that
  * of a mounted one is /proc/PID/exe below the mount point.
  */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +31,7 @@
 #include "registry/registry_int.h"
 #include "ps/ps_int.h"
 #include "reader/reader_int.h"
+#include "util/xip_util.h"
 
 int xip_ps_parse_map(const char *line, struct xip_ps_map *m)
 {
@@ -100,43 +100,29 @@ static int ps_add(struct xip_ps_report *r, pid_t pid, size_t seg,
 	return 0;
 }
 
+struct mount_query {
+	dev_t dev;
+	char *buf;
+	size_t len;
+};
+
+static int match_root(const struct xip_mount *m, void *arg)
+{
+	struct mount_query *q = arg;
+
+	if (makedev(m->major, m->minor) != q->dev || strcmp(m->root, "/"))
+		return 0;
+	snprintf(q->buf, q->len, "%s", m->point);
+	return 1;
+}
+
 /* The mount point of device @dev (its root mounted), from mountinfo. */
 static void find_mount(dev_t dev, char *buf, size_t len)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char *line = NULL;
-	size_t cap = 0;
+	struct mount_query q = { dev, buf, len };
 
 	buf[0] = '\0';
-	if (!f)
-		return;
-	while (getline(&line, &cap, f) > 0) {
-		unsigned int ma, mi;
-		char root[16], mnt[XIP_PATH_MAX];
-
-		if (sscanf(line, "%*u %*u %u:%u %15s %4095s", &ma, &mi, root,
-			   mnt) != 4 || makedev(ma, mi) != dev ||
-		    strcmp(root, "/"))
-			continue;
-		/* mountinfo escapes space, tab, newline, backslash as \ooo */
-		for (char *s = mnt, *d = mnt; ; s++, d++) {
-			if (s[0] == '\\' && isdigit((unsigned char)s[1]) &&
-			    isdigit((unsigned char)s[2]) &&
-			    isdigit((unsigned char)s[3])) {
-				*d = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
-					    (s[3] - '0'));
-				s += 3;
-			} else {
-				*d = *s;
-			}
-			if (!*s)
-				break;
-		}
-		snprintf(buf, len, "%s", mnt);
-		break;
-	}
-	free(line);
-	fclose(f);
+	xip_mounts_each(NULL, match_root, &q);
 }
 
 /* Field 26 of /proc/PID/stat: the start of the program's code. */

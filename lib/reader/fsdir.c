@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The libc-only reader (fsread.h): directories (scanned block by block,
+ * The libc-only reader (reader_int.h): directories (scanned block by block,
  * every record checked, a block seen twice refused), lookup of names and
  * paths with symbolic links followed, readlink and stat.
  */
@@ -37,7 +37,7 @@ static int dir_block_scan(struct xip_map *m, uint64_t lblk, const uint8_t *p,
 {
 	struct xip_fs *fs = m->img->rd;
 	unsigned int bs = m->img->block_size, off = 0, rec, nlen;
-	bool filetype = fs->feat_incompat & INCOMPAT_FILETYPE;
+	bool filetype = fs->feat_incompat & EXT2_FEATURE_INCOMPAT_FILETYPE;
 	uint32_t ino;
 	int ret;
 
@@ -148,7 +148,7 @@ static int dir_scan(struct xip_image *img, ext2_ino_t dir, dirent_fn fn,
 		xip_map_close(&m);
 		return xip_error(-ENOTDIR, "inode %u: not a directory", dir);
 	}
-	end = blocks_for(xip_fs_inode_size(img->rd, &m.inode), img->block_size);
+	end = div_round_up(xip_fs_inode_size(img->rd, &m.inode), img->block_size);
 	while (lblk < end) {
 		ret = xip_map_block(&m, lblk, &pblk, &n);
 		if (ret)
@@ -493,9 +493,9 @@ static uint64_t stat_sectors(const struct xip_fs *fs,
 {
 	uint64_t n = in->i_blocks;
 
-	if (fs->feat_ro & RO_HUGE_FILE) {
+	if (fs->feat_ro & EXT4_FEATURE_RO_COMPAT_HUGE_FILE) {
 		n |= (uint64_t)in->osd2.linux2.l_i_blocks_hi << 32;
-		if (in->i_flags & FL_HUGE_FILE)
+		if (in->i_flags & EXT4_HUGE_FILE_FL)
 			n *= fs->block_size / 512;
 	}
 	return n;
@@ -532,7 +532,7 @@ int xip_stat_inode(struct xip_image *img, ext2_ino_t ino, struct xip_stat *st)
 	if (LINUX_S_ISCHR(in->i_mode) || LINUX_S_ISBLK(in->i_mode))
 		st->rdev = in->i_block[0] ? in->i_block[0] : in->i_block[1];
 	if (!m.nomap) {
-		end = blocks_for(st->size, img->block_size);
+		end = div_round_up(st->size, img->block_size);
 		ret = xip_map_runs(&m, end, &runs, &st->nruns);
 		for (size_t i = 0; !ret && i < st->nruns; i++)
 			mapped += runs[i].len;

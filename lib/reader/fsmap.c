@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The libc-only reader (fsread.h): the block map of one inode, walked for
+ * The libc-only reader (reader_int.h): the block map of one inode, walked for
  * lookups.  Direct, indirect, double and triple indirect block maps, and
  * extent trees, which are walked here by this file's own code, not
  * libext2fs's: each node's header (magic, entry count within the node's
@@ -189,7 +189,7 @@ uint64_t xip_map_limit(const struct xip_map *m)
 
 	if (m->extents || m->nomap)
 		return 1ULL << 32;
-	n = NDIR_BLOCKS + a + a * a + a * a * a;
+	n = EXT2_NDIR_BLOCKS + a + a * a + a * a * a;
 	return n < (1ULL << 32) ? n : 1ULL << 32;
 }
 
@@ -250,17 +250,17 @@ static int ind_map(struct xip_map *m, uint64_t lblk, blk64_t *pblk,
 
 	*pblk = 0;
 	*count = 1;
-	if (lblk < NDIR_BLOCKS) {
+	if (lblk < EXT2_NDIR_BLOCKS) {
 		blk = m->inode.i_block[lblk];
 		if (!blk)
 			return 0;
 		ret = ind_run(m, &m->inode.i_block[lblk], false,
-			      NDIR_BLOCKS - lblk, blk, lblk, count);
+			      EXT2_NDIR_BLOCKS - lblk, blk, lblk, count);
 		if (!ret)
 			*pblk = blk;
 		return ret;
 	}
-	rel = lblk - NDIR_BLOCKS;
+	rel = lblk - EXT2_NDIR_BLOCKS;
 	span = apb;
 	while (rel >= span) {
 		rel -= span;
@@ -270,7 +270,7 @@ static int ind_map(struct xip_map *m, uint64_t lblk, blk64_t *pblk,
 					 m->ino, U64(lblk));
 		span *= apb;
 	}
-	blk = m->inode.i_block[IND_BLOCK + depth - 1];
+	blk = m->inode.i_block[EXT2_IND_BLOCK + depth - 1];
 	p = NULL;
 	for (unsigned int level = 0; level < depth; level++) {
 		if (!blk) {
@@ -289,7 +289,7 @@ static int ind_map(struct xip_map *m, uint64_t lblk, blk64_t *pblk,
 	if (!blk)
 		return 0;
 	/* p is the last indirect block; the run stays inside it */
-	rel = (lblk - NDIR_BLOCKS) % apb;
+	rel = (lblk - EXT2_NDIR_BLOCKS) % apb;
 	ret = ind_run(m, &p[rel], true, apb - rel, blk, lblk, count);
 	if (!ret)
 		*pblk = blk;
@@ -303,8 +303,8 @@ static int map_check_flags(struct xip_map *m)
 	uint32_t incompat = m->img->rd->feat_incompat;
 	uint32_t fl = m->inode.i_flags;
 
-	if (fl & FL_INLINE_DATA) {
-		if (!(incompat & INCOMPAT_INLINE_DATA))
+	if (fl & EXT4_INLINE_DATA_FL) {
+		if (!(incompat & EXT4_FEATURE_INCOMPAT_INLINE_DATA))
 			return xip_error(-EUCLEAN,
 					 "inode %u: inline-data flag set but the image lacks the inline_data feature",
 					 m->ino);
@@ -312,8 +312,8 @@ static int map_check_flags(struct xip_map *m)
 				 "inode %u: inline data is not supported",
 				 m->ino);
 	}
-	if (fl & FL_EXTENTS) {
-		if (!(incompat & INCOMPAT_EXTENTS))
+	if (fl & EXT4_EXTENTS_FL) {
+		if (!(incompat & EXT3_FEATURE_INCOMPAT_EXTENTS))
 			return xip_error(-EUCLEAN,
 					 "inode %u: extents flag set but the image lacks the extents feature",
 					 m->ino);

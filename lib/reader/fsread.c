@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The read side of the engine: a read-only ext2 reader that needs nothing
- * but libc (see fsread.h).  Superblock, group descriptors, inodes, block
+ * but libc (see reader_int.h).  Superblock, group descriptors, inodes, block
  * maps (direct, indirect, double and triple indirect), extent trees,
  * directories, symlinks and path lookup.  Every byte comes from the image
  * and is treated as hostile: every block number is checked against the
@@ -10,7 +10,7 @@
  *
  * All on-disk values are little-endian and are read as such on any host:
  * the superblock and each inode are copied and converted to host order
- * field by field (sb_to_host, xip_fs_inode_swab: an inode as libext2fs
+ * field by field (xip_fs_super_swab, xip_fs_inode_swab: an inode as libext2fs
  * keeps it in memory); what is read in place, group descriptors, extent
  * tree nodes, indirect blocks and directory entries, goes through le16(),
  * le32() or le32toh() where it is read.
@@ -39,29 +39,103 @@
 /* ---- superblock --------------------------------------------------------- */
 
 /*
- * A copy of the superblock in host order: every field this reader uses
- * (the others stay as on disk and are never read from the copy).
+ * Every multi-byte field of the superblock, byte order reversed (the
+ * bytes of s_reserved[] excepted), as ext2fs_swap_super() does; the
+ * journal's backup of its block map (s_jnl_blocks) is reversed whole,
+ * whatever it holds: this reader does not use it.
  */
+void xip_fs_super_swab(struct ext2_super_block *sb)
+{
+	sb->s_inodes_count = bswap_32(sb->s_inodes_count);
+	sb->s_blocks_count = bswap_32(sb->s_blocks_count);
+	sb->s_r_blocks_count = bswap_32(sb->s_r_blocks_count);
+	sb->s_free_blocks_count = bswap_32(sb->s_free_blocks_count);
+	sb->s_free_inodes_count = bswap_32(sb->s_free_inodes_count);
+	sb->s_first_data_block = bswap_32(sb->s_first_data_block);
+	sb->s_log_block_size = bswap_32(sb->s_log_block_size);
+	sb->s_log_cluster_size = bswap_32(sb->s_log_cluster_size);
+	sb->s_blocks_per_group = bswap_32(sb->s_blocks_per_group);
+	sb->s_clusters_per_group = bswap_32(sb->s_clusters_per_group);
+	sb->s_inodes_per_group = bswap_32(sb->s_inodes_per_group);
+	sb->s_mtime = bswap_32(sb->s_mtime);
+	sb->s_wtime = bswap_32(sb->s_wtime);
+	sb->s_mnt_count = bswap_16(sb->s_mnt_count);
+	sb->s_max_mnt_count = (__s16)bswap_16((uint16_t)sb->s_max_mnt_count);
+	sb->s_magic = bswap_16(sb->s_magic);
+	sb->s_state = bswap_16(sb->s_state);
+	sb->s_errors = bswap_16(sb->s_errors);
+	sb->s_minor_rev_level = bswap_16(sb->s_minor_rev_level);
+	sb->s_lastcheck = bswap_32(sb->s_lastcheck);
+	sb->s_checkinterval = bswap_32(sb->s_checkinterval);
+	sb->s_creator_os = bswap_32(sb->s_creator_os);
+	sb->s_rev_level = bswap_32(sb->s_rev_level);
+	sb->s_def_resuid = bswap_16(sb->s_def_resuid);
+	sb->s_def_resgid = bswap_16(sb->s_def_resgid);
+	sb->s_first_ino = bswap_32(sb->s_first_ino);
+	sb->s_inode_size = bswap_16(sb->s_inode_size);
+	sb->s_block_group_nr = bswap_16(sb->s_block_group_nr);
+	sb->s_feature_compat = bswap_32(sb->s_feature_compat);
+	sb->s_feature_incompat = bswap_32(sb->s_feature_incompat);
+	sb->s_feature_ro_compat = bswap_32(sb->s_feature_ro_compat);
+	sb->s_algorithm_usage_bitmap = bswap_32(sb->s_algorithm_usage_bitmap);
+	sb->s_reserved_gdt_blocks = bswap_16(sb->s_reserved_gdt_blocks);
+	sb->s_journal_inum = bswap_32(sb->s_journal_inum);
+	sb->s_journal_dev = bswap_32(sb->s_journal_dev);
+	sb->s_last_orphan = bswap_32(sb->s_last_orphan);
+	sb->s_desc_size = bswap_16(sb->s_desc_size);
+	sb->s_default_mount_opts = bswap_32(sb->s_default_mount_opts);
+	sb->s_first_meta_bg = bswap_32(sb->s_first_meta_bg);
+	sb->s_mkfs_time = bswap_32(sb->s_mkfs_time);
+	sb->s_blocks_count_hi = bswap_32(sb->s_blocks_count_hi);
+	sb->s_r_blocks_count_hi = bswap_32(sb->s_r_blocks_count_hi);
+	sb->s_free_blocks_hi = bswap_32(sb->s_free_blocks_hi);
+	sb->s_min_extra_isize = bswap_16(sb->s_min_extra_isize);
+	sb->s_want_extra_isize = bswap_16(sb->s_want_extra_isize);
+	sb->s_flags = bswap_32(sb->s_flags);
+	sb->s_raid_stride = bswap_16(sb->s_raid_stride);
+	sb->s_mmp_update_interval = bswap_16(sb->s_mmp_update_interval);
+	sb->s_mmp_block = bswap_64(sb->s_mmp_block);
+	sb->s_raid_stripe_width = bswap_32(sb->s_raid_stripe_width);
+	sb->s_kbytes_written = bswap_64(sb->s_kbytes_written);
+	sb->s_snapshot_inum = bswap_32(sb->s_snapshot_inum);
+	sb->s_snapshot_id = bswap_32(sb->s_snapshot_id);
+	sb->s_snapshot_r_blocks_count = bswap_64(sb->s_snapshot_r_blocks_count);
+	sb->s_snapshot_list = bswap_32(sb->s_snapshot_list);
+	sb->s_error_count = bswap_32(sb->s_error_count);
+	sb->s_first_error_time = bswap_32(sb->s_first_error_time);
+	sb->s_first_error_ino = bswap_32(sb->s_first_error_ino);
+	sb->s_first_error_block = bswap_64(sb->s_first_error_block);
+	sb->s_first_error_line = bswap_32(sb->s_first_error_line);
+	sb->s_last_error_time = bswap_32(sb->s_last_error_time);
+	sb->s_last_error_ino = bswap_32(sb->s_last_error_ino);
+	sb->s_last_error_line = bswap_32(sb->s_last_error_line);
+	sb->s_last_error_block = bswap_64(sb->s_last_error_block);
+	sb->s_usr_quota_inum = bswap_32(sb->s_usr_quota_inum);
+	sb->s_grp_quota_inum = bswap_32(sb->s_grp_quota_inum);
+	sb->s_overhead_clusters = bswap_32(sb->s_overhead_clusters);
+	sb->s_lpf_ino = bswap_32(sb->s_lpf_ino);
+	sb->s_prj_quota_inum = bswap_32(sb->s_prj_quota_inum);
+	sb->s_checksum_seed = bswap_32(sb->s_checksum_seed);
+	sb->s_encoding = bswap_16(sb->s_encoding);
+	sb->s_encoding_flags = bswap_16(sb->s_encoding_flags);
+	sb->s_orphan_file_inum = bswap_32(sb->s_orphan_file_inum);
+	sb->s_checksum = bswap_32(sb->s_checksum);
+	for (size_t i = 0; i < 4; i++)
+		sb->s_hash_seed[i] = bswap_32(sb->s_hash_seed[i]);
+	for (size_t i = 0; i < 17; i++)
+		sb->s_jnl_blocks[i] = bswap_32(sb->s_jnl_blocks[i]);
+	for (size_t i = 0; i < 2; i++)
+		sb->s_backup_bgs[i] = bswap_32(sb->s_backup_bgs[i]);
+}
+
+/* A copy of the superblock in host order. */
 static void sb_to_host(struct ext2_super_block *sb)
 {
-	sb->s_inodes_count = le32toh(sb->s_inodes_count);
-	sb->s_blocks_count = le32toh(sb->s_blocks_count);
-	sb->s_first_data_block = le32toh(sb->s_first_data_block);
-	sb->s_log_block_size = le32toh(sb->s_log_block_size);
-	sb->s_blocks_per_group = le32toh(sb->s_blocks_per_group);
-	sb->s_inodes_per_group = le32toh(sb->s_inodes_per_group);
-	sb->s_magic = le16toh(sb->s_magic);
-	sb->s_rev_level = le32toh(sb->s_rev_level);
-	sb->s_inode_size = le16toh(sb->s_inode_size);
-	sb->s_feature_compat = le32toh(sb->s_feature_compat);
-	sb->s_feature_incompat = le32toh(sb->s_feature_incompat);
-	sb->s_feature_ro_compat = le32toh(sb->s_feature_ro_compat);
-	sb->s_reserved_gdt_blocks = le16toh(sb->s_reserved_gdt_blocks);
-	sb->s_blocks_count_hi = le32toh(sb->s_blocks_count_hi);
-	sb->s_desc_size = le16toh(sb->s_desc_size);
-	sb->s_first_meta_bg = le32toh(sb->s_first_meta_bg);
-	sb->s_backup_bgs[0] = le32toh(sb->s_backup_bgs[0]);
-	sb->s_backup_bgs[1] = le32toh(sb->s_backup_bgs[1]);
+#if __BYTE_ORDER == __BIG_ENDIAN
+	xip_fs_super_swab(sb);		/* little-endian on disk */
+#else
+	(void)sb;
+#endif
 }
 
 /* (of a host-order copy) */
@@ -69,7 +143,7 @@ static uint64_t sb_blocks_count(const struct ext2_super_block *sb)
 {
 	uint64_t n = sb->s_blocks_count;
 
-	if (sb->s_feature_incompat & INCOMPAT_64BIT)
+	if (sb->s_feature_incompat & EXT4_FEATURE_INCOMPAT_64BIT)
 		n |= (uint64_t)sb->s_blocks_count_hi << 32;
 	return n;
 }
@@ -92,7 +166,7 @@ static int check_superblock(struct xip_seg *seg,
 				 p, seg->size);
 	memcpy(sb, disk, sizeof(*sb));
 	sb_to_host(sb);
-	if (sb->s_magic != SB_MAGIC)
+	if (sb->s_magic != EXT2_SUPER_MAGIC)
 		return xip_error(-EUCLEAN,
 				 "%s: no ext2 superblock (bad magic 0x%04x)", p,
 				 sb->s_magic);
@@ -158,7 +232,7 @@ static int fs_geometry(struct xip_fs *fs, const struct ext2_super_block *sb)
 	fs->groups = (uint32_t)div_round_up(fs->blocks - fs->first_data_block,
 					    fs->bpg);
 	fs->inode_size = sb->s_rev_level == EXT2_DYNAMIC_REV ?
-			 sb->s_inode_size : GOOD_OLD_INODE_SIZE;
+			 sb->s_inode_size : EXT2_GOOD_OLD_INODE_SIZE;
 	fs->feat_compat = sb->s_feature_compat;
 	fs->feat_incompat = sb->s_feature_incompat;
 	fs->feat_ro = sb->s_feature_ro_compat;
@@ -169,7 +243,7 @@ static int fs_geometry(struct xip_fs *fs, const struct ext2_super_block *sb)
 				 "%s: unsupported file system features (incompat 0x%x)",
 				 p, fs->feat_incompat & ~INCOMPAT_READ);
 	fs->desc_size = 32;
-	if (fs->feat_incompat & INCOMPAT_64BIT) {
+	if (fs->feat_incompat & EXT4_FEATURE_INCOMPAT_64BIT) {
 		fs->desc_size = sb->s_desc_size;
 		if (fs->desc_size < 64 || fs->desc_size > fs->block_size ||
 		    (fs->desc_size & (fs->desc_size - 1)))
@@ -213,9 +287,9 @@ bool xip_fs_group_has_super(const struct xip_fs *fs, uint32_t g)
 {
 	if (g == 0)
 		return true;
-	if (fs->feat_compat & COMPAT_SPARSE_SUPER2)
+	if (fs->feat_compat & EXT4_FEATURE_COMPAT_SPARSE_SUPER2)
 		return g == fs->backup_bgs[0] || g == fs->backup_bgs[1];
-	if (g == 1 || !(fs->feat_ro & RO_SPARSE_SUPER))
+	if (g == 1 || !(fs->feat_ro & EXT2_FEATURE_RO_COMPAT_SPARSE_SUPER))
 		return true;
 	if (!(g & 1))
 		return false;
@@ -234,7 +308,7 @@ static uint64_t desc_block(const struct xip_fs *fs, uint32_t g)
 {
 	uint32_t dpb = fs->block_size / fs->desc_size, mb = g / dpb;
 
-	if (!(fs->feat_incompat & INCOMPAT_META_BG) || mb < fs->first_meta_bg)
+	if (!(fs->feat_incompat & EXT2_FEATURE_INCOMPAT_META_BG) || mb < fs->first_meta_bg)
 		return group_base(fs, 0) + 1 + mb;
 	return group_base(fs, mb * dpb) +
 	       (xip_fs_group_has_super(fs, mb * dpb) ? 1 : 0);
@@ -349,7 +423,7 @@ static bool range_hits(const struct range_list *l, uint64_t blk, uint64_t n)
 static int super_and_desc(struct xip_fs *fs, struct range_list *l)
 {
 	uint32_t dpb = fs->block_size / fs->desc_size;
-	bool meta_bg = fs->feat_incompat & INCOMPAT_META_BG;
+	bool meta_bg = fs->feat_incompat & EXT2_FEATURE_INCOMPAT_META_BG;
 	uint64_t old = meta_bg ? fs->first_meta_bg :
 				 fs->desc_blocks + fs->reserved_gdt;
 	int ret = 0;
@@ -402,7 +476,7 @@ static int build_meta(struct xip_fs *fs, bool check)
 		if (check) {
 			first = fs->first_data_block;
 			last = fs->blocks - 1;
-			if (!(fs->feat_incompat & INCOMPAT_FLEX_BG)) {
+			if (!(fs->feat_incompat & EXT4_FEATURE_INCOMPAT_FLEX_BG)) {
 				first = group_first(fs, g);
 				last = group_last(fs, g);
 			}
@@ -648,7 +722,7 @@ void xip_fs_inode_swab(struct ext2_inode_large *in, unsigned int inode_size)
 	in->osd2.linux2.l_i_gid_high = bswap_16(in->osd2.linux2.l_i_gid_high);
 	in->osd2.linux2.l_i_checksum_lo =
 		bswap_16(in->osd2.linux2.l_i_checksum_lo);
-	if (!(in->i_flags & (FL_EXTENTS | FL_INLINE_DATA)) &&
+	if (!(in->i_flags & (EXT4_EXTENTS_FL | EXT4_INLINE_DATA_FL)) &&
 	    !xip_fs_fast_symlink(in))
 		for (size_t i = 0; i < EXT2_N_BLOCKS; i++)
 			in->i_block[i] = bswap_32(in->i_block[i]);
@@ -656,10 +730,10 @@ void xip_fs_inode_swab(struct ext2_inode_large *in, unsigned int inode_size)
 		return;
 	in->i_extra_isize = bswap_16(in->i_extra_isize);
 	extra = in->i_extra_isize;
-	if (extra > inode_size - GOOD_OLD_INODE_SIZE)
+	if (extra > inode_size - EXT2_GOOD_OLD_INODE_SIZE)
 		return;		/* too large: libext2fs leaves the fields */
-	if (n > GOOD_OLD_INODE_SIZE + extra)
-		n = GOOD_OLD_INODE_SIZE + extra;
+	if (n > EXT2_GOOD_OLD_INODE_SIZE + extra)
+		n = EXT2_GOOD_OLD_INODE_SIZE + extra;
 	if (INODE_HAS(n, i_checksum_hi))
 		in->i_checksum_hi = bswap_16(in->i_checksum_hi);
 	if (INODE_HAS(n, i_ctime_extra))
@@ -710,7 +784,7 @@ int xip_fs_read_inode(struct xip_fs *fs, ext2_ino_t ino,
 #if __BYTE_ORDER == __BIG_ENDIAN
 	xip_fs_inode_swab(inode, fs->inode_size);	/* little-endian on disk */
 #endif
-	if (fs->inode_size <= GOOD_OLD_INODE_SIZE)
+	if (fs->inode_size <= EXT2_GOOD_OLD_INODE_SIZE)
 		inode->i_extra_isize = 0;
 	return 0;
 }
@@ -731,7 +805,7 @@ uint64_t xip_fs_inode_size(const struct xip_fs *fs,
 			   const struct ext2_inode_large *in)
 {
 	if (LINUX_S_ISREG(in->i_mode) ||
-	    (LINUX_S_ISDIR(in->i_mode) && (fs->feat_incompat & INCOMPAT_LARGEDIR)))
+	    (LINUX_S_ISDIR(in->i_mode) && (fs->feat_incompat & EXT4_FEATURE_INCOMPAT_LARGEDIR)))
 		return EXT2_I_SIZE(in);
 	return in->i_size;
 }

@@ -103,6 +103,11 @@ int xip_fs_read_inode(struct xip_fs *fs, ext2_ino_t ino,
  * what xip_fs_read_inode does on a big-endian host.
  */
 void xip_fs_inode_swab(struct ext2_inode_large *in, unsigned int inode_size);
+/*
+ * Reverse the byte order of every field of a copy of the superblock:
+ * what the reader's open does to its copy on a big-endian host.
+ */
+void xip_fs_super_swab(struct ext2_super_block *sb);
 
 /* A symlink whose target is kept in i_block itself (host order fields). */
 static inline bool xip_fs_fast_symlink(const struct ext2_inode_large *in)
@@ -235,42 +240,30 @@ int xip_lookup_parent(struct xip_image *img, const char *path,
 #include <endian.h>
 #include <string.h>
 
-#define U64(x) ((unsigned long long)(x))
 #define SB_OFFSET 1024
 #define XIP_MAXSYMLINKS 40
 
-/* ext2 on-disk values the reader uses (the kernel's and e2fsprogs' names) */
-#define SB_MAGIC		0xEF53
-#define INCOMPAT_FILETYPE	0x0002
-#define INCOMPAT_META_BG	0x0010
-#define INCOMPAT_EXTENTS	0x0040
-#define INCOMPAT_64BIT		0x0080
-#define INCOMPAT_FLEX_BG	0x0200
-#define INCOMPAT_LARGEDIR	0x4000
-#define INCOMPAT_INLINE_DATA	0x8000
-/* what this reader reads: compression, journal devices, dirdata not */
-#define INCOMPAT_READ		(0x0002 | 0x0004 | 0x0010 | 0x0040 | 0x0080 | \
-				 0x0100 | 0x0200 | 0x0400 | 0x2000 | 0x4000 | \
-				 0x8000 | 0x10000 | 0x20000)
-#define RO_SPARSE_SUPER		0x0001
-#define RO_HUGE_FILE		0x0008
-#define COMPAT_SPARSE_SUPER2	0x0200
-#define FL_HUGE_FILE		0x00040000
-#define FL_EXTENTS		0x00080000
-#define FL_INLINE_DATA		0x10000000
+/*
+ * The incompatible features this reader reads (<ext2fs/ext2_fs.h>'s
+ * names): compression, journal devices and dirdata not.
+ */
+#define INCOMPAT_READ	(EXT2_FEATURE_INCOMPAT_FILETYPE | \
+			 EXT3_FEATURE_INCOMPAT_RECOVER | \
+			 EXT2_FEATURE_INCOMPAT_META_BG | \
+			 EXT3_FEATURE_INCOMPAT_EXTENTS | \
+			 EXT4_FEATURE_INCOMPAT_64BIT | \
+			 EXT4_FEATURE_INCOMPAT_MMP | \
+			 EXT4_FEATURE_INCOMPAT_FLEX_BG | \
+			 EXT4_FEATURE_INCOMPAT_EA_INODE | \
+			 EXT4_FEATURE_INCOMPAT_CSUM_SEED | \
+			 EXT4_FEATURE_INCOMPAT_LARGEDIR | \
+			 EXT4_FEATURE_INCOMPAT_INLINE_DATA | \
+			 EXT4_FEATURE_INCOMPAT_ENCRYPT | \
+			 EXT4_FEATURE_INCOMPAT_CASEFOLD)
+/* the extent tree (ext3_extents.h, which the libc-only build lacks) */
 #define EXT_HDR_MAGIC		0xF30A
 #define EXT_DEPTH_MAX		5
 #define EXT_LEN_INIT_MAX	32768U
-#define NDIR_BLOCKS		12
-#define IND_BLOCK		12
-#define ROOT_INO		2
-#define NAME_LEN		255
-#define GOOD_OLD_INODE_SIZE	128
-
-static inline uint64_t blocks_for(uint64_t size, uint64_t bs)
-{
-	return size / bs + (size % bs != 0);
-}
 
 static inline uint16_t le16(const void *p)
 {

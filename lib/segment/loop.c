@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "util/debug_int.h"
+#include "util/xip_util.h"
 #include "xip.h"
 #include "segment/segment_int.h"
 
@@ -93,27 +94,28 @@ int xip_loop_read_only(const char *dev)
 	return val[0] == '1';
 }
 
+struct mount_query {
+	dev_t dev;
+	char *where;
+	size_t len;
+};
+
+static int match_dev(const struct xip_mount *m, void *arg)
+{
+	struct mount_query *q = arg;
+
+	if (makedev(m->major, m->minor) != q->dev)
+		return 0;
+	snprintf(q->where, q->len, "%s", m->point);
+	return 1;
+}
+
 /* Where is device @rdev mounted?  1 with the mount point, 0 if nowhere. */
 static int mounted_at(dev_t rdev, char *where, size_t len)
 {
-	char line[8192], mnt[4096];
-	unsigned int maj, min;
-	int found = 0;
-	FILE *f = fopen("/proc/self/mountinfo", "re");
+	struct mount_query q = { rdev, where, len };
 
-	if (!f)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%*d %*d %u:%u %*s %4095s", &maj, &min,
-			   mnt) != 3)
-			continue;
-		if (makedev(maj, min) == rdev) {
-			snprintf(where, len, "%s", mnt);
-			found = 1;
-		}
-	}
-	fclose(f);
-	return found;
+	return xip_mounts_each(NULL, match_dev, &q) == 1;
 }
 
 static int first_holder(const char *dev, char *name, size_t len)

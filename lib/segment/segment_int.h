@@ -84,12 +84,12 @@ int xip_loop_read_only(const char *dev);
 extern io_manager xip_io_manager;
 
 /*
- * Register @seg with the io_manager and write the channel name to pass to
- * ext2fs_open2()/ext2fs_initialize() into @buf.  The registration lasts
- * until xip_io_unregister().
+ * Write the channel name of @seg to pass to ext2fs_open2() or
+ * ext2fs_initialize() into @buf: it names @seg itself (its address), so
+ * it is good while @seg is open, and nothing is to be undone.  0, or
+ * -ENAMETOOLONG when @len is too small.
  */
 int xip_io_register(struct xip_seg *seg, char *buf, size_t len);
-void xip_io_unregister(struct xip_seg *seg);
 /* The segment behind an io_channel of xip_io_manager (NULL otherwise).
  * Test-only. */
 struct xip_seg *xip_io_segment(io_channel channel);

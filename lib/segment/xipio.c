@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +31,6 @@
 #include "segment/segment_int.h"
 #include "util/xip_util.h"
 
-#define XIPIO_MAX_SEGMENTS 64
-
 struct xipio_private {
 	struct xip_seg *seg;
 	struct struct_io_stats stats;
@@ -41,59 +38,45 @@ struct xipio_private {
 	bool pio;		/* read with pread(2) where it works */
 };
 
-static struct {
-	struct xip_seg *seg;
-	unsigned long id;
-} registered[XIPIO_MAX_SEGMENTS];
-static unsigned long next_id = 1;
-static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * The channel name carries the segment's address ("xipseg:0x5581...",
+ * then libext2fs's "?options"): no table to fill, no limit on the
+ * segments open at once.  Only names made here reach xipio_open: the
+ * library passes them to ext2fs_open2()/ext2fs_initialize() itself.
+ */
+#define XIPIO_PREFIX "xipseg:"
 
 int xip_io_register(struct xip_seg *seg, char *buf, size_t len)
 {
-	int ret = -ENFILE;
+	int n = snprintf(buf, len, XIPIO_PREFIX "%p", (void *)seg);
 
-	pthread_mutex_lock(&reg_lock);
-	for (unsigned int i = 0; i < XIPIO_MAX_SEGMENTS; i++) {
-		if (registered[i].seg)
-			continue;
-		registered[i].seg = seg;
-		registered[i].id = next_id++;
-		snprintf(buf, len, "xipseg:%lu", registered[i].id);
-		ret = 0;
-		break;
-	}
-	pthread_mutex_unlock(&reg_lock);
-	if (ret)
-		return xip_error(ret, "%s: too many open segments", seg->path);
+	if (n < 0 || (size_t)n >= len)
+		return xip_error(-ENAMETOOLONG, "%s: channel name too long",
+				 seg->path);
 	return 0;
 }
 
-void xip_io_unregister(struct xip_seg *seg)
-{
-	pthread_mutex_lock(&reg_lock);
-	for (unsigned int i = 0; i < XIPIO_MAX_SEGMENTS; i++)
-		if (registered[i].seg == seg)
-			registered[i].seg = NULL;
-	pthread_mutex_unlock(&reg_lock);
-}
-
+/* The segment a name of xip_io_register() gives, NULL if not one. */
 static struct xip_seg *lookup(const char *name)
 {
-	struct xip_seg *seg = NULL;
-	unsigned long id;
-	char *end;
+	char again[64];
+	const char *end;
+	void *p = NULL;
+	size_t len;
+	int n = 0;
 
-	if (strncmp(name, "xipseg:", 7))
+	if (strncmp(name, XIPIO_PREFIX, strlen(XIPIO_PREFIX)))
 		return NULL;
-	id = strtoul(name + 7, &end, 10);
-	if (*end && *end != '?')
+	end = strchr(name, '?');
+	len = end ? (size_t)(end - name) : strlen(name);
+	if (sscanf(name, XIPIO_PREFIX "%p%n", &p, &n) != 1 || !p ||
+	    (size_t)n != len)
 		return NULL;
-	pthread_mutex_lock(&reg_lock);
-	for (unsigned int i = 0; i < XIPIO_MAX_SEGMENTS; i++)
-		if (registered[i].seg && registered[i].id == id)
-			seg = registered[i].seg;
-	pthread_mutex_unlock(&reg_lock);
-	return seg;
+	/* only the form xip_io_register writes */
+	snprintf(again, sizeof(again), XIPIO_PREFIX "%p", p);
+	if (strlen(again) != len || strncmp(again, name, len))
+		return NULL;
+	return p;
 }
 
 struct xip_seg *xip_io_segment(io_channel channel)

@@ -7,7 +7,7 @@
  * and nothing here reads the environment.  The test build compiles it
  * again with -DXIP_TEST_HOOKS (mk/hooks.mk) and links that object ahead
  * of libxip.a into the test programs (tests/hooks/xiptool-main, the unit
- * tests that use the hooks), whose hooks then do what engine.h and build.h
+ * tests that use the hooks), whose hooks then do what engine_int.h and build_int.h
  * describe.  An environment variable alone can never make an installed
  * program kill itself or run a shell command: secure_getenv() does not
  * stop a root process started with another user's environment.

@@ -14,6 +14,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* A 64-bit value for printf's %llu (uint64_t is unsigned long on LP64). */
+#define U64(x) ((unsigned long long)(x))
+
 /*
  * @n divided by @d, rounded up; @n rounded up or down to a multiple of @d.
  * Any @d > 0, not only powers of two; div_round_up() does not overflow
@@ -91,5 +94,29 @@ int xip_interrupt_fd(void);
  */
 int xip_parse_size(const char *text, uint64_t *bytes);
 long xip_host_page_size(void);
+
+/*
+ * One line of a mount table in the format of /proc/self/mountinfo
+ * (proc(5)), its fields decoded: the kernel writes a space, tab, newline
+ * or backslash in a path as \ooo (octal), which is turned back into the
+ * byte.  The strings live until the callback returns.
+ */
+struct xip_mount {
+	unsigned int major, minor;	/* st_dev of the mounted file system */
+	const char *root;		/* the directory of it that is mounted */
+	const char *point;		/* where it is mounted */
+	const char *type;		/* "ext2", "hugetlbfs", ... */
+	const char *source;		/* "/dev/loop0", "none", ... */
+};
+
+/*
+ * Call @fn for each mount of the table @table (NULL: /proc/self/mountinfo)
+ * in order, until it returns non-zero: that value; 0 at the end of the
+ * table; -errno when the table cannot be opened or read (-ENOMEM out of
+ * memory).  Lines not in the format are skipped.  Records no error.
+ */
+int xip_mounts_each(const char *table,
+		    int (*fn)(const struct xip_mount *m, void *arg),
+		    void *arg);
 
 #endif

@@ -34,6 +34,21 @@ load ../lib/attach
 	loop_gone "$dev" "$path"
 }
 
+@test "a mount point whose name has a space: detach and ps name it as it is" {
+	attach_tree_loop
+	mkdir "$T/a dir"
+	mount -o ro "$dev" "$T/a dir"
+	run xiptool detach "$SEG"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool detach: $SEG: busy: $dev is mounted on $T/a dir (use --force)" ]
+	run xiptool ps -n "@$SEG"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" =~ ^$SEG\ +$dev\ on\ $T/a\ dir\ +[0-9]+\ +[0-9]+$ ]]
+	umount "$T/a dir"
+	xiptool detach "$SEG"
+	loop_gone "$dev" "$path"
+}
+
 @test "detach refuses while a running program holds the segment; --force works" {
 	make_tree_image
 	xiptool attach -n "$SEG" "$T/img"

@@ -65,8 +65,14 @@ need_busybox() {
 	# options end at IMAGE: the rest belongs to the program
 	run -0 xiptool exec -i "$T/img" /bin/env -i A=1
 	[ "$output" = "A=1" ]
-	for args in "--bogus" "--bogus=1" "-ih" "---x" "-x"; do
+	for args in "--bogus" "--bogus=1" "-ih" "---x" "-x" "--arg" "--arg=x" "--he" "--clear" "--=x"; do
 		run -2 --separate-stderr xiptool exec $args "$T/img" /bin/env
+		[ "$stderr" = "xiptool exec: $args: unknown option
+Try 'xiptool exec --help' for more information." ] || { echo "$args: $stderr"; false; }
+	done
+	# no abbreviations of long names, also where an argument would be missing
+	for args in "--arg" "--en" "--interp"; do
+		run -2 --separate-stderr xiptool exec $args
 		[ "$stderr" = "xiptool exec: $args: unknown option
 Try 'xiptool exec --help' for more information." ] || { echo "$args: $stderr"; false; }
 	done

@@ -339,6 +339,45 @@ static void test_inode_swab(void **state)
 	swab_every_inode(p, 10, 0, false);
 }
 
+/*
+ * xip_fs_super_swab() against libext2fs's ext2fs_swap_super(): the
+ * superblock of each image, turned to the other byte order both ways,
+ * the same bytes; back again, the disk's bytes.
+ */
+static void swab_super(const char *p)
+{
+	struct ext2_super_block disk, lib, ours;
+	int fd = open(p, O_RDONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &disk, sizeof(disk), 1024), sizeof(disk));
+	close(fd);
+	memcpy(&lib, &disk, sizeof(disk));
+	memcpy(&ours, &disk, sizeof(disk));
+	ext2fs_swap_super(&lib);
+	xip_fs_super_swab(&ours);
+	assert_memory_equal(&ours, &lib, sizeof(ours));
+	assert_int_equal(ours.s_magic, __builtin_bswap16(EXT2_SUPER_MAGIC));
+	xip_fs_super_swab(&ours);
+	assert_memory_equal(&ours, &disk, sizeof(ours));
+}
+
+static void test_super_swab(void **state)
+{
+	const char *p = keep(unit_path("sbswab.img"));
+
+	(void)state;
+	/* every field a mke2fs sets, and the ones tune2fs and debugfs add */
+	unit_sh("rm -f '%s' && mke2fs -q -F -t ext2 -b 1024 -E stride=7,stripe_width=21 '%s' 8M >/dev/null 2>&1 && "
+		"tune2fs -c 33 -i 5d -e remount-ro -r 77 -g 12 -u 13 '%s' >/dev/null 2>&1 && "
+		"debugfs -w -R 'ssv mkfs_time 0x01020304' '%s' >/dev/null 2>&1",
+		p, p, p, p);
+	swab_super(p);
+	unit_sh("rm -f '%s' && mke2fs -q -F -t ext4 -O ^has_journal,64bit,metadata_csum,quota,project -b 4096 '%s' 64M >/dev/null 2>&1",
+		p, p);
+	swab_super(p);
+}
+
 /* ---- damaged images: a clean error each ----------------------------- */
 
 static const char *copy_of(const char *src, const char *name)
@@ -615,6 +654,7 @@ int main(void)
 		cmocka_unit_test(test_block_mapped),
 		cmocka_unit_test(test_extents),
 		cmocka_unit_test(test_inode_swab),
+		cmocka_unit_test(test_super_swab),
 		cmocka_unit_test(test_damaged_superblock),
 		cmocka_unit_test(test_damaged_descriptors),
 		cmocka_unit_test(test_damaged_block_maps),

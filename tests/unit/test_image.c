@@ -3,6 +3,7 @@
 
 #include "unit.h"
 #include "engine/engine_int.h"
+#include "segment/segment_int.h"
 
 static void test_open_good(void **state)
 {
@@ -310,6 +311,47 @@ static void test_abandon(void **state)
 	xip_image_abandon(NULL);
 }
 
+/*
+ * More images open at once than the io_manager once had slots for (64):
+ * each libext2fs channel reaches its own segment (its own label).
+ */
+#define MANY_IMAGES 100
+
+static void test_many_images(void **state)
+{
+	static struct xip_image *img[MANY_IMAGES];
+	const char *base = unit_path("many.img");
+	char path[600], label[16];
+	struct xip_image_info in;
+
+	unit_mke2fs(base, "1M", 4096, "-N 16");
+	for (int i = 0; i < MANY_IMAGES; i++) {
+		int fd;
+
+		snprintf(path, sizeof(path), "cp '%s' '%s.%d'", base, base, i);
+		assert_int_equal(system(path), 0);
+		snprintf(path, sizeof(path), "%s.%d", base, i);
+		/* s_volume_name, 16 bytes at 120 in the superblock */
+		memset(label, 0, sizeof(label));
+		snprintf(label, sizeof(label), "many%d", i);
+		fd = open(path, O_WRONLY);
+		assert_true(fd >= 0);
+		assert_int_equal(pwrite(fd, label, sizeof(label), 1024 + 120),
+				 sizeof(label));
+		close(fd);
+		assert_int_equal(xip_image_open(path, XIP_IMG_WRITE, &img[i]),
+				 0);
+	}
+	for (int i = 0; i < MANY_IMAGES; i++) {
+		snprintf(label, sizeof(label), "many%d", i);
+		assert_ptr_equal(xip_io_segment(img[i]->fs->io), img[i]->seg);
+		assert_int_equal(xip_image_info(img[i], &in), 0);
+		assert_string_equal(in.label, label);
+	}
+	for (int i = 0; i < MANY_IMAGES; i++)
+		assert_int_equal(xip_image_close(img[i]), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +364,7 @@ int main(void)
 		cmocka_unit_test(test_random_bytes),
 		cmocka_unit_test(test_other_fs),
 		cmocka_unit_test(test_abandon),
+		cmocka_unit_test(test_many_images),
 	};
 
 	return cmocka_run_group_tests_name("image", tests, NULL, NULL);

@@ -1,4 +1,8 @@
-/* Unit tests of lib/util/util.c: rounding, xip_grow, the read and write loops. */
+/*
+ * Unit tests of lib/util/util.c: rounding, xip_grow, the read and write
+ * loops, the mount table.
+ */
+#include <limits.h>
 #include <signal.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -27,6 +31,9 @@ static void test_rounding(void **state)
 	assert_int_equal(round_down(8193, 4096), 8192);
 	assert_int_equal(round_down(10, 3), 9);
 	assert_true(round_down(UINT64_MAX, 2) == UINT64_MAX - 1);
+	/* U64() for %llu keeps every bit */
+	assert_true(sizeof(U64(UINT64_C(1))) == sizeof(unsigned long long));
+	assert_true(U64(UINT64_MAX) == ULLONG_MAX);
 }
 
 /* ---- xip_grow ------------------------------------------------------------ */
@@ -320,6 +327,79 @@ static void test_file_loops(void **state)
 	signal(SIGPIPE, old);
 }
 
+/* ---- the mount table ----------------------------------------------------- */
+
+struct seen {
+	int n;
+	char point[8][64], root[8][64], type[8][32], source[8][64];
+	unsigned int major[8], minor[8];
+	int stop_at;
+};
+
+static int collect(const struct xip_mount *m, void *arg)
+{
+	struct seen *s = arg;
+	int i = s->n++;
+
+	assert_true(i < 8);
+	snprintf(s->point[i], sizeof(s->point[i]), "%s", m->point);
+	snprintf(s->root[i], sizeof(s->root[i]), "%s", m->root);
+	snprintf(s->type[i], sizeof(s->type[i]), "%s", m->type);
+	snprintf(s->source[i], sizeof(s->source[i]), "%s", m->source);
+	s->major[i] = m->major;
+	s->minor[i] = m->minor;
+	return s->n == s->stop_at ? 7 : 0;
+}
+
+static void test_mounts(void **state)
+{
+	const char *path = unit_path("mountinfo");
+	FILE *f = fopen(path, "w");
+	struct seen s = { 0 };
+
+	assert_non_null(f);
+	/* a space, a tab, a newline and a backslash, as the kernel writes them */
+	fputs("22 1 7:3 / /mnt/a\\040b\\011c\\012d\\134e rw,relatime shared:1 - ext2 /dev/loop3 ro\n"
+	      "this line is not a mount\n"
+	      "23 1 0:45 / /dev/hugepages rw,relatime - hugetlbfs none rw,pagesize=2M\n"
+	      "24 1 259:1 /sub/dir /srv/x\\ rw master:2 propagate_from:3 - ext4 /dev/pmem0 rw\n"
+	      "25 1 8:1 / /no/separator rw ext4 /dev/sda1 rw\n"
+	      "26 1 8:x / /bad/dev rw - ext4 /dev/sda1 rw\n"
+	      "27 1 8:2 / /last rw - ext4 /dev/sda2 rw", f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(xip_mounts_each(path, collect, &s), 0);
+	assert_int_equal(s.n, 4);
+	assert_string_equal(s.point[0], "/mnt/a b\tc\nd\\e");
+	assert_string_equal(s.root[0], "/");
+	assert_string_equal(s.type[0], "ext2");
+	assert_string_equal(s.source[0], "/dev/loop3");
+	assert_int_equal(s.major[0], 7);
+	assert_int_equal(s.minor[0], 3);
+	assert_string_equal(s.point[1], "/dev/hugepages");
+	assert_string_equal(s.type[1], "hugetlbfs");
+	assert_int_equal(s.minor[1], 45);
+	/* optional fields skipped; a lone backslash is kept */
+	assert_string_equal(s.root[2], "/sub/dir");
+	assert_string_equal(s.point[2], "/srv/x\\");
+	assert_string_equal(s.type[2], "ext4");
+	assert_int_equal(s.major[2], 259);
+	/* the last line has no newline */
+	assert_string_equal(s.point[3], "/last");
+	assert_int_equal(s.minor[3], 2);
+	/* the callback's value ends the walk */
+	memset(&s, 0, sizeof(s));
+	s.stop_at = 2;
+	assert_int_equal(xip_mounts_each(path, collect, &s), 7);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(xip_mounts_each(unit_path("nosuch"), collect, &s),
+			 -ENOENT);
+	/* the real table: at least one mount, an absolute path */
+	memset(&s, 0, sizeof(s));
+	s.stop_at = 1;
+	assert_int_equal(xip_mounts_each(NULL, collect, &s), 7);
+	assert_int_equal(s.point[0][0], '/');
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +410,7 @@ int main(void)
 		cmocka_unit_test(test_read_full_interrupt_flag),
 		cmocka_unit_test(test_write_all_pipe_eintr),
 		cmocka_unit_test(test_file_loops),
+		cmocka_unit_test(test_mounts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,7 +22,6 @@ static void chan_open(struct chan *c, const char *path, int segflags,
 static void chan_close(struct chan *c)
 {
 	assert_int_equal(xip_io_manager->close(c->io), 0);
-	xip_io_unregister(c->seg);
 	xip_seg_close(c->seg);
 }
 
@@ -165,14 +164,26 @@ static void test_open_errors(void **state)
 	io_channel io;
 
 	unit_fill_file(p, 4096, 0);
+	/* names not of the form xip_io_register writes */
 	assert_int_not_equal(xip_io_manager->open("xipseg:999999", 0, &io), 0);
+	assert_int_not_equal(xip_io_manager->open("xipseg:", 0, &io), 0);
+	assert_int_not_equal(xip_io_manager->open("xipseg:(nil)", 0, &io), 0);
+	assert_int_not_equal(xip_io_manager->open("xipseg:0x0", 0, &io), 0);
 	assert_int_not_equal(xip_io_manager->open("/etc/passwd", 0, &io), 0);
 	assert_int_equal(xip_seg_open(p, 0, &seg), 0);
 	assert_int_equal(xip_io_register(seg, name, sizeof(name)), 0);
 	/* a read-only segment cannot give a read-write channel */
 	assert_int_not_equal(xip_io_manager->open(name, IO_FLAG_RW, &io), 0);
-	xip_io_unregister(seg);
+	/* the name with trailing bytes, or options after '?' */
+	strcat(name, "x");
 	assert_int_not_equal(xip_io_manager->open(name, 0, &io), 0);
+	name[strlen(name) - 1] = '?';
+	strcat(name, "pio");
+	assert_int_equal(xip_io_manager->open(name, 0, &io), 0);
+	assert_ptr_equal(xip_io_segment(io), seg);
+	assert_int_equal(xip_io_manager->close(io), 0);
+	/* too small a buffer for the name */
+	assert_int_equal(xip_io_register(seg, name, 8), -ENAMETOOLONG);
 	xip_seg_close(seg);
 }
 
