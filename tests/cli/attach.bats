@@ -65,7 +65,7 @@ load ../lib/attach
 	printf 'new\n' > "$T/new"
 	run xiptool write "@$SEG" /hello.txt "$T/new"
 	[ "$status" -eq 3 ]
-	[[ "$output" == *"@$SEG: segment is read-only (type sr)"* ]]
+	[ "$output" = "xiptool write: @$SEG: segment is read-only (type sr): attach it with -t sw to write to it" ]
 	cmp "$path" "$T/img"
 }
 
@@ -178,7 +178,7 @@ load ../lib/attach
 	before=$(cat "$T/run/$SEG")
 	run xiptool attach -n "$SEG" -t sw "$T/img"
 	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool attach: $SEG: a segment of that name is already attached" ]
+	[ "$output" = "xiptool attach: $SEG: a segment of that name is already attached: give another with -n OTHER, or detach it first" ]
 	[ "$(cat "$T/run/$SEG")" = "$before" ]
 	[ "$(seg_col "$SEG" TYPE)" = sr ]
 }
