@@ -51,6 +51,17 @@ int msg_lib_error(int err);
  * else prefixed with @path ("/bin/sh: inode 12: ...").
  */
 int msg_path_error(const char *path, int err);
+#ifndef XIP_LIBC_ONLY
+/*
+ * msg_path_error for a @path of image @img (@spec, as given) that did not
+ * resolve (-ENOENT, -ENOTDIR, the record saying no more than strerror): "PATH: not found in SPEC",
+ * "PATH: directory DIR not found in SPEC" when a directory above it is
+ * missing, "PATH: DIR is not a directory in SPEC"; anything else as
+ * msg_path_error.
+ */
+int msg_image_path_error(struct xip_image *img, const char *spec,
+			 const char *path, int err);
+#endif
 /* Exit code for a negative errno from the library. */
 int exit_code_for(int err);
 
@@ -123,6 +134,8 @@ bool cmd_progress_due(struct cmd_progress *p, bool final);
 int cmd_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parse a size argument (K/M/G/T suffixes); usage error on failure. */
 int cmd_parse_size(const char *what, const char *text, uint64_t *bytes);
+/* The same for an offset: "invalid offset" on failure. */
+int cmd_parse_offset(const char *what, const char *text, uint64_t *bytes);
 /*
  * Parse a count (no suffix): decimal digits only, at most @max; usage
  * error on a sign, "0x", any other character or a larger value.  For

@@ -75,12 +75,27 @@ int exit_code_for(int err)
 	return EXIT_RUNTIME;
 }
 
+/*
+ * What to do about @err, when it is obvious: "" otherwise.  A read-only
+ * segment (dcssblk's rule, registry) is written only through a writable
+ * type; a name already attached takes another name or a detach.
+ */
+static const char *remedy(int err, const char *m)
+{
+	if (err == -EROFS && m && strstr(m, "segment is read-only"))
+		return ": attach it with -t sw to write to it";
+	if (err == -EEXIST && m &&
+	    strstr(m, "a segment of that name is already attached"))
+		return ": give another with -n OTHER, or detach it first";
+	return "";
+}
+
 int msg_lib_error(int err)
 {
 	const char *m = xip_errmsg();
 
 	if (m && *m)
-		msg_error("%s", m);
+		msg_error("%s%s", m, remedy(err, m));
 	else
 		msg_error("%s", strerror(-err));
 	return exit_code_for(err);
@@ -101,11 +116,80 @@ int msg_path_error(const char *path, int err)
 		msg_error("%s: %s", path, strerror(-err));
 	else if (obj == XIP_OBJ_FD ||
 		 (obj != XIP_OBJ_NONE && !strcmp(xip_errobj_name(), path)))
-		msg_error("%s", m);
+		msg_error("%s%s", m, remedy(err, m));
 	else
-		msg_error("%s: %s", path, m);
+		msg_error("%s: %s%s", path, m, remedy(err, m));
 	return exit_code_for(err);
 }
+
+#ifndef XIP_LIBC_ONLY
+/*
+ * @path did not resolve in @img: which of its directories is missing, or
+ * which of its components is not a directory ("" when each resolves now).
+ * @what says which.
+ */
+static void first_bad_component(struct xip_image *img, const char *path,
+				char *prefix, size_t size, const char **what)
+{
+	struct ext2_inode_large in;
+	const char *p = path;
+	ext2_ino_t ino;
+	int ret;
+
+	*what = "";
+	prefix[0] = '\0';
+	while (*p) {
+		const char *end = strchrnul(p + 1, '/');
+		size_t len = (size_t)(end - path);
+
+		p = end;
+		while (*p == '/')
+			p++;
+		if (!*p || len >= size)
+			return;		/* the last component: the file itself */
+		memcpy(prefix, path, len);
+		prefix[len] = '\0';
+		ret = xip_lookup(img, prefix, 0, &ino);
+		if (ret == -ENOENT) {
+			*what = "missing";
+			return;
+		}
+		if (ret)
+			return;
+		if (xip_read_inode(img, ino, &in) == 0 &&
+		    !LINUX_S_ISDIR(in.i_mode)) {
+			*what = "notdir";
+			return;
+		}
+	}
+}
+
+int msg_image_path_error(struct xip_image *img, const char *spec,
+			 const char *path, int err)
+{
+	const char *m = xip_errmsg(), *what;
+	char prefix[4096], plain[4096 + 64];
+
+	/* a record that says more than "NAME: strerror" is kept */
+	snprintf(plain, sizeof(plain), "%s: %s", xip_errobj_name(),
+		 strerror(-err));
+	if ((err != -ENOENT && err != -ENOTDIR) ||
+	    (m && *m && strcmp(m, plain) && strcmp(m, strerror(-err))))
+		return msg_path_error(path, err);
+	first_bad_component(img, path, prefix, sizeof(prefix), &what);
+	if (!strcmp(what, "missing"))
+		msg_error("%s: directory %s not found in %s", path, prefix,
+			  spec);
+	else if (!strcmp(what, "notdir"))
+		msg_error("%s: %s is not a directory in %s", path, prefix,
+			  spec);
+	else if (err == -ENOTDIR)
+		msg_error("%s: not a directory in %s", path, spec);
+	else
+		msg_error("%s: not found in %s", path, spec);
+	return exit_code_for(err);
+}
+#endif
 
 /* Length of the UTF-8 sequence at @p if it is valid and printable, else 0. */
 static size_t utf8_printable(const unsigned char *p)
@@ -293,6 +377,21 @@ int cmd_parse_size(const char *what, const char *text, uint64_t *bytes)
 	if (xip_parse_size(text, bytes))
 		return cmd_usage_error("%s: %s", what, xip_errmsg());
 	return EXIT_OK;
+}
+
+int cmd_parse_offset(const char *what, const char *text, uint64_t *bytes)
+{
+	const char *m;
+
+	if (!xip_parse_size(text, bytes))
+		return EXIT_OK;
+	/* the library's words are about a size: "invalid size 'x' ..." */
+	m = xip_errmsg();
+	if (!strncmp(m, "invalid size", 12))
+		return cmd_usage_error("%s: invalid offset%s", what, m + 12);
+	if (!strncmp(m, "size", 4))
+		return cmd_usage_error("%s: offset%s", what, m + 4);
+	return cmd_usage_error("%s: %s", what, m);
 }
 
 int cmd_parse_count(const char *what, const char *text, uint64_t max,

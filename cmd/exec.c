@@ -15,7 +15,10 @@ extern char **environ;
 
 static const char exec_usage[] = "[OPTION...] IMAGE PATH [ARG...]";
 
-/* 127 when the program (or its interpreter) is not there, else 126. */
+/*
+ * 127 when the program, its interpreter or the image is not there, else
+ * 126.
+ */
 static int exec_exit(int err)
 {
 	const char *m = xip_errmsg();
@@ -92,9 +95,14 @@ static int run(const char *spec, struct xip_exec_opts *opts,
 	struct xip_exec *ex;
 	int ret;
 
+	/*
+	 * like env(1): what keeps the program from starting is 126 or 127,
+	 * never a status the program itself could return (the image too:
+	 * 127 when it is not there, 126 when it cannot be read)
+	 */
 	ret = xip_image_open_read(spec, 0, &img);
 	if (ret)
-		return msg_lib_error(ret);
+		return exec_exit(ret);
 	ret = xip_exec_prepare(img, opts, &ex);
 	if (ret) {
 		xip_image_close(img);
@@ -212,7 +220,7 @@ static int parse_exec_args(int argc, const char **argv, struct exec_args *a)
 	a->sets = calloc((size_t)argc + 1, sizeof(*a->sets));
 	if (!a->sets) {
 		msg_error("out of memory");
-		return EXIT_RUNTIME;
+		return EXIT_CANNOT_EXEC;
 	}
 	opterr = 0;
 	optind = 0;		/* a fresh start, in glibc and musl alike */
@@ -278,7 +286,7 @@ int cmd_exec(int argc, const char **argv)
 	pargv = calloc((size_t)n + 1, sizeof(*pargv));
 	if (!pargv) {
 		msg_error("out of memory");
-		rc = EXIT_RUNTIME;
+		rc = EXIT_CANNOT_EXEC;
 		goto out;
 	}
 	memcpy(pargv, &argv[a.first + 1], (size_t)n * sizeof(*pargv));
@@ -288,7 +296,7 @@ int cmd_exec(int argc, const char **argv)
 	env = make_env(a.sets, a.clear_env);
 	if (!env) {
 		msg_error("out of memory");
-		rc = EXIT_RUNTIME;
+		rc = EXIT_CANNOT_EXEC;
 		goto out;
 	}
 	rc = run(argv[a.first], &opts, pargv, env);

@@ -10,12 +10,22 @@
 
 static const char info_usage[] = "[--json] IMAGE";
 
+/*
+ * An attached segment's file is padded to whole 2 MiB sections past the
+ * image (the guest's nd_pmem needs it): both sizes, each named.
+ */
 static void info_fill(struct kv *kv, const char *spec,
+		      const struct xip_seg *seg,
 		      const struct xip_image_info *in)
 {
 	kv_str(kv, "Image", "image", spec);
 	kv_str(kv, "Type", "type", in->fstype);
-	kv_u64(kv, "Size", "size", in->size);
+	if (seg->name) {
+		kv_u64(kv, "Image size", "size", in->size);
+		kv_u64(kv, "Segment size", "segment-size", seg->size);
+	} else {
+		kv_u64(kv, "Size", "size", in->size);
+	}
 	kv_u64(kv, "Block size", "block-size", in->block_size);
 	kv_u64(kv, "Page size", "page-size", in->page_size);
 	kv_bool(kv, "XIP capable", "xip-capable", in->xip_capable);
@@ -74,7 +84,7 @@ int cmd_info(int argc, const char **argv)
 	}
 	xip_image_info(img, &in);
 	kv = kv_new("image");
-	info_fill(kv, spec, &in);
+	info_fill(kv, spec, seg, &in);
 	rc = kv_print(kv, json) ? EXIT_RUNTIME : EXIT_OK;
 	kv_free(kv);
 	xip_image_close(img);

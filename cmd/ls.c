@@ -135,9 +135,9 @@ int cmd_ls(int argc, const char **argv)
 		goto out;
 	}
 	ret = xip_lookup(img, path, 0, &ino);
-	if (!ret)
-		ret = xip_read_inode(img, ino, &in);
 	if (ret)
+		rc = msg_image_path_error(img, args.argv[0], path, ret);
+	else if ((ret = xip_read_inode(img, ino, &in)))
 		rc = msg_path_error(path, ret);
 	else if (LINUX_S_ISDIR(in.i_mode))
 		rc = ls_dir(img, path, ino, lng, all);

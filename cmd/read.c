@@ -23,16 +23,26 @@ struct out {
 	const char *name;
 };
 
-static int read_copy(struct xip_image *img, const char *path, uint64_t off,
-		     uint64_t len, struct out *o)
+static int read_copy(struct xip_image *img, const char *spec,
+		     const char *path, uint64_t off, uint64_t len,
+		     struct out *o)
 {
+	struct ext2_inode_large in;
 	ext2_ino_t ino;
 	ssize_t n;
 	int ret;
 
 	ret = xip_lookup(img, path, 0, &ino);
 	if (ret)
+		return msg_image_path_error(img, spec, path, ret);
+	ret = xip_read_inode(img, ino, &in);
+	if (ret)
 		return msg_path_error(path, ret);
+	if (LINUX_S_ISDIR(in.i_mode)) {
+		msg_error("%s: is a directory in %s: list it with 'xiptool ls"
+			  " %s %s'", path, spec, spec, path);
+		return EXIT_RUNTIME;
+	}
 	while (len) {
 		n = xip_file_read_fd(img, ino, off, len > SSIZE_MAX ? SSIZE_MAX :
 				     (size_t)len, o->fd, o->name);
@@ -67,7 +77,7 @@ int cmd_read(int argc, const char **argv)
 
 	cmd_parse(argc, argv, options, read_usage, 2, 2, &args);
 	if (offset_s)
-		rc = cmd_parse_size("--offset", offset_s, &off);
+		rc = cmd_parse_offset("--offset", offset_s, &off);
 	if (!rc && length_s)
 		rc = cmd_parse_size("--length", length_s, &len);
 	if (rc)
@@ -87,7 +97,7 @@ int cmd_read(int argc, const char **argv)
 		}
 	}
 	if (!rc)
-		rc = read_copy(img, args.argv[1], off, len, &o);
+		rc = read_copy(img, args.argv[0], args.argv[1], off, len, &o);
 	if (output && o.fd >= 0 && close(o.fd) && !rc) {
 		msg_error("%s: %s", output, strerror(errno));
 		rc = EXIT_RUNTIME;

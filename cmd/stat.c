@@ -142,9 +142,9 @@ int cmd_stat(int argc, const char **argv)
 	}
 	kv = kv_new("stat");
 	ret = xip_lookup(img, path, XIP_LOOKUP_NOFOLLOW, &ino);
-	if (!ret)
-		ret = stat_fill(kv, img, path, ino);
 	if (ret)
+		rc = msg_image_path_error(img, args.argv[0], path, ret);
+	else if ((ret = stat_fill(kv, img, path, ino)))
 		rc = msg_path_error(path, ret);
 	else if (kv_print(kv, json))
 		rc = EXIT_RUNTIME;

@@ -31,9 +31,10 @@ int cmd_truncate(int argc, const char **argv)
 		goto out;
 	}
 	ret = xip_lookup(img, args.argv[1], 0, &ino);
-	if (!ret)
-		ret = xip_file_truncate(img, ino, size);
 	if (ret)
+		rc = msg_image_path_error(img, args.argv[0], args.argv[1],
+					  ret);
+	else if ((ret = xip_file_truncate(img, ino, size)))
 		rc = msg_path_error(args.argv[1], ret);
 	cret = xip_image_close(img);
 	if (cret && !rc)

@@ -216,14 +216,16 @@ static int do_write(const char *spec, const char *path, struct wjob *w,
 	if (ret)
 		return msg_lib_error(ret);
 	ret = open_target(w->img, path, create, mode, &w->ino, &old);
-	if (!ret) {
+	if (ret) {
+		msg_image_path_error(w->img, spec, path, ret);
+	} else {
 		if (append)
 			w->off = old;
 		/* all or nothing: a failed write left the file as it was */
 		ret = copy_in(w);
+		if (ret && !cmd_stop_signal)
+			msg_path_error(path, ret);
 	}
-	if (ret && !cmd_stop_signal)
-		msg_path_error(path, ret);
 	cret = xip_image_close(w->img);
 	if (cret && !ret) {
 		ret = cret;
@@ -264,7 +266,7 @@ int cmd_write(int argc, const char **argv)
 	else if (mode_s && !create)
 		rc = cmd_usage_error("--mode needs --create");
 	if (!rc && offset_s)
-		rc = cmd_parse_size("--offset", offset_s, &w.off);
+		rc = cmd_parse_offset("--offset", offset_s, &w.off);
 	if (!rc && mode_s)
 		rc = parse_mode(mode_s, &mode);
 	if (!rc && input) {

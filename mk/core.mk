@@ -19,7 +19,8 @@ tests_unit_test_util_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=realloc
 TESTS += tests/unit/test_segment tests/unit/test_xipio tests/unit/test_image tests/unit/test_fsread \
 	tests/unit/test_cmd_common tests/unit/test_util
 TESTS += tests/cli/cli.bats tests/cli/info.bats tests/cli/manpages.bats \
-	tests/cli/front.bats tests/cli/debug.bats
+	tests/cli/front.bats tests/cli/debug.bats tests/cli/readme.bats
 EXTRA_DIST += tests/cli/cli.bats tests/cli/info.bats tests/cli/manpages.bats \
-	tests/cli/front.bats tests/cli/debug.bats
+	tests/cli/front.bats tests/cli/debug.bats tests/cli/readme.bats \
+	tests/lib/readme-blocks.py
 endif

@@ -65,7 +65,7 @@ load ../lib/attach
 	printf 'new\n' > "$T/new"
 	run xiptool write "@$SEG" /hello.txt "$T/new"
 	[ "$status" -eq 3 ]
-	[[ "$output" == *"@$SEG: segment is read-only (type sr)"* ]]
+	[ "$output" = "xiptool write: @$SEG: segment is read-only (type sr): attach it with -t sw to write to it" ]
 	cmp "$path" "$T/img"
 }
 
@@ -178,7 +178,7 @@ load ../lib/attach
 	before=$(cat "$T/run/$SEG")
 	run xiptool attach -n "$SEG" -t sw "$T/img"
 	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool attach: $SEG: a segment of that name is already attached" ]
+	[ "$output" = "xiptool attach: $SEG: a segment of that name is already attached: give another with -n OTHER, or detach it first" ]
 	[ "$(cat "$T/run/$SEG")" = "$before" ]
 	[ "$(seg_col "$SEG" TYPE)" = sr ]
 }
@@ -429,7 +429,7 @@ load ../lib/attach
 	cmp "$T/saved2" "$T/img"
 }
 
-@test "info @NAME gives the image's size, not the segment's padding; the padded segment can be pmem" {
+@test "info @NAME gives the image's size and the padded segment's, labelled; the padded segment can be pmem" {
 	mkdir -p "$T/tree"
 	mkimg "$T/img" 2204K "$T/tree"
 	[ "$(stat -c %s "$T/img")" -eq 2256896 ]
@@ -437,8 +437,18 @@ load ../lib/attach
 	[ "$(stat -c %s "$(seg_col "$SEG" PATH)")" -eq 4194304 ]
 	run xiptool info "@$SEG"
 	[ "$status" -eq 0 ]
-	[ "$(info_field "$output" Size)" = 2256896 ]
+	[ "$(info_field "$output" 'Image size')" = 2256896 ]
+	[ "$(info_field "$output" 'Segment size')" = 4194304 ]
+	[ -z "$(info_field "$output" Size)" ]
 	[ "$(info_field "$output" 'Guest pmem')" = yes ]
+	run xiptool info --json "@$SEG"
+	[ "$status" -eq 0 ]
+	grep -q '"size": 2256896,' <<<"$output"
+	grep -q '"segment-size": 4194304,' <<<"$output"
+	# a plain image has one size
+	run xiptool info "$T/img"
+	[ "$(info_field "$output" Size)" = 2256896 ]
+	[ -z "$(info_field "$output" 'Segment size')" ]
 	[ "$(seg_col "$SEG" SIZE)" = 2256896 ]
 	xiptool detach "$SEG"
 }

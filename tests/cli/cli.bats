@@ -183,11 +183,17 @@ small_image() {
 		[ "${lines[1]}" = "Try 'xiptool read --help' for more information." ]
 	done
 	run xiptool read --offset 0x10 "$T/img" /f
-	[ "${lines[0]}" = "xiptool read: --offset: invalid size '0x10' (expected a decimal number with an optional K, M, G or T suffix)" ]
+	[ "${lines[0]}" = "xiptool read: --offset: invalid offset '0x10' (expected a decimal number with an optional K, M, G or T suffix)" ]
+	run xiptool read --offset xyz "$T/img" /f
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "xiptool read: --offset: invalid offset 'xyz' (expected a decimal number with an optional K, M, G or T suffix)" ]
+	run xiptool write --offset -3 "$T/img" /f < /dev/null
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "xiptool write: --offset: invalid offset '-3': negative" ]
 	run xiptool read --length -1 "$T/img" /f
 	[ "${lines[0]}" = "xiptool read: --length: invalid size '-1': negative" ]
 	run xiptool read --offset 99999999999999999999 "$T/img" /f
-	[ "${lines[0]}" = "xiptool read: --offset: size '99999999999999999999' is too large" ]
+	[ "${lines[0]}" = "xiptool read: --offset: offset '99999999999999999999' is too large" ]
 	# a page size with a leading zero is decimal too (octal was invalid)
 	run xiptool verify --page-size 04096 "$T/img"
 	[ "$status" -eq 0 ]

@@ -66,7 +66,7 @@ race_two() {
 	race_two "attach -n $SEG $T/img" "attach -n $SEG -t sw $T/img"
 	run sort "$T/out1" "$T/out2"
 	[ "${lines[0]}" = "$SEG" ]
-	[ "${lines[1]}" = "xiptool attach: $SEG: a segment of that name is already attached" ]
+	[ "${lines[1]}" = "xiptool attach: $SEG: a segment of that name is already attached: give another with -n OTHER, or detach it first" ]
 	[ "$(ls /dev/shm | grep -c -- "$SEG")" = 1 ]
 	[ "$(ls -A "$T/run" | grep -vx .lock)" = "$SEG" ]
 	cmp "$(seg_col "$SEG" PATH)" "$T/img"

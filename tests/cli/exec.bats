@@ -256,8 +256,17 @@ x' -e --argv0"; do
 	run xiptool exec "$IMG" /bin/script
 	[ "$status" -eq 126 ]
 	[ "$output" = "xiptool exec: /bin/script: not an ELF file" ]
+	# the image's failures are exec's (126, 127), never a 3 the program
+	# could return
 	run xiptool exec "$T/none.img" /bin/busybox
-	[ "$status" -eq 3 ]
+	[ "$status" -eq 127 ]
+	[ "$output" = "xiptool exec: $T/none.img: No such file or directory" ]
+	head -c 65536 /dev/zero > "$T/zero.img"
+	run xiptool exec "$T/zero.img" /bin/busybox
+	[ "$status" -eq 126 ]
+	[[ "$output" == "xiptool exec: $T/zero.img: "* ]]
+	run xiptool exec "$T" /bin/busybox
+	[ "$status" -eq 126 ]
 	run xiptool exec "$IMG"
 	[ "$status" -eq 2 ]
 }

@@ -61,7 +61,10 @@ make_tree() {
 	mkimg "$T/img" 16M "$T/tree"
 	run xiptool ls "$T/img" /nope
 	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool ls: /nope: No such file or directory" ]
+	[ "$output" = "xiptool ls: /nope: not found in $T/img" ]
+	run xiptool ls "$T/img" /nope/sub
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool ls: /nope/sub: directory /nope not found in $T/img" ]
 	# a rec_len of 0 in the first entry of /dir
 	blk=$(debugfs -R "bmap /dir 0" "$T/img" 2>/dev/null)
 	cp "$T/img" "$T/bad"
@@ -90,7 +93,7 @@ make_tree() {
 	[ "$(xiptool ls "$T/img" "/$EVIL")" = "/$EVIL_ESC" ]
 	run xiptool ls "$T/img" "/$EVIL/x"
 	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool ls: /$EVIL_ESC/x: Not a directory" ]
+	[ "$output" = "xiptool ls: /$EVIL_ESC/x: /$EVIL_ESC is not a directory in $T/img" ]
 }
 
 @test "a directory that lists nothing (size 0 in a damaged image) lists nothing, cleanly under the sanitizers" {

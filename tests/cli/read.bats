@@ -99,7 +99,7 @@ make_tree() {
 	[ "$(xiptool read "$T/img" dir/sub/hello)" = hello ]
 	run xiptool read "$T/img" /slowlink
 	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool read: /slowlink: No such file or directory" ]
+	[ "$output" = "xiptool read: /slowlink: not found in $T/img" ]
 }
 
 @test "errors: missing, directory, not a directory, loop, dangling link" {
@@ -107,22 +107,25 @@ make_tree() {
 	mkimg "$T/img" 64M "$T/tree"
 	run xiptool read "$T/img" /nope
 	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool read: /nope: No such file or directory" ]
+	[ "$output" = "xiptool read: /nope: not found in $T/img" ]
+	run xiptool read "$T/img" /nodir/deeper/f
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool read: /nodir/deeper/f: directory /nodir not found in $T/img" ]
 	run xiptool read "$T/img" /dir
 	[ "$status" -eq 3 ]
-	[[ "$output" == "xiptool read: /dir: "*"is a directory" ]]
+	[ "$output" = "xiptool read: /dir: is a directory in $T/img: list it with 'xiptool ls $T/img /dir'" ]
 	run xiptool read "$T/img" /f1/x
 	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool read: /f1/x: Not a directory" ]
+	[ "$output" = "xiptool read: /f1/x: /f1 is not a directory in $T/img" ]
 	run xiptool read "$T/img" /f1/
 	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool read: /f1/: Not a directory" ]
+	[ "$output" = "xiptool read: /f1/: not a directory in $T/img" ]
 	run xiptool read "$T/img" /loop1
 	[ "$status" -eq 3 ]
 	[ "$output" = "xiptool read: /loop1: Too many levels of symbolic links" ]
 	run xiptool read "$T/img" /dangling
 	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool read: /dangling: No such file or directory" ]
+	[ "$output" = "xiptool read: /dangling: not found in $T/img" ]
 	# the output's failure blames the output, not the file read
 	if [ -w /dev/full ]; then
 		run xiptool read -o /dev/full "$T/img" /f4096

@@ -59,7 +59,10 @@ load ../lib/names
 	[ "$(info_field "$output" Type)" = directory ]
 	run xiptool stat "$T/img" /nope
 	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool stat: /nope: No such file or directory" ]
+	[ "$output" = "xiptool stat: /nope: not found in $T/img" ]
+	run xiptool stat "$T/img" /nope/f
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool stat: /nope/f: directory /nope not found in $T/img" ]
 }
 
 @test "names from the image are escaped (text), valid UTF-8 JSON (--json)" {

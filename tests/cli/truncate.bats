@@ -67,7 +67,10 @@ shrunk_file() {
 	mkimg "$T/img" 16M
 	run xiptool truncate "$T/img" /nope 0
 	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool truncate: /nope: No such file or directory" ]
+	[ "$output" = "xiptool truncate: /nope: not found in $T/img" ]
+	run xiptool truncate "$T/img" /var/log/boot 0
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool truncate: /var/log/boot: directory /var not found in $T/img" ]
 	run xiptool truncate "$T/img" /lost+found 0
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"is a directory"* ]]

@@ -59,10 +59,13 @@ two" ]
 	[ "$(xiptool read "$T/img" /new)" = xello ]
 	run xiptool write --create "$T/img" /nodir/f < /dev/null
 	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool write: /nodir/f: No such file or directory" ]
+	[ "$output" = "xiptool write: /nodir/f: directory /nodir not found in $T/img" ]
 	run xiptool write "$T/img" /absent < /dev/null
 	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool write: /absent: No such file or directory" ]
+	[ "$output" = "xiptool write: /absent: not found in $T/img" ]
+	run xiptool write --create "$T/img" /new/f < /dev/null
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool write: /new/f: /new is not a directory in $T/img" ]
 	run xiptool write --create "$T/img" /lost+found < /dev/null
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"Is a directory"* ]]

@@ -279,6 +279,100 @@ static void test_msg_path_error(void **state)
 	xip_error_clear();
 }
 
+/* stderr into a file between capture_begin() and capture_end(). */
+static int capture_fd = -1, capture_saved = -1;
+
+static void capture_begin(void)
+{
+	fflush(stderr);
+	capture_saved = dup(2);
+	capture_fd = open(unit_path("capture"),
+			  O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(capture_saved >= 0 && capture_fd >= 0);
+	assert_int_equal(dup2(capture_fd, 2), 2);
+}
+
+/* What was written, without its last newline. */
+static const char *capture_end(void)
+{
+	static char out[1024];
+	ssize_t n;
+
+	fflush(stderr);
+	assert_int_equal(dup2(capture_saved, 2), 2);
+	close(capture_saved);
+	n = pread(capture_fd, out, sizeof(out) - 1, 0);
+	close(capture_fd);
+	assert_true(n > 0);
+	out[n - (out[n - 1] == '\n')] = '\0';
+	return out;
+}
+
+static void test_cmd_parse_offset(void **state)
+{
+	uint64_t v = 7;
+
+	(void)state;
+	cmd_name = "test";
+	assert_int_equal(cmd_parse_offset("--offset", "4K", &v), EXIT_OK);
+	assert_int_equal(v, 4096);
+	/* an offset is not called a size */
+	capture_begin();
+	assert_int_equal(cmd_parse_offset("--offset", "xyz", &v), EXIT_USAGE);
+	assert_string_equal(capture_end(),
+			    "xiptool test: --offset: invalid offset 'xyz'"
+			    " (expected a decimal number with an optional K,"
+			    " M, G or T suffix)\n"
+			    "Try 'xiptool test --help' for more information.");
+	capture_begin();
+	assert_int_equal(cmd_parse_offset("--offset", "-1", &v), EXIT_USAGE);
+	assert_string_equal(capture_end(),
+			    "xiptool test: --offset: invalid offset '-1':"
+			    " negative\n"
+			    "Try 'xiptool test --help' for more information.");
+	capture_begin();
+	assert_int_equal(cmd_parse_offset("--offset", "99999999999999999999",
+					  &v), EXIT_USAGE);
+	assert_string_equal(capture_end(),
+			    "xiptool test: --offset: offset"
+			    " '99999999999999999999' is too large\n"
+			    "Try 'xiptool test --help' for more information.");
+	assert_int_equal(v, 4096);
+}
+
+/* The remedies added to the records that have an obvious one. */
+static void test_msg_remedy(void **state)
+{
+	(void)state;
+	cmd_name = "test";
+	xip_error(-EROFS, "@seg: segment is read-only (type sr)");
+	capture_begin();
+	assert_int_equal(msg_lib_error(-EROFS), EXIT_RUNTIME);
+	assert_string_equal(capture_end(), "xiptool test: @seg: segment is"
+			    " read-only (type sr): attach it with -t sw to"
+			    " write to it");
+	/* through msg_path_error too (a write names the file) */
+	xip_error(-EROFS, "@seg: segment is read-only (type er)");
+	capture_begin();
+	msg_path_error("/f", -EROFS);
+	assert_string_equal(capture_end(), "xiptool test: /f: @seg: segment"
+			    " is read-only (type er): attach it with -t sw to"
+			    " write to it");
+	xip_error(-EEXIST, "seg: a segment of that name is already attached");
+	capture_begin();
+	msg_lib_error(-EEXIST);
+	assert_string_equal(capture_end(), "xiptool test: seg: a segment of"
+			    " that name is already attached: give another"
+			    " with -n OTHER, or detach it first");
+	/* other records get none, even with the same errno */
+	xip_error(-EROFS, "x.img: read-only file system");
+	capture_begin();
+	msg_lib_error(-EROFS);
+	assert_string_equal(capture_end(),
+			    "xiptool test: x.img: read-only file system");
+	xip_error_clear();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +387,8 @@ int main(void)
 		cmocka_unit_test(test_cmd_parse_count),
 		cmocka_unit_test(test_error_object),
 		cmocka_unit_test(test_msg_path_error),
+		cmocka_unit_test(test_cmd_parse_offset),
+		cmocka_unit_test(test_msg_remedy),
 	};
 
 	return cmocka_run_group_tests_name("cmd_common", tests, NULL, NULL);

@@ -1,0 +1,133 @@
+#!/usr/bin/env bats
+# The README's examples, run in order as a new user would follow them: its
+# shell blocks (```sh, and the prompted lines of ```console) in a scratch
+# directory, with the build's xiptool on PATH.  A block marked
+# <!-- readme-test: skip REASON --> is left out, and said so
+# (tests/lib/readme-blocks.py).
+
+load ../lib/common
+
+bats_require_minimum_version 1.5.0
+
+BLOCKS="$TOP_SRCDIR/tests/lib/readme-blocks.py"
+
+setup() {
+	common_setup
+	W=$T/work
+	mkdir -p "$W" "$T/run"
+	export XIPTOOL_RUNDIR=$T/run
+}
+
+teardown() {
+	local p
+	# a server an example started and a failure left running
+	for p in "$W"/*.pid; do
+		[ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null
+	done
+	if [ -d "$T/run" ]; then
+		umount "$W/mnt" 2>/dev/null || true
+		xiptool detach --all --force >/dev/null 2>&1 || true
+	fi
+	common_teardown
+}
+
+# readme_run FILE: run the examples of FILE in $W ($output, $status).
+readme_run() {
+	"$PY" "$BLOCKS" "$1" > "$T/readme.sh"
+	cd "$W"
+	# fd 3 closed: a server an example leaves in the background must not
+	# hold the TAP stream open
+	run timeout 600 env PATH="${TOP_BUILDDIR:-$TOP_SRCDIR}:$PATH" \
+		bash "$T/readme.sh" 3>&-
+	cd "$T"
+}
+
+@test "readme: every example of README.md runs, in order, in a scratch directory" {
+	require_loop
+	require_cmd nbdkit gzip e2fsck
+	[ -x /bin/busybox ] || skip "busybox-static is not installed"
+	if ldd /bin/busybox >/dev/null 2>&1; then
+		skip "/bin/busybox is dynamic (busybox-static is not installed)"
+	fi
+	# the plugin of this build, for the examples that serve over NBD
+	if [ -e "${TOP_BUILDDIR:-$PWD}/nbdkit-xiptool-plugin.so" ]; then
+		export plugin=${TOP_BUILDDIR:-$PWD}/nbdkit-xiptool-plugin.so
+	fi
+	readme_run "$TOP_SRCDIR/README.md"
+	echo "$output"
+	grep '^skip ' <<<"$output" | sed 's/^/# /' >&3
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = done ]
+	# the tour and the sections after it ran; the quick start did not
+	[ "$(grep -c '^run README.md:' <<<"$output")" -ge 11 ]
+	grep -q "^skip README.md:[0-9]*: .*CI's own" <<<"$output"
+	grep -qx 'hello from the segment' <<<"$output"
+	grep -qx 'running from the pulled segment' <<<"$output"
+	# what the examples made is what they say
+	cmp "$W/outbox/checked.img" "$W/checked.img"
+	e2fsck -fn "$W/rootfs.img"
+	e2fsck -fn "$W/release.img"
+	[ -z "$(ls "$T/run" | grep -v '\.lock$' || true)" ]
+}
+
+@test "readme: a failing example fails the run and names its line" {
+	cat > "$T/R.md" <<-'EOF'
+	# Sample
+
+	```sh
+	echo one > one.txt
+	```
+
+	<!-- readme-test: skip needs a printer -->
+	```sh
+	lp one.txt
+	```
+
+	```console
+	# cat one.txt
+	one
+	# false; echo $?
+	1
+	# echo \
+	  two
+	```
+
+	```
+	$ this is output, not run
+	```
+
+	```sh
+	true
+	grep -q nothing one.txt
+	echo not reached
+	```
+	EOF
+	readme_run "$T/R.md"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "run R.md:3" ]
+	[ "${lines[1]}" = "skip R.md:8: needs a printer" ]
+	[ "${lines[2]}" = "run R.md:12" ]
+	[ "${lines[3]}" = one ]
+	[ "${lines[4]}" = 1 ]
+	[ "${lines[5]}" = "two" ]
+	[ "${lines[6]}" = "run R.md:25" ]
+	[ "${lines[7]}" = "R.md:27: failed (status 1): grep -q nothing one.txt" ]
+	[ "${#lines[@]}" -eq 8 ]
+	[ "$(cat "$W/one.txt")" = one ]
+}
+
+@test "readme: a marker without its block, or without a reason, is refused" {
+	printf '<!-- readme-test: skip a reason -->\ntext\n' > "$T/A.md"
+	run "$PY" "$BLOCKS" "$T/A.md"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"A.md:1: marker not followed by a shell example"* ]]
+	printf '<!-- readme-test: skip -->\n```sh\ntrue\n```\n' > "$T/B.md"
+	run "$PY" "$BLOCKS" "$T/B.md"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"B.md:1: a marker is <!-- readme-test: skip REASON -->"* ]]
+	printf '```sh\ntrue\n' > "$T/C.md"
+	run "$PY" "$BLOCKS" "$T/C.md"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"C.md:1: fence never closed"* ]]
+}
