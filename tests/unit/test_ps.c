@@ -22,7 +22,14 @@ static void test_parse_map(void **state)
 	assert_int_equal(minor(m.dev), 0x1a);
 	assert_int_equal(m.ino, 123456);
 	assert_true(m.exec);
+	assert_false(m.shared);
 	assert_string_equal(m.path, "/dev/shm/xiptool-seg (deleted)");
+	/* a shared mapping (QEMU's memory backend, nbdkit) */
+	assert_int_equal(xip_ps_parse_map(
+		"7f0000000000-7f0004000000 r--s 00000000 00:1a 77 /dev/shm/s\n",
+		&m), 0);
+	assert_true(m.shared);
+	assert_false(m.exec);
 	/* anonymous: no path */
 	assert_int_equal(xip_ps_parse_map(
 		"7ffd0000-7ffd1000 rw-p 00000000 00:00 0 \n", &m), 0);
@@ -46,6 +53,8 @@ static void test_parse_map(void **state)
 /*
  * This process as a segment's user: a file registered as an attached
  * segment, mapped privately, partly written (copied) and partly read.
+ * Its code is not in the segment: it maps the file (mmap), it was not
+ * started by xiptool exec.
  */
 static void test_ps_self_child(void **state)
 {
@@ -110,7 +119,8 @@ static void test_ps_self_child(void **state)
 	assert_string_equal(r.segs[0].name, "unitps");
 	assert_int_equal(r.n, 1);
 	assert_int_equal(r.procs[0].pid, pid);
-	assert_int_equal(r.procs[0].how, XIP_PS_EXEC);
+	assert_int_equal(r.procs[0].how, XIP_PS_MMAP);
+	assert_null(r.procs[0].program);
 	assert_int_equal(r.procs[0].copied, 2);
 	assert_int_equal(r.procs[0].shared, 6);
 	assert_int_equal(r.segs[0].procs, 1);
