@@ -16,6 +16,19 @@ while [ ! -b /dev/pmem0 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 say pmem0 $([ -b /dev/pmem0 ] && echo yes || echo no)
 dmesg | grep -iE 'pmem|nd_|dax|ext4|ext2' | sed 's/^/XIPVM dmesg /'
 mkdir -p /mnt
+# boot: the pmem device is the root file system; its own /sbin/init runs
+if [ "$mode" = boot ]; then
+	mkdir -p /newroot
+	if mount -t ext4 -o ro,dax=always /dev/pmem0 /newroot; then
+		say mount ok
+		umount /proc /sys
+		mount --move /dev /newroot/dev
+		exec switch_root /newroot /sbin/init
+	fi
+	say mount failed
+	say done
+	poweroff -f
+fi
 case $mode in
 ro|share) opts=ro,dax=always ;;
 rw) opts=dax=always ;;

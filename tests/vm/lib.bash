@@ -120,10 +120,14 @@ vm_initrd() {
 
 # vm_start LOG MODE DEVICE SEGFILE [FS]: boot one guest in the background
 # on SEGFILE as DEVICE (virtio-pmem or nvdimm); its PID in $VM_PID.
+# With VM_CTL set to a FIFO, the guest's second serial port (ttyS1) reads
+# what the host writes there (vm_tell).
 vm_start() {
-	local log=$1 mode=$2 dev=$3 file=$4 fs=${5:-ext4} ro=on dopt size
+	local log=$1 mode=$2 dev=$3 file=$4 fs=${5:-ext4} ro=on dopt size ctl=
 	size=$(stat -c %s "$file")
 	[ "$mode" = rw ] && ro=off
+	[ -n "${VM_CTL:-}" ] &&
+		ctl="-chardev pipe,id=ctl,path=$VM_CTL -serial chardev:ctl"
 	case $dev in
 	virtio-pmem) dopt="-device virtio-pmem-pci,memdev=seg" mach=pc ;;
 	nvdimm) dopt="-device nvdimm,memdev=seg,unarmed=$ro" mach=pc,nvdimm=on ;;
@@ -134,10 +138,25 @@ vm_start() {
 		-kernel "$KERNEL" -initrd "$T/initrd" \
 		-append "console=ttyS0 panic=-1 loglevel=4 xipmode=$mode xipfs=$fs" \
 		-object "memory-backend-file,id=seg,share=on,mem-path=$file,size=$size,readonly=$ro" \
-		$dopt -serial "file:$log" -monitor none -display none \
+		$dopt -serial "file:$log" $ctl -monitor none -display none \
 		< /dev/null > "$log.qemu" 2>&1 3>&- &
 	VM_PID=$!
 	echo "$VM_PID" >> "$T/vm.pids"
+}
+
+# vm_ctl FIFO: make the FIFO a guest's ttyS1 will read (VM_CTL=FIFO for
+# vm_start).  QEMU opens it for reading and writing: the host's writes
+# never block, and the guest must not echo (it sets ttyS1 -echo).
+vm_ctl() {
+	rm -f "$1"
+	mkfifo -m 600 "$1"
+}
+
+# vm_tell FIFO WORDS...: one line to the guest behind FIFO, within 5 s.
+vm_tell() {
+	local f=$1
+	shift
+	timeout 5 sh -c 'printf "%s\n" "$2" > "$1"' sh "$f" "$*"
 }
 
 # Stop the guests this test started (by their PIDs), if still running.
@@ -155,6 +174,19 @@ vm_wait() {
 	local end=$((SECONDS + XIPTOOL_VM_TIMEOUT))
 	while [ "$SECONDS" -lt "$end" ]; do
 		grep -q "XIPVM done" "$1" 2>/dev/null && return 0
+		kill -0 "$2" 2>/dev/null || break
+		sleep 0.25
+	done
+	echo "---- guest $1 (accel $ACCEL):"; cat "$1" "$1.qemu"
+	return 1
+}
+
+# vm_wait_for LOG PID TEXT: until the guest printed TEXT; 1 when it died
+# or $XIPTOOL_VM_TIMEOUT seconds passed first.
+vm_wait_for() {
+	local end=$((SECONDS + XIPTOOL_VM_TIMEOUT))
+	while [ "$SECONDS" -lt "$end" ]; do
+		grep -q "$3" "$1" 2>/dev/null && return 0
 		kill -0 "$2" 2>/dev/null || break
 		sleep 0.25
 	done
