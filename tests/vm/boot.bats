@@ -19,27 +19,11 @@ teardown() {
 	attach_teardown
 }
 
-# root_tree DIR: a root file system: busybox and its applets, statx-dax,
-# /sbin/init, and the directories init mounts on.
-root_tree() {
-	local d=$1 a
-	mkdir -p "$d"/{bin,sbin,dev,proc,sys,etc,tmp}
-	cp /bin/busybox "$d/bin/busybox"
-	for a in sh mount umount cat echo grep sed awk find stty sync \
-		poweroff sleep ls; do
-		ln -s busybox "$d/bin/$a"
-	done
-	gcc -static -O2 -o "$d/bin/statx-dax" "$TOP_SRCDIR/tests/vm/statx-dax.c"
-	cp "$TOP_SRCDIR/tests/vm/root-init.sh" "$d/sbin/init"
-	chmod 755 "$d/sbin/init"
-	echo "root filesystem from a segment" > "$d/etc/motd"
-}
-
 setup() {
 	attach_setup
 	vm_require
 	HOSTPIDS=()
-	root_tree "$T/root"
+	vm_root_tree "$T/root"
 	xiptool mkfs -q -d "$T/root" "$T/root.img"
 	vm_initrd
 }
@@ -111,4 +95,26 @@ EOF2
 	done
 	# nothing the guests did changed the segment
 	cmp -n "$(stat -c %s "$T/root.img")" "$file" "$T/root.img"
+}
+
+@test "nvdimm: a guest boots from the segment's raw pmem namespace, read-only without DAX (the initramfs falls back to ro)" {
+	xiptool attach -t sr -n "$SEG" "$T/root.img"
+	file=$(seg_col "$SEG" PATH)
+	vm_ctl "$T/n.ctl"
+	VM_CTL=$T/n.ctl vm_start "$T/n.log" boot nvdimm "$file"
+	pid=$VM_PID
+	vm_wait_for "$T/n.log" "$pid" "XIPVM ready"
+	cat "$T/n.log"
+	[ "$(vm_val "$T/n.log" dax)" = refused ]
+	[ "$(vm_val "$T/n.log" mount)" = ok ]
+	[ "$(vm_val "$T/n.log" init)" = pid=1 ]
+	[[ "$(vm_val "$T/n.log" root)" =~ ^/dev/pmem0\ ext4\ ro, ]]
+	[ "$(vm_val "$T/n.log" statx)" = "/sbin/init dax=0 known=1" ]
+	[ "$(vm_val "$T/n.log" run)" = from-the-root ]
+	run xiptool ps --json "$SEG"
+	[ "$status" -eq 0 ]
+	[ "$(python3 -c 'import json,sys; k=json.load(sys.stdin)["segments"][0]["children"]; print(len(k), k[0]["via"])' <<<"$output")" = "1 pmem" ]
+	vm_tell "$T/n.ctl" poweroff
+	vm_exited "$pid"
+	[ "$(vm_val "$T/n.log" bye)" = poweroff ]
 }

@@ -13,13 +13,18 @@ say root "$(awk '$2 == "/" { r = $1 " " $3 " " $4 } END { print r }' /proc/mount
 statx-dax /sbin/init /bin/busybox /bin/statx-dax | sed 's/^/XIPVM statx /'
 say run "$(busybox echo from-the-root)"
 say maps "$(grep -c ' /bin/busybox$' /proc/self/maps)"
-# the benchmark's work: read every file of the root file system
+stty -F /dev/ttyS1 raw -echo 2>/dev/null
+# the benchmark's work, when the host says: read every file of the root
+# file system
 if grep -q xipread=all /proc/cmdline; then
+	say wait read
+	read -t 900 word < /dev/ttyS1
+	say cached-before "$(awk '$1 == "Cached:" { print $2 }' /proc/meminfo)"
 	find / -xdev -type f -exec cat {} + > /dev/null
+	say cached-after "$(awk '$1 == "Cached:" { print $2 }' /proc/meminfo)"
 	say read done
 fi
 say ready
-stty -F /dev/ttyS1 raw -echo 2>/dev/null
 read -t 900 word < /dev/ttyS1 || word=timeout
 say bye "$word"
 sync
