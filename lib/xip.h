@@ -836,6 +836,7 @@ struct xip_ps_proc {
 	/* private to ps.c */
 	bool have_code;
 	bool shared_map;		/* a MAP_SHARED mapping of the file */
+	bool exec_map;			/* a private executable one */
 	uint64_t code_off;
 	char first_path[XIP_PATH_MAX];
 };

@@ -235,6 +235,8 @@ static void count_map(struct xip_ps_proc *p, const struct xip_ps_map *m,
 	p->mappings++;
 	if (m->shared)
 		p->shared_map = true;
+	else if (m->exec)
+		p->exec_map = true;
 	if (pagemap_count(pm, m, page, &sh, &cp) == 0) {
 		p->shared += sh;
 		p->copied += cp;
@@ -372,12 +374,14 @@ static bool qemu_backend(pid_t pid)
 
 /*
  * A process mapping the segment file: run by `xiptool exec` when its code
- * start lies in one of those mappings, a QEMU memory backend when it maps
- * the file shared, any other program otherwise.
+ * start lies in one of those mappings (or, where the loader could not set
+ * the start of code, PR_SET_MM_MAP being absent, when it maps the file
+ * privately and executable, as the loader does), a QEMU memory backend
+ * when it maps the file shared, any other program otherwise.
  */
 static enum xip_ps_how file_how(const struct xip_ps_proc *p)
 {
-	if (p->have_code)
+	if (p->have_code || p->exec_map)
 		return XIP_PS_EXEC;
 	if (p->shared_map && qemu_backend(p->pid))
 		return XIP_PS_PMEM;

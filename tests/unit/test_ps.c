@@ -133,6 +133,52 @@ static void test_ps_self_child(void **state)
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+
+	/*
+	 * A private executable mapping of the segment file, as the loader
+	 * makes: exec, even where the loader could not set the start of
+	 * code (here it is this program's own).
+	 */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		volatile char *p;
+		char sum = 0;
+
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
+		    getppid() != parent)
+			_exit(1);
+		fd = open(path, O_RDONLY);
+		p = mmap(NULL, 8 * pg, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd,
+			 0);
+		if (p == MAP_FAILED)
+			_exit(2);
+		for (int i = 0; i < 3; i++)
+			sum += p[i * pg];
+		if (write(pipefd[1], &sum, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	if (read(pipefd[0], &c, 1) != 1) {
+		int st;
+
+		waitpid(pid, &st, 0);
+		xip_registry_remove("unitps");
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
+			skip();		/* a noexec mount */
+		fail_msg("the child mapping the file died");
+	}
+	assert_int_equal(xip_ps(NULL, 0, &r), 0);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(r.procs[0].pid, pid);
+	assert_int_equal(r.procs[0].how, XIP_PS_EXEC);
+	/* 3 pages read, and those the kernel maps around a fault */
+	assert_in_range(r.procs[0].shared, 3, 8);
+	assert_int_equal(r.procs[0].copied, 0);
+	xip_ps_report_free(&r);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
 	xip_registry_remove("unitps");
 }
 
