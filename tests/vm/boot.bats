@@ -58,10 +58,12 @@ setup() {
 	"$XIPTOOL" exec "@$SEG" /bin/busybox sleep 60 &
 	hpid=$!
 	HOSTPIDS+=("$hpid")
-	for i in $(seq 100); do
+	# until the loader has mapped it (a loaded machine: up to 30 s)
+	for i in $(seq 300); do
 		grep -q "$file" "/proc/$hpid/maps" 2>/dev/null && break
-		sleep 0.05
+		sleep 0.1
 	done
+	grepq "$file" "/proc/$hpid/maps"
 	run xiptool ps --json "$SEG"
 	echo "$output"
 	[ "$status" -eq 0 ]
