@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * xiptool ps: the processes that map attached segments, what they run,
- * how (xiptool exec or a kernel mount of the loop device) and how many of
+ * how (xiptool exec, a kernel mount of the loop device, a mapping of the
+ * segment file, a QEMU guest's pmem) and how many of
  * their pages are the segment's own (shared) or copied.  A tree: each
  * segment with its totals, its processes below it.
  */
@@ -40,6 +41,24 @@ static void set_u64(struct libscols_line *ln, int col, uint64_t v)
 
 	snprintf(buf, sizeof(buf), "%" PRIu64, v);
 	scols_line_set_data(ln, col, buf);
+}
+
+static const char *const via_names[] = {
+	[XIP_PS_EXEC] = "exec",
+	[XIP_PS_MOUNT] = "mount",
+	[XIP_PS_MMAP] = "mmap",
+	[XIP_PS_PMEM] = "pmem",
+};
+
+/* The PROGRAM column: a path in the image; "-" when the process runs
+ * none (mmap, pmem); "?" (null in JSON) when it cannot be told. */
+static const char *program_text(const struct xip_ps_proc *p, bool json)
+{
+	if (p->program)
+		return json ? cmd_json_safe(p->program) : cmd_esc(p->program);
+	if (p->how == XIP_PS_MMAP || p->how == XIP_PS_PMEM)
+		return json ? NULL : "-";
+	return json ? NULL : "?";
 }
 
 static const char *text(const char *s, bool json)
@@ -97,10 +116,8 @@ static int ps_print(const struct xip_ps_report *r, bool json, bool noheadings)
 			set_u64(ln, COL_PID, (uint64_t)p->pid);
 			scols_line_set_data(ln, COL_COMMAND, text(p->comm, json));
 			scols_line_set_data(ln, COL_PROGRAM,
-					    p->program ? text(p->program, json) :
-					    json ? NULL : "?");
-			scols_line_set_data(ln, COL_VIA, p->how == XIP_PS_EXEC ?
-					    "exec" : "mount");
+					    program_text(p, json));
+			scols_line_set_data(ln, COL_VIA, via_names[p->how]);
 			set_u64(ln, COL_SHARED, p->shared);
 			set_u64(ln, COL_COPIED, p->copied);
 		}

@@ -5,9 +5,9 @@
 # each boot takes seconds.  One bats run, in the TAP format of the other
 # suites.  tests/cli/vm-probe.bats, in `make check`, tests the probe with
 # fake QEMUs.
-VM_TESTS = tests/vm/pmem.bats
+VM_TESTS = tests/vm/pmem.bats tests/vm/boot.bats
 EXTRA_DIST += $(VM_TESTS) tests/vm/lib.bash tests/vm/init.sh \
-	tests/vm/statx-dax.c
+	tests/vm/statx-dax.c tests/vm/root-init.sh
 
 if ENABLE_TESTS
 TESTS += tests/cli/vm-probe.bats

@@ -14,6 +14,14 @@
  * The program of an exec'd process is the file of the image whose block
  * holds its code start (/proc/PID/stat startcode, set by the loader); that
  * of a mounted one is /proc/PID/exe below the mount point.
+ *
+ * Any other process may map the segment file too: an nbdkit serving it, a
+ * QEMU whose memory backend (memory-backend-file) it is, a program of its
+ * own.  Only a process whose code start lies in its mappings of the
+ * segment file was started by `xiptool exec` (the loader set it there);
+ * the others are "mmap", or "pmem" for the shared mapping of a QEMU
+ * memory backend: a guest's pmem device, whose pages the guest reaches
+ * through QEMU's page tables and which therefore count as shared.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -50,6 +58,7 @@ int xip_ps_parse_map(const char *line, struct xip_ps_map *m)
 	m->dev = makedev(ma, mi);
 	m->ino = ino;
 	m->exec = strlen(perms) >= 3 && perms[2] == 'x';
+	m->shared = strlen(perms) >= 4 && perms[3] == 's';
 	snprintf(m->path, sizeof(m->path), "%s", line + n);
 	m->path[strcspn(m->path, "\n")] = '\0';
 	return 0;
@@ -212,6 +221,10 @@ static void count_map(struct xip_ps_proc *p, const struct xip_ps_map *m,
 	uint64_t kpp = page / 1024, sh, cp;
 
 	p->mappings++;
+	if (m->shared)
+		p->shared_map = true;
+	else if (m->exec)
+		p->exec_map = true;
 	if (pagemap_count(pm, m, page, &sh, &cp) == 0) {
 		p->shared += sh;
 		p->copied += cp;
@@ -265,9 +278,10 @@ static int scan_pid(struct xip_ps_report *r, const struct pseg *segs,
 		for (size_t s = 0; s < nsegs; s++) {
 			enum xip_ps_how how;
 
+			/* exec, mmap or pmem: decided once all is read */
 			if (segs[s].have_file && m.dev == segs[s].dev &&
 			    m.ino == segs[s].ino)
-				how = XIP_PS_EXEC;
+				how = XIP_PS_MMAP;
 			else if (segs[s].have_loop && m.dev == segs[s].loop &&
 				 m.ino)
 				how = XIP_PS_MOUNT;
@@ -312,6 +326,54 @@ static void mount_program(struct xip_ps_proc *p, const struct pseg *s)
 	if (n == 1 && exe[0] == '/')
 		rel = exe;
 	p->program = strdup(rel ? rel : exe);
+}
+
+/*
+ * Is @pid a QEMU with a memory backend file?  Its command line names
+ * "memory-backend-file" (-object), or its program is a qemu-system-*
+ * (a backend added over QMP).
+ */
+static bool qemu_backend(pid_t pid)
+{
+	char path[64], buf[8192], exe[XIP_PATH_MAX], *base;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len > 0) {
+			buf[len] = '\0';
+			for (ssize_t i = 0; i < len; i += (ssize_t)strlen(buf + i) + 1)
+				if (strstr(buf + i, "memory-backend-file"))
+					return true;
+		}
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	len = readlink(path, exe, sizeof(exe) - 1);
+	if (len <= 0)
+		return false;
+	exe[len] = '\0';
+	base = strrchr(exe, '/');
+	return !strncmp(base ? base + 1 : exe, "qemu-system-", 12);
+}
+
+/*
+ * A process mapping the segment file: run by `xiptool exec` when its code
+ * start lies in one of those mappings (or, where the loader could not set
+ * the start of code, PR_SET_MM_MAP being absent, when it maps the file
+ * privately and executable, as the loader does), a QEMU memory backend
+ * when it maps the file shared, any other program otherwise.
+ */
+static enum xip_ps_how file_how(const struct xip_ps_proc *p)
+{
+	if (p->have_code || p->exec_map)
+		return XIP_PS_EXEC;
+	if (p->shared_map && qemu_backend(p->pid))
+		return XIP_PS_PMEM;
+	return XIP_PS_MMAP;
 }
 
 struct find_ctx {
@@ -458,6 +520,8 @@ int xip_ps(const char *const *names, size_t nnames, struct xip_ps_report *r)
 		struct xip_ps_proc *p = &r->procs[i];
 
 		read_comm(p->pid, p->comm, sizeof(p->comm));
+		if (p->how == XIP_PS_MMAP)
+			p->how = file_how(p);
 		if (p->how == XIP_PS_MOUNT)
 			mount_program(p, &segs[p->seg]);
 		r->segs[p->seg].procs++;

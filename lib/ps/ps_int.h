@@ -15,6 +15,7 @@ struct xip_ps_map {
 	dev_t dev;
 	uint64_t ino;
 	bool exec;
+	bool shared;			/* 's': MAP_SHARED */
 	char path[XIP_PATH_MAX];
 };
 /* Parse @line: 0, or -EINVAL when it is not a mapping line. */

@@ -11,8 +11,10 @@
 /* ------------------------------------------------------------------ */
 
 enum xip_ps_how {
-	XIP_PS_EXEC,		/* xiptool exec: maps the segment file */
+	XIP_PS_EXEC,		/* xiptool exec: runs code of the segment file */
 	XIP_PS_MOUNT,		/* files of a mount of its loop device */
+	XIP_PS_MMAP,		/* maps the segment file (nbdkit, any program) */
+	XIP_PS_PMEM,		/* QEMU's memory backend: a guest's pmem */
 };
 
 /* A process and one segment it maps (one entry per way of mapping). */
@@ -21,12 +23,15 @@ struct xip_ps_proc {
 	char comm[17];
 	size_t seg;			/* index in xip_ps_report.segs */
 	enum xip_ps_how how;
-	char *program;			/* path in the image, NULL: unknown */
+	char *program;			/* path in the image, NULL: unknown
+					   (always NULL for mmap and pmem) */
 	uint64_t mappings;
 	uint64_t shared;		/* resident pages still the segment's */
 	uint64_t copied;		/* pages copied on write (private) */
 	/* private to ps.c */
 	bool have_code;
+	bool shared_map;		/* a MAP_SHARED mapping of the file */
+	bool exec_map;			/* a private executable one */
 	uint64_t code_off;
 	char first_path[XIP_PATH_MAX];
 };

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Is an attached segment in use?  Its loop device held open, or a lock on
- * its file (a running program holds a shared one, found with its process
- * in /proc/locks).  Asked by detach, save and mkfs's target check.
+ * its file (a running program holds a shared one; its holder is found
+ * through /proc/locks and the descriptors of /proc/PID/fdinfo).  Asked by detach, save and mkfs's target check.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,32 +18,118 @@
 #include "registry/registry_int.h"
 #include "segment/segment_int.h"
 
-/* The process holding a lock on the file (from /proc/locks), or 0. */
-static pid_t lock_holder(int fd)
+/*
+ * One lock line of /proc/locks or of a "lock:" line of fdinfo ("1: FLOCK
+ * ADVISORY WRITE PID MAJ:MIN:INO START END"): 1 with its owner's pid when
+ * it is a lock (not a waiter, "->") on @dev/@ino.
+ */
+static int lock_on(const char *line, dev_t dev, ino_t ino, int *pid)
 {
 	unsigned int maj, min;
-	unsigned long ino;
+	unsigned long i;
+
+	if (strstr(line, "->"))
+		return 0;	/* a waiter */
+	return sscanf(line, "%*d: %*s %*s %*s %d %x:%x:%lu", pid, &maj, &min,
+		      &i) == 4 && i == ino && makedev(maj, min) == dev;
+}
+
+/* The pid /proc/locks records for a lock on the file, or 0. */
+static pid_t locks_owner(const struct stat *st)
+{
 	char line[256];
-	struct stat st;
 	pid_t found = 0;
 	FILE *f;
 	int pid;
 
-	if (fstat(fd, &st) < 0)
-		return 0;
 	f = fopen("/proc/locks", "re");
 	if (!f)
 		return 0;
-	while (!found && fgets(line, sizeof(line), f)) {
-		if (strstr(line, "->"))
-			continue;	/* a waiter */
-		if (sscanf(line, "%*d: %*s %*s %*s %d %x:%x:%lu", &pid, &maj,
-			   &min, &ino) == 4 && ino == st.st_ino &&
-		    makedev(maj, min) == st.st_dev)
+	while (!found && fgets(line, sizeof(line), f))
+		if (lock_on(line, st->st_dev, st->st_ino, &pid))
 			found = pid;
-	}
 	fclose(f);
 	return found;
+}
+
+/* Does descriptor @fd of process @pid carry a lock on the file? */
+static bool fd_locked(pid_t pid, const char *fd, const struct stat *st)
+{
+	char path[320], line[256];
+	bool found = false;
+	FILE *f;
+	int owner;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", (int)pid, fd);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, "lock:", 5) &&
+			lock_on(line + 5 + strspn(line + 5, " \t"), st->st_dev,
+				st->st_ino, &owner);
+	fclose(f);
+	return found;
+}
+
+/* Does process @pid hold an open file of @st with a lock on it? */
+static bool holds_lock(pid_t pid, const struct stat *st)
+{
+	char path[64], fdpath[340];
+	struct dirent *de;
+	struct stat fst;
+	bool found = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(fdpath, sizeof(fdpath), "%s/%s", path, de->d_name);
+		if (stat(fdpath, &fst) == 0 && fst.st_dev == st->st_dev &&
+		    fst.st_ino == st->st_ino)
+			found = fd_locked(pid, de->d_name, st);
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * The process holding a lock on the file, or 0.  /proc/locks names the
+ * process that took the lock; a flock belongs to the open file, which a
+ * forked child keeps after its parent is gone (nbdkit opens its image,
+ * then forks into the background): then the holder is the process with
+ * the locked file among its descriptors (/proc/PID/fdinfo's "lock:").
+ */
+static pid_t lock_holder(int fd)
+{
+	struct dirent *de;
+	struct stat st;
+	pid_t owner, found = 0;
+	DIR *d;
+
+	if (fstat(fd, &st) < 0)
+		return 0;
+	owner = locks_owner(&st);
+	if (owner > 0 && holds_lock(owner, &st))
+		return owner;
+	d = opendir("/proc");
+	if (!d)
+		return owner;
+	while (!found && (de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0 || pid == getpid())
+			continue;
+		if (holds_lock((pid_t)pid, &st))
+			found = (pid_t)pid;
+	}
+	closedir(d);
+	return found ? found : owner;
 }
 
 void xip_registry_holder(int fd, char *why, size_t len)

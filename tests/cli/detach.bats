@@ -158,3 +158,27 @@ load ../lib/attach
 	[ ! -e "$T/run/$SEG" ]
 	loop_gone "$dev" "$path (deleted)"
 }
+
+@test "detach while nbdkit serves the segment names the server, not the parent it forked from" {
+	require_cmd nbdkit
+	plugin=$TOP_BUILDDIR/nbdkit-xiptool-plugin.so
+	[ -f "$plugin" ] || skip "the nbdkit plugin was not built"
+	make_tree_image
+	xiptool attach -n "$SEG" "$T/img"
+	# nbdkit opens the image, then forks into the background
+	nbdkit -U "$T/n.sock" --pidfile "$T/n.pid" "$plugin" image="@$SEG" \
+		readonly=true </dev/null >"$T/n.log" 2>&1 3>&- & parent=$!
+	wait "$parent"
+	for i in $(seq 200); do [ -s "$T/n.pid" ] && break; sleep 0.05; done
+	server=$(cat "$T/n.pid")
+	# /proc/locks still names the parent, which is gone
+	grepq " $parent " /proc/locks
+	run xiptool detach "$SEG"
+	kill "$server"
+	[ "$status" -eq 3 ]
+	[ "$server" -ne "$parent" ]
+	[ "$output" = "xiptool detach: $SEG: busy: the segment is held by process $server (nbdkit) (use --force)" ]
+	for i in $(seq 100); do kill -0 "$server" 2>/dev/null || break; sleep 0.1; done
+	run xiptool detach "$SEG"
+	[ "$status" -eq 0 ]
+}

@@ -130,3 +130,85 @@ EOF2
 	[ "$status" -eq 0 ]
 	[[ "$(tr -d ' \n' <<<"$output")" == '{"segments":[]}' ]]
 }
+
+# map_file FILE PAGES: a python process that maps FILE shared, read-only,
+# reads its first PAGES pages and sleeps; its pid in $mpid once mapped.
+map_file() {
+	python3 - "$1" "$2" "$T/mapped" <<'EOF2' &
+import mmap, os, sys, time
+f = open(sys.argv[1], "rb")
+m = mmap.mmap(f.fileno(), 0, mmap.MAP_SHARED, mmap.PROT_READ)
+pg = mmap.PAGESIZE
+s = sum(m[i * pg] for i in range(int(sys.argv[2])))
+open(sys.argv[3], "w").write("%d\n" % s)
+time.sleep(60)
+EOF2
+	mpid=$!
+	PIDS+=("$mpid")
+	for i in $(seq 200); do
+		[ -s "$T/mapped" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+@test "ps: a program mapping the segment file is mmap, nbdkit serving it is mmap, only the program xiptool exec started is exec" {
+	require_cmd python3 nbdkit nbdcopy
+	plugin=$TOP_BUILDDIR/nbdkit-xiptool-plugin.so
+	[ -f "$plugin" ] || skip "the nbdkit plugin was not built"
+	xiptool attach -n "$SEG" "$T/img"
+	segfile=$(seg_col "$SEG" PATH)
+	map_file "$segfile" 16
+	# nbdkit in the background as it runs by default: the server is the
+	# child it forks
+	nbdkit -U "$T/n.sock" --pidfile "$T/n.pid" "$plugin" image="@$SEG" \
+		readonly=true </dev/null >"$T/n.log" 2>&1 3>&-
+	for i in $(seq 200); do [ -s "$T/n.pid" ] && break; sleep 0.05; done
+	npid=$(cat "$T/n.pid")
+	PIDS+=("$npid")
+	nbdcopy "nbd+unix:///?socket=$T/n.sock" "$T/copy"
+	cmp "$T/copy" "$T/img"
+	"$XIPTOOL" exec "@$SEG" /bin/busybox sleep 30 &
+	epid=$!
+	PIDS+=("$epid")
+	wait_mapped "$epid" "$segfile"
+	run xiptool ps --json "$SEG"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	python3 - "$output" "$mpid" "$npid" "$epid" <<'EOF2'
+import json, sys
+out = json.loads(sys.argv[1])
+mpid, npid, epid = map(int, sys.argv[2:5])
+kids = {k["pid"]: k for k in out["segments"][0]["children"]}
+assert sorted(kids) == sorted([mpid, npid, epid]), kids
+m, n, e = kids[mpid], kids[npid], kids[epid]
+assert m["via"] == "mmap" and m["program"] is None, m
+# the 16 pages read, shared with the segment, none copied
+assert m["shared"] >= 16 and m["copied"] == 0, m
+assert n["via"] == "mmap" and n["command"] == "nbdkit", n
+assert n["program"] is None, n
+assert e["via"] == "exec" and e["program"] == "/bin/busybox", e
+EOF2
+	run xiptool ps "$SEG"
+	grepq -E "^.-$SEG +$npid +nbdkit +- +mmap +[0-9]+ +0$" <<<"$output"
+}
+
+@test "ps: QEMU with the segment as its memory backend (a guest's pmem) is pmem" {
+	require_cmd qemu-system-x86_64
+	xiptool attach -n "$SEG" "$T/img"
+	segfile=$(seg_col "$SEG" PATH)
+	# -S: the machine is built (the backend mapped) but never runs
+	qemu-system-x86_64 -S -machine pc,nvdimm=on -accel tcg -nodefaults \
+		-m 128M,slots=2,maxmem=1G -display none -monitor none \
+		-object "memory-backend-file,id=seg,share=on,mem-path=$segfile,size=$(stat -c %s "$segfile"),readonly=on" \
+		-device nvdimm,memdev=seg,unarmed=on </dev/null >"$T/q.log" 2>&1 3>&- &
+	qpid=$!
+	PIDS+=("$qpid")
+	wait_mapped "$qpid" "$segfile"
+	map_file "$segfile" 4
+	run xiptool ps "$SEG"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grepq -E "^.-$SEG +$qpid +qemu-system-x86 +- +pmem +[0-9]+ +0$" <<<"$output"
+	grepq -E "^.-$SEG +$mpid +python3 +- +mmap +[0-9]+ +0$" <<<"$output"
+}

@@ -23,7 +23,14 @@ static void test_parse_map(void **state)
 	assert_int_equal(minor(m.dev), 0x1a);
 	assert_int_equal(m.ino, 123456);
 	assert_true(m.exec);
+	assert_false(m.shared);
 	assert_string_equal(m.path, "/dev/shm/xiptool-seg (deleted)");
+	/* a shared mapping (QEMU's memory backend, nbdkit) */
+	assert_int_equal(xip_ps_parse_map(
+		"7f0000000000-7f0004000000 r--s 00000000 00:1a 77 /dev/shm/s\n",
+		&m), 0);
+	assert_true(m.shared);
+	assert_false(m.exec);
 	/* anonymous: no path */
 	assert_int_equal(xip_ps_parse_map(
 		"7ffd0000-7ffd1000 rw-p 00000000 00:00 0 \n", &m), 0);
@@ -47,6 +54,8 @@ static void test_parse_map(void **state)
 /*
  * This process as a segment's user: a file registered as an attached
  * segment, mapped privately, partly written (copied) and partly read.
+ * Its code is not in the segment: it maps the file (mmap), it was not
+ * started by xiptool exec.
  */
 static void test_ps_self_child(void **state)
 {
@@ -111,7 +120,8 @@ static void test_ps_self_child(void **state)
 	assert_string_equal(r.segs[0].name, "unitps");
 	assert_int_equal(r.n, 1);
 	assert_int_equal(r.procs[0].pid, pid);
-	assert_int_equal(r.procs[0].how, XIP_PS_EXEC);
+	assert_int_equal(r.procs[0].how, XIP_PS_MMAP);
+	assert_null(r.procs[0].program);
 	assert_int_equal(r.procs[0].copied, 2);
 	assert_int_equal(r.procs[0].shared, 6);
 	assert_int_equal(r.segs[0].procs, 1);
@@ -122,6 +132,52 @@ static void test_ps_self_child(void **state)
 
 		assert_int_equal(xip_ps(names, 1, &r), -ENOENT);
 	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+
+	/*
+	 * A private executable mapping of the segment file, as the loader
+	 * makes: exec, even where the loader could not set the start of
+	 * code (here it is this program's own).
+	 */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		volatile char *p;
+		char sum = 0;
+
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
+		    getppid() != parent)
+			_exit(1);
+		fd = open(path, O_RDONLY);
+		p = mmap(NULL, 8 * pg, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd,
+			 0);
+		if (p == MAP_FAILED)
+			_exit(2);
+		for (int i = 0; i < 3; i++)
+			sum += p[i * pg];
+		if (write(pipefd[1], &sum, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	if (read(pipefd[0], &c, 1) != 1) {
+		int st;
+
+		waitpid(pid, &st, 0);
+		xip_registry_remove("unitps");
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
+			skip();		/* a noexec mount */
+		fail_msg("the child mapping the file died");
+	}
+	assert_int_equal(xip_ps(NULL, 0, &r), 0);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(r.procs[0].pid, pid);
+	assert_int_equal(r.procs[0].how, XIP_PS_EXEC);
+	/* 3 pages read, and those the kernel maps around a fault */
+	assert_in_range(r.procs[0].shared, 3, 8);
+	assert_int_equal(r.procs[0].copied, 0);
+	xip_ps_report_free(&r);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	xip_registry_remove("unitps");

@@ -1,7 +1,9 @@
 /* Unit tests of lib/registry/registry.c, attach.c, save.c and detach.c: names,
  * state files, stale entries, @NAME resolution, attach/save/detach without
  * a loop device. */
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/wait.h>
 #include <zlib.h>
 
 #include "unit.h"
@@ -555,6 +557,63 @@ static void test_attach_limits(void **state)
 	assert_int_equal(xip_registry_get("lim", &got), -ENOENT);
 }
 
+/*
+ * A lock taken by a process that then forked and exited (nbdkit opens its
+ * image, then forks into the background): /proc/locks still names the
+ * process that took it; the holder named is the child that has the locked
+ * file open.
+ */
+static void test_holder_after_fork(void **state)
+{
+	int ready[2], hold[2], fd, st;
+	char path[700], why[256], want[128];
+	pid_t a, b = 0;
+
+	snprintf(path, sizeof(path), "%s/locked", unit_tmpdir());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(hold), 0);
+	a = fork();
+	assert_true(a >= 0);
+	if (a == 0) {
+		int lfd = open(path, O_RDONLY);
+		char c;
+
+		if (lfd < 0 || flock(lfd, LOCK_SH) < 0)
+			_exit(1);
+		b = fork();
+		if (b < 0)
+			_exit(1);
+		if (b == 0) {
+			/* the locked file stays open until the test ends */
+			close(hold[1]);
+			b = getpid();
+			if (write(ready[1], &b, sizeof(b)) != sizeof(b))
+				_exit(1);
+			while (read(hold[0], &c, 1) > 0)
+				;
+			_exit(0);
+		}
+		_exit(0);
+	}
+	close(ready[1]);
+	close(hold[0]);
+	assert_int_equal(waitpid(a, &st, 0), a);
+	assert_int_equal(st, 0);
+	assert_int_equal(read(ready[0], &b, sizeof(b)), sizeof(b));
+	assert_true(b > 0 && b != a);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), -1);
+	xip_registry_holder(fd, why, sizeof(why));
+	snprintf(want, sizeof(want),
+		 "the segment is held by process %d (test_registry)", (int)b);
+	assert_string_equal(why, want);
+	close(hold[1]);		/* b sees the end and exits */
+	kill(b, SIGKILL);
+	close(ready[0]);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -570,6 +629,7 @@ int main(void)
 		cmocka_unit_test_setup(test_lock_nests, use_rundir),
 		cmocka_unit_test_setup(test_rundir_symlink, use_rundir),
 		cmocka_unit_test_setup(test_attach_limits, use_rundir),
+		cmocka_unit_test(test_holder_after_fork),
 	};
 
 	return cmocka_run_group_tests_name("registry", tests, NULL, NULL);

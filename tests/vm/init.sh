@@ -11,11 +11,33 @@ say() { echo "XIPVM $*"; }
 for m in $(cat /modules.order); do insmod "/modules/$m" 2>/dev/null; done
 mode=$(sed -n 's/.*xipmode=\([a-z0-9]*\).*/\1/p' /proc/cmdline)
 fstype=$(sed -n 's/.*xipfs=\([a-z0-9]*\).*/\1/p' /proc/cmdline)
+# the device to wait for (boot: the root file system's), pmem0 by default
+rootdev=$(sed -n 's/.*xipdev=\([a-z0-9]*\).*/\1/p' /proc/cmdline)
+rootdev=${rootdev:-pmem0}
 i=0
-while [ ! -b /dev/pmem0 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while [ ! -b /dev/$rootdev ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 say pmem0 $([ -b /dev/pmem0 ] && echo yes || echo no)
 dmesg | grep -iE 'pmem|nd_|dax|ext4|ext2' | sed 's/^/XIPVM dmesg /'
 mkdir -p /mnt
+# boot: the pmem device (or xipdev=) is the root file system; its own
+# /sbin/init runs
+if [ "$mode" = boot ]; then
+	mkdir -p /newroot
+	opts=ro,dax=always
+	[ "$rootdev" = pmem0 ] || opts=ro
+	# an nvdimm's raw namespace has no DAX: ext4 refuses dax=always
+	if mount -t ext4 -o $opts /dev/$rootdev /newroot ||
+	   { [ "$opts" != ro ] && mount -t ext4 -o ro /dev/$rootdev /newroot &&
+	     say dax refused; }; then
+		say mount ok
+		umount /proc /sys
+		mount --move /dev /newroot/dev
+		exec switch_root /newroot /sbin/init
+	fi
+	say mount failed
+	say done
+	poweroff -f
+fi
 case $mode in
 ro|share) opts=ro,dax=always ;;
 rw) opts=dax=always ;;

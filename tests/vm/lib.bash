@@ -118,26 +118,68 @@ vm_initrd() {
 	(cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 > "$T/initrd"
 }
 
+# vm_root_tree DIR: a root file system to boot from: busybox and its
+# applets, statx-dax, root-init.sh as /sbin/init, and the directories init
+# mounts on.
+vm_root_tree() {
+	local d=$1 a
+	mkdir -p "$d"/{bin,sbin,dev,proc,sys,etc,tmp}
+	cp /bin/busybox "$d/bin/busybox"
+	for a in sh mount umount cat echo grep sed awk find stty sync \
+		poweroff sleep ls; do
+		ln -s busybox "$d/bin/$a"
+	done
+	gcc -static -O2 -o "$d/bin/statx-dax" "$TOP_SRCDIR/tests/vm/statx-dax.c"
+	cp "$TOP_SRCDIR/tests/vm/root-init.sh" "$d/sbin/init"
+	chmod 755 "$d/sbin/init"
+	echo "root file system from a segment" > "$d/etc/motd"
+}
+
 # vm_start LOG MODE DEVICE SEGFILE [FS]: boot one guest in the background
-# on SEGFILE as DEVICE (virtio-pmem or nvdimm); its PID in $VM_PID.
+# on SEGFILE as DEVICE (virtio-pmem or nvdimm; virtio-blk: a read-only
+# disk, read with O_DIRECT, for comparisons); its PID in $VM_PID.
+# With VM_CTL set to a FIFO, the guest's second serial port (ttyS1) reads
+# what the host writes there (vm_tell).  VM_APPEND adds to the kernel's
+# command line; VM_MEM sets the guest's memory (default 256M).
 vm_start() {
-	local log=$1 mode=$2 dev=$3 file=$4 fs=${5:-ext4} ro=on dopt size
+	local log=$1 mode=$2 dev=$3 file=$4 fs=${5:-ext4} ro=on dopt size ctl=
+	local mem append
 	size=$(stat -c %s "$file")
 	[ "$mode" = rw ] && ro=off
+	[ -n "${VM_CTL:-}" ] &&
+		ctl="-chardev pipe,id=ctl,path=$VM_CTL -serial chardev:ctl"
+	mem="-object memory-backend-file,id=seg,share=on,mem-path=$file,size=$size,readonly=$ro"
+	append="console=ttyS0 panic=-1 loglevel=4 xipmode=$mode xipfs=$fs ${VM_APPEND:-}"
 	case $dev in
 	virtio-pmem) dopt="-device virtio-pmem-pci,memdev=seg" mach=pc ;;
 	nvdimm) dopt="-device nvdimm,memdev=seg,unarmed=$ro" mach=pc,nvdimm=on ;;
+	virtio-blk)
+		dopt="-drive file=$file,format=raw,if=none,id=d0,readonly=on,cache.direct=on -device virtio-blk-pci,drive=d0"
+		mem="" mach=pc append="$append xipdev=vda" ;;
 	esac
 	# shellcheck disable=SC2086
 	qemu-system-x86_64 -machine "$mach" -accel "$ACCEL" -cpu max -smp 1 \
-		-m 256M,slots=2,maxmem=4G -nographic -no-reboot -nodefaults \
-		-kernel "$KERNEL" -initrd "$T/initrd" \
-		-append "console=ttyS0 panic=-1 loglevel=4 xipmode=$mode xipfs=$fs" \
-		-object "memory-backend-file,id=seg,share=on,mem-path=$file,size=$size,readonly=$ro" \
-		$dopt -serial "file:$log" -monitor none -display none \
+		-m "${VM_MEM:-256M},slots=2,maxmem=4G" -nographic -no-reboot \
+		-nodefaults -kernel "$KERNEL" -initrd "$T/initrd" -append "$append" \
+		$mem $dopt -serial "file:$log" $ctl -monitor none -display none \
 		< /dev/null > "$log.qemu" 2>&1 3>&- &
 	VM_PID=$!
 	echo "$VM_PID" >> "$T/vm.pids"
+}
+
+# vm_ctl FIFO: make the FIFO a guest's ttyS1 will read (VM_CTL=FIFO for
+# vm_start).  QEMU opens it for reading and writing: the host's writes
+# never block, and the guest must not echo (it sets ttyS1 -echo).
+vm_ctl() {
+	rm -f "$1"
+	mkfifo -m 600 "$1"
+}
+
+# vm_tell FIFO WORDS...: one line to the guest behind FIFO, within 5 s.
+vm_tell() {
+	local f=$1
+	shift
+	timeout 5 sh -c 'printf "%s\n" "$2" > "$1"' sh "$f" "$*"
 }
 
 # Stop the guests this test started (by their PIDs), if still running.
@@ -155,6 +197,19 @@ vm_wait() {
 	local end=$((SECONDS + XIPTOOL_VM_TIMEOUT))
 	while [ "$SECONDS" -lt "$end" ]; do
 		grep -q "XIPVM done" "$1" 2>/dev/null && return 0
+		kill -0 "$2" 2>/dev/null || break
+		sleep 0.25
+	done
+	echo "---- guest $1 (accel $ACCEL):"; cat "$1" "$1.qemu"
+	return 1
+}
+
+# vm_wait_for LOG PID TEXT: until the guest printed TEXT; 1 when it died
+# or $XIPTOOL_VM_TIMEOUT seconds passed first.
+vm_wait_for() {
+	local end=$((SECONDS + XIPTOOL_VM_TIMEOUT))
+	while [ "$SECONDS" -lt "$end" ]; do
+		grep -q "$3" "$1" 2>/dev/null && return 0
 		kill -0 "$2" 2>/dev/null || break
 		sleep 0.25
 	done
