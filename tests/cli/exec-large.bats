@@ -1,0 +1,62 @@
+#!/usr/bin/env bats
+# Large programs: mkfs keeps every PT_LOAD of an ELF file whole and, under
+# --align 2M, congruent to its 2 MiB p_align; exec maps them from default
+# and hugetlbfs segments (2 MiB mappings where the segment allows them).
+
+load ../lib/common
+load ../lib/attach
+load ../lib/bigprog
+
+setup() {
+	attach_setup
+	require_cmd gcc debugfs e2fsck
+	mkdir -p "$T/src"
+	make_bigprog "$T/src/big" || skip "gcc cannot link a static program"
+}
+
+teardown() {
+	attach_teardown
+	hugepages_restore
+}
+
+# pblk FILE LBLK: the block of file block LBLK of FILE in $T/img
+pblk() {
+	debugfs -R "bmap $1 $2" "$T/img" 2>/dev/null
+}
+
+@test "mkfs --align 2M: the linker's padding is data and file offset 0x200000 is on a 2 MiB block" {
+	# the source file has holes (the padding between PT_LOADs)
+	size=$(stat -c %s "$T/src/big")
+	alloc=$(($(stat -c %b "$T/src/big") * $(stat -c %B "$T/src/big")))
+	[ "$alloc" -lt "$size" ]
+	xiptool mkfs -q --align 2M -d "$T/src" "$T/img"
+	fsck_clean "$T/img"
+	# every block of every PT_LOAD is data: lblk n at first + n
+	first=$(pblk /big 0)
+	[ $((first % 512)) -eq 0 ]
+	for lblk in 1 300 511 512 513 $((size / 4096 - 1)); do
+		[ "$(pblk /big "$lblk")" -eq $((first + lblk)) ]
+	done
+	[ $(($(pblk /big 512) % 512)) -eq 0 ]
+	run xiptool align-check --huge "$T/img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"/big: xip-ready"*"2 MiB mappings"* ]]
+	require_loop
+	loop_mount "$T/img" ext4
+	cmp "$T/src/big" "$T/mnt/big"
+	"$T/mnt/big"
+	loop_umount
+}
+
+@test "mkfs: an ELF file keeps its PT_LOADs whole without --align too" {
+	xiptool mkfs -q -d "$T/src" "$T/img"
+	fsck_clean "$T/img"
+	first=$(pblk /big 0)
+	size=$(stat -c %s "$T/src/big")
+	# no hole anywhere in its PT_LOADs: bmap names a block for each
+	for lblk in 1 256 511 512 $((size / 4096 - 1)); do
+		[ "$(pblk /big "$lblk")" -ne 0 ]
+	done
+	[ "$(pblk /big 512)" -eq $((first + 512)) ]
+}
