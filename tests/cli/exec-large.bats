@@ -15,8 +15,8 @@ setup() {
 }
 
 teardown() {
-	attach_teardown
 	hugepages_restore
+	attach_teardown
 }
 
 # pblk FILE LBLK: the block of file block LBLK of FILE in $T/img
@@ -59,4 +59,42 @@ pblk() {
 		[ "$(pblk /big "$lblk")" -ne 0 ]
 	done
 	[ "$(pblk /big 512)" -eq $((first + 512)) ]
+}
+
+# huge_attach IMAGE: attach IMAGE as $SEG on a hugetlbfs of our own
+huge_attach() {
+	require_root
+	hugepages_reserve 128 || skip "cannot reserve 128 huge pages"
+	mkdir -p "$T/huge"
+	mount -t hugetlbfs none "$T/huge"
+	XIPTOOL_HUGETLBFS="$T/huge" xiptool attach --hugepages -n "$SEG" "$1"
+}
+
+@test "exec from an attach --hugepages segment: 2 MiB mappings of the text, the data copied" {
+	xiptool mkfs -q --align 2M -d "$T/src" "$T/img"
+	huge_attach "$T/img"
+	run env XIPTOOL_DEBUG=exec "$XIPTOOL" exec "@$SEG" /big
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# the text: 0x4078000 bytes at 0x600000, whole 2 MiB pages
+	grepq -x "xiptool\[[0-9]*\]: exec: /big: map 0x600000+0x4200000 in 2048 KiB pages" <<<"$output"
+	# the writable data: copied (a private huge page would be copied on
+	# write, 2 MiB at a time, from the pool)
+	grepq -x "xiptool\[[0-9]*\]: exec: /big: copy 0x[0-9a-f]*+0x[0-9a-f]* from the segment at 0x[0-9a-f]*: not a whole 2048 KiB page of its hugetlbfs" <<<"$output"
+	# the same program, natively, the same status
+	"$T/src/big"
+	xiptool detach "$SEG"
+}
+
+@test "exec from a hugetlbfs segment of an image not built with --align: 4 KiB copies, and why" {
+	xiptool mkfs -q -d "$T/src" "$T/img"
+	huge_attach "$T/img"
+	run env XIPTOOL_DEBUG=exec "$XIPTOOL" exec "@$SEG" /big
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run grep -c "in 2048 KiB pages" <<<"$output"
+	[ "$output" = 0 ]
+	run env XIPTOOL_DEBUG=exec "$XIPTOOL" exec "@$SEG" /big
+	grepq -x "xiptool\[[0-9]*\]: exec: /big: copy 0x600000+0x4078000 from the segment at 0x[0-9a-f]*: not a whole 2048 KiB page of its hugetlbfs" <<<"$output"
+	xiptool detach "$SEG"
 }
