@@ -98,3 +98,33 @@ huge_attach() {
 	grepq -x "xiptool\[[0-9]*\]: exec: /big: copy 0x600000+0x4078000 from the segment at 0x[0-9a-f]*: not a whole 2048 KiB page of its hugetlbfs" <<<"$output"
 	xiptool detach "$SEG"
 }
+
+@test "exec from a default segment: root's is on a tmpfs with huge pages, and the text is mapped with 2 MiB entries" {
+	require_root
+	xiptool mkfs -q --align 2M -d "$T/src" "$T/img"
+	xiptool attach -n "$SEG" "$T/img"
+	path=$(seg_col "$SEG" PATH)
+	[[ "$path" == "$T/run.shm/xiptool-$SEG."* ]]
+	xiptool exec "@$SEG" /big
+	"$XIPTOOL" exec "@$SEG" /big wait &
+	pid=$!
+	kib=$(pmd_kib "$pid" "$path")
+	kill "$pid"
+	wait "$pid" || true
+	echo "PmdMapped: $kib kB"
+	# the 64 MiB text, in whole 2 MiB pages
+	[ "$kib" -ge $((64 << 10)) ]
+	xiptool detach "$SEG"
+}
+
+@test "exec from a /dev/shm segment (no huge pages there): the program runs from 4 KiB mappings" {
+	shm=$(awk '$2 == "/dev/shm" { print $4 }' /proc/mounts)
+	[[ ",$shm," == *",huge=never,"* || ",$shm," != *",huge="* ]] ||
+		skip "/dev/shm has huge pages here"
+	xiptool mkfs -q --align 2M -d "$T/src" "$T/img"
+	XIPTOOL_SHMDIR=/dev/shm xiptool attach -n "$SEG" "$T/img"
+	path=$(seg_col "$SEG" PATH)
+	[[ "$path" == "/dev/shm/xiptool-$SEG."* ]]
+	xiptool exec "@$SEG" /big
+	xiptool detach "$SEG"
+}

@@ -2,7 +2,7 @@
 # with 64 MiB of text (a `ret` at the start of each 4 KiB page, each called
 # once), linked with -z max-page-size=0x200000 so that its PT_LOADs are
 # congruent to 2 MiB.  The linker pads between them with zeros it leaves
-# as holes.
+# as holes.  With an argument it waits (pause) after touching its text.
 #   make_bigprog OUT [TEXT_MIB]
 
 make_bigprog() {
@@ -14,10 +14,13 @@ __asm__(".section .text.big,\"ax\",@progbits\n"
 	".globl big_text\nbig_text:\n"
 	".fill $((mib << 20)),1,0xc3\n"
 	".globl big_text_end\nbig_text_end:\n.previous\n");
-int main(void)
+#include <unistd.h>
+int main(int argc, char **argv)
 {
 	for (const char *p = big_text; p < big_text_end; p += 4096)
 		((void (*)(void))p)();
+	if (argc > 1)		/* "wait": stay, for /proc/PID/smaps */
+		pause();
 	return 0;
 }
 EOC
@@ -42,4 +45,19 @@ hugepages_restore() {
 		cat "$T/nr_hugepages" > /proc/sys/vm/nr_hugepages
 		rm -f "$T/nr_hugepages"
 	fi
+}
+
+# pmd_kib PID FILE: KiB of FILE that PID maps with 2 MiB entries (smaps
+# FilePmdMapped, ShmemPmdMapped), once they are there (at most 10 s), else 0
+pmd_kib() {
+	local i kib=0
+	for ((i = 0; i < 100; i++)); do
+		kib=$(awk -v f="$2" '
+			/^[0-9a-f]+-[0-9a-f]+ / { m = ($6 == f) }
+			m && /^(File|Shmem)PmdMapped:/ { s += $2 }
+			END { print s + 0 }' "/proc/$1/smaps" 2>/dev/null) || kib=0
+		[ "$kib" -gt 0 ] && break
+		sleep 0.1
+	done
+	echo "$kib"
 }
