@@ -66,7 +66,8 @@ load ../lib/attach
 	[ -z "$(xiptool list -n)" ]
 	[ -z "$(ls "$T/run")" ]
 	loop_gone "$dev" "$path"
-	[ -z "$(ls /dev/shm "$T/run.shm" | grep -- "$SEG")" ]
+	[ -z "$(ls /dev/shm | grep -- "$SEG")" ]
+	[ -z "$(ls "$T/run.shm" | grep -- "$SEG")" ]
 }
 
 @test "detach --save writes the image first, atomically" {
