@@ -168,9 +168,8 @@ static uint64_t elf_load_end(int fd, uint64_t size, uint64_t bs)
 	return div_round_up(end, bs);
 }
 
-/* Make blocks [0, @end) one data range, merged with those after it. */
-static int ranges_dense_prefix(struct xip_lrange **rp, size_t *nrp,
-			       size_t *cap, uint64_t end)
+int xip_build_ranges_dense(struct xip_lrange **rp, size_t *nrp, size_t *cap,
+			   uint64_t end)
 {
 	struct xip_lrange *r = *rp;
 	size_t nr = *nrp, keep = 0;
@@ -250,7 +249,8 @@ static int scan_ranges(struct btree *t, struct bnode *n, int dfd,
 		close(fd);
 		return path_error(err, dir, name, "SEEK_DATA");
 	}
-	ret = ranges_dense_prefix(&r, &nr, &cap, elf_load_end(fd, n->size, bs));
+	ret = xip_build_ranges_dense(&r, &nr, &cap,
+				     elf_load_end(fd, n->size, bs));
 	close(fd);
 	if (ret) {
 		free(r);
