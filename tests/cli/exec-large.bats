@@ -106,9 +106,9 @@ huge_attach() {
 	path=$(seg_col "$SEG" PATH)
 	[[ "$path" == "$T/run.shm/xiptool-$SEG."* ]]
 	xiptool exec "@$SEG" /big
-	"$XIPTOOL" exec "@$SEG" /big wait &
+	"$XIPTOOL" exec "@$SEG" /big wait > "$T/ready" &
 	pid=$!
-	kib=$(pmd_kib "$pid" "$path")
+	kib=$(pmd_kib "$pid" "$path" "$T/ready")
 	kill "$pid"
 	wait "$pid" || true
 	echo "PmdMapped: $kib kB"
@@ -126,5 +126,23 @@ huge_attach() {
 	path=$(seg_col "$SEG" PATH)
 	[[ "$path" == "/dev/shm/xiptool-$SEG."* ]]
 	xiptool exec "@$SEG" /big
+	xiptool detach "$SEG"
+}
+
+@test "attach gathers a segment on a tmpfs mounted huge=advise into 2 MiB pages; exec maps them so" {
+	require_root
+	mkdir "$T/adv"
+	mount -t tmpfs -o huge=advise,mode=0755,size=512M none "$T/adv"
+	xiptool mkfs -q --align 2M -d "$T/src" "$T/img"
+	XIPTOOL_SHMDIR="$T/adv" xiptool attach -n "$SEG" "$T/img"
+	path=$(seg_col "$SEG" PATH)
+	[[ "$path" == "$T/adv/xiptool-$SEG."* ]]
+	"$XIPTOOL" exec "@$SEG" /big wait > "$T/ready" &
+	pid=$!
+	kib=$(pmd_kib "$pid" "$path" "$T/ready")
+	kill "$pid"
+	wait "$pid" || true
+	echo "PmdMapped: $kib kB"
+	[ "$kib" -ge $((64 << 10)) ]
 	xiptool detach "$SEG"
 }

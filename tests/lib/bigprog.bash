@@ -2,7 +2,8 @@
 # with 64 MiB of text (a `ret` at the start of each 4 KiB page, each called
 # once), linked with -z max-page-size=0x200000 so that its PT_LOADs are
 # congruent to 2 MiB.  The linker pads between them with zeros it leaves
-# as holes.  With an argument it waits (pause) after touching its text.
+# as holes.  With an argument it prints "ready" after touching its text,
+# and waits (pause).
 #   make_bigprog OUT [TEXT_MIB]
 
 make_bigprog() {
@@ -19,8 +20,10 @@ int main(int argc, char **argv)
 {
 	for (const char *p = big_text; p < big_text_end; p += 4096)
 		((void (*)(void))p)();
-	if (argc > 1)		/* "wait": stay, for /proc/PID/smaps */
+	if (argc > 1) {		/* "wait": stay, for /proc/PID/smaps */
+		write(1, "ready\\n", 6);
 		pause();
+	}
 	return 0;
 }
 EOC
@@ -47,17 +50,17 @@ hugepages_restore() {
 	fi
 }
 
-# pmd_kib PID FILE: KiB of FILE that PID maps with 2 MiB entries (smaps
-# FilePmdMapped, ShmemPmdMapped), once they are there (at most 10 s), else 0
+# pmd_kib PID FILE OUT: KiB of FILE that PID maps with 2 MiB entries (smaps
+# FilePmdMapped, ShmemPmdMapped) once the program, whose output goes to
+# OUT, says "ready" (at most 10 s), else 0
 pmd_kib() {
-	local i kib=0
+	local i
 	for ((i = 0; i < 100; i++)); do
-		kib=$(awk -v f="$2" '
-			/^[0-9a-f]+-[0-9a-f]+ / { m = ($6 == f) }
-			m && /^(File|Shmem)PmdMapped:/ { s += $2 }
-			END { print s + 0 }' "/proc/$1/smaps" 2>/dev/null) || kib=0
-		[ "$kib" -gt 0 ] && break
+		grep -qx ready "$3" 2>/dev/null && break
 		sleep 0.1
 	done
-	echo "$kib"
+	awk -v f="$2" '
+		/^[0-9a-f]+-[0-9a-f]+ / { m = ($6 == f) }
+		m && /^(File|Shmem)PmdMapped:/ { s += $2 }
+		END { print s + 0 }' "/proc/$1/smaps" 2>/dev/null || echo 0
 }
