@@ -10,4 +10,7 @@ check_PROGRAMS += tests/unit/test_elf tests/unit/test_exec
 TESTS += tests/unit/test_elf tests/unit/test_exec
 TESTS += tests/cli/exec.bats
 EXTRA_DIST += tests/cli/exec.bats tests/cli/exec/probe.c tests/lib/exec.bash
+# large programs: placement by mkfs, 2 MiB mappings from segments
+TESTS += tests/cli/exec-large.bats
+EXTRA_DIST += tests/cli/exec-large.bats tests/lib/bigprog.bash
 endif

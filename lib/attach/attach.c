@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -39,6 +40,7 @@
 
 #include "attach/attach_int.h"
 #include "reader/reader_int.h"
+#include "util/debug_int.h"
 
 #define SHM_DIR		"/dev/shm"
 
@@ -79,14 +81,93 @@ static int hugetlbfs_dir(char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Mount a tmpfs with transparent huge pages (huge=within_size: a segment
+ * is sized before it is filled, so every whole 2 MiB of it is one huge
+ * page) at @dir beside the run directory @run, as large as /dev/shm,
+ * unless a tmpfs is mounted there already.  Root's, writable by nobody
+ * else (others read segments there as their modes allow, as in /dev/shm,
+ * but plant nothing); whatever else is found there is not used.  exec maps a program's 2 MiB-congruent ranges from it with 2
+ * MiB entries (/dev/shm has none when shmem_enabled is never).
+ */
+static int huge_tmpfs_mount(const char *run, const char *dir)
+{
+	struct stat st, parent;
+	struct statfs sfs;
+	char opts[128];
+	uint64_t size = 0;
+	int fd;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || stat(run, &parent) < 0 ||
+	    fstatfs(fd, &sfs) < 0) {
+		close(fd);
+		return -errno;
+	}
+	close(fd);
+	if (st.st_uid != 0 || (st.st_mode & 0022))
+		return -EPERM;
+	if (st.st_dev != parent.st_dev)	/* mounted already */
+		return sfs.f_type == TMPFS_MAGIC ? 0 : -ENOTDIR;
+	if (statfs(SHM_DIR, &sfs) == 0 && sfs.f_blocks)
+		size = (uint64_t)sfs.f_blocks * (uint64_t)sfs.f_bsize;
+	if (size)
+		snprintf(opts, sizeof(opts),
+			 "huge=within_size,mode=0755,size=%" PRIu64, size);
+	else
+		snprintf(opts, sizeof(opts), "huge=within_size,mode=0755");
+	if (mount("xiptool", dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Root's segments live on a tmpfs with huge pages that xiptool mounts
+ * beside its run directory (/run/xiptool.shm); when that cannot be (no
+ * THP, no mount permission, another user's directory there), and for
+ * other users, in /dev/shm.
+ */
+static int default_segment_dir(char *buf, size_t len)
+{
+	char run[XIP_PATH_MAX];
+	int ret, n;
+
+	snprintf(buf, len, "%s", SHM_DIR);
+	if (geteuid() != 0 || xip_registry_dir(run, sizeof(run)))
+		goto shm;
+	n = snprintf(buf, len, "%s.shm", run);
+	if (n < 0 || (size_t)n >= len)
+		goto shm;
+	ret = xip_registry_lock();
+	if (ret)
+		goto shm;
+	ret = huge_tmpfs_mount(run, buf);
+	xip_registry_unlock();
+	if (!ret)
+		return 0;
+	XIP_DBG(SEGMENT, "%s: no tmpfs with huge pages there (%s): segments"
+		" go to %s", buf, strerror(-ret), SHM_DIR);
+shm:
+	xip_error_clear();
+	snprintf(buf, len, "%s", SHM_DIR);
+	return 0;
+}
+
 static int segment_dir(bool huge, char *buf, size_t len)
 {
 	const char *env = getenv("XIPTOOL_SHMDIR");
 
 	if (huge)
 		return hugetlbfs_dir(buf, len);
-	snprintf(buf, len, "%s", env && *env ? env : SHM_DIR);
-	return 0;
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return 0;
+	}
+	return default_segment_dir(buf, len);
 }
 
 /*

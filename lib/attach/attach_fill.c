@@ -12,7 +12,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -22,6 +24,10 @@
 #define CHUNK		(1u << 20)	/* bytes per read() or inflate() */
 #define EXT2_MAGIC_OFF	1080		/* s_magic of the superblock */
 #define GZIP_MAX_RATIO	1032		/* deflate expands at most this much */
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE	25
+#endif
+#define HUGE_PMD	(2ULL << 20)
 
 /* ---- the segment file ------------------------------------------------- */
 
@@ -57,6 +63,33 @@ static int segfile_map(struct segfile *sf)
 				 strerror(errno));
 	sf->map = p;
 	return 0;
+}
+
+/*
+ * A filled segment on a tmpfs that allows it (mounted huge=advise, or
+ * shmem_enabled force) is gathered into 2 MiB pages, so that exec maps
+ * programs from it with 2 MiB entries.  On a tmpfs without huge pages
+ * (/dev/shm when shmem_enabled is never) the kernel refuses at once, and
+ * on one mounted huge=within_size the pages are huge already: nothing
+ * to do either way, and no error.
+ */
+static void segfile_collapse(struct segfile *sf)
+{
+	struct statfs sfs;
+	void *p;
+	int r;
+
+	if (sf->huge || sf->cap < HUGE_PMD || fstatfs(sf->fd, &sfs) ||
+	    sfs.f_type != TMPFS_MAGIC)
+		return;
+	p = mmap(NULL, (size_t)sf->cap, PROT_READ, MAP_SHARED, sf->fd, 0);
+	if (p == MAP_FAILED)
+		return;
+	madvise(p, (size_t)sf->cap, MADV_HUGEPAGE);
+	r = madvise(p, (size_t)sf->cap, MADV_COLLAPSE);
+	XIP_DBG(ATTACH, "%s: gathered into 2 MiB pages: %s", sf->path,
+		r ? strerror(errno) : "done");
+	munmap(p, (size_t)sf->cap);
 }
 
 /* ---- filling it ------------------------------------------------------- */
@@ -415,5 +448,7 @@ int xip_attach_fill(const struct xip_attach_opts *o, struct segfile *sf,
 		else if (want > sf->cap)
 			ret = segfile_resize(sf, want);
 	}
+	if (!ret)
+		segfile_collapse(sf);
 	return ret;
 }

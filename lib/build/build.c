@@ -175,7 +175,7 @@ static int runs_add(struct prun **runs, size_t *n, blk64_t s, uint64_t len)
 static int balloc_many(struct balloc *a, uint64_t need, uint64_t align,
 		       struct prun **runs, size_t *n)
 {
-	uint64_t avail = 0;
+	uint64_t avail = 0, done = 0;
 	size_t i;
 	int ret;
 
@@ -185,7 +185,8 @@ static int balloc_many(struct balloc *a, uint64_t need, uint64_t align,
 		return -ENOSPC;
 	for (i = 0; need && i < a->n;) {
 		struct bext *e = &a->e[i];
-		blk64_t s = *n == 0 ? round_up(e->start, align) : e->start;
+		/* every run congruent to its file block modulo @align */
+		blk64_t s = e->start + (done - e->start % align + align) % align;
 		uint64_t take;
 
 		if (s >= e->end) {
@@ -197,6 +198,7 @@ static int balloc_many(struct balloc *a, uint64_t need, uint64_t align,
 		if (ret)
 			return ret;
 		need -= take;
+		done += take;
 		if (s > e->start) {
 			blk64_t old = e->start;
 

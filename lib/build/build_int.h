@@ -274,6 +274,14 @@ struct xip_lrange {
  */
 uint64_t xip_build_ind_blocks(unsigned int bs, const struct xip_lrange *r,
 			      size_t n);
+/*
+ * Make blocks [0, @end) of the sorted ranges *@rp (*@nrp of them, room
+ * for *@cap, grown with xip_grow) one data range, merged with the ranges
+ * it touches: an ELF file's PT_LOADs, up to the block @end past the last,
+ * are kept whole (buildscan.c).  0 or -ENOMEM.
+ */
+int xip_build_ranges_dense(struct xip_lrange **rp, size_t *nrp, size_t *cap,
+			   uint64_t end);
 /* Blocks of a directory holding names of the given lengths (with . ..). */
 uint64_t xip_build_dir_blocks(unsigned int bs, const size_t *namelens,
 			      size_t n);

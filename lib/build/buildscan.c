@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "build/build_int.h"
+#include "exec/elf_int.h"
 #include "util/xip_util.h"
 
 #define NAME_MAX_EXT2 255
@@ -135,6 +136,68 @@ static int open_checked(int dfd, const char *name, int flags,
 	return 1;
 }
 
+/*
+ * The block just past the file bytes of an ELF file's last PT_LOAD, 0
+ * when @fd is no ELF file with one.  The linker pads between PT_LOADs
+ * with zeros it may leave as holes (-z max-page-size=0x200000 leaves up
+ * to 2 MiB); kept as data, every PT_LOAD stays whole and each file block
+ * keeps its place relative to the first, so that a placement aligned to
+ * p_align keeps file offsets congruent to addresses (exec, hugetlbfs).
+ */
+static uint64_t elf_load_end(int fd, uint64_t size, uint64_t bs)
+{
+	unsigned char magic[4];
+	struct xip_elf elf;
+	uint64_t end = 0;
+
+	if (pread(fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic) ||
+	    memcmp(magic, "\177ELF", 4))
+		return 0;
+	if (xip_elf_parse_fd(fd, "elf", &elf)) {
+		xip_error_clear();
+		return 0;
+	}
+	for (size_t i = 0; i < elf.nload; i++) {
+		const struct xip_elf_load *l = &elf.load[i];
+
+		if (l->filesz && l->offset + l->filesz > end)
+			end = l->offset + l->filesz;
+	}
+	xip_elf_free(&elf);
+	end = end < size ? end : size;
+	return div_round_up(end, bs);
+}
+
+int xip_build_ranges_dense(struct xip_lrange **rp, size_t *nrp, size_t *cap,
+			   uint64_t end)
+{
+	struct xip_lrange *r = *rp;
+	size_t nr = *nrp, keep = 0;
+
+	if (!end)
+		return 0;
+	while (keep < nr && r[keep].start + r[keep].len <= end)
+		keep++;
+	if (keep < nr && r[keep].start <= end) {
+		end = r[keep].start + r[keep].len;
+		keep++;
+	}
+	if (keep == 0) {
+		if (xip_grow((void **)rp, cap, nr + 1, sizeof(*r)))
+			return -ENOMEM;
+		r = *rp;
+		memmove(&r[1], &r[0], nr * sizeof(*r));
+		nr++;
+		keep = 1;
+	}
+	/* ranges [0, keep) become one */
+	r[0].start = 0;
+	r[0].len = end;
+	memmove(&r[1], &r[keep], (nr - keep) * sizeof(*r));
+	*nrp = nr - keep + 1;
+	return 0;
+}
+
 /* Data ranges of a regular file, in blocks, holes left out. */
 static int scan_ranges(struct btree *t, struct bnode *n, int dfd,
 		       const char *dir, const char *name)
@@ -186,7 +249,13 @@ static int scan_ranges(struct btree *t, struct bnode *n, int dfd,
 		close(fd);
 		return path_error(err, dir, name, "SEEK_DATA");
 	}
+	ret = xip_build_ranges_dense(&r, &nr, &cap,
+				     elf_load_end(fd, n->size, bs));
 	close(fd);
+	if (ret) {
+		free(r);
+		return ret;
+	}
 	n->ranges = r;
 	n->nranges = nr;
 	return 0;

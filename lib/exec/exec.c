@@ -40,6 +40,8 @@
 #endif
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #ifdef __GLIBC__
@@ -140,6 +142,103 @@ static void trace_op(const struct exec_file *f, const struct xip_map_op *op,
 		  (op->prot & PROT_EXEC) ? 'x' : '-', from);
 }
 
+/*
+ * Copy [addr, addr + len) from @off of the file into anonymous pages: the
+ * 4 KiB fallback where a hugetlbfs segment cannot be mapped (it maps
+ * only whole huge pages at offsets that are multiples of them).
+ */
+static int copy_range(const struct exec_file *f, const struct xip_map_op *op,
+		      uint64_t addr, uint64_t len, uint64_t off, int prot)
+{
+	void *want = (void *)(uintptr_t)addr, *m;
+	uint64_t done = 0;
+
+	if (!len)
+		return 0;
+	XIP_DBG(EXEC, "%s: copy 0x%" PRIx64 "+0x%" PRIx64 " from the segment"
+		" at 0x%" PRIx64 ": not a whole %" PRIu64 " KiB page of its"
+		" hugetlbfs", f->name, addr, len, off, f->huge >> 10);
+	m = mmap(want, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return map_error(f, op, addr, errno);
+	while (done < len) {
+		ssize_t n = pread(f->fd, (char *)m + done, len - done,
+				  (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return xip_error(n < 0 ? -errno : -EIO, "%s: cannot read"
+					 " 0x%" PRIx64 " bytes of the segment at"
+					 " 0x%" PRIx64 ": %s", f->name,
+					 len - done, off + done,
+					 n < 0 ? strerror(errno) : "short");
+		done += (uint64_t)n;
+	}
+	if (mprotect(m, len, prot))
+		return map_error(f, op, addr, errno);
+	return 0;
+}
+
+/* Map whole huge pages [addr, addr + len) of the hugetlbfs file at @off. */
+static int map_huge(const struct exec_file *f, const struct xip_map_op *op,
+		    uint64_t addr, uint64_t len, uint64_t off, int prot)
+{
+	void *m;
+
+	if (!len)
+		return 0;
+	XIP_DBG(EXEC, "%s: map 0x%" PRIx64 "+0x%" PRIx64 " in %" PRIu64
+		" KiB pages", f->name, addr, len, f->huge >> 10);
+	/* read-only: nothing to copy on write, no pages to reserve */
+	m = mmap((void *)(uintptr_t)addr, len, prot,
+		 MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE, f->fd, (off_t)off);
+	return m == MAP_FAILED ? map_error(f, op, addr, errno) : 0;
+}
+
+/*
+ * A file mapping of op @i from a hugetlbfs segment: the 2 MiB pages of a
+ * read-only range congruent to its offset are mapped, the last one whole
+ * when nothing else of the program lies in it; the rest is copied.
+ */
+static int map_file_huge(const struct exec_file *f, size_t i, int prot,
+			 uint64_t page)
+{
+	const struct xip_map_op *op = &f->plan.ops[i];
+	uint64_t h = f->huge, addr = f->bias + op->addr, end = addr + op->len;
+	uint64_t lo, hi, limit = f->bias + f->plan.hi;
+	uint64_t src_end = f->src_pages * page;
+	int ret;
+
+	if ((op->prot & PROT_WRITE) || (addr - op->off) % h)
+		return copy_range(f, op, addr, op->len, op->off, prot);
+	for (size_t j = 0; j < f->plan.nops; j++) {
+		uint64_t at = f->bias + f->plan.ops[j].addr;
+
+		if (j != i && at >= addr && at < limit &&
+		    (at >= end || f->plan.ops[j].kind == XIP_MAP_ZERO))
+			limit = at;
+	}
+	lo = (addr + h - 1) & ~(h - 1);
+	hi = end & ~(h - 1);
+	/* the last page whole: the segment file holds whole huge pages */
+	if (limit >= hi + h && end > hi &&
+	    op->off + (hi + h - addr) <= ((src_end + h - 1) & ~(h - 1)))
+		hi += h;
+	else if (limit < hi)
+		hi = limit & ~(h - 1);
+	if (lo >= hi)
+		return copy_range(f, op, addr, op->len, op->off, prot);
+	ret = copy_range(f, op, addr, lo - addr, op->off, prot);
+	if (!ret)
+		ret = map_huge(f, op, lo, hi - lo, op->off + (lo - addr), prot);
+	if (!ret && end > hi)
+		ret = copy_range(f, op, hi, end - hi, op->off + (hi - addr),
+				 prot);
+	return ret;
+}
+
 static int map_op(const struct exec_file *f, const struct xip_map_op *op,
 		  uint64_t page)
 {
@@ -152,6 +251,9 @@ static int map_op(const struct exec_file *f, const struct xip_map_op *op,
 		trace_op(f, op, addr);
 	switch (op->kind) {
 	case XIP_MAP_FILE:
+		if (f->huge)
+			return map_file_huge(f, (size_t)(op - f->plan.ops),
+					     prot, page);
 		m = mmap(want, op->len, prot, flags, f->fd, (off_t)op->off);
 		break;
 	case XIP_MAP_ANON:
@@ -199,10 +301,23 @@ static void guard_branches(struct xip_exec *ex)
 }
 #endif
 
+/* The huge page size of a hugetlbfs segment (0 for any other file). */
+static uint64_t hugetlbfs_page(int fd, uint64_t page)
+{
+	struct statfs sfs;
+
+	if (fstatfs(fd, &sfs) || sfs.f_type != HUGETLBFS_MAGIC ||
+	    (uint64_t)sfs.f_bsize <= page)
+		return 0;
+	return (uint64_t)sfs.f_bsize;
+}
+
 static int load_file(struct exec_file *f, uint64_t page)
 {
 	int ret = xip_exec_plan_load(&f->elf, f->runs, f->nruns, page,
 				     f->src_pages, f->name, &f->plan);
+
+	f->huge = hugetlbfs_page(f->fd, page);
 
 	if (!ret)
 		ret = reserve(f, page);

@@ -114,6 +114,7 @@ struct exec_file {
 	struct xip_load_plan plan;
 	uint64_t bias;
 	int guard_prot;			/* added to executable mappings */
+	uint64_t huge;			/* hugetlbfs page size of @fd, or 0 */
 };
 
 struct xip_exec {

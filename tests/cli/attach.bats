@@ -48,7 +48,10 @@ load ../lib/attach
 	[ "$status" -eq 0 ]
 	[ "$output" = "my_root.v1" ]
 	path=$(seg_col my_root.v1 PATH)
-	[[ "$path" =~ ^/dev/shm/xiptool-my_root\.v1\.[0-9a-f]{16}$ ]]
+	# root's: on the tmpfs with huge pages xiptool mounts in its run directory
+	[[ "$path" =~ ^"$T/run.shm/xiptool-my_root.v1."[0-9a-f]{16}$ ]]
+	run awk -v d="$T/run.shm" '$2 == d { print $3, $4 }' /proc/mounts
+	[[ "$output" == "tmpfs "*"huge=within_size"* ]]
 	cmp "$path" "$T/img"
 	[ "$(stat -c %a "$path")" = 444 ]
 	[ -z "$(find "$path" -type l)" ]

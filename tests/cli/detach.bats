@@ -82,6 +82,7 @@ load ../lib/attach
 	[ -z "$(ls "$T/run")" ]
 	loop_gone "$dev" "$path"
 	[ -z "$(ls /dev/shm | grep -- "$SEG")" ]
+	[ -z "$(ls "$T/run.shm" | grep -- "$SEG")" ]
 }
 
 @test "detach --save writes the image first, atomically" {

@@ -28,7 +28,7 @@ load ../lib/attach
 	printf '%s' "$output" > "$T/list.json"
 	python3 - "$T/list.json" "a$SEG" "b$SEG" "$dev" "$(stat -c %s "$T/img")" \
 		"$(blkid -o value -s UUID "$T/img")" "l$U" "$(realpath "$T/img")" <<'PY'
-import json, sys
+import json, os, sys
 f, a, b, dev, size, uuid, label, img = sys.argv[1:]
 segs = {s["name"]: s for s in json.load(open(f))["segments"]}
 assert set(segs) == {a, b}, segs
@@ -41,7 +41,7 @@ assert sa["ro"] is True and sb["ro"] is False
 assert sa["compressed"] is True and sb["compressed"] is False
 assert sa["image"] == img + ".gz" and sb["image"] == img
 assert sa["owner"] == 0
-assert sa["path"].startswith("/dev/shm/xiptool-")
+assert sa["path"].startswith(os.environ["XIPTOOL_RUNDIR"] + ".shm/xiptool-")
 PY
 	[ "$(losetup -n -O BACK-FILE "$dev")" = "$(seg_col "b$SEG" PATH)" ]
 }

@@ -99,6 +99,7 @@ lister() {
 	# nothing of ours is left
 	[ -z "$(ls -A "$T/run" | grep -vx .lock)" ]
 	[ -z "$(ls /dev/shm | grep -- "$U")" ]
+	[ -z "$(ls "$T/run.shm" | grep -- "$U")" ]
 	for f in /sys/block/loop*/loop/backing_file; do
 		[ -e "$f" ] || continue
 		if grep -q -- "$U" "$f"; then

@@ -65,14 +65,17 @@ attach_tree_loop() {
 	path=$(seg_col "$SEG" PATH)
 }
 
-# No segment file of segment $1 is left in directory $2 (/dev/shm): its
+# No segment file of segment $1 is left in directory $2 (/dev/shm and
+# root's tmpfs with huge pages, RUNDIR.shm beside the run directory): its
 # name is xiptool-NAME. (xiptool-UID:NAME. for users) and random bits.
 no_segfile() {
-	local f dir=${2:-/dev/shm}
-	for f in "$dir/xiptool-$1".* "$dir/xiptool-"*":$1".*; do
-		[ -e "$f" ] || [ -L "$f" ] || continue
-		echo "left behind: $f"
-		return 1
+	local f dir
+	for dir in ${2:-/dev/shm "$XIPTOOL_RUNDIR.shm"}; do
+		for f in "$dir/xiptool-$1".* "$dir/xiptool-"*":$1".*; do
+			[ -e "$f" ] || [ -L "$f" ] || continue
+			echo "left behind: $f"
+			return 1
+		done
 	done
 }
 

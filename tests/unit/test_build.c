@@ -145,6 +145,51 @@ static void test_ind_blocks(void **state)
 	assert_int_equal(xip_build_ind_blocks(4096, NULL, 0), 0);
 }
 
+/* An ELF file's blocks up to its last PT_LOAD become one data range. */
+static void test_ranges_dense(void **state)
+{
+	static const struct {
+		struct xip_lrange in[3];
+		size_t nin;
+		uint64_t end;
+		struct xip_lrange out[3];
+		size_t nout;
+	} cases[] = {
+		/* headers, then the text after the linker's padding (a hole) */
+		{ { { 0, 1 }, { 512, 100 } }, 2, 612, { { 0, 612 } }, 1 },
+		/* a range reaching past @end is merged whole */
+		{ { { 0, 1 }, { 512, 100 } }, 2, 520, { { 0, 612 } }, 1 },
+		/* ranges after @end stay apart */
+		{ { { 0, 1 }, { 512, 100 }, { 2000, 5 } }, 3, 612,
+		  { { 0, 612 }, { 2000, 5 } }, 2 },
+		/* a file whose first data lies past @end: a range in front */
+		{ { { 700, 4 } }, 1, 600, { { 0, 600 }, { 700, 4 } }, 2 },
+		/* a range that starts right at @end joins it */
+		{ { { 0, 2 }, { 10, 3 } }, 2, 10, { { 0, 13 } }, 1 },
+		/* no ELF file: nothing changes */
+		{ { { 3, 1 }, { 9, 1 } }, 2, 0, { { 3, 1 }, { 9, 1 } }, 2 },
+		/* an all-hole file */
+		{ { { 0, 0 } }, 0, 4, { { 0, 4 } }, 1 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = cases[i].nin, cap = n ? n : 0;
+		struct xip_lrange *r = n ? malloc(n * sizeof(*r)) : NULL;
+
+		if (n)
+			memcpy(r, cases[i].in, n * sizeof(*r));
+		assert_int_equal(xip_build_ranges_dense(&r, &n, &cap,
+							cases[i].end), 0);
+		assert_int_equal(n, cases[i].nout);
+		for (size_t j = 0; j < n; j++) {
+			assert_int_equal(r[j].start, cases[i].out[j].start);
+			assert_int_equal(r[j].len, cases[i].out[j].len);
+		}
+		free(r);
+	}
+}
+
 static void test_dir_blocks(void **state)
 {
 	size_t lens[300];
@@ -907,6 +952,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_idmap),
 		cmocka_unit_test(test_uuid),
+		cmocka_unit_test(test_ranges_dense),
 		cmocka_unit_test(test_encode_dev),
 		cmocka_unit_test(test_ind_blocks),
 		cmocka_unit_test(test_dir_blocks),
