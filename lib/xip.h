@@ -965,6 +965,22 @@ void xip_nbd_piece(const struct xip_run *runs, size_t nruns,
 		   unsigned int bs, uint64_t off, uint64_t len,
 		   struct xip_nbd_piece *p);
 
+/* ------------------------------------------------------------------ */
+/* Building an image from an OCI image layout (lib/build/buildoci.c)   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * xip_build() of the image @layout ("DIR[:TAG]", an OCI image layout; no
+ * TAG: its only image) names: its layers applied in order, whiteouts
+ * removing what lower layers gave.  @platform ("linux/arm64"; NULL: this
+ * host's) picks one image of a multi-platform index.  Every blob's size
+ * and sha256 digest are checked as it is read; on failure nothing is left.
+ * opts->source and opts->tar must be NULL.
+ */
+int xip_build_oci(const char *image, const char *layout,
+		  const char *platform, const struct xip_build_opts *opts,
+		  struct xip_build_result *res);
+
 #ifdef __cplusplus
 }
 #endif

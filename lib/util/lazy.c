@@ -47,6 +47,7 @@ struct lazy_lib {
 	X(int, archive_read_support_filter_xz, (struct archive *a), (a)) \
 	X(int, archive_read_support_filter_zstd, (struct archive *a), (a)) \
 	X(int, archive_read_open_fd, (struct archive *a, int fd, size_t bs), (a, fd, bs)) \
+	X(int, archive_read_open, (struct archive *a, void *c, archive_open_callback *o, archive_read_callback *r, archive_close_callback *cl), (a, c, o, r, cl)) \
 	X(int, archive_read_next_header, (struct archive *a, struct archive_entry **e), (a, e)) \
 	X(int, archive_read_data_block, (struct archive *a, const void **b, size_t *s, la_int64_t *o), (a, b, s, o)) \
 	X(int, archive_errno, (struct archive *a), (a)) \

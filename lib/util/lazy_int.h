@@ -28,6 +28,7 @@ int xip_lazy_load(enum xip_lazy_which which);
 #define archive_read_support_filter_xz xip_lazy_archive_read_support_filter_xz
 #define archive_read_support_filter_zstd xip_lazy_archive_read_support_filter_zstd
 #define archive_read_open_fd xip_lazy_archive_read_open_fd
+#define archive_read_open xip_lazy_archive_read_open
 #define archive_read_next_header xip_lazy_archive_read_next_header
 #define archive_read_data_block xip_lazy_archive_read_data_block
 #define archive_errno xip_lazy_archive_errno
