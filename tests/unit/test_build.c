@@ -962,6 +962,8 @@ static void test_oci_pick(void **state)
 	/* a digest that could name another file is no digest */
 	assert_int_equal(pick("{\"manifests\":[{\"digest\":\"sha256:../../x\",\"size\":1}]}",
 			      NULL, NULL, &d), -EINVAL);
+	assert_int_equal(pick("{\"manifests\":[{\"digest\":\"sha256:../../../../aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\",\"size\":1}]}",
+			      NULL, NULL, &d), -EINVAL);
 }
 
 static void test_oci_split(void **state)
