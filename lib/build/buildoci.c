@@ -20,14 +20,13 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include <json-c/json.h>
-#include <openssl/evp.h>
-
 #include "build/build_int.h"
 #include "util/xip_util.h"
 #include "util/lazy_int.h"
 
 #include <archive.h>
+#include <json-c/json.h>
+#include <openssl/evp.h>
 
 #define JSON_MAX (16u << 20)	/* index and manifests */
 #define REF_NAME "org.opencontainers.image.ref.name"
@@ -213,7 +212,9 @@ int xip_oci_pick(const char *json, size_t len, const char *tag,
 	size_t n;
 	int ret, matches = 0;
 
-	ret = jparse(json, len, "index", &idx);
+	ret = xip_lazy_load(XIP_LAZY_JSON);
+	if (!ret)
+		ret = jparse(json, len, "index", &idx);
 	if (ret)
 		return ret;
 	arr = jarr(idx, "manifests");
@@ -625,6 +626,10 @@ int xip_btree_scan_oci(struct btree *t, const struct xip_build_opts *o,
 	if (ret)
 		return ret;
 	ret = xip_btree_oci_begin(t, o, layout);
+	if (!ret)
+		ret = xip_lazy_load(XIP_LAZY_JSON);
+	if (!ret)
+		ret = xip_lazy_load(XIP_LAZY_CRYPTO);
 	if (ret)
 		goto out;
 	dirfd = open(layout, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
