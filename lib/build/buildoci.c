@@ -276,6 +276,7 @@ static int blob_open(int dirfd, const char *digest, uint64_t size,
 		     const char *what, struct blob *b)
 {
 	char path[128];
+	struct stat st;
 
 	memset(b, 0, offsetof(struct blob, buf));
 	b->fd = -1;
@@ -291,6 +292,9 @@ static int blob_open(int dirfd, const char *digest, uint64_t size,
 	if (b->fd < 0)
 		return xip_error(-errno, "%s: %s: %s", what, path,
 				 strerror(errno));
+	if (fstat(b->fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return xip_error(-EINVAL, "%s: %s: not a regular file", what,
+				 path);
 	b->md = EVP_MD_CTX_new();
 	if (!b->md || !EVP_DigestInit_ex(b->md, EVP_sha256(), NULL))
 		return xip_error(-ENOMEM, "%s: sha256 unavailable", what);

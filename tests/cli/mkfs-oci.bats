@@ -152,6 +152,12 @@ bad() {
 	cp -a "$T/L" "$T/M"
 	rm "$(layer_blob "$T/M" t2)"
 	bad "$T/M:t2" 'No such file'
+	# a FIFO where a blob should be: refused, no wait
+	cp -a "$T/L" "$T/P"
+	b=$(layer_blob "$T/P" t1)
+	rm "$b"
+	mkfifo "$b"
+	bad "$T/P:t1" 'not a regular file'
 	# an index that is not JSON
 	cp -a "$T/L" "$T/J"
 	echo '{"manifests": [' > "$T/J/index.json"
