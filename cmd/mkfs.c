@@ -14,7 +14,7 @@
 
 #include "cmd.h"
 
-static const char mkfs_usage[] = "[OPTION...] [-d DIR | --tar FILE] IMAGE";
+static const char mkfs_usage[] = "[OPTION...] [-d DIR | --tar FILE | --oci LAYOUT[:TAG]] IMAGE";
 
 static void mkfs_progress(const struct xip_build_progress *p, void *arg)
 {
@@ -114,7 +114,7 @@ static void mkfs_signals(bool cleanup)
 
 struct mkfs_args {
 	char *root, *tar, *size, *extra, *page_size, *align, *label, *uuid;
-	char *timestamp, *owner, *devtable, *inodes;
+	char *timestamp, *owner, *devtable, *inodes, *oci, *platform;
 	const char **uid_map, **gid_map;
 	int squash, force, quiet;
 };
@@ -159,8 +159,10 @@ static int mkfs_opts(struct mkfs_args *a, struct xip_build_opts *o,
 
 	o->source = a->root;
 	o->tar = a->tar;
-	if (a->root && a->tar)
-		return cmd_usage_error("-d and --tar exclude each other");
+	if (!!a->root + !!a->tar + !!a->oci > 1)
+		return cmd_usage_error("-d, --tar and --oci exclude each other");
+	if (a->platform && !a->oci)
+		return cmd_usage_error("--platform only applies to --oci");
 	o->label = a->label;
 	o->device_table = a->devtable;
 	o->squash = a->squash;
@@ -219,6 +221,12 @@ int cmd_mkfs(int argc, const char **argv)
 		{ "tar", '\0', POPT_ARG_STRING, &a.tar, 0,
 		  "copy the tree of a tar archive (GNU, pax, ustar; gzip, xz, zstd); - for stdin",
 		  "FILE" },
+		{ "oci", '\0', POPT_ARG_STRING, &a.oci, 0,
+		  "copy the tree of an OCI image layout, its layers applied (TAG: the only image when not given)",
+		  "LAYOUT[:TAG]" },
+		{ "platform", '\0', POPT_ARG_STRING, &a.platform, 0,
+		  "the image of a multi-platform OCI index for OS/ARCH[/VARIANT]; default: this host's",
+		  "OS/ARCH" },
 		{ "inodes", 'N', POPT_ARG_STRING, &a.inodes, 0,
 		  "number of inodes; default: computed", "N" },
 		{ "page-size", '\0', POPT_ARG_STRING, &a.page_size, 0,
@@ -265,7 +273,8 @@ int cmd_mkfs(int argc, const char **argv)
 		o.progress_arg = &mp;
 	}
 	mkfs_signals(true);
-	ret = xip_build(args.argv[0], &o, &res);
+	ret = a.oci ? xip_build_oci(args.argv[0], a.oci, a.platform, &o, &res) :
+	      xip_build(args.argv[0], &o, &res);
 	mkfs_signals(false);
 	if (mp.shown)
 		fputs("\r\033[K", stderr);
@@ -278,6 +287,8 @@ out:
 	free(gm);
 	free(a.root);
 	free(a.tar);
+	free(a.oci);
+	free(a.platform);
 	free(a.inodes);
 	free(a.size);
 	free(a.extra);

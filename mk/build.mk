@@ -5,7 +5,7 @@
 libxip_a_SOURCES += lib/build/xip_build.h lib/build/build_int.h \
 	lib/build/build.c lib/build/buildwrite.c lib/build/buildid.c \
 	lib/build/buildtree.c lib/build/buildscan.c lib/build/builddevtable.c \
-	lib/build/buildtarget.c lib/build/buildtar.c lib/build/buildio.c
+	lib/build/buildtarget.c lib/build/buildtar.c lib/build/buildoci.c lib/build/buildio.c
 xiptool_main_SOURCES += cmd/mkfs.c cmd/extract.c
 dist_man_MANS += man/xiptool-mkfs.1 man/xiptool-extract.1
 EXTRA_DIST += tests/gentree.py tests/lib/treelist.py tests/lib/contig.py
@@ -19,7 +19,8 @@ tests_unit_test_build_LDADD = $(LDADD) $(LIBARCHIVE_LIBS)
 check_PROGRAMS += tests/unit/test_extract
 TESTS += tests/unit/test_build tests/unit/test_extract
 TESTS += tests/cli/mkfs.bats tests/cli/mkfs-hostile.bats tests/cli/mkfs-tar.bats \
-	tests/cli/mkfs-scale.bats tests/cli/extract.bats
+	tests/cli/mkfs-scale.bats tests/cli/extract.bats tests/cli/mkfs-oci.bats
 EXTRA_DIST += tests/cli/mkfs.bats tests/cli/mkfs-hostile.bats \
-	tests/cli/mkfs-tar.bats tests/cli/mkfs-scale.bats tests/cli/extract.bats
+	tests/cli/mkfs-tar.bats tests/cli/mkfs-scale.bats tests/cli/extract.bats \
+	tests/cli/mkfs-oci.bats
 endif

@@ -522,8 +522,9 @@ static int check_opts(const struct xip_build_opts *o, unsigned int bs)
 	return 0;
 }
 
-int xip_build(const char *image, const struct xip_build_opts *o,
-	      struct xip_build_result *res)
+static int build_any(const char *image, const struct xip_build_opts *o,
+		     const char *oci, const char *platform,
+		     struct xip_build_result *res)
 {
 	unsigned int bs = o->block_size ? o->block_size :
 			  (unsigned int)xip_host_page_size();
@@ -534,6 +535,9 @@ int xip_build(const char *image, const struct xip_build_opts *o,
 	int ret;
 
 	ret = check_opts(o, bs);
+	if (!ret && oci && (o->tar || o->source))
+		ret = xip_error(-EINVAL,
+				"an OCI image excludes a tar archive and a source tree");
 	if (ret)
 		return ret;
 	t.clamp = o->have_timestamp;
@@ -548,7 +552,8 @@ int xip_build(const char *image, const struct xip_build_opts *o,
 		t.skip_dev = tg.dev;
 		t.skip_ino = tg.ino;
 	}
-	ret = o->tar ? xip_btree_scan_tar(&t, o) : xip_btree_scan(&t, o);
+	ret = oci ? xip_btree_scan_oci(&t, o, oci, platform) :
+	      o->tar ? xip_btree_scan_tar(&t, o) : xip_btree_scan(&t, o);
 	if (!ret && o->device_table)
 		ret = xip_btree_devtable(&t, o->device_table);
 	if (!ret)
@@ -556,7 +561,7 @@ int xip_build(const char *image, const struct xip_build_opts *o,
 	if (ret)
 		goto out;
 	XIP_DBG(BUILD, "%s: tree of %zu inodes, %" PRIu64 " files, %" PRIu64
-		" bytes", o->tar ? o->tar : o->source ? o->source : "(empty)",
+		" bytes", oci ? oci : o->tar ? o->tar : o->source ? o->source : "(empty)",
 		t.nnodes, t.files, t.bytes);
 	fixed = o->size ? o->size : tg.fixed;
 	if (tg.fixed && fixed > tg.fixed) {
@@ -588,4 +593,17 @@ out:
 	xip_target_close(&tg);
 	xip_btree_free(&t);
 	return ret;
+}
+
+int xip_build(const char *image, const struct xip_build_opts *o,
+	      struct xip_build_result *res)
+{
+	return build_any(image, o, NULL, NULL, res);
+}
+
+int xip_build_oci(const char *image, const char *layout,
+		  const char *platform, const struct xip_build_opts *o,
+		  struct xip_build_result *res)
+{
+	return build_any(image, o, layout, platform, res);
 }

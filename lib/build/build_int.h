@@ -70,6 +70,7 @@ struct bnode {
 struct bentry {
 	char *name;
 	struct bnode *node;
+	uint32_t layer;			/* OCI layer that gave the name */
 };
 
 /* An open directory of the source, checked against the scan. */
@@ -159,6 +160,8 @@ int xip_btree_add_entry(struct bnode *dir, const char *name, struct bnode *n);
  * costs no walk of the names already there for each new one.
  */
 struct bentry *xip_btree_find_entry(struct bnode *dir, const char *name);
+/* Remove the entry @e of @dir (its node's link count is the caller's). */
+void xip_btree_remove_entry(struct bnode *dir, struct bentry *e);
 /*
  * The entries of @dir its hash table holds (0: it has none, its names are
  * walked) and the names its lookups have compared so far.  Test-only.
@@ -198,6 +201,38 @@ void xip_btree_dirs_pop(struct btree *t, size_t keep);
  * spool file (t->spool_fd), holes of sparse members left out.
  */
 int xip_btree_scan_tar(struct btree *t, const struct xip_build_opts *o);
+/*
+ * One layer (@layer from 1) of an OCI image read from @a (opened by the
+ * caller) onto the tree: whiteouts (.wh.NAME, .wh..wh..opq) remove what
+ * lower layers gave and never reach the tree, a later entry replaces an
+ * earlier one of any type.  @name names the layer in messages.  The tree
+ * gets its root from xip_btree_oci_begin and its lost+found from
+ * xip_btree_make_lpf once every layer is read.
+ */
+int xip_btree_oci_begin(struct btree *t, const struct xip_build_opts *o,
+			const char *src);
+struct archive;
+int xip_btree_tar_layer(struct btree *t, const struct xip_build_opts *o,
+			struct archive *a, const char *name, uint32_t layer);
+
+/* buildoci.c: the layers of an OCI image layout, onto the tree */
+int xip_btree_scan_oci(struct btree *t, const struct xip_build_opts *o,
+		       const char *spec, const char *platform);
+
+/* The parts of an OCI image layout, for the unit tests (buildoci.c). */
+/*
+ * Split "LAYOUT[:TAG]": the whole @spec when it is a directory, else at
+ * its last ':' (TAG without '/').  *dir and *tag (NULL: none) malloc'ed.
+ */
+int xip_oci_split(const char *spec, char **dir, char **tag);
+/*
+ * The manifest descriptor of index JSON @json for @tag (NULL: the only
+ * one): its digest and media type (malloc'ed).  -ENOENT for a missing
+ * tag, -EINVAL for ambiguity or bad JSON (reason in the error record).
+ */
+int xip_oci_pick(const char *json, size_t len, const char *tag,
+		 const char *platform, char **digest, char **media,
+		 uint64_t *size);
 
 /* builddevtable.c: a genext2fs device table applied to the tree */
 int xip_btree_devtable(struct btree *t, const char *file);

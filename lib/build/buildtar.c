@@ -38,6 +38,7 @@ struct tarscan {
 	struct archive *a;
 	const char *name;	/* the archive, for messages */
 	const char *member;	/* the member being read (normalised) */
+	uint32_t layer;		/* OCI layer (from 1), 0: a plain archive */
 };
 
 int xip_build_tar_name(const char *name, char **out)
@@ -395,7 +396,10 @@ static int tar_subdir(struct tarscan *ts, struct bnode *dir, const char *name,
 	if (!n->name)
 		return -ENOMEM;
 	*subp = n;
-	return xip_btree_add_entry(dir, name, n);
+	ret = xip_btree_add_entry(dir, name, n);
+	if (!ret)
+		dir->kids[dir->nkids - 1].layer = ts->layer;
+	return ret;
 }
 
 /*
@@ -440,6 +444,45 @@ static void tar_unlink(struct btree *t, struct bnode *n)
 	t->bytes -= n->size;
 }
 
+/* A name that goes away with everything below it (an OCI layer's). */
+static void tar_unlink_tree(struct btree *t, struct bnode *n)
+{
+	if (!S_ISDIR(n->mode)) {
+		tar_unlink(t, n);
+		return;
+	}
+	n->nlink--;
+	for (size_t i = 0; i < n->nkids; i++)
+		tar_unlink_tree(t, n->kids[i].node);
+}
+
+/* Remove the entry @e of @dir and what hangs below it. */
+static void tar_remove(struct btree *t, struct bnode *dir, struct bentry *e)
+{
+	tar_unlink_tree(t, e->node);
+	xip_btree_remove_entry(dir, e);
+}
+
+/*
+ * An OCI whiteout @last in @dir: ".wh..wh..opq" removes every name lower
+ * layers gave @dir, ".wh.NAME" removes NAME when a lower layer gave it.
+ */
+static void tar_whiteout(struct tarscan *ts, struct bnode *dir,
+			 const char *last)
+{
+	struct bentry *e;
+
+	if (!strcmp(last, ".wh..wh..opq")) {
+		for (size_t i = dir->nkids; i-- > 0;)
+			if (dir->kids[i].layer < ts->layer)
+				tar_remove(ts->t, dir, &dir->kids[i]);
+		return;
+	}
+	e = xip_btree_find_entry(dir, last + 4);
+	if (e && e->layer < ts->layer)
+		tar_remove(ts->t, dir, e);
+}
+
 /* Give @n the name @name in @dir, replacing a file of that name. */
 static int tar_place(struct tarscan *ts, struct bnode *dir, const char *name,
 		     struct bnode *n)
@@ -452,15 +495,23 @@ static int tar_place(struct tarscan *ts, struct bnode *dir, const char *name,
 		if (!n->name)
 			return -ENOMEM;
 	}
-	if (!e)
-		return xip_btree_add_entry(dir, name, n);
+	if (!e) {
+		int ret = xip_btree_add_entry(dir, name, n);
+
+		if (!ret)
+			dir->kids[dir->nkids - 1].layer = ts->layer;
+		return ret;
+	}
 	if (e->node == n)
 		return 0;
-	if (S_ISDIR(e->node->mode))
+	if (S_ISDIR(e->node->mode) && !ts->layer)
 		return tar_err(ts, -EEXIST,
 			       "a directory of that name is already in the archive");
-	tar_unlink(ts->t, e->node);
+	if (S_ISDIR(e->node->mode) && e->node == dir)
+		return tar_err(ts, -EINVAL, "replaces its own directory");
+	tar_unlink_tree(ts->t, e->node);
 	e->node = n;
+	e->layer = ts->layer;
 	n->nlink++;
 	return 0;
 }
@@ -571,6 +622,16 @@ static int tar_member(struct tarscan *ts, struct archive_entry *ae)
 			tar_update_dir(ts->t->root, n);
 		goto out;
 	}
+	if (ts->layer && (last = strrchr(rel, '/') ? strrchr(rel, '/') + 1 :
+			  rel) && !strncmp(last, ".wh.", 4)) {
+		/* a whiteout of what is not there removes nothing */
+		ret = tar_walk(ts, rel, true, &dir, &last);
+		if (!ret)
+			tar_whiteout(ts, dir, last);
+		else if (ret == -ENOENT || ret == -ENOTDIR)
+			ret = 0;
+		goto out;
+	}
 	ret = tar_walk(ts, rel, false, &dir, &last);
 	if (ret)
 		goto out;
@@ -584,6 +645,7 @@ static int tar_member(struct tarscan *ts, struct archive_entry *ae)
 	e = xip_btree_find_entry(dir, last);
 	if (S_ISDIR(n->mode) && e && S_ISDIR(e->node->mode)) {
 		tar_update_dir(e->node, n);
+		e->layer = ts->layer;
 		goto out;
 	}
 	ret = tar_place(ts, dir, last, n);
@@ -675,4 +737,26 @@ out:
 		return ret;
 	r->nlink = 2;
 	return xip_btree_make_lpf(t, o);
+}
+
+int xip_btree_oci_begin(struct btree *t, const struct xip_build_opts *o,
+			const char *src)
+{
+	struct bnode *r = xip_btree_root_new(t, src);
+
+	if (!r)
+		return -ENOMEM;
+	xip_btree_set_dir(t, r, o, 0755);
+	r->from_source = true;
+	r->nlink = 2;
+	return xip_lazy_load(XIP_LAZY_ARCHIVE);
+}
+
+int xip_btree_tar_layer(struct btree *t, const struct xip_build_opts *o,
+			struct archive *a, const char *name, uint32_t layer)
+{
+	struct tarscan ts = { .t = t, .o = o, .a = a, .name = name,
+			      .layer = layer };
+
+	return tar_read_all(&ts);
 }

@@ -335,10 +335,21 @@ int xip_btree_add_entry(struct bnode *dir, const char *name, struct bnode *n)
 	if (!e->name)
 		return -ENOMEM;
 	e->node = n;
+	e->layer = 0;
 	dir->nkids++;
 	n->nlink++;
 	names_add_last(dir);
 	return 0;
+}
+
+void xip_btree_remove_entry(struct bnode *dir, struct bentry *e)
+{
+	size_t i = (size_t)(e - dir->kids);
+
+	free(e->name);
+	memmove(e, e + 1, (dir->nkids - i - 1) * sizeof(*e));
+	dir->nkids--;
+	names_drop(dir);	/* the entries moved: rebuilt at a lookup */
 }
 
 struct bentry *xip_btree_find_entry(struct bnode *dir, const char *name)

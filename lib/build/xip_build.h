@@ -87,4 +87,20 @@ int xip_build(const char *image, const struct xip_build_opts *opts,
  */
 void xip_build_signal_cleanup(void);
 
+/* ------------------------------------------------------------------ */
+/* Building an image from an OCI image layout (lib/build/buildoci.c)   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * xip_build() of the image @layout ("DIR[:TAG]", an OCI image layout; no
+ * TAG: its only image) names: its layers applied in order, whiteouts
+ * removing what lower layers gave.  @platform ("linux/arm64"; NULL: this
+ * host's) picks one image of a multi-platform index.  Every blob's size
+ * and sha256 digest are checked as it is read; on failure nothing is left.
+ * opts->source and opts->tar must be NULL.
+ */
+int xip_build_oci(const char *image, const char *layout,
+		  const char *platform, const struct xip_build_opts *opts,
+		  struct xip_build_result *res);
+
 #endif /* XIP_BUILD_H */

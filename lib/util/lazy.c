@@ -25,6 +25,8 @@
 #ifdef HAVE_LIBNBD
 #include <libnbd.h>
 #endif
+#include <json-c/json.h>
+#include <openssl/evp.h>
 
 struct lazy_lib {
 	const char *soname;
@@ -47,6 +49,7 @@ struct lazy_lib {
 	X(int, archive_read_support_filter_xz, (struct archive *a), (a)) \
 	X(int, archive_read_support_filter_zstd, (struct archive *a), (a)) \
 	X(int, archive_read_open_fd, (struct archive *a, int fd, size_t bs), (a, fd, bs)) \
+	X(int, archive_read_open, (struct archive *a, void *c, archive_open_callback *o, archive_read_callback *r, archive_close_callback *cl), (a, c, o, r, cl)) \
 	X(int, archive_read_next_header, (struct archive *a, struct archive_entry **e), (a, e)) \
 	X(int, archive_read_data_block, (struct archive *a, const void **b, size_t *s, la_int64_t *o), (a, b, s, o)) \
 	X(int, archive_errno, (struct archive *a), (a)) \
@@ -91,6 +94,47 @@ ARCHIVE_FUNCS(ARCHIVE_STUB)
 static struct lazy_lib lib_archive = {
 	XIP_LIBARCHIVE_SONAME, NULL, archive_names,
 	(void **)&lazy_archive_slots, 0, ""
+};
+
+#define JSON_FUNCS(X) \
+	X(struct json_tokener *, json_tokener_new, (void), ()) \
+	X(void, json_tokener_free, (struct json_tokener *t), (t)) \
+	X(struct json_object *, json_tokener_parse_ex, (struct json_tokener *t, const char *s, int len), (t, s, len)) \
+	X(enum json_tokener_error, json_tokener_get_error, (struct json_tokener *t), (t)) \
+	X(const char *, json_tokener_error_desc, (enum json_tokener_error e), (e)) \
+	X(int, json_object_put, (struct json_object *o), (o)) \
+	X(int, json_object_is_type, (const struct json_object *o, enum json_type t), (o, t)) \
+	X(json_bool, json_object_object_get_ex, (const struct json_object *o, const char *k, struct json_object **v), (o, k, v)) \
+	X(const char *, json_object_get_string, (struct json_object *o), (o)) \
+	X(int64_t, json_object_get_int64, (const struct json_object *o), (o)) \
+	X(size_t, json_object_array_length, (const struct json_object *o), (o)) \
+	X(struct json_object *, json_object_array_get_idx, (const struct json_object *o, size_t i), (o, i))
+
+static const char *const json_names[] = { JSON_FUNCS(LAZY_NAME) NULL };
+static struct { JSON_FUNCS(LAZY_SLOT) } lazy_json_slots;
+#define JSON_STUB(ret, name, params, args) LAZY_STUB(json, ret, name, params, args)
+JSON_FUNCS(JSON_STUB)
+
+static struct lazy_lib lib_json = {
+	XIP_LIBJSONC_SONAME, NULL, json_names, (void **)&lazy_json_slots, 0, ""
+};
+
+#define CRYPTO_FUNCS(X) \
+	X(EVP_MD_CTX *, EVP_MD_CTX_new, (void), ()) \
+	X(void, EVP_MD_CTX_free, (EVP_MD_CTX *c), (c)) \
+	X(const EVP_MD *, EVP_sha256, (void), ()) \
+	X(int, EVP_DigestInit_ex, (EVP_MD_CTX *c, const EVP_MD *t, ENGINE *e), (c, t, e)) \
+	X(int, EVP_DigestUpdate, (EVP_MD_CTX *c, const void *d, size_t n), (c, d, n)) \
+	X(int, EVP_DigestFinal_ex, (EVP_MD_CTX *c, unsigned char *md, unsigned int *n), (c, md, n))
+
+static const char *const crypto_names[] = { CRYPTO_FUNCS(LAZY_NAME) NULL };
+static struct { CRYPTO_FUNCS(LAZY_SLOT) } lazy_crypto_slots;
+#define CRYPTO_STUB(ret, name, params, args) LAZY_STUB(crypto, ret, name, params, args)
+CRYPTO_FUNCS(CRYPTO_STUB)
+
+static struct lazy_lib lib_crypto = {
+	XIP_LIBCRYPTO_SONAME, NULL, crypto_names, (void **)&lazy_crypto_slots,
+	0, ""
 };
 
 #ifdef HAVE_LIBNBD
@@ -161,6 +205,10 @@ int xip_lazy_load(enum xip_lazy_which which)
 	switch (which) {
 	case XIP_LAZY_ARCHIVE:
 		return lazy_open(&lib_archive);
+	case XIP_LAZY_JSON:
+		return lazy_open(&lib_json);
+	case XIP_LAZY_CRYPTO:
+		return lazy_open(&lib_crypto);
 #ifdef HAVE_LIBNBD
 	case XIP_LAZY_NBD:
 		return lazy_open(&lib_nbd);

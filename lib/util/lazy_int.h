@@ -6,6 +6,8 @@
 enum xip_lazy_which {
 	XIP_LAZY_ARCHIVE,	/* libarchive: mkfs --tar, extract */
 	XIP_LAZY_NBD,		/* libnbd: attach nbd:// */
+	XIP_LAZY_JSON,		/* json-c: mkfs --oci */
+	XIP_LAZY_CRYPTO,	/* libcrypto (sha256): mkfs --oci */
 };
 
 /*
@@ -18,9 +20,27 @@ int xip_lazy_load(enum xip_lazy_which which);
 /*
  * The functions of those libraries that the library calls are defined in
  * lazy.c under names of its own: include this header before <archive.h>,
- * <archive_entry.h> and <libnbd.h>, and their declarations and every call
+ * <archive_entry.h>, <libnbd.h>, <json-c/json.h> and <openssl/evp.h>, and their declarations and every call
  * take the xip_lazy_ name.
  */
+#define json_tokener_new xip_lazy_json_tokener_new
+#define json_tokener_free xip_lazy_json_tokener_free
+#define json_tokener_parse_ex xip_lazy_json_tokener_parse_ex
+#define json_tokener_get_error xip_lazy_json_tokener_get_error
+#define json_tokener_error_desc xip_lazy_json_tokener_error_desc
+#define json_object_put xip_lazy_json_object_put
+#define json_object_is_type xip_lazy_json_object_is_type
+#define json_object_object_get_ex xip_lazy_json_object_object_get_ex
+#define json_object_get_string xip_lazy_json_object_get_string
+#define json_object_get_int64 xip_lazy_json_object_get_int64
+#define json_object_array_length xip_lazy_json_object_array_length
+#define json_object_array_get_idx xip_lazy_json_object_array_get_idx
+#define EVP_MD_CTX_new xip_lazy_EVP_MD_CTX_new
+#define EVP_MD_CTX_free xip_lazy_EVP_MD_CTX_free
+#define EVP_sha256 xip_lazy_EVP_sha256
+#define EVP_DigestInit_ex xip_lazy_EVP_DigestInit_ex
+#define EVP_DigestUpdate xip_lazy_EVP_DigestUpdate
+#define EVP_DigestFinal_ex xip_lazy_EVP_DigestFinal_ex
 #define archive_read_new xip_lazy_archive_read_new
 #define archive_read_free xip_lazy_archive_read_free
 #define archive_read_support_format_tar xip_lazy_archive_read_support_format_tar
@@ -28,6 +48,7 @@ int xip_lazy_load(enum xip_lazy_which which);
 #define archive_read_support_filter_xz xip_lazy_archive_read_support_filter_xz
 #define archive_read_support_filter_zstd xip_lazy_archive_read_support_filter_zstd
 #define archive_read_open_fd xip_lazy_archive_read_open_fd
+#define archive_read_open xip_lazy_archive_read_open
 #define archive_read_next_header xip_lazy_archive_read_next_header
 #define archive_read_data_block xip_lazy_archive_read_data_block
 #define archive_errno xip_lazy_archive_errno

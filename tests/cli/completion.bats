@@ -233,6 +233,24 @@ expected() {
 	[ "$output" = "$(printf '%s\n' "$T/d/layer.tar.zst" "$T/d/root.tar")" ]
 }
 
+@test "mkfs --oci completes layout directories, then the layout's tags (bash, zsh)" {
+	mkdir -p "$T/L/blobs" "$T/other"
+	echo '{"schemaVersion":2,"manifests":[{"digest":"sha256:0","annotations":{"org.opencontainers.image.ref.name":"v1"}},{"annotations":{"org.opencontainers.image.ref.name":"latest"}}]}' > "$T/L/index.json"
+	run complete xiptool mkfs --oci "$T/L:"
+	[ "$output" = "$(printf 'latest\nv1')" ] || { echo "got: $output"; false; }
+	run complete xiptool mkfs --oci "$T/L:l"
+	[ "$output" = latest ] || { echo "got: $output"; false; }
+	run complete xiptool mkfs --oci "$T/o"
+	[ "$output" = "$T/other" ] || { echo "got: $output"; false; }
+	if command -v zsh >/dev/null; then
+		run zsh -c "source <(sed '\$d' '$TOP_SRCDIR/completions/_xiptool')
+			compadd() { print -l -- \"\${@[2,-1]}\"; }
+			compset() { :; }
+			PREFIX='$T/L:'; _xiptool_oci_layout"
+		[ "$output" = "$(printf 'v1\nlatest')" ] || { echo "got: $output"; false; }
+	fi
+}
+
 @test "@NAME completes attached segment names from xiptool list" {
 	commands | grepq -x attach || skip "attach is not available yet"
 	commands | grepq -x list || skip "list is not available yet"

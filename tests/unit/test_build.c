@@ -947,6 +947,152 @@ static void test_build_reserve(void **state)
 		assert_int_equal(out[i], 0);
 }
 
+/* ---- OCI: index selection and whiteouts ---------------------------- */
+
+#define D(c) "sha256:" c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c \
+	c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c
+#define DESC(c, extra) "{\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\"," \
+	"\"digest\":\"" D(c) "\",\"size\":7" extra "}"
+#define TAG(t) ",\"annotations\":{\"org.opencontainers.image.ref.name\":\"" t "\"}"
+#define PLAT(a) ",\"platform\":{\"os\":\"linux\",\"architecture\":\"" a "\"}"
+
+static int pick(const char *json, const char *tag, const char *plat,
+		char **digest)
+{
+	char *media = NULL;
+	uint64_t size = 0;
+	int ret;
+
+	*digest = NULL;
+	ret = xip_oci_pick(json, strlen(json), tag, plat, digest, &media,
+			   &size);
+	if (!ret) {
+		assert_string_equal(media,
+				    "application/vnd.oci.image.manifest.v1+json");
+		assert_int_equal(size, 7);
+	}
+	free(media);
+	return ret;
+}
+
+static void test_oci_pick(void **state)
+{
+	static const char one[] = "{\"manifests\":[" DESC("a", "") "]}";
+	static const char tags[] = "{\"manifests\":[" DESC("a", TAG("t1")) ","
+		DESC("b", TAG("t2")) "]}";
+	static const char plats[] = "{\"manifests\":[" DESC("a", PLAT("amd64"))
+		"," DESC("b", PLAT("arm64")) "]}";
+	char *d;
+
+	(void)state;
+	assert_int_equal(pick(one, NULL, NULL, &d), 0);
+	assert_string_equal(d, D("a"));
+	free(d);
+	assert_int_equal(pick(tags, "t2", NULL, &d), 0);
+	assert_string_equal(d, D("b"));
+	free(d);
+	assert_int_equal(pick(tags, NULL, NULL, &d), -EINVAL);
+	assert_non_null(strstr(xip_errmsg(), "t1, t2"));
+	assert_int_equal(pick(tags, "t3", NULL, &d), -ENOENT);
+	assert_non_null(strstr(xip_errmsg(), "no tag 't3'"));
+	assert_int_equal(pick(plats, NULL, "linux/arm64", &d), 0);
+	assert_string_equal(d, D("b"));
+	free(d);
+	assert_int_equal(pick(plats, NULL, "linux/amd64", &d), 0);
+	assert_string_equal(d, D("a"));
+	free(d);
+	assert_int_equal(pick(plats, NULL, "linux/s390x", &d), -EINVAL);
+	assert_int_equal(pick("{\"manifests\": [", NULL, NULL, &d), -EINVAL);
+	assert_int_equal(pick("[]", NULL, NULL, &d), -EINVAL);
+	assert_int_equal(pick("{\"manifests\":[]} x", NULL, NULL, &d), -EINVAL);
+	/* a digest that could name another file is no digest */
+	assert_int_equal(pick("{\"manifests\":[{\"digest\":\"sha256:../../x\",\"size\":1}]}",
+			      NULL, NULL, &d), -EINVAL);
+	assert_int_equal(pick("{\"manifests\":[{\"digest\":\"sha256:../../../../aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\",\"size\":1}]}",
+			      NULL, NULL, &d), -EINVAL);
+}
+
+static void test_oci_split(void **state)
+{
+	char *dir, *tag;
+
+	(void)state;
+	assert_int_equal(xip_oci_split("/nonexistent/L:v1.2", &dir, &tag), 0);
+	assert_string_equal(dir, "/nonexistent/L");
+	assert_string_equal(tag, "v1.2");
+	free(dir);
+	free(tag);
+	assert_int_equal(xip_oci_split("/nonexistent/a:b/L", &dir, &tag), 0);
+	assert_string_equal(dir, "/nonexistent/a:b/L");
+	assert_null(tag);
+	free(dir);
+	assert_int_equal(xip_oci_split("/nonexistent/L:", &dir, &tag), -EINVAL);
+}
+
+static void read_layer(struct btree *t, const struct xip_build_opts *o,
+		       const char *path, uint32_t layer)
+{
+	struct archive *a = archive_read_new();
+
+	assert_non_null(a);
+	archive_read_support_format_tar(a);
+	assert_int_equal(archive_read_open_filename(a, path, 10240),
+			 ARCHIVE_OK);
+	assert_int_equal(xip_btree_tar_layer(t, o, a, path, layer), 0);
+	archive_read_free(a);
+}
+
+static void test_oci_whiteouts(void **state)
+{
+	static const struct tmember lower[] = {
+		{ "d/a", 'f', "a" }, { "d/b", 'f', "b" }, { "gone", 'f', "g" },
+		{ "dir2/x", 'f', "x" }, { "keep", 'f', "k" },
+		{ "d/sub/deep", 'f', "deep" }, { "hl", 'h', "d/a" },
+	};
+	static const struct tmember upper[] = {
+		{ "d/c", 'f', "c" }, { "d/.wh..wh..opq", 'f', "" },
+		{ ".wh.gone", 'f', "" }, { "dir2", 'f', "now a file" },
+		{ ".wh.nothing", 'f', "" }, { "no/.wh.such", 'f', "" },
+	};
+	struct xip_build_opts o = { 0 };
+	struct btree t = { .bs = 4096, .root_fd = -1, .spool_fd = -1 };
+	char l1[] = "/tmp/xipt-l1.XXXXXX", l2[] = "/tmp/xipt-l2.XXXXXX";
+	struct bentry *e;
+	struct bnode *d;
+
+	(void)state;
+	close(mkstemp(l1));
+	close(mkstemp(l2));
+	write_tar(l1, lower, sizeof(lower) / sizeof(lower[0]));
+	write_tar(l2, upper, sizeof(upper) / sizeof(upper[0]));
+	assert_int_equal(xip_btree_oci_begin(&t, &o, "L"), 0);
+	read_layer(&t, &o, l1, 1);
+	read_layer(&t, &o, l2, 2);
+	unlink(l1);
+	unlink(l2);
+	/* the opaque d keeps only what its own layer gave it */
+	e = xip_btree_find_entry(t.root, "d");
+	assert_non_null(e);
+	d = e->node;
+	assert_int_equal(d->nkids, 1);
+	assert_string_equal(d->kids[0].name, "c");
+	assert_null(xip_btree_find_entry(t.root, "gone"));
+	assert_null(xip_btree_find_entry(t.root, ".wh.gone"));
+	assert_null(xip_btree_find_entry(t.root, ".wh.nothing"));
+	assert_null(xip_btree_find_entry(t.root, "no"));
+	e = xip_btree_find_entry(t.root, "dir2");
+	assert_non_null(e);
+	assert_true(S_ISREG(e->node->mode));
+	/* hl keeps d/a's inode, now its only name */
+	e = xip_btree_find_entry(t.root, "hl");
+	assert_non_null(e);
+	assert_int_equal(e->node->nlink, 1);
+	/* hl, keep, d/c and dir2 */
+	assert_int_equal(t.files, 4);
+	assert_int_equal(xip_btree_finish(&t, &o), 0);
+	xip_btree_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -963,6 +1109,9 @@ int main(void)
 		cmocka_unit_test(test_temp_name),
 		cmocka_unit_test(test_build_target),
 		cmocka_unit_test(test_tar_name),
+		cmocka_unit_test(test_oci_pick),
+		cmocka_unit_test(test_oci_split),
+		cmocka_unit_test(test_oci_whiteouts),
 		cmocka_unit_test(test_build_tar),
 		cmocka_unit_test(test_build_tar_refused),
 		cmocka_unit_test(test_btree_names),

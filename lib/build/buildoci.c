@@ -1,0 +1,661 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * mkfs --oci: the tree of an OCI image layout (image-spec v1: index.json,
+ * blobs/sha256/...).  index.json gives the manifest of a tag (through an
+ * image index of several platforms when it is one), the manifest gives
+ * the layers, and each layer blob is streamed through libarchive onto the
+ * in-memory tree that --tar builds (buildtar.c applies the whiteouts).
+ *
+ * The layout is untrusted: JSON documents are read up to a bound, digests
+ * must be "sha256:" and 64 lowercase hex digits before they name a file,
+ * blobs are opened with O_NOFOLLOW below the layout's blobs/sha256, and
+ * every blob's size and digest is checked as its bytes go by.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "build/build_int.h"
+#include "util/xip_util.h"
+#include "util/lazy_int.h"
+
+#include <archive.h>
+#include <json-c/json.h>
+#include <openssl/evp.h>
+
+#define JSON_MAX (16u << 20)	/* index and manifests */
+#define REF_NAME "org.opencontainers.image.ref.name"
+#define MT_INDEX "application/vnd.oci.image.index.v1+json"
+#define MT_MANIFEST "application/vnd.oci.image.manifest.v1+json"
+
+int xip_oci_split(const char *spec, char **dir, char **tag)
+{
+	const char *colon = strrchr(spec, ':');
+	struct stat st;
+
+	*tag = NULL;
+	if (stat(spec, &st) == 0 && S_ISDIR(st.st_mode))
+		colon = NULL;
+	if (colon && strchr(colon, '/'))
+		colon = NULL;
+	*dir = colon ? strndup(spec, (size_t)(colon - spec)) : strdup(spec);
+	if (!*dir)
+		return -ENOMEM;
+	if (colon) {
+		*tag = strdup(colon + 1);
+		if (!*tag) {
+			free(*dir);
+			return -ENOMEM;
+		}
+	}
+	if (!**dir || (*tag && !**tag)) {
+		free(*dir);
+		free(*tag);
+		return xip_error(-EINVAL, "%s: expected LAYOUT[:TAG]", spec);
+	}
+	return 0;
+}
+
+static bool digest_ok(const char *d)
+{
+	if (strncmp(d, "sha256:", 7) || strlen(d) != 7 + 64)
+		return false;
+	for (d += 7; *d; d++)
+		if (!((*d >= '0' && *d <= '9') || (*d >= 'a' && *d <= 'f')))
+			return false;
+	return true;
+}
+
+static const char *jstr(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_is_type(o, json_type_object) ||
+	    !json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static struct json_object *jarr(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_is_type(o, json_type_object) ||
+	    !json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_array))
+		return NULL;
+	return v;
+}
+
+static int jparse(const char *json, size_t len, const char *what,
+		  struct json_object **out)
+{
+	struct json_tokener *tok = json_tokener_new();
+	enum json_tokener_error err;
+	struct json_object *o;
+
+	if (!tok)
+		return -ENOMEM;
+	o = json_tokener_parse_ex(tok, json, (int)len);
+	err = json_tokener_get_error(tok);
+	if (o && err == json_tokener_success &&
+	    tok->char_offset < (int)len) {
+		/* trailing bytes other than white space */
+		for (size_t i = (size_t)tok->char_offset; i < len; i++)
+			if (!strchr(" \t\r\n", json[i]))
+				err = json_tokener_error_parse_unexpected;
+	}
+	json_tokener_free(tok);
+	if (!o || err != json_tokener_success ||
+	    !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return xip_error(-EINVAL, "%s: not a JSON object%s%s", what,
+				 err != json_tokener_success ? ": " : "",
+				 err != json_tokener_success ?
+				 json_tokener_error_desc(err) : "");
+	}
+	*out = o;
+	return 0;
+}
+
+/* The platform string of this host, as OCI names it ("linux/amd64"). */
+static void host_platform(char *buf, size_t len)
+{
+	struct utsname u;
+	const char *arch = "unknown";
+
+	if (uname(&u) == 0) {
+		arch = u.machine;
+		if (!strcmp(arch, "x86_64"))
+			arch = "amd64";
+		else if (!strcmp(arch, "aarch64"))
+			arch = "arm64";
+		else if (!strcmp(arch, "i686") || !strcmp(arch, "i386"))
+			arch = "386";
+		else if (!strncmp(arch, "armv7", 5))
+			arch = "arm";
+	}
+	snprintf(buf, len, "linux/%s", arch);
+}
+
+static bool platform_match(struct json_object *d, const char *want)
+{
+	struct json_object *p;
+	const char *os, *arch, *var;
+	char have[256];
+
+	if (!json_object_object_get_ex(d, "platform", &p))
+		return false;
+	os = jstr(p, "os");
+	arch = jstr(p, "architecture");
+	var = jstr(p, "variant");
+	if (!os || !arch)
+		return false;
+	snprintf(have, sizeof(have), "%s/%s", os, arch);
+	if (!strcmp(have, want))
+		return true;
+	if (!var)
+		return false;
+	snprintf(have, sizeof(have), "%s/%s/%s", os, arch, var);
+	return !strcmp(have, want);
+}
+
+static int desc_out(struct json_object *d, const char *what, char **digest,
+		    char **media)
+{
+	const char *dg = jstr(d, "digest"), *mt = jstr(d, "mediaType");
+
+	if (!dg || !digest_ok(dg))
+		return xip_error(-EINVAL, "%s: no sha256 digest", what);
+	*digest = strdup(dg);
+	*media = strdup(mt ? mt : MT_MANIFEST);
+	if (!*digest || !*media) {
+		free(*digest);
+		free(*media);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int desc_size(struct json_object *d, uint64_t *size);
+
+/* Tags of @arr, for the message of an ambiguous or missing tag. */
+static void tag_list(struct json_object *arr, char *buf, size_t len)
+{
+	size_t n = json_object_array_length(arr), at = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && at < len; i++) {
+		const char *t = NULL;
+		struct json_object *an;
+
+		if (json_object_object_get_ex(json_object_array_get_idx(arr, i),
+					      "annotations", &an))
+			t = jstr(an, REF_NAME);
+		at += (size_t)snprintf(buf + at, len - at, "%s%s",
+				       at ? ", " : "", t ? t : "(untagged)");
+	}
+}
+
+int xip_oci_pick(const char *json, size_t len, const char *tag,
+		 const char *platform, char **digest, char **media,
+		 uint64_t *size)
+{
+	struct json_object *idx, *arr, *pick = NULL, *first = NULL;
+	char tags[512], host[128];
+	size_t n;
+	int ret, matches = 0;
+
+	ret = xip_lazy_load(XIP_LAZY_JSON);
+	if (!ret)
+		ret = jparse(json, len, "index", &idx);
+	if (ret)
+		return ret;
+	arr = jarr(idx, "manifests");
+	n = arr ? json_object_array_length(arr) : 0;
+	if (!n) {
+		json_object_put(idx);
+		return xip_error(-EINVAL, "index: no manifests");
+	}
+	if (!platform) {
+		host_platform(host, sizeof(host));
+		platform = host;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *d = json_object_array_get_idx(arr, i), *an;
+		const char *name = NULL;
+
+		if (json_object_object_get_ex(d, "annotations", &an))
+			name = jstr(an, REF_NAME);
+		if (tag && (!name || strcmp(name, tag)))
+			continue;
+		if (!first)
+			first = d;
+		matches++;
+		/* several platforms: the one asked for, else the host's */
+		if (!pick && platform_match(d, platform))
+			pick = d;
+	}
+	if (!pick && matches == 1)
+		pick = first;
+	tag_list(arr, tags, sizeof(tags));
+	if (!matches && tag)
+		ret = xip_error(-ENOENT, "no tag '%s' in the index (tags: %s)",
+				tag, tags);
+	else if (!pick)
+		ret = xip_error(-EINVAL,
+				"several images and none for %s: name one of the tags: %s",
+				platform, tags);
+	else if (desc_size(pick, size))
+		ret = xip_error(-EINVAL, "index: a manifest without a size");
+	else
+		ret = desc_out(pick, "index", digest, media);
+	json_object_put(idx);
+	return ret;
+}
+
+/* ---- blobs ------------------------------------------------------------- */
+
+struct blob {
+	int fd;
+	const char *what;	/* for messages */
+	const char *digest;
+	uint64_t size, seen;	/* declared, read so far */
+	EVP_MD_CTX *md;
+	bool too_long;
+	char buf[65536];
+};
+
+static int blob_open(int dirfd, const char *digest, uint64_t size,
+		     const char *what, struct blob *b)
+{
+	char path[128];
+	struct stat st;
+
+	memset(b, 0, offsetof(struct blob, buf));
+	b->fd = -1;
+	b->what = what;
+	b->digest = digest;
+	b->size = size;
+	if (!digest_ok(digest))
+		return xip_error(-EINVAL, "%s: digest '%s' is not sha256",
+				 what, digest);
+	snprintf(path, sizeof(path), "blobs/sha256/%s", digest + 7);
+	b->fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+		       O_NOCTTY | O_NONBLOCK);
+	if (b->fd < 0)
+		return xip_error(-errno, "%s: %s: %s", what, path,
+				 strerror(errno));
+	if (fstat(b->fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return xip_error(-EINVAL, "%s: %s: not a regular file", what,
+				 path);
+	b->md = EVP_MD_CTX_new();
+	if (!b->md || !EVP_DigestInit_ex(b->md, EVP_sha256(), NULL))
+		return xip_error(-ENOMEM, "%s: sha256 unavailable", what);
+	return 0;
+}
+
+static void blob_close(struct blob *b)
+{
+	if (b->fd >= 0)
+		close(b->fd);
+	b->fd = -1;
+	EVP_MD_CTX_free(b->md);
+	b->md = NULL;
+}
+
+/* Up to sizeof(buf) more bytes of the blob, hashed: 0 at its end. */
+static ssize_t blob_read(struct blob *b)
+{
+	ssize_t r;
+
+	do
+		r = read(b->fd, b->buf, sizeof(b->buf));
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	b->seen += (uint64_t)r;
+	if (b->seen > b->size) {
+		b->too_long = true;
+		return -EFBIG;
+	}
+	if (r && !EVP_DigestUpdate(b->md, b->buf, (size_t)r))
+		return -ENOMEM;
+	return r;
+}
+
+/* Read what is left and compare size and digest. */
+static int blob_finish(struct blob *b)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	char hex[2 * EVP_MAX_MD_SIZE + 1];
+	ssize_t r;
+
+	while ((r = blob_read(b)) > 0)
+		;
+	if (r < 0 && !b->too_long)
+		return xip_error((int)r, "%s: %s", b->what, strerror((int)-r));
+	if (b->too_long || b->seen != b->size)
+		return xip_error(-EINVAL,
+				 "%s: size %s the %llu bytes of its descriptor",
+				 b->what, b->too_long ? "exceeds" : "differs from",
+				 (unsigned long long)b->size);
+	if (!EVP_DigestFinal_ex(b->md, md, &mdlen))
+		return -ENOMEM;
+	for (unsigned int i = 0; i < mdlen; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	if (strcmp(hex, b->digest + 7))
+		return xip_error(-EINVAL, "%s: digest mismatch (sha256:%s)",
+				 b->what, hex);
+	return 0;
+}
+
+/* A whole JSON blob (bounded), its size and digest checked. */
+static int blob_slurp(int dirfd, const char *digest, uint64_t size,
+		      const char *what, char **out, size_t *len)
+{
+	struct blob *b = malloc(sizeof(*b));
+	char *s = NULL;
+	size_t at = 0;
+	ssize_t r;
+	int ret;
+
+	if (!b)
+		return -ENOMEM;
+	if (size > JSON_MAX) {
+		free(b);
+		return xip_error(-EFBIG, "%s: larger than %u bytes", what,
+				 JSON_MAX);
+	}
+	ret = blob_open(dirfd, digest, size, what, b);
+	if (!ret && !(s = malloc(size + 1)))
+		ret = -ENOMEM;
+	while (!ret && (r = blob_read(b)) > 0) {
+		memcpy(s + at, b->buf, (size_t)r);
+		at += (size_t)r;
+	}
+	if (!ret)
+		ret = blob_finish(b);
+	blob_close(b);
+	free(b);
+	if (ret) {
+		free(s);
+		return ret;
+	}
+	s[at] = '\0';
+	*out = s;
+	*len = at;
+	return 0;
+}
+
+/* index.json: not a blob, read up to JSON_MAX. */
+static int read_index(int dirfd, const char *layout, char **out, size_t *len)
+{
+	int fd = openat(dirfd, "index.json",
+			O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st;
+	char *s;
+	int ret;
+
+	if (fd < 0)
+		return xip_error(-errno, "%s/index.json: %s", layout,
+				 strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size > JSON_MAX) {
+		close(fd);
+		return xip_error(-EINVAL, "%s/index.json: not a regular file of at most %u bytes",
+				 layout, JSON_MAX);
+	}
+	s = malloc((size_t)st.st_size + 1);
+	if (!s) {
+		ret = -ENOMEM;
+	} else {
+		ssize_t r = xip_pread_full(fd, s, (size_t)st.st_size, 0);
+
+		ret = r < 0 ? (int)r : r != st.st_size ? -EIO : 0;
+	}
+	close(fd);
+	if (ret) {
+		free(s);
+		return ret == -ENOMEM ? ret :
+		       xip_error(ret, "%s/index.json: %s", layout,
+				 strerror(-ret));
+	}
+	s[st.st_size] = '\0';
+	*out = s;
+	*len = (size_t)st.st_size;
+	return 0;
+}
+
+/* ---- layers ------------------------------------------------------------ */
+
+static la_ssize_t layer_read_cb(struct archive *a, void *arg,
+				const void **buf)
+{
+	struct blob *b = arg;
+	ssize_t r = blob_read(b);
+
+	(void)a;
+	*buf = b->buf;
+	return r < 0 ? -1 : r;
+}
+
+enum layer_filter { LF_NONE, LF_GZIP, LF_ZSTD };
+
+static int layer_filter(const char *mt, enum layer_filter *f)
+{
+	static const char *const oci = "application/vnd.oci.image.layer.";
+	const char *plus = strrchr(mt, '+');
+
+	if (!strcmp(mt, "application/vnd.docker.image.rootfs.diff.tar.gzip")) {
+		*f = LF_GZIP;
+		return 0;
+	}
+	if (strncmp(mt, oci, strlen(oci)))
+		return -EOPNOTSUPP;
+	if (!plus) {
+		*f = LF_NONE;
+		return strcmp(mt + strlen(mt) - 4, ".tar") ? -EOPNOTSUPP : 0;
+	}
+	if (!strcmp(plus, "+gzip"))
+		*f = LF_GZIP;
+	else if (!strcmp(plus, "+zstd"))
+		*f = LF_ZSTD;
+	else
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+static int one_layer(struct btree *t, const struct xip_build_opts *o,
+		     int dirfd, struct json_object *d, uint32_t layer,
+		     const char *layout)
+{
+	const char *dg = jstr(d, "digest"), *mt = jstr(d, "mediaType");
+	struct blob *b;
+	struct archive *a;
+	enum layer_filter f;
+	char what[256];
+	uint64_t size;
+	int ret, fin;
+
+	snprintf(what, sizeof(what), "%s: layer %u (%.19s)", layout, layer,
+		 dg ? dg : "?");
+	if (!dg || !mt || desc_size(d, &size))
+		return xip_error(-EINVAL, "%s: no digest, media type or size",
+				 what);
+	if (layer_filter(mt, &f))
+		return xip_error(-EOPNOTSUPP, "%s: media type %s is not a layer",
+				 what, mt);
+	b = malloc(sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	ret = blob_open(dirfd, dg, size, what, b);
+	a = ret ? NULL : archive_read_new();
+	if (!ret && !a)
+		ret = -ENOMEM;
+	if (!ret) {
+		if (f == LF_GZIP)
+			archive_read_support_filter_gzip(a);
+		else if (f == LF_ZSTD)
+			archive_read_support_filter_zstd(a);
+		archive_read_support_format_tar(a);
+		if (archive_read_open(a, b, NULL, layer_read_cb, NULL) !=
+		    ARCHIVE_OK)
+			ret = xip_error(-EINVAL, "%s: not a tar archive: %s",
+					what, archive_error_string(a) ?
+					archive_error_string(a) : "?");
+		else
+			ret = xip_btree_tar_layer(t, o, a, what, layer);
+	}
+	/* a damaged blob is named as such before what it did to the reader */
+	if (b->md) {
+		char msg[XIP_ERRMSG_MAX];
+
+		snprintf(msg, sizeof(msg), "%s", ret ? xip_errmsg() : "");
+		fin = blob_finish(b);
+		if (fin)
+			ret = fin;
+		else if (ret && ret != -ENOMEM)
+			xip_error(ret, "%s", msg);
+	}
+	if (a)
+		archive_read_free(a);
+	blob_close(b);
+	free(b);
+	return ret;
+}
+
+/* A descriptor's size: a JSON integer of at least 0. */
+static int desc_size(struct json_object *d, uint64_t *size)
+{
+	struct json_object *sz;
+	int64_t v;
+
+	if (!json_object_object_get_ex(d, "size", &sz) ||
+	    !json_object_is_type(sz, json_type_int) ||
+	    (v = json_object_get_int64(sz)) < 0)
+		return -EINVAL;
+	*size = (uint64_t)v;
+	return 0;
+}
+
+/* The manifest of the image: index.json, then an image index if any. */
+static int load_manifest(int dirfd, const char *layout, const char *tag,
+			 const char *platform, struct json_object **man)
+{
+	char *json = NULL, *digest = NULL, *media = NULL, what[300];
+	uint64_t size = 0;
+	size_t len = 0;
+	int ret, depth;
+	struct json_object *o = NULL;
+
+	ret = read_index(dirfd, layout, &json, &len);
+	if (!ret) {
+		ret = xip_oci_pick(json, len, tag, platform, &digest, &media,
+				   &size);
+		if (ret && ret != -ENOMEM) {
+			char msg[XIP_ERRMSG_MAX];
+
+			snprintf(msg, sizeof(msg), "%s", xip_errmsg());
+			xip_error(ret, "%s: %s", layout, msg);
+		}
+	}
+	for (depth = 0; !ret; depth++) {
+		const char *mt;
+
+		free(json);
+		json = NULL;
+		snprintf(what, sizeof(what), "%s: %s", layout, digest);
+		ret = blob_slurp(dirfd, digest, size, what, &json, &len);
+		if (!ret)
+			ret = jparse(json, len, what, &o);
+		if (ret)
+			break;
+		mt = jstr(o, "mediaType");
+		if (!mt)
+			mt = media;
+		if (!strcmp(mt, MT_INDEX) && depth == 0) {
+			/* several platforms: the one asked for */
+			char *d2 = NULL, *m2 = NULL;
+
+			ret = xip_oci_pick(json, len, NULL, platform, &d2, &m2,
+					   &size);
+			json_object_put(o);
+			o = NULL;
+			free(digest);
+			free(media);
+			digest = d2;
+			media = m2;
+			if (ret && ret != -ENOMEM) {
+				char msg[XIP_ERRMSG_MAX];
+
+				snprintf(msg, sizeof(msg), "%s", xip_errmsg());
+				xip_error(ret, "%s: %s", what, msg);
+			}
+			continue;
+		}
+		if (strcmp(mt, MT_MANIFEST) || !jarr(o, "layers") ||
+		    !json_object_object_get_ex(o, "config", NULL))
+			ret = xip_error(-EINVAL, "%s: not an image manifest (%s)",
+					what, mt);
+		break;
+	}
+	free(json);
+	free(digest);
+	free(media);
+	if (ret) {
+		json_object_put(o);
+		return ret;
+	}
+	*man = o;
+	return 0;
+}
+
+int xip_btree_scan_oci(struct btree *t, const struct xip_build_opts *o,
+		       const char *spec, const char *platform)
+{
+	struct json_object *man = NULL, *layers;
+	char *layout = NULL, *tag = NULL;
+	int dirfd = -1, ret;
+	size_t n;
+
+	ret = xip_oci_split(spec, &layout, &tag);
+	if (ret)
+		return ret;
+	ret = xip_btree_oci_begin(t, o, layout);
+	if (!ret)
+		ret = xip_lazy_load(XIP_LAZY_JSON);
+	if (!ret)
+		ret = xip_lazy_load(XIP_LAZY_CRYPTO);
+	if (ret)
+		goto out;
+	dirfd = open(layout, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		ret = xip_error(-errno, "%s: %s", layout, strerror(errno));
+		goto out;
+	}
+	ret = load_manifest(dirfd, layout, tag, platform, &man);
+	if (ret)
+		goto out;
+	layers = jarr(man, "layers");
+	n = json_object_array_length(layers);
+	for (size_t i = 0; !ret && i < n; i++)
+		ret = one_layer(t, o, dirfd, json_object_array_get_idx(layers, i),
+				(uint32_t)(i + 1), layout);
+	if (!ret)
+		ret = xip_btree_make_lpf(t, o);
+out:
+	json_object_put(man);
+	if (dirfd >= 0)
+		close(dirfd);
+	free(layout);
+	free(tag);
+	return ret;
+}

@@ -1,0 +1,213 @@
+#!/usr/bin/env bats
+# xiptool mkfs --oci against umoci's own unpacking of the same image
+# layout (layers made by umoci repack, a hand-made layer with an opaque
+# whiteout, zstd layers by skopeo), the kernel's ext4 driver, e2fsck and
+# verify --against.
+
+load ../lib/common
+bats_require_minimum_version 1.5.0
+
+TS=1000000000
+
+# layout L with tags t1 (one layer), t2 (deletes, replaces a directory by
+# a file and a file by a directory, a hard link to a lower layer's file)
+# and t3 (+ a hand-made layer: an opaque directory, a whiteout of nothing)
+make_layout() {
+	local r
+	cd "$T"
+	umoci init --layout L
+	umoci new --image L:t1
+	umoci unpack --image L:t1 b1 >/dev/null
+	r=b1/rootfs
+	mkdir -p $r/etc $r/gone $r/keep/sub $r/d2f $r/opq/a
+	echo hi > $r/etc/motd
+	echo x > $r/gone/f
+	echo y > $r/keep/sub/y
+	echo z > $r/d2f/z
+	echo f2d > $r/f2d
+	echo o > $r/opq/a/o
+	echo o2 > $r/opq/old
+	ln $r/etc/motd $r/etc/motd.hl
+	ln -s motd $r/etc/sl
+	chown 1234:5678 $r/keep/sub/y
+	chmod 4751 $r/keep/sub/y
+	setfattr -n user.foo -v bar $r/etc/motd
+	mknod $r/keep/fifo p
+	umoci repack --image L:t1 b1 >/dev/null
+	umoci unpack --image L:t1 b2 >/dev/null
+	r=b2/rootfs
+	rm -rf $r/gone $r/d2f $r/f2d
+	echo nowfile > $r/d2f
+	mkdir $r/f2d
+	echo in > $r/f2d/in
+	ln $r/keep/sub/y $r/etc/y.hl
+	umoci repack --image L:t2 b2 >/dev/null
+	mkdir -p lay/opq
+	echo new > lay/opq/new
+	touch lay/opq/.wh..wh..opq lay/.wh.nothing
+	tar --numeric-owner -C lay -cf opq.tar opq .wh.nothing
+	umoci raw add-layer --image L:t2 --tag t3 opq.tar
+	cd - >/dev/null
+}
+
+# the blob file of the first layer of tag $2 in layout $1
+layer_blob() {
+	local man
+	man=$(python3 - "$1" "$2" <<-'EOF'
+	import json, sys
+	idx = json.load(open(sys.argv[1] + "/index.json"))
+	for m in idx["manifests"]:
+	    if m["annotations"]["org.opencontainers.image.ref.name"] == sys.argv[2]:
+	        d = m["digest"].split(":")[1]
+	man = json.load(open(sys.argv[1] + "/blobs/sha256/" + d))
+	print(man["layers"][0]["digest"].split(":")[1])
+	EOF
+	)
+	echo "$1/blobs/sha256/$man"
+}
+
+@test "mkfs --oci: the kernel shows what umoci unpack gives (deletes, replaced types, opaque directory, hard links, xattrs)" {
+	require_loop
+	require_cmd umoci python3 setfattr
+	make_layout
+	run xiptool mkfs --oci "$T/L:t3" "$T/img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	fsck_clean "$T/img"
+	umoci unpack --image "$T/L:t3" "$T/u" >/dev/null
+	list "$T/u/rootfs" --xattrs --no-ctime > "$T/l.u"
+	for fs in ext2 ext4; do
+		loop_mount "$T/img" $fs
+		list "$T/mnt" --xattrs --no-ctime --no-lpf > "$T/l.$fs"
+		loop_umount
+		diff -u "$T/l.u" "$T/l.$fs"
+	done
+	# what the layers did is in the listing
+	run ! grep -F '.wh.' "$T/l.ext4"
+	run ! grep '^/gone' "$T/l.ext4"
+	run ! grep '^/opq/a' "$T/l.ext4"
+	run ! grep '^/opq/old' "$T/l.ext4"
+	grepq '^/opq/new ' "$T/l.ext4"
+	grepq '^/d2f 0o100000 ' "$T/l.ext4"
+	grepq '^/f2d 0o40000 ' "$T/l.ext4"
+	grepq '^/etc/y.hl 0o100000 4751 1234 5678 n2 ' "$T/l.ext4"
+	grepq '^/etc/motd .*user.foo=' "$T/l.ext4"
+	run xiptool verify --against "$T/u/rootfs" "$T/img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "mkfs --oci: zstd layers (skopeo) give the same image as gzip ones; --squash and the tag rules" {
+	require_cmd umoci skopeo python3 setfattr
+	require_root
+	make_layout
+	skopeo copy --dest-compress-format zstd oci:"$T/L:t3" oci:"$T/Z:t3" >/dev/null
+	grepq 'tar+zstd' "$T/Z/blobs/sha256/"*
+	xiptool mkfs -q --timestamp $TS --oci "$T/L:t3" "$T/gz.img"
+	xiptool mkfs -q --timestamp $TS --oci "$T/Z:t3" "$T/zst.img"
+	cmp "$T/gz.img" "$T/zst.img"
+	# the only image: no tag needed
+	xiptool mkfs -q --timestamp $TS --oci "$T/Z" "$T/notag.img"
+	cmp "$T/gz.img" "$T/notag.img"
+	# several: the tags are named
+	run xiptool mkfs --oci "$T/L" "$T/amb.img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	grepq 't1, t2, t3' <<<"$output"
+	[ ! -e "$T/amb.img" ]
+	xiptool mkfs -q --squash --oci "$T/L:t3" "$T/sq.img"
+	run debugfs -R 'stat /etc/y.hl' "$T/sq.img"
+	grepq 'User: *0 *Group: *0' <<<"$output"
+}
+
+# bad LAYOUT EXPECTED-MESSAGE: exit 3, the message, no image, no temporary
+bad() {
+	run xiptool mkfs --oci "$1" "$T/out/img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	grepq -- "$2" <<<"$output"
+	run ls -A "$T/out"
+	[ -z "$output" ]
+}
+
+@test "mkfs --oci: a damaged layout: exit 3, nothing left" {
+	require_cmd umoci python3 setfattr
+	require_root
+	make_layout
+	mkdir "$T/out"
+	bad "$T/L:nosuch" "no tag 'nosuch'"
+	# a flipped byte in a layer
+	cp -a "$T/L" "$T/F"
+	b=$(layer_blob "$T/F" t1)
+	chmod u+w "$b"
+	printf '\x55' | dd of="$b" bs=1 seek=100 conv=notrunc 2>/dev/null
+	bad "$T/F:t1" 'digest mismatch'
+	# a byte more than its descriptor says
+	cp -a "$T/L" "$T/S"
+	b=$(layer_blob "$T/S" t1)
+	chmod u+w "$b"
+	printf 'x' >> "$b"
+	bad "$T/S:t1" 'size exceeds'
+	# a missing blob
+	cp -a "$T/L" "$T/M"
+	rm "$(layer_blob "$T/M" t2)"
+	bad "$T/M:t2" 'No such file'
+	# a FIFO where a blob should be: refused, no wait
+	cp -a "$T/L" "$T/P"
+	b=$(layer_blob "$T/P" t1)
+	rm "$b"
+	mkfifo "$b"
+	bad "$T/P:t1" 'not a regular file'
+	# an index that is not JSON
+	cp -a "$T/L" "$T/J"
+	echo '{"manifests": [' > "$T/J/index.json"
+	bad "$T/J:t1" 'not a JSON object'
+	# a manifest that is an image config
+	cp -a "$T/L" "$T/C"
+	python3 - "$T/C" <<-'EOF'
+	import json, sys
+	p = sys.argv[1] + "/index.json"
+	idx = json.load(open(p))
+	man = json.load(open(sys.argv[1] + "/blobs/sha256/" +
+	                     idx["manifests"][0]["digest"].split(":")[1]))
+	idx["manifests"][0]["digest"] = man["config"]["digest"]
+	idx["manifests"][0]["size"] = man["config"]["size"]
+	json.dump(idx, open(p, "w"))
+	EOF
+	bad "$T/C:t1" 'not an image manifest'
+}
+
+# add_tar LAYOUT TAG: a layer made by python's tarfile from the script on stdin
+add_tar() {
+	python3 - "$T/h.tar" > /dev/null
+	umoci raw add-layer --image "$1:t1" --tag "$2" "$T/h.tar"
+}
+
+@test "mkfs --oci: every layer is hostile input (names leaving the top, hard links to outside)" {
+	require_cmd umoci python3 setfattr
+	require_root
+	make_layout
+	mkdir "$T/out"
+	add_tar "$T/L" up <<-'EOF'
+	import io, sys, tarfile
+	t = tarfile.open(sys.argv[1], "w")
+	i = tarfile.TarInfo("a/../../evil"); i.size = 1
+	t.addfile(i, io.BytesIO(b"x"))
+	EOF
+	bad "$T/L:up" "would leave the top"
+	add_tar "$T/L" hl <<-'EOF'
+	import sys, tarfile
+	t = tarfile.open(sys.argv[1], "w")
+	i = tarfile.TarInfo("passwd"); i.type = tarfile.LNKTYPE
+	i.linkname = "../../etc/passwd"
+	t.addfile(i)
+	EOF
+	bad "$T/L:hl" "leaves the top"
+	# a whiteout that tries to leave the top
+	add_tar "$T/L" wh <<-'EOF'
+	import sys, tarfile
+	t = tarfile.open(sys.argv[1], "w")
+	t.addfile(tarfile.TarInfo("../.wh.etc"))
+	EOF
+	bad "$T/L:wh" "would leave the top"
+}
