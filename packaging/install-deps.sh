@@ -26,13 +26,13 @@ esac
 BUILD="build-essential autoconf automake libtool pkg-config
 libext2fs-dev comerr-dev libpopt-dev libblkid-dev uuid-dev zlib1g-dev libsmartcols-dev
 libxxhash-dev
-libarchive-dev
+libarchive-dev libssl-dev
 musl-tools libnbd-dev nbdkit-plugin-dev"
 # Tests and peers the tests compare against
 TEST="libcmocka-dev bats e2fsprogs busybox-static squashfs-tools dosfstools
 util-linux mount xxd python3 groff-base man-db bash-completion zsh gzip
 libnbd-bin nbdkit qemu-utils genext2fs clang libclang-rt-14-dev llvm time tar xz-utils
-zstd attr erofs-utils
+zstd attr erofs-utils cryptsetup-bin
 qemu-system-x86 linux-image-amd64 cpio kmod file strace"
 # Packaging checks
 PACKAGING="debhelper devscripts lintian rpm dpkg-dev fakeroot"
