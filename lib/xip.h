@@ -637,6 +637,32 @@ void xip_align_file_free(struct xip_align_file *f);
 typedef int (*xip_walk_fn)(void *arg, const char *path, ext2_ino_t ino);
 int xip_walk_files(struct xip_image *img, xip_walk_fn fn, void *arg);
 
+/*
+ * What holds block @blk of the image @spec (owner.c), into @buf: the path
+ * of the regular file whose data it is, "metadata" (in use, no file's
+ * data: superblocks, bitmaps, inode tables, directories, indirect blocks;
+ * also when the file system does not open), "free space", or "verity
+ * tree" past the file system.  Always 0.
+ */
+int xip_block_owner(struct xip_seg *seg, uint64_t blk, char *buf,
+		    size_t len);
+
+struct xip_root_hash_report {
+	struct xip_verity_info info;
+	struct xip_verity_bad bad;
+	char owner[XIP_PATH_MAX];	/* what holds the bad block */
+};
+
+/*
+ * Check the data of @seg (data_size bytes) against the dm-verity tree it
+ * carries and the root hash @root (owner.c).  0 when every block matches;
+ * otherwise the error of xip_verity_check() with a message naming the
+ * first bad block and, for a data block, what holds it (r->owner: a
+ * file's path, "metadata", "free space").
+ */
+int xip_root_hash_check(struct xip_seg *seg, const uint8_t *root,
+			size_t root_len, struct xip_root_hash_report *r);
+
 /* ------------------------------------------------------------------ */
 /* Verify (check.c, check_tree.c)                                      */
 /* ------------------------------------------------------------------ */
@@ -664,6 +690,9 @@ struct xip_check_opts {
 	void (*progress)(void *arg, const char *phase, uint64_t done,
 			 uint64_t total);
 	void *progress_arg;
+	/* check the dm-verity tree against this root hash too */
+	const uint8_t *root_hash;
+	size_t root_hash_len;
 };
 
 struct xip_check_report {
@@ -676,6 +705,9 @@ struct xip_check_report {
 	bool pmem_capable;		/* xip_pmem_capable() */
 	char pmem_reason[256];		/* why not, when !pmem_capable */
 	uint64_t inodes_used, blocks_used, files;
+	/* with opts->root_hash: the tree and whether every block matched */
+	bool verity_checked, verity_ok;
+	struct xip_verity_info verity;
 };
 
 /*

@@ -1,0 +1,161 @@
+#!/usr/bin/env bats
+# Verified images: mkfs --verity against veritysetup, e2fsck and the
+# kernel; verify --root-hash and info; attach --root-hash.
+
+load ../lib/common
+load ../lib/verity
+
+setup() {
+	common_setup
+	require_cmd veritysetup debugfs
+	vt_tree
+}
+
+@test "mkfs --verity: veritysetup verify accepts the tree at the file system's end" {
+	vt_mkfs "$T/img"
+	fsb=$(vt_fs_bytes "$T/img")
+	run veritysetup verify "$T/img" "$T/img" "$ROOT" --hash-offset="$fsb"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run veritysetup dump "$T/img" --hash-offset="$fsb"
+	grepq -x 'Hash algorithm:[[:space:]]*sha256' <<<"$output"
+	grepq -x 'Data block size:[[:space:]]*4096' <<<"$output"
+	grepq -x "Data blocks:[[:space:]]*$((fsb / 4096))" <<<"$output"
+}
+
+@test "mkfs --verity: veritysetup format of the same data and salt gives the same root hash" {
+	vt_mkfs "$T/img"
+	fsb=$(vt_fs_bytes "$T/img")
+	salt=$(veritysetup dump "$T/img" --hash-offset="$fsb" | awk '/^Salt:/ { print $2 }')
+	[ ${#salt} -eq 64 ]
+	head -c "$fsb" "$T/img" > "$T/data"
+	run veritysetup format "$T/data" "$T/hash" --salt="$salt" \
+		--data-block-size=4096 --hash-block-size=4096
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grepq -x "Root hash:[[:space:]]*$ROOT" <<<"$output"
+	# the tree itself is veritysetup's byte for byte (but the UUID)
+	tail -c +$((fsb + 4097)) "$T/img" > "$T/ours"
+	tail -c +4097 "$T/hash" > "$T/theirs"
+	cmp "$T/ours" "$T/theirs"
+}
+
+@test "mkfs --verity: e2fsck -fn clean, the kernel mounts it (ext2 and ext4), verify clean" {
+	require_loop
+	vt_mkfs "$T/img"
+	fsck_clean "$T/img"
+	for fs in ext2 ext4; do
+		loop_mount "$T/img" "$fs"
+		cmp "$T/mnt/bin/busybox" "$T/tree/bin/busybox"
+		loop_umount
+	done
+	run xiptool verify --root-hash "$ROOT" "$T/img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grepq '^verity: every block matches' <<<"$output"
+}
+
+@test "mkfs --verity: reproducible with SOURCE_DATE_EPOCH; --salt; random otherwise; --root-hash-file" {
+	vt_mkfs "$T/a"
+	a=$ROOT
+	vt_mkfs "$T/b" --root-hash-file "$T/rh"
+	cmp "$T/a" "$T/b"
+	[ "$(cat "$T/rh")" = "$a" ]
+	run xiptool mkfs -q --verity -d "$T/tree" "$T/c"
+	[ "$status" -eq 0 ]
+	c=$(sed -n 's/^root hash: //p' <<<"$output")
+	run xiptool mkfs -q --verity -d "$T/tree" "$T/d"
+	d=$(sed -n 's/^root hash: //p' <<<"$output")
+	[ "$c" != "$d" ]
+	vt_mkfs "$T/e" --salt 00112233
+	fsb=$(vt_fs_bytes "$T/e")
+	run veritysetup dump "$T/e" --hash-offset="$fsb"
+	grepq -x 'Salt:[[:space:]]*00112233' <<<"$output"
+	run veritysetup verify "$T/e" "$T/e" "$ROOT" --hash-offset="$fsb"
+	[ "$status" -eq 0 ]
+}
+
+@test "mkfs --verity: usage errors" {
+	run xiptool mkfs --salt 00 -d "$T/tree" "$T/img"
+	[ "$status" -eq 2 ]
+	run xiptool mkfs --verity --salt 0g -d "$T/tree" "$T/img"
+	[ "$status" -eq 2 ]
+	[ ! -e "$T/img" ]
+}
+
+@test "mkfs --verity --page-size 16K and 64K: veritysetup verifies them" {
+	for ps in 16K 64K; do
+		vt_mkfs "$T/img$ps" --page-size "$ps"
+		fsb=$(vt_fs_bytes "$T/img$ps")
+		run veritysetup verify "$T/img$ps" "$T/img$ps" "$ROOT" --hash-offset="$fsb"
+		echo "$ps: $output"
+		[ "$status" -eq 0 ]
+		run xiptool verify --page-size "$ps" --root-hash "$ROOT" "$T/img$ps"
+		echo "$output"
+		[ "$status" -eq 0 ]
+	done
+}
+
+@test "info shows the verity tree: offset, algorithm, block sizes, salt" {
+	vt_mkfs "$T/img" --salt abcdef
+	fsb=$(vt_fs_bytes "$T/img")
+	run xiptool info "$T/img"
+	[ "$status" -eq 0 ]
+	[ "$(info_field "$output" 'Verity tree')" = yes ]
+	[ "$(info_field "$output" 'Verity offset')" = "$fsb" ]
+	[ "$(info_field "$output" 'Verity algorithm')" = sha256 ]
+	[ "$(info_field "$output" 'Verity hash block size')" = 4096 ]
+	[ "$(info_field "$output" 'Verity salt')" = abcdef ]
+	mkimg "$T/plain" 4M
+	run xiptool info "$T/plain"
+	[ "$(info_field "$output" 'Verity tree')" = no ]
+}
+
+# verify_bad KIND WHAT: verify --root-hash of a copy with one bit flipped
+# in KIND exits 1 and names WHAT.
+verify_bad() {
+	cp "$T/img" "$T/bad"
+	vt_flip "$T/bad" "$(vt_offset "$T/img" "$1")"
+	run xiptool verify --root-hash "$ROOT" "$T/bad"
+	echo "$1: $output"
+	[ "$status" -eq 1 ]
+	grepq -F "$2" <<<"$output"
+	run xiptool verify --json --root-hash "$ROOT" "$T/bad"
+	[ "$status" -eq 1 ]
+	grepq '"verity": false' <<<"$output"
+	grepq '"object": "verity"' <<<"$output"
+}
+
+@test "verify --root-hash: one flipped bit in file data, free space, superblock, hash block, verity superblock" {
+	vt_mkfs "$T/img"
+	blk=$(debugfs -R "bmap /bin/busybox 10" "$T/img" 2>/dev/null)
+	verify_bad data "block $blk (/bin/busybox): does not match its hash"
+	verify_bad free "(free space): does not match its hash"
+	verify_bad super "block 0 (metadata): does not match its hash"
+	verify_bad hash "hash block"
+	verify_bad vsb "the root hash does not match"
+	run xiptool verify --json --root-hash "$ROOT" "$T/img"
+	[ "$status" -eq 0 ]
+	grepq '"verity": true' <<<"$output"
+}
+
+@test "verify --root-hash: a wrong root hash, no tree, a truncated tree" {
+	vt_mkfs "$T/img"
+	wrong=$(printf '%s' "$ROOT" | tr 0-9a-f 1-9a-f0)
+	run xiptool verify --root-hash "$wrong" "$T/img"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grepq 'root hash does not match' <<<"$output"
+	head -c -4096 "$T/img" > "$T/short"
+	run xiptool verify --root-hash "$ROOT" "$T/short"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grepq 'truncated' <<<"$output"
+	mkimg "$T/plain" 4M
+	run xiptool verify --root-hash "$ROOT" "$T/plain"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grepq 'no verity superblock' <<<"$output"
+	run xiptool verify --root-hash xyz "$T/img"
+	[ "$status" -eq 2 ]
+}
