@@ -225,6 +225,8 @@ struct xip_seg_entry {
 	int64_t created;		/* seconds since the epoch */
 	uid_t owner;
 	bool compressed;		/* the image was gzip-compressed */
+	/* admitted against a root hash (attach --root-hash) and sealed */
+	bool verified;
 	/* the image's owner, group and st_mode at attach (what save gives
 	 * the file it writes); image_mode 0: no image file */
 	uid_t image_uid;
@@ -263,6 +265,13 @@ struct xip_attach_opts {
 	bool raw;		/* any bytes, not only an ext2 image */
 	unsigned int timeout_ms; /* nbd://: give up on a server silent for
 				    that long (0: 60 s) */
+	/*
+	 * Admit only the bytes of the image's dm-verity tree with this root
+	 * hash (sr and er types, not on hugetlbfs), then seal the segment
+	 * file (FS_IMMUTABLE_FL) before it is recorded.
+	 */
+	const uint8_t *root_hash;
+	size_t root_hash_len;
 };
 
 /*
