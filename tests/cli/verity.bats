@@ -3,13 +3,17 @@
 # kernel; verify --root-hash and info; attach --root-hash.
 
 load ../lib/common
+load ../lib/attach
+load ../lib/nbd
 load ../lib/verity
 
 setup() {
-	common_setup
+	nbd_setup
 	require_cmd veritysetup debugfs
 	vt_tree
 }
+
+teardown() { nbd_teardown; }
 
 @test "mkfs --verity: veritysetup verify accepts the tree at the file system's end" {
 	vt_mkfs "$T/img"
@@ -158,4 +162,138 @@ verify_bad() {
 	grepq 'no verity superblock' <<<"$output"
 	run xiptool verify --root-hash xyz "$T/img"
 	[ "$status" -eq 2 ]
+}
+
+# attach_bad SOURCE: attach --root-hash of SOURCE exits 3 with one line
+# naming a bad block, and leaves no record, segment file or loop device.
+attach_bad() {
+	run xiptool attach --loop --root-hash "$ROOT" -n "$SEG" "$1"
+	echo "$1: $output"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	grepq -E 'block [0-9]+|root hash does not match' <<<"$output"
+	run xiptool list -n "$SEG"
+	[ "$status" -ne 0 ]
+	no_segfile "$SEG" "$T/shm"
+	[ -z "$(ls -A "$T/run" 2>/dev/null | grep -v '^\.' || true)" ]
+	losetup -j "$T/shm" >/dev/null
+}
+
+@test "attach --root-hash: a verified segment is sealed, listed as verified, runs and reads" {
+	vt_mkfs "$T/img"
+	run xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(seg_col "$SEG" VERIFIED)" = 1 ]
+	run xiptool list
+	grepq -w VERIFIED <<<"$output"
+	run xiptool list --json "$SEG"
+	grepq '"verified": true' <<<"$output"
+	path=$(seg_col "$SEG" PATH)
+	lsattr "$path" | grepq '^----i'
+	# root cannot open it for writing
+	run "$PY" -c "import os, sys; os.open(sys.argv[1], os.O_RDWR)" "$path"
+	[ "$status" -ne 0 ]
+	grepq 'Operation not permitted' <<<"$output"
+	run xiptool exec "@$SEG" /bin/busybox echo verified
+	[ "$status" -eq 0 ]
+	[ "$output" = verified ]
+	xiptool read "@$SEG" /hello.txt | cmp - "$T/tree/hello.txt"
+	run xiptool verify --root-hash "$ROOT" "@$SEG"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# the image, then the segment's padding to 2 MiB
+	head -c "$(stat -c %s "$T/img")" "$path" | cmp - "$T/img"
+	xiptool detach --save "$T/saved" "$SEG"
+	cmp "$T/saved" "$T/img"
+	no_segfile "$SEG" "$T/shm"
+	# a plain attach is not verified, and detach removes a sealed one
+	xiptool attach -n "$SEG" "$T/img"
+	[ "$(seg_col "$SEG" VERIFIED)" = 0 ]
+	xiptool detach "$SEG"
+	xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/img"
+	xiptool detach "$SEG"
+	no_segfile "$SEG" "$T/shm"
+}
+
+@test "attach --root-hash from gzip and nbd:// (nbdkit's file plugin)" {
+	require_pull
+	vt_mkfs "$T/img"
+	gzip -c "$T/img" > "$T/img.gz"
+	xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/img.gz"
+	head -c "$(stat -c %s "$T/img")" "$(seg_col "$SEG" PATH)" | cmp - "$T/img"
+	xiptool detach "$SEG"
+	nbdkit -U "$T/f.sock" --pidfile "$T/f.pid" -r file "$T/img"
+	xiptool attach --root-hash "$ROOT" -n "$SEG" "nbd+unix:///?socket=$T/f.sock"
+	[ "$(seg_col "$SEG" VERIFIED)" = 1 ]
+	xiptool detach "$SEG"
+}
+
+@test "attach --root-hash refuses one flipped bit anywhere, from a file, gzip and nbd://, leaving nothing" {
+	require_pull
+	require_loop
+	vt_mkfs "$T/img"
+	for kind in data free super hash vsb; do
+		cp "$T/img" "$T/bad-$kind"
+		vt_flip "$T/bad-$kind" "$(vt_offset "$T/img" "$kind")"
+		attach_bad "$T/bad-$kind"
+		gzip -c "$T/bad-$kind" > "$T/bad-$kind.gz"
+		attach_bad "$T/bad-$kind.gz"
+		nbdkit -U "$T/$kind.sock" --pidfile "$T/$kind.pid" -r file "$T/bad-$kind"
+		attach_bad "nbd+unix:///?socket=$T/$kind.sock"
+	done
+	blk=$(debugfs -R "bmap /bin/busybox 10" "$T/img" 2>/dev/null)
+	run xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/bad-data"
+	[ "$output" = "xiptool attach: $T/bad-data: block $blk (/bin/busybox): does not match its hash in the verity tree" ]
+}
+
+@test "attach --root-hash: a wrong hash, no tree, a truncated tree are refused; writable types are usage errors" {
+	vt_mkfs "$T/img"
+	wrong=$(printf '%s' "$ROOT" | tr 0-9a-f 1-9a-f0)
+	run xiptool attach --root-hash "$wrong" -n "$SEG" "$T/img"
+	[ "$status" -eq 3 ]
+	grepq 'root hash does not match' <<<"$output"
+	head -c -4096 "$T/img" > "$T/short"
+	run xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/short"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	grepq truncated <<<"$output"
+	mkimg "$T/plain" 4M
+	run xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/plain"
+	[ "$status" -eq 3 ]
+	grepq 'no verity superblock' <<<"$output"
+	cat "$T/img" "$T/plain" > "$T/long"
+	run xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/long"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	grepq 'after the verity tree' <<<"$output"
+	no_segfile "$SEG" "$T/shm"
+	for t in sw ew sn; do
+		run xiptool attach -t "$t" --root-hash "$ROOT" -n "$SEG" "$T/img"
+		[ "$status" -eq 2 ]
+	done
+	run xiptool attach --raw --root-hash "$ROOT" -n "$SEG" "$T/img"
+	[ "$status" -eq 2 ]
+	run xiptool attach --root-hash 12z -n "$SEG" "$T/img"
+	[ "$status" -eq 2 ]
+	xiptool attach -t er --root-hash "$ROOT" -n "$SEG" "$T/img"
+	xiptool detach "$SEG"
+}
+
+@test "nbdkit plugin root-hash=: serves a verified image, refuses to start on a bad one" {
+	require_plugin
+	vt_mkfs "$T/img"
+	nbdkit -U "$T/p.sock" --pidfile "$T/p.pid" "$PLUGIN" image="$T/img" root-hash="$ROOT"
+	nbdcopy "nbd+unix:///?socket=$T/p.sock" - | cmp - "$T/img"
+	cp "$T/img" "$T/bad"
+	vt_flip "$T/bad" "$(vt_offset "$T/img" data)"
+	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN" image="$T/bad" root-hash="$ROOT"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	grepq '(/bin/busybox): does not match its hash' <<<"$output"
+	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN" image="$T/img" root-hash="$ROOT" readonly=false
+	[ "$status" -ne 0 ]
+	xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/img"
+	nbdkit -U "$T/q.sock" --pidfile "$T/q.pid" "$PLUGIN" image="@$SEG" root-hash="$ROOT"
+	nbdcopy "nbd+unix:///?socket=$T/q.sock" - | cmp - "$T/img"
 }
