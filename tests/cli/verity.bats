@@ -297,3 +297,21 @@ attach_bad() {
 	nbdkit -U "$T/q.sock" --pidfile "$T/q.pid" "$PLUGIN" image="@$SEG" root-hash="$ROOT"
 	nbdcopy "nbd+unix:///?socket=$T/q.sock" - | cmp - "$T/img"
 }
+
+@test "a kill during attach --root-hash (before the check, after the seal) leaves nothing once the registry is next used" {
+	hooks=${TOP_BUILDDIR:-$PWD}/tests/hooks/xiptool
+	[ -x "$hooks" ] || { echo "$hooks: no test build (make check builds it)"; false; }
+	vt_mkfs "$T/img"
+	for n in 1 2; do
+		rc=0
+		XIPTOOL_TEST_CRASH_AFTER=$n "$hooks" attach --root-hash "$ROOT" \
+			-n "$SEG" "$T/img" 2>/dev/null || rc=$?
+		[ "$rc" -eq 137 ]
+		run xiptool list -n "$SEG"
+		[ "$status" -ne 0 ]
+		no_segfile "$SEG" "$T/shm"
+		[ ! -e "$T/run/$SEG" ]
+	done
+	xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/img"
+	xiptool detach "$SEG"
+}
