@@ -8,7 +8,8 @@
 #include "verity/verity_int.h"
 
 #define BS 4096
-#define FS_BLOCKS 300
+/* more than the 1024 blocks from which the check runs on threads */
+#define FS_BLOCKS 2000
 
 /* An image of FS_BLOCKS blocks: an ext2 superblock's magic, size and
  * block size, patterned data, then room for the tree. */
@@ -144,11 +145,15 @@ static void test_check(void **state)
 	flip_check(base, size, root, 150 * BS + 5, -EBADMSG, XIP_VERITY_DATA,
 		   150);
 	flip_check(base, size, root, 3000, -EBADMSG, XIP_VERITY_DATA, 0);
+	/* two bad blocks, one per thread's share: the first is named */
+	base[1500 * BS + 9] ^= 1;
+	flip_check(base, size, root, 700 * BS, -EBADMSG, XIP_VERITY_DATA, 700);
+	base[1500 * BS + 9] ^= 1;
 	/* level 0 (the blocks after the top), the top, the superblock */
 	flip_check(base, size, root, hash_off + 2 * BS + 40, -EBADMSG,
 		   XIP_VERITY_HASH, FS_BLOCKS + 2);
-	flip_check(base, size, root, hash_off + 5 * BS - 1, -EBADMSG,
-		   XIP_VERITY_HASH, FS_BLOCKS + 4);
+	flip_check(base, size, root, hash_off + 18 * BS - 1, -EBADMSG,
+		   XIP_VERITY_HASH, FS_BLOCKS + 17);
 	flip_check(base, size, root, hash_off + BS + 3, -EBADMSG,
 		   XIP_VERITY_ROOT, 0);
 	/* the salt, its size, the padding, the block count, the signature */
