@@ -94,16 +94,21 @@ uint64_t xip_verity_area_size(uint64_t data_blocks, unsigned int block_size)
 /* ---- hashing --------------------------------------------------------- */
 
 struct hasher {
-	const EVP_MD *md;
+	EVP_MD *md;
 	EVP_MD_CTX *ctx;
 	const uint8_t *salt;
 	size_t salt_len;
 };
 
+/*
+ * The digest fetched once from the provider (EVP_MD_fetch): a digest
+ * looked up by name (EVP_get_digestbyname) is fetched again at every
+ * EVP_DigestInit_ex, a fifth of the time of hashing a 4 KiB block.
+ */
 static int hasher_init(struct hasher *h, const char *alg, const uint8_t *salt,
 		       size_t salt_len)
 {
-	h->md = EVP_get_digestbyname(alg);
+	h->md = EVP_MD_fetch(NULL, alg, NULL);
 	h->ctx = h->md ? EVP_MD_CTX_new() : NULL;
 	h->salt = salt;
 	h->salt_len = salt_len;
@@ -113,7 +118,9 @@ static int hasher_init(struct hasher *h, const char *alg, const uint8_t *salt,
 static void hasher_free(struct hasher *h)
 {
 	EVP_MD_CTX_free(h->ctx);
+	EVP_MD_free(h->md);
 	h->ctx = NULL;
+	h->md = NULL;
 }
 
 /* H(salt || @len bytes at @p) into @out. */
@@ -122,7 +129,7 @@ static int hash_block(struct hasher *h, const uint8_t *p, size_t len,
 {
 	unsigned int n;
 
-	if (!EVP_DigestInit_ex(h->ctx, h->md, NULL) ||
+	if (!EVP_DigestInit_ex2(h->ctx, h->md, NULL) ||
 	    !EVP_DigestUpdate(h->ctx, h->salt, h->salt_len) ||
 	    !EVP_DigestUpdate(h->ctx, p, len) ||
 	    !EVP_DigestFinal_ex(h->ctx, out, &n))
