@@ -276,6 +276,12 @@ attach_bad() {
 	[ "$status" -eq 2 ]
 	run xiptool attach --root-hash 12z -n "$SEG" "$T/img"
 	[ "$status" -eq 2 ]
+	# hugetlbfs has no immutable flag: refused, not left unsealed
+	run xiptool attach --hugepages --root-hash "$ROOT" -n "$SEG" "$T/img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	grepq 'hugetlbfs cannot seal' <<<"$output"
+	no_segfile "$SEG" "$T/shm"
 	xiptool attach -t er --root-hash "$ROOT" -n "$SEG" "$T/img"
 	xiptool detach "$SEG"
 }
