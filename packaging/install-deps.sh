@@ -45,7 +45,7 @@ if [ "$arch" = arm64 ]; then
 	CROSS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static
 binfmt-support
 libext2fs2:arm64 comerr-dev:arm64 libpopt-dev:arm64 libblkid-dev:arm64 uuid-dev:arm64
-zlib1g-dev:arm64 libsmartcols-dev:arm64 libarchive-dev:arm64
+zlib1g-dev:arm64 libsmartcols-dev:arm64 libarchive-dev:arm64 libssl-dev:arm64
 libcmocka-dev:arm64 libc6:arm64"
 fi
 TRIPLET=aarch64-linux-gnu
