@@ -18,7 +18,7 @@
 /* ---- attach -------------------------------------------------------------- */
 
 static const char attach_usage[] =
-	"[-n NAME] [-t TYPE] [--loop] [--file PATH] [--hugepages] [--size SIZE] [--raw] [--timeout SECONDS] [IMAGE|NBD-URI]";
+	"[-n NAME] [-t TYPE] [--loop] [--file PATH] [--hugepages] [--size SIZE] [--raw] [--timeout SECONDS] [--root-hash HEX] [IMAGE|NBD-URI]";
 
 /* A pull from an NBD server: MiB done, on a TTY. */
 static void pull_progress(void *arg, uint64_t done, uint64_t total)
@@ -50,6 +50,11 @@ static int attach_check_args(const struct xip_attach_opts *o)
 		return cmd_usage_error("--file needs an image");
 	if (nodata && o->raw)
 		return cmd_usage_error("--raw needs an image");
+	if (o->root_hash && o->type &&
+	    (nodata || xip_seg_type_writable(o->type)))
+		return cmd_usage_error("--root-hash: type %s cannot be verified (only sr and er)", t);
+	if (o->root_hash && o->raw)
+		return cmd_usage_error("--root-hash and --raw exclude each other");
 	return EXIT_OK;
 }
 
@@ -59,7 +64,8 @@ int cmd_attach(int argc, const char **argv)
 	struct cmd_progress pp = { 0 };
 	struct xip_seg_entry *e;
 	char *name = NULL, *type = NULL, *size = NULL, *file = NULL;
-	char *timeout = NULL;
+	char *timeout = NULL, *root = NULL;
+	uint8_t root_bytes[XIP_VERITY_DIGEST_MAX];
 	uint64_t secs;
 	int loop = 0, huge = 0, raw = 0, rc = EXIT_OK, ret;
 	struct cmd_args args;
@@ -84,6 +90,9 @@ int cmd_attach(int argc, const char **argv)
 		{ "timeout", 0, POPT_ARG_STRING, &timeout, 0,
 		  "nbd://: give up on a server silent this long (default 60)",
 		  "SECONDS" },
+		{ "root-hash", 0, POPT_ARG_STRING, &root, 0,
+		  "admit only the bytes of the image's dm-verity tree with this root hash, then seal the segment",
+		  "HEX" },
 		POPT_TABLEEND
 	};
 
@@ -103,6 +112,16 @@ int cmd_attach(int argc, const char **argv)
 		if (!rc && !secs)
 			rc = cmd_usage_error("--timeout: must be at least 1");
 		o.timeout_ms = (unsigned int)secs * 1000;
+	}
+	if (!rc && root) {
+		int n = xip_verity_parse_hex(root, root_bytes,
+					     sizeof(root_bytes));
+
+		if (n < 0)
+			rc = cmd_usage_error("--root-hash: '%s': not a hash in hex digits",
+					     root);
+		o.root_hash = root_bytes;
+		o.root_hash_len = n < 0 ? 0 : (size_t)n;
 	}
 	if (!rc)
 		rc = attach_check_args(&o);
@@ -138,6 +157,7 @@ out:
 	free(size);
 	free(file);
 	free(timeout);
+	free(root);
 	cmd_args_free(&args);
 	return rc;
 }
@@ -248,9 +268,10 @@ static const struct column columns[] = {
 	{ "COMPRESSED", COL_BOOL, 1, "image was gzip-compressed" },
 	{ "CREATED", COL_STR, 20, "creation time" },
 	{ "OWNER", COL_NUM, 5, "owner uid" },
+	{ "VERIFIED", COL_BOOL, 1, "admitted against a root hash and sealed" },
 };
 #define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
-#define DEFAULT_COLUMNS "NAME,TYPE,SIZE,LOOP,IMAGE,LABEL,UUID"
+#define DEFAULT_COLUMNS "NAME,TYPE,SIZE,LOOP,IMAGE,LABEL,UUID,VERIFIED"
 
 static int column_find(const char *name, size_t len)
 {
@@ -321,6 +342,7 @@ static void cell_text(const struct xip_seg_entry *e, int col, char *buf,
 			strftime(buf, len, "%Y-%m-%dT%H:%M:%S%z", &tm);
 		break;
 	case 14: snprintf(buf, len, "%u", (unsigned int)e->owner); break;
+	case 15: snprintf(buf, len, "%s", e->verified ? "1" : "0"); break;
 	}
 }
 

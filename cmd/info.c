@@ -50,6 +50,36 @@ static void info_fill(struct kv *kv, const char *spec,
 	       (in->state & EXT2_VALID_FS) ? "clean" : "not clean");
 }
 
+/* The dm-verity tree after the file system, when there is one. */
+static void info_verity(struct kv *kv, const struct xip_seg *seg)
+{
+	char salt[2 * XIP_VERITY_SALT_MAX + 1];
+	struct xip_verity_info vi;
+	int ret;
+
+	ret = xip_verity_probe(seg->base, seg->data_size, &vi);
+	kv_bool(kv, "Verity tree", "verity", vi.present);
+	if (!vi.present)
+		return;
+	if (ret)
+		kv_str(kv, "Verity problem", "verity-problem", xip_errmsg());
+	kv_u64(kv, "Verity offset", "verity-offset", vi.hash_offset);
+	kv_str(kv, "Verity algorithm", "verity-algorithm", vi.algorithm);
+	kv_u64(kv, "Verity data block size", "verity-data-block-size",
+	       vi.data_block_size);
+	kv_u64(kv, "Verity hash block size", "verity-hash-block-size",
+	       vi.hash_block_size);
+	kv_u64(kv, "Verity data blocks", "verity-data-blocks",
+	       vi.data_blocks);
+	if (ret)
+		return;
+	kv_u64(kv, "Verity hash blocks", "verity-hash-blocks",
+	       vi.tree_blocks);
+	xip_verity_hex(vi.salt, vi.salt_size, salt);
+	kv_str(kv, "Verity salt", "verity-salt", salt);
+	xip_error_clear();
+}
+
 int cmd_info(int argc, const char **argv)
 {
 	struct xip_image_info in;
@@ -85,6 +115,7 @@ int cmd_info(int argc, const char **argv)
 	xip_image_info(img, &in);
 	kv = kv_new("image");
 	info_fill(kv, spec, seg, &in);
+	info_verity(kv, xip_image_seg(img));
 	rc = kv_print(kv, json) ? EXIT_RUNTIME : EXIT_OK;
 	kv_free(kv);
 	xip_image_close(img);

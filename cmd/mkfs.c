@@ -115,9 +115,51 @@ static void mkfs_signals(bool cleanup)
 struct mkfs_args {
 	char *root, *tar, *size, *extra, *page_size, *align, *label, *uuid;
 	char *timestamp, *owner, *devtable, *inodes, *oci, *platform;
+	char *salt, *root_hash_file;
 	const char **uid_map, **gid_map;
-	int squash, force, quiet;
+	int squash, force, quiet, verity;
+	uint8_t salt_bytes[XIP_VERITY_SALT_MAX];
 };
+
+static int mkfs_verity_opts(struct mkfs_args *a, struct xip_build_opts *o)
+{
+	int n;
+
+	o->verity = a->verity;
+	if ((a->salt || a->root_hash_file) && !a->verity)
+		return cmd_usage_error("--salt and --root-hash-file need --verity");
+	if (!a->salt)
+		return EXIT_OK;
+	n = xip_verity_parse_hex(a->salt, a->salt_bytes,
+				 sizeof(a->salt_bytes));
+	if (n < 0)
+		return cmd_usage_error("--salt: '%s': must be 1 to %d bytes in hex digits",
+				       a->salt, XIP_VERITY_SALT_MAX);
+	o->salt = a->salt_bytes;
+	o->salt_len = (size_t)n;
+	return EXIT_OK;
+}
+
+/* "root hash: HEX" on stdout, and HEX in --root-hash-file. */
+static int mkfs_root_hash(const struct mkfs_args *a,
+			  const struct xip_build_result *r)
+{
+	char hex[2 * XIP_VERITY_DIGEST_MAX + 1];
+	FILE *f;
+
+	xip_verity_hex(r->root_hash, r->root_hash_len, hex);
+	printf("root hash: %s\n", hex);
+	if (!a->root_hash_file)
+		return EXIT_OK;
+	f = fopen(a->root_hash_file, "we");
+	if (!f || fprintf(f, "%s\n", hex) < 0 || fclose(f)) {
+		int e = errno;
+
+		msg_error("%s: %s", a->root_hash_file, strerror(e));
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}
 
 static int mkfs_sizes(const struct mkfs_args *a, struct xip_build_opts *o)
 {
@@ -168,6 +210,8 @@ static int mkfs_opts(struct mkfs_args *a, struct xip_build_opts *o,
 	o->squash = a->squash;
 	o->force = a->force;
 	rc = mkfs_sizes(a, o);
+	if (!rc)
+		rc = mkfs_verity_opts(a, o);
 	if (!rc && a->uuid)
 		rc = parse_uuid(a->uuid, o);
 	if (!rc && a->owner)
@@ -261,6 +305,14 @@ int cmd_mkfs(int argc, const char **argv)
 		  NULL },
 		{ "quiet", 'q', POPT_ARG_NONE, &a.quiet, 0,
 		  "print no progress and no summary", NULL },
+		{ "verity", '\0', POPT_ARG_NONE, &a.verity, 0,
+		  "append a dm-verity hash tree (sha256) after the file system and print its root hash",
+		  NULL },
+		{ "salt", '\0', POPT_ARG_STRING, &a.salt, 0,
+		  "the verity salt; default: derived with $SOURCE_DATE_EPOCH, else random",
+		  "HEX" },
+		{ "root-hash-file", '\0', POPT_ARG_STRING, &a.root_hash_file, 0,
+		  "also write the root hash to FILE", "FILE" },
 		POPT_TABLEEND
 	};
 
@@ -282,6 +334,8 @@ int cmd_mkfs(int argc, const char **argv)
 		rc = msg_lib_error(ret);
 	else if (!a.quiet && !opt_quiet)
 		mkfs_report(args.argv[0], &res);
+	if (!ret && o.verity)
+		rc = mkfs_root_hash(&a, &res);
 out:
 	free(um);
 	free(gm);
@@ -299,6 +353,8 @@ out:
 	free(a.timestamp);
 	free(a.owner);
 	free(a.devtable);
+	free(a.salt);
+	free(a.root_hash_file);
 	if (a.uid_map)
 		for (size_t i = 0; a.uid_map[i]; i++)
 			free((void *)a.uid_map[i]);

@@ -14,7 +14,7 @@
 #include "cmd.h"
 
 static const char verify_usage[] =
-	"[--json] [--against DIR] [--page-size N] IMAGE";
+	"[--json] [--against DIR] [--page-size N] [--root-hash HEX] IMAGE";
 
 static const char *pmem_reason(const struct xip_check_report *rep)
 {
@@ -60,6 +60,9 @@ static int print_json_pmem(const char *text, const struct xip_check_report *rep)
 		end--;
 	printf("%.*s,\n   \"pmem\": %s", (int)(end - text), text,
 	       rep->pmem_capable ? "true" : "false");
+	if (rep->verity_checked)
+		printf(",\n   \"verity\": %s",
+		       rep->verity_ok ? "true" : "false");
 	if (!rep->pmem_capable) {
 		fputs(",\n   \"pmem-reason\": \"", stdout);
 		for (const char *p = pmem_reason(rep); *p; p++)
@@ -140,6 +143,13 @@ static void print_text(const char *spec, const struct xip_check_report *rep)
 		printf("pmem: yes\n");
 	else
 		printf("pmem: no: %s\n", cmd_esc(pmem_reason(rep)));
+	if (rep->verity_checked && rep->verity_ok)
+		printf("verity: every block matches the root hash (%" PRIu64
+		       " data blocks, %" PRIu64 " hash blocks, %s)\n",
+		       rep->verity.data_blocks, rep->verity.tree_blocks,
+		       rep->verity.algorithm);
+	else if (rep->verity_checked)
+		printf("verity: mismatch\n");
 }
 
 static int verify_run(const char *spec, struct xip_check_opts *o, bool json)
@@ -187,7 +197,8 @@ int cmd_verify(int argc, const char **argv)
 {
 	struct xip_check_opts o = { 0 };
 	struct progress prog = { 0 };
-	char *against = NULL, *page = NULL;
+	char *against = NULL, *page = NULL, *root = NULL;
+	uint8_t root_bytes[XIP_VERITY_DIGEST_MAX];
 	struct cmd_args args;
 	int json = 0, rc = EXIT_OK;
 	const struct poptOption options[] = {
@@ -197,6 +208,9 @@ int cmd_verify(int argc, const char **argv)
 		{ "page-size", 'p', POPT_ARG_STRING, &page, 0,
 		  "check XIP capability for pages of N bytes (default: the host's)",
 		  "N" },
+		{ "root-hash", '\0', POPT_ARG_STRING, &root, 0,
+		  "also check every block against the image's dm-verity tree and this root hash",
+		  "HEX" },
 		POPT_TABLEEND
 	};
 
@@ -205,6 +219,18 @@ int cmd_verify(int argc, const char **argv)
 	if (rc)
 		goto out;
 	o.against = against;
+	if (root) {
+		int n = xip_verity_parse_hex(root, root_bytes,
+					     sizeof(root_bytes));
+
+		if (n < 0) {
+			rc = cmd_usage_error("--root-hash: '%s': not a hash in hex digits",
+					     root);
+			goto out;
+		}
+		o.root_hash = root_bytes;
+		o.root_hash_len = (size_t)n;
+	}
 	if (isatty(STDERR_FILENO) && !opt_quiet) {
 		o.progress = verify_progress;
 		o.progress_arg = &prog;
@@ -214,5 +240,6 @@ out:
 	cmd_args_free(&args);
 	free(against);
 	free(page);
+	free(root);
 	return rc;
 }

@@ -54,6 +54,7 @@ extern "C" {
 #include "util/xip_util.h"
 #include "util/xip_error.h"
 #include "segment/xip_segment.h"
+#include "verity/xip_verity.h"
 #include "registry/xip_registry.h"
 #include "reader/xip_reader.h"
 #include "engine/xip_engine.h"

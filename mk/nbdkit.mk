@@ -30,7 +30,7 @@ nbdkit_xiptool_plugin_so_SOURCES = nbdkit/xiptool.c
 nbdkit_xiptool_plugin_so_CFLAGS = $(PLUGIN_CFLAGS) $(NBDKIT_CFLAGS)
 nbdkit_xiptool_plugin_so_LDFLAGS = -shared -Wl,-z,now -Wl,--as-needed
 nbdkit_xiptool_plugin_so_LDADD = libxip_pic.a $(EXT2FS_LIBS) $(BLKID_LIBS) \
-	$(UUID_LIBS) $(ZLIB_LIBS)
+	$(UUID_LIBS) $(ZLIB_LIBS) $(LIBCRYPTO_LIBS)
 # automake links programs with $(CCLD) $(AM_CFLAGS): not the sanitizers
 nbdkit_xiptool_plugin_so_LINK = $(CCLD) $(nbdkit_xiptool_plugin_so_CFLAGS) \
 	$(CFLAGS) $(nbdkit_xiptool_plugin_so_LDFLAGS) $(LDFLAGS) -o $@

@@ -4,6 +4,12 @@
  * file inside an image over NBD.
  *
  *   nbdkit xiptool image=IMAGE|@NAME [file=PATH] [readonly=true]
+ *                  [root-hash=HEX]
+ *
+ * With root-hash=, the image (or segment) is checked against its
+ * dm-verity tree and that root hash before the first client, every data
+ * and hash block, and served read-only; a mismatch stops the server from
+ * starting, naming the first bad block.
  *
  * The plugin is a user of libxip like the xiptool commands: it opens the
  * segment or image once, before the first client (.get_ready), with the
@@ -60,6 +66,8 @@
 /* Parameters. */
 static char *image;		/* image=: a path or @NAME */
 static char *file;		/* file=: a path inside the image */
+static uint8_t root_hash[XIP_VERITY_DIGEST_MAX];	/* root-hash= */
+static size_t root_hash_len;
 static int readonly = -1;	/* readonly=: -1 when not given */
 
 /* The export, set up by .get_ready. */
@@ -146,11 +154,23 @@ static int plugin_config(const char *key, const char *value)
 		}
 		return 0;
 	}
+	if (!strcmp(key, "root-hash")) {
+		int n = xip_verity_parse_hex(value, root_hash,
+					     sizeof(root_hash));
+
+		if (n < 0 || root_hash_len) {
+			nbdkit_error("root-hash=%s: %s", value, n < 0 ?
+				     "not a hash in hex digits" : "given twice");
+			return -1;
+		}
+		root_hash_len = (size_t)n;
+		return 0;
+	}
 	if (!strcmp(key, "readonly")) {
 		readonly = nbdkit_parse_bool(value);
 		return readonly < 0 ? -1 : 0;
 	}
-	nbdkit_error("unknown parameter '%s' (image=, file=, readonly=)", key);
+	nbdkit_error("unknown parameter '%s' (image=, file=, readonly=, root-hash=)", key);
 	return -1;
 }
 
@@ -160,6 +180,12 @@ static int plugin_config_complete(void)
 		nbdkit_error("the image parameter is required: image=IMAGE or image=@NAME");
 		return -1;
 	}
+	if (root_hash_len && readonly == 0) {
+		nbdkit_error("root-hash= serves a verified image read-only: not with readonly=false");
+		return -1;
+	}
+	if (root_hash_len)
+		readonly = 1;
 	if (file && file[0] != '/') {
 		nbdkit_error("file=%s: a path inside the image starts with /",
 			     file);
@@ -390,12 +416,30 @@ static int ready_file(void)
 	return ret;
 }
 
+/* root-hash=: every block of the image against its dm-verity tree. */
+static int ready_verify(void)
+{
+	struct xip_root_hash_report r;
+	char msg[XIP_ERRMSG_MAX];
+	int ret;
+
+	ret = xip_root_hash_check(seg, root_hash, root_hash_len, &r);
+	if (!ret) {
+		nbdkit_debug("%s: every block matches the root hash", image);
+		return 0;
+	}
+	snprintf(msg, sizeof(msg), "%s", xip_errmsg());
+	return xip_error(ret, "%s: %s", image, msg);
+}
+
 static int plugin_get_ready(void)
 {
 	int ret = open_segment();
 
 	if (!ret)
 		ret = file ? ready_file() : ready_whole();
+	if (!ret && root_hash_len)
+		ret = ready_verify();
 	if (ret) {
 		const char *m = xip_errmsg();
 
@@ -681,7 +725,8 @@ static void plugin_dump(void)
 #define CONFIG_HELP \
 	"image=IMAGE|@NAME  (required) the image file, device or attached segment.\n" \
 	"file=PATH          serve this regular file inside the image.\n" \
-	"readonly=BOOL      never write (share the segment with other readers)."
+	"readonly=BOOL      never write (share the segment with other readers).\n" \
+	"root-hash=HEX      serve only an image whose dm-verity tree matches HEX."
 
 static struct nbdkit_plugin plugin = {
 	.name = "xiptool",

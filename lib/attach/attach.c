@@ -39,6 +39,7 @@
 #include <blkid.h>
 
 #include "attach/attach_int.h"
+#include "engine/engine_int.h"
 #include "reader/reader_int.h"
 #include "util/debug_int.h"
 
@@ -481,6 +482,19 @@ static int attach_check(const struct xip_attach_opts *o,
 		return xip_error(-EINVAL, "--file needs an image");
 	if (nodata && o->raw)
 		return xip_error(-EINVAL, "--raw needs an image");
+	if (o->root_hash && xip_seg_type_writable(type))
+		return xip_error(-EINVAL,
+				 "type %s is writable: only sr and er segments can be verified",
+				 xip_seg_type_name(type));
+	if (o->root_hash && nodata)
+		return xip_error(-EINVAL, "type %s holds no data to verify",
+				 xip_seg_type_name(type));
+	if (o->root_hash && o->raw)
+		return xip_error(-EINVAL,
+				 "--raw and --root-hash exclude each other (the tree's place is the file system's size)");
+	if (o->root_hash && o->hugepages)
+		return xip_error(-EOPNOTSUPP,
+				 "hugetlbfs cannot seal a verified segment (no immutable flag): attach it without --hugepages");
 	return 0;
 }
 
@@ -727,13 +741,54 @@ static void attach_undo(struct segfile *sf, struct xip_seg_entry *e)
 		xip_loop_detach(e->loop);
 	if (sf->created && fstat(sf->fd, &st) == 0 &&
 	    lstat(e->path, &now) == 0 && st.st_dev == now.st_dev &&
-	    st.st_ino == now.st_ino)
+	    st.st_ino == now.st_ino) {
+		xip_seg_seal(sf->fd, false);
 		unlink(e->path);
+	}
 	if (held)
 		xip_registry_remove(e->name);
 	if (locked)
 		xip_registry_unlock();
 	xip_error(saved ? saved : -EIO, "%s", msg);
+}
+
+/*
+ * The segment file, filled, against the root hash: every data and hash
+ * block of the tree it carries, hashed from the mapping; then sealed.
+ * Before anything is published: a mismatch is the attach's failure.
+ */
+static int attach_verify(const struct xip_attach_opts *o, struct segfile *sf,
+			 struct xip_seg_entry *e)
+{
+	struct xip_root_hash_report r;
+	struct xip_seg *seg;
+	int ret;
+
+	ret = xip_seg_open_fd(sf->fd, e->path, 0, &seg);
+	if (ret)
+		return ret;
+	seg->data_size = e->size;
+	xip_engine_step();
+	ret = xip_root_hash_check(seg, o->root_hash, o->root_hash_len, &r);
+	xip_seg_close(seg);
+	if (!ret && r.info.end != e->size)
+		ret = xip_error(-EUCLEAN,
+				"%" PRIu64 " bytes after the verity tree (it ends at %" PRIu64 ")",
+				e->size - r.info.end, r.info.end);
+	if (ret) {
+		char msg[XIP_ERRMSG_MAX];
+
+		snprintf(msg, sizeof(msg), "%s", xip_errmsg());
+		return xip_error(ret == -EINVAL ? -EINVAL : -EBADMSG,
+				 "%s: %s", o->image, msg);
+	}
+	ret = xip_seg_seal(sf->fd, true);
+	if (ret)
+		return xip_error(ret, "%s: cannot seal the segment: %s",
+				 e->path, strerror(-ret));
+	xip_engine_step();
+	e->verified = true;
+	return 0;
 }
 
 int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
@@ -770,6 +825,8 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 			    xip_attach_fill(o, &sf, &src, &lim, e);
 	if (nbd)
 		xip_nbd_close(nbd);
+	if (!ret && o->root_hash)
+		ret = attach_verify(o, &sf, e);
 	if (!ret)
 		identify(sf.fd, e);
 	if (!ret)

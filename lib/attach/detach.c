@@ -73,6 +73,9 @@ static int detach_entry(const struct xip_seg_entry *e, const char *save,
 		ret = xip_attach_save_entry(e, save, fd);
 	if (!ret && serves)
 		ret = xip_loop_detach(e->loop);
+	/* a verified segment is sealed: unsealed to be removed */
+	if (!ret && lstat(e->path, &st) == 0 && xip_registry_same_file(e, &st))
+		xip_seg_unseal_path(e->path);
 	if (!ret && lstat(e->path, &st) == 0 && xip_registry_same_file(e,
 								       &st) &&
 	    unlink(e->path) < 0 && errno != ENOENT)

@@ -21,6 +21,13 @@ struct xip_attach_opts {
 	bool raw;		/* any bytes, not only an ext2 image */
 	unsigned int timeout_ms; /* nbd://: give up on a server silent for
 				    that long (0: 60 s) */
+	/*
+	 * Admit only the bytes of the image's dm-verity tree with this root
+	 * hash (sr and er types, not on hugetlbfs), then seal the segment
+	 * file (FS_IMMUTABLE_FL) before it is recorded.
+	 */
+	const uint8_t *root_hash;
+	size_t root_hash_len;
 };
 
 /*

@@ -450,6 +450,60 @@ out:
 	return ret;
 }
 
+static uint64_t verity_area(const struct bplan *p,
+			    const struct xip_build_opts *o)
+{
+	return o->verity ? xip_verity_area_size(p->g.blocks, p->g.bs) : 0;
+}
+
+/*
+ * The dm-verity tree over the file system just written, after it: the
+ * salt given, derived from the image's UUID and hash seed (themselves
+ * derived from the tree when the build is reproducible), or random.
+ */
+static int build_verity(struct btarget *tg, const struct bplan *p,
+			const struct xip_build_opts *o,
+			struct xip_build_result *res)
+{
+	const struct ext2_super_block *sb =
+		(const void *)(tg->seg->base + SUPERBLOCK_OFFSET);
+	uint8_t salt[XIP_VERITY_SALT_MAX], root[XIP_VERITY_DIGEST_MAX];
+	uint8_t seed[32];
+	size_t salt_len = XIP_VERITY_SALT_DEFAULT, root_len;
+	int ret;
+
+	if (!tg->seg->base ||
+	    tg->seg->size < p->image_bytes + verity_area(p, o))
+		return xip_error(-EINVAL, "%s: not mapped for the verity tree",
+				 tg->spec);
+	if (o->salt) {
+		salt_len = o->salt_len;
+		memcpy(salt, o->salt, salt_len);
+	} else {
+		memcpy(seed, sb->s_uuid, 16);
+		memcpy(seed + 16, sb->s_hash_seed, 16);
+		ret = xip_verity_salt(o->have_timestamp ? seed : NULL,
+				      sizeof(seed), salt);
+		if (ret)
+			return ret;
+	}
+	ret = xip_verity_write(tg->seg->base, p->g.blocks, p->g.bs, salt,
+			       salt_len, sb->s_uuid, tg->seg->fd, root,
+			       &root_len);
+	if (ret) {
+		char msg[XIP_ERRMSG_MAX];
+
+		snprintf(msg, sizeof(msg), "%s", xip_errmsg());
+		return xip_error(ret, "%s: %s", tg->spec, msg);
+	}
+	if (res) {
+		res->hash_offset = p->image_bytes;
+		memcpy(res->root_hash, root, root_len);
+		res->root_hash_len = root_len;
+	}
+	return 0;
+}
+
 static int build_on(struct btarget *tg, struct btree *t, struct bplan *p,
 		    const struct xip_build_opts *o, struct xip_build_result *res)
 {
@@ -458,7 +512,7 @@ static int build_on(struct btarget *tg, struct btree *t, struct bplan *p,
 	errcode_t err;
 	int ret;
 
-	ret = xip_target_open(tg, p->image_bytes);
+	ret = xip_target_open(tg, p->image_bytes + verity_area(p, o));
 	if (ret)
 		return ret;
 	ret = xip_io_register(tg->seg, chan, sizeof(chan));
@@ -491,6 +545,8 @@ static int build_on(struct btarget *tg, struct btree *t, struct bplan *p,
 	err = ext2fs_close_free(&fs);
 	if (err)
 		ret = xip_error_ext2(err, "%s: writing metadata", tg->spec);
+	if (!ret && o->verity)
+		ret = build_verity(tg, p, o, res);
 	if (!ret)
 		ret = xip_seg_sync(tg->seg);
 out:
@@ -515,6 +571,10 @@ static int check_opts(const struct xip_build_opts *o, unsigned int bs)
 	if (o->tar && o->source)
 		return xip_error(-EINVAL,
 				 "a tar archive and a source tree exclude each other");
+	if (o->salt && (o->salt_len > XIP_VERITY_SALT_MAX || !o->verity))
+		return xip_error(-EINVAL, o->verity ?
+				 "a salt of at most 256 bytes" :
+				 "a salt without --verity");
 	if (o->label && strlen(o->label) > EXT2_LABEL_LEN)
 		return xip_error(-EINVAL,
 				 "label '%s' is too long (at most %d bytes)",
@@ -571,6 +631,11 @@ static int build_any(const char *image, const struct xip_build_opts *o,
 		goto out;
 	}
 	fixed -= fixed % bs;
+	if (o->verity && tg.fixed) {
+		ret = xip_error(-EINVAL, "%s: --verity needs an image file (a device or segment has no room after its file system)",
+				image);
+		goto out;
+	}
 	ret = plan(&t, &p, o, fixed);
 	if (ret) {
 		char msg[XIP_ERRMSG_MAX];

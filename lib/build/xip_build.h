@@ -56,6 +56,15 @@ struct xip_build_opts {
 	size_t n_uid_map, n_gid_map;
 	const char *device_table;	/* genext2fs device table file */
 	bool force;			/* overwrite a non-empty image */
+	/*
+	 * A dm-verity hash tree after the file system (lib/verity/): with
+	 * @salt (@salt_len bytes), else one derived from the image's
+	 * identity when have_timestamp (reproducible), else a random one.
+	 * Only for an image file: a device or segment has no room after.
+	 */
+	bool verity;
+	const uint8_t *salt;
+	size_t salt_len;
 	void (*progress)(const struct xip_build_progress *p, void *arg);
 	void *progress_arg;
 };
@@ -66,6 +75,10 @@ struct xip_build_result {
 	uint64_t inodes, inodes_used;
 	unsigned int block_size;
 	uint64_t files, bytes;		/* regular files and their bytes */
+	/* with opts->verity: the tree's place and the root hash */
+	uint64_t hash_offset;		/* the file system's bytes */
+	uint8_t root_hash[XIP_VERITY_DIGEST_MAX];
+	size_t root_hash_len;
 };
 
 /*

@@ -194,6 +194,33 @@ static int chk_walk(struct chk *c)
 	return 0;
 }
 
+/*
+ * The dm-verity tree against the root hash: a finding of object "verity"
+ * naming the first bad block and what holds it (its path).
+ */
+static void chk_verity(struct chk *c)
+{
+	struct xip_root_hash_report vr;
+	struct xip_check_report *rep = c->rep;
+	int ret;
+
+	rep->verity_checked = true;
+	ret = xip_root_hash_check(c->seg, c->opts->root_hash,
+				  c->opts->root_hash_len, &vr);
+	rep->verity = vr.info;
+	if (ret == -ENOMEM) {
+		c->nomem = true;
+		return;
+	}
+	if (!ret) {
+		rep->verity_ok = true;
+		return;
+	}
+	chk_err(c, "verity", 0, vr.bad.block, "%s", xip_errmsg());
+	if (rep->nfindings && vr.owner[0] && vr.bad.where == XIP_VERITY_DATA)
+		rep->findings[rep->nfindings - 1].path = strdup(vr.owner);
+}
+
 int xip_check(struct xip_seg *seg, const struct xip_check_opts *opts,
 	      struct xip_check_report *rep)
 {
@@ -203,6 +230,8 @@ int xip_check(struct xip_seg *seg, const struct xip_check_opts *opts,
 	int ret;
 
 	memset(rep, 0, sizeof(*rep));
+	if (c.opts->root_hash)
+		chk_verity(&c);
 	ret = chk_walk(&c);
 	if (!ret && c.nomem)
 		ret = -ENOMEM;

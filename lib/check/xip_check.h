@@ -33,6 +33,9 @@ struct xip_check_opts {
 	void (*progress)(void *arg, const char *phase, uint64_t done,
 			 uint64_t total);
 	void *progress_arg;
+	/* check the dm-verity tree against this root hash too */
+	const uint8_t *root_hash;
+	size_t root_hash_len;
 };
 
 struct xip_check_report {
@@ -45,6 +48,9 @@ struct xip_check_report {
 	bool pmem_capable;		/* xip_pmem_capable() */
 	char pmem_reason[256];		/* why not, when !pmem_capable */
 	uint64_t inodes_used, blocks_used, files;
+	/* with opts->root_hash: the tree and whether every block matched */
+	bool verity_checked, verity_ok;
+	struct xip_verity_info verity;
 };
 
 /*

@@ -62,6 +62,32 @@ void xip_align_file_free(struct xip_align_file *f);
 typedef int (*xip_walk_fn)(void *arg, const char *path, ext2_ino_t ino);
 int xip_walk_files(struct xip_image *img, xip_walk_fn fn, void *arg);
 
+/*
+ * What holds block @blk of the image @spec (owner.c), into @buf: the path
+ * of the regular file whose data it is, "metadata" (in use, no file's
+ * data: superblocks, bitmaps, inode tables, directories, indirect blocks;
+ * also when the file system does not open), "free space", or "verity
+ * tree" past the file system.  Always 0.
+ */
+int xip_block_owner(struct xip_seg *seg, uint64_t blk, char *buf,
+		    size_t len);
+
+struct xip_root_hash_report {
+	struct xip_verity_info info;
+	struct xip_verity_bad bad;
+	char owner[XIP_PATH_MAX];	/* what holds the bad block */
+};
+
+/*
+ * Check the data of @seg (data_size bytes) against the dm-verity tree it
+ * carries and the root hash @root (owner.c).  0 when every block matches;
+ * otherwise the error of xip_verity_check() with a message naming the
+ * first bad block and, for a data block, what holds it (r->owner: a
+ * file's path, "metadata", "free space").
+ */
+int xip_root_hash_check(struct xip_seg *seg, const uint8_t *root,
+			size_t root_len, struct xip_root_hash_report *r);
+
 /* ------------------------------------------------------------------ */
 /* The user-space ELF loader (exec.c, exec-<arch>.S)                   */
 /* ------------------------------------------------------------------ */

@@ -63,6 +63,7 @@ int xip_registry_format(const struct xip_seg_entry *e, char *buf, size_t len)
 	sb_str(&sb, "path", e->path);
 	sb_str(&sb, "image", e->image);
 	sb_num(&sb, "compressed", e->compressed);
+	sb_num(&sb, "verified", e->verified);
 	sb_str(&sb, "loop", e->loop);
 	sb_str(&sb, "file", e->file);
 	sb_num(&sb, "offset", (int64_t)e->offset);
@@ -162,7 +163,7 @@ static int parse_field(struct xip_seg_entry *e, const char *key,
 	static const char *const nums[] = {
 		"type", "size", "offset", "sizelimit", "created", "owner",
 		"compressed", "dev", "ino", "fileuid", "state", "pid",
-		"imageuid", "imagegid", "imagemode",
+		"imageuid", "imagegid", "imagemode", "verified",
 	};
 	size_t k;
 
@@ -199,6 +200,8 @@ static int parse_field(struct xip_seg_entry *e, const char *key,
 		e->owner = (uid_t)v;
 	else if (!strcmp(key, "compressed"))
 		e->compressed = v != 0;
+	else if (!strcmp(key, "verified"))
+		e->verified = v != 0;
 	else if (!strcmp(key, "dev"))
 		e->seg_dev = v;
 	else if (!strcmp(key, "ino"))

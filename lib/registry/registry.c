@@ -529,6 +529,9 @@ int xip_registry_clean(const struct xip_seg_entry *e)
 	    cur->seg_dev != e->seg_dev || cur->seg_ino != e->seg_ino)
 		goto out;		/* not (or no longer) this stale record */
 	if (state == XIP_ENTRY_ABANDONED && lstat(cur->path, &st) == 0 &&
+	    xip_registry_same_file(cur, &st))
+		xip_seg_unseal_path(cur->path);
+	if (state == XIP_ENTRY_ABANDONED && lstat(cur->path, &st) == 0 &&
 	    xip_registry_same_file(cur, &st) && unlink(cur->path) < 0 &&
 	    errno != ENOENT) {
 		ret = xip_error(-errno, "%s: %s", cur->path, strerror(errno));

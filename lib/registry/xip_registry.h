@@ -33,6 +33,8 @@ struct xip_seg_entry {
 	int64_t created;		/* seconds since the epoch */
 	uid_t owner;
 	bool compressed;		/* the image was gzip-compressed */
+	/* admitted against a root hash (attach --root-hash) and sealed */
+	bool verified;
 	/* the image's owner, group and st_mode at attach (what save gives
 	 * the file it writes); image_mode 0: no image file */
 	uid_t image_uid;

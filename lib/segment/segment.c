@@ -433,3 +433,37 @@ int xip_pmem_capable(uint64_t size, unsigned int block_size,
 	}
 	return 1;
 }
+
+int xip_seg_seal(int fd, bool on)
+{
+	int flags;
+
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0)
+		return errno == ENOTTY || errno == EINVAL ? -EOPNOTSUPP :
+		       -errno;
+	flags = on ? flags | FS_IMMUTABLE_FL : flags & ~FS_IMMUTABLE_FL;
+	if (ioctl(fd, FS_IOC_SETFLAGS, &flags) < 0)
+		return errno == ENOTTY || errno == EINVAL ? -EOPNOTSUPP :
+		       -errno;
+	return 0;
+}
+
+int xip_seg_sealed(int fd)
+{
+	int flags;
+
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0)
+		return errno == ENOTTY || errno == EINVAL ? 0 : -errno;
+	return (flags & FS_IMMUTABLE_FL) != 0;
+}
+
+void xip_seg_unseal_path(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return;
+	if (xip_seg_sealed(fd) == 1)
+		xip_seg_seal(fd, false);
+	close(fd);
+}

@@ -53,6 +53,18 @@ int xip_seg_wait_unheld(const char *path, const char *what,
 int xip_pmem_capable(uint64_t size, unsigned int block_size,
 		     unsigned int page_size, char *why, size_t whylen);
 
+/*
+ * Seal (or unseal) the segment file open on @fd: FS_IMMUTABLE_FL, which
+ * tmpfs supports since Linux 6.0; then not even root opens it for
+ * writing, nor unlinks it, without CAP_LINUX_IMMUTABLE.  -EOPNOTSUPP
+ * where the file system has no such flag (hugetlbfs).
+ */
+int xip_seg_seal(int fd, bool on);
+/* Is the file open on @fd sealed?  1, 0, or < 0. */
+int xip_seg_sealed(int fd);
+/* Unseal the file at @path if it is sealed (before an unlink). */
+void xip_seg_unseal_path(const char *path);
+
 /* ------------------------------------------------------------------ */
 /* Kernel loop devices (loop.c)                                        */
 /* ------------------------------------------------------------------ */

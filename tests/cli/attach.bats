@@ -17,7 +17,7 @@ load ../lib/attach
 	# list: every default column, against blkid and stat
 	run xiptool list
 	[ "$status" -eq 0 ]
-	[[ "${lines[0]}" =~ ^NAME\ +TYPE\ +SIZE\ +LOOP\ +IMAGE\ +LABEL\ +UUID$ ]]
+	[[ "${lines[0]}" =~ ^NAME\ +TYPE\ +SIZE\ +LOOP\ +IMAGE\ +LABEL\ +UUID\ +VERIFIED$ ]]
 	read -r n t s l i lab uuid <<< "$(xiptool list -n -o NAME,TYPE,SIZE,LOOP,IMAGE,LABEL,UUID "$SEG")"
 	[ "$n $t $s $l" = "$SEG sr $(stat -c %s "$T/img") $dev" ]
 	[ "$i" = "$(realpath "$T/img")" ]

@@ -28,6 +28,7 @@ attach_teardown() {
 			[ -n "$loop" ] && [ -n "$path" ] &&
 				[ "$(cat "/sys/block/${loop##*/}/loop/backing_file" 2>/dev/null)" = "$path" ] &&
 				losetup -d "$loop" 2>/dev/null
+			[ -n "$path" ] && { chattr -i "$path" 2>/dev/null || true; }
 			[ -n "$path" ] && rm -f "$path"
 		done
 		for path in /dev/shm/xiptool-*"$U"*; do
@@ -35,6 +36,7 @@ attach_teardown() {
 			for loop in $(losetup -n -O NAME -j "$path" 2>/dev/null); do
 				losetup -d "$loop" 2>/dev/null
 			done
+			chattr -i "$path" 2>/dev/null || true
 			rm -rf "$path"
 		done
 	fi

@@ -1,0 +1,11 @@
+# verity: dm-verity hash trees (format 1) after the file system of an
+# image, written by mkfs --verity and checked by verify, attach and the
+# nbdkit plugin with --root-hash (lib/verity/, OpenSSL's EVP digests).
+libxip_a_SOURCES += lib/verity/xip_verity.h lib/verity/verity_int.h \
+	lib/verity/verity.c lib/exec/owner.c
+
+if ENABLE_TESTS
+check_PROGRAMS += tests/unit/test_verity
+TESTS += tests/unit/test_verity tests/cli/verity.bats
+EXTRA_DIST += tests/cli/verity.bats tests/lib/verity.bash
+endif

@@ -1,0 +1,323 @@
+#!/usr/bin/env bats
+# Verified images: mkfs --verity against veritysetup, e2fsck and the
+# kernel; verify --root-hash and info; attach --root-hash.
+
+load ../lib/common
+load ../lib/attach
+load ../lib/nbd
+load ../lib/verity
+
+setup() {
+	nbd_setup
+	require_cmd veritysetup debugfs
+	vt_tree
+}
+
+teardown() { nbd_teardown; }
+
+@test "mkfs --verity: veritysetup verify accepts the tree at the file system's end" {
+	vt_mkfs "$T/img"
+	fsb=$(vt_fs_bytes "$T/img")
+	run veritysetup verify "$T/img" "$T/img" "$ROOT" --hash-offset="$fsb"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run veritysetup dump "$T/img" --hash-offset="$fsb"
+	grepq -x 'Hash algorithm:[[:space:]]*sha256' <<<"$output"
+	grepq -x 'Data block size:[[:space:]]*4096' <<<"$output"
+	grepq -x "Data blocks:[[:space:]]*$((fsb / 4096))" <<<"$output"
+}
+
+@test "mkfs --verity: veritysetup format of the same data and salt gives the same root hash" {
+	vt_mkfs "$T/img"
+	fsb=$(vt_fs_bytes "$T/img")
+	salt=$(veritysetup dump "$T/img" --hash-offset="$fsb" | awk '/^Salt:/ { print $2 }')
+	[ ${#salt} -eq 64 ]
+	head -c "$fsb" "$T/img" > "$T/data"
+	run veritysetup format "$T/data" "$T/hash" --salt="$salt" \
+		--data-block-size=4096 --hash-block-size=4096
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grepq -x "Root hash:[[:space:]]*$ROOT" <<<"$output"
+	# the tree itself is veritysetup's byte for byte (but the UUID)
+	tail -c +$((fsb + 4097)) "$T/img" > "$T/ours"
+	tail -c +4097 "$T/hash" > "$T/theirs"
+	cmp "$T/ours" "$T/theirs"
+}
+
+@test "mkfs --verity: e2fsck -fn clean, the kernel mounts it (ext2 and ext4), verify clean" {
+	require_loop
+	vt_mkfs "$T/img"
+	fsck_clean "$T/img"
+	for fs in ext2 ext4; do
+		loop_mount "$T/img" "$fs"
+		cmp "$T/mnt/bin/busybox" "$T/tree/bin/busybox"
+		loop_umount
+	done
+	run xiptool verify --root-hash "$ROOT" "$T/img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grepq '^verity: every block matches' <<<"$output"
+}
+
+@test "mkfs --verity: reproducible with SOURCE_DATE_EPOCH; --salt; random otherwise; --root-hash-file" {
+	vt_mkfs "$T/a"
+	a=$ROOT
+	vt_mkfs "$T/b" --root-hash-file "$T/rh"
+	cmp "$T/a" "$T/b"
+	[ "$(cat "$T/rh")" = "$a" ]
+	run xiptool mkfs -q --verity -d "$T/tree" "$T/c"
+	[ "$status" -eq 0 ]
+	c=$(sed -n 's/^root hash: //p' <<<"$output")
+	run xiptool mkfs -q --verity -d "$T/tree" "$T/d"
+	d=$(sed -n 's/^root hash: //p' <<<"$output")
+	[ "$c" != "$d" ]
+	vt_mkfs "$T/e" --salt 00112233
+	fsb=$(vt_fs_bytes "$T/e")
+	run veritysetup dump "$T/e" --hash-offset="$fsb"
+	grepq -x 'Salt:[[:space:]]*00112233' <<<"$output"
+	run veritysetup verify "$T/e" "$T/e" "$ROOT" --hash-offset="$fsb"
+	[ "$status" -eq 0 ]
+}
+
+@test "mkfs --verity: usage errors" {
+	run xiptool mkfs --salt 00 -d "$T/tree" "$T/img"
+	[ "$status" -eq 2 ]
+	run xiptool mkfs --verity --salt 0g -d "$T/tree" "$T/img"
+	[ "$status" -eq 2 ]
+	[ ! -e "$T/img" ]
+}
+
+@test "mkfs --verity --page-size 16K and 64K: veritysetup verifies them" {
+	for ps in 16K 64K; do
+		vt_mkfs "$T/img$ps" --page-size "$ps"
+		fsb=$(vt_fs_bytes "$T/img$ps")
+		run veritysetup verify "$T/img$ps" "$T/img$ps" "$ROOT" --hash-offset="$fsb"
+		echo "$ps: $output"
+		[ "$status" -eq 0 ]
+		run xiptool verify --page-size "$ps" --root-hash "$ROOT" "$T/img$ps"
+		echo "$output"
+		[ "$status" -eq 0 ]
+	done
+}
+
+@test "info shows the verity tree: offset, algorithm, block sizes, salt" {
+	vt_mkfs "$T/img" --salt abcdef
+	fsb=$(vt_fs_bytes "$T/img")
+	run xiptool info "$T/img"
+	[ "$status" -eq 0 ]
+	[ "$(info_field "$output" 'Verity tree')" = yes ]
+	[ "$(info_field "$output" 'Verity offset')" = "$fsb" ]
+	[ "$(info_field "$output" 'Verity algorithm')" = sha256 ]
+	[ "$(info_field "$output" 'Verity hash block size')" = 4096 ]
+	[ "$(info_field "$output" 'Verity salt')" = abcdef ]
+	mkimg "$T/plain" 4M
+	run xiptool info "$T/plain"
+	[ "$(info_field "$output" 'Verity tree')" = no ]
+}
+
+# verify_bad KIND WHAT: verify --root-hash of a copy with one bit flipped
+# in KIND exits 1 and names WHAT.
+verify_bad() {
+	cp "$T/img" "$T/bad"
+	vt_flip "$T/bad" "$(vt_offset "$T/img" "$1")"
+	run xiptool verify --root-hash "$ROOT" "$T/bad"
+	echo "$1: $output"
+	[ "$status" -eq 1 ]
+	grepq -F "$2" <<<"$output"
+	run xiptool verify --json --root-hash "$ROOT" "$T/bad"
+	[ "$status" -eq 1 ]
+	grepq '"verity": false' <<<"$output"
+	grepq '"object": "verity"' <<<"$output"
+}
+
+@test "verify --root-hash: one flipped bit in file data, free space, superblock, hash block, verity superblock" {
+	vt_mkfs "$T/img"
+	blk=$(debugfs -R "bmap /bin/busybox 10" "$T/img" 2>/dev/null)
+	verify_bad data "block $blk (/bin/busybox): does not match its hash"
+	verify_bad free "(free space): does not match its hash"
+	verify_bad super "block 0 (metadata): does not match its hash"
+	verify_bad hash "hash block"
+	verify_bad vsb "the root hash does not match"
+	run xiptool verify --json --root-hash "$ROOT" "$T/img"
+	[ "$status" -eq 0 ]
+	grepq '"verity": true' <<<"$output"
+}
+
+@test "verify --root-hash: a wrong root hash, no tree, a truncated tree" {
+	vt_mkfs "$T/img"
+	wrong=$(printf '%s' "$ROOT" | tr 0-9a-f 1-9a-f0)
+	run xiptool verify --root-hash "$wrong" "$T/img"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grepq 'root hash does not match' <<<"$output"
+	head -c -4096 "$T/img" > "$T/short"
+	run xiptool verify --root-hash "$ROOT" "$T/short"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grepq 'truncated' <<<"$output"
+	mkimg "$T/plain" 4M
+	run xiptool verify --root-hash "$ROOT" "$T/plain"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grepq 'no verity superblock' <<<"$output"
+	run xiptool verify --root-hash xyz "$T/img"
+	[ "$status" -eq 2 ]
+}
+
+# attach_bad SOURCE: attach --root-hash of SOURCE exits 3 with one line
+# naming a bad block, and leaves no record, segment file or loop device.
+attach_bad() {
+	run xiptool attach --loop --root-hash "$ROOT" -n "$SEG" "$1"
+	echo "$1: $output"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	grepq -E 'block [0-9]+|root hash does not match' <<<"$output"
+	run xiptool list -n "$SEG"
+	[ "$status" -ne 0 ]
+	no_segfile "$SEG" "$T/shm"
+	[ -z "$(ls -A "$T/run" 2>/dev/null | grep -v '^\.' || true)" ]
+	losetup -j "$T/shm" >/dev/null
+}
+
+@test "attach --root-hash: a verified segment is sealed, listed as verified, runs and reads" {
+	vt_mkfs "$T/img"
+	run xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(seg_col "$SEG" VERIFIED)" = 1 ]
+	run xiptool list
+	grepq -w VERIFIED <<<"$output"
+	run xiptool list --json "$SEG"
+	grepq '"verified": true' <<<"$output"
+	path=$(seg_col "$SEG" PATH)
+	lsattr "$path" | grepq '^----i'
+	# root cannot open it for writing
+	run "$PY" -c "import os, sys; os.open(sys.argv[1], os.O_RDWR)" "$path"
+	[ "$status" -ne 0 ]
+	grepq 'Operation not permitted' <<<"$output"
+	run xiptool exec "@$SEG" /bin/busybox echo verified
+	[ "$status" -eq 0 ]
+	[ "$output" = verified ]
+	xiptool read "@$SEG" /hello.txt | cmp - "$T/tree/hello.txt"
+	run xiptool verify --root-hash "$ROOT" "@$SEG"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# the image, then the segment's padding to 2 MiB
+	head -c "$(stat -c %s "$T/img")" "$path" | cmp - "$T/img"
+	xiptool detach --save "$T/saved" "$SEG"
+	cmp "$T/saved" "$T/img"
+	no_segfile "$SEG" "$T/shm"
+	# a plain attach is not verified, and detach removes a sealed one
+	xiptool attach -n "$SEG" "$T/img"
+	[ "$(seg_col "$SEG" VERIFIED)" = 0 ]
+	xiptool detach "$SEG"
+	xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/img"
+	xiptool detach "$SEG"
+	no_segfile "$SEG" "$T/shm"
+}
+
+@test "attach --root-hash from gzip and nbd:// (nbdkit's file plugin)" {
+	require_pull
+	vt_mkfs "$T/img"
+	gzip -c "$T/img" > "$T/img.gz"
+	xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/img.gz"
+	head -c "$(stat -c %s "$T/img")" "$(seg_col "$SEG" PATH)" | cmp - "$T/img"
+	xiptool detach "$SEG"
+	nbdkit -U "$T/f.sock" --pidfile "$T/f.pid" -r file "$T/img"
+	xiptool attach --root-hash "$ROOT" -n "$SEG" "nbd+unix:///?socket=$T/f.sock"
+	[ "$(seg_col "$SEG" VERIFIED)" = 1 ]
+	xiptool detach "$SEG"
+}
+
+@test "attach --root-hash refuses one flipped bit anywhere, from a file, gzip and nbd://, leaving nothing" {
+	require_pull
+	require_loop
+	vt_mkfs "$T/img"
+	for kind in data free super hash vsb; do
+		cp "$T/img" "$T/bad-$kind"
+		vt_flip "$T/bad-$kind" "$(vt_offset "$T/img" "$kind")"
+		attach_bad "$T/bad-$kind"
+		gzip -c "$T/bad-$kind" > "$T/bad-$kind.gz"
+		attach_bad "$T/bad-$kind.gz"
+		nbdkit -U "$T/$kind.sock" --pidfile "$T/$kind.pid" -r file "$T/bad-$kind"
+		attach_bad "nbd+unix:///?socket=$T/$kind.sock"
+	done
+	blk=$(debugfs -R "bmap /bin/busybox 10" "$T/img" 2>/dev/null)
+	run xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/bad-data"
+	[ "$output" = "xiptool attach: $T/bad-data: block $blk (/bin/busybox): does not match its hash in the verity tree" ]
+}
+
+@test "attach --root-hash: a wrong hash, no tree, a truncated tree are refused; writable types are usage errors" {
+	vt_mkfs "$T/img"
+	wrong=$(printf '%s' "$ROOT" | tr 0-9a-f 1-9a-f0)
+	run xiptool attach --root-hash "$wrong" -n "$SEG" "$T/img"
+	[ "$status" -eq 3 ]
+	grepq 'root hash does not match' <<<"$output"
+	head -c -4096 "$T/img" > "$T/short"
+	run xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/short"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	grepq truncated <<<"$output"
+	mkimg "$T/plain" 4M
+	run xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/plain"
+	[ "$status" -eq 3 ]
+	grepq 'no verity superblock' <<<"$output"
+	cat "$T/img" "$T/plain" > "$T/long"
+	run xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/long"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	grepq 'after the verity tree' <<<"$output"
+	no_segfile "$SEG" "$T/shm"
+	for t in sw ew sn; do
+		run xiptool attach -t "$t" --root-hash "$ROOT" -n "$SEG" "$T/img"
+		[ "$status" -eq 2 ]
+	done
+	run xiptool attach --raw --root-hash "$ROOT" -n "$SEG" "$T/img"
+	[ "$status" -eq 2 ]
+	run xiptool attach --root-hash 12z -n "$SEG" "$T/img"
+	[ "$status" -eq 2 ]
+	# hugetlbfs has no immutable flag: refused, not left unsealed
+	run xiptool attach --hugepages --root-hash "$ROOT" -n "$SEG" "$T/img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	grepq 'hugetlbfs cannot seal' <<<"$output"
+	no_segfile "$SEG" "$T/shm"
+	xiptool attach -t er --root-hash "$ROOT" -n "$SEG" "$T/img"
+	xiptool detach "$SEG"
+}
+
+@test "nbdkit plugin root-hash=: serves a verified image, refuses to start on a bad one" {
+	require_plugin
+	vt_mkfs "$T/img"
+	nbdkit -U "$T/p.sock" --pidfile "$T/p.pid" "$PLUGIN" image="$T/img" root-hash="$ROOT"
+	nbdcopy "nbd+unix:///?socket=$T/p.sock" - | cmp - "$T/img"
+	cp "$T/img" "$T/bad"
+	vt_flip "$T/bad" "$(vt_offset "$T/img" data)"
+	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN" image="$T/bad" root-hash="$ROOT"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	grepq '(/bin/busybox): does not match its hash' <<<"$output"
+	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN" image="$T/img" root-hash="$ROOT" readonly=false
+	[ "$status" -ne 0 ]
+	xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/img"
+	nbdkit -U "$T/q.sock" --pidfile "$T/q.pid" "$PLUGIN" image="@$SEG" root-hash="$ROOT"
+	nbdcopy "nbd+unix:///?socket=$T/q.sock" - | cmp - "$T/img"
+}
+
+@test "a kill during attach --root-hash (before the check, after the seal) leaves nothing once the registry is next used" {
+	hooks=${TOP_BUILDDIR:-$PWD}/tests/hooks/xiptool
+	[ -x "$hooks" ] || { echo "$hooks: no test build (make check builds it)"; false; }
+	vt_mkfs "$T/img"
+	for n in 1 2; do
+		rc=0
+		XIPTOOL_TEST_CRASH_AFTER=$n "$hooks" attach --root-hash "$ROOT" \
+			-n "$SEG" "$T/img" 2>/dev/null || rc=$?
+		[ "$rc" -eq 137 ]
+		run xiptool list -n "$SEG"
+		[ "$status" -ne 0 ]
+		no_segfile "$SEG" "$T/shm"
+		[ ! -e "$T/run/$SEG" ]
+	done
+	xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/img"
+	xiptool detach "$SEG"
+}

@@ -1,0 +1,200 @@
+/*
+ * Unit tests of lib/verity/verity.c: the tree's geometry, writing a tree
+ * over a small image and checking it, one flipped bit at a time.
+ */
+#include <sys/mman.h>
+
+#include "unit.h"
+#include "verity/verity_int.h"
+
+#define BS 4096
+/* more than the 1024 blocks from which the check runs on threads */
+#define FS_BLOCKS 2000
+
+/* An image of FS_BLOCKS blocks: an ext2 superblock's magic, size and
+ * block size, patterned data, then room for the tree. */
+static uint8_t *make_image(int *fdp, uint64_t *size, uint8_t *root,
+			   size_t *root_len)
+{
+	uint64_t area = xip_verity_area_size(FS_BLOCKS, BS);
+	uint8_t salt[32], uuid[16] = { 1, 2, 3 };
+	struct ext2_super_block *sb;
+	char *path = unit_path("img");
+	uint8_t *base;
+	int fd;
+
+	assert_true(area > 0);
+	*size = (uint64_t)FS_BLOCKS * BS + area;
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)*size), 0);
+	base = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(base != MAP_FAILED);
+	for (uint64_t i = 2048; i < (uint64_t)FS_BLOCKS * BS; i++)
+		base[i] = (uint8_t)(i * 7 + i / 4096);
+	sb = (struct ext2_super_block *)(base + 1024);
+	memset(sb, 0, sizeof(*sb));
+	sb->s_magic = EXT2_SUPER_MAGIC;
+	sb->s_log_block_size = 2;
+	sb->s_blocks_count = FS_BLOCKS;
+	for (int i = 0; i < 32; i++)
+		salt[i] = (uint8_t)i;
+	assert_int_equal(xip_verity_write(base, FS_BLOCKS, BS, salt, 32, uuid,
+					  fd, root, root_len), 0);
+	assert_int_equal(*root_len, 32);
+	*fdp = fd;
+	return base;
+}
+
+static void test_geom(void **state)
+{
+	struct verity_geom g;
+
+	/* 128 sha256 slots per 4 KiB block */
+	assert_int_equal(xip_verity_geom(1000, BS, 32, 10, &g), 0);
+	assert_int_equal(g.levels, 2);
+	assert_int_equal(g.per_block_bits, 7);
+	assert_int_equal(g.level_size[0], 8);
+	assert_int_equal(g.level_size[1], 1);
+	/* the top level first */
+	assert_int_equal(g.level_start[1], 10);
+	assert_int_equal(g.level_start[0], 11);
+	assert_int_equal(g.blocks, 9);
+	assert_int_equal(xip_verity_geom(128, BS, 32, 0, &g), 0);
+	assert_int_equal(g.levels, 1);
+	assert_int_equal(xip_verity_geom(129, BS, 32, 0, &g), 0);
+	assert_int_equal(g.levels, 2);
+	assert_int_equal(xip_verity_geom(1, BS, 32, 0, &g), -EOPNOTSUPP);
+	/* sha1's 20 bytes take 32-byte slots */
+	assert_int_equal(xip_verity_geom(1000, BS, 20, 0, &g), 0);
+	assert_int_equal(g.digest_full, 32);
+	assert_int_equal(xip_verity_area_size(1000, BS), 10 * BS);
+	assert_int_equal(xip_verity_area_size(1000, 65536), 2 * 65536);
+}
+
+static void test_hex(void **state)
+{
+	uint8_t b[4];
+	char s[9];
+
+	assert_int_equal(xip_verity_parse_hex("00fFa1", b, sizeof(b)), 3);
+	assert_int_equal(b[1], 0xff);
+	assert_int_equal(b[2], 0xa1);
+	assert_int_equal(xip_verity_parse_hex("0", b, sizeof(b)), -EINVAL);
+	assert_int_equal(xip_verity_parse_hex("", b, sizeof(b)), -EINVAL);
+	assert_int_equal(xip_verity_parse_hex("zz", b, sizeof(b)), -EINVAL);
+	assert_int_equal(xip_verity_parse_hex("0011223344", b, sizeof(b)),
+			 -EINVAL);
+	xip_verity_hex(b, 3, s);
+	assert_string_equal(s, "00ffa1");
+}
+
+static void test_salt(void **state)
+{
+	uint8_t a[32], b[32], c[32];
+
+	assert_int_equal(xip_verity_salt("seed", 4, a), 0);
+	assert_int_equal(xip_verity_salt("seed", 4, b), 0);
+	assert_memory_equal(a, b, 32);
+	assert_int_equal(xip_verity_salt("seeD", 4, c), 0);
+	assert_memory_not_equal(a, c, 32);
+	assert_int_equal(xip_verity_salt(NULL, 0, c), 0);
+	assert_memory_not_equal(a, c, 32);
+}
+
+/* Flip one bit at @off, check, flip it back: where and which block. */
+static void flip_check(uint8_t *base, uint64_t size, const uint8_t *root,
+		       uint64_t off, int want_ret,
+		       enum xip_verity_where want, uint64_t want_block)
+{
+	struct xip_verity_info vi;
+	struct xip_verity_bad bad;
+
+	base[off] ^= 0x10;
+	assert_int_equal(xip_verity_check(base, size, root, 32, 2, &vi, &bad),
+			 want_ret);
+	assert_int_equal(bad.where, want);
+	if (want == XIP_VERITY_DATA || want == XIP_VERITY_HASH)
+		assert_int_equal(bad.block, want_block);
+	base[off] ^= 0x10;
+}
+
+static void test_check(void **state)
+{
+	uint8_t root[XIP_VERITY_DIGEST_MAX], wrong[32];
+	struct xip_verity_info vi;
+	struct xip_verity_bad bad;
+	uint64_t size, hash_off = (uint64_t)FS_BLOCKS * BS;
+	size_t root_len;
+	uint8_t *base;
+	int fd;
+
+	base = make_image(&fd, &size, root, &root_len);
+	assert_int_equal(xip_verity_check(base, size, root, 32, 0, &vi, &bad),
+			 0);
+	assert_true(vi.present);
+	assert_int_equal(vi.hash_offset, hash_off);
+	assert_int_equal(vi.tree_offset, hash_off + BS);
+	assert_int_equal(vi.levels, 2);
+	assert_int_equal(vi.end, size);
+	assert_string_equal(vi.algorithm, "sha256");
+	assert_int_equal(vi.salt_size, 32);
+	/* data: the last block, one in the middle, the first thread's */
+	flip_check(base, size, root, hash_off - 1, -EBADMSG, XIP_VERITY_DATA,
+		   FS_BLOCKS - 1);
+	flip_check(base, size, root, 150 * BS + 5, -EBADMSG, XIP_VERITY_DATA,
+		   150);
+	flip_check(base, size, root, 3000, -EBADMSG, XIP_VERITY_DATA, 0);
+	/* two bad blocks, one per thread's share: the first is named */
+	base[1500 * BS + 9] ^= 1;
+	flip_check(base, size, root, 700 * BS, -EBADMSG, XIP_VERITY_DATA, 700);
+	base[1500 * BS + 9] ^= 1;
+	/* level 0 (the blocks after the top), the top, the superblock */
+	flip_check(base, size, root, hash_off + 2 * BS + 40, -EBADMSG,
+		   XIP_VERITY_HASH, FS_BLOCKS + 2);
+	flip_check(base, size, root, hash_off + 18 * BS - 1, -EBADMSG,
+		   XIP_VERITY_HASH, FS_BLOCKS + 17);
+	flip_check(base, size, root, hash_off + BS + 3, -EBADMSG,
+		   XIP_VERITY_ROOT, 0);
+	/* the salt, its size, the padding, the block count, the signature */
+	flip_check(base, size, root, hash_off + 88, -EBADMSG, XIP_VERITY_ROOT,
+		   0);
+	flip_check(base, size, root, hash_off + 80, -EBADMSG,
+		   XIP_VERITY_ROOT, 0);
+	flip_check(base, size, root, hash_off + 500, -EUCLEAN,
+		   XIP_VERITY_SUPER, 0);
+	flip_check(base, size, root, hash_off + 1000, -EBADMSG,
+		   XIP_VERITY_SUPER, 0);
+	flip_check(base, size, root, hash_off + 72, -EUCLEAN,
+		   XIP_VERITY_SUPER, 0);
+	flip_check(base, size, root, hash_off + 1, -EUCLEAN,
+		   XIP_VERITY_MISSING, 0);
+	/* a wrong root hash, a short one, a truncated tree */
+	memcpy(wrong, root, 32);
+	wrong[31] ^= 1;
+	assert_int_equal(xip_verity_check(base, size, wrong, 32, 0, &vi, &bad),
+			 -EBADMSG);
+	assert_int_equal(bad.where, XIP_VERITY_ROOT);
+	assert_int_equal(xip_verity_check(base, size, root, 20, 0, &vi, &bad),
+			 -EINVAL);
+	assert_int_equal(xip_verity_check(base, size - 1, root, 32, 0, &vi,
+					  &bad), -EUCLEAN);
+	assert_int_equal(bad.where, XIP_VERITY_MISSING);
+	assert_int_equal(xip_verity_check(base, hash_off, root, 32, 0, &vi,
+					  &bad), -EUCLEAN);
+	assert_int_equal(bad.where, XIP_VERITY_MISSING);
+	munmap(base, size);
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_geom),
+		cmocka_unit_test(test_hex),
+		cmocka_unit_test(test_salt),
+		cmocka_unit_test(test_check),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
