@@ -251,10 +251,11 @@ static size_t make_auxv(const struct xip_exec *ex, struct xip_auxv *a)
 	auxv_add(a, &n, AT_BASE, ex->has_interp ? ex->interp.bias : 0);
 	auxv_add(a, &n, AT_FLAGS, 0);
 	auxv_add(a, &n, AT_ENTRY, p->bias + p->plan.entry);
-	auxv_add(a, &n, AT_UID, getuid());
-	auxv_add(a, &n, AT_EUID, geteuid());
-	auxv_add(a, &n, AT_GID, getgid());
-	auxv_add(a, &n, AT_EGID, getegid());
+	/* a fresh process still has the credentials its execve gave it */
+	auxv_add(a, &n, AT_UID, ex->fresh ? getauxval(AT_UID) : getuid());
+	auxv_add(a, &n, AT_EUID, ex->fresh ? getauxval(AT_EUID) : geteuid());
+	auxv_add(a, &n, AT_GID, ex->fresh ? getauxval(AT_GID) : getgid());
+	auxv_add(a, &n, AT_EGID, ex->fresh ? getauxval(AT_EGID) : getegid());
 	auxv_add(a, &n, AT_SECURE, 0);
 	auxv_add(a, &n, AT_RANDOM, 0);
 	auxv_pass(a, &n, AT_HWCAP2);
@@ -453,9 +454,20 @@ static bool close_cloexec_poll(void)
 	return end == rl.rlim_cur || used + OWN_FDS_MAX < end;
 }
 
-/* Close every descriptor marked close-on-exec, as execve does. */
-static void close_cloexec(void)
+/*
+ * Close every descriptor marked close-on-exec, as execve does.  A fresh
+ * process (xip_exec_opts.fresh) holds none of its own but what it opened
+ * at 0-2 in place of closed ones: every inherited close-on-exec descriptor
+ * was closed by the execve that started it.
+ */
+static void close_cloexec(const struct xip_exec *ex)
 {
+	if (ex->fresh) {
+		for (int fd = 0; fd <= 2; fd++)
+			if (ex->std_opened & (1u << fd))
+				close(fd);
+		return;
+	}
 	if (!close_cloexec_poll())
 		close_cloexec_proc();
 }
@@ -545,6 +557,10 @@ static void set_stack_prot(const struct xip_exec *ex, uint64_t sp)
 	int prot = PROT_READ | PROT_WRITE |
 		   (ex->prog.elf.exec_stack ? PROT_EXEC : 0);
 
+	/* a fresh xiptool's own stack is already read+write, not exec */
+	if (ex->fresh && !ex->prog.elf.exec_stack)
+		return;
+
 	/* PROT_GROWSDOWN extends the change to the whole [stack] */
 	mprotect((void *)(uintptr_t)(sp & ~(ex->page - 1)), ex->page,
 		 prot | PROT_GROWSDOWN);
@@ -579,6 +595,11 @@ static int self_ranges_cb(struct dl_phdr_info *info, size_t size, void *data)
 		lo = (info->dlpi_addr + ph->p_vaddr) & ~(s->page - 1);
 		hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + s->page - 1) &
 		     ~(s->page - 1);
+		/* one munmap for ranges that follow each other */
+		if (s->n && s->r[s->n - 1].addr + s->r[s->n - 1].len == lo) {
+			s->r[s->n - 1].len += hi - lo;
+			continue;
+		}
 		s->r[s->n++] = (struct xip_unmap){ lo, hi - lo };
 	}
 	return 0;
@@ -636,8 +657,10 @@ static void teardown_and_jump(const struct xip_exec *ex,
 	uint64_t brk = (uint64_t)syscall(SYS_brk, 0);
 
 	set_stack_prot(ex, st->sp);
-	close_cloexec();
-	reset_signals();
+	close_cloexec(ex);
+	/* execve left a fresh process's dispositions as they must be */
+	if (!ex->fresh)
+		reset_signals();
 	unregister_rseq();
 	prctl(PR_SET_NAME, ex->comm, 0, 0, 0);
 	set_mm(ex, st, brk, brk);
@@ -651,7 +674,8 @@ int xip_exec_run(struct xip_exec *ex, const char *const *argv,
 	uint64_t entry;
 	int ret;
 
-	if (!single_threaded())
+	/* a fresh process started no thread */
+	if (!ex->fresh && !single_threaded())
 		return xip_error(-EBUSY, "%s: cannot replace a process running"
 				 " other threads", ex->prog.name);
 	guard_branches(ex);
@@ -676,5 +700,10 @@ int xip_exec_run(struct xip_exec *ex, const char *const *argv,
 		ex->has_interp ? ex->interp.name : "the program's entry");
 	xip_image_abandon(ex->img);
 	ex->img = NULL;
+	/* a host interpreter's pages stay mapped without its descriptor */
+	if (ex->interp.own_fd && ex->interp.fd >= 0) {
+		close(ex->interp.fd);
+		ex->interp.fd = -1;
+	}
 	teardown_and_jump(ex, &st, entry);
 }

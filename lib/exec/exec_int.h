@@ -120,6 +120,8 @@ struct xip_exec {
 	struct xip_image *img;
 	struct exec_file prog, interp;
 	bool has_interp;
+	bool fresh;		/* xip_exec_opts.fresh */
+	unsigned int std_opened;	/* xip_exec_opts.std_opened */
 	struct xip_exec_info info;
 	char *execfn;
 	char comm[16];
