@@ -314,8 +314,9 @@ static int build_stack(struct xip_exec *ex, const char *const *argv,
 	struct rlimit rl;
 
 	size = STACK_MAX;
+	ex->stack_top = top;
+	ex->stack_end = end = stack_vma_end(sp, ex->page);
 	if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
-		end = stack_vma_end(sp, ex->page);
 		if (!end || end - top + STACK_MIN > rl.rlim_cur)
 			return xip_error(-E2BIG, "stack limit (ulimit -s) %"
 					 PRIu64 " KiB too small",
@@ -605,6 +606,48 @@ static int self_ranges_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/* Whether [lo, hi) lies in what @f reserved for the program. */
+static bool in_file_span(const struct exec_file *f, uint64_t lo, uint64_t hi)
+{
+	return f->plan.hi > f->plan.lo && lo >= f->bias + f->plan.lo &&
+	       hi <= f->bias + f->plan.hi;
+}
+
+/*
+ * A fresh front end's anonymous memory (its heap, its C library's
+ * thread area and allocations): the program does not need it, and it
+ * would stay private in every running copy.  From /proc/self/maps: every
+ * mapping of no file and no name but [heap], out of the program's spans.
+ */
+static void self_anon_ranges(const struct xip_exec *ex, struct self_ranges *s)
+{
+	char buf[8192], name[64];
+	unsigned long lo, hi, ino;
+	size_t len = 0;
+	ssize_t n;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	while ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	buf[len] = '\0';
+	/* a listing cut short loses only what it did not reach */
+	for (char *l = buf, *nl; *l && (nl = strchr(l, '\n')); l = nl + 1) {
+		*nl = '\0';
+		name[0] = '\0';
+		if (sscanf(l, "%lx-%lx %*s %*s %*s %lu %63s", &lo, &hi, &ino,
+			   name) < 3 || ino ||
+		    (name[0] && strcmp(name, "[heap]")) ||
+		    in_file_span(&ex->prog, lo, hi) ||
+		    (ex->has_interp && in_file_span(&ex->interp, lo, hi)) ||
+		    s->n == MAX_UNMAP)
+			continue;
+		s->r[s->n++] = (struct xip_unmap){ lo, hi - lo };
+	}
+}
+
 /*
  * A page of its own for the last instructions: a copy of xip_exec_jump,
  * then the ranges of our own executable and libraries that it unmaps before
@@ -621,6 +664,8 @@ static int make_trampoline(struct xip_exec *ex)
 	void *p;
 
 	dl_iterate_phdr(self_ranges_cb, &s);
+	if (ex->fresh)
+		self_anon_ranges(ex, &s);
 	if (at + sizeof(s.r) > ex->page)
 		return xip_error(-EINVAL, "loader trampoline too large");
 	p = mmap(NULL, ex->page, PROT_READ | PROT_WRITE,
@@ -646,6 +691,28 @@ static int make_trampoline(struct xip_exec *ex)
 }
 
 /*
+ * The pages of the [stack] mapping the loader wrote, out of the program's
+ * stack (which ends at @top): below the frame of the caller (deeper calls
+ * that returned) and above it (the callers' frames, the loader's own
+ * arguments and environment).  Dropped, they read as zeros again and stop
+ * counting as the program's memory.  Only this frame and the call to the
+ * trampoline stay; nothing above it is read again.
+ */
+__attribute__((always_inline, no_sanitize("address", "undefined")))
+static inline void release_stack(const struct xip_exec *ex, uint64_t top)
+{
+	uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+	uint64_t low = (here - 1024) & ~(ex->page - 1);
+	uint64_t high = (here + 256 + ex->page - 1) & ~(ex->page - 1);
+
+	if (!ex->stack_end || top >= low || high >= ex->stack_end)
+		return;
+	/* raw: no interceptor's frame may reach below @low */
+	syscall(SYS_madvise, top, low - top, MADV_DONTNEED);
+	syscall(SYS_madvise, high, ex->stack_end - high, MADV_DONTNEED);
+}
+
+/*
  * No way back from here: everything that can fail has been done.  Only
  * system calls follow, then the jump.
  */
@@ -654,7 +721,7 @@ static void teardown_and_jump(const struct xip_exec *ex,
 			      const struct xip_stack_out *st, uint64_t entry)
 {
 	/* the program's heap starts empty, where ours ends, as after execve */
-	uint64_t brk = (uint64_t)syscall(SYS_brk, 0);
+	uint64_t brk = (uint64_t)syscall(SYS_brk, 0), sp = st->sp;
 
 	set_stack_prot(ex, st->sp);
 	close_cloexec(ex);
@@ -664,7 +731,8 @@ static void teardown_and_jump(const struct xip_exec *ex,
 	unregister_rseq();
 	prctl(PR_SET_NAME, ex->comm, 0, 0, 0);
 	set_mm(ex, st, brk, brk);
-	((xip_jump_fn)ex->tramp)(entry, st->sp, ex->unmap, ex->nunmap);
+	release_stack(ex, ex->stack_top);
+	((xip_jump_fn)ex->tramp)(entry, sp, ex->unmap, ex->nunmap);
 }
 
 int xip_exec_run(struct xip_exec *ex, const char *const *argv,

@@ -126,6 +126,8 @@ struct xip_exec {
 	char *execfn;
 	char comm[16];
 	uint64_t page;
+	uint64_t stack_top;	/* the program's stack ends here */
+	uint64_t stack_end;	/* end of [stack] (0: not known) */
 	void *tramp;		/* a copy of xip_exec_jump, then the ranges */
 	const struct xip_unmap *unmap;	/* in tramp, after the code */
 	size_t nunmap;
