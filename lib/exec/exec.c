@@ -606,11 +606,25 @@ static int self_ranges_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-/* Whether [lo, hi) lies in what @f reserved for the program. */
-static bool in_file_span(const struct exec_file *f, uint64_t lo, uint64_t hi)
+/*
+ * Add [lo, hi) to the ranges, less what the program's files reserved
+ * (@nspan spans): an anonymous mapping of ours next to a program's bss
+ * is one mapping in /proc/self/maps.
+ */
+static void add_outside(struct self_ranges *s, uint64_t lo, uint64_t hi,
+			const struct xip_unmap *span, size_t nspan)
 {
-	return f->plan.hi > f->plan.lo && lo >= f->bias + f->plan.lo &&
-	       hi <= f->bias + f->plan.hi;
+	for (; nspan && lo < hi; span++, nspan--) {
+		uint64_t a = span->addr, b = span->addr + span->len;
+
+		if (b <= lo || a >= hi)
+			continue;
+		if (a > lo)
+			add_outside(s, lo, a, span + 1, nspan - 1);
+		lo = b;
+	}
+	if (lo < hi && s->n < MAX_UNMAP)
+		s->r[s->n++] = (struct xip_unmap){ lo, hi - lo };
 }
 
 /*
@@ -623,12 +637,19 @@ static void self_anon_ranges(const struct xip_exec *ex, struct self_ranges *s)
 {
 	char buf[8192], name[64];
 	unsigned long lo, hi, ino;
-	size_t len = 0;
+	struct xip_unmap span[2];
+	size_t len = 0, nspan = 0;
 	ssize_t n;
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return;
+	span[nspan++] = (struct xip_unmap){ ex->prog.bias + ex->prog.plan.lo,
+		ex->prog.plan.hi - ex->prog.plan.lo };
+	if (ex->has_interp)
+		span[nspan++] = (struct xip_unmap){
+			ex->interp.bias + ex->interp.plan.lo,
+			ex->interp.plan.hi - ex->interp.plan.lo };
 	while ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
 		len += (size_t)n;
 	close(fd);
@@ -639,12 +660,9 @@ static void self_anon_ranges(const struct xip_exec *ex, struct self_ranges *s)
 		name[0] = '\0';
 		if (sscanf(l, "%lx-%lx %*s %*s %*s %lu %63s", &lo, &hi, &ino,
 			   name) < 3 || ino ||
-		    (name[0] && strcmp(name, "[heap]")) ||
-		    in_file_span(&ex->prog, lo, hi) ||
-		    (ex->has_interp && in_file_span(&ex->interp, lo, hi)) ||
-		    s->n == MAX_UNMAP)
+		    (name[0] && strcmp(name, "[heap]")))
 			continue;
-		s->r[s->n++] = (struct xip_unmap){ lo, hi - lo };
+		add_outside(s, lo, hi, span, nspan);
 	}
 }
 
