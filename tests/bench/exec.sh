@@ -133,12 +133,13 @@ run8() {
 # EXEC_BENCH_PAIRS pairs (tests/bench/spawnpair.c), against the same
 # busybox started by the kernel
 bench_small() {
-	local pairs=${EXEC_BENCH_PAIRS:-400} x p
+	local pairs=${EXEC_BENCH_PAIRS:-400} x p cx cp
 	${CC:-cc} -O2 -o "$B/spawnpair" "$TOP_SRCDIR/tests/bench/spawnpair.c"
-	read -r x p < <("$B/spawnpair" "$pairs" "$XIPTOOL" exec "@$seg" \
+	read -r x p cx cp < <("$B/spawnpair" "$pairs" "$XIPTOOL" exec "@$seg" \
 		/bin/busybox true -- "$B/native/busybox" true)
 	bench_report "exec busybox true, median of $pairs spawns [ms] vs native" \
 		"$x" "$p" "<=1.15"
+	echo "exec busybox true, median CPU time [ms]: $cx, native $cp"
 }
 
 # bench_syscalls: system calls of one run (strace -f -c), against native;
