@@ -125,6 +125,43 @@ PY
 	run ! grep -E '^fd 0 ' <<<"$ours"
 }
 
+@test "exec: a running program holds little more memory of its own than when the kernel starts it" {
+	need_busybox
+	# anonymous KiB (smaps_rollup) of a sleeping busybox: the front end's
+	# heap, thread area and allocations are unmapped and the loader's
+	# stack pages released before the jump; the peer is the same busybox
+	# started by execve
+	anon_of() {
+		local pid=$1 i state=
+		for ((i = 0; i < 100; i++)); do
+			read -r _ _ state _ < "/proc/$pid/stat"
+			if [ "$state" = S ] && [ "$(cat "/proc/$pid/comm")" = busybox ]; then
+				break
+			fi
+			sleep 0.05
+		done
+		awk '$1 == "Anonymous:" { print $2 }' "/proc/$pid/smaps_rollup"
+	}
+	local x n xs=() ns=() i
+	cp /bin/busybox "$BATS_TEST_TMPDIR/busybox"
+	for ((i = 0; i < 3; i++)); do
+		"$XIPTOOL" exec "$IMG" /bin/busybox sleep 30 &
+		x=$!
+		"$BATS_TEST_TMPDIR/busybox" sleep 30 &
+		n=$!
+		xs+=("$(anon_of "$x")")
+		ns+=("$(anon_of "$n")")
+		kill "$x" "$n"
+		wait "$x" "$n" || true
+	done
+	echo "exec: ${xs[*]} KiB; native: ${ns[*]} KiB"
+	x=$(printf '%s\n' "${xs[@]}" | sort -n | sed -n 2p)
+	n=$(printf '%s\n' "${ns[@]}" | sort -n | sed -n 2p)
+	# the target is 8 KiB (one page of trampoline, one of the loader's last
+	# frame); the stack's random padding can add one more
+	[ "$x" -le "$((n + 12))" ]
+}
+
 @test "exec --argv0 runs busybox applets; /proc/PID/cmdline and comm" {
 	need_busybox
 	run xiptool exec --argv0 basename "$IMG" /bin/busybox /a/b/c.txt .txt
