@@ -33,6 +33,8 @@ enum {
 /* Global options. */
 extern int opt_verbose;
 extern int opt_quiet;
+extern bool cmd_exec_fresh;	/* exec: xip_exec_opts.fresh (the front end) */
+extern unsigned int cmd_exec_std_opened;	/* xip_exec_opts.std_opened */
 
 /*
  * The command being run, for messages: "xiptool <cmd>: <object>: <reason>".
@@ -87,9 +89,10 @@ const char *cmd_json_safe(const char *s);
  * At start: descriptors 0, 1 and 2 open, on /dev/null (close-on-exec)
  * when they were closed, so that no file we open takes their number and
  * receives what is meant for stdout or stderr.  Exits with EXIT_RUNTIME
- * when that cannot be done.
+ * when that cannot be done.  Returns the set of those it opened (bit N
+ * for descriptor N).
  */
-void cmd_std_fds(void);
+unsigned int cmd_std_fds(void);
 /*
  * An atexit handler (popt's --help calls exit): flush stdout and stderr; a
  * failed write to stdout is a runtime failure ("write error: REASON",

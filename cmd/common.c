@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -318,15 +319,23 @@ const char *cmd_json_safe(const char *s)
 	return buf;
 }
 
-void cmd_std_fds(void)
+unsigned int cmd_std_fds(void)
 {
+	struct pollfd p[3] = { { .fd = 0 }, { .fd = 1 }, { .fd = 2 } };
+	unsigned int opened = 0;
+
+	/* one probe for the three: POLLNVAL marks a closed one */
+	if (poll(p, 3, 0) < 0)
+		_exit(EXIT_RUNTIME);
 	for (int fd = 0; fd <= 2; fd++) {
-		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+		if (!(p[fd].revents & POLLNVAL))
 			continue;
 		/* the lowest free number: @fd, as those below it are open */
 		if (open("/dev/null", O_RDWR | O_NOCTTY | O_CLOEXEC) != fd)
 			_exit(EXIT_RUNTIME);	/* no message is sure to land */
+		opened |= 1u << fd;
 	}
+	return opened;
 }
 
 /*

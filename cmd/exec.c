@@ -13,6 +13,9 @@
 
 extern char **environ;
 
+bool cmd_exec_fresh;
+unsigned int cmd_exec_std_opened;
+
 static const char exec_usage[] = "[OPTION...] IMAGE PATH [ARG...]";
 
 /*
@@ -269,7 +272,8 @@ static int parse_exec_args(int argc, const char **argv, struct exec_args *a)
 
 int cmd_exec(int argc, const char **argv)
 {
-	struct xip_exec_opts opts = { 0 };
+	struct xip_exec_opts opts = { .fresh = cmd_exec_fresh,
+				      .std_opened = cmd_exec_std_opened };
 	struct exec_args a = { 0 };
 	const char **env = NULL, **pargv = NULL;
 	int rc, n;

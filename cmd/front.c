@@ -18,6 +18,18 @@
 
 #define MAIN_NAME "xiptool-main"
 
+/*
+ * Started by execve, the front end installs no signal handler and keeps
+ * no descriptor of its own but the image's and 0-2 (cmd_std_fds), so the
+ * loader need not probe for them (xip_exec_opts.fresh).  The sanitizers'
+ * run-time installs handlers, an alternate stack and descriptors.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define FRONT_FRESH false
+#else
+#define FRONT_FRESH true
+#endif
+
 #ifndef PKGLIBEXECDIR
 #define PKGLIBEXECDIR "/usr/libexec/xiptool"
 #endif
@@ -107,7 +119,7 @@ int main(int argc, const char **argv)
 	int i = 1;
 
 	/* closed again by exec's hand-over, as they are close-on-exec */
-	cmd_std_fds();
+	cmd_exec_std_opened = cmd_std_fds();
 	if (!called_as_xiptool(argv[0])) {
 		fprintf(stderr, "xiptool: started as '%s', not as xiptool (a"
 			" program run by 'xiptool exec' that executed"
@@ -130,6 +142,7 @@ int main(int argc, const char **argv)
 			opt_verbose = 0;
 		cmd_name = "exec";
 		atexit(cmd_close_stdout);
+		cmd_exec_fresh = FRONT_FRESH;
 		return cmd_exec(argc - i, &argv[i]);
 	}
 	return run_main(argv);

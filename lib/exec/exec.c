@@ -366,10 +366,11 @@ static size_t make_auxv(const struct xip_exec *ex, struct xip_auxv *a)
 	auxv_add(a, &n, AT_BASE, ex->has_interp ? ex->interp.bias : 0);
 	auxv_add(a, &n, AT_FLAGS, 0);
 	auxv_add(a, &n, AT_ENTRY, p->bias + p->plan.entry);
-	auxv_add(a, &n, AT_UID, getuid());
-	auxv_add(a, &n, AT_EUID, geteuid());
-	auxv_add(a, &n, AT_GID, getgid());
-	auxv_add(a, &n, AT_EGID, getegid());
+	/* a fresh process still has the credentials its execve gave it */
+	auxv_add(a, &n, AT_UID, ex->fresh ? getauxval(AT_UID) : getuid());
+	auxv_add(a, &n, AT_EUID, ex->fresh ? getauxval(AT_EUID) : geteuid());
+	auxv_add(a, &n, AT_GID, ex->fresh ? getauxval(AT_GID) : getgid());
+	auxv_add(a, &n, AT_EGID, ex->fresh ? getauxval(AT_EGID) : getegid());
 	auxv_add(a, &n, AT_SECURE, 0);
 	auxv_add(a, &n, AT_RANDOM, 0);
 	auxv_pass(a, &n, AT_HWCAP2);
@@ -428,8 +429,9 @@ static int build_stack(struct xip_exec *ex, const char *const *argv,
 	struct rlimit rl;
 
 	size = STACK_MAX;
+	ex->stack_top = top;
+	ex->stack_end = end = stack_vma_end(sp, ex->page);
 	if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
-		end = stack_vma_end(sp, ex->page);
 		if (!end || end - top + STACK_MIN > rl.rlim_cur)
 			return xip_error(-E2BIG, "stack limit (ulimit -s) %"
 					 PRIu64 " KiB too small",
@@ -568,9 +570,20 @@ static bool close_cloexec_poll(void)
 	return end == rl.rlim_cur || used + OWN_FDS_MAX < end;
 }
 
-/* Close every descriptor marked close-on-exec, as execve does. */
-static void close_cloexec(void)
+/*
+ * Close every descriptor marked close-on-exec, as execve does.  A fresh
+ * process (xip_exec_opts.fresh) holds none of its own but what it opened
+ * at 0-2 in place of closed ones: every inherited close-on-exec descriptor
+ * was closed by the execve that started it.
+ */
+static void close_cloexec(const struct xip_exec *ex)
 {
+	if (ex->fresh) {
+		for (int fd = 0; fd <= 2; fd++)
+			if (ex->std_opened & (1u << fd))
+				close(fd);
+		return;
+	}
 	if (!close_cloexec_poll())
 		close_cloexec_proc();
 }
@@ -660,6 +673,10 @@ static void set_stack_prot(const struct xip_exec *ex, uint64_t sp)
 	int prot = PROT_READ | PROT_WRITE |
 		   (ex->prog.elf.exec_stack ? PROT_EXEC : 0);
 
+	/* a fresh xiptool's own stack is already read+write, not exec */
+	if (ex->fresh && !ex->prog.elf.exec_stack)
+		return;
+
 	/* PROT_GROWSDOWN extends the change to the whole [stack] */
 	mprotect((void *)(uintptr_t)(sp & ~(ex->page - 1)), ex->page,
 		 prot | PROT_GROWSDOWN);
@@ -694,9 +711,74 @@ static int self_ranges_cb(struct dl_phdr_info *info, size_t size, void *data)
 		lo = (info->dlpi_addr + ph->p_vaddr) & ~(s->page - 1);
 		hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + s->page - 1) &
 		     ~(s->page - 1);
+		/* one munmap for ranges that follow each other */
+		if (s->n && s->r[s->n - 1].addr + s->r[s->n - 1].len == lo) {
+			s->r[s->n - 1].len += hi - lo;
+			continue;
+		}
 		s->r[s->n++] = (struct xip_unmap){ lo, hi - lo };
 	}
 	return 0;
+}
+
+/*
+ * Add [lo, hi) to the ranges, less what the program's files reserved
+ * (@nspan spans): an anonymous mapping of ours next to a program's bss
+ * is one mapping in /proc/self/maps.
+ */
+static void add_outside(struct self_ranges *s, uint64_t lo, uint64_t hi,
+			const struct xip_unmap *span, size_t nspan)
+{
+	for (; nspan && lo < hi; span++, nspan--) {
+		uint64_t a = span->addr, b = span->addr + span->len;
+
+		if (b <= lo || a >= hi)
+			continue;
+		if (a > lo)
+			add_outside(s, lo, a, span + 1, nspan - 1);
+		lo = b;
+	}
+	if (lo < hi && s->n < MAX_UNMAP)
+		s->r[s->n++] = (struct xip_unmap){ lo, hi - lo };
+}
+
+/*
+ * A fresh front end's anonymous memory (its heap, its C library's
+ * thread area and allocations): the program does not need it, and it
+ * would stay private in every running copy.  From /proc/self/maps: every
+ * mapping of no file and no name but [heap], out of the program's spans.
+ */
+static void self_anon_ranges(const struct xip_exec *ex, struct self_ranges *s)
+{
+	char buf[8192], name[64];
+	unsigned long lo, hi, ino;
+	struct xip_unmap span[2];
+	size_t len = 0, nspan = 0;
+	ssize_t n;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	span[nspan++] = (struct xip_unmap){ ex->prog.bias + ex->prog.plan.lo,
+		ex->prog.plan.hi - ex->prog.plan.lo };
+	if (ex->has_interp)
+		span[nspan++] = (struct xip_unmap){
+			ex->interp.bias + ex->interp.plan.lo,
+			ex->interp.plan.hi - ex->interp.plan.lo };
+	while ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	buf[len] = '\0';
+	/* a listing cut short loses only what it did not reach */
+	for (char *l = buf, *nl; *l && (nl = strchr(l, '\n')); l = nl + 1) {
+		*nl = '\0';
+		name[0] = '\0';
+		if (sscanf(l, "%lx-%lx %*s %*s %*s %lu %63s", &lo, &hi, &ino,
+			   name) < 3 || ino ||
+		    (name[0] && strcmp(name, "[heap]")))
+			continue;
+		add_outside(s, lo, hi, span, nspan);
+	}
 }
 
 /*
@@ -715,6 +797,8 @@ static int make_trampoline(struct xip_exec *ex)
 	void *p;
 
 	dl_iterate_phdr(self_ranges_cb, &s);
+	if (ex->fresh)
+		self_anon_ranges(ex, &s);
 	if (at + sizeof(s.r) > ex->page)
 		return xip_error(-EINVAL, "loader trampoline too large");
 	p = mmap(NULL, ex->page, PROT_READ | PROT_WRITE,
@@ -740,6 +824,28 @@ static int make_trampoline(struct xip_exec *ex)
 }
 
 /*
+ * The pages of the [stack] mapping the loader wrote, out of the program's
+ * stack (which ends at @top): below the frame of the caller (deeper calls
+ * that returned) and above it (the callers' frames, the loader's own
+ * arguments and environment).  Dropped, they read as zeros again and stop
+ * counting as the program's memory.  Only this frame and the call to the
+ * trampoline stay; nothing above it is read again.
+ */
+__attribute__((always_inline, no_sanitize("address", "undefined")))
+static inline void release_stack(const struct xip_exec *ex, uint64_t top)
+{
+	uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+	uint64_t low = (here - 1024) & ~(ex->page - 1);
+	uint64_t high = (here + 256 + ex->page - 1) & ~(ex->page - 1);
+
+	if (!ex->stack_end || top >= low || high >= ex->stack_end)
+		return;
+	/* raw: no interceptor's frame may reach below @low */
+	syscall(SYS_madvise, top, low - top, MADV_DONTNEED);
+	syscall(SYS_madvise, high, ex->stack_end - high, MADV_DONTNEED);
+}
+
+/*
  * No way back from here: everything that can fail has been done.  Only
  * system calls follow, then the jump.
  */
@@ -748,15 +854,18 @@ static void teardown_and_jump(const struct xip_exec *ex,
 			      const struct xip_stack_out *st, uint64_t entry)
 {
 	/* the program's heap starts empty, where ours ends, as after execve */
-	uint64_t brk = (uint64_t)syscall(SYS_brk, 0);
+	uint64_t brk = (uint64_t)syscall(SYS_brk, 0), sp = st->sp;
 
 	set_stack_prot(ex, st->sp);
-	close_cloexec();
-	reset_signals();
+	close_cloexec(ex);
+	/* execve left a fresh process's dispositions as they must be */
+	if (!ex->fresh)
+		reset_signals();
 	unregister_rseq();
 	prctl(PR_SET_NAME, ex->comm, 0, 0, 0);
 	set_mm(ex, st, brk, brk);
-	((xip_jump_fn)ex->tramp)(entry, st->sp, ex->unmap, ex->nunmap);
+	release_stack(ex, ex->stack_top);
+	((xip_jump_fn)ex->tramp)(entry, sp, ex->unmap, ex->nunmap);
 }
 
 int xip_exec_run(struct xip_exec *ex, const char *const *argv,
@@ -766,7 +875,8 @@ int xip_exec_run(struct xip_exec *ex, const char *const *argv,
 	uint64_t entry;
 	int ret;
 
-	if (!single_threaded())
+	/* a fresh process started no thread */
+	if (!ex->fresh && !single_threaded())
 		return xip_error(-EBUSY, "%s: cannot replace a process running"
 				 " other threads", ex->prog.name);
 	guard_branches(ex);
@@ -791,5 +901,10 @@ int xip_exec_run(struct xip_exec *ex, const char *const *argv,
 		ex->has_interp ? ex->interp.name : "the program's entry");
 	xip_image_abandon(ex->img);
 	ex->img = NULL;
+	/* a host interpreter's pages stay mapped without its descriptor */
+	if (ex->interp.own_fd && ex->interp.fd >= 0) {
+		close(ex->interp.fd);
+		ex->interp.fd = -1;
+	}
 	teardown_and_jump(ex, &st, entry);
 }

@@ -121,10 +121,14 @@ struct xip_exec {
 	struct xip_image *img;
 	struct exec_file prog, interp;
 	bool has_interp;
+	bool fresh;		/* xip_exec_opts.fresh */
+	unsigned int std_opened;	/* xip_exec_opts.std_opened */
 	struct xip_exec_info info;
 	char *execfn;
 	char comm[16];
 	uint64_t page;
+	uint64_t stack_top;	/* the program's stack ends here */
+	uint64_t stack_end;	/* end of [stack] (0: not known) */
 	void *tramp;		/* a copy of xip_exec_jump, then the ranges */
 	const struct xip_unmap *unmap;	/* in tramp, after the code */
 	size_t nunmap;

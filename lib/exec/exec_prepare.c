@@ -275,6 +275,8 @@ int xip_exec_prepare(struct xip_image *img, const struct xip_exec_opts *opts,
 	if (!ex)
 		return xip_error(-ENOMEM, "out of memory");
 	ex->img = img;
+	ex->fresh = opts->fresh;
+	ex->std_opened = opts->std_opened;
 	ex->page = (uint64_t)xip_host_page_size();
 	ex->prog.fd = ex->interp.fd = -1;
 	ex->execfn = strdup(opts->path);

@@ -101,6 +101,20 @@ enum xip_interp_from {
 struct xip_exec_opts {
 	const char *path;		/* the program inside the image */
 	enum xip_interp_from interp_from;
+	/*
+	 * The caller was started by execve(2) and has since installed no
+	 * signal handler, set no alternate signal stack, changed no
+	 * credentials and keeps no close-on-exec descriptor open but 0-2
+	 * and the image's (the xiptool front end), and runs one thread:
+	 * xip_exec_run() then leaves the signal dispositions as the kernel
+	 * set them, closes only the descriptors of @std_opened and takes
+	 * the ids from the auxiliary vector, instead of probing the whole
+	 * process state.
+	 */
+	bool fresh;
+	/* with @fresh: bit N set when descriptor N (0-2) was closed at
+	 * start and the caller opened it (close-on-exec) in its place */
+	unsigned int std_opened;
 };
 
 /* What xip_exec_prepare() found; read-only for callers. */

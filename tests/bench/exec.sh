@@ -129,6 +129,59 @@ run8() {
 	kill $pids; wait 2>/dev/null || true
 }
 
+# bench_small: interleaved single posix_spawn starts, medians over
+# EXEC_BENCH_PAIRS pairs (tests/bench/spawnpair.c), against the same
+# busybox started by the kernel
+bench_small() {
+	local pairs=${EXEC_BENCH_PAIRS:-400} x p cx cp
+	${CC:-cc} -O2 -o "$B/spawnpair" "$TOP_SRCDIR/tests/bench/spawnpair.c"
+	read -r x p cx cp < <("$B/spawnpair" "$pairs" "$XIPTOOL" exec "@$seg" \
+		/bin/busybox true -- "$B/native/busybox" true)
+	bench_report "exec busybox true, median of $pairs spawns [ms] vs native" \
+		"$x" "$p" "<=1.15"
+	echo "exec busybox true, median CPU time [ms]: $cx, native $cp"
+}
+
+# bench_syscalls: system calls of one run (strace -f -c), against native;
+# the target is native + 30, as a ratio
+bench_syscalls() {
+	local x p
+	command -v strace >/dev/null || { echo "exec bench: no strace" >&2; return 0; }
+	count() { strace -f -c -o "$B/strace.out" "$@" >/dev/null &&
+		awk '$NF == "total" { print $(NF - 1) }' "$B/strace.out"; }
+	x=$(count "$XIPTOOL" exec "@$seg" /bin/busybox true)
+	p=$(count "$B/native/busybox" true)
+	bench_report "exec busybox true, system calls vs native" "$x" "$p" \
+		"<=$(awk -v p="$p" 'BEGIN { printf "%.2f", (p + 30) / p }')"
+}
+
+# private_kib PID: the process's anonymous KiB (its own pages: written
+# data, heap, stack, copies); the segment's pages are shared, but count as
+# Private_* in smaps while a single process maps them
+private_kib() {
+	awk '$1 == "Anonymous:" { print $2 }' "/proc/$1/smaps_rollup"
+}
+
+# bench_private: private KiB of one running `busybox sleep` (median of 4),
+# against the same started by the kernel; target: at most 8 KiB more
+bench_private() {
+	local xs=() ps=() pid i x p
+	for ((i = 0; i < 4; i++)); do
+		"$XIPTOOL" exec "@$seg" /bin/busybox sleep 30 &
+		pid=$! ; "$B/native/busybox" sleep 30 & sleep 0.3
+		xs+=("$(private_kib "$pid")") ps+=("$(private_kib $!)")
+		kill "$pid" $! ; wait "$pid" $! 2>/dev/null || true
+	done
+	x=$(printf '%s\n' "${xs[@]}" | sort -n | sed -n 2p)
+	p=$(printf '%s\n' "${ps[@]}" | sort -n | sed -n 2p)
+	bench_report "private KiB per running busybox sleep vs native" "$x" \
+		"$p" "<=$(awk -v p="$p" 'BEGIN { printf "%.2f", (p + 8) / p }')"
+}
+
+bench_small
+bench_syscalls
+bench_private
+
 segpath=$("$XIPTOOL" list -n -r -o PATH "$seg")
 run8 "$segpath" "$XIPTOOL" exec "@$seg" /bin/busybox
 xpriv=$priv

@@ -85,6 +85,76 @@ PY
 	done
 }
 
+@test "exec: signal dispositions, blocked mask, alternate stack and descriptors are execve's" {
+	# the caller ignores SIGPIPE and SIGUSR2, blocks SIGUSR1 and SIGTERM,
+	# and holds descriptor 7 (inherited) and 8 (close-on-exec); the peer
+	# is the same probe started by the kernel's execve from that state;
+	# "handler" would be a disposition the loader left behind
+	inherit() {
+		python3 - "$@" <<'PY'
+import os, signal, sys
+signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+signal.signal(signal.SIGUSR2, signal.SIG_IGN)
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGTERM})
+os.dup2(os.open("/dev/null", os.O_RDONLY), 7, inheritable=True)
+os.dup2(os.open("/dev/null", os.O_WRONLY), 8, inheritable=False)
+os.execvp(sys.argv[1], sys.argv[1:])
+PY
+	}
+	local k native ours
+	for k in static pie; do
+		native=$(inherit "$PROBES/probe-$k" state)
+		ours=$(inherit "$XIPTOOL" exec "$IMG" "/probe-$k" state)
+		diff <(echo "$native") <(echo "$ours")
+		grepq -x 'sig 13 ignored' <<<"$ours"
+		grepq -x 'sig 10 default blocked' <<<"$ours"
+		grepq -E '^fd 7 flags ' <<<"$ours"
+		run ! grep -E '^fd 8 |handler|altstack enabled' <<<"$ours"
+	done
+	# a closed stdin stays closed, as execve leaves it
+	native=$("$PROBES/probe-static" state <&-)
+	ours=$("$XIPTOOL" exec "$IMG" /probe-static state <&-)
+	diff <(echo "$native") <(echo "$ours")
+	run ! grep -E '^fd 0 ' <<<"$ours"
+}
+
+@test "exec: a running program holds little more memory of its own than when the kernel starts it" {
+	need_busybox
+	# anonymous KiB (smaps_rollup) of a sleeping busybox: the front end's
+	# heap, thread area and allocations are unmapped and the loader's
+	# stack pages released before the jump; the peer is the same busybox
+	# started by execve
+	anon_of() {
+		local pid=$1 i state=
+		for ((i = 0; i < 100; i++)); do
+			read -r _ _ state _ < "/proc/$pid/stat"
+			if [ "$state" = S ] && [ "$(cat "/proc/$pid/comm")" = busybox ]; then
+				break
+			fi
+			sleep 0.05
+		done
+		awk '$1 == "Anonymous:" { print $2 }' "/proc/$pid/smaps_rollup"
+	}
+	local x n xs=() ns=() i
+	cp /bin/busybox "$BATS_TEST_TMPDIR/busybox"
+	for ((i = 0; i < 3; i++)); do
+		"$XIPTOOL" exec "$IMG" /bin/busybox sleep 30 &
+		x=$!
+		"$BATS_TEST_TMPDIR/busybox" sleep 30 &
+		n=$!
+		xs+=("$(anon_of "$x")")
+		ns+=("$(anon_of "$n")")
+		kill "$x" "$n"
+		wait "$x" "$n" || true
+	done
+	echo "exec: ${xs[*]} KiB; native: ${ns[*]} KiB"
+	x=$(printf '%s\n' "${xs[@]}" | sort -n | sed -n 2p)
+	n=$(printf '%s\n' "${ns[@]}" | sort -n | sed -n 2p)
+	# the target is 8 KiB (one page of trampoline, one of the loader's last
+	# frame); the stack's random padding can add one more
+	[ "$x" -le "$((n + 12))" ]
+}
+
 @test "exec --argv0 runs busybox applets; /proc/PID/cmdline and comm" {
 	need_busybox
 	run xiptool exec --argv0 basename "$IMG" /bin/busybox /a/b/c.txt .txt

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
@@ -206,11 +207,48 @@ static void bye(void)
 	printf("atexit-ran\n");
 }
 
+/*
+ * The process state execve(2) decides: each signal's disposition (caught
+ * ones printed as "handler", which execve resets), the blocked mask, the
+ * alternate signal stack and the open descriptors with their flags.
+ */
+static void state(void)
+{
+	sigset_t blocked;
+	stack_t ss;
+
+	sigprocmask(SIG_BLOCK, NULL, &blocked);
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa;
+
+		if (sigaction(sig, NULL, &sa))
+			continue;
+		printf("sig %d %s%s\n", sig,
+		       sa.sa_handler == SIG_DFL ? "default" :
+		       sa.sa_handler == SIG_IGN ? "ignored" : "handler",
+		       sigismember(&blocked, sig) ? " blocked" : "");
+	}
+	if (sigaltstack(NULL, &ss) == 0)
+		printf("altstack %s\n", (ss.ss_flags & SS_DISABLE) ?
+		       "disabled" : "enabled");
+	for (int fd = 0; fd < 4096; fd++) {
+		int fl = fcntl(fd, F_GETFD);
+
+		if (fl >= 0)
+			printf("fd %d%s flags %o\n", fd,
+			       (fl & FD_CLOEXEC) ? " cloexec" : "",
+			       fcntl(fd, F_GETFL));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "aux";
 
-	if (!strcmp(mode, "aux")) {
+	if (!strcmp(mode, "state")) {
+		state();
+		return 0;
+	} else if (!strcmp(mode, "aux")) {
 		aux();
 		interp_base();
 	} else if (!strcmp(mode, "maps")) {
