@@ -120,6 +120,27 @@ layer_blob() {
 	grepq 'User: *0 *Group: *0' <<<"$output"
 }
 
+@test "mkfs --oci --verity: the layers' image carries a tree veritysetup accepts, reproducibly" {
+	require_cmd umoci python3 setfattr veritysetup dumpe2fs
+	require_root
+	make_layout
+	run xiptool mkfs -q --timestamp $TS --verity --oci "$T/L:t3" "$T/v1.img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	root=$(sed -n 's/^root hash: //p' <<<"$output")
+	[ "${#root}" -eq 64 ]
+	xiptool mkfs -q --timestamp $TS --verity --oci "$T/L:t3" "$T/v2.img"
+	cmp "$T/v1.img" "$T/v2.img"
+	blocks=$(dumpe2fs -h "$T/v1.img" 2>/dev/null | sed -n 's/^Block count:[[:space:]]*//p')
+	bs=$(dumpe2fs -h "$T/v1.img" 2>/dev/null | sed -n 's/^Block size:[[:space:]]*//p')
+	veritysetup verify "$T/v1.img" "$T/v1.img" "$root" --hash-offset=$((blocks * bs))
+	xiptool verify --root-hash "$root" "$T/v1.img"
+	# the file system is the one built without the tree
+	xiptool mkfs -q --timestamp $TS --oci "$T/L:t3" "$T/plain.img"
+	cmp -n $((blocks * bs)) "$T/v1.img" "$T/plain.img"
+	e2fsck -fn "$T/v1.img"
+}
+
 # bad LAYOUT EXPECTED-MESSAGE: exit 3, the message, no image, no temporary
 bad() {
 	run xiptool mkfs --oci "$1" "$T/out/img"
