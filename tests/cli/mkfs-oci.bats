@@ -141,6 +141,48 @@ layer_blob() {
 	e2fsck -fn "$T/v1.img"
 }
 
+@test "mkfs --oci: a multi-platform index picks this host's image or --platform's; uid and gid maps apply to the layers' owners" {
+	require_cmd umoci python3 setfattr debugfs
+	require_root
+	make_layout
+	case $(uname -m) in
+	x86_64) host=amd64 other=arm64 ;;
+	aarch64) host=arm64 other=amd64 ;;
+	*) skip "no platform name for $(uname -m)" ;;
+	esac
+	# one index, no tags: t1's manifest for the other platform, t3's for
+	# this host
+	cp -a "$T/L" "$T/M"
+	"$PY" - "$T/M/index.json" "$host" "$other" <<-'EOF'
+	import json, sys
+	ix = json.load(open(sys.argv[1]))
+	by = {m["annotations"]["org.opencontainers.image.ref.name"]: m
+	      for m in ix["manifests"]}
+	out = []
+	for tag, arch in (("t1", sys.argv[3]), ("t3", sys.argv[2])):
+	    m = dict(by[tag])
+	    del m["annotations"]
+	    m["platform"] = {"os": "linux", "architecture": arch}
+	    out.append(m)
+	ix["manifests"] = out
+	json.dump(ix, open(sys.argv[1], "w"))
+	EOF
+	xiptool mkfs -q --timestamp $TS --oci "$T/M" "$T/host.img"
+	xiptool mkfs -q --timestamp $TS --oci "$T/L:t3" "$T/t3.img"
+	cmp "$T/host.img" "$T/t3.img"
+	xiptool mkfs -q --timestamp $TS --platform "linux/$other" --oci "$T/M" "$T/other.img"
+	xiptool mkfs -q --timestamp $TS --oci "$T/L:t1" "$T/t1.img"
+	cmp "$T/other.img" "$T/t1.img"
+	run xiptool mkfs --platform linux/s390x --oci "$T/M" "$T/none.img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ ! -e "$T/none.img" ]
+	# owners from the layers, through the maps
+	xiptool mkfs -q --uid-map 1234:2000 --gid-map 5678:3000 --oci "$T/L:t3" "$T/map.img"
+	run debugfs -R 'stat /etc/y.hl' "$T/map.img"
+	grepq 'User: *2000 *Group: *3000' <<<"$output"
+}
+
 # bad LAYOUT EXPECTED-MESSAGE: exit 3, the message, no image, no temporary
 bad() {
 	run xiptool mkfs --oci "$1" "$T/out/img"
