@@ -5,12 +5,14 @@
  * the registry lock and the segment's exclusive lock until the file is
  * gone; it may save the segment first (save.c).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -102,6 +104,46 @@ static int detach_find(const char *what, struct xip_seg_entry *e,
 	return xip_registry_read(name, e, state, true);
 }
 
+/*
+ * The last segment gone from the tmpfs with huge pages that attach mounts
+ * beside the run directory (RUN.shm): unmount it, as nothing of ours is
+ * left on it, so that no mount outlives the segments (a run directory of
+ * the user's own, XIPTOOL_RUNDIR, can then be removed).  Holding the
+ * registry lock, as attach does to mount it.  Best effort: a busy or
+ * non-empty mount stays.
+ */
+static void shm_release(const char *path)
+{
+	char run[XIP_PATH_MAX], dir[XIP_PATH_MAX];
+	struct stat st, parent;
+	const char *slash = strrchr(path, '/');
+	DIR *d;
+	struct dirent *de;
+	bool empty = true;
+	int n;
+
+	if (!slash || xip_registry_dir(run, sizeof(run)))
+		return;
+	n = snprintf(dir, sizeof(dir), "%s.shm", run);
+	if (n < 0 || (size_t)n >= sizeof(dir) ||
+	    (size_t)(slash - path) != strlen(dir) ||
+	    strncmp(path, dir, (size_t)(slash - path)))
+		return;
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    stat(run, &parent) < 0 || st.st_dev == parent.st_dev ||
+	    st.st_uid != 0)
+		return;
+	d = opendir(dir);
+	if (!d)
+		return;
+	while (empty && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			empty = false;
+	closedir(d);
+	if (empty && umount2(dir, UMOUNT_NOFOLLOW) == 0)
+		rmdir(dir);
+}
+
 int xip_detach(const char *what, const char *save, int flags)
 {
 	struct xip_seg_entry *e;
@@ -111,8 +153,11 @@ int xip_detach(const char *what, const char *save, int flags)
 	if (ret)
 		return ret;
 	ret = detach_find(what, e, &state);
-	if (!ret && state == XIP_ENTRY_LIVE)
+	if (!ret && state == XIP_ENTRY_LIVE) {
 		ret = detach_entry(e, save, flags);
+		if (!ret)
+			shm_release(e->path);
+	}
 	else if (!ret && state == XIP_ENTRY_ATTACHING)
 		ret = xip_error(-EBUSY, "%s: still being attached (by process %d)",
 				e->name, (int)e->pid);

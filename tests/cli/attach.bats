@@ -58,7 +58,15 @@ load ../lib/attach
 	run xiptool info "@my_root.v1"
 	[ "$status" -eq 0 ]
 	[ "$(info_field "$output" UUID)" = "$(blkid -o value -s UUID "$T/img")" ]
+	# a second segment keeps the mount through the first one's detach
+	xiptool attach -n second "$T/img"
 	xiptool detach my_root.v1
+	grepq " $T/run.shm tmpfs " /proc/mounts
+	# the last one gone, the mount goes too, and the run directory can be
+	# removed
+	xiptool detach second
+	if grep -F " $T/run.shm " /proc/mounts; then false; fi
+	[ ! -e "$T/run.shm" ]
 }
 
 @test "type sr: writes through @NAME are refused, the segment stays byte-identical" {
