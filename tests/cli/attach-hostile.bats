@@ -94,7 +94,7 @@ busybox_image() {
 	asuser cp "$T/bb.img" "$path"
 	[ "$(stat -c %u "$path")" = 65534 ]
 	run xiptool exec "@$SEG" /bin/busybox id -u
-	[ "$status" -eq 3 ]
+	[ "$status" -eq 126 ]
 	[ "$output" = "xiptool exec: @$SEG: $path is not the segment that was attached (device/inode changed): refusing" ]
 	run xiptool read "@$SEG" /bin/busybox
 	[ "$status" -eq 3 ]
