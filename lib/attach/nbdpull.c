@@ -59,17 +59,6 @@ bool xip_nbd_is_uri(const char *spec)
 	return false;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int xip_nbd_default_name(const char *uri, char *buf, size_t len)
 {
 	char exp[XIP_PATH_MAX];
@@ -84,8 +73,8 @@ int xip_nbd_default_name(const char *uri, char *buf, size_t len)
 		p++;
 	/* the export name, percent-decoded, up to the query */
 	for (; *p && *p != '?' && *p != '#' && o + 1 < sizeof(exp); p++) {
-		if (*p == '%' && hexval(p[1]) >= 0 && hexval(p[2]) >= 0) {
-			exp[o++] = (char)(hexval(p[1]) * 16 + hexval(p[2]));
+		if (*p == '%' && xip_hexval(p[1]) >= 0 && xip_hexval(p[2]) >= 0) {
+			exp[o++] = (char)(xip_hexval(p[1]) * 16 + xip_hexval(p[2]));
 			p += 2;
 		} else {
 			exp[o++] = *p;

@@ -119,4 +119,16 @@ int xip_mounts_each(const char *table,
 		    int (*fn)(const struct xip_mount *m, void *arg),
 		    void *arg);
 
+/* The value of the hex digit @c (either case), or -1. */
+static inline int xip_hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 #endif

@@ -579,17 +579,6 @@ int xip_verity_salt(const void *seed, size_t seed_len, uint8_t *salt)
 
 /* ---- hex ------------------------------------------------------------------ */
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int xip_verity_parse_hex(const char *hex, uint8_t *out, size_t max)
 {
 	size_t n = strlen(hex);
@@ -597,7 +586,7 @@ int xip_verity_parse_hex(const char *hex, uint8_t *out, size_t max)
 	if (!n || n % 2 || n / 2 > max)
 		return -EINVAL;
 	for (size_t i = 0; i < n / 2; i++) {
-		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+		int hi = xip_hexval(hex[2 * i]), lo = xip_hexval(hex[2 * i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return -EINVAL;
