@@ -8,7 +8,8 @@
  *
  * The layout is untrusted: JSON documents are read up to a bound, digests
  * must be "sha256:" and 64 lowercase hex digits before they name a file,
- * blobs are opened with O_NOFOLLOW below the layout's blobs/sha256, and
+ * blobs are opened below the layout's blobs/sha256 with no symbolic link
+ * followed on the way (blobs/, sha256/ or the blob), and
  * every blob's size and digest is checked as its bytes go by.
  */
 #include <errno.h>
@@ -272,6 +273,52 @@ struct blob {
 	char buf[65536];
 };
 
+/*
+ * PATH below DIRFD, no component of it a symbolic link: the layout's
+ * blobs/ and blobs/sha256/ are opened one level at a time with
+ * O_NOFOLLOW, the blob last (non-blocking: a FIFO planted as a blob does
+ * not stall us; the caller refuses anything but a regular file).
+ */
+static int open_beneath(int dirfd, const char *path)
+{
+	char part[128];
+	const char *p = path, *slash;
+	int fd = dirfd, next, err;
+	struct stat st;
+
+	while ((slash = strchr(p, '/'))) {
+		if ((size_t)(slash - p) >= sizeof(part)) {
+			next = -1;
+			errno = ENAMETOOLONG;
+		} else {
+			memcpy(part, p, (size_t)(slash - p));
+			part[slash - p] = '\0';
+			next = openat(fd, part, O_RDONLY | O_DIRECTORY |
+				      O_CLOEXEC | O_NOFOLLOW);
+		}
+		err = errno;
+		if (next < 0 && err == ENOTDIR &&
+		    !fstatat(fd, part, &st, AT_SYMLINK_NOFOLLOW) &&
+		    S_ISLNK(st.st_mode))
+			err = ELOOP;	/* O_DIRECTORY answers ENOTDIR */
+		if (fd != dirfd)
+			close(fd);
+		if (next < 0) {
+			errno = err;
+			return -1;
+		}
+		fd = next;
+		p = slash + 1;
+	}
+	next = openat(fd, p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY |
+		      O_NONBLOCK);
+	err = errno;
+	if (fd != dirfd)
+		close(fd);
+	errno = err;
+	return next;
+}
+
 static int blob_open(int dirfd, const char *digest, uint64_t size,
 		     const char *what, struct blob *b)
 {
@@ -287,8 +334,10 @@ static int blob_open(int dirfd, const char *digest, uint64_t size,
 		return xip_error(-EINVAL, "%s: digest '%s' is not sha256",
 				 what, digest);
 	snprintf(path, sizeof(path), "blobs/sha256/%s", digest + 7);
-	b->fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
-		       O_NOCTTY | O_NONBLOCK);
+	b->fd = open_beneath(dirfd, path);
+	if (b->fd < 0 && errno == ELOOP)
+		return xip_error(-ELOOP, "%s: %s: a symbolic link on the way "
+				 "(refused)", what, path);
 	if (b->fd < 0)
 		return xip_error(-errno, "%s: %s: %s", what, path,
 				 strerror(errno));

@@ -221,6 +221,16 @@ bad() {
 	rm "$b"
 	mkfifo "$b"
 	bad "$T/P:t1" 'not a regular file'
+	# blobs/sha256 (or blobs) a symbolic link, even to a good copy: refused
+	cp -a "$T/L" "$T/Y"
+	mv "$T/Y/blobs/sha256" "$T/elsewhere"
+	ln -s "$T/elsewhere" "$T/Y/blobs/sha256"
+	bad "$T/Y:t1" 'a symbolic link on the way'
+	rm "$T/Y/blobs/sha256"
+	mv "$T/elsewhere" "$T/Y/blobs/sha256"
+	mv "$T/Y/blobs" "$T/elsewhere"
+	ln -s "$T/elsewhere" "$T/Y/blobs"
+	bad "$T/Y:t1" 'a symbolic link on the way'
 	# an index that is not JSON
 	cp -a "$T/L" "$T/J"
 	echo '{"manifests": [' > "$T/J/index.json"
