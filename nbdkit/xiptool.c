@@ -41,6 +41,7 @@
  * open goes on.  A block device is held exclusively (O_EXCL) instead, so
  * that the kernel cannot mount it meanwhile.
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -202,10 +203,12 @@ static unsigned int whole_block_size(void)
 
 	if (!xip_seg_range(seg, SB_OFFSET, sizeof(*sb), &p)) {
 		sb = p;
-		if (sb->s_magic == EXT2_SUPER_MAGIC &&
-		    sb->s_log_block_size <= EXT2_MAX_BLOCK_LOG_SIZE -
-					    EXT2_MIN_BLOCK_LOG_SIZE)
-			return EXT2_MIN_BLOCK_SIZE << sb->s_log_block_size;
+		uint32_t log = le32toh(sb->s_log_block_size);
+
+		/* little-endian on disk, whatever the host */
+		if (le16toh(sb->s_magic) == EXT2_SUPER_MAGIC &&
+		    log <= EXT2_MAX_BLOCK_LOG_SIZE - EXT2_MIN_BLOCK_LOG_SIZE)
+			return EXT2_MIN_BLOCK_SIZE << log;
 	}
 	return seg->page_size;
 }
