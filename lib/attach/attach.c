@@ -158,6 +158,29 @@ shm:
 	return 0;
 }
 
+/*
+ * Under the registry lock, just before the segment file is created: when
+ * @dir is the tmpfs with huge pages beside the run directory, make sure it
+ * is (still) mounted.  The detach of the last segment on it unmounts it,
+ * and that detach may have run since default_segment_dir() chose it.
+ */
+static int huge_tmpfs_again(const char *dir)
+{
+	char run[XIP_PATH_MAX], shm[XIP_PATH_MAX];
+	int ret, n;
+
+	if (geteuid() != 0 || xip_registry_dir(run, sizeof(run)))
+		return 0;
+	n = snprintf(shm, sizeof(shm), "%s.shm", run);
+	if (n < 0 || (size_t)n >= sizeof(shm) || strcmp(shm, dir))
+		return 0;
+	ret = huge_tmpfs_mount(run, dir);
+	if (ret)
+		return xip_error(ret, "%s: the tmpfs with huge pages for segments cannot be mounted again: %s",
+				 dir, strerror(-ret));
+	return 0;
+}
+
 static int segment_dir(bool huge, char *buf, size_t len)
 {
 	const char *env = getenv("XIPTOOL_SHMDIR");
@@ -667,6 +690,8 @@ static int attach_claim(struct segfile *sf, const char *dir,
 	}
 	ret = name_free(e->name);
 	if (!ret)
+		ret = huge_tmpfs_again(dir);
+	if (!ret)
 		ret = segfile_create(sf, dir, e);
 	if (!ret)
 		ret = segfile_own(sf, src, e->type);
@@ -818,8 +843,10 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 	if (!ret && nbd && round_up(nbd_size, XIP_PMEM_ALIGN) > lim.free)
 		ret = too_big(o->image, round_up(nbd_size, XIP_PMEM_ALIGN),
 			      &lim);
-	if (!ret)
+	if (!ret) {
+		xip_attach_hook_before_claim();
 		ret = attach_claim(&sf, dir, &src, e);
+	}
 	if (!ret)
 		ret = nbd ? xip_attach_fill_nbd(o, &sf, nbd, nbd_size, e) :
 			    xip_attach_fill(o, &sf, &src, &lim, e);

@@ -65,6 +65,13 @@ int xip_attach_fill_nbd(const struct xip_attach_opts *o, struct segfile *sf,
 
 /* detach.c */
 
+/*
+ * lib/util/testhooks.c: in the test build only, run the shell command
+ * XIPTOOL_TEST_ATTACH_BEFORE_CLAIM between the choice of the segment
+ * directory and the claim of the name (an empty function elsewhere).
+ */
+void xip_attach_hook_before_claim(void);
+
 /* save.c */
 int xip_attach_save_entry(const struct xip_seg_entry *e, const char *dest,
 			  int locked);

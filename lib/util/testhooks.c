@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Test hooks: crash points of the engine's writers and pauses of mkfs.
+ * Test hooks: crash points of the engine's writers, pauses of mkfs and
+ * of attach.
  *
  * libxip.a (and with it xiptool, xiptool-main and the nbdkit plugin) gets
  * this file compiled without XIP_TEST_HOOKS: the hooks are empty functions
@@ -14,6 +15,7 @@
  */
 #include <stdbool.h>
 
+#include "attach/attach_int.h"
 #include "build/build_int.h"
 #include "engine/engine_int.h"
 
@@ -43,18 +45,14 @@ void xip_engine_step(void)
 		raise(SIGKILL);
 }
 
-void xip_build_hook_after_scan(void)
+/* Run the shell command in the environment variable VAR, if set. */
+static void hook_command(const char *var)
 {
-	const char *cmd = secure_getenv("XIPTOOL_TEST_MKFS_AFTER_SCAN");
+	const char *cmd = secure_getenv(var);
 	char sh[] = "sh", c[] = "-c";
 	int status;
 	pid_t pid;
 
-	if (xip_build_test_hooks.after_scan) {
-		xip_build_test_hooks.after_scan(
-			xip_build_test_hooks.after_scan_arg);
-		return;
-	}
 	if (!cmd || !*cmd)
 		return;
 	{
@@ -63,6 +61,21 @@ void xip_build_hook_after_scan(void)
 		if (!posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ))
 			waitpid(pid, &status, 0);
 	}
+}
+
+void xip_build_hook_after_scan(void)
+{
+	if (xip_build_test_hooks.after_scan) {
+		xip_build_test_hooks.after_scan(
+			xip_build_test_hooks.after_scan_arg);
+		return;
+	}
+	hook_command("XIPTOOL_TEST_MKFS_AFTER_SCAN");
+}
+
+void xip_attach_hook_before_claim(void)
+{
+	hook_command("XIPTOOL_TEST_ATTACH_BEFORE_CLAIM");
 }
 
 bool xip_build_hook_named_temp(void)
@@ -79,6 +92,10 @@ void xip_engine_step(void)
 }
 
 void xip_build_hook_after_scan(void)
+{
+}
+
+void xip_attach_hook_before_claim(void)
 {
 }
 

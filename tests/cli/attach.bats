@@ -69,6 +69,27 @@ load ../lib/attach
 	[ ! -e "$T/run.shm" ]
 }
 
+@test "attach: the huge-page tmpfs unmounted by a detach while another attach chose it is mounted again" {
+	use_test_hooks
+	require_test_hooks
+	make_tree_image
+	xiptool attach -n first "$T/img"
+	# between the choice of the directory and the claim of the name, the
+	# last segment on the mount goes, and its detach unmounts it
+	XIPTOOL_TEST_ATTACH_BEFORE_CLAIM="$XIPTOOL detach first" \
+		xiptool attach -n second "$T/img"
+	path=$(seg_col second PATH)
+	[[ "$path" =~ ^"$T/run.shm/xiptool-second."[0-9a-f]{16}$ ]]
+	run awk -v d="$T/run.shm" '$2 == d { print $3, $4 }' /proc/mounts
+	[[ "$output" == "tmpfs "*"huge=within_size"* ]]
+	[ "$(stat -f -c %T "$path")" = tmpfs ]
+	cmp "$path" "$T/img"
+	run xiptool list -n -o NAME
+	[ "$output" = second ]
+	xiptool detach second
+	[ ! -e "$T/run.shm" ]
+}
+
 @test "type sr: writes through @NAME are refused, the segment stays byte-identical" {
 	make_tree_image
 	xiptool attach -n "$SEG" "$T/img"
