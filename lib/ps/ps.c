@@ -109,31 +109,6 @@ static int ps_add(struct xip_ps_report *r, pid_t pid, size_t seg,
 	return 0;
 }
 
-struct mount_query {
-	dev_t dev;
-	char *buf;
-	size_t len;
-};
-
-static int match_root(const struct xip_mount *m, void *arg)
-{
-	struct mount_query *q = arg;
-
-	if (makedev(m->major, m->minor) != q->dev || strcmp(m->root, "/"))
-		return 0;
-	snprintf(q->buf, q->len, "%s", m->point);
-	return 1;
-}
-
-/* The mount point of device @dev (its root mounted), from mountinfo. */
-static void find_mount(dev_t dev, char *buf, size_t len)
-{
-	struct mount_query q = { dev, buf, len };
-
-	buf[0] = '\0';
-	xip_mounts_each(NULL, match_root, &q);
-}
-
 /* Field 26 of /proc/PID/stat: the start of the program's code. */
 static uint64_t start_code(pid_t pid)
 {
@@ -491,7 +466,8 @@ int xip_ps(const char *const *names, size_t nnames, struct xip_ps_report *r)
 		    S_ISBLK(st.st_mode)) {
 			s->have_loop = true;
 			s->loop = st.st_rdev;
-			find_mount(s->loop, s->mnt, sizeof(s->mnt));
+			xip_mount_point(NULL, s->loop, true, s->mnt,
+					sizeof(s->mnt));
 		}
 		snprintf(r->segs[nsegs].name, sizeof(r->segs[nsegs].name),
 			 "%s", all[i].name);

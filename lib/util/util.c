@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/sysmacros.h>
 
 #include "util/xip_util.h"
 #include "xip.h"
@@ -251,4 +252,31 @@ int xip_mounts_each(const char *table,
 	free(line);
 	fclose(f);
 	return ret;
+}
+
+struct point_query {
+	dev_t dev;
+	bool whole;
+	char *buf;
+	size_t len;
+};
+
+static int match_point(const struct xip_mount *m, void *arg)
+{
+	struct point_query *q = arg;
+
+	if (makedev(m->major, m->minor) != q->dev ||
+	    (q->whole && strcmp(m->root, "/")))
+		return 0;
+	snprintf(q->buf, q->len, "%s", m->point);
+	return 1;
+}
+
+int xip_mount_point(const char *table, dev_t dev, bool whole, char *buf,
+		    size_t len)
+{
+	struct point_query q = { dev, whole, buf, len };
+
+	buf[0] = '\0';
+	return xip_mounts_each(table, match_point, &q);
 }
