@@ -4,6 +4,7 @@
  * table (xip_util.h).
  * Only the C library: the libc-only front end links this file too.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -279,4 +280,24 @@ int xip_mount_point(const char *table, dev_t dev, bool whole, char *buf,
 
 	buf[0] = '\0';
 	return xip_mounts_each(table, match_point, &q);
+}
+
+int xip_pids_each(int (*fn)(pid_t pid, void *arg), void *arg)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int ret = 0;
+
+	if (!d)
+		return -errno;
+	while (!ret && (de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0 || pid == getpid())
+			continue;
+		ret = fn((pid_t)pid, arg);
+	}
+	closedir(d);
+	return ret;
 }

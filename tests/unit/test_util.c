@@ -426,6 +426,33 @@ static void test_mount_point(void **state)
 					 false, buf, sizeof(buf)), -ENOENT);
 }
 
+static int find_pid(pid_t pid, void *arg)
+{
+	pid_t *want = arg;
+
+	if (pid == getpid())
+		return -EINVAL;		/* never this process */
+	return pid == *want ? 1 : 0;
+}
+
+/* The process walk sees a child, not this process itself. */
+static void test_pids_each(void **state)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		alarm(60);	/* a failed assertion leaves it behind */
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(xip_pids_each(find_pid, &pid), 1);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	pid = 0;
+	assert_int_equal(xip_pids_each(find_pid, &pid), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -438,6 +465,7 @@ int main(void)
 		cmocka_unit_test(test_file_loops),
 		cmocka_unit_test(test_mounts),
 		cmocka_unit_test(test_mount_point),
+		cmocka_unit_test(test_pids_each),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
