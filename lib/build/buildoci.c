@@ -72,26 +72,29 @@ static bool digest_ok(const char *d)
 	return true;
 }
 
-static const char *jstr(struct json_object *o, const char *key)
+/* Member @key of the JSON object @o when it has @type, else NULL. */
+static struct json_object *jget(struct json_object *o, const char *key,
+				json_type type)
 {
 	struct json_object *v;
 
 	if (!o || !json_object_is_type(o, json_type_object) ||
 	    !json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, json_type_string))
+	    !json_object_is_type(v, type))
 		return NULL;
-	return json_object_get_string(v);
+	return v;
+}
+
+static const char *jstr(struct json_object *o, const char *key)
+{
+	struct json_object *v = jget(o, key, json_type_string);
+
+	return v ? json_object_get_string(v) : NULL;
 }
 
 static struct json_object *jarr(struct json_object *o, const char *key)
 {
-	struct json_object *v;
-
-	if (!o || !json_object_is_type(o, json_type_object) ||
-	    !json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, json_type_array))
-		return NULL;
-	return v;
+	return jget(o, key, json_type_array);
 }
 
 static int jparse(const char *json, size_t len, const char *what,

@@ -109,31 +109,6 @@ static int ps_add(struct xip_ps_report *r, pid_t pid, size_t seg,
 	return 0;
 }
 
-struct mount_query {
-	dev_t dev;
-	char *buf;
-	size_t len;
-};
-
-static int match_root(const struct xip_mount *m, void *arg)
-{
-	struct mount_query *q = arg;
-
-	if (makedev(m->major, m->minor) != q->dev || strcmp(m->root, "/"))
-		return 0;
-	snprintf(q->buf, q->len, "%s", m->point);
-	return 1;
-}
-
-/* The mount point of device @dev (its root mounted), from mountinfo. */
-static void find_mount(dev_t dev, char *buf, size_t len)
-{
-	struct mount_query q = { dev, buf, len };
-
-	buf[0] = '\0';
-	xip_mounts_each(NULL, match_root, &q);
-}
-
 /* Field 26 of /proc/PID/stat: the start of the program's code. */
 static uint64_t start_code(pid_t pid)
 {
@@ -444,14 +419,30 @@ static bool wanted(const struct xip_seg_entry *e, const char *const *names,
 	return false;
 }
 
+struct scan_ctx {
+	struct xip_ps_report *r;
+	const struct pseg *segs;
+	size_t nsegs;
+	unsigned int page;
+	int ret;
+};
+
+/* scan_pid for xip_pids_each: its error kept, the walk stopped by 1. */
+static int scan_one(pid_t pid, void *arg)
+{
+	struct scan_ctx *c = arg;
+
+	c->ret = scan_pid(c->r, c->segs, c->nsegs, pid, c->page);
+	return c->ret ? 1 : 0;
+}
+
 int xip_ps(const char *const *names, size_t nnames, struct xip_ps_report *r)
 {
 	unsigned int page = (unsigned int)xip_host_page_size();
 	struct xip_seg_entry *all = NULL;
 	struct pseg *segs = NULL;
 	size_t nall = 0, nsegs = 0;
-	struct dirent *de;
-	DIR *d;
+	struct scan_ctx c;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
@@ -491,7 +482,8 @@ int xip_ps(const char *const *names, size_t nnames, struct xip_ps_report *r)
 		    S_ISBLK(st.st_mode)) {
 			s->have_loop = true;
 			s->loop = st.st_rdev;
-			find_mount(s->loop, s->mnt, sizeof(s->mnt));
+			xip_mount_point(NULL, s->loop, true, s->mnt,
+					sizeof(s->mnt));
 		}
 		snprintf(r->segs[nsegs].name, sizeof(r->segs[nsegs].name),
 			 "%s", all[i].name);
@@ -502,20 +494,13 @@ int xip_ps(const char *const *names, size_t nnames, struct xip_ps_report *r)
 		nsegs++;
 	}
 	r->nsegs = nsegs;
-	d = opendir("/proc");
-	if (!d) {
-		ret = xip_error(-errno, "/proc: %s", strerror(errno));
+	c = (struct scan_ctx){ r, segs, nsegs, page, 0 };
+	ret = xip_pids_each(scan_one, &c);
+	if (ret < 0) {
+		ret = xip_error(ret, "/proc: %s", strerror(-ret));
 		goto out;
 	}
-	while (!ret && (de = readdir(d))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-
-		if (*end || pid <= 0 || pid == getpid())
-			continue;
-		ret = scan_pid(r, segs, nsegs, (pid_t)pid, page);
-	}
-	closedir(d);
+	ret = c.ret;
 	for (size_t i = 0; !ret && i < r->n; i++) {
 		struct xip_ps_proc *p = &r->procs[i];
 

@@ -682,6 +682,13 @@ int xip_image_xip_capable(const struct xip_image *img, unsigned int page_size,
 	((n) >= offsetof(struct ext2_inode_large, field) + \
 		sizeof(((struct ext2_inode_large *)0)->field))
 
+/* The large inode field @field of @in reversed, when its copy holds it. */
+#define SWAB_IF_HELD(n, in, field, bits)				\
+	do {								\
+		if (INODE_HAS(n, field))				\
+			(in)->field = bswap_##bits((in)->field);	\
+	} while (0)
+
 /*
  * The byte order of every field of an inode copy reversed, from the
  * other order to this host's, the way libext2fs's ext2fs_swap_inode_full()
@@ -734,22 +741,14 @@ void xip_fs_inode_swab(struct ext2_inode_large *in, unsigned int inode_size)
 		return;		/* too large: libext2fs leaves the fields */
 	if (n > EXT2_GOOD_OLD_INODE_SIZE + extra)
 		n = EXT2_GOOD_OLD_INODE_SIZE + extra;
-	if (INODE_HAS(n, i_checksum_hi))
-		in->i_checksum_hi = bswap_16(in->i_checksum_hi);
-	if (INODE_HAS(n, i_ctime_extra))
-		in->i_ctime_extra = bswap_32(in->i_ctime_extra);
-	if (INODE_HAS(n, i_mtime_extra))
-		in->i_mtime_extra = bswap_32(in->i_mtime_extra);
-	if (INODE_HAS(n, i_atime_extra))
-		in->i_atime_extra = bswap_32(in->i_atime_extra);
-	if (INODE_HAS(n, i_crtime))
-		in->i_crtime = bswap_32(in->i_crtime);
-	if (INODE_HAS(n, i_crtime_extra))
-		in->i_crtime_extra = bswap_32(in->i_crtime_extra);
-	if (INODE_HAS(n, i_version_hi))
-		in->i_version_hi = bswap_32(in->i_version_hi);
-	if (INODE_HAS(n, i_projid))
-		in->i_projid = bswap_32(in->i_projid);
+	SWAB_IF_HELD(n, in, i_checksum_hi, 16);
+	SWAB_IF_HELD(n, in, i_ctime_extra, 32);
+	SWAB_IF_HELD(n, in, i_mtime_extra, 32);
+	SWAB_IF_HELD(n, in, i_atime_extra, 32);
+	SWAB_IF_HELD(n, in, i_crtime, 32);
+	SWAB_IF_HELD(n, in, i_crtime_extra, 32);
+	SWAB_IF_HELD(n, in, i_version_hi, 32);
+	SWAB_IF_HELD(n, in, i_projid, 32);
 }
 
 int xip_fs_read_inode(struct xip_fs *fs, ext2_ino_t ino,

@@ -97,6 +97,11 @@ static bool holds_lock(pid_t pid, const struct stat *st)
 	return found;
 }
 
+static int lock_held_by(pid_t pid, void *st)
+{
+	return holds_lock(pid, st) ? (int)pid : 0;
+}
+
 /*
  * The process holding a lock on the file, or 0.  /proc/locks names the
  * process that took the lock; a flock belongs to the open file, which a
@@ -106,30 +111,16 @@ static bool holds_lock(pid_t pid, const struct stat *st)
  */
 static pid_t lock_holder(int fd)
 {
-	struct dirent *de;
 	struct stat st;
-	pid_t owner, found = 0;
-	DIR *d;
+	pid_t owner, found;
 
 	if (fstat(fd, &st) < 0)
 		return 0;
 	owner = locks_owner(&st);
 	if (owner > 0 && holds_lock(owner, &st))
 		return owner;
-	d = opendir("/proc");
-	if (!d)
-		return owner;
-	while (!found && (de = readdir(d))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-
-		if (*end || pid <= 0 || pid == getpid())
-			continue;
-		if (holds_lock((pid_t)pid, &st))
-			found = (pid_t)pid;
-	}
-	closedir(d);
-	return found ? found : owner;
+	found = xip_pids_each(lock_held_by, &st);
+	return found > 0 ? found : owner;
 }
 
 void xip_registry_holder(int fd, char *why, size_t len)

@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -94,30 +93,6 @@ int xip_loop_read_only(const char *dev)
 	return val[0] == '1';
 }
 
-struct mount_query {
-	dev_t dev;
-	char *where;
-	size_t len;
-};
-
-static int match_dev(const struct xip_mount *m, void *arg)
-{
-	struct mount_query *q = arg;
-
-	if (makedev(m->major, m->minor) != q->dev)
-		return 0;
-	snprintf(q->where, q->len, "%s", m->point);
-	return 1;
-}
-
-/* Where is device @rdev mounted?  1 with the mount point, 0 if nowhere. */
-static int mounted_at(dev_t rdev, char *where, size_t len)
-{
-	struct mount_query q = { rdev, where, len };
-
-	return xip_mounts_each(NULL, match_dev, &q) == 1;
-}
-
 static int first_holder(const char *dev, char *name, size_t len)
 {
 	char path[256];
@@ -150,7 +125,8 @@ int xip_loop_busy(const char *dev, char *why, size_t len)
 		return xip_error(-errno, "%s: %s", dev, strerror(errno));
 	if (!S_ISBLK(st.st_mode))
 		return xip_error(-ENOTBLK, "%s: not a block device", dev);
-	if (mounted_at(st.st_rdev, where, sizeof(where))) {
+	if (xip_mount_point(NULL, st.st_rdev, false, where,
+			    sizeof(where)) == 1) {
 		snprintf(why, len, "%s is mounted on %s", dev, where);
 		return 1;
 	}

@@ -86,15 +86,20 @@ struct lazy_lib {
 		return ((ret(*) params)lazy_##lib##_slots.name) args; \
 	}
 
-static const char *const archive_names[] = { ARCHIVE_FUNCS(LAZY_NAME) NULL };
-static struct { ARCHIVE_FUNCS(LAZY_SLOT) } lazy_archive_slots;
-#define ARCHIVE_STUB(ret, name, params, args) LAZY_STUB(archive, ret, name, params, args)
-ARCHIVE_FUNCS(ARCHIVE_STUB)
+/*
+ * A library's names for dlsym, its slots, its stubs (@stub: LAZY_STUB
+ * bound to @lib) and its lazy_lib, from its X-list @funcs.
+ */
+#define LAZY_LIB(lib, funcs, stub, soname) \
+	static const char *const lib##_names[] = { funcs(LAZY_NAME) NULL }; \
+	static struct { funcs(LAZY_SLOT) } lazy_##lib##_slots; \
+	funcs(stub) \
+	static struct lazy_lib lib_##lib = { \
+		soname, NULL, lib##_names, (void **)&lazy_##lib##_slots, 0, "" \
+	};
 
-static struct lazy_lib lib_archive = {
-	XIP_LIBARCHIVE_SONAME, NULL, archive_names,
-	(void **)&lazy_archive_slots, 0, ""
-};
+#define ARCHIVE_STUB(ret, name, params, args) LAZY_STUB(archive, ret, name, params, args)
+LAZY_LIB(archive, ARCHIVE_FUNCS, ARCHIVE_STUB, XIP_LIBARCHIVE_SONAME)
 
 #define JSON_FUNCS(X) \
 	X(struct json_tokener *, json_tokener_new, (void), ()) \
@@ -110,14 +115,8 @@ static struct lazy_lib lib_archive = {
 	X(size_t, json_object_array_length, (const struct json_object *o), (o)) \
 	X(struct json_object *, json_object_array_get_idx, (const struct json_object *o, size_t i), (o, i))
 
-static const char *const json_names[] = { JSON_FUNCS(LAZY_NAME) NULL };
-static struct { JSON_FUNCS(LAZY_SLOT) } lazy_json_slots;
 #define JSON_STUB(ret, name, params, args) LAZY_STUB(json, ret, name, params, args)
-JSON_FUNCS(JSON_STUB)
-
-static struct lazy_lib lib_json = {
-	XIP_LIBJSONC_SONAME, NULL, json_names, (void **)&lazy_json_slots, 0, ""
-};
+LAZY_LIB(json, JSON_FUNCS, JSON_STUB, XIP_LIBJSONC_SONAME)
 
 #define CRYPTO_FUNCS(X) \
 	X(EVP_MD_CTX *, EVP_MD_CTX_new, (void), ()) \
@@ -127,15 +126,8 @@ static struct lazy_lib lib_json = {
 	X(int, EVP_DigestUpdate, (EVP_MD_CTX *c, const void *d, size_t n), (c, d, n)) \
 	X(int, EVP_DigestFinal_ex, (EVP_MD_CTX *c, unsigned char *md, unsigned int *n), (c, md, n))
 
-static const char *const crypto_names[] = { CRYPTO_FUNCS(LAZY_NAME) NULL };
-static struct { CRYPTO_FUNCS(LAZY_SLOT) } lazy_crypto_slots;
 #define CRYPTO_STUB(ret, name, params, args) LAZY_STUB(crypto, ret, name, params, args)
-CRYPTO_FUNCS(CRYPTO_STUB)
-
-static struct lazy_lib lib_crypto = {
-	XIP_LIBCRYPTO_SONAME, NULL, crypto_names, (void **)&lazy_crypto_slots,
-	0, ""
-};
+LAZY_LIB(crypto, CRYPTO_FUNCS, CRYPTO_STUB, XIP_LIBCRYPTO_SONAME)
 
 #ifdef HAVE_LIBNBD
 #define NBD_FUNCS(X) \
@@ -158,14 +150,8 @@ static struct lazy_lib lib_crypto = {
 	X(int64_t, nbd_aio_pread, (struct nbd_handle *h, void *buf, size_t count, uint64_t offset, nbd_completion_callback cb, uint32_t flags), (h, buf, count, offset, cb, flags)) \
 	X(int64_t, nbd_aio_block_status, (struct nbd_handle *h, uint64_t count, uint64_t offset, nbd_extent_callback ecb, nbd_completion_callback ccb, uint32_t flags), (h, count, offset, ecb, ccb, flags))
 
-static const char *const nbd_names[] = { NBD_FUNCS(LAZY_NAME) NULL };
-static struct { NBD_FUNCS(LAZY_SLOT) } lazy_nbd_slots;
 #define NBD_STUB(ret, name, params, args) LAZY_STUB(nbd, ret, name, params, args)
-NBD_FUNCS(NBD_STUB)
-
-static struct lazy_lib lib_nbd = {
-	XIP_LIBNBD_SONAME, NULL, nbd_names, (void **)&lazy_nbd_slots, 0, ""
-};
+LAZY_LIB(nbd, NBD_FUNCS, NBD_STUB, XIP_LIBNBD_SONAME)
 #endif
 
 static int lazy_open(struct lazy_lib *l)

@@ -4,6 +4,7 @@
  * table (xip_util.h).
  * Only the C library: the libc-only front end links this file too.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/sysmacros.h>
 
 #include "util/xip_util.h"
 #include "xip.h"
@@ -250,5 +252,52 @@ int xip_mounts_each(const char *table,
 		ret = -ENOMEM;
 	free(line);
 	fclose(f);
+	return ret;
+}
+
+struct point_query {
+	dev_t dev;
+	bool whole;
+	char *buf;
+	size_t len;
+};
+
+static int match_point(const struct xip_mount *m, void *arg)
+{
+	struct point_query *q = arg;
+
+	if (makedev(m->major, m->minor) != q->dev ||
+	    (q->whole && strcmp(m->root, "/")))
+		return 0;
+	snprintf(q->buf, q->len, "%s", m->point);
+	return 1;
+}
+
+int xip_mount_point(const char *table, dev_t dev, bool whole, char *buf,
+		    size_t len)
+{
+	struct point_query q = { dev, whole, buf, len };
+
+	buf[0] = '\0';
+	return xip_mounts_each(table, match_point, &q);
+}
+
+int xip_pids_each(int (*fn)(pid_t pid, void *arg), void *arg)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int ret = 0;
+
+	if (!d)
+		return -errno;
+	while (!ret && (de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0 || pid == getpid())
+			continue;
+		ret = fn((pid_t)pid, arg);
+	}
+	closedir(d);
 	return ret;
 }

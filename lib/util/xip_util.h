@@ -119,6 +119,23 @@ int xip_mounts_each(const char *table,
 		    int (*fn)(const struct xip_mount *m, void *arg),
 		    void *arg);
 
+/*
+ * Where the file system on device @dev is mounted, into @buf (@len bytes):
+ * its first mount in @table (NULL: /proc/self/mountinfo), or with @whole
+ * the first that mounts its root directory.  1 when found; 0 when it is
+ * not mounted (@buf is then ""); -errno as xip_mounts_each.  Records no
+ * error.
+ */
+int xip_mount_point(const char *table, dev_t dev, bool whole, char *buf,
+		    size_t len);
+
+/*
+ * Call @fn for each process in /proc but this one, until it returns
+ * non-zero: that value; 0 at the end; -errno when /proc cannot be opened.
+ * Records no error.
+ */
+int xip_pids_each(int (*fn)(pid_t pid, void *arg), void *arg);
+
 /* The value of the hex digit @c (either case), or -1. */
 static inline int xip_hexval(char c)
 {

@@ -8,8 +8,7 @@
 # BENCH_ATTACH_MB sets the image size (default 512).
 set -euo pipefail
 . "$(dirname "$0")/common.bash"
-bench_scratch
-export XIPTOOL_RUNDIR=$B/run
+bench_segments
 mb=${BENCH_ATTACH_MB:-512}
 name=bench$$
 

@@ -24,6 +24,13 @@ bench_scratch() {
 	trap 'bench_cleanup' EXIT
 }
 
+# bench_segments: bench_scratch, with a registry of attached segments of
+# the script's own in it ($XIPTOOL_RUNDIR).
+bench_segments() {
+	bench_scratch
+	export XIPTOOL_RUNDIR=$B/run
+}
+
 # Unmount what a script left mounted below $B, then remove $B.
 bench_cleanup() {
 	local m

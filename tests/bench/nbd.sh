@@ -7,8 +7,7 @@
 # pull at most 1.2 times nbdcopy.  BENCH_NBD_MB sets the size (default 768).
 set -euo pipefail
 . "$(dirname "$0")/common.bash"
-bench_scratch
-export XIPTOOL_RUNDIR=$B/run
+bench_segments
 mb=${BENCH_NBD_MB:-768}
 plugin=${TOP_BUILDDIR:-$(dirname "$XIPTOOL")}/nbdkit-xiptool-plugin.so
 name=nbdbench$$

@@ -11,8 +11,7 @@
 # BENCH_SOAK_SECONDS (default 20) and BENCH_SOAK_WORKERS (default 4).
 set -euo pipefail
 . "$(dirname "$0")/common.bash"
-bench_scratch
-export XIPTOOL_RUNDIR=$B/run
+bench_segments
 secs=${BENCH_SOAK_SECONDS:-20}
 workers=${BENCH_SOAK_WORKERS:-4}
 tag=soak$$

@@ -99,6 +99,19 @@ huge_attach() {
 	xiptool detach "$SEG"
 }
 
+# exec_pmd_kib FILE: KiB of the segment file FILE that `exec @$SEG /big`
+# maps with 2 MiB entries, once its program is running (then stopped)
+exec_pmd_kib() {
+	local pid kib
+
+	"$XIPTOOL" exec "@$SEG" /big wait > "$T/ready" &
+	pid=$!
+	kib=$(pmd_kib "$pid" "$1" "$T/ready")
+	kill "$pid"
+	wait "$pid" || true
+	echo "$kib"
+}
+
 @test "exec from a default segment: root's is on a tmpfs with huge pages, and the text is mapped with 2 MiB entries" {
 	require_root
 	xiptool mkfs -q --align 2M -d "$T/src" "$T/img"
@@ -106,11 +119,7 @@ huge_attach() {
 	path=$(seg_col "$SEG" PATH)
 	[[ "$path" == "$T/run.shm/xiptool-$SEG."* ]]
 	xiptool exec "@$SEG" /big
-	"$XIPTOOL" exec "@$SEG" /big wait > "$T/ready" &
-	pid=$!
-	kib=$(pmd_kib "$pid" "$path" "$T/ready")
-	kill "$pid"
-	wait "$pid" || true
+	kib=$(exec_pmd_kib "$path")
 	echo "PmdMapped: $kib kB"
 	# the 64 MiB text, in whole 2 MiB pages
 	[ "$kib" -ge $((64 << 10)) ]
@@ -137,11 +146,7 @@ huge_attach() {
 	XIPTOOL_SHMDIR="$T/adv" xiptool attach -n "$SEG" "$T/img"
 	path=$(seg_col "$SEG" PATH)
 	[[ "$path" == "$T/adv/xiptool-$SEG."* ]]
-	"$XIPTOOL" exec "@$SEG" /big wait > "$T/ready" &
-	pid=$!
-	kib=$(pmd_kib "$pid" "$path" "$T/ready")
-	kill "$pid"
-	wait "$pid" || true
+	kib=$(exec_pmd_kib "$path")
 	echo "PmdMapped: $kib kB"
 	[ "$kib" -ge $((64 << 10)) ]
 	xiptool detach "$SEG"

@@ -59,12 +59,10 @@ make_tree() {
 @test "ls errors: missing path, damaged directory" {
 	make_tree
 	mkimg "$T/img" 16M "$T/tree"
-	run xiptool ls "$T/img" /nope
-	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool ls: /nope: not found in $T/img" ]
-	run xiptool ls "$T/img" /nope/sub
-	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool ls: /nope/sub: directory /nope not found in $T/img" ]
+	fails_with 3 "xiptool ls: /nope: not found in $T/img" \
+		xiptool ls "$T/img" /nope
+	fails_with 3 "xiptool ls: /nope/sub: directory /nope not found in $T/img" \
+		xiptool ls "$T/img" /nope/sub
 	# a rec_len of 0 in the first entry of /dir
 	blk=$(debugfs -R "bmap /dir 0" "$T/img" 2>/dev/null)
 	cp "$T/img" "$T/bad"
@@ -91,9 +89,8 @@ make_tree() {
 	if LC_ALL=C grep -q '[[:cntrl:]]' <<<"$output"; then false; fi
 	# a file named on the command line, and messages
 	[ "$(xiptool ls "$T/img" "/$EVIL")" = "/$EVIL_ESC" ]
-	run xiptool ls "$T/img" "/$EVIL/x"
-	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool ls: /$EVIL_ESC/x: /$EVIL_ESC is not a directory in $T/img" ]
+	fails_with 3 "xiptool ls: /$EVIL_ESC/x: /$EVIL_ESC is not a directory in $T/img" \
+		xiptool ls "$T/img" "/$EVIL/x"
 }
 
 @test "a directory that lists nothing (size 0 in a damaged image) lists nothing, cleanly under the sanitizers" {

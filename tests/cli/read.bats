@@ -97,40 +97,31 @@ make_tree() {
 	[ "$(xiptool read "$T/img" /dir/sublink/hello)" = hello ]
 	[ "$(xiptool read "$T/img" /../../dir/./sub/../sub//hello)" = hello ]
 	[ "$(xiptool read "$T/img" dir/sub/hello)" = hello ]
-	run xiptool read "$T/img" /slowlink
-	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool read: /slowlink: not found in $T/img" ]
+	fails_with 3 "xiptool read: /slowlink: not found in $T/img" \
+		xiptool read "$T/img" /slowlink
 }
 
 @test "errors: missing, directory, not a directory, loop, dangling link" {
 	make_tree
 	mkimg "$T/img" 64M "$T/tree"
-	run xiptool read "$T/img" /nope
-	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool read: /nope: not found in $T/img" ]
-	run xiptool read "$T/img" /nodir/deeper/f
-	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool read: /nodir/deeper/f: directory /nodir not found in $T/img" ]
-	run xiptool read "$T/img" /dir
-	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool read: /dir: is a directory in $T/img: list it with 'xiptool ls $T/img /dir'" ]
-	run xiptool read "$T/img" /f1/x
-	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool read: /f1/x: /f1 is not a directory in $T/img" ]
-	run xiptool read "$T/img" /f1/
-	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool read: /f1/: not a directory in $T/img" ]
-	run xiptool read "$T/img" /loop1
-	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool read: /loop1: Too many levels of symbolic links" ]
-	run xiptool read "$T/img" /dangling
-	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool read: /dangling: not found in $T/img" ]
+	fails_with 3 "xiptool read: /nope: not found in $T/img" \
+		xiptool read "$T/img" /nope
+	fails_with 3 "xiptool read: /nodir/deeper/f: directory /nodir not found in $T/img" \
+		xiptool read "$T/img" /nodir/deeper/f
+	fails_with 3 "xiptool read: /dir: is a directory in $T/img: list it with 'xiptool ls $T/img /dir'" \
+		xiptool read "$T/img" /dir
+	fails_with 3 "xiptool read: /f1/x: /f1 is not a directory in $T/img" \
+		xiptool read "$T/img" /f1/x
+	fails_with 3 "xiptool read: /f1/: not a directory in $T/img" \
+		xiptool read "$T/img" /f1/
+	fails_with 3 "xiptool read: /loop1: Too many levels of symbolic links" \
+		xiptool read "$T/img" /loop1
+	fails_with 3 "xiptool read: /dangling: not found in $T/img" \
+		xiptool read "$T/img" /dangling
 	# the output's failure blames the output, not the file read
 	if [ -w /dev/full ]; then
-		run xiptool read -o /dev/full "$T/img" /f4096
-		[ "$status" -eq 3 ]
-		[ "$output" = "xiptool read: /dev/full: write error: No space left on device" ]
+		fails_with 3 "xiptool read: /dev/full: write error: No space left on device" \
+			xiptool read -o /dev/full "$T/img" /f4096
 	fi
 	run xiptool read "$T/img"
 	[ "$status" -eq 2 ]

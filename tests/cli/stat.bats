@@ -57,12 +57,10 @@ load ../lib/names
 	[ "$got" = "symbolic link d 1 True False" ]
 	run xiptool stat "$T/img" /d
 	[ "$(info_field "$output" Type)" = directory ]
-	run xiptool stat "$T/img" /nope
-	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool stat: /nope: not found in $T/img" ]
-	run xiptool stat "$T/img" /nope/f
-	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool stat: /nope/f: directory /nope not found in $T/img" ]
+	fails_with 3 "xiptool stat: /nope: not found in $T/img" \
+		xiptool stat "$T/img" /nope
+	fails_with 3 "xiptool stat: /nope/f: directory /nope not found in $T/img" \
+		xiptool stat "$T/img" /nope/f
 }
 
 @test "names from the image are escaped (text), valid UTF-8 JSON (--json)" {

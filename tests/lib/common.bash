@@ -62,6 +62,17 @@ require_loop() {
 	[ -e /dev/loop-control ] || skip "no loop devices (/dev/loop-control missing)"
 }
 
+# fails_with STATUS MESSAGE CMD [ARG...]: CMD (run) exits with STATUS and
+# prints exactly MESSAGE
+fails_with() {
+	local want=$1 msg=$2
+	shift 2
+	run "$@"
+	echo "$output"
+	[ "$status" -eq "$want" ]
+	[ "$output" = "$msg" ]
+}
+
 # grepq ARGS...: grep -q that reads all of its input, for the right end of
 # a pipe: grep -q leaves at the first match, and the writer, killed by
 # SIGPIPE, would fail the pipeline under pipefail.

@@ -52,6 +52,67 @@ static void test_parse_map(void **state)
 }
 
 /*
+ * A child that maps the segment file PATH privately with PROT, reads its
+ * first NREAD pages, writes the first NCOPY of them (copies), says so and
+ * waits to be killed.  A child that cannot map the file (a noexec mount)
+ * skips the test; one that dies otherwise fails it.
+ */
+static pid_t map_child(const char *path, long pg, int prot, int nread,
+		       int ncopy)
+{
+	pid_t parent = getpid(), pid;
+	int pipefd[2], st;
+	char c;
+
+	assert_int_equal(pipe(pipefd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		volatile char *p;
+		char sum = 0;
+		int fd;
+
+		/* a failed assertion ends the parent: the child goes too */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
+		    getppid() != parent)
+			_exit(1);
+		close(pipefd[0]);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			_exit(1);
+		p = mmap(NULL, 8 * pg, prot, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED)
+			_exit(2);
+		for (int i = 0; i < nread; i++)
+			sum += p[i * pg];
+		for (int i = 0; i < ncopy; i++)
+			p[i * pg] = sum;
+		if (write(pipefd[1], &sum, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pipefd[1]);
+	if (read(pipefd[0], &c, 1) == 1) {
+		close(pipefd[0]);
+		return pid;
+	}
+	close(pipefd[0]);
+	waitpid(pid, &st, 0);
+	xip_registry_remove("unitps");
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
+		skip();		/* a noexec mount */
+	fail_msg("the child mapping the file died");
+	return -1;
+}
+
+static void end_child(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/*
  * This process as a segment's user: a file registered as an attached
  * segment, mapped privately, partly written (copied) and partly read.
  * Its code is not in the segment: it maps the file (mmap), it was not
@@ -62,9 +123,7 @@ static void test_ps_self_child(void **state)
 	char dir[600], path[700], cmd[1500];
 	struct xip_ps_report r;
 	long pg = xip_host_page_size();
-	int fd, pipefd[2];
-	pid_t pid, parent;
-	char c;
+	pid_t pid;
 
 	snprintf(dir, sizeof(dir), "%s/run", unit_tmpdir());
 	setenv("XIPTOOL_RUNDIR", dir, 1);
@@ -87,34 +146,8 @@ static void test_ps_self_child(void **state)
 		e.owner = getuid();
 		assert_int_equal(xip_registry_store(&e, XIP_REG_CREATE), 0);
 	}
-	assert_int_equal(pipe(pipefd), 0);
-	parent = getpid();
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		volatile char *p;
-		char sum = 0;
-
-		/* a failed assertion ends the parent: the child goes too */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
-		    getppid() != parent)
-			_exit(1);
-
-		fd = open(path, O_RDONLY);
-		p = mmap(NULL, 8 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,
-			 0);
-		if (p == MAP_FAILED)
-			_exit(1);
-		for (int i = 0; i < 8; i++)
-			sum += p[i * pg];	/* 8 pages resident */
-		p[0] = sum;			/* 2 of them copied */
-		p[pg] = sum;
-		if (write(pipefd[1], "x", 1) != 1)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	assert_int_equal(read(pipefd[0], &c, 1), 1);
+	/* 8 pages resident, 2 of them copied */
+	pid = map_child(path, pg, PROT_READ | PROT_WRITE, 8, 2);
 	assert_int_equal(xip_ps(NULL, 0, &r), 0);
 	assert_int_equal(r.nsegs, 1);
 	assert_string_equal(r.segs[0].name, "unitps");
@@ -132,44 +165,14 @@ static void test_ps_self_child(void **state)
 
 		assert_int_equal(xip_ps(names, 1, &r), -ENOENT);
 	}
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	end_child(pid);
 
 	/*
 	 * A private executable mapping of the segment file, as the loader
 	 * makes: exec, even where the loader could not set the start of
 	 * code (here it is this program's own).
 	 */
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		volatile char *p;
-		char sum = 0;
-
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
-		    getppid() != parent)
-			_exit(1);
-		fd = open(path, O_RDONLY);
-		p = mmap(NULL, 8 * pg, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd,
-			 0);
-		if (p == MAP_FAILED)
-			_exit(2);
-		for (int i = 0; i < 3; i++)
-			sum += p[i * pg];
-		if (write(pipefd[1], &sum, 1) != 1)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	if (read(pipefd[0], &c, 1) != 1) {
-		int st;
-
-		waitpid(pid, &st, 0);
-		xip_registry_remove("unitps");
-		if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
-			skip();		/* a noexec mount */
-		fail_msg("the child mapping the file died");
-	}
+	pid = map_child(path, pg, PROT_READ | PROT_EXEC, 3, 0);
 	assert_int_equal(xip_ps(NULL, 0, &r), 0);
 	assert_int_equal(r.n, 1);
 	assert_int_equal(r.procs[0].pid, pid);
@@ -178,8 +181,7 @@ static void test_ps_self_child(void **state)
 	assert_in_range(r.procs[0].shared, 3, 8);
 	assert_int_equal(r.procs[0].copied, 0);
 	xip_ps_report_free(&r);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	end_child(pid);
 	xip_registry_remove("unitps");
 }
 

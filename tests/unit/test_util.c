@@ -4,6 +4,7 @@
  */
 #include <limits.h>
 #include <signal.h>
+#include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 
@@ -400,6 +401,58 @@ static void test_mounts(void **state)
 	assert_int_equal(s.point[0][0], '/');
 }
 
+/* A device mounted twice: a directory of it first, then its root. */
+static void test_mount_point(void **state)
+{
+	const char *path = unit_path("mountinfo2");
+	FILE *f = fopen(path, "w");
+	char buf[64];
+
+	assert_non_null(f);
+	fputs("30 1 7:3 /sub /srv/sub rw - ext2 /dev/loop3 ro\n"
+	      "31 1 7:4 / /mnt/other rw - ext2 /dev/loop4 ro\n"
+	      "32 1 7:3 / /mnt/a\\040b rw - ext2 /dev/loop3 ro\n", f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(xip_mount_point(path, makedev(7, 3), false, buf,
+					 sizeof(buf)), 1);
+	assert_string_equal(buf, "/srv/sub");
+	assert_int_equal(xip_mount_point(path, makedev(7, 3), true, buf,
+					 sizeof(buf)), 1);
+	assert_string_equal(buf, "/mnt/a b");
+	assert_int_equal(xip_mount_point(path, makedev(7, 5), false, buf,
+					 sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+	assert_int_equal(xip_mount_point(unit_path("nosuch"), makedev(7, 3),
+					 false, buf, sizeof(buf)), -ENOENT);
+}
+
+static int find_pid(pid_t pid, void *arg)
+{
+	pid_t *want = arg;
+
+	if (pid == getpid())
+		return -EINVAL;		/* never this process */
+	return pid == *want ? 1 : 0;
+}
+
+/* The process walk sees a child, not this process itself. */
+static void test_pids_each(void **state)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		alarm(60);	/* a failed assertion leaves it behind */
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(xip_pids_each(find_pid, &pid), 1);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	pid = 0;
+	assert_int_equal(xip_pids_each(find_pid, &pid), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -411,6 +464,8 @@ int main(void)
 		cmocka_unit_test(test_write_all_pipe_eintr),
 		cmocka_unit_test(test_file_loops),
 		cmocka_unit_test(test_mounts),
+		cmocka_unit_test(test_mount_point),
+		cmocka_unit_test(test_pids_each),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

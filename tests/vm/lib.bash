@@ -194,14 +194,7 @@ vm_teardown() {
 # vm_wait LOG PID: until the guest printed "XIPVM done"; 1 when it died
 # or $XIPTOOL_VM_TIMEOUT seconds passed first.
 vm_wait() {
-	local end=$((SECONDS + XIPTOOL_VM_TIMEOUT))
-	while [ "$SECONDS" -lt "$end" ]; do
-		grep -q "XIPVM done" "$1" 2>/dev/null && return 0
-		kill -0 "$2" 2>/dev/null || break
-		sleep 0.25
-	done
-	echo "---- guest $1 (accel $ACCEL):"; cat "$1" "$1.qemu"
-	return 1
+	vm_wait_for "$1" "$2" "XIPVM done"
 }
 
 # vm_wait_for LOG PID TEXT: until the guest printed TEXT; 1 when it died
