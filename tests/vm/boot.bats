@@ -9,6 +9,8 @@
 
 load lib
 
+bats_require_minimum_version 1.5.0
+
 teardown() {
 	local p
 	for p in "${HOSTPIDS[@]}"; do
@@ -119,4 +121,58 @@ EOF2
 	vm_tell "$T/n.ctl" poweroff
 	vm_exited "$pid"
 	[ "$(vm_val "$T/n.log" bye)" = poweroff ]
+}
+
+@test "two guests boot from a sealed, verified segment read-only: the pmem device is the whole segment (file system, hash tree, padding), programs run under DAX, a write fails with EROFS, root's raw write on the device changes nothing, each powers off" {
+	xiptool mkfs -q --verity --root-hash-file "$T/root.hash" -d "$T/root" "$T/root-v.img"
+	root=$(cat "$T/root.hash")
+	xiptool verify --root-hash "$root" "$T/root-v.img" >/dev/null
+	xiptool attach --root-hash "$root" -n "$SEG" "$T/root-v.img"
+	[ "$(seg_col "$SEG" VERIFIED)" = 1 ]
+	file=$(seg_col "$SEG" PATH)
+	# sealed: not even root opens it for writing; QEMU maps it read-only
+	# (readonly=on), all of it: nd_pmem wants a multiple of 2 MiB, which
+	# attach pads the segment to, and the file system ends before the tree
+	run ! sh -c 'exec 3>> "$1"' sh "$file"
+	[ $(( $(stat -c %s "$file") % (2 << 20) )) -eq 0 ]
+	[ "$(stat -c %s "$file")" -gt "$(stat -c %s "$T/root-v.img")" ]
+	pids=()
+	for g in a b; do
+		vm_ctl "$T/$g.ctl"
+		VM_CTL=$T/$g.ctl VM_APPEND=xipwrite=raw vm_start "$T/$g.log" boot virtio-pmem "$file"
+		pids+=("$VM_PID")
+	done
+	i=0
+	for g in a b; do
+		vm_wait_for "$T/$g.log" "${pids[$i]}" "XIPVM ready"
+		i=$((i + 1))
+	done
+	for g in a b; do
+		cat "$T/$g.log"
+		[ "$(vm_val "$T/$g.log" mount)" = ok ]
+		[ "$(vm_val "$T/$g.log" init)" = pid=1 ]
+		[[ "$(vm_val "$T/$g.log" root)" =~ ^/dev/pmem0\ ext4\ ro,.*dax=always ]]
+		[ "$(vm_val "$T/$g.log" statx)" = "/sbin/init dax=1 known=1" ]
+		grepq -x "XIPVM statx /bin/busybox dax=1 known=1" < <(tr -d '\r' <"$T/$g.log")
+		[ "$(vm_val "$T/$g.log" run)" = from-the-root ]
+		[ "$(vm_val "$T/$g.log" write)" = "Read-only file system" ]
+		vm_val "$T/$g.log" rawwrite >&3
+		[[ "$(vm_val "$T/$g.log" rawwrite)" == status=* ]]
+	done
+	run xiptool ps --json "$SEG"
+	[ "$status" -eq 0 ]
+	[ "$(python3 -c 'import json,sys; k=json.load(sys.stdin)["segments"][0]["children"]; print(len(k), *sorted({c["via"] for c in k}), sum(c["copied"] for c in k))' <<<"$output")" = "2 pmem 0" ]
+	for g in a b; do
+		vm_tell "$T/$g.ctl" poweroff
+	done
+	for p in "${pids[@]}"; do
+		vm_exited "$p"
+	done
+	for g in a b; do
+		[ "$(vm_val "$T/$g.log" bye)" = poweroff ]
+		grepq "reboot: Power down" "$T/$g.log"
+	done
+	# the segment holds the bytes it was verified with
+	cmp -n "$(stat -c %s "$T/root-v.img")" "$file" "$T/root-v.img"
+	xiptool verify --root-hash "$root" "@$SEG" >/dev/null
 }

@@ -14,8 +14,16 @@ fstype=$(sed -n 's/.*xipfs=\([a-z0-9]*\).*/\1/p' /proc/cmdline)
 # the device to wait for (boot: the root file system's), pmem0 by default
 rootdev=$(sed -n 's/.*xipdev=\([a-z0-9]*\).*/\1/p' /proc/cmdline)
 rootdev=${rootdev:-pmem0}
+# the device appears once its driver probed it, which libnvdimm may do
+# after insmod returns; a TCG guest on a busy host runs slowly.  Wait up to
+# xipwait= seconds (default 120); devwait says how long it took (tenths).
+dwait=$(sed -n 's/.*xipwait=\([0-9]*\).*/\1/p' /proc/cmdline)
 i=0
-while [ ! -b /dev/$rootdev ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while [ ! -b /dev/$rootdev ] && [ $i -lt $(( ${dwait:-120} * 10 )) ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+say devwait "$i"
 say pmem0 $([ -b /dev/pmem0 ] && echo yes || echo no)
 dmesg | grep -iE 'pmem|nd_|dax|ext4|ext2' | sed 's/^/XIPVM dmesg /'
 mkdir -p /mnt
