@@ -30,6 +30,17 @@ setup() {
 	vm_initrd
 }
 
+# booted_from_root LOG: the guest's own /sbin/init ran as PID 1 from its
+# pmem root, mounted ext4 ro with DAX, and its programs are DAX files
+booted_from_root() {
+	cat "$1"
+	[ "$(vm_val "$1" mount)" = ok ]
+	[ "$(vm_val "$1" init)" = pid=1 ]
+	[[ "$(vm_val "$1" root)" =~ ^/dev/pmem0\ ext4\ ro,.*dax=always ]]
+	[ "$(vm_val "$1" statx)" = "/sbin/init dax=1 known=1" ]
+	grepq -x "XIPVM statx /bin/busybox dax=1 known=1" < <(tr -d '\r' <"$1")
+}
+
 @test "three guests boot at once from one sr segment as their virtio-pmem root: their own /sbin/init is PID 1, programs run under DAX, ps shows the three QEMUs and a host program, each guest powers off" {
 	xiptool verify "$T/root.img" >/dev/null
 	xiptool attach -t sr -n "$SEG" "$T/root.img"
@@ -46,12 +57,7 @@ setup() {
 		i=$((i + 1))
 	done
 	for g in a b c; do
-		cat "$T/$g.log"
-		[ "$(vm_val "$T/$g.log" mount)" = ok ]
-		[ "$(vm_val "$T/$g.log" init)" = pid=1 ]
-		[[ "$(vm_val "$T/$g.log" root)" =~ ^/dev/pmem0\ ext4\ ro,.*dax=always ]]
-		[ "$(vm_val "$T/$g.log" statx)" = "/sbin/init dax=1 known=1" ]
-		grepq -x "XIPVM statx /bin/busybox dax=1 known=1" < <(tr -d '\r' <"$T/$g.log")
+		booted_from_root "$T/$g.log"
 		grepq -x "XIPVM statx /bin/statx-dax dax=1 known=1" < <(tr -d '\r' <"$T/$g.log")
 		[ "$(vm_val "$T/$g.log" run)" = from-the-root ]
 		[ "$(vm_val "$T/$g.log" maps)" -ge 1 ]
@@ -148,12 +154,7 @@ EOF2
 		i=$((i + 1))
 	done
 	for g in a b; do
-		cat "$T/$g.log"
-		[ "$(vm_val "$T/$g.log" mount)" = ok ]
-		[ "$(vm_val "$T/$g.log" init)" = pid=1 ]
-		[[ "$(vm_val "$T/$g.log" root)" =~ ^/dev/pmem0\ ext4\ ro,.*dax=always ]]
-		[ "$(vm_val "$T/$g.log" statx)" = "/sbin/init dax=1 known=1" ]
-		grepq -x "XIPVM statx /bin/busybox dax=1 known=1" < <(tr -d '\r' <"$T/$g.log")
+		booted_from_root "$T/$g.log"
 		[ "$(vm_val "$T/$g.log" run)" = from-the-root ]
 		[ "$(vm_val "$T/$g.log" write)" = "Read-only file system" ]
 		vm_val "$T/$g.log" rawwrite >&3
