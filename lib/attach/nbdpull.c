@@ -33,6 +33,7 @@
 #include "attach/nbd_int.h"
 #include "registry/registry_int.h"
 #include "verity/verity_int.h"
+#include "attach/attach_int.h"
 
 #ifdef HAVE_LIBNBD
 #include <libnbd.h>
@@ -569,6 +570,7 @@ static int pull_loop(struct xip_nbd *n, int fd, uint8_t *map,
 			return ret;
 		if (progress_fn)
 			progress_fn(progress_arg, n->done, n->size);
+		xip_attach_hook_fill(n->done, n->size);
 		if (!busy && !more)
 			return 0;
 		ret = nbd_wait(n, "pull");
