@@ -712,10 +712,11 @@ static int64_t stream_level(const struct xip_verity_stream *s, int i,
 	const uint8_t *slots = tree + (g->level_start[i + 1] -
 				       s->vi.tree_offset / s->bs) * s->bs;
 
-	for (uint64_t k = 0; k < n; k++)
-		if (memcmp(s->digests + (first + k) * ds,
-			   slots + k * g->digest_full, ds))
-			return (int64_t)(first + k);
+	/* from the lowest up: the first that differs is the one named */
+	for (uint64_t b = first; b < first + n; b++)
+		if (memcmp(s->digests + b * ds,
+			   slots + (b - first) * g->digest_full, ds))
+			return (int64_t)b;
 	return -1;
 }
 
