@@ -128,9 +128,10 @@ int cmd_attach(int argc, const char **argv)
 	if (rc)
 		goto out;
 	e = malloc(sizeof(*e));
-	if (xip_nbd_is_uri(o.image)) {
-		/* a long pull stops cleanly, leaving nothing behind */
+	if (xip_nbd_is_uri(o.image) || o.root_hash)
+		/* a long pull or check stops cleanly, leaving nothing behind */
 		cmd_catch_stop_signals();
+	if (xip_nbd_is_uri(o.image)) {
 		if (!opt_quiet && isatty(STDERR_FILENO))
 			xip_nbd_set_progress(pull_progress, &pp);
 	}

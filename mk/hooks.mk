@@ -1,5 +1,5 @@
-# Test hooks: crash points of the engine's writers, pauses of mkfs
-# (lib/util/testhooks.c).  libxip.a gets the file compiled plainly: empty
+# Test hooks: crash points of the engine's writers, pauses of mkfs and
+# of attach (lib/util/testhooks.c).  libxip.a gets the file compiled plainly: empty
 # functions that read no environment, so xiptool, xiptool-main and the
 # nbdkit plugin carry no hook.  The test build compiles that one file again
 # with -DXIP_TEST_HOOKS into the programs that use the hooks, whose own

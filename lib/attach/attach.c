@@ -783,7 +783,7 @@ static void attach_undo(struct segfile *sf, struct xip_seg_entry *e)
  * Before anything is published: a mismatch is the attach's failure.
  */
 static int attach_verify(const struct xip_attach_opts *o, struct segfile *sf,
-			 struct xip_seg_entry *e)
+			 struct xip_verity_stream *vs, struct xip_seg_entry *e)
 {
 	struct xip_root_hash_report r;
 	struct xip_seg *seg;
@@ -794,7 +794,17 @@ static int attach_verify(const struct xip_attach_opts *o, struct segfile *sf,
 		return ret;
 	seg->data_size = e->size;
 	xip_engine_step();
-	ret = xip_root_hash_check(seg, o->root_hash, o->root_hash_len, &r);
+	if (vs) {
+		/* every block was hashed as it came: compare with the tree */
+		memset(&r, 0, sizeof(r));
+		ret = xip_verity_stream_finish(vs, sf->fd, e->path,
+					       o->root_hash, o->root_hash_len,
+					       &r.info, &r.bad);
+		ret = xip_root_hash_explain(seg, ret, &r);
+	} else {
+		ret = xip_root_hash_check(seg, o->root_hash, o->root_hash_len,
+					  &r);
+	}
 	xip_seg_close(seg);
 	if (!ret && r.info.end != e->size)
 		ret = xip_error(-EUCLEAN,
@@ -816,12 +826,43 @@ static int attach_verify(const struct xip_attach_opts *o, struct segfile *sf,
 	return 0;
 }
 
+/*
+ * The check of a verified attach, set up before anything is created: the
+ * superblocks read ahead, so that each block is hashed as it arrives.  A
+ * gzip image has its salt at its end: it is checked once inflated (NULL).
+ */
+static int verity_open(const struct xip_attach_opts *o, struct source *src,
+		       struct xip_nbd *nbd, struct xip_verity_stream **vs)
+{
+	struct xip_root_hash_report r;
+	char msg[XIP_ERRMSG_MAX];
+	int ret;
+
+	*vs = NULL;
+	if (!o->root_hash || (!nbd && src->gz))
+		return 0;
+	ret = nbd ? xip_nbd_verity_open(nbd, vs) :
+		    xip_attach_verity_open(src, vs);
+	if (!ret)
+		return 0;
+	memset(&r, 0, sizeof(r));
+	r.bad.where = ret == -EUCLEAN ? XIP_VERITY_MISSING : XIP_VERITY_SUPER;
+	if (ret == -EUCLEAN && strstr(xip_errmsg(), "verity superblock:"))
+		r.bad.where = XIP_VERITY_SUPER;
+	ret = xip_root_hash_explain(NULL, ret, &r);
+	snprintf(msg, sizeof(msg), "%s", xip_errmsg());
+	return xip_error(ret == -EINVAL || ret == -ENOMEM ||
+			 ret == -EINTR ? ret : -EBADMSG, "%s: %s", o->image,
+			 msg);
+}
+
 int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 {
 	enum xip_seg_type type = o->type ? o->type : XIP_SEGTYPE_SR;
 	struct segfile sf = { .fd = -1 };
 	struct source src = { .fd = -1 };
 	struct xip_nbd *nbd = NULL;
+	struct xip_verity_stream *vs = NULL;
 	char dir[XIP_PATH_MAX];
 	uint64_t nbd_size = 0;
 	struct limit lim;
@@ -839,6 +880,8 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 			ret = xip_attach_source_check_ext2(&src);
 	}
 	if (!ret)
+		ret = verity_open(o, &src, nbd, &vs);
+	if (!ret)
 		ret = attach_limit(o, &src, e, &lim, dir, sizeof(dir));
 	if (!ret && nbd && round_up(nbd_size, XIP_PMEM_ALIGN) > lim.free)
 		ret = too_big(o->image, round_up(nbd_size, XIP_PMEM_ALIGN),
@@ -848,12 +891,13 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 		ret = attach_claim(&sf, dir, &src, e);
 	}
 	if (!ret)
-		ret = nbd ? xip_attach_fill_nbd(o, &sf, nbd, nbd_size, e) :
-			    xip_attach_fill(o, &sf, &src, &lim, e);
+		ret = nbd ? xip_attach_fill_nbd(o, &sf, nbd, nbd_size, vs, e) :
+			    xip_attach_fill(o, &sf, &src, &lim, vs, e);
 	if (nbd)
 		xip_nbd_close(nbd);
 	if (!ret && o->root_hash)
-		ret = attach_verify(o, &sf, e);
+		ret = attach_verify(o, &sf, vs, e);
+	xip_verity_stream_free(vs);
 	if (!ret)
 		identify(sf.fd, e);
 	if (!ret)

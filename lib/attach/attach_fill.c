@@ -10,6 +10,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
@@ -28,6 +31,9 @@
 #define MADV_COLLAPSE	25
 #endif
 #define HUGE_PMD	(2ULL << 20)
+#define VCHUNK		(2u << 20)	/* bytes a hashing thread takes at once */
+#define VPIECE		(256u << 10)	/* read, hashed, written at once */
+#define VTHREADS_MAX	8
 
 /* ---- the segment file ------------------------------------------------- */
 
@@ -189,6 +195,200 @@ static int fill_copy(struct segfile *sf, struct source *src, uint64_t min)
 		ret = xip_error(-errno,
 				"%s: cannot reserve %" PRIu64 " bytes of memory: %s",
 				sf->path, want, strerror(errno));
+	return ret;
+}
+
+/* ---- a plain image checked as it is copied (attach --root-hash) ------ */
+/*
+ * Each thread takes the next VCHUNK of the image, reads it VPIECE by
+ * VPIECE into its own buffer, hashes the piece while it is in the cache
+ * and writes that same buffer to the segment: the bytes hashed are the
+ * bytes the segment holds, whatever the source does meanwhile.  Holes
+ * of the source (SEEK_DATA/SEEK_HOLE) are not read: their blocks are
+ * zeros in the new segment and their digest is known.  The threads block
+ * every signal: the caller's thread takes them and sets the interrupt
+ * flag, which every thread looks at between two pieces.
+ */
+struct vfill {
+	struct source *src;
+	struct segfile *sf;
+	struct xip_verity_stream *vs;
+	uint64_t bs, piece, nchunks;
+	_Atomic uint64_t next;		/* the next chunk to take */
+	_Atomic uint64_t done;		/* chunks finished */
+	_Atomic bool stop;
+	pthread_mutex_t lock;
+	int err;			/* the first failure, its message */
+	char msg[XIP_ERRMSG_MAX];
+};
+
+static void vfill_fail(struct vfill *v, int err)
+{
+	pthread_mutex_lock(&v->lock);
+	if (!v->err) {
+		v->err = err;
+		snprintf(v->msg, sizeof(v->msg), "%s", xip_errmsg());
+	}
+	pthread_mutex_unlock(&v->lock);
+	v->stop = true;
+}
+
+/* The data range of the source in [@off, @end), rounded out to blocks. */
+static void vfill_data(struct vfill *v, uint64_t off, uint64_t end,
+		       uint64_t *d, uint64_t *h)
+{
+	off_t r = lseek(v->src->fd, (off_t)off, SEEK_DATA);
+
+	*d = off;
+	*h = end;
+	if (r < 0 && errno == ENXIO) {
+		*d = *h = end;		/* only a hole is left */
+		return;
+	}
+	if (r < 0)
+		return;			/* no SEEK_DATA: all of it is data */
+	*d = round_down((uint64_t)r, v->bs);
+	r = lseek(v->src->fd, r, SEEK_HOLE);
+	if (r >= 0 && round_up((uint64_t)r, v->bs) < end)
+		*h = round_up((uint64_t)r, v->bs);
+	if (*d < off)
+		*d = off;
+	if (*d > end)
+		*d = *h = end;
+}
+
+static int vfill_chunk(struct vfill *v, uint8_t *buf, uint64_t off,
+		       uint64_t end)
+{
+	uint64_t d, h;
+	int ret;
+
+	while (off < end) {
+		vfill_data(v, off, end, &d, &h);
+		xip_verity_stream_zero(v->vs, off, d - off);
+		for (off = d; off < h; off += v->piece) {
+			size_t n = (size_t)min_u64(v->piece, h - off);
+
+			if (v->stop || xip_interrupted())
+				return xip_error(-EINTR, "interrupted");
+			ret = xip_pread_exact(v->src->fd, buf, n, off,
+					      v->src->path);
+			if (!ret)
+				ret = xip_verity_stream_hash(v->vs, off, buf,
+							     n);
+			if (!ret && (ret = xip_pwrite_all(v->sf->fd, buf, n,
+							  off)))
+				ret = xip_error(ret, "%s: %s", v->sf->path,
+						strerror(-ret));
+			if (ret)
+				return ret;
+		}
+		off = h;
+	}
+	return 0;
+}
+
+static void *vfill_run(void *arg)
+{
+	struct vfill *v = arg;
+	uint8_t *buf = malloc(v->piece);
+	uint64_t c;
+	int ret = buf ? 0 : xip_error(-ENOMEM, "out of memory");
+
+	while (!ret && !v->stop && (c = v->next++) < v->nchunks) {
+		uint64_t off = c * VCHUNK;
+
+		ret = vfill_chunk(v, buf, off,
+				  min_u64(off + VCHUNK, v->src->size));
+		if (!ret)
+			xip_attach_hook_fill(++v->done, v->nchunks);
+	}
+	if (!ret && !v->stop && xip_interrupted())
+		ret = xip_error(-EINTR, "interrupted");
+	if (ret)
+		vfill_fail(v, ret);
+	free(buf);
+	return NULL;
+}
+
+static unsigned int vfill_threads(uint64_t nchunks)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t t = cpus > 0 ? (uint64_t)cpus : 1;
+
+	t = min_u64(min_u64(t, VTHREADS_MAX), nchunks);
+	return t ? (unsigned int)t : 1;
+}
+
+static int fill_verified(struct segfile *sf, struct source *src,
+			 struct xip_verity_stream *vs, uint64_t min)
+{
+	uint64_t want = round_up(src->size > min ? src->size : min, sf->align);
+	struct vfill v = {
+		.src = src, .sf = sf, .vs = vs,
+		.bs = xip_verity_stream_info(vs)->hash_block_size,
+		.nchunks = div_round_up(src->size, VCHUNK),
+	};
+	pthread_t tid[VTHREADS_MAX];
+	unsigned int t = vfill_threads(v.nchunks), started = 0;
+	sigset_t all, old;
+
+	v.piece = v.bs > VPIECE ? v.bs : VPIECE;
+	if (VCHUNK % v.piece)
+		return xip_error(-EOPNOTSUPP, "%s: verity blocks of %" PRIu64 " bytes",
+				 src->path, v.bs);
+	if (ftruncate(sf->fd, (off_t)want) < 0)
+		return xip_error(-errno, "%s: cannot size the segment: %s",
+				 sf->path, strerror(errno));
+	sf->cap = want;
+	pthread_mutex_init(&v.lock, NULL);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (unsigned int i = 1; i < t; i++) {
+		if (pthread_create(&tid[started], NULL, vfill_run, &v))
+			break;
+		started++;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	vfill_run(&v);
+	for (unsigned int i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	pthread_mutex_destroy(&v.lock);
+	if (v.err)
+		return xip_error(v.err, "%s", v.msg);
+	if (fallocate(sf->fd, 0, 0, (off_t)want) < 0 && errno != EOPNOTSUPP)
+		return xip_error(-errno,
+				 "%s: cannot reserve %" PRIu64 " bytes of memory: %s",
+				 sf->path, want, strerror(errno));
+	return 0;
+}
+
+/*
+ * Read ahead what a check as the bytes arrive needs first: the ext2
+ * superblock (the hash offset) and the verity superblock (the salt).
+ */
+int xip_attach_verity_open(struct source *src, struct xip_verity_stream **vs)
+{
+	uint8_t head[2048], vsb[XIP_VERITY_SB_SIZE];
+	uint64_t off;
+	int ret;
+
+	*vs = NULL;
+	if (src->size < sizeof(head))
+		return xip_error(-EUCLEAN, "too small for an ext2 superblock");
+	ret = xip_pread_exact(src->fd, head, sizeof(head), 0, src->path);
+	if (!ret)
+		ret = xip_verity_hash_offset(head, sizeof(head), &off);
+	if (ret)
+		return ret;
+	if (off > src->size || src->size - off < sizeof(vsb))
+		return xip_error(-EUCLEAN,
+				 "no verity superblock at %" PRIu64 " (the end of the file system)",
+				 off);
+	ret = xip_pread_exact(src->fd, vsb, sizeof(vsb), off, src->path);
+	if (!ret)
+		ret = xip_verity_stream_new(head, sizeof(head), vsb, src->size,
+					    vs);
 	return ret;
 }
 
@@ -386,7 +586,7 @@ int xip_attach_source_check_ext2(struct source *src)
 /* An NBD export (lib/attach/nbdpull.c), opened already: pulled into the file. */
 int xip_attach_fill_nbd(const struct xip_attach_opts *o, struct segfile *sf,
 			struct xip_nbd *n, uint64_t size,
-			struct xip_seg_entry *e)
+			struct xip_verity_stream *vs, struct xip_seg_entry *e)
 {
 	int ret;
 
@@ -395,7 +595,7 @@ int xip_attach_fill_nbd(const struct xip_attach_opts *o, struct segfile *sf,
 	if (!ret && sf->huge)
 		ret = segfile_map(sf);
 	if (!ret)
-		ret = xip_nbd_pull(n, sf->fd, sf->map, e->path);
+		ret = xip_nbd_pull(n, sf->fd, sf->map, e->path, vs);
 	if (sf->map) {
 		munmap(sf->map, (size_t)sf->cap);
 		sf->map = NULL;
@@ -406,7 +606,7 @@ int xip_attach_fill_nbd(const struct xip_attach_opts *o, struct segfile *sf,
 /* Fill the created segment file; e->size is the data size. */
 int xip_attach_fill(const struct xip_attach_opts *o, struct segfile *sf,
 		    struct source *src, const struct limit *lim,
-		    struct xip_seg_entry *e)
+		    struct xip_verity_stream *vs, struct xip_seg_entry *e)
 {
 	uint64_t out = 0;
 	int ret;
@@ -417,9 +617,12 @@ int xip_attach_fill(const struct xip_attach_opts *o, struct segfile *sf,
 	}
 	XIP_DBG(ATTACH, "%s -> %s: %s", o->image, sf->path,
 		src->gz ? "gzip, inflated" :
+		vs ? "read, hashed and written on threads" :
 		sf->huge ? "mapped and copied (hugetlbfs)" :
 		"copy_file_range");
-	if (!src->gz && !sf->huge) {
+	if (vs && !src->gz && !sf->huge) {
+		ret = fill_verified(sf, src, vs, o->size);
+	} else if (!src->gz && !sf->huge) {
 		ret = fill_copy(sf, src, o->size);
 	} else {
 		ret = segfile_resize(sf, src->gz ? gzip_first_room(src, lim) :

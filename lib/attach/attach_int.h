@@ -19,6 +19,7 @@
 #include "segment/segment_int.h"
 #include "registry/registry_int.h"
 #include "attach/nbd_int.h"
+#include "verity/verity_int.h"
 
 static inline uint64_t min_u64(uint64_t a, uint64_t b)
 {
@@ -56,12 +57,24 @@ struct limit {
 
 /* attach_fill.c */
 int xip_attach_source_check_ext2(struct source *src);
+/* A check of the plain image @src as it is copied (the superblocks read
+ * ahead); gzip has its salt at the end: checked after the fill. */
+int xip_attach_verity_open(struct source *src, struct xip_verity_stream **vs);
+/* Fill the segment; with @vs every block is hashed as it is copied. */
 int xip_attach_fill(const struct xip_attach_opts *o, struct segfile *sf,
 		    struct source *src, const struct limit *lim,
-		    struct xip_seg_entry *e);
+		    struct xip_verity_stream *vs, struct xip_seg_entry *e);
 int xip_attach_fill_nbd(const struct xip_attach_opts *o, struct segfile *sf,
 			struct xip_nbd *n, uint64_t size,
-			struct xip_seg_entry *e);
+			struct xip_verity_stream *vs, struct xip_seg_entry *e);
+
+/*
+ * Test hook (lib/util/testhooks.c): @done of @total pieces of a fill are
+ * in.  In the test build, with XIPTOOL_TEST_ATTACH_PAUSE=FILE, the first
+ * call past half creates FILE and waits there until a stop signal (the
+ * interrupt flag) or 60 s; elsewhere it does nothing.
+ */
+void xip_attach_hook_fill(uint64_t done, uint64_t total);
 
 /* detach.c */
 

@@ -32,6 +32,8 @@
 #include "util/lazy_int.h"
 #include "attach/nbd_int.h"
 #include "registry/registry_int.h"
+#include "verity/verity_int.h"
+#include "attach/attach_int.h"
 
 #ifdef HAVE_LIBNBD
 #include <libnbd.h>
@@ -111,7 +113,13 @@ int xip_nbd_open(const char *uri, unsigned int stall_ms, struct xip_nbd **np,
 			 uri);
 }
 
-int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, const char *path)
+int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, const char *path,
+		 struct xip_verity_stream *vs)
+{
+	return xip_error(-EPROTONOSUPPORT, "built without libnbd");
+}
+
+int xip_nbd_verity_open(struct xip_nbd *n, struct xip_verity_stream **vs)
 {
 	return xip_error(-EPROTONOSUPPORT, "built without libnbd");
 }
@@ -149,6 +157,10 @@ struct xip_nbd {
 	int64_t last_ms;	/* when the server last did something */
 	struct status_ctx status;	/* of the block status in flight */
 	uint8_t sb[SB_MAGIC_OFF + 2];	/* the superblock's first bytes */
+	uint8_t head[2048];		/* read ahead for a verity check */
+	uint8_t vsb[XIP_VERITY_SB_SIZE];
+	struct xip_verity_stream *vs;	/* hashing what arrives, or NULL */
+	uint64_t covered;		/* requested or zero up to here */
 	uint64_t size;
 	uint32_t req;		/* bytes per request */
 	bool zero_status;	/* the server reports zero ranges */
@@ -372,6 +384,22 @@ fail:
 
 static int todo_add(struct xip_nbd *n, uint64_t off, uint64_t len)
 {
+	uint64_t end = off + len;
+
+	if (n->vs) {
+		/* whole blocks: each is hashed from one request */
+		uint64_t bs = xip_verity_stream_info(n->vs)->hash_block_size;
+
+		off = round_down(off, bs);
+		end = round_up(end, bs) < n->size ? round_up(end, bs) : n->size;
+		if (off < n->covered)
+			off = n->covered;
+		if (end <= off)
+			return 0;
+		len = end - off;
+	}
+	if (end > n->covered)
+		n->covered = end;
 	if (n->ntodo && n->todo[n->ntodo - 1].off + n->todo[n->ntodo - 1].len == off) {
 		n->todo[n->ntodo - 1].len += len;
 		return 0;
@@ -402,6 +430,8 @@ static int status_extent(void *user_data, const char *metacontext,
 			len = c->n->size - off;
 		if (!(entries[i + 1] & LIBNBD_STATE_ZERO))
 			c->ret = todo_add(c->n, off, len);
+		else if (c->n->vs)	/* its whole blocks: zeros */
+			xip_verity_stream_zero(c->n->vs, off, len);
 		off += len;
 	}
 	if (off > c->end)
@@ -507,9 +537,10 @@ static int harvest(struct xip_nbd *n, struct slot *s, int fd, uint8_t *map,
 				 "%s: the server failed to send bytes %" PRIu64 "-%" PRIu64 ": %s",
 				 n->uri, s->off, s->off + s->len - 1,
 				 strerror(s->err));
-	if (!map)
-		ret = xip_pwrite_all(fd, s->buf, s->len, s->off);
-	if (ret)
+	/* hashed while it is in the cache, then written as hashed */
+	if (n->vs)
+		ret = xip_verity_stream_hash(n->vs, s->off, s->buf, s->len);
+	if (!ret && !map && (ret = xip_pwrite_all(fd, s->buf, s->len, s->off)))
 		ret = xip_error(ret, "%s: %s", path, strerror(-ret));
 	s->state = SLOT_FREE;
 	n->done += s->len;
@@ -539,6 +570,7 @@ static int pull_loop(struct xip_nbd *n, int fd, uint8_t *map,
 			return ret;
 		if (progress_fn)
 			progress_fn(progress_arg, n->done, n->size);
+		xip_attach_hook_fill(n->done, n->size);
 		if (!busy && !more)
 			return 0;
 		ret = nbd_wait(n, "pull");
@@ -562,10 +594,57 @@ static int check_image(int fd, const char *path)
 	return ret;
 }
 
-int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, const char *path)
+/* A synchronous read into @buf (which outlives a read given up). */
+static int nbd_read(struct xip_nbd *n, uint8_t *buf, size_t len, uint64_t off)
+{
+	int64_t cookie = nbd_aio_pread(n->h, buf, len, off,
+				       NBD_NULL_COMPLETION, 0);
+
+	if (cookie < 0)
+		return nbd_failure(n, "read");
+	return nbd_wait_command(n, cookie, "read", "read");
+}
+
+int xip_nbd_verity_open(struct xip_nbd *n, struct xip_verity_stream **vs)
+{
+	uint64_t off;
+	int ret;
+
+	*vs = NULL;
+	if (n->size < sizeof(n->head))
+		return xip_error(-EUCLEAN, "too small for an ext2 superblock");
+	ret = nbd_read(n, n->head, sizeof(n->head), 0);
+	if (!ret)
+		ret = xip_verity_hash_offset(n->head, sizeof(n->head), &off);
+	if (ret)
+		return ret;
+	if (off > n->size || n->size - off < sizeof(n->vsb))
+		return xip_error(-EUCLEAN,
+				 "no verity superblock at %" PRIu64 " (the end of the file system)",
+				 off);
+	ret = nbd_read(n, n->vsb, sizeof(n->vsb), off);
+	if (!ret)
+		ret = xip_verity_stream_new(n->head, sizeof(n->head), n->vsb,
+					    n->size, vs);
+	return ret;
+}
+
+int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, const char *path,
+		 struct xip_verity_stream *vs)
 {
 	int ret;
 
+	n->vs = vs;
+	n->covered = 0;
+	if (vs) {
+		uint32_t bs = xip_verity_stream_info(vs)->hash_block_size;
+
+		if (n->req < bs || map)
+			return xip_error(-EOPNOTSUPP,
+					 "%s: requests of %u bytes cannot carry whole verity blocks of %u",
+					 n->uri, n->req, bs);
+		n->req -= n->req % bs;
+	}
 	n->done = 0;
 	n->last_ms = now_ms();
 	n->window_end = 0;

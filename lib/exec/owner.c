@@ -81,7 +81,6 @@ int xip_block_owner(struct xip_seg *seg, uint64_t blk, char *buf, size_t len)
 int xip_root_hash_check(struct xip_seg *seg, const uint8_t *root,
 			size_t root_len, struct xip_root_hash_report *r)
 {
-	char msg[XIP_ERRMSG_MAX];
 	int ret;
 
 	memset(r, 0, sizeof(*r));
@@ -89,6 +88,14 @@ int xip_root_hash_check(struct xip_seg *seg, const uint8_t *root,
 		return xip_error(-EINVAL, "%s: not mapped", seg->path);
 	ret = xip_verity_check(seg->base, seg->data_size, root, root_len, 0,
 			       &r->info, &r->bad);
+	return xip_root_hash_explain(seg, ret, r);
+}
+
+int xip_root_hash_explain(struct xip_seg *seg, int ret,
+			  struct xip_root_hash_report *r)
+{
+	char msg[XIP_ERRMSG_MAX];
+
 	if (!ret || ret == -ENOMEM || ret == -EINVAL)
 		return ret;
 	snprintf(msg, sizeof(msg), "%s", xip_errmsg());

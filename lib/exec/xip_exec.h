@@ -87,6 +87,13 @@ struct xip_root_hash_report {
  */
 int xip_root_hash_check(struct xip_seg *seg, const uint8_t *root,
 			size_t root_len, struct xip_root_hash_report *r);
+/*
+ * The error @ret of a check of @seg whose findings are in @r (its info and
+ * bad block filled in) as xip_root_hash_check() reports it: r->owner and
+ * the message named after the first bad block.  @ret itself.
+ */
+int xip_root_hash_explain(struct xip_seg *seg, int ret,
+			  struct xip_root_hash_report *r);
 
 /* ------------------------------------------------------------------ */
 /* The user-space ELF loader (exec.c, exec-<arch>.S)                   */

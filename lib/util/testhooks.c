@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Test hooks: crash points of the engine's writers, pauses of mkfs and
- * of attach.
+ * of attach (before the claim, halfway through the fill).
  *
  * libxip.a (and with it xiptool, xiptool-main and the nbdkit plugin) gets
  * this file compiled without XIP_TEST_HOOKS: the hooks are empty functions
@@ -21,11 +21,14 @@
 
 #ifdef XIP_TEST_HOOKS
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 struct xip_build_hooks xip_build_test_hooks;
@@ -63,6 +66,26 @@ static void hook_command(const char *var)
 	}
 }
 
+/*
+ * Create the file named by the environment variable VAR, if set, and wait
+ * there until a stop signal sets the interrupt flag, or 60 s.
+ */
+static void hook_pause(const char *var)
+{
+	const char *path = secure_getenv(var);
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	int fd;
+
+	if (!path || !*path)
+		return;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd >= 0)
+		close(fd);
+	for (int i = 0; i < 6000 && !xip_interrupted(); i++)
+		nanosleep(&tick, NULL);
+}
+
 void xip_build_hook_after_scan(void)
 {
 	if (xip_build_test_hooks.after_scan) {
@@ -76,6 +99,16 @@ void xip_build_hook_after_scan(void)
 void xip_attach_hook_before_claim(void)
 {
 	hook_command("XIPTOOL_TEST_ATTACH_BEFORE_CLAIM");
+}
+
+void xip_attach_hook_fill(uint64_t done, uint64_t total)
+{
+	static atomic_bool paused;
+
+	/* once, by the first thread past half of the fill */
+	if (done * 2 < total || atomic_exchange(&paused, true))
+		return;
+	hook_pause("XIPTOOL_TEST_ATTACH_PAUSE");
 }
 
 bool xip_build_hook_named_temp(void)
@@ -96,6 +129,10 @@ void xip_build_hook_after_scan(void)
 }
 
 void xip_attach_hook_before_claim(void)
+{
+}
+
+void xip_attach_hook_fill(uint64_t done, uint64_t total)
 {
 }
 

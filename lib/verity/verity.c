@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,7 +179,7 @@ static bool bs_ok(uint32_t bs)
 }
 
 /* Fill @vi from the verity superblock at vi->hash_offset. */
-static int sb_parse(const uint8_t *base, uint64_t size,
+static int sb_parse(const uint8_t *vsb, uint64_t size,
 		    struct xip_verity_info *vi)
 {
 	struct verity_sb sb;
@@ -186,7 +187,7 @@ static int sb_parse(const uint8_t *base, uint64_t size,
 	const EVP_MD *md;
 	uint64_t area;
 
-	memcpy(&sb, base + vi->hash_offset, sizeof(sb));
+	memcpy(&sb, vsb, sizeof(sb));
 	if (memcmp(sb.signature, verity_sig, sizeof(verity_sig)))
 		return 0;
 	vi->present = true;
@@ -272,7 +273,7 @@ int xip_verity_probe(const uint8_t *base, uint64_t size,
 	if (vi->hash_offset > size ||
 	    size - vi->hash_offset < XIP_VERITY_SB_SIZE)
 		return 0;
-	return sb_parse(base, size, vi);
+	return sb_parse(base + vi->hash_offset, size, vi);
 }
 
 /* ---- writing ------------------------------------------------------------ */
@@ -550,6 +551,249 @@ int xip_verity_check(const uint8_t *base, uint64_t size,
 			      first + (uint64_t)k, i);
 	}
 	return 0;
+}
+
+/* ---- checking as the bytes arrive ------------------------------------- */
+
+struct xip_verity_stream {
+	struct xip_verity_info vi;
+	struct verity_geom g;
+	uint8_t head[EXT2_SB_OFFSET + sizeof(struct ext2_super_block)];
+	uint8_t vsb[XIP_VERITY_SB_SIZE];
+	EVP_MD *md;
+	unsigned int bs;
+	uint64_t nblocks;		/* whole blocks of the image */
+	uint8_t *digests;		/* one per block, digest_size apart */
+	uint8_t zero[XIP_VERITY_DIGEST_MAX];	/* of a block of zeros */
+	_Atomic uint64_t done;		/* blocks hashed or known zero */
+};
+
+int xip_verity_hash_offset(const uint8_t *head, size_t len, uint64_t *off)
+{
+	unsigned int bs;
+
+	return fs_size(head, len, off, &bs);
+}
+
+/* The range of whole blocks of @len bytes at @off, within the image. */
+static void block_span(const struct xip_verity_stream *s, uint64_t off,
+		       uint64_t len, uint64_t *first, uint64_t *n)
+{
+	uint64_t end = off + len;
+
+	*first = off / s->bs;
+	*n = 0;
+	if (off % s->bs)
+		(*first)++;
+	end = end / s->bs;
+	if (end > s->nblocks)
+		end = s->nblocks;
+	if (end > *first)
+		*n = end - *first;
+}
+
+int xip_verity_stream_new(const uint8_t *head, size_t head_len,
+			  const uint8_t *vsb, uint64_t size,
+			  struct xip_verity_stream **sp)
+{
+	struct xip_verity_stream *s = calloc(1, sizeof(*s));
+	uint8_t *zeros = NULL;
+	unsigned int bs;
+	int ret;
+
+	*sp = NULL;
+	if (!s)
+		return xip_error(-ENOMEM, "out of memory");
+	ret = fs_size(head, head_len, &s->vi.hash_offset, &bs);
+	if (!ret && (s->vi.hash_offset > size ||
+		     size - s->vi.hash_offset < XIP_VERITY_SB_SIZE))
+		ret = xip_error(-EUCLEAN,
+				"no verity superblock at %" PRIu64 " (the end of the file system)",
+				s->vi.hash_offset);
+	if (!ret)
+		ret = sb_parse(vsb, size, &s->vi);
+	if (!ret && !s->vi.present)
+		ret = xip_error(-EUCLEAN,
+				"no verity superblock at %" PRIu64 " (the end of the file system)",
+				s->vi.hash_offset);
+	if (ret)
+		goto fail;
+	memcpy(s->head, head, sizeof(s->head));
+	memcpy(s->vsb, vsb, sizeof(s->vsb));
+	s->bs = s->vi.hash_block_size;
+	xip_verity_geom(s->vi.data_blocks, s->bs, s->vi.digest_size,
+			s->vi.tree_offset / s->bs, &s->g);
+	s->nblocks = s->vi.end / s->bs;
+	s->md = EVP_MD_fetch(NULL, s->vi.algorithm, NULL);
+	s->digests = calloc(s->nblocks, s->vi.digest_size);
+	zeros = calloc(1, s->bs);
+	if (!s->md || !s->digests || !zeros) {
+		ret = xip_error(-ENOMEM, "out of memory");
+		goto fail;
+	}
+	ret = xip_verity_stream_hash(s, 0, zeros, s->bs);
+	if (ret)
+		goto fail;
+	memcpy(s->zero, s->digests, s->vi.digest_size);
+	s->done = 0;
+	free(zeros);
+	*sp = s;
+	return 0;
+fail:
+	free(zeros);
+	xip_verity_stream_free(s);
+	return ret;
+}
+
+void xip_verity_stream_free(struct xip_verity_stream *s)
+{
+	if (!s)
+		return;
+	EVP_MD_free(s->md);
+	free(s->digests);
+	free(s);
+}
+
+const struct xip_verity_info *
+xip_verity_stream_info(const struct xip_verity_stream *s)
+{
+	return &s->vi;
+}
+
+int xip_verity_stream_hash(struct xip_verity_stream *s, uint64_t off,
+			   const uint8_t *p, uint64_t len)
+{
+	struct hasher h = { .md = s->md, .salt = s->vi.salt,
+			    .salt_len = s->vi.salt_size };
+	uint64_t first, n;
+	int ret = 0;
+
+	block_span(s, off, len, &first, &n);
+	if (!n)
+		return 0;
+	p += first * s->bs - off;
+	h.ctx = EVP_MD_CTX_new();
+	if (!h.ctx)
+		return xip_error(-ENOMEM, "out of memory");
+	for (uint64_t k = 0; !ret && k < n; k++)
+		ret = hash_block(&h, p + k * s->bs, s->bs,
+				 s->digests + (first + k) * s->vi.digest_size);
+	EVP_MD_CTX_free(h.ctx);
+	if (ret)
+		return xip_error(ret, "verity: hashing failed");
+	s->done += n;
+	return 0;
+}
+
+void xip_verity_stream_zero(struct xip_verity_stream *s, uint64_t off,
+			    uint64_t len)
+{
+	uint64_t first, n;
+
+	block_span(s, off, len, &first, &n);
+	for (uint64_t k = first; k < first + n; k++)
+		memcpy(s->digests + k * s->vi.digest_size, s->zero,
+		       s->vi.digest_size);
+	s->done += n;
+}
+
+/*
+ * The digests of the blocks of level @i (-1: the data) against the slots
+ * of level i + 1 in @tree: the first block that differs, or -1.
+ */
+static int64_t stream_level(const struct xip_verity_stream *s, int i,
+			    const uint8_t *tree)
+{
+	const struct verity_geom *g = &s->g;
+	uint64_t first = i < 0 ? 0 : g->level_start[i];
+	uint64_t n = i < 0 ? s->vi.data_blocks : g->level_size[i];
+	unsigned int ds = s->vi.digest_size;
+	/* @tree starts at the first hash block */
+	const uint8_t *slots = tree + (g->level_start[i + 1] -
+				       s->vi.tree_offset / s->bs) * s->bs;
+
+	/* from the lowest up: the first that differs is the one named */
+	for (uint64_t b = first; b < first + n; b++)
+		if (memcmp(s->digests + b * ds,
+			   slots + (b - first) * g->digest_full, ds))
+			return (int64_t)b;
+	return -1;
+}
+
+int xip_verity_stream_finish(struct xip_verity_stream *s, int fd,
+			     const char *name, const uint8_t *root,
+			     size_t root_len, struct xip_verity_info *vi,
+			     struct xip_verity_bad *bad)
+{
+	uint64_t tree_bytes = s->vi.tree_blocks * s->bs;
+	uint64_t vblk = s->vi.hash_offset / s->bs;
+	uint8_t *buf, *tree;
+	int64_t k;
+	int ret;
+
+	if (bad)
+		memset(bad, 0, sizeof(*bad));
+	*vi = s->vi;
+	if (root_len != s->vi.digest_size)
+		return xip_error(-EINVAL,
+				 "the root hash has %zu bytes, %s gives %u",
+				 root_len, s->vi.algorithm, s->vi.digest_size);
+	if (s->done != s->nblocks)
+		return xip_error(-EIO,
+				 "verity: %" PRIu64 " of %" PRIu64 " blocks were hashed",
+				 (uint64_t)s->done, s->nblocks);
+	buf = malloc(tree_bytes + s->bs + sizeof(s->head));
+	if (!buf)
+		return xip_error(-ENOMEM, "out of memory");
+	tree = buf + s->bs + sizeof(s->head);
+	/* what was read first is what arrived: superblocks, then the tree */
+	ret = xip_pread_exact(fd, buf, s->bs, s->vi.hash_offset, name);
+	if (!ret)
+		ret = xip_pread_exact(fd, buf + s->bs, sizeof(s->head), 0,
+				      name);
+	if (!ret)
+		ret = xip_pread_exact(fd, tree, tree_bytes,
+				      s->vi.tree_offset, name);
+	if (ret)
+		goto out;
+	if (memcmp(buf + s->bs, s->head, sizeof(s->head)) ||
+	    memcmp(buf, s->vsb, sizeof(s->vsb))) {
+		ret = xip_error(-EIO, "%s: the superblocks changed while the image was read",
+				name);
+		goto out;
+	}
+	if (!all_zero(buf + XIP_VERITY_SB_SIZE,
+		      s->vi.tree_offset - s->vi.hash_offset -
+		      XIP_VERITY_SB_SIZE)) {
+		ret = bad_at(bad, XIP_VERITY_SUPER, vblk, s->bs,
+			     "verity superblock: bytes after it in its block");
+		goto out;
+	}
+	k = (int64_t)s->g.level_start[s->g.levels - 1];
+	if (memcmp(s->digests + (uint64_t)k * s->vi.digest_size, root,
+		   root_len)) {
+		ret = bad_at(bad, XIP_VERITY_ROOT, (uint64_t)k, s->bs,
+			     "the root hash does not match hash block %" PRId64 " (the top of the tree; or the salt, or a wrong root hash)",
+			     k);
+		goto out;
+	}
+	for (int i = (int)s->g.levels - 2; i >= -1; i--) {
+		k = stream_level(s, i, tree);
+		if (k < 0)
+			continue;
+		if (i < 0)
+			ret = bad_at(bad, XIP_VERITY_DATA, (uint64_t)k, s->bs,
+				     "data block %" PRId64 " does not match its hash",
+				     k);
+		else
+			ret = bad_at(bad, XIP_VERITY_HASH, (uint64_t)k, s->bs,
+				     "hash block %" PRId64 " (tree level %d) does not match its hash",
+				     k, i);
+		break;
+	}
+out:
+	free(buf);
+	return ret;
 }
 
 int xip_verity_salt(const void *seed, size_t seed_len, uint8_t *salt)

@@ -51,4 +51,51 @@ int xip_verity_geom(uint64_t data_blocks, unsigned int bs,
 		    unsigned int digest_size, uint64_t first,
 		    struct verity_geom *g);
 
+/*
+ * Checking an image as its bytes arrive (attach --root-hash): each block
+ * is hashed once, while it is in the cache, by whichever thread moved it;
+ * the tree's levels are compared at the end (they are small).
+ *
+ * The hash offset given by the ext2 superblock in the image's first
+ * @len bytes (at least 2048), into *@off: 0 or -EUCLEAN.
+ */
+int xip_verity_hash_offset(const uint8_t *head, size_t len, uint64_t *off);
+
+struct xip_verity_stream;
+/*
+ * A check of an image of @size bytes whose first 2048 bytes are @head and
+ * whose verity superblock (XIP_VERITY_SB_SIZE bytes at the hash offset) is
+ * @vsb, read ahead of the rest: 0, or the errors of xip_verity_probe()
+ * (-EUCLEAN also when there is no verity superblock).
+ */
+int xip_verity_stream_new(const uint8_t *head, size_t head_len,
+			  const uint8_t *vsb, uint64_t size,
+			  struct xip_verity_stream **sp);
+void xip_verity_stream_free(struct xip_verity_stream *s);
+const struct xip_verity_info *
+xip_verity_stream_info(const struct xip_verity_stream *s);
+/*
+ * The bytes @p of the image at @off (@len bytes) have arrived: hash the
+ * whole blocks among them.  Threads may call it at once for ranges that
+ * share no block.  0, or -ENOMEM/-EIO.
+ */
+int xip_verity_stream_hash(struct xip_verity_stream *s, uint64_t off,
+			   const uint8_t *p, uint64_t len);
+/* The whole blocks of @len bytes at @off are zeros (a hole, a range the
+ * server reported as zeros): their digest is known. */
+void xip_verity_stream_zero(struct xip_verity_stream *s, uint64_t off,
+			    uint64_t len);
+/*
+ * Every block has arrived in @fd (named @name): compare the digests with
+ * the tree read from @fd, level by level from the root down, as
+ * xip_verity_check() does; the superblocks read ahead must be those in
+ * @fd.  0, or -EBADMSG with the lowest bad block of the highest bad
+ * level in @bad; -EIO when a block was not hashed or the superblocks
+ * changed.  @vi gets the tree's description.
+ */
+int xip_verity_stream_finish(struct xip_verity_stream *s, int fd,
+			     const char *name, const uint8_t *root,
+			     size_t root_len, struct xip_verity_info *vi,
+			     struct xip_verity_bad *bad);
+
 #endif

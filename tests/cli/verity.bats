@@ -321,3 +321,77 @@ attach_bad() {
 	xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/img"
 	xiptool detach "$SEG"
 }
+
+@test "attach --root-hash: of two bad data blocks in the two halves the lower is named, from a file and nbd://" {
+	require_pull
+	vt_mkfs "$T/img"
+	lo=$(debugfs -R "bmap /bin/busybox 1" "$T/img" 2>/dev/null)
+	hi=$(debugfs -R "bmap /data/blob 70" "$T/img" 2>/dev/null)
+	[ "$lo" -lt "$hi" ]
+	cp "$T/img" "$T/bad"
+	vt_flip "$T/bad" $((hi * 4096 + 9))
+	vt_flip "$T/bad" $((lo * 4096 + 9))
+	run xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/bad"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool attach: $T/bad: block $lo (/bin/busybox): does not match its hash in the verity tree" ]
+	nbdkit -U "$T/b.sock" --pidfile "$T/b.pid" -r file "$T/bad"
+	run xiptool attach --root-hash "$ROOT" -n "$SEG" "nbd+unix:///?socket=$T/b.sock"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	grepq -F "block $lo (/bin/busybox): does not match" <<<"$output"
+	no_segfile "$SEG" "$T/shm"
+}
+
+# paused_attach SIGNAL SOURCE: attach --root-hash SOURCE with the test
+# build paused halfway through the fill, then SIGNAL it.
+paused_attach() {
+	rm -f "$T/paused"
+	XIPTOOL_TEST_ATTACH_PAUSE=$T/paused "$hooks" attach --root-hash "$ROOT" \
+		-n "$SEG" "$2" 2>"$T/err" &
+	pid=$!
+	for _ in $(seq 600); do [ -e "$T/paused" ] && break; sleep 0.05; done
+	[ -e "$T/paused" ]
+	# half the segment is there, nothing is published
+	run xiptool list -n "$SEG"
+	[ "$status" -ne 0 ]
+	kill -s "$1" "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	echo "$1 $2: $rc $(cat "$T/err")"
+}
+
+@test "a SIGTERM or kill -9 halfway through the fill of attach --root-hash (file, nbd://) leaves nothing" {
+	require_pull
+	hooks=${TOP_BUILDDIR:-$PWD}/tests/hooks/xiptool
+	[ -x "$hooks" ] || { echo "$hooks: no test build (make check builds it)"; false; }
+	mkdir -p "$T/tree/big"
+	head -c 12M /dev/urandom > "$T/tree/big/file"
+	vt_mkfs "$T/img"
+	# a server per client: nbdkit 1.32 refuses connections after a
+	# client went away with reads in flight
+	nbdkit -U "$T/k.sock" --pidfile "$T/k.pid" -r file "$T/img"
+	nbdkit -U "$T/l.sock" --pidfile "$T/l.pid" -r file "$T/img"
+	for pair in "$T/img $T/img" "k l"; do
+		read -r a b <<<"$pair"
+		if [ "$a" = k ]; then
+			a="nbd+unix:///?socket=$T/k.sock"
+			b="nbd+unix:///?socket=$T/l.sock"
+		fi
+		paused_attach TERM "$a"
+		[ "$rc" -eq 143 ]
+		grepq interrupted "$T/err"
+		# at once: no record, no segment file
+		[ ! -e "$T/run/$SEG" ]
+		no_segfile "$SEG" "$T/shm"
+		paused_attach KILL "$b"
+		[ "$rc" -eq 137 ]
+		# the registry's next use takes the dead claim back
+		run xiptool list -n "$SEG"
+		[ "$status" -ne 0 ]
+		no_segfile "$SEG" "$T/shm"
+		[ ! -e "$T/run/$SEG" ]
+	done
+	xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/img"
+	xiptool detach "$SEG"
+}

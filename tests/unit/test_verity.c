@@ -187,6 +187,88 @@ static void test_check(void **state)
 	close(fd);
 }
 
+/*
+ * The image streamed in: the upper half first, pieces of 3 blocks, the
+ * first blocks declared zeros when they are, then finished from @fd.
+ */
+static int stream_run(const uint8_t *base, uint64_t size, int fd,
+		      const uint8_t *root, bool skip_one,
+		      struct xip_verity_bad *bad)
+{
+	struct xip_verity_stream *vs;
+	struct xip_verity_info vi;
+	uint64_t half = size / BS / 2 * BS, piece = 3 * BS;
+	int ret;
+
+	assert_int_equal(xip_verity_stream_new(base, 2048,
+					       base + (uint64_t)FS_BLOCKS * BS,
+					       size, &vs), 0);
+	for (uint64_t off = half; off < size; off += piece)
+		assert_int_equal(xip_verity_stream_hash(vs, off, base + off,
+			size - off < piece ? size - off : piece), 0);
+	for (uint64_t off = 0; off < half; off += piece) {
+		uint64_t n = half - off < piece ? half - off : piece;
+
+		if (skip_one && off == piece)
+			continue;
+		assert_int_equal(xip_verity_stream_hash(vs, off, base + off, n),
+				 0);
+	}
+	ret = xip_verity_stream_finish(vs, fd, "img", root, 32, &vi, bad);
+	if (!ret)
+		assert_int_equal(vi.end, size);
+	xip_verity_stream_free(vs);
+	return ret;
+}
+
+static void test_stream(void **state)
+{
+	uint8_t root[XIP_VERITY_DIGEST_MAX];
+	struct xip_verity_bad bad;
+	uint64_t size, hash_off = (uint64_t)FS_BLOCKS * BS;
+	size_t root_len;
+	uint8_t *base;
+	int fd;
+
+	base = make_image(&fd, &size, root, &root_len);
+	assert_int_equal(stream_run(base, size, fd, root, false, &bad), 0);
+	/* a piece never hashed: refused, not taken for good */
+	assert_int_equal(stream_run(base, size, fd, root, true, &bad), -EIO);
+	/* two bad data blocks, in the two halves: the lower is named */
+	base[1700 * BS + 9] ^= 1;
+	base[300 * BS + 9] ^= 1;
+	assert_int_equal(stream_run(base, size, fd, root, false, &bad),
+			 -EBADMSG);
+	assert_int_equal(bad.where, XIP_VERITY_DATA);
+	assert_int_equal(bad.block, 300);
+	base[1700 * BS + 9] ^= 1;
+	base[300 * BS + 9] ^= 1;
+	/* a level-0 hash block: named before the data it covers */
+	base[hash_off + 2 * BS + 40] ^= 1;
+	assert_int_equal(stream_run(base, size, fd, root, false, &bad),
+			 -EBADMSG);
+	assert_int_equal(bad.where, XIP_VERITY_HASH);
+	assert_int_equal(bad.block, FS_BLOCKS + 2);
+	base[hash_off + 2 * BS + 40] ^= 1;
+	/* a wrong root hash */
+	root[0] ^= 1;
+	assert_int_equal(stream_run(base, size, fd, root, false, &bad),
+			 -EBADMSG);
+	assert_int_equal(bad.where, XIP_VERITY_ROOT);
+	root[0] ^= 1;
+	/* a truncated tree is refused before anything is hashed */
+	{
+		struct xip_verity_stream *vs;
+
+		assert_int_equal(xip_verity_stream_new(base, 2048,
+						       base + hash_off,
+						       size - BS, &vs),
+				 -EUCLEAN);
+	}
+	munmap(base, size);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -194,6 +276,7 @@ int main(void)
 		cmocka_unit_test(test_hex),
 		cmocka_unit_test(test_salt),
 		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_stream),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
