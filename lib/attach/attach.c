@@ -826,13 +826,26 @@ static int attach_verify(const struct xip_attach_opts *o, struct segfile *sf,
 	return 0;
 }
 
+static int source_read(void *ctx, void *buf, size_t len, uint64_t off)
+{
+	struct source *src = ctx;
+
+	return xip_pread_exact(src->fd, buf, len, off, src->path);
+}
+
+static int nbd_read(void *ctx, void *buf, size_t len, uint64_t off)
+{
+	return xip_nbd_read(ctx, buf, len, off);
+}
+
 /*
  * The check of a verified attach, set up before anything is created: the
  * superblocks read ahead, so that each block is hashed as it arrives.  A
  * gzip image has its salt at its end: it is checked once inflated (NULL).
  */
 static int verity_open(const struct xip_attach_opts *o, struct source *src,
-		       struct xip_nbd *nbd, struct xip_verity_stream **vs)
+		       struct xip_nbd *nbd, uint64_t nbd_size,
+		       struct xip_verity_stream **vs)
 {
 	struct xip_root_hash_report r;
 	char msg[XIP_ERRMSG_MAX];
@@ -841,19 +854,16 @@ static int verity_open(const struct xip_attach_opts *o, struct source *src,
 	*vs = NULL;
 	if (!o->root_hash || (!nbd && src->gz))
 		return 0;
-	ret = nbd ? xip_nbd_verity_open(nbd, vs) :
-		    xip_attach_verity_open(src, vs);
-	if (!ret)
-		return 0;
 	memset(&r, 0, sizeof(r));
-	r.bad.where = ret == -EUCLEAN ? XIP_VERITY_MISSING : XIP_VERITY_SUPER;
-	if (ret == -EUCLEAN && strstr(xip_errmsg(), "verity superblock:"))
-		r.bad.where = XIP_VERITY_SUPER;
+	ret = nbd ? xip_verity_stream_open(nbd_size, nbd_read, nbd, vs,
+					   &r.bad) :
+		    xip_verity_stream_open(src->size, source_read, src, vs,
+					   &r.bad);
+	if (!ret || r.bad.where == XIP_VERITY_OK)
+		return ret;		/* the source's own failure */
 	ret = xip_root_hash_explain(NULL, ret, &r);
 	snprintf(msg, sizeof(msg), "%s", xip_errmsg());
-	return xip_error(ret == -EINVAL || ret == -ENOMEM ||
-			 ret == -EINTR ? ret : -EBADMSG, "%s: %s", o->image,
-			 msg);
+	return xip_error(-EBADMSG, "%s: %s", o->image, msg);
 }
 
 int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
@@ -880,12 +890,12 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 			ret = xip_attach_source_check_ext2(&src);
 	}
 	if (!ret)
-		ret = verity_open(o, &src, nbd, &vs);
-	if (!ret)
 		ret = attach_limit(o, &src, e, &lim, dir, sizeof(dir));
 	if (!ret && nbd && round_up(nbd_size, XIP_PMEM_ALIGN) > lim.free)
 		ret = too_big(o->image, round_up(nbd_size, XIP_PMEM_ALIGN),
 			      &lim);
+	if (!ret)
+		ret = verity_open(o, &src, nbd, nbd_size, &vs);
 	if (!ret) {
 		xip_attach_hook_before_claim();
 		ret = attach_claim(&sf, dir, &src, e);

@@ -363,35 +363,6 @@ static int fill_verified(struct segfile *sf, struct source *src,
 	return 0;
 }
 
-/*
- * Read ahead what a check as the bytes arrive needs first: the ext2
- * superblock (the hash offset) and the verity superblock (the salt).
- */
-int xip_attach_verity_open(struct source *src, struct xip_verity_stream **vs)
-{
-	uint8_t head[2048], vsb[XIP_VERITY_SB_SIZE];
-	uint64_t off;
-	int ret;
-
-	*vs = NULL;
-	if (src->size < sizeof(head))
-		return xip_error(-EUCLEAN, "too small for an ext2 superblock");
-	ret = xip_pread_exact(src->fd, head, sizeof(head), 0, src->path);
-	if (!ret)
-		ret = xip_verity_hash_offset(head, sizeof(head), &off);
-	if (ret)
-		return ret;
-	if (off > src->size || src->size - off < sizeof(vsb))
-		return xip_error(-EUCLEAN,
-				 "no verity superblock at %" PRIu64 " (the end of the file system)",
-				 off);
-	ret = xip_pread_exact(src->fd, vsb, sizeof(vsb), off, src->path);
-	if (!ret)
-		ret = xip_verity_stream_new(head, sizeof(head), vsb, src->size,
-					    vs);
-	return ret;
-}
-
 struct inflater {
 	z_stream zs;
 	unsigned char *in;

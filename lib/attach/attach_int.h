@@ -57,9 +57,6 @@ struct limit {
 
 /* attach_fill.c */
 int xip_attach_source_check_ext2(struct source *src);
-/* A check of the plain image @src as it is copied (the superblocks read
- * ahead); gzip has its salt at the end: checked after the fill. */
-int xip_attach_verity_open(struct source *src, struct xip_verity_stream **vs);
 /* Fill the segment; with @vs every block is hashed as it is copied. */
 int xip_attach_fill(const struct xip_attach_opts *o, struct segfile *sf,
 		    struct source *src, const struct limit *lim,

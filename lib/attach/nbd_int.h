@@ -27,7 +27,7 @@ int xip_nbd_open(const char *uri, unsigned int stall_ms, struct xip_nbd **np,
  * mapping of @fd, for hugetlbfs files) when not NULL.  Zero ranges the
  * server reports are skipped (@fd must read as zeros there).  Then check
  * that @fd holds an ext2 file system (@path names it).  With @vs (from
- * xip_nbd_verity_open()) every block is hashed as it arrives.  A server that
+ * xip_verity_stream_open() over xip_nbd_read()) every block is hashed as it arrives.  A server that
  * fails or goes away gives -EIO (or the errno it sent) naming the URI;
  * a stall -ETIMEDOUT; xip_interrupted() stops it with -EINTR.
  */
@@ -35,12 +35,14 @@ struct xip_verity_stream;
 int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, const char *path,
 		 struct xip_verity_stream *vs);
 /*
- * Read the export's ext2 and verity superblocks ahead of the pull, for a
- * check of every block as it arrives: xip_nbd_pull() with *@vs then
- * hashes each request's bytes before it writes them (requests of whole
- * blocks), and the blocks of zero ranges are known zeros.
+ * Read @len (<= 2048) bytes at @off of the export into @buf, before the
+ * pull (a verity check reads the superblocks ahead): 0, or -EIO (or the
+ * errno the server sent), -ETIMEDOUT, -EINTR as xip_nbd_pull().  With a
+ * verity check, xip_nbd_pull() hashes each request's bytes before it
+ * writes them (requests of whole blocks), and the blocks of zero ranges
+ * are known zeros.
  */
-int xip_nbd_verity_open(struct xip_nbd *n, struct xip_verity_stream **vs);
+int xip_nbd_read(struct xip_nbd *n, void *buf, size_t len, uint64_t off);
 void xip_nbd_close(struct xip_nbd *n);
 
 #endif

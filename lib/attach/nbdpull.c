@@ -119,7 +119,7 @@ int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, const char *path,
 	return xip_error(-EPROTONOSUPPORT, "built without libnbd");
 }
 
-int xip_nbd_verity_open(struct xip_nbd *n, struct xip_verity_stream **vs)
+int xip_nbd_read(struct xip_nbd *n, void *buf, size_t len, uint64_t off)
 {
 	return xip_error(-EPROTONOSUPPORT, "built without libnbd");
 }
@@ -157,8 +157,8 @@ struct xip_nbd {
 	int64_t last_ms;	/* when the server last did something */
 	struct status_ctx status;	/* of the block status in flight */
 	uint8_t sb[SB_MAGIC_OFF + 2];	/* the superblock's first bytes */
-	uint8_t head[2048];		/* read ahead for a verity check */
-	uint8_t vsb[XIP_VERITY_SB_SIZE];
+	uint8_t ahead[2048];		/* xip_nbd_read()'s, outliving a read
+					 * given up */
 	struct xip_verity_stream *vs;	/* hashing what arrives, or NULL */
 	uint64_t covered;		/* requested or zero up to here */
 	uint64_t size;
@@ -594,38 +594,21 @@ static int check_image(int fd, const char *path)
 	return ret;
 }
 
-/* A synchronous read into @buf (which outlives a read given up). */
-static int nbd_read(struct xip_nbd *n, uint8_t *buf, size_t len, uint64_t off)
+int xip_nbd_read(struct xip_nbd *n, void *buf, size_t len, uint64_t off)
 {
-	int64_t cookie = nbd_aio_pread(n->h, buf, len, off,
-				       NBD_NULL_COMPLETION, 0);
-
-	if (cookie < 0)
-		return nbd_failure(n, "read");
-	return nbd_wait_command(n, cookie, "read", "read");
-}
-
-int xip_nbd_verity_open(struct xip_nbd *n, struct xip_verity_stream **vs)
-{
-	uint64_t off;
+	int64_t cookie;
 	int ret;
 
-	*vs = NULL;
-	if (n->size < sizeof(n->head))
-		return xip_error(-EUCLEAN, "too small for an ext2 superblock");
-	ret = nbd_read(n, n->head, sizeof(n->head), 0);
+	if (len > sizeof(n->ahead))
+		return xip_error(-EINVAL, "%s: a read ahead of %zu bytes",
+				 n->uri, len);
+	cookie = nbd_aio_pread(n->h, n->ahead, len, off, NBD_NULL_COMPLETION,
+			       0);
+	if (cookie < 0)
+		return nbd_failure(n, "read");
+	ret = nbd_wait_command(n, cookie, "read", "read");
 	if (!ret)
-		ret = xip_verity_hash_offset(n->head, sizeof(n->head), &off);
-	if (ret)
-		return ret;
-	if (off > n->size || n->size - off < sizeof(n->vsb))
-		return xip_error(-EUCLEAN,
-				 "no verity superblock at %" PRIu64 " (the end of the file system)",
-				 off);
-	ret = nbd_read(n, n->vsb, sizeof(n->vsb), off);
-	if (!ret)
-		ret = xip_verity_stream_new(n->head, sizeof(n->head), n->vsb,
-					    n->size, vs);
+		memcpy(buf, n->ahead, len);
 	return ret;
 }
 

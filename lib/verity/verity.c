@@ -473,6 +473,26 @@ static int bad_at(struct xip_verity_bad *bad, enum xip_verity_where where,
 	return -EBADMSG;
 }
 
+/*
+ * A probe of an image of @size bytes that failed with @ret, or found no
+ * verity superblock (@ret 0): the error, and in @bad where it lies.
+ */
+static int probe_failed(int ret, const struct xip_verity_info *vi,
+			uint64_t size, struct xip_verity_bad *bad)
+{
+	if (!ret)
+		ret = xip_error(-EUCLEAN,
+				"no verity superblock at %" PRIu64 " (the end of the file system)",
+				vi->hash_offset);
+	if (bad) {
+		bad->where = ret == -EUCLEAN &&
+			     (!vi->present || vi->end > size) ?
+			     XIP_VERITY_MISSING : XIP_VERITY_SUPER;
+		bad->offset = vi->hash_offset;
+	}
+	return ret;
+}
+
 int xip_verity_check(const uint8_t *base, uint64_t size,
 		     const uint8_t *root, size_t root_len, unsigned int threads,
 		     struct xip_verity_info *vi, struct xip_verity_bad *bad)
@@ -487,25 +507,8 @@ int xip_verity_check(const uint8_t *base, uint64_t size,
 	if (bad)
 		memset(bad, 0, sizeof(*bad));
 	ret = xip_verity_probe(base, size, vi);
-	if (ret) {
-		if (bad)
-			bad->where = ret == -EUCLEAN && !vi->present ?
-				     XIP_VERITY_MISSING : XIP_VERITY_SUPER;
-		if (bad && ret == -EUCLEAN && vi->end > size)
-			bad->where = XIP_VERITY_MISSING;
-		if (bad)
-			bad->offset = vi->hash_offset;
-		return ret;
-	}
-	if (!vi->present) {
-		if (bad) {
-			bad->where = XIP_VERITY_MISSING;
-			bad->offset = vi->hash_offset;
-		}
-		return xip_error(-EUCLEAN,
-				 "no verity superblock at %" PRIu64 " (the end of the file system)",
-				 vi->hash_offset);
-	}
+	if (ret || !vi->present)
+		return probe_failed(ret, vi, size, bad);
 	bs = vi->hash_block_size;
 	if (root_len != vi->digest_size)
 		return xip_error(-EINVAL,
@@ -568,13 +571,6 @@ struct xip_verity_stream {
 	_Atomic uint64_t done;		/* blocks hashed or known zero */
 };
 
-int xip_verity_hash_offset(const uint8_t *head, size_t len, uint64_t *off)
-{
-	unsigned int bs;
-
-	return fs_size(head, len, off, &bs);
-}
-
 /* The range of whole blocks of @len bytes at @off, within the image. */
 static void block_span(const struct xip_verity_stream *s, uint64_t off,
 		       uint64_t len, uint64_t *first, uint64_t *n)
@@ -592,34 +588,38 @@ static void block_span(const struct xip_verity_stream *s, uint64_t off,
 		*n = end - *first;
 }
 
-int xip_verity_stream_new(const uint8_t *head, size_t head_len,
-			  const uint8_t *vsb, uint64_t size,
-			  struct xip_verity_stream **sp)
+int xip_verity_stream_open(uint64_t size, xip_verity_read_fn *rd, void *ctx,
+			   struct xip_verity_stream **sp,
+			   struct xip_verity_bad *bad)
 {
 	struct xip_verity_stream *s = calloc(1, sizeof(*s));
 	uint8_t *zeros = NULL;
+	uint64_t off;
 	unsigned int bs;
 	int ret;
 
 	*sp = NULL;
+	if (bad)
+		memset(bad, 0, sizeof(*bad));
 	if (!s)
 		return xip_error(-ENOMEM, "out of memory");
-	ret = fs_size(head, head_len, &s->vi.hash_offset, &bs);
-	if (!ret && (s->vi.hash_offset > size ||
-		     size - s->vi.hash_offset < XIP_VERITY_SB_SIZE))
-		ret = xip_error(-EUCLEAN,
-				"no verity superblock at %" PRIu64 " (the end of the file system)",
-				s->vi.hash_offset);
-	if (!ret)
-		ret = sb_parse(vsb, size, &s->vi);
-	if (!ret && !s->vi.present)
-		ret = xip_error(-EUCLEAN,
-				"no verity superblock at %" PRIu64 " (the end of the file system)",
-				s->vi.hash_offset);
+	/* the reader's own failures are not the image's: passed on as such */
+	ret = size < sizeof(s->head) ? 0 : rd(ctx, s->head, sizeof(s->head), 0);
 	if (ret)
 		goto fail;
-	memcpy(s->head, head, sizeof(s->head));
-	memcpy(s->vsb, vsb, sizeof(s->vsb));
+	ret = fs_size(s->head, size < sizeof(s->head) ? size : sizeof(s->head),
+		      &s->vi.hash_offset, &bs);
+	off = s->vi.hash_offset;
+	if (!ret && off <= size && size - off >= XIP_VERITY_SB_SIZE) {
+		ret = rd(ctx, s->vsb, sizeof(s->vsb), off);
+		if (ret)
+			goto fail;
+		ret = sb_parse(s->vsb, size, &s->vi);
+	}
+	if (ret || !s->vi.present) {
+		ret = probe_failed(ret, &s->vi, size, bad);
+		goto fail;
+	}
 	s->bs = s->vi.hash_block_size;
 	xip_verity_geom(s->vi.data_blocks, s->bs, s->vi.digest_size,
 			s->vi.tree_offset / s->bs, &s->g);

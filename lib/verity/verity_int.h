@@ -55,22 +55,26 @@ int xip_verity_geom(uint64_t data_blocks, unsigned int bs,
  * Checking an image as its bytes arrive (attach --root-hash): each block
  * is hashed once, while it is in the cache, by whichever thread moved it;
  * the tree's levels are compared at the end (they are small).
- *
- * The hash offset given by the ext2 superblock in the image's first
- * @len bytes (at least 2048), into *@off: 0 or -EUCLEAN.
  */
-int xip_verity_hash_offset(const uint8_t *head, size_t len, uint64_t *off);
+
+/*
+ * Read @len bytes at @off of the image into @buf, which is valid only
+ * until the reader returns: 0, or a negative errno with its message.
+ */
+typedef int xip_verity_read_fn(void *ctx, void *buf, size_t len,
+			       uint64_t off);
 
 struct xip_verity_stream;
 /*
- * A check of an image of @size bytes whose first 2048 bytes are @head and
- * whose verity superblock (XIP_VERITY_SB_SIZE bytes at the hash offset) is
- * @vsb, read ahead of the rest: 0, or the errors of xip_verity_probe()
- * (-EUCLEAN also when there is no verity superblock).
+ * A check of an image of @size bytes, its ext2 and verity superblocks
+ * read ahead of the rest through @rd: 0, or the errors of
+ * xip_verity_check() with @bad->where saying what is wrong (the tree
+ * missing or truncated, or its superblock), or @rd's own error with
+ * @bad->where XIP_VERITY_OK.
  */
-int xip_verity_stream_new(const uint8_t *head, size_t head_len,
-			  const uint8_t *vsb, uint64_t size,
-			  struct xip_verity_stream **sp);
+int xip_verity_stream_open(uint64_t size, xip_verity_read_fn *rd, void *ctx,
+			   struct xip_verity_stream **sp,
+			   struct xip_verity_bad *bad);
 void xip_verity_stream_free(struct xip_verity_stream *s);
 const struct xip_verity_info *
 xip_verity_stream_info(const struct xip_verity_stream *s);

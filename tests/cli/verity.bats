@@ -305,18 +305,15 @@ attach_bad() {
 }
 
 @test "a kill during attach --root-hash (before the check, after the seal) leaves nothing once the registry is next used" {
-	hooks=${TOP_BUILDDIR:-$PWD}/tests/hooks/xiptool
-	[ -x "$hooks" ] || { echo "$hooks: no test build (make check builds it)"; false; }
+	use_test_hooks
+	require_test_hooks
 	vt_mkfs "$T/img"
 	for n in 1 2; do
 		rc=0
-		XIPTOOL_TEST_CRASH_AFTER=$n "$hooks" attach --root-hash "$ROOT" \
+		XIPTOOL_TEST_CRASH_AFTER=$n "$XIPTOOL" attach --root-hash "$ROOT" \
 			-n "$SEG" "$T/img" 2>/dev/null || rc=$?
 		[ "$rc" -eq 137 ]
-		run xiptool list -n "$SEG"
-		[ "$status" -ne 0 ]
-		no_segfile "$SEG" "$T/shm"
-		[ ! -e "$T/run/$SEG" ]
+		nothing_left
 	done
 	xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/img"
 	xiptool detach "$SEG"
@@ -343,11 +340,20 @@ attach_bad() {
 	no_segfile "$SEG" "$T/shm"
 }
 
+# nothing_left: no record of $SEG (the registry's next use takes a dead
+# claim back) and no segment file
+nothing_left() {
+	run xiptool list -n "$SEG"
+	[ "$status" -ne 0 ]
+	no_segfile "$SEG" "$T/shm"
+	[ ! -e "$T/run/$SEG" ]
+}
+
 # paused_attach SIGNAL SOURCE: attach --root-hash SOURCE with the test
 # build paused halfway through the fill, then SIGNAL it.
 paused_attach() {
 	rm -f "$T/paused"
-	XIPTOOL_TEST_ATTACH_PAUSE=$T/paused "$hooks" attach --root-hash "$ROOT" \
+	XIPTOOL_TEST_ATTACH_PAUSE=$T/paused "$XIPTOOL" attach --root-hash "$ROOT" \
 		-n "$SEG" "$2" 2>"$T/err" &
 	pid=$!
 	for _ in $(seq 600); do [ -e "$T/paused" ] && break; sleep 0.05; done
@@ -363,8 +369,8 @@ paused_attach() {
 
 @test "a SIGTERM or kill -9 halfway through the fill of attach --root-hash (file, nbd://) leaves nothing" {
 	require_pull
-	hooks=${TOP_BUILDDIR:-$PWD}/tests/hooks/xiptool
-	[ -x "$hooks" ] || { echo "$hooks: no test build (make check builds it)"; false; }
+	use_test_hooks
+	require_test_hooks
 	mkdir -p "$T/tree/big"
 	head -c 12M /dev/urandom > "$T/tree/big/file"
 	vt_mkfs "$T/img"
@@ -386,11 +392,7 @@ paused_attach() {
 		no_segfile "$SEG" "$T/shm"
 		paused_attach KILL "$b"
 		[ "$rc" -eq 137 ]
-		# the registry's next use takes the dead claim back
-		run xiptool list -n "$SEG"
-		[ "$status" -ne 0 ]
-		no_segfile "$SEG" "$T/shm"
-		[ ! -e "$T/run/$SEG" ]
+		nothing_left
 	done
 	xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/img"
 	xiptool detach "$SEG"
