@@ -31,8 +31,8 @@
 #define MADV_COLLAPSE	25
 #endif
 #define HUGE_PMD	(2ULL << 20)
-#define VCHUNK		(2u << 20)	/* bytes a hashing thread takes at once */
-#define VPIECE		(256u << 10)	/* read, hashed, written at once */
+#define VCHUNK		(2u << 20)	/* bytes a filling thread takes at once */
+#define VPIECE		(1u << 20)	/* copied, then hashed, at once */
 #define VTHREADS_MAX	8
 
 /* ---- the segment file ------------------------------------------------- */
@@ -157,63 +157,28 @@ static int copy_range(struct source *src, struct segfile *sf, uint64_t off,
 	return 0;
 }
 
+/* ---- a plain image ---------------------------------------------------- */
 /*
  * A plain image into a tmpfs segment: only the source's data ranges are
- * copied (holes stay zero), then the whole segment is reserved, so that
- * writes through a mapping never meet a full tmpfs.
- */
-static int fill_copy(struct segfile *sf, struct source *src, uint64_t min)
-{
-	uint64_t want = round_up(src->size > min ? src->size : min, sf->align);
-	off_t data = 0, hole;
-	int ret = 0;
-
-	if (ftruncate(sf->fd, (off_t)want) < 0)
-		return xip_error(-errno, "%s: cannot size the segment: %s",
-				 sf->path, strerror(errno));
-	sf->cap = want;
-	while (!ret && (uint64_t)data < src->size) {
-		off_t d = lseek(src->fd, data, SEEK_DATA), h;
-
-		if (d < 0 && errno == ENXIO)
-			break;		/* only a hole is left */
-		hole = (off_t)src->size;
-		if (d >= 0) {		/* else no SEEK_DATA: copy it all */
-			data = d;
-			h = lseek(src->fd, data, SEEK_HOLE);
-			if (h >= 0)
-				hole = h;
-		}
-		if ((uint64_t)hole > src->size)
-			hole = (off_t)src->size;
-		ret = copy_range(src, sf, (uint64_t)data,
-				 (uint64_t)(hole - data));
-		data = hole;
-	}
-	if (!ret && fallocate(sf->fd, 0, 0, (off_t)want) < 0 &&
-	    errno != EOPNOTSUPP)
-		ret = xip_error(-errno,
-				"%s: cannot reserve %" PRIu64 " bytes of memory: %s",
-				sf->path, want, strerror(errno));
-	return ret;
-}
-
-/* ---- a plain image checked as it is copied (attach --root-hash) ------ */
-/*
- * Each thread takes the next VCHUNK of the image, reads it VPIECE by
- * VPIECE into its own buffer, hashes the piece while it is in the cache
- * and writes that same buffer to the segment: the bytes hashed are the
- * bytes the segment holds, whatever the source does meanwhile.  Holes
- * of the source (SEEK_DATA/SEEK_HOLE) are not read: their blocks are
- * zeros in the new segment and their digest is known.  The threads block
- * every signal: the caller's thread takes them and sets the interrupt
- * flag, which every thread looks at between two pieces.
+ * copied (holes stay zero), in the kernel (copy_range), in one pass;
+ * then the whole segment is reserved, so that writes through a mapping
+ * never meet a full tmpfs.
+ *
+ * With a verity check (attach --root-hash) a thread per CPU takes a
+ * VCHUNK at a time, and each VPIECE of it is hashed from a
+ * mapping of the segment right after it was copied, while it is in the
+ * cache: the bytes hashed are the bytes the segment holds, whatever the
+ * source does meanwhile.  The blocks of the source's holes are zeros in
+ * the new segment, and their digest is known.  The threads block every
+ * signal: the caller's thread takes them and sets the interrupt flag,
+ * which every thread looks at between two pieces.
  */
 struct vfill {
 	struct source *src;
 	struct segfile *sf;
 	struct xip_verity_stream *vs;
-	uint64_t bs, piece, nchunks;
+	const uint8_t *map;		/* the segment, read-only, with @vs */
+	uint64_t bs, chunk, piece, nchunks;
 	_Atomic uint64_t next;		/* the next chunk to take */
 	_Atomic uint64_t done;		/* chunks finished */
 	_Atomic bool stop;
@@ -257,29 +222,24 @@ static void vfill_data(struct vfill *v, uint64_t off, uint64_t end,
 		*d = *h = end;
 }
 
-static int vfill_chunk(struct vfill *v, uint8_t *buf, uint64_t off,
-		       uint64_t end)
+static int vfill_chunk(struct vfill *v, uint64_t off, uint64_t end)
 {
 	uint64_t d, h;
 	int ret;
 
 	while (off < end) {
 		vfill_data(v, off, end, &d, &h);
-		xip_verity_stream_zero(v->vs, off, d - off);
+		if (v->vs)
+			xip_verity_stream_zero(v->vs, off, d - off);
 		for (off = d; off < h; off += v->piece) {
-			size_t n = (size_t)min_u64(v->piece, h - off);
+			uint64_t n = min_u64(v->piece, h - off);
 
 			if (v->stop || xip_interrupted())
 				return xip_error(-EINTR, "interrupted");
-			ret = xip_pread_exact(v->src->fd, buf, n, off,
-					      v->src->path);
-			if (!ret)
-				ret = xip_verity_stream_hash(v->vs, off, buf,
-							     n);
-			if (!ret && (ret = xip_pwrite_all(v->sf->fd, buf, n,
-							  off)))
-				ret = xip_error(ret, "%s: %s", v->sf->path,
-						strerror(-ret));
+			ret = copy_range(v->src, v->sf, off, n);
+			if (!ret && v->vs)
+				ret = xip_verity_stream_hash(v->vs, off,
+							     v->map + off, n);
 			if (ret)
 				return ret;
 		}
@@ -291,15 +251,13 @@ static int vfill_chunk(struct vfill *v, uint8_t *buf, uint64_t off,
 static void *vfill_run(void *arg)
 {
 	struct vfill *v = arg;
-	uint8_t *buf = malloc(v->piece);
 	uint64_t c;
-	int ret = buf ? 0 : xip_error(-ENOMEM, "out of memory");
+	int ret = 0;
 
 	while (!ret && !v->stop && (c = v->next++) < v->nchunks) {
-		uint64_t off = c * VCHUNK;
+		uint64_t off = c * v->chunk;
 
-		ret = vfill_chunk(v, buf, off,
-				  min_u64(off + VCHUNK, v->src->size));
+		ret = vfill_chunk(v, off, min_u64(off + v->chunk, v->src->size));
 		if (!ret)
 			xip_attach_hook_fill(++v->done, v->nchunks);
 	}
@@ -307,7 +265,6 @@ static void *vfill_run(void *arg)
 		ret = xip_error(-EINTR, "interrupted");
 	if (ret)
 		vfill_fail(v, ret);
-	free(buf);
 	return NULL;
 }
 
@@ -320,27 +277,42 @@ static unsigned int vfill_threads(uint64_t nchunks)
 	return t ? (unsigned int)t : 1;
 }
 
-static int fill_verified(struct segfile *sf, struct source *src,
-			 struct xip_verity_stream *vs, uint64_t min)
+static int fill_copy(struct segfile *sf, struct source *src,
+		     struct xip_verity_stream *vs, uint64_t min)
 {
 	uint64_t want = round_up(src->size > min ? src->size : min, sf->align);
+	/* without a check: all of it at once, the kernel's fastest */
 	struct vfill v = {
-		.src = src, .sf = sf, .vs = vs,
-		.bs = xip_verity_stream_info(vs)->hash_block_size,
-		.nchunks = div_round_up(src->size, VCHUNK),
+		.src = src, .sf = sf, .vs = vs, .bs = 1,
+		.chunk = src->size ? src->size : 1, .nchunks = 1,
 	};
 	pthread_t tid[VTHREADS_MAX];
-	unsigned int t = vfill_threads(v.nchunks), started = 0;
+	unsigned int t = 1, started = 0;
 	sigset_t all, old;
+	void *map = NULL;
 
-	v.piece = v.bs > VPIECE ? v.bs : VPIECE;
-	if (VCHUNK % v.piece)
-		return xip_error(-EOPNOTSUPP, "%s: verity blocks of %" PRIu64 " bytes",
-				 src->path, v.bs);
+	v.piece = v.chunk;
+	if (vs) {
+		v.bs = xip_verity_stream_info(vs)->hash_block_size;
+		v.chunk = VCHUNK;
+		v.nchunks = div_round_up(src->size, VCHUNK);
+		v.piece = v.bs > VPIECE ? v.bs : VPIECE;
+		if (VCHUNK % v.piece)
+			return xip_error(-EOPNOTSUPP, "%s: verity blocks of %" PRIu64 " bytes",
+					 src->path, v.bs);
+		t = vfill_threads(v.nchunks);
+	}
 	if (ftruncate(sf->fd, (off_t)want) < 0)
 		return xip_error(-errno, "%s: cannot size the segment: %s",
 				 sf->path, strerror(errno));
 	sf->cap = want;
+	if (vs && want) {
+		map = mmap(NULL, (size_t)want, PROT_READ, MAP_SHARED, sf->fd, 0);
+		if (map == MAP_FAILED)
+			return xip_error(-errno, "%s: cannot map: %s",
+					 sf->path, strerror(errno));
+		v.map = map;
+	}
 	pthread_mutex_init(&v.lock, NULL);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -354,6 +326,8 @@ static int fill_verified(struct segfile *sf, struct source *src,
 	for (unsigned int i = 0; i < started; i++)
 		pthread_join(tid[i], NULL);
 	pthread_mutex_destroy(&v.lock);
+	if (map)
+		munmap(map, (size_t)want);
 	if (v.err)
 		return xip_error(v.err, "%s", v.msg);
 	if (fallocate(sf->fd, 0, 0, (off_t)want) < 0 && errno != EOPNOTSUPP)
@@ -588,13 +562,11 @@ int xip_attach_fill(const struct xip_attach_opts *o, struct segfile *sf,
 	}
 	XIP_DBG(ATTACH, "%s -> %s: %s", o->image, sf->path,
 		src->gz ? "gzip, inflated" :
-		vs ? "read, hashed and written on threads" :
 		sf->huge ? "mapped and copied (hugetlbfs)" :
+		vs ? "copy_file_range, hashed from the segment, on threads" :
 		"copy_file_range");
-	if (vs && !src->gz && !sf->huge) {
-		ret = fill_verified(sf, src, vs, o->size);
-	} else if (!src->gz && !sf->huge) {
-		ret = fill_copy(sf, src, o->size);
+	if (!src->gz && !sf->huge) {
+		ret = fill_copy(sf, src, vs, o->size);
 	} else {
 		ret = segfile_resize(sf, src->gz ? gzip_first_room(src, lim) :
 					     src->size);
