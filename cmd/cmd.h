@@ -35,6 +35,12 @@ extern int opt_verbose;
 extern int opt_quiet;
 extern bool cmd_exec_fresh;	/* exec: xip_exec_opts.fresh (the front end) */
 extern unsigned int cmd_exec_std_opened;	/* xip_exec_opts.std_opened */
+/*
+ * exec: the front end executed under another name (@argv[0]) by a program
+ * `xiptool exec` started, whose marker @value (XIPTOOL_EXEC) says what
+ * it runs: run that program again with @argv.  Returns only on failure.
+ */
+int cmd_exec_again(const char *value, const char **argv);
 
 /*
  * The command being run, for messages: "xiptool <cmd>: <object>: <reason>".

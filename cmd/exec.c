@@ -18,6 +18,10 @@ unsigned int cmd_exec_std_opened;
 
 static const char exec_usage[] = "[OPTION...] IMAGE PATH [ARG...]";
 
+/* cmd_exec_again: the marker followed and the name we were started as */
+static const struct xip_exec_marker *again;
+static const char *again_argv0;
+
 /*
  * 127 when the program, its interpreter or the image is not there, else
  * 126.
@@ -26,7 +30,12 @@ static int exec_exit(int err)
 {
 	const char *m = xip_errmsg();
 
-	msg_error("%s", m && *m ? m : strerror(-err));
+	if (again)
+		msg_error("started as '%s' to run %s of %s again: %s",
+			  again_argv0, again->path, again->image,
+			  m && *m ? m : strerror(-err));
+	else
+		msg_error("%s", m && *m ? m : strerror(-err));
 	return err == -ENOENT || err == -ENOTDIR ? EXIT_NOT_FOUND :
 						   EXIT_CANNOT_EXEC;
 }
@@ -38,8 +47,24 @@ static size_t name_len(const char *s)
 	return eq ? (size_t)(eq - s) : strlen(s);
 }
 
-/* The environment: the current one (unless cleared) with -e applied. */
-static const char **make_env(const char **sets, bool clear)
+/* Set NAME=VALUE @set in @env (@k entries): the new count. */
+static size_t env_set(const char **env, size_t k, const char *set)
+{
+	size_t len = name_len(set), i;
+
+	for (i = 0; i < k; i++)
+		if (name_len(env[i]) == len && !strncmp(env[i], set, len))
+			break;
+	env[i] = set;
+	return i == k ? k + 1 : k;
+}
+
+/*
+ * The environment: the current one (unless cleared) with -e applied,
+ * then the marker (XIPTOOL_EXEC=...), which no -e overrides.
+ */
+static const char **make_env(const char **sets, bool clear,
+			     const char *marker)
 {
 	size_t n = 0, k = 0, nsets = 0;
 	const char **env;
@@ -48,22 +73,14 @@ static const char **make_env(const char **sets, bool clear)
 		n++;
 	while (sets && sets[nsets])
 		nsets++;
-	env = calloc(n + nsets + 1, sizeof(*env));
+	env = calloc(n + nsets + 2, sizeof(*env));
 	if (!env)
 		return NULL;
 	for (size_t i = 0; i < n; i++)
 		env[k++] = environ[i];
-	for (size_t s = 0; s < nsets; s++) {
-		size_t len = name_len(sets[s]), i;
-
-		for (i = 0; i < k; i++)
-			if (name_len(env[i]) == len &&
-			    !strncmp(env[i], sets[s], len))
-				break;
-		env[i] = sets[s];
-		if (i == k)
-			k++;
-	}
+	for (size_t s = 0; s < nsets; s++)
+		k = env_set(env, k, sets[s]);
+	env_set(env, k, marker);
 	return env;
 }
 
@@ -90,10 +107,23 @@ static int check_env_args(const char **sets)
 	return EXIT_OK;
 }
 
+/* What the program's environment is made of (cmd_exec); NULL: ours. */
+struct env_args {
+	const char **sets;
+	bool clear;
+};
+
+/*
+ * Open the image @spec, prepare @opts->path and run it with @pargv and
+ * the environment @e says (with the marker that names this run), or
+ * ours unchanged when @e is NULL (a run again: it holds the marker).
+ */
 static int run(const char *spec, struct xip_exec_opts *opts,
-	       const char **pargv, const char **env)
+	       const char **pargv, const struct env_args *e)
 {
 	const struct xip_exec_info *info;
+	const char **env = (const char **)environ;
+	char *marker = NULL;
 	struct xip_image *img;
 	struct xip_exec *ex;
 	int ret;
@@ -111,6 +141,15 @@ static int run(const char *spec, struct xip_exec_opts *opts,
 		xip_image_close(img);
 		return exec_exit(ret);
 	}
+	if (e) {
+		ret = xip_exec_marker_format(spec, opts->path,
+					     opts->interp_from, &marker);
+		env = ret ? NULL : make_env(e->sets, e->clear, marker);
+		if (!ret && !env)
+			ret = xip_error(-ENOMEM, "out of memory");
+		if (ret)
+			goto fail;
+	}
 	info = xip_exec_info(ex);
 	if (info->setid_ignored)
 		msg_warn("%s: set-user-ID/set-group-ID bit ignored (a"
@@ -125,7 +164,11 @@ static int run(const char *spec, struct xip_exec_opts *opts,
 	ret = xip_exec_run(ex, (const char *const *)pargv,
 			   (const char *const *)env);
 	/* still here: it failed */
+fail:
 	ret = exec_exit(ret);
+	if (e)
+		free(env);
+	free(marker);
 	xip_exec_free(ex);
 	xip_image_close(img);
 	return ret;
@@ -275,7 +318,7 @@ int cmd_exec(int argc, const char **argv)
 	struct xip_exec_opts opts = { .fresh = cmd_exec_fresh,
 				      .std_opened = cmd_exec_std_opened };
 	struct exec_args a = { 0 };
-	const char **env = NULL, **pargv = NULL;
+	const char **pargv = NULL;
 	int rc, n;
 
 	rc = parse_exec_args(argc, argv, &a);
@@ -297,16 +340,47 @@ int cmd_exec(int argc, const char **argv)
 	opts.path = argv[a.first + 1];
 	if (a.argv0)
 		pargv[0] = a.argv0;
-	env = make_env(a.sets, a.clear_env);
-	if (!env) {
-		msg_error("out of memory");
-		rc = EXIT_CANNOT_EXEC;
-		goto out;
-	}
-	rc = run(argv[a.first], &opts, pargv, env);
+	rc = run(argv[a.first], &opts, pargv,
+		 &(struct env_args){ a.sets, a.clear_env });
 out:
-	free(env);
 	free(pargv);
 	free(a.sets);
+	return rc;
+}
+
+/*
+ * The front end executed again under another name (@argv[0]) by a
+ * program `xiptool exec` started, the marker @value in its environment:
+ * run that program again from the same image, as the kernel runs a
+ * program's own file again for its /proc/self/exe, with these arguments
+ * and this environment.  The marker grants nothing: the image and the
+ * program are opened with our own rights, as `xiptool exec` would.
+ */
+int cmd_exec_again(const char *value, const char **argv)
+{
+	struct xip_exec_opts opts = { .fresh = cmd_exec_fresh,
+				      .std_opened = cmd_exec_std_opened };
+	struct xip_exec_marker *m = malloc(sizeof(*m));
+	int rc;
+
+	if (!m) {
+		msg_error("out of memory");
+		return EXIT_CANNOT_EXEC;
+	}
+	/* warnings were the first run's to give */
+	opt_quiet = 1;
+	if (xip_exec_marker_parse(value, m)) {
+		msg_error("started as '%s': %s", argv[0] ? argv[0] : "",
+			  xip_errmsg());
+		free(m);
+		return EXIT_CANNOT_EXEC;
+	}
+	opts.path = m->path;
+	opts.interp_from = m->interp_from;
+	again = m;
+	again_argv0 = argv[0] ? argv[0] : "";
+	rc = run(m->image, &opts, argv, NULL);
+	again = NULL;
+	free(m);
 	return rc;
 }

@@ -102,9 +102,11 @@ static bool names_self(const char *name)
 /*
  * A program started by `xiptool exec` whose /proc/self/exe is this file
  * may run it again under its own names (busybox runs its applets that way,
- * argv[0] "ls", "cat"...).  Those arguments are not ours to read: we act
- * only when called by a name that begins with "xiptool" or that leads to
- * this file (a link of another name, given as a path or found in PATH).
+ * argv[0] "ls", "cat"...).  Those arguments are not ours to read: they are
+ * an xiptool command only when we are called by a name that begins with
+ * "xiptool" or that leads to this file (a link of another name, given as
+ * a path or found in PATH); otherwise the program's marker says what to
+ * run again (cmd_exec_again).
  */
 static bool called_as_xiptool(const char *argv0)
 {
@@ -121,10 +123,18 @@ int main(int argc, const char **argv)
 	/* closed again by exec's hand-over, as they are close-on-exec */
 	cmd_exec_std_opened = cmd_std_fds();
 	if (!called_as_xiptool(argv[0])) {
-		fprintf(stderr, "xiptool: started as '%s', not as xiptool (a"
-			" program run by 'xiptool exec' that executed"
-			" /proc/self/exe?): refusing to read its arguments as"
-			" an xiptool command\n", cmd_esc(argv[0] ? argv[0] : ""));
+		const char *marker = secure_getenv(XIP_EXEC_MARKER);
+
+		if (marker) {
+			cmd_name = "exec";
+			atexit(cmd_close_stdout);
+			cmd_exec_fresh = FRONT_FRESH;
+			return cmd_exec_again(marker, argv);
+		}
+		fprintf(stderr, "xiptool: started as '%s', not as xiptool, and"
+			" without " XIP_EXEC_MARKER " in the environment:"
+			" refusing to read its arguments as an xiptool"
+			" command\n", cmd_esc(argv[0] ? argv[0] : ""));
 		return EXIT_CANNOT_EXEC;
 	}
 

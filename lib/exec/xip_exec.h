@@ -157,4 +157,41 @@ int xip_exec_run(struct xip_exec *ex, const char *const *argv,
 		 const char *const *envp);
 void xip_exec_free(struct xip_exec *ex);
 
+/* ------------------------------------------------------------------ */
+/* The marker of a program started by exec (exec_marker.c)             */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The environment variable `xiptool exec` sets for the program it runs:
+ * "1:INTERP:IMAGE:PATH" (INTERP auto, host or image; IMAGE "@NAME" or
+ * an absolute path; PATH absolute in the image; '%', ':' and control
+ * characters of IMAGE and PATH written %XX).  The front end, executed
+ * again by the program through /proc/self/exe under another name, reads
+ * it to run the same program again with the new arguments.
+ */
+#define XIP_EXEC_MARKER "XIPTOOL_EXEC"
+/* the longest value read: both paths at their longest, fully escaped */
+#define XIP_EXEC_MARKER_MAX (6 * XIP_PATH_MAX + 16)
+
+struct xip_exec_marker {
+	char image[XIP_PATH_MAX];	/* "@NAME" or an absolute path */
+	char path[XIP_PATH_MAX];	/* absolute, in the image */
+	enum xip_interp_from interp_from;
+};
+
+/*
+ * The "XIPTOOL_EXEC=..." entry for the program @path (made absolute) of
+ * the image @image as given to exec ("@NAME", else a path, made
+ * absolute with realpath(3)), into a malloc'ed *@out.
+ */
+int xip_exec_marker_format(const char *image, const char *path,
+			   enum xip_interp_from from, char **out);
+/*
+ * Parse and check the marker's @value (without "XIPTOOL_EXEC=") into
+ * @m: -EINVAL with a message for anything but the one form
+ * xip_exec_marker_format() writes.  It says what to open, not that it
+ * may be opened: the caller opens it with its own rights.
+ */
+int xip_exec_marker_parse(const char *value, struct xip_exec_marker *m);
+
 #endif /* XIP_EXEC_H */
