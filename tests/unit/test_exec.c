@@ -1,5 +1,6 @@
 /* Unit tests of the loader's planning (lib/exec/exec_plan.c): what is mapped where,
- * and the initial stack, without mapping anything. */
+ * and the initial stack, without mapping anything; and of the marker exec puts
+ * into a program's environment (lib/exec/exec_marker.c). */
 #include <elf.h>
 #include <inttypes.h>
 #include <sys/auxv.h>
@@ -346,6 +347,137 @@ static void test_run_refuses_threads(void **state)
 	xip_image_close(image);
 }
 
+/* ---- the marker (exec_marker.c) ------------------------------------- */
+
+/* Format the marker of @image, @path and @from; return its value. */
+static char *marker_of(const char *image, const char *path,
+		       enum xip_interp_from from)
+{
+	char *out = NULL;
+
+	assert_int_equal(xip_exec_marker_format(image, path, from, &out), 0);
+	assert_non_null(out);
+	assert_memory_equal(out, XIP_EXEC_MARKER "=", 13);
+	return out;
+}
+
+static void expect_refused(const char *value, const char *why)
+{
+	struct xip_exec_marker m;
+
+	assert_int_equal(xip_exec_marker_parse(value, &m), -EINVAL);
+	if (!strstr(xip_errmsg(), why))
+		fail_msg("'%.60s': '%s' lacks '%s'", value ? value : "(null)",
+			 xip_errmsg(), why);
+	assert_non_null(strstr(xip_errmsg(), XIP_EXEC_MARKER));
+}
+
+static void test_marker_round_trip(void **state)
+{
+	struct xip_exec_marker m;
+	char *v, *img = unit_path("a:b%c img"), cwd[4096], *rel;
+
+	(void)state;
+	v = marker_of("@rootfs", "/bin/busybox", XIP_INTERP_AUTO);
+	assert_string_equal(v, "XIPTOOL_EXEC=1:auto:@rootfs:/bin/busybox");
+	assert_int_equal(xip_exec_marker_parse(v + 13, &m), 0);
+	assert_string_equal(m.image, "@rootfs");
+	assert_string_equal(m.path, "/bin/busybox");
+	assert_int_equal(m.interp_from, XIP_INTERP_AUTO);
+	free(v);
+	/* a path relative to the image's root is made absolute */
+	v = marker_of("@r", "bin/sh", XIP_INTERP_HOST);
+	assert_string_equal(v, "XIPTOOL_EXEC=1:host:@r:/bin/sh");
+	free(v);
+	/* ':', '%' and control characters are escaped, and come back */
+	unit_fill_file(img, 1, 0);
+	v = marker_of(img, "/x:y%z\n\x7f\xc3\xa9 w", XIP_INTERP_IMAGE);
+	assert_non_null(strstr(v, ":/x%3Ay%25z%0A%7F\xc3\xa9 w"));
+	assert_non_null(strstr(v, "/a%3Ab%25c img:"));
+	assert_int_equal(xip_exec_marker_parse(v + 13, &m), 0);
+	assert_string_equal(m.image, img);
+	assert_string_equal(m.path, "/x:y%z\n\x7f\xc3\xa9 w");
+	assert_int_equal(m.interp_from, XIP_INTERP_IMAGE);
+	free(v);
+	/* an image given relative to the current directory: made absolute */
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(unit_tmpdir()), 0);
+	rel = strrchr(img, '/') + 1;
+	v = marker_of(rel, "/p", XIP_INTERP_AUTO);
+	assert_int_equal(chdir(cwd), 0);
+	assert_int_equal(xip_exec_marker_parse(v + 13, &m), 0);
+	assert_string_equal(m.image, img);
+	free(v);
+}
+
+static void test_marker_format_refuses(void **state)
+{
+	char *v = (char *)1, *longpath = malloc(XIP_PATH_MAX + 1);
+
+	(void)state;
+	assert_int_equal(xip_exec_marker_format(unit_path("none"), "/p",
+						XIP_INTERP_AUTO, &v),
+			 -ENOENT);
+	assert_null(v);
+	assert_int_equal(xip_exec_marker_format("@bad name", "/p",
+						XIP_INTERP_AUTO, &v),
+			 -EINVAL);
+	assert_non_null(longpath);
+	memset(longpath, 'a', XIP_PATH_MAX);
+	longpath[XIP_PATH_MAX] = '\0';
+	assert_int_equal(xip_exec_marker_format("@r", longpath,
+						XIP_INTERP_AUTO, &v),
+			 -ENAMETOOLONG);
+	assert_int_equal(xip_exec_marker_format("@r", "/p", 7, &v), -EINVAL);
+	free(longpath);
+}
+
+static void test_marker_parse_refuses(void **state)
+{
+	char *big = malloc(XIP_EXEC_MARKER_MAX + 2);
+	char *path = malloc(XIP_PATH_MAX + 32);
+
+	(void)state;
+	expect_refused(NULL, "empty");
+	expect_refused("", "empty");
+	expect_refused("garbage", "VERSION:INTERP:IMAGE:PATH");
+	expect_refused("1:auto:@r", "VERSION:INTERP:IMAGE:PATH");
+	expect_refused("1:auto:@r:/p:x", "more than four fields");
+	expect_refused("2:auto:@r:/p", "unknown version");
+	expect_refused("11:auto:@r:/p", "unknown version");
+	expect_refused("1:Auto:@r:/p", "expected auto, host or image");
+	expect_refused("1::@r:/p", "expected auto, host or image");
+	expect_refused("1:auto::/p", "no image");
+	expect_refused("1:auto:img:/p", "neither @NAME nor an absolute path");
+	expect_refused("1:auto:./img:/p", "neither @NAME nor an absolute");
+	expect_refused("1:auto:@:/p", "empty segment name");
+	expect_refused("1:auto:@a/b:/p", "invalid segment name");
+	expect_refused("1:auto:@.x:/p", "must not start with '.'");
+	expect_refused("1:auto:@r:bin/sh", "not an absolute path");
+	expect_refused("1:auto:@r:", "not an absolute path");
+	/* one spelling only: lower-case hex, escaped plain bytes, NUL,
+	 * raw control characters, a cut escape */
+	expect_refused("1:auto:/i%3a:/p", "not an escape");
+	expect_refused("1:auto:/i%41:/p", "written as itself");
+	expect_refused("1:auto:/i%00:/p", "written as itself");
+	expect_refused("1:auto:/i\n:/p", "control character 0x0a");
+	expect_refused("1:auto:/i:/p%2", "not an escape");
+	expect_refused("1:auto:/i%:/p", "not an escape");
+	/* too long: the whole value, or a path */
+	assert_non_null(big);
+	memset(big, 'a', XIP_EXEC_MARKER_MAX + 1);
+	memcpy(big, "1:auto:@r:/", 11);
+	big[XIP_EXEC_MARKER_MAX + 1] = '\0';
+	expect_refused(big, "longer than");
+	assert_non_null(path);
+	memset(path, 'a', XIP_PATH_MAX + 20);
+	memcpy(path, "1:auto:@r:/", 11);
+	path[XIP_PATH_MAX + 20] = '\0';
+	expect_refused(path, "program: longer than 4095 bytes");
+	free(big);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -357,6 +489,9 @@ int main(void)
 		cmocka_unit_test(test_stack_layout),
 		cmocka_unit_test(test_stack_limits),
 		cmocka_unit_test(test_run_refuses_threads),
+		cmocka_unit_test(test_marker_round_trip),
+		cmocka_unit_test(test_marker_format_refuses),
+		cmocka_unit_test(test_marker_parse_refuses),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
