@@ -227,7 +227,10 @@ PY
 			    "'with space' 'tab	x' 'nl
 x' -e --argv0"; do
 			eval "set -- $args"
-			native=$(env -i A=1 EMPTY= B='x y' "$PROBES/probe-$k" args "$@")
+			# the environment asked for, and exec's marker
+			native=$(env -i A=1 EMPTY= B='x y' \
+				XIPTOOL_EXEC="1:auto:$IMG:/probe-$k" \
+				"$PROBES/probe-$k" args "$@")
 			got=$(xiptool exec --clear-env -e A=1 -e EMPTY= \
 				-e B='x y' -a "$PROBES/probe-$k" \
 				"$IMG" "/probe-$k" args "$@")
@@ -268,7 +271,7 @@ x' -e --argv0"; do
 	[ -z "$output" ]
 	run xiptool exec --clear-env -e X=1 -e Y=2 "$IMG" /usr/bin/env
 	[ "$status" -eq 0 ]
-	[ "$output" = "$(env -i X=1 Y=2 /usr/bin/env)" ]
+	[ "$output" = "$(env -i X=1 Y=2 XIPTOOL_EXEC="1:auto:$IMG:/usr/bin/env" /usr/bin/env)" ]
 	run xiptool exec "$IMG" /usr/bin/env -i /bin/busybox echo nested
 	[ "$status" -eq 0 ]
 }
@@ -454,7 +457,7 @@ f.write(int(sys.argv[4],0).to_bytes(int(sys.argv[3]),"little"))' "$@"
 	xiptool detach "exectest$$"
 	[ "$st" -eq 0 ]
 	[ "$out" = "from a segment" ]
-	[ "$env_out" = "ONLY=1" ]
+	[ "$env_out" = "$(printf 'ONLY=1\nXIPTOOL_EXEC=1:auto:@exectest%s:/bin/busybox' $$)" ]
 }
 
 @test "exec: the program's stack lives under ulimit -s; a limit too small for it is a clear 126" {
@@ -539,4 +542,192 @@ PY
 	cp "$IMG" "$T/img"
 	run -127 bash -c '"$0" exec "$1" /no/such 2>&-' "$XIPTOOL" "$T/img"
 	cmp "$IMG" "$T/img"
+}
+
+# Run a command as the unprivileged user 65534.
+asuser() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"
+}
+
+# again MARKER NAME ARG...: the front end started as NAME with ARGs and
+# XIPTOOL_EXEC=MARKER, as a program run by exec starts /proc/self/exe.
+again() {
+	local marker=$1
+	shift
+	env XIPTOOL_EXEC="$marker" bash -c 'exec -a "$1" "$0" "${@:2}"' \
+		"$XIPTOOL" "$@"
+}
+
+@test "exec: busybox sh runs the applets it re-executes through /proc/self/exe, from an image and from @NAME" {
+	need_busybox
+	local script='echo a | cat; ls /; echo b | tr b c | cat -n'
+	native=$(/bin/busybox sh -c "$script")
+	run -0 --separate-stderr xiptool exec "$IMG" /bin/busybox sh -c "$script"
+	[ "$output" = "$native" ]
+	[ -z "$stderr" ]
+	# the applet is the image's busybox, started again as 'cat'
+	run -0 xiptool exec "$IMG" /bin/busybox sh -c \
+		'cat /proc/self/cmdline | tr "\0" " "; echo; grep -c " '"$IMG"'$" /proc/self/maps | cat'
+	[ "${lines[0]}" = "cat /proc/self/cmdline " ]
+	[ "${lines[1]}" -ge 1 ]
+	# its exit status reaches the shell, as natively
+	script='echo x | cat /no/such; echo "st $?"; cat /no/such 2>&1; exit 3'
+	native=$(/bin/busybox sh -c "$script" 2>&1) || [ $? -eq 3 ]
+	run -3 xiptool exec "$IMG" /bin/busybox sh -c "$script"
+	[ "$output" = "$native" ]
+	grepq -x 'st 1' <<<"$output"
+	script='echo a | cat; ls /; echo b | tr b c | cat -n'
+	native=$(/bin/busybox sh -c "$script")
+	export XIPTOOL_RUNDIR=$T/run
+	xiptool attach -n "again$$" "$IMG"
+	run --separate-stderr xiptool exec "@again$$" /bin/busybox sh -c "$script"
+	st=$status out=$output err=$stderr
+	xiptool detach "again$$"
+	[ "$st" -eq 0 ]
+	[ "$out" = "$native" ]
+	[ -z "$err" ]
+}
+
+@test "exec: busybox --install -s applet links in the image run through a busybox shell" {
+	need_busybox
+	local bb
+	# one link per applet in /bin, to the path busybox runs from (what
+	# /proc/self/exe says: /usr/bin/busybox on a merged /usr)
+	mkdir -p "$T/links" "$T/tree"
+	/bin/busybox --install -s "$T/links"
+	bb=$(readlink "$T/links/cat")
+	[ "${bb#/}" != "$bb" ]
+	rm "$T/links/busybox"
+	mv "$T/links" "$T/tree/bin"
+	mkdir -p "$T/tree${bb%/*}"
+	cp /bin/busybox "$T/tree$bb"
+	mkimg "$T/img" 16M "$T/tree"
+	local script='echo x y | cat | tr " " "\n" | sort -r | head -1; ls /bin/cat; echo "$0"'
+	run -0 --separate-stderr xiptool exec "$T/img" /bin/sh -c "$script"
+	[ "$output" = "$(printf 'y\n/bin/cat\n/bin/sh')" ]
+	[ -z "$stderr" ]
+	# an applet link run first, starting the next applet in turn
+	run -0 xiptool exec "$T/img" /bin/env /bin/echo via-env
+	[ "$output" = via-env ]
+	run -0 xiptool exec "$T/img" /bin/xargs echo <<<"from xargs"
+	[ "$output" = "from xargs" ]
+}
+
+@test "exec: a program that runs /proc/self/exe again under another name gets it, with the new arguments, as natively" {
+	local k native ours marker
+	for k in static pie; do
+		marker="1:auto:$IMG:/probe-$k"
+		# the peer: the kernel runs the probe's own file again; its
+		# environment holds the marker as ours does
+		native=$(env XIPTOOL_EXEC="$marker" "$PROBES/probe-$k" self renamed args 'a b' '')
+		ours=$(env "$XIPTOOL" exec "$IMG" "/probe-$k" self renamed args 'a b' '')
+		diff <(echo "$native") <(echo "$ours")
+		grepq -x 'argv\[0\] 7 <renamed>' <<<"$ours"
+		grepq -x 'argv\[2\] 3 <a b>' <<<"$ours"
+		grepq -x "env <XIPTOOL_EXEC=$marker>" <<<"$ours"
+		# twice over: the marker is passed on
+		run -7 xiptool exec "$IMG" "/probe-$k" self one self two exit 7
+	done
+	# the re-run's pages come from the image, as the first run's
+	run -0 xiptool exec "$IMG" /probe-static self again maps
+	grepq "^text-map $IMG " <<<"$output"
+}
+
+@test "exec: run again, the program keeps the first run's --interp-from" {
+	local ld
+	ld=$(readlink -f /lib64/ld-linux-x86-64.so.2)
+	mkdir -p "$T/tree/lib64"
+	cp "$ld" "$T/tree/lib64/ld-linux-x86-64.so.2"
+	cp "$PROBES/probe-pie" "$T/tree/"
+	mkimg "$T/img" 16M "$T/tree"
+	run -0 xiptool exec "$T/img" /probe-pie self again maps
+	grepq "^interp-map $T/img " <<<"$output"
+	run -0 xiptool exec --interp-from host "$T/img" /probe-pie self again maps
+	grepq "^interp-map $ld " <<<"$output"
+	grepq -x "env <XIPTOOL_EXEC=1:host:$T/img:/probe-pie>" < <(
+		xiptool exec --interp-from host "$T/img" /probe-pie self again args)
+	# a relative image and program path are written absolute
+	run -0 bash -c 'cd "$1" && "$0" exec img probe-pie args' "$XIPTOOL" "$T"
+	grepq -x "env <XIPTOOL_EXEC=1:auto:$T/img:/probe-pie>" <<<"$output"
+}
+
+@test "exec: a malformed or stale XIPTOOL_EXEC is refused in one line, 126 or 127, and nothing runs" {
+	local long
+	long=1:auto:@x:/$(head -c 30000 /dev/zero | tr '\0' a)
+	for m in garbage "1:auto:img:/probe-static" "1:auto:$IMG:probe-static" \
+		 "2:auto:$IMG:/probe-static" "1:auto:$IMG:/probe-static:x" \
+		 "1:auto:$IMG%41:/probe-static" "1:auto:@a/b:/probe-static" \
+		 "$long" ""; do
+		run -126 again "$m" renamed exit 0
+		[ "${#lines[@]}" -eq 1 ]
+		[[ "$output" == "xiptool exec: started as 'renamed': XIPTOOL_EXEC: "* ]]
+	done
+	run -126 again garbage renamed
+	[ "$output" = "xiptool exec: started as 'renamed': XIPTOOL_EXEC: expected VERSION:INTERP:IMAGE:PATH" ]
+	run -126 again "$long" cat
+	[ "$output" = "xiptool exec: started as 'cat': XIPTOOL_EXEC: longer than 24592 bytes" ]
+	# well-formed, naming what is not there: 127, as exec says
+	export XIPTOOL_RUNDIR=$T/run
+	run -127 again "1:auto:@gone$$:/probe-static" renamed exit 0
+	[ "$output" = "xiptool exec: started as 'renamed' to run /probe-static of @gone$$ again: @gone$$: no attached segment of that name" ]
+	run -127 again "1:auto:$T/none.img:/probe-static" renamed exit 0
+	[ "$output" = "xiptool exec: started as 'renamed' to run /probe-static of $T/none.img again: $T/none.img: No such file or directory" ]
+	run -127 again "1:auto:$IMG:/no/such" renamed exit 0
+	[ "$output" = "xiptool exec: started as 'renamed' to run /no/such of $IMG again: /no/such: not found in $IMG" ]
+	run -126 again "1:auto:$IMG:/etc/data" renamed exit 0
+	[ "${#lines[@]}" -eq 1 ]
+	# well-formed and there: it runs
+	run -5 again "1:auto:$IMG:/probe-static" renamed exit 5
+}
+
+@test "exec: a forged XIPTOOL_EXEC opens nothing its user could not open with xiptool exec" {
+	need_busybox
+	require_root
+	require_cmd setpriv
+	export XIPTOOL_RUNDIR=$T/run
+	chmod 755 "$T"
+	cp "$IMG" "$T/img"
+	chmod 600 "$T/img"
+	xiptool attach -n "forge$$" "$T/img"
+	seg=$(xiptool list -n -r -o PATH "forge$$")
+	# the image, the segment by name and its file: the user's own
+	# command and the forged marker fail alike
+	for spec in "$T/img" "@forge$$" "$seg"; do
+		run asuser "$XIPTOOL" exec "$spec" /bin/busybox true
+		typed_st=$status typed=$output
+		run asuser env XIPTOOL_EXEC="1:auto:$spec:/bin/busybox" \
+			bash -c 'exec -a true "$0"' "$XIPTOOL"
+		st=$status out=$output
+		echo "$spec: typed $typed_st: $typed; forged $st: $out"
+		[ "$typed_st" -eq 126 ]
+		[ "$st" -eq "$typed_st" ]
+		[ "${#lines[@]}" -eq 1 ]
+		[ "$out" = "xiptool exec: started as 'true' to run /bin/busybox of $spec again: ${typed#xiptool exec: }" ]
+	done
+	xiptool detach "forge$$"
+	# root, who can read it, runs it
+	run -0 env XIPTOOL_EXEC="1:auto:$T/img:/bin/busybox" \
+		bash -c 'exec -a echo "$0" ok' "$XIPTOOL"
+	[ "$output" = ok ]
+}
+
+@test "exec: XIPTOOL_EXEC in the environment changes no xiptool command, and exec writes its own" {
+	mkdir -p "$T/bin"
+	ln -s "$XIPTOOL" "$T/bin/xip"
+	export XIPTOOL_EXEC="1:auto:$IMG:/probe-static"
+	run -0 xiptool read "$IMG" /etc/data
+	[ "$output" = data ]
+	run -0 "$T/bin/xip" read "$IMG" /etc/data
+	[ "$output" = data ]
+	run -0 env PATH="$T/bin:$PATH" xip read "$IMG" /etc/data
+	[ "$output" = data ]
+	run -0 bash -c 'exec -a xiptool-x "$0" --version' "$XIPTOOL"
+	[[ "$output" == "xiptool "* ]]
+	# a wrong marker is replaced by the one of this run, also over -e
+	XIPTOOL_EXEC=bogus run -0 xiptool exec "$IMG" /probe-static args
+	grepq -x "env <XIPTOOL_EXEC=1:auto:$IMG:/probe-static>" <<<"$output"
+	[ "$(grep -c '^env <XIPTOOL_EXEC=' <<<"$output")" -eq 1 ]
+	run -0 xiptool exec -i -e XIPTOOL_EXEC=x "$IMG" /probe-static args
+	grepq -x "env <XIPTOOL_EXEC=1:auto:$IMG:/probe-static>" <<<"$output"
+	[ "$(grep -c '^env <' <<<"$output")" -eq 1 ]
 }

@@ -269,6 +269,11 @@ int main(int argc, char **argv)
 		smash(argv[2]);
 	} else if (!strcmp(mode, "stack")) {
 		printf("stack-used %lu\n", deep(strtoul(argv[2], NULL, 10)));
+	} else if (!strcmp(mode, "self") && argc > 3) {
+		/* run our own file again as NAME MODE ARG... (busybox's way) */
+		execv("/proc/self/exe", argv + 2);
+		perror("/proc/self/exe");
+		return 99;
 	} else if (!strcmp(mode, "atexit")) {
 		atexit(bye);
 		printf("no newline, buffered");
