@@ -631,6 +631,13 @@ again() {
 	# the re-run's pages come from the image, as the first run's
 	run -0 xiptool exec "$IMG" /probe-static self again maps
 	grepq "^text-map $IMG " <<<"$output"
+	# a set-user-ID program: the first run warns, the second is silent
+	mkdir -p "$T/s"
+	cp "$PROBES/probe-static" "$T/s/suid"
+	chmod 4755 "$T/s/suid"
+	mkimg "$T/s.img" 8M "$T/s"
+	run -0 --separate-stderr xiptool exec "$T/s.img" /suid self again exit 0
+	[ "$stderr" = "xiptool exec: warning: /suid: set-user-ID/set-group-ID bit ignored (a user-space loader cannot change credentials)" ]
 }
 
 @test "exec: run again, the program keeps the first run's --interp-from" {

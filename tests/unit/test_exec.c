@@ -468,7 +468,7 @@ static void test_marker_parse_refuses(void **state)
 	memset(big, 'a', XIP_EXEC_MARKER_MAX + 1);
 	memcpy(big, "1:auto:@r:/", 11);
 	big[XIP_EXEC_MARKER_MAX + 1] = '\0';
-	expect_refused(big, "longer than");
+	expect_refused(big, XIP_EXEC_MARKER ": longer than 24592 bytes");
 	assert_non_null(path);
 	memset(path, 'a', XIP_PATH_MAX + 20);
 	memcpy(path, "1:auto:@r:/", 11);
