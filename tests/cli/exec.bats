@@ -276,13 +276,18 @@ x' -e --argv0"; do
 	[ "$status" -eq 0 ]
 }
 
-@test "exec: the interpreter comes from the image when it holds it, --interp-from forces" {
-	local ld
+# $T/img: probe-pie and the host's dynamic linker (its path in $ld).
+interp_image() {
 	ld=$(readlink -f /lib64/ld-linux-x86-64.so.2)
 	mkdir -p "$T/tree/lib64"
 	cp "$ld" "$T/tree/lib64/ld-linux-x86-64.so.2"
 	cp "$PROBES/probe-pie" "$T/tree/"
 	mkimg "$T/img" 16M "$T/tree"
+}
+
+@test "exec: the interpreter comes from the image when it holds it, --interp-from forces" {
+	local ld
+	interp_image
 	run xiptool -v exec "$T/img" /probe-pie maps
 	[ "$status" -eq 0 ]
 	[[ $output == *"interpreter /lib64/ld-linux-x86-64.so.2 from the image"* ]]
@@ -642,11 +647,7 @@ again() {
 
 @test "exec: run again, the program keeps the first run's --interp-from" {
 	local ld
-	ld=$(readlink -f /lib64/ld-linux-x86-64.so.2)
-	mkdir -p "$T/tree/lib64"
-	cp "$ld" "$T/tree/lib64/ld-linux-x86-64.so.2"
-	cp "$PROBES/probe-pie" "$T/tree/"
-	mkimg "$T/img" 16M "$T/tree"
+	interp_image
 	run -0 xiptool exec "$T/img" /probe-pie self again maps
 	grepq "^interp-map $T/img " <<<"$output"
 	run -0 xiptool exec --interp-from host "$T/img" /probe-pie self again maps
