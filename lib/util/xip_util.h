@@ -63,6 +63,13 @@ int xip_pread_exact(int fd, void *buf, size_t len, uint64_t off,
 		    const char *name);
 
 /*
+ * Map the first @len bytes of @fd shared (MAP_SHARED) with @prot into
+ * *@map: 0, or -errno with the error "@name: cannot map: reason".
+ */
+int xip_map_shared(int fd, size_t len, int prot, const char *name,
+		   void **map);
+
+/*
  * Room for at least @need elements of @elsize bytes in the array *@arr of
  * *@cap elements: when it is smaller, realloc(3) it to twice its capacity
  * (at least 16 elements, at least @need).  0, or -ENOMEM (out of memory,
