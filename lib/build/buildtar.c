@@ -519,11 +519,7 @@ static int tar_place(struct tarscan *ts, struct bnode *dir, const char *name,
 /* A directory member over a directory already made: its metadata. */
 static void tar_update_dir(struct bnode *old, struct bnode *n)
 {
-	for (size_t i = 0; i < old->nxattrs; i++) {
-		free(old->xattrs[i].name);
-		free(old->xattrs[i].value);
-	}
-	free(old->xattrs);
+	xip_btree_xattrs_free(old);
 	old->xattrs = n->xattrs;
 	old->nxattrs = n->nxattrs;
 	n->xattrs = NULL;

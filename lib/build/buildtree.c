@@ -643,16 +643,23 @@ int xip_btree_finish(struct btree *t, const struct xip_build_opts *o)
 	return 0;
 }
 
-void xip_btree_node_free(struct bnode *n)
+void xip_btree_xattrs_free(struct bnode *n)
 {
-	names_drop(n);
-	for (size_t i = 0; i < n->nkids; i++)
-		free(n->kids[i].name);
 	for (size_t i = 0; i < n->nxattrs; i++) {
 		free(n->xattrs[i].name);
 		free(n->xattrs[i].value);
 	}
 	free(n->xattrs);
+	n->xattrs = NULL;
+	n->nxattrs = 0;
+}
+
+void xip_btree_node_free(struct bnode *n)
+{
+	names_drop(n);
+	for (size_t i = 0; i < n->nkids; i++)
+		free(n->kids[i].name);
+	xip_btree_xattrs_free(n);
 	free(n->kids);
 	free(n->target);
 	free(n->name);
