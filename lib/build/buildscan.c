@@ -38,11 +38,7 @@ static int linkkey_cmp(const void *a, const void *b)
 {
 	const struct linkkey *x = a, *y = b;
 
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	if (x->ino != y->ino)
-		return x->ino < y->ino ? -1 : 1;
-	return 0;
+	return xip_cmp_u64(x->dev, y->dev) ?: xip_cmp_u64(x->ino, y->ino);
 }
 
 static void node_from_stat(struct bnode *n, const struct stat *st,

@@ -27,6 +27,13 @@ static inline uint64_t div_round_up(uint64_t n, uint64_t d)
 	return n / d + (n % d != 0);
 }
 
+/* -1, 0 or 1 as @a is below, equal to or above @b: for qsort(3) and
+ * bsearch(3) comparisons. */
+static inline int xip_cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
 static inline uint64_t round_up(uint64_t n, uint64_t d)
 {
 	return div_round_up(n, d) * d;
