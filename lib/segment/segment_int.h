@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Internal interface of the segment room: attach sizes and alignment
- * (attach.c), kernel loop devices (loop.c) and the libext2fs io_manager
+ * (segment.c), kernel loop devices (loop.c) and the libext2fs io_manager
  * whose device is a segment (xipio.c).  Not part of the public API.
  */
 #ifndef XIP_SEGMENT_INT_H
