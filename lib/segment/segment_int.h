@@ -86,6 +86,11 @@ int xip_loop_backing_file(const char *dev, char *buf, size_t len);
 int xip_loop_busy(const char *dev, char *why, size_t len);
 /* Is the loop device read-only?  1, 0 or < 0. */
 int xip_loop_read_only(const char *dev);
+/*
+ * Add the claim @fd to the claims *@fdsp (*@np of them), as
+ * xip_loop_claim_backing() does: 0, or -ENOMEM with @fd closed.
+ */
+int xip_loop_claim_add(int **fdsp, size_t *np, int fd);
 
 /* ------------------------------------------------------------------ */
 /* The segment io_manager (xipio.c)                                    */
