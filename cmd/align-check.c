@@ -205,8 +205,7 @@ int cmd_align_check(int argc, const char **argv)
 	int json = 0, huge = 0, rc = EXIT_OK;
 	const struct poptOption options[] = {
 		CMD_OPT_JSON(&json, "the verdicts"),
-		{ "page-size", 'p', POPT_ARG_STRING, &page, 0,
-		  "check for pages of N bytes (default: the host's)", "N" },
+		CMD_OPT_PAGE_SIZE(&page, "check"),
 		{ "huge", 'H', POPT_ARG_NONE, &huge, 0,
 		  "also require 2 MiB mappings of segments of 2 MiB or more",
 		  NULL },

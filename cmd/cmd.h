@@ -131,6 +131,12 @@ void cmd_args_free(struct cmd_args *args);
 	{ "json", 'J', POPT_ARG_NONE, (var), 0, "print " what " as JSON", \
 	  NULL }
 
+/* --page-size (-p) of the checks: "@check for pages of N bytes", parsed by
+ * cmd_parse_page_size() */
+#define CMD_OPT_PAGE_SIZE(var, check)                                    \
+	{ "page-size", 'p', POPT_ARG_STRING, (var), 0,                   \
+	  check " for pages of N bytes (default: the host's)", "N" }
+
 /* Progress lines on a TTY, at most ten a second. */
 struct cmd_progress {
 	struct timespec last;

@@ -61,14 +61,13 @@ static int segfile_resize(struct segfile *sf, uint64_t bytes)
 
 static int segfile_map(struct segfile *sf)
 {
-	void *p = mmap(NULL, (size_t)sf->cap, PROT_READ | PROT_WRITE,
-		       MAP_SHARED, sf->fd, 0);
+	void *p;
+	int ret = xip_map_shared(sf->fd, (size_t)sf->cap,
+				 PROT_READ | PROT_WRITE, sf->path, &p);
 
-	if (p == MAP_FAILED)
-		return xip_error(-errno, "%s: cannot map: %s", sf->path,
-				 strerror(errno));
-	sf->map = p;
-	return 0;
+	if (!ret)
+		sf->map = p;
+	return ret;
 }
 
 /*
@@ -290,6 +289,7 @@ static int fill_copy(struct segfile *sf, struct source *src,
 	unsigned int t = 1, started = 0;
 	sigset_t all, old;
 	void *map = NULL;
+	int ret;
 
 	v.piece = v.chunk;
 	if (vs) {
@@ -307,10 +307,10 @@ static int fill_copy(struct segfile *sf, struct source *src,
 				 sf->path, strerror(errno));
 	sf->cap = want;
 	if (vs && want) {
-		map = mmap(NULL, (size_t)want, PROT_READ, MAP_SHARED, sf->fd, 0);
-		if (map == MAP_FAILED)
-			return xip_error(-errno, "%s: cannot map: %s",
-					 sf->path, strerror(errno));
+		ret = xip_map_shared(sf->fd, (size_t)want, PROT_READ, sf->path,
+				     &map);
+		if (ret)
+			return ret;
 		v.map = map;
 	}
 	pthread_mutex_init(&v.lock, NULL);

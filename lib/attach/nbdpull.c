@@ -246,12 +246,17 @@ static int nbd_wait(struct xip_nbd *n, const char *step)
 	return 0;
 }
 
-/* Wait for the command @cookie to complete: 0, or why it failed. */
+/*
+ * Wait for the command @cookie (what nbd_aio_* returned for it) to
+ * complete: 0, or why it failed (@failed: also when it was not issued).
+ */
 static int nbd_wait_command(struct xip_nbd *n, int64_t cookie,
 			    const char *step, const char *failed)
 {
 	int r, ret;
 
+	if (cookie < 0)
+		return nbd_failure(n, failed);
 	while (!(r = nbd_aio_command_completed(n->h, (uint64_t)cookie))) {
 		ret = nbd_wait(n, step);
 		if (ret)
@@ -305,8 +310,6 @@ static int check_magic(struct xip_nbd *n)
 				 n->uri, n->size);
 	cookie = nbd_aio_pread(n->h, sb, sizeof(n->sb), 0, NBD_NULL_COMPLETION,
 			       0);
-	if (cookie < 0)
-		return nbd_failure(n, "cannot read the superblock");
 	ret = nbd_wait_command(n, cookie, "superblock read",
 			       "cannot read the superblock");
 	if (ret)
@@ -457,8 +460,6 @@ static int next_window(struct xip_nbd *n)
 						      .callback = status_extent,
 						      .user_data = c },
 					      NBD_NULL_COMPLETION, 0);
-		if (cookie < 0)
-			return nbd_failure(n, "block status");
 		ret = nbd_wait_command(n, cookie, "block status",
 				       "block status");
 		if (ret)
@@ -604,8 +605,6 @@ int xip_nbd_read(struct xip_nbd *n, void *buf, size_t len, uint64_t off)
 				 n->uri, len);
 	cookie = nbd_aio_pread(n->h, n->ahead, len, off, NBD_NULL_COMPLETION,
 			       0);
-	if (cookie < 0)
-		return nbd_failure(n, "read");
 	ret = nbd_wait_command(n, cookie, "read", "read");
 	if (!ret)
 		memcpy(buf, n->ahead, len);

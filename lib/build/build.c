@@ -245,9 +245,8 @@ static int need_cmp(const void *x, const void *y)
 	uint64_t na = a->data_blocks + a->ind_blocks;
 	uint64_t nb = b->data_blocks + b->ind_blocks;
 
-	if (na != nb)
-		return na > nb ? -1 : 1;
-	return a->order < b->order ? -1 : a->order > b->order;
+	/* the most blocks first, then in the tree's order */
+	return xip_cmp_u64(nb, na) ?: xip_cmp_u64(a->order, b->order);
 }
 
 static void unplace(struct btree *t)

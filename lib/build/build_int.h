@@ -151,6 +151,15 @@ void xip_btree_set_dir(struct btree *t, struct bnode *n,
 /* The root node of a tree scanned from @src (for messages): NULL, no memory. */
 struct bnode *xip_btree_root_new(struct btree *t, const char *src);
 void xip_btree_node_free(struct bnode *n);
+/*
+ * Add the extended attribute @name with a copy of its @len bytes @value
+ * to @n (in the order given: sort them with xip_btree_xattr_cmp): 0 or
+ * -ENOMEM.
+ */
+int xip_btree_xattr_add(struct bnode *n, const char *name, const void *value,
+			size_t len);
+/* Free @n's extended attributes; it is left with none. */
+void xip_btree_xattrs_free(struct bnode *n);
 /* Add the name @name in @dir for @n (counted in n->nlink). */
 int xip_btree_add_entry(struct bnode *dir, const char *name, struct bnode *n);
 /*

@@ -38,11 +38,7 @@ static int linkkey_cmp(const void *a, const void *b)
 {
 	const struct linkkey *x = a, *y = b;
 
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	if (x->ino != y->ino)
-		return x->ino < y->ino ? -1 : 1;
-	return 0;
+	return xip_cmp_u64(x->dev, y->dev) ?: xip_cmp_u64(x->ino, y->ino);
 }
 
 static void node_from_stat(struct bnode *n, const struct stat *st,
@@ -354,33 +350,21 @@ static int scan_xattrs(struct btree *t, struct bnode *n, int fd,
 		goto nomem;
 	len = xsrc_list(&x, list, (size_t)len);
 	for (p = list; len > 0 && p < list + len; p += strlen(p) + 1) {
-		struct bxattr *xa;
+		void *value;
 
 		if (!xip_btree_xattr_wanted(p))
 			continue;
 		vlen = xsrc_get(&x, p, NULL, 0);
 		if (vlen < 0)
 			continue;
-		xa = realloc(n->xattrs, (n->nxattrs + 1) * sizeof(*xa));
-		if (!xa)
+		value = malloc(vlen ? (size_t)vlen : 1);
+		if (!value)
 			goto nomem;
-		n->xattrs = xa;
-		xa = &n->xattrs[n->nxattrs];
-		xa->name = strdup(p);
-		xa->value = malloc(vlen ? (size_t)vlen : 1);
-		if (!xa->name || !xa->value) {
-			free(xa->name);
-			free(xa->value);
+		vlen = xsrc_get(&x, p, value, (size_t)vlen);
+		ret = vlen < 0 ? 0 : xip_btree_xattr_add(n, p, value, (size_t)vlen);
+		free(value);
+		if (ret)
 			goto nomem;
-		}
-		vlen = xsrc_get(&x, p, xa->value, (size_t)vlen);
-		if (vlen < 0) {
-			free(xa->name);
-			free(xa->value);
-			continue;
-		}
-		xa->len = (size_t)vlen;
-		n->nxattrs++;
 	}
 	free(list);
 	free(path);

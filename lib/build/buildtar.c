@@ -235,29 +235,13 @@ static int tar_xattrs(struct tarscan *ts, struct bnode *n,
 	archive_entry_xattr_reset(ae);
 	while (archive_entry_xattr_next(ae, &name, &value, &size) ==
 	       ARCHIVE_OK) {
-		struct bxattr *xa;
-
 		if (!name || !xip_btree_xattr_wanted(name))
 			continue;
 		if (strlen(name) > 255 || size > 65536)
 			return tar_err(ts, -EINVAL,
 				       "extended attribute %s too large", name);
-		xa = realloc(n->xattrs, (n->nxattrs + 1) * sizeof(*xa));
-		if (!xa)
+		if (xip_btree_xattr_add(n, name, value, size))
 			return -ENOMEM;
-		n->xattrs = xa;
-		xa = &n->xattrs[n->nxattrs];
-		xa->name = strdup(name);
-		xa->value = malloc(size ? size : 1);
-		if (!xa->name || !xa->value) {
-			free(xa->name);
-			free(xa->value);
-			return -ENOMEM;
-		}
-		if (size)
-			memcpy(xa->value, value, size);
-		xa->len = size;
-		n->nxattrs++;
 	}
 	if (n->nxattrs) {
 		qsort(n->xattrs, n->nxattrs, sizeof(*n->xattrs),
@@ -519,11 +503,7 @@ static int tar_place(struct tarscan *ts, struct bnode *dir, const char *name,
 /* A directory member over a directory already made: its metadata. */
 static void tar_update_dir(struct bnode *old, struct bnode *n)
 {
-	for (size_t i = 0; i < old->nxattrs; i++) {
-		free(old->xattrs[i].name);
-		free(old->xattrs[i].value);
-	}
-	free(old->xattrs);
+	xip_btree_xattrs_free(old);
 	old->xattrs = n->xattrs;
 	old->nxattrs = n->nxattrs;
 	n->xattrs = NULL;

@@ -643,16 +643,46 @@ int xip_btree_finish(struct btree *t, const struct xip_build_opts *o)
 	return 0;
 }
 
-void xip_btree_node_free(struct bnode *n)
+int xip_btree_xattr_add(struct bnode *n, const char *name, const void *value,
+			size_t len)
 {
-	names_drop(n);
-	for (size_t i = 0; i < n->nkids; i++)
-		free(n->kids[i].name);
+	struct bxattr *xa = realloc(n->xattrs, (n->nxattrs + 1) * sizeof(*xa));
+
+	if (!xa)
+		return -ENOMEM;
+	n->xattrs = xa;
+	xa = &n->xattrs[n->nxattrs];
+	xa->name = strdup(name);
+	xa->value = malloc(len ? len : 1);
+	if (!xa->name || !xa->value) {
+		free(xa->name);
+		free(xa->value);
+		return -ENOMEM;
+	}
+	if (len)
+		memcpy(xa->value, value, len);
+	xa->len = len;
+	n->nxattrs++;
+	return 0;
+}
+
+void xip_btree_xattrs_free(struct bnode *n)
+{
 	for (size_t i = 0; i < n->nxattrs; i++) {
 		free(n->xattrs[i].name);
 		free(n->xattrs[i].value);
 	}
 	free(n->xattrs);
+	n->xattrs = NULL;
+	n->nxattrs = 0;
+}
+
+void xip_btree_node_free(struct bnode *n)
+{
+	names_drop(n);
+	for (size_t i = 0; i < n->nkids; i++)
+		free(n->kids[i].name);
+	xip_btree_xattrs_free(n);
 	free(n->kids);
 	free(n->target);
 	free(n->name);

@@ -719,9 +719,7 @@ int xip_chk_inodes(struct chk *c)
 
 static int cmp_u64(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
+	return xip_cmp_u64(*(const uint64_t *)a, *(const uint64_t *)b);
 }
 
 /* Shared extended attribute blocks: reference counts against the users. */

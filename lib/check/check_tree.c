@@ -504,20 +504,15 @@ static int cmp_link_src(const void *a, const void *b)
 {
 	const struct tree_link *x = a, *y = b;
 
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	if (x->sino != y->sino)
-		return x->sino < y->sino ? -1 : 1;
-	return strcmp(x->path, y->path);
+	return xip_cmp_u64(x->dev, y->dev) ?: xip_cmp_u64(x->sino, y->sino) ?:
+	       strcmp(x->path, y->path);
 }
 
 static int cmp_link_img(const void *a, const void *b)
 {
 	const struct tree_link *x = a, *y = b;
 
-	if (x->ino != y->ino)
-		return x->ino < y->ino ? -1 : 1;
-	return strcmp(x->path, y->path);
+	return xip_cmp_u64(x->ino, y->ino) ?: strcmp(x->path, y->path);
 }
 
 /* Hard links: the same grouping on both sides. */

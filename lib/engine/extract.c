@@ -66,7 +66,7 @@ static int xlink_cmp(const void *a, const void *b)
 {
 	const struct xlink *x = a, *y = b;
 
-	return x->ino < y->ino ? -1 : x->ino > y->ino;
+	return xip_cmp_u64(x->ino, y->ino);
 }
 
 static void xlink_free(void *p)
@@ -79,9 +79,7 @@ static void xlink_free(void *p)
 
 static int ino_cmp(const void *a, const void *b)
 {
-	uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-
-	return x < y ? -1 : x > y;
+	return xip_cmp_u64((uintptr_t)a, (uintptr_t)b);
 }
 
 static void nofree(void *p)

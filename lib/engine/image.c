@@ -57,7 +57,7 @@ static int claim_devices(struct xip_image *img)
 {
 	struct xip_seg *seg = img->seg;
 	char self[64];
-	int fd, ret, *grown;
+	int fd, ret;
 
 	ret = xip_loop_claim_backing(seg->fd, seg->path, &img->claims,
 				     &img->nclaims);
@@ -72,14 +72,7 @@ static int claim_devices(struct xip_image *img)
 	if (fd < 0)
 		return xip_error(-errno, "%s: %s", seg->path, strerror(errno));
 	/* the claims so far stay (released at the close) */
-	grown = realloc(img->claims, (img->nclaims + 1) * sizeof(*grown));
-	if (!grown) {
-		close(fd);
-		return xip_error(-ENOMEM, "out of memory");
-	}
-	img->claims = grown;
-	img->claims[img->nclaims++] = fd;
-	return 0;
+	return xip_loop_claim_add(&img->claims, &img->nclaims, fd);
 }
 
 /* Write only the primary superblock's s_state (and its checksum), synced. */

@@ -374,7 +374,7 @@ static int range_cmp(const void *a, const void *b)
 {
 	const struct xip_fs_range *x = a, *y = b;
 
-	return x->start < y->start ? -1 : x->start > y->start;
+	return xip_cmp_u64(x->start, y->start);
 }
 
 /* Sort and merge overlapping or touching ranges. */

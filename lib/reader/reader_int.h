@@ -4,9 +4,10 @@
  * ext2 reader that needs nothing but libc.  It is the one read path of
  * the library: the front end's exec and xiptool-main's lookup,
  * directories, symlinks, stat and block maps all go through it;
- * libext2fs (image.c, page.c's writers) is only for what writes.  Everything is read from the segment each time
- * (nothing from an inode or a directory is cached across calls), so the
- * bytes a writer has just put there through libext2fs are what it sees.
+ * libext2fs (engine/image.c, engine/page.c's writers) is only for what
+ * writes.  Everything is read from the segment each time (nothing from an
+ * inode or a directory is cached across calls), so the bytes a writer has
+ * just put there through libext2fs are what it sees.
  * Not part of the public API.
  */
 #ifndef XIP_READER_INT_H
@@ -44,7 +45,8 @@ struct xip_fs {
 /*
  * An open image (opaque outside the library: xip_image_seg() and
  * xip_image_block_size() give what the commands and the plugin need).
- * The reader (fsread.c) and the engine (image.c, page.c) both fill it.
+ * The reader (fsread.c) and the engine (engine/image.c, engine/page.c)
+ * both fill it.
  */
 struct xip_image {
 	struct xip_seg *seg;
@@ -53,8 +55,8 @@ struct xip_image {
 	 * the checked group descriptors, read straight from the segment.
 	 */
 	struct xip_fs *rd;
-	/* libext2fs, for writers, mkfs and verify (image.c); NULL when the
-	 * image was opened with xip_image_open_read() */
+	/* libext2fs, for writers, mkfs and verify (engine/image.c); NULL
+	 * when the image was opened with xip_image_open_read() */
 	ext2_filsys fs;
 	void (*close_fs)(struct xip_image *img);
 	int close_ret;			/* what close_fs() reported */
@@ -130,7 +132,7 @@ struct xip_undo;
 
 /*
  * The block map of one inode, opened for a series of lookups.  The inode
- * is a private copy: writers (page.c) update it and write it back.
+ * is a private copy: writers (engine/page.c) update it and write it back.
  */
 struct xip_map {
 	struct xip_image *img;

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,55 @@ static int parse_mode(const char *v, mode_t *out)
 	return 0;
 }
 
+/* The record's numeric fields: key, place and width in the entry. */
+#define NUM_FIELD(k, m)                                                 \
+	{ k, offsetof(struct xip_seg_entry, m),                         \
+	  sizeof(((struct xip_seg_entry *)0)->m) }
+
+static const struct num_field {
+	const char *key;
+	size_t off, len;
+} num_fields[] = {
+	NUM_FIELD("size", size),
+	NUM_FIELD("offset", offset),
+	NUM_FIELD("sizelimit", sizelimit),
+	NUM_FIELD("created", created),
+	NUM_FIELD("owner", owner),
+	NUM_FIELD("compressed", compressed),
+	NUM_FIELD("verified", verified),
+	NUM_FIELD("dev", seg_dev),
+	NUM_FIELD("ino", seg_ino),
+	NUM_FIELD("fileuid", seg_uid),
+	NUM_FIELD("pid", pid),
+	NUM_FIELD("imageuid", image_uid),
+	NUM_FIELD("imagegid", image_gid),
+};
+
+static const struct num_field *num_field(const char *key)
+{
+	for (size_t i = 0; i < sizeof(num_fields) / sizeof(num_fields[0]); i++)
+		if (!strcmp(key, num_fields[i].key))
+			return &num_fields[i];
+	return NULL;
+}
+
+/* Store @v in @f's field: a flag is set by any value but 0. */
+static void num_field_set(struct xip_seg_entry *e, const struct num_field *f,
+			  uint64_t v)
+{
+	char *dst = (char *)e + f->off;
+	uint32_t v32 = (uint32_t)v;
+	bool flag = v != 0;
+
+	_Static_assert(sizeof(bool) == 1, "a flag is one byte");
+	if (f->len == sizeof(flag))
+		memcpy(dst, &flag, sizeof(flag));
+	else if (f->len == sizeof(v32))
+		memcpy(dst, &v32, sizeof(v32));
+	else if (f->len == sizeof(v))
+		memcpy(dst, &v, sizeof(v));
+}
+
 /* @val: @vlen bytes, not terminated */
 static int parse_field(struct xip_seg_entry *e, const char *key,
 		       const char *val, size_t vlen)
@@ -160,17 +210,10 @@ static int parse_field(struct xip_seg_entry *e, const char *key,
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		if (!strcmp(key, strs[i].key))
 			return unescape(val, vlen, strs[i].dst, strs[i].len);
-	static const char *const nums[] = {
-		"type", "size", "offset", "sizelimit", "created", "owner",
-		"compressed", "dev", "ino", "fileuid", "state", "pid",
-		"imageuid", "imagegid", "imagemode", "verified",
-	};
-	size_t k;
+	const struct num_field *f = num_field(key);
 
-	for (k = 0; k < sizeof(nums) / sizeof(nums[0]); k++)
-		if (!strcmp(key, nums[k]))
-			break;
-	if (k == sizeof(nums) / sizeof(nums[0]))
+	if (!f && strcmp(key, "type") && strcmp(key, "state") &&
+	    strcmp(key, "imagemode"))
 		return 0;	/* unknown keys are ignored */
 	if (vlen >= sizeof(word))
 		return -EINVAL;
@@ -188,32 +231,7 @@ static int parse_field(struct xip_seg_entry *e, const char *key,
 		return parse_mode(word, &e->image_mode);
 	if (parse_num(word, &v))
 		return -EINVAL;
-	if (!strcmp(key, "size"))
-		e->size = v;
-	else if (!strcmp(key, "offset"))
-		e->offset = v;
-	else if (!strcmp(key, "sizelimit"))
-		e->sizelimit = v;
-	else if (!strcmp(key, "created"))
-		e->created = (int64_t)v;
-	else if (!strcmp(key, "owner"))
-		e->owner = (uid_t)v;
-	else if (!strcmp(key, "compressed"))
-		e->compressed = v != 0;
-	else if (!strcmp(key, "verified"))
-		e->verified = v != 0;
-	else if (!strcmp(key, "dev"))
-		e->seg_dev = v;
-	else if (!strcmp(key, "ino"))
-		e->seg_ino = v;
-	else if (!strcmp(key, "fileuid"))
-		e->seg_uid = (uid_t)v;
-	else if (!strcmp(key, "pid"))
-		e->pid = (pid_t)v;
-	else if (!strcmp(key, "imageuid"))
-		e->image_uid = (uid_t)v;
-	else if (!strcmp(key, "imagegid"))
-		e->image_gid = (gid_t)v;
+	num_field_set(e, f, v);
 	return 0;
 }
 

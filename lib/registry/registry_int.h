@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Internal interface of the registry of attached segments (registry.c)
- * and of the scan of processes that map them (ps.c).  Not part of the
+ * Internal interface of the registry of attached segments (registry.c,
+ * record.c) and of whether one is in use (busy.c).  Not part of the
  * public API.
  */
 #ifndef XIP_REGISTRY_INT_H

@@ -309,7 +309,7 @@ static bool backed_by(const char *node, dev_t dev, ino_t ino)
 	return same;
 }
 
-static int claim_add(int **fds, size_t *n, int fd)
+int xip_loop_claim_add(int **fds, size_t *n, int fd)
 {
 	int *grown = realloc(*fds, (*n + 1) * sizeof(**fds));
 
@@ -367,7 +367,7 @@ int xip_loop_claim_backing(int fd, const char *what, int **fdsp, size_t *np)
 			ret = xip_error(-errno, "%s: %s", node,
 					strerror(errno));
 		} else {
-			ret = claim_add(fdsp, np, dfd);
+			ret = xip_loop_claim_add(fdsp, np, dfd);
 		}
 	}
 	closedir(d);

@@ -137,17 +137,16 @@ static int segment_map(struct xip_seg *seg)
 {
 	int prot = PROT_READ | (seg->writable ? PROT_WRITE : 0);
 	void *p;
+	int ret;
 
 	if (seg->size == 0)
 		return xip_error(-EINVAL, "%s: empty (size 0)", seg->path);
 	if (seg->size > (uint64_t)SIZE_MAX / 2)
 		return xip_error(-EFBIG, "%s: too large to map", seg->path);
-	p = mmap(NULL, (size_t)seg->size, prot, MAP_SHARED, seg->fd, 0);
-	if (p == MAP_FAILED)
-		return xip_error(-errno, "%s: cannot map: %s", seg->path,
-				 strerror(errno));
-	seg->base = p;
-	return 0;
+	ret = xip_map_shared(seg->fd, (size_t)seg->size, prot, seg->path, &p);
+	if (!ret)
+		seg->base = p;
+	return ret;
 }
 
 /*

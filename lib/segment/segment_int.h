@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Internal interface of the segment room: attach sizes and alignment
- * (attach.c), kernel loop devices (loop.c) and the libext2fs io_manager
+ * (segment.c), kernel loop devices (loop.c) and the libext2fs io_manager
  * whose device is a segment (xipio.c).  Not part of the public API.
  */
 #ifndef XIP_SEGMENT_INT_H
@@ -86,6 +86,11 @@ int xip_loop_backing_file(const char *dev, char *buf, size_t len);
 int xip_loop_busy(const char *dev, char *why, size_t len);
 /* Is the loop device read-only?  1, 0 or < 0. */
 int xip_loop_read_only(const char *dev);
+/*
+ * Add the claim @fd to the claims *@fdsp (*@np of them), as
+ * xip_loop_claim_backing() does: 0, or -ENOMEM with @fd closed.
+ */
+int xip_loop_claim_add(int **fdsp, size_t *np, int fd);
 
 /* ------------------------------------------------------------------ */
 /* The segment io_manager (xipio.c)                                    */

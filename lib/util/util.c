@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/sysmacros.h>
 
 #include "util/xip_util.h"
@@ -119,6 +120,18 @@ int xip_pread_exact(int fd, void *buf, size_t len, uint64_t off,
 		return xip_error((int)n, "%s: %s", name, strerror((int)-n));
 	if ((size_t)n < len)
 		return xip_error(-EIO, "%s: shrank while being read", name);
+	return 0;
+}
+
+int xip_map_shared(int fd, size_t len, int prot, const char *name,
+		   void **map)
+{
+	void *p = mmap(NULL, len, prot, MAP_SHARED, fd, 0);
+
+	if (p == MAP_FAILED)
+		return xip_error(-errno, "%s: cannot map: %s", name,
+				 strerror(errno));
+	*map = p;
 	return 0;
 }
 

@@ -27,6 +27,13 @@ static inline uint64_t div_round_up(uint64_t n, uint64_t d)
 	return n / d + (n % d != 0);
 }
 
+/* -1, 0 or 1 as @a is below, equal to or above @b: for qsort(3) and
+ * bsearch(3) comparisons. */
+static inline int xip_cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
 static inline uint64_t round_up(uint64_t n, uint64_t d)
 {
 	return div_round_up(n, d) * d;
@@ -61,6 +68,13 @@ ssize_t xip_pread_full(int fd, void *buf, size_t len, uint64_t off);
  */
 int xip_pread_exact(int fd, void *buf, size_t len, uint64_t off,
 		    const char *name);
+
+/*
+ * Map the first @len bytes of @fd shared (MAP_SHARED) with @prot into
+ * *@map: 0, or -errno with the error "@name: cannot map: reason".
+ */
+int xip_map_shared(int fd, size_t len, int prot, const char *name,
+		   void **map);
 
 /*
  * Room for at least @need elements of @elsize bytes in the array *@arr of

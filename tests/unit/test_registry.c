@@ -105,6 +105,36 @@ static void test_format_parse(void **state)
 	assert_int_equal(b.created, 1700000000);
 	assert_int_equal(b.owner, 1000);
 	assert_true(b.compressed);
+	assert_false(b.verified);
+	/* every numeric field, each at its own width */
+	a.verified = true;
+	a.sizelimit = (1ULL << 33) + 7;
+	a.seg_dev = (1ULL << 40) + 3;
+	a.seg_ino = (1ULL << 36) + 5;
+	a.seg_uid = 70000;
+	a.image_mode = 0100640;
+	a.image_uid = 0x7ffffff0;
+	a.image_gid = 65537;
+	a.attaching = true;
+	a.pid = 0x12345;
+	assert_true(xip_registry_format(&a, text, sizeof(text)) > 0);
+	assert_int_equal(xip_registry_parse(text, &b), 0);
+	assert_true(b.verified);
+	assert_true(b.compressed);
+	assert_int_equal(b.sizelimit, (1ULL << 33) + 7);
+	assert_int_equal(b.seg_dev, (1ULL << 40) + 3);
+	assert_int_equal(b.seg_ino, (1ULL << 36) + 5);
+	assert_int_equal(b.seg_uid, 70000);
+	assert_int_equal(b.image_mode, 0100640);
+	assert_int_equal(b.image_uid, 0x7ffffff0);
+	assert_int_equal(b.image_gid, 65537);
+	assert_true(b.attaching);
+	assert_int_equal(b.pid, 0x12345);
+	assert_int_equal(b.offset, 1ULL << 40);
+	assert_int_equal(b.created, 1700000000);
+	a.attaching = false;
+	a.image_mode = 0;
+	a.verified = false;
 	/* too small a buffer */
 	assert_int_equal(xip_registry_format(&a, text, 40), -ENAMETOOLONG);
 	/* damaged records */

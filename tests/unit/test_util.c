@@ -4,6 +4,7 @@
  */
 #include <limits.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -35,6 +36,45 @@ static void test_rounding(void **state)
 	/* U64() for %llu keeps every bit */
 	assert_true(sizeof(U64(UINT64_C(1))) == sizeof(unsigned long long));
 	assert_true(U64(UINT64_MAX) == ULLONG_MAX);
+}
+
+/* The sign of a three-way comparison, over the whole 64-bit range. */
+static void test_cmp_u64(void **state)
+{
+	assert_int_equal(xip_cmp_u64(1, 2), -1);
+	assert_int_equal(xip_cmp_u64(2, 1), 1);
+	assert_int_equal(xip_cmp_u64(7, 7), 0);
+	/* no subtraction: it would wrap or be cut to an int */
+	assert_int_equal(xip_cmp_u64(0, UINT64_MAX), -1);
+	assert_int_equal(xip_cmp_u64(UINT64_MAX, 0), 1);
+	assert_int_equal(xip_cmp_u64(UINT64_C(1) << 32, 1), 1);
+	assert_int_equal(xip_cmp_u64(1, UINT64_C(1) << 32), -1);
+}
+
+/* A shared mapping of a file, and a refused one naming the file. */
+static void test_map_shared(void **state)
+{
+	const char *path = unit_path("mapped");
+	void *map = NULL;
+	int fd;
+
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(xip_pwrite_all(fd, "xip", 3, 0), 0);
+	assert_int_equal(xip_map_shared(fd, 4096, PROT_READ, path, &map), 0);
+	assert_memory_equal(map, "xip", 3);
+	munmap(map, 4096);
+	close(fd);
+	fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	map = NULL;
+	assert_int_equal(xip_map_shared(fd, 4096, PROT_READ, path, &map),
+			 -EACCES);
+	assert_null(map);
+	assert_non_null(strstr(xip_errmsg(), path));
+	assert_non_null(strstr(xip_errmsg(), ": cannot map: "));
+	close(fd);
+	unlink(path);
 }
 
 /* ---- xip_grow ------------------------------------------------------------ */
@@ -457,6 +497,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rounding),
+		cmocka_unit_test(test_cmp_u64),
+		cmocka_unit_test(test_map_shared),
 		cmocka_unit_test(test_grow),
 		cmocka_unit_test(test_grow_overflow),
 		cmocka_unit_test(test_read_full_pipe_eintr),

@@ -190,48 +190,51 @@ static void flip_check(checker *check, uint8_t *base, uint64_t size, int fd,
 	base[off] ^= 0x10;
 }
 
+/* Where the tree starts: right after the file system's blocks. */
+#define HASH_OFF ((uint64_t)FS_BLOCKS * BS)
+
+/* One flipped bit, what the check returns and where it places it. */
+static const struct flip {
+	uint64_t off;
+	int ret;
+	enum xip_verity_where where;
+	uint64_t block;
+} flips[] = {
+	/* data: the last block, one in the middle, the first thread's */
+	{ HASH_OFF - 1, -EBADMSG, XIP_VERITY_DATA, FS_BLOCKS - 1 },
+	{ 150 * BS + 5, -EBADMSG, XIP_VERITY_DATA, 150 },
+	{ 3000, -EBADMSG, XIP_VERITY_DATA, 0 },
+	/* level 0 (the blocks after the top), the top, the superblock */
+	{ HASH_OFF + 2 * BS + 40, -EBADMSG, XIP_VERITY_HASH, FS_BLOCKS + 2 },
+	{ HASH_OFF + 18 * BS - 1, -EBADMSG, XIP_VERITY_HASH, FS_BLOCKS + 17 },
+	{ HASH_OFF + BS + 3, -EBADMSG, XIP_VERITY_ROOT, 0 },
+	/* the salt, its size, the padding, the block count, the signature */
+	{ HASH_OFF + 88, -EBADMSG, XIP_VERITY_ROOT, 0 },
+	{ HASH_OFF + 80, -EBADMSG, XIP_VERITY_ROOT, 0 },
+	{ HASH_OFF + 500, -EUCLEAN, XIP_VERITY_SUPER, 0 },
+	{ HASH_OFF + 1000, -EBADMSG, XIP_VERITY_SUPER, 0 },
+	{ HASH_OFF + 72, -EUCLEAN, XIP_VERITY_SUPER, 0 },
+	{ HASH_OFF + 1, -EUCLEAN, XIP_VERITY_MISSING, 0 },
+};
+
 /* Each kind of damage, found and placed alike by both checks. */
 static void damage(checker *check, uint8_t *base, uint64_t size, int fd,
 		   const uint8_t *root)
 {
-	uint64_t hash_off = (uint64_t)FS_BLOCKS * BS;
+	uint64_t hash_off = HASH_OFF;
 	struct xip_verity_bad bad;
 	uint8_t wrong[32];
 
 	assert_int_equal(check(base, size, fd, root, 32, &bad), 0);
-	/* data: the last block, one in the middle, the first thread's */
-	flip_check(check, base, size, fd, root, hash_off - 1, -EBADMSG,
-		   XIP_VERITY_DATA, FS_BLOCKS - 1);
-	flip_check(check, base, size, fd, root, 150 * BS + 5, -EBADMSG,
-		   XIP_VERITY_DATA, 150);
-	flip_check(check, base, size, fd, root, 3000, -EBADMSG,
-		   XIP_VERITY_DATA, 0);
+	for (size_t i = 0; i < sizeof(flips) / sizeof(flips[0]); i++)
+		flip_check(check, base, size, fd, root, flips[i].off,
+			   flips[i].ret, flips[i].where, flips[i].block);
 	/* two bad blocks, one per thread's share (or half): the lower is
 	 * named, although the stream hashes the upper one first */
 	base[1500 * BS + 9] ^= 1;
 	flip_check(check, base, size, fd, root, 700 * BS, -EBADMSG,
 		   XIP_VERITY_DATA, 700);
 	base[1500 * BS + 9] ^= 1;
-	/* level 0 (the blocks after the top), the top, the superblock */
-	flip_check(check, base, size, fd, root, hash_off + 2 * BS + 40,
-		   -EBADMSG, XIP_VERITY_HASH, FS_BLOCKS + 2);
-	flip_check(check, base, size, fd, root, hash_off + 18 * BS - 1,
-		   -EBADMSG, XIP_VERITY_HASH, FS_BLOCKS + 17);
-	flip_check(check, base, size, fd, root, hash_off + BS + 3, -EBADMSG,
-		   XIP_VERITY_ROOT, 0);
-	/* the salt, its size, the padding, the block count, the signature */
-	flip_check(check, base, size, fd, root, hash_off + 88, -EBADMSG,
-		   XIP_VERITY_ROOT, 0);
-	flip_check(check, base, size, fd, root, hash_off + 80, -EBADMSG,
-		   XIP_VERITY_ROOT, 0);
-	flip_check(check, base, size, fd, root, hash_off + 500, -EUCLEAN,
-		   XIP_VERITY_SUPER, 0);
-	flip_check(check, base, size, fd, root, hash_off + 1000, -EBADMSG,
-		   XIP_VERITY_SUPER, 0);
-	flip_check(check, base, size, fd, root, hash_off + 72, -EUCLEAN,
-		   XIP_VERITY_SUPER, 0);
-	flip_check(check, base, size, fd, root, hash_off + 1, -EUCLEAN,
-		   XIP_VERITY_MISSING, 0);
 	/* a wrong root hash, a short one, a truncated tree, none */
 	memcpy(wrong, root, 32);
 	wrong[31] ^= 1;
