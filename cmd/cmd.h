@@ -35,6 +35,9 @@ extern int opt_verbose;
 extern int opt_quiet;
 extern bool cmd_exec_fresh;	/* exec: xip_exec_opts.fresh (the front end) */
 extern unsigned int cmd_exec_std_opened;	/* xip_exec_opts.std_opened */
+/* The musl front end's allocator (front_alloc.c): no block of it lies
+ * outside the front end's bss (xip_exec_opts.own_memory_only). */
+bool front_alloc_own_only(void);
 
 /*
  * The command being run, for messages: "xiptool <cmd>: <object>: <reason>".

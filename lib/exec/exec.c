@@ -415,6 +415,19 @@ static uint64_t stack_vma_end(uint64_t sp, uint64_t page)
 }
 
 /*
+ * A fresh process's own AT_RANDOM bytes: the kernel's, new with the
+ * execve that started it, and read by nobody once the program runs.
+ */
+static bool fresh_random(const struct xip_exec *ex, uint8_t random[16])
+{
+	const void *r = ex->fresh ? (const void *)getauxval(AT_RANDOM) : NULL;
+
+	if (r)
+		memcpy(random, r, 16);
+	return r != NULL;
+}
+
+/*
  * Build the stack on the process's own [stack] mapping, STACK_GAP below
  * the current stack pointer, so that it stays the main stack of the
  * program (growing down to RLIMIT_STACK as usual).
@@ -445,7 +458,8 @@ static int build_stack(struct xip_exec *ex, const char *const *argv,
 	in.execfn = ex->execfn;
 	errno = 0;
 	in.platform = (const char *)getauxval(AT_PLATFORM);
-	if (getrandom(in.random, sizeof(in.random), 0) != sizeof(in.random))
+	if (!fresh_random(ex, in.random) &&
+	    getrandom(in.random, sizeof(in.random), 0) != sizeof(in.random))
 		return xip_error(-errno, "getrandom: %s", strerror(errno));
 	in.pad = ((unsigned int)in.random[0] << 4) & 0x1ff0;
 	in.auxv = auxv;
@@ -797,7 +811,7 @@ static int make_trampoline(struct xip_exec *ex)
 	void *p;
 
 	dl_iterate_phdr(self_ranges_cb, &s);
-	if (ex->fresh)
+	if (ex->fresh && !(ex->own_memory_only && ex->own_memory_only()))
 		self_anon_ranges(ex, &s);
 	if (at + sizeof(s.r) > ex->page)
 		return xip_error(-EINVAL, "loader trampoline too large");

@@ -123,6 +123,7 @@ struct xip_exec {
 	bool has_interp;
 	bool fresh;		/* xip_exec_opts.fresh */
 	unsigned int std_opened;	/* xip_exec_opts.std_opened */
+	bool (*own_memory_only)(void);	/* xip_exec_opts.own_memory_only */
 	struct xip_exec_info info;
 	char *execfn;
 	char comm[16];

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -86,10 +87,12 @@ static bool in_groups(gid_t gid)
 }
 
 /* The kernel's execute permission check on the image's inode. */
-static int may_exec(const struct ext2_inode_large *in, const char *name)
+static int may_exec(const struct ext2_inode_large *in, const char *name,
+		    bool fresh)
 {
 	unsigned int mode = in->i_mode, bit = 0001;
-	uid_t uid = geteuid();
+	/* a fresh process still has the credentials its execve gave it */
+	uid_t uid = fresh ? (uid_t)getauxval(AT_EUID) : geteuid();
 
 	if (LINUX_S_ISDIR(mode))
 		return xip_error(-EACCES, "%s: is a directory", name);
@@ -142,7 +145,7 @@ static int open_in_image(struct xip_exec *ex, struct exec_file *f,
 	if (!ret)
 		ret = xip_read_inode(img, c.ino, &in);
 	if (!ret)
-		ret = may_exec(&in, path);
+		ret = may_exec(&in, path, ex->fresh);
 	if (ret)
 		return ret;
 	if (setid)
@@ -277,6 +280,7 @@ int xip_exec_prepare(struct xip_image *img, const struct xip_exec_opts *opts,
 	ex->img = img;
 	ex->fresh = opts->fresh;
 	ex->std_opened = opts->std_opened;
+	ex->own_memory_only = opts->own_memory_only;
 	ex->page = (uint64_t)xip_host_page_size();
 	ex->prog.fd = ex->interp.fd = -1;
 	ex->execfn = strdup(opts->path);

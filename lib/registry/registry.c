@@ -136,8 +136,8 @@ int xip_registry_dir(char *buf, size_t len)
 
 /* ---- the lock ----------------------------------------------------------- */
 
-static __thread int lock_fd = -1;
-static __thread unsigned int lock_depth;
+static XIP_TLS int lock_fd = -1;
+static XIP_TLS unsigned int lock_depth;
 
 int xip_registry_lock(void)
 {
@@ -259,7 +259,7 @@ static int state_write_tmp(int dfd, const char *dir,
 			   const struct xip_seg_entry *e, char *tmp,
 			   size_t len)
 {
-	static __thread unsigned int seq;
+	static XIP_TLS unsigned int seq;
 	char *text = malloc(STATE_MAX);
 	struct timespec ts;
 	int fd = -1, n, ret = 0;
