@@ -301,15 +301,23 @@ static void guard_branches(struct xip_exec *ex)
 }
 #endif
 
+/* The huge page size of a hugetlbfs file system (0 for any other). */
+static uint64_t huge_page(uint64_t fs_type, uint64_t bsize, uint64_t page)
+{
+	return fs_type == HUGETLBFS_MAGIC && bsize > page ? bsize : 0;
+}
+
 /* The huge page size of a hugetlbfs segment (0 for any other file). */
-static uint64_t hugetlbfs_page(int fd, uint64_t page)
+static uint64_t hugetlbfs_page(const struct exec_file *f, uint64_t page)
 {
 	struct statfs sfs;
 
-	if (fstatfs(fd, &sfs) || sfs.f_type != HUGETLBFS_MAGIC ||
-	    (uint64_t)sfs.f_bsize <= page)
+	/* the segment's file system, as it was when it was opened */
+	if (f->seg && f->seg->fs_known)
+		return huge_page(f->seg->fs_type, f->seg->fs_bsize, page);
+	if (fstatfs(f->fd, &sfs))
 		return 0;
-	return (uint64_t)sfs.f_bsize;
+	return huge_page((uint64_t)sfs.f_type, (uint64_t)sfs.f_bsize, page);
 }
 
 static int load_file(struct exec_file *f, uint64_t page)
@@ -317,7 +325,7 @@ static int load_file(struct exec_file *f, uint64_t page)
 	int ret = xip_exec_plan_load(&f->elf, f->runs, f->nruns, page,
 				     f->src_pages, f->name, &f->plan);
 
-	f->huge = hugetlbfs_page(f->fd, page);
+	f->huge = hugetlbfs_page(f, page);
 
 	if (!ret)
 		ret = reserve(f, page);

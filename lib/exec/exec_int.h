@@ -108,6 +108,7 @@ struct exec_file {
 	struct xip_elf elf;
 	int fd;				/* what the pages are mapped from */
 	bool own_fd;			/* a host file: ours to close */
+	const struct xip_seg *seg;	/* else the image's segment */
 	uint64_t src_pages;
 	struct xip_run *runs;
 	size_t nruns;

@@ -17,6 +17,11 @@
 int xip_seg_adopt(int fd, const char *path, const char *name,
 		      enum xip_seg_type type, int flags,
 		      struct xip_seg **segp);
+/* Same, with @st the fstat of @fd the caller has just made (not repeated). */
+struct stat;
+int xip_seg_adopt_stat(int fd, const struct stat *st, const char *path,
+		       const char *name, enum xip_seg_type type, int flags,
+		       struct xip_seg **segp);
 /*
  * Before a writer opens the regular file @path for writing: wait, at most
  * @timeout_ms, until no other xiptool holds it (the holder lock, taken

@@ -49,6 +49,13 @@ struct xip_seg {
 	 */
 	uint64_t data_size;
 	unsigned int page_size;	/* the host page size */
+	/*
+	 * The statfs(2) of a regular file's file system, taken when it was
+	 * opened (fs_known): its type (f_type), block size and mount flags
+	 * (f_flags: ST_NOEXEC...), for those who would ask again.
+	 */
+	bool fs_known;
+	uint64_t fs_type, fs_bsize, fs_flags;
 };
 
 /*
