@@ -75,6 +75,40 @@ typedef void (*xip_jump_fn)(uint64_t entry, uint64_t sp,
 
 /* ---- map ------------------------------------------------------------ */
 
+static int fixed_in_use(const struct exec_file *f, int err)
+{
+	const struct xip_load_plan *p = &f->plan;
+
+	return xip_error(-err, "%s: cannot map its fixed addresses 0x%" PRIx64
+			 "-0x%" PRIx64 ": %s", f->name, p->lo, p->hi,
+			 err == EEXIST ? "in use by xiptool" : strerror(err));
+}
+
+/*
+ * Do the plan's mappings of a fixed-address program cover [lo, hi) one
+ * after the other (as a static program's usually do)?  Then each is made
+ * where nothing is mapped yet (MAP_FIXED_NOREPLACE), and no reservation
+ * of the whole span comes first.
+ */
+static bool plan_tiles(const struct exec_file *f)
+{
+	const struct xip_load_plan *p = &f->plan;
+	uint64_t at = p->lo;
+
+	if (!p->fixed || f->huge)
+		return false;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct xip_map_op *op = &p->ops[i];
+
+		if (op->kind == XIP_MAP_ZERO)
+			continue;
+		if (op->addr != at)
+			return false;
+		at += op->len;
+	}
+	return at == p->hi;
+}
+
 static int reserve(struct exec_file *f, uint64_t page)
 {
 	const struct xip_load_plan *p = &f->plan;
@@ -82,6 +116,11 @@ static int reserve(struct exec_file *f, uint64_t page)
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
 	void *m;
 
+	if (plan_tiles(f)) {
+		f->tiled = true;
+		f->bias = 0;
+		return 0;
+	}
 	if (p->fixed) {
 		m = mmap((void *)(uintptr_t)p->lo, span, PROT_NONE,
 			 flags | MAP_FIXED_NOREPLACE, -1, 0);
@@ -91,11 +130,7 @@ static int reserve(struct exec_file *f, uint64_t page)
 			errno = EEXIST;
 		}
 		if (m == MAP_FAILED)
-			return xip_error(-errno, "%s: cannot map its fixed"
-					 " addresses 0x%" PRIx64 "-0x%" PRIx64
-					 ": %s", f->name, p->lo, p->hi,
-					 errno == EEXIST ? "in use by xiptool" :
-					 strerror(errno));
+			return fixed_in_use(f, errno);
 		f->bias = 0;
 		return 0;
 	}
@@ -249,6 +284,9 @@ static int map_op(const struct exec_file *f, const struct xip_map_op *op,
 
 	if (xip_debug_mask() & XIP_DBG_EXEC)
 		trace_op(f, op, addr);
+	/* a tiled plan reserved nothing: each mapping claims its range */
+	if (f->tiled)
+		flags = MAP_PRIVATE | MAP_FIXED_NOREPLACE;
 	switch (op->kind) {
 	case XIP_MAP_FILE:
 		if (f->huge)
@@ -270,6 +308,12 @@ static int map_op(const struct exec_file *f, const struct xip_map_op *op,
 			return map_error(f, op, addr, errno);
 		return 0;
 	}
+	if (f->tiled && m != MAP_FAILED && m != want) {
+		munmap(m, op->len);	/* a kernel that took it as a hint */
+		return fixed_in_use(f, EEXIST);
+	}
+	if (f->tiled && m == MAP_FAILED && errno == EEXIST)
+		return fixed_in_use(f, EEXIST);
 	return m == MAP_FAILED ? map_error(f, op, addr, errno) : 0;
 }
 
@@ -804,6 +848,21 @@ static void self_anon_ranges(const struct xip_exec *ex, struct self_ranges *s)
 }
 
 /*
+ * The [stack] mapping above the program's stack (which ends at
+ * stack_top): the loader's own frames, its arguments and environment.
+ * Nothing there is read again once the program runs, and the pages the
+ * loader wrote would count as its memory: unmapped last, from the
+ * program's stack, which keeps the rest of the mapping and grows down as
+ * usual.
+ */
+static void stack_above(const struct xip_exec *ex, struct self_ranges *s)
+{
+	if (ex->stack_end > ex->stack_top && s->n < MAX_UNMAP)
+		s->r[s->n++] = (struct xip_unmap){ ex->stack_top,
+			ex->stack_end - ex->stack_top };
+}
+
+/*
  * A page of its own for the last instructions: a copy of xip_exec_jump,
  * then the ranges of our own executable and libraries that it unmaps before
  * jumping, so that none of the loader stays mapped in the program (when
@@ -821,6 +880,7 @@ static int make_trampoline(struct xip_exec *ex)
 	dl_iterate_phdr(self_ranges_cb, &s);
 	if (ex->fresh && !(ex->own_memory_only && ex->own_memory_only()))
 		self_anon_ranges(ex, &s);
+	stack_above(ex, &s);
 	if (at + sizeof(s.r) > ex->page)
 		return xip_error(-EINVAL, "loader trampoline too large");
 	p = mmap(NULL, ex->page, PROT_READ | PROT_WRITE,
@@ -846,28 +906,6 @@ static int make_trampoline(struct xip_exec *ex)
 }
 
 /*
- * The pages of the [stack] mapping the loader wrote, out of the program's
- * stack (which ends at @top): below the frame of the caller (deeper calls
- * that returned) and above it (the callers' frames, the loader's own
- * arguments and environment).  Dropped, they read as zeros again and stop
- * counting as the program's memory.  Only this frame and the call to the
- * trampoline stay; nothing above it is read again.
- */
-__attribute__((always_inline, no_sanitize("address", "undefined")))
-static inline void release_stack(const struct xip_exec *ex, uint64_t top)
-{
-	uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0);
-	uint64_t low = (here - 1024) & ~(ex->page - 1);
-	uint64_t high = (here + 256 + ex->page - 1) & ~(ex->page - 1);
-
-	if (!ex->stack_end || top >= low || high >= ex->stack_end)
-		return;
-	/* raw: no interceptor's frame may reach below @low */
-	syscall(SYS_madvise, top, low - top, MADV_DONTNEED);
-	syscall(SYS_madvise, high, ex->stack_end - high, MADV_DONTNEED);
-}
-
-/*
  * No way back from here: everything that can fail has been done.  Only
  * system calls follow, then the jump.
  */
@@ -886,7 +924,6 @@ static void teardown_and_jump(const struct xip_exec *ex,
 	unregister_rseq();
 	prctl(PR_SET_NAME, ex->comm, 0, 0, 0);
 	set_mm(ex, st, brk, brk);
-	release_stack(ex, ex->stack_top);
 	((xip_jump_fn)ex->tramp)(entry, sp, ex->unmap, ex->nunmap);
 }
 

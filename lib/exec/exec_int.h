@@ -116,6 +116,7 @@ struct exec_file {
 	uint64_t bias;
 	int guard_prot;			/* added to executable mappings */
 	uint64_t huge;			/* hugetlbfs page size of @fd, or 0 */
+	bool tiled;			/* mapped without a reservation */
 };
 
 struct xip_exec {

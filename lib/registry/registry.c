@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -76,6 +77,20 @@ static int rundir_refuse(const char *dir, const struct stat *st, uid_t euid)
 	return 0;
 }
 
+/*
+ * Our effective uid.  The front end (XIP_LIBC_ONLY) changes no
+ * credentials: its own are still those its execve gave it, which the
+ * auxiliary vector holds.
+ */
+static uid_t registry_euid(void)
+{
+#ifdef XIP_LIBC_ONLY
+	return (uid_t)getauxval(AT_EUID);
+#else
+	return geteuid();
+#endif
+}
+
 /* openat, not open: musl's open adds an fcntl for O_CLOEXEC */
 static int rundir_openat(const char *dir)
 {
@@ -111,7 +126,7 @@ static int rundir_open_error(const char *dir, uid_t euid)
  */
 static int rundir_open(char *buf, size_t len)
 {
-	uid_t euid = geteuid();
+	uid_t euid = registry_euid();
 	struct stat st;
 	int fd, ret = rundir_path(buf, len, euid);
 
@@ -633,9 +648,14 @@ int xip_registry_get(const char *name, struct xip_seg_entry *e)
 	}
 }
 
-/* xip_registry_open_entry(), with the descriptor's fstat left in @st. */
+/*
+ * xip_registry_open_entry(), with the descriptor's fstat left in @st.
+ * With @locked, the shared holder lock is taken first when it is free
+ * (*@locked tells), so that the fstat after it says whether the file was
+ * still linked with the lock held.
+ */
 static int open_entry_stat(const struct xip_seg_entry *e, int oflags,
-			   struct stat *st)
+			   struct stat *st, bool *locked)
 {
 	int fd;
 
@@ -649,6 +669,9 @@ static int open_entry_stat(const struct xip_seg_entry *e, int oflags,
 				 e->name);
 	if (fd < 0)
 		return xip_error(-errno, "%s: %s", e->path, strerror(errno));
+	if (locked)
+		*locked = !xip_seg_type_exclusive(e->type) &&
+			  flock(fd, LOCK_SH | LOCK_NB) == 0;
 	if (fstat(fd, st) < 0 || !xip_registry_same_file(e, st)) {
 		close(fd);
 		return foreign_error(e);
@@ -667,7 +690,7 @@ int xip_registry_open_entry(const struct xip_seg_entry *e, int oflags)
 {
 	struct stat st;
 
-	return open_entry_stat(e, oflags, &st);
+	return open_entry_stat(e, oflags, &st, NULL);
 }
 
 /*
@@ -676,9 +699,9 @@ int xip_registry_open_entry(const struct xip_seg_entry *e, int oflags)
  * of entry_judge() would, in the order the judgement gives: gone (the
  * record is cleaned), another file, or the segment.
  */
-static int open_live(struct xip_seg_entry *e, struct stat *st)
+static int open_live(struct xip_seg_entry *e, struct stat *st, bool *locked)
 {
-	int fd = open_entry_stat(e, O_RDONLY, st);
+	int fd = open_entry_stat(e, O_RDONLY, st, locked);
 
 	if (fd == -ENOENT) {
 		xip_registry_clean(e);	/* stale */
@@ -690,12 +713,18 @@ static int open_live(struct xip_seg_entry *e, struct stat *st)
 	return fd;
 }
 
-/* xip_registry_open(), with the descriptor's fstat left in @st. */
+/*
+ * xip_registry_open(), with the descriptor's fstat left in @st; @locked
+ * as for open_entry_stat() (false where the record is judged first).
+ */
 static int registry_open_stat(const char *name, int oflags,
-			      struct xip_seg_entry *e, struct stat *st)
+			      struct xip_seg_entry *e, struct stat *st,
+			      bool *locked)
 {
 	int ret = xip_registry_name_check(name);
 
+	if (locked)
+		*locked = false;
 	if (ret)
 		return xip_error(-ENOENT, "@%s: %s", name, xip_errmsg());
 	/* reading a record no attach holds: one open judges it */
@@ -704,7 +733,7 @@ static int registry_open_stat(const char *name, int oflags,
 		if (ret)
 			return ret;
 		if (!e->attaching)
-			return open_live(e, st);
+			return open_live(e, st, locked);
 	}
 	ret = xip_registry_get(name, e);
 	if (ret)
@@ -714,7 +743,7 @@ static int registry_open_stat(const char *name, int oflags,
 	    !xip_seg_type_writable(e->type))
 		return xip_error(-EROFS, "@%s: segment is read-only (type %s)",
 				 name, xip_seg_type_name(e->type));
-	ret = open_entry_stat(e, oflags, st);
+	ret = open_entry_stat(e, oflags, st, NULL);
 	if (ret == -ENOENT) {
 		xip_registry_clean(e);	/* gone since: stale */
 		ret = xip_error(-ENOENT, "@%s: no attached segment of that name",
@@ -727,7 +756,7 @@ int xip_registry_open(const char *name, int oflags, struct xip_seg_entry *e)
 {
 	struct stat st;
 
-	return registry_open_stat(name, oflags, e, &st);
+	return registry_open_stat(name, oflags, e, &st, NULL);
 }
 
 /*
@@ -740,7 +769,7 @@ static int open_attached(const char *name, int flags,
 			 struct xip_seg **segp)
 {
 	struct xip_seg_entry *e = malloc(sizeof(*e));
-	bool write = flags & XIP_SEG_WRITE;
+	bool write = flags & XIP_SEG_WRITE, locked = false;
 	struct stat st;
 	int fd;
 
@@ -753,7 +782,8 @@ static int open_attached(const char *name, int flags,
 		fd = xip_seg_wait_unheld(e->path, name, XIP_LOCK_WAIT_MS);
 	if (!fd)
 		fd = registry_open_stat(name, write ? O_RDWR : O_RDONLY, e,
-					&st);
+					&st, (flags & XIP_SEG_SHARED) && !write ?
+						     &locked : NULL);
 	if (write && (fd == -EACCES || fd == -EPERM))
 		fd = xip_error(-EROFS, "@%s: read-only: %s", name,
 			       strerror(-fd));
@@ -761,7 +791,8 @@ static int open_attached(const char *name, int flags,
 		XIP_DBG(REGISTRY, "@%s is %s (type %s)", name, e->path,
 			xip_seg_type_name(e->type));
 		fd = xip_seg_adopt_stat(fd, &st, e->path, name, e->type,
-					flags, segp);
+					locked ? flags : flags & ~XIP_SEG_SHARED,
+					segp);
 	}
 	/* the data, not the padding after it */
 	if (fd >= 0 && e->size && e->size < (*segp)->size)

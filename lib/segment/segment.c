@@ -209,6 +209,8 @@ static int segment_setup(struct xip_seg *seg, int flags,
 	if (ret)
 		return ret;
 	seg->writable = flags & XIP_SEG_WRITE;
+	seg->held_shared = known && (flags & XIP_SEG_SHARED) &&
+			   !xip_seg_type_exclusive(seg->type);
 	seg->page_size = (unsigned int)xip_host_page_size();
 	return segment_map(seg);
 }
@@ -426,6 +428,10 @@ int xip_seg_lock(struct xip_seg *seg, bool exclusive, int timeout_ms)
 	/* an exclusive segment type holds LOCK_EX from xip_seg_open() */
 	if (xip_seg_type_exclusive(seg->type))
 		return 0;
+	/* taken at open, and the file was still linked after it */
+	if (!exclusive && seg->held_shared)
+		return 0;
+	seg->held_shared = false;
 	while (flock(seg->fd, op) < 0) {
 		if (errno != EWOULDBLOCK && errno != EINTR)
 			return xip_error(-errno, "%s: lock: %s", seg->path,

@@ -17,7 +17,11 @@
 int xip_seg_adopt(int fd, const char *path, const char *name,
 		      enum xip_seg_type type, int flags,
 		      struct xip_seg **segp);
-/* Same, with @st the fstat of @fd the caller has just made (not repeated). */
+/*
+ * Same, with @st the fstat of @fd the caller has just made (not
+ * repeated); XIP_SEG_SHARED in @flags: the caller took the shared holder
+ * lock on @fd before that fstat.
+ */
 struct stat;
 int xip_seg_adopt_stat(int fd, const struct stat *st, const char *path,
 		       const char *name, enum xip_seg_type type, int flags,

@@ -32,6 +32,9 @@ enum xip_seg_type {
 /* xip_seg_open() flags */
 #define XIP_SEG_WRITE	0x01	/* map PROT_WRITE (fails with -EROFS if not) */
 #define XIP_SEG_EXCL	0x02	/* take the exclusive holder lock */
+/* an attached segment: take the shared holder lock at once when it is
+ * free, so that xip_seg_lock(seg, false, ...) has nothing left to do */
+#define XIP_SEG_SHARED	0x04
 
 struct xip_seg {
 	char *path;		/* the backing file or device */
@@ -56,6 +59,7 @@ struct xip_seg {
 	 */
 	bool fs_known;
 	uint64_t fs_type, fs_bsize, fs_flags;
+	bool held_shared;	/* the shared holder lock, taken at open */
 };
 
 /*

@@ -540,3 +540,66 @@ PY
 	run -127 bash -c '"$0" exec "$1" /no/such 2>&-' "$XIPTOOL" "$T/img"
 	cmp "$IMG" "$T/img"
 }
+
+# system calls of CMD and its children (strace -f -c), printed
+syscalls_of() {
+	strace -f -c -o "$BATS_TEST_TMPDIR/strace.out" "$@" >/dev/null
+	awk '$NF == "total" { print $(NF - 1) }' "$BATS_TEST_TMPDIR/strace.out"
+}
+
+@test "exec: at most 30 system calls more than execve of the same program, whatever the descriptor limit" {
+	need_busybox
+	command -v strace >/dev/null || skip "strace is not installed"
+	if ldd "$XIPTOOL" 2>/dev/null | grep 'libasan\|libubsan' >/dev/null; then
+		skip "a sanitizer build of the front end"
+	fi
+	local n x1 x2 a1 a2
+	export XIPTOOL_RUNDIR=$T/run
+	xiptool attach -n "execcount$$" "$IMG"
+	cp /bin/busybox "$BATS_TEST_TMPDIR/busybox"
+	n=$(syscalls_of "$BATS_TEST_TMPDIR/busybox" true)
+	# an image path and an attached segment (@NAME: its record, its file)
+	x1=$(ulimit -n 1024 && syscalls_of "$XIPTOOL" exec "$IMG" /bin/busybox true)
+	x2=$(ulimit -n 65536 && syscalls_of "$XIPTOOL" exec "$IMG" /bin/busybox true)
+	a1=$(ulimit -n 1024 && syscalls_of "$XIPTOOL" exec "@execcount$$" /bin/busybox true)
+	a2=$(ulimit -n 65536 && syscalls_of "$XIPTOOL" exec "@execcount$$" /bin/busybox true)
+	xiptool detach "execcount$$"
+	echo "native $n; image path $x1 (ulimit -n 65536: $x2); @NAME $a1 ($a2)"
+	[ "$x1" -le "$((n + 30))" ]
+	[ "$a1" -le "$((n + 30))" ]
+	[ "$x1" -eq "$x2" ]
+	[ "$a1" -eq "$a2" ]
+}
+
+@test "exec: arguments too many for the front end's arena: the program gets them all, and none of the front end's memory" {
+	need_busybox
+	if ldd "$XIPTOOL" 2>/dev/null | grep 'libasan\|libubsan' >/dev/null; then
+		skip "a sanitizer build of the front end"
+	fi
+	local args x n
+	# 40000 arguments: the front end's copies of the vector (320 KB
+	# each) do not fit in its arena and get mappings of their own
+	mapfile -t args < <(seq 40000)
+	run "$XIPTOOL" exec "$IMG" /bin/busybox sh -c 'echo $# ${40000}' sh "${args[@]}"
+	[ "$status" -eq 0 ]
+	[ "$output" = "40000 40000" ]
+	# anonymous KiB of a sleeping busybox given them, against execve's
+	anon_sleeping() {
+		local pid=$1 i state=
+		for ((i = 0; i < 100; i++)); do
+			read -r _ _ state _ < "/proc/$pid/stat"
+			[ "$state" = S ] && [ "$(cat "/proc/$pid/comm")" = busybox ] && break
+			sleep 0.05
+		done
+		awk '$1 == "Anonymous:" { print $2 }' "/proc/$pid/smaps_rollup"
+	}
+	cp /bin/busybox "$BATS_TEST_TMPDIR/busybox"
+	"$XIPTOOL" exec "$IMG" /bin/busybox sleep 30 "${args[@]}" 2>/dev/null &
+	x=$(anon_sleeping $!)
+	kill $! && wait $! || true
+	"$BATS_TEST_TMPDIR/busybox" sleep 30 "${args[@]}" 2>/dev/null &
+	n=$(anon_sleeping $!)
+	kill $! && wait $! || true
+	echo "exec: $x KiB; native: $n KiB"
+	[ "$x" -le "$((n + 16))" ]
+}
