@@ -863,6 +863,28 @@ static void stack_above(const struct xip_exec *ex, struct self_ranges *s)
 }
 
 /*
+ * The page of our own text that holds xip_exec_jump, and the next, moved
+ * away from the ranges the jump unmaps: mremap growing them by a page,
+ * which the kernel must do elsewhere, as our own mappings follow.  They
+ * stay in the program as two clean pages of our file (a copy would be a
+ * page of its own memory, and two system calls more).  The address of
+ * the moved xip_exec_jump, or NULL when they could not be moved.
+ */
+static void *move_jump_code(uint64_t page)
+{
+	uintptr_t code = (uintptr_t)xip_exec_jump, pg = code & ~(page - 1);
+	void *q = mremap((void *)pg, page, 2 * page, MREMAP_MAYMOVE);
+
+	if (q == MAP_FAILED)
+		return NULL;
+	if ((uintptr_t)q == pg) {	/* grown in place: take it back */
+		mremap(q, 2 * page, page, 0);
+		return NULL;
+	}
+	return (char *)q + (code - pg);
+}
+
+/*
  * A page of its own for the last instructions: a copy of xip_exec_jump,
  * then the ranges of our own executable and libraries that it unmaps before
  * jumping, so that none of the loader stays mapped in the program (when
@@ -883,6 +905,17 @@ static int make_trampoline(struct xip_exec *ex)
 	stack_above(ex, &s);
 	if (at + sizeof(s.r) > ex->page)
 		return xip_error(-EINVAL, "loader trampoline too large");
+	p = move_jump_code(ex->page);
+	if (p) {
+		ex->ranges = malloc(s.n * sizeof(s.r[0]) + 1);
+		if (!ex->ranges)
+			return xip_error(-ENOMEM, "out of memory");
+		memcpy(ex->ranges, s.r, s.n * sizeof(s.r[0]));
+		ex->tramp = p;
+		ex->unmap = ex->ranges;
+		ex->nunmap = s.n;
+		return 0;
+	}
 	p = mmap(NULL, ex->page, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
@@ -915,6 +948,7 @@ static void teardown_and_jump(const struct xip_exec *ex,
 {
 	/* the program's heap starts empty, where ours ends, as after execve */
 	uint64_t brk = (uint64_t)syscall(SYS_brk, 0), sp = st->sp;
+	struct xip_unmap list[MAX_UNMAP];
 
 	set_stack_prot(ex, st->sp);
 	close_cloexec(ex);
@@ -924,7 +958,11 @@ static void teardown_and_jump(const struct xip_exec *ex,
 	unregister_rseq();
 	prctl(PR_SET_NAME, ex->comm, 0, 0, 0);
 	set_mm(ex, st, brk, brk);
-	((xip_jump_fn)ex->tramp)(entry, sp, ex->unmap, ex->nunmap);
+	/* the list on this frame, which the last range (the stack above the
+	 * program's) takes away once it is read */
+	for (size_t i = 0; i < ex->nunmap; i++)
+		list[i] = ex->unmap[i];
+	((xip_jump_fn)ex->tramp)(entry, sp, list, ex->nunmap);
 }
 
 int xip_exec_run(struct xip_exec *ex, const char *const *argv,

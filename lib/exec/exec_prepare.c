@@ -340,5 +340,6 @@ void xip_exec_free(struct xip_exec *ex)
 	exec_file_free(&ex->prog);
 	exec_file_free(&ex->interp);
 	free(ex->execfn);
+	free(ex->ranges);
 	free(ex);
 }
