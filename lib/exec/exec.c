@@ -345,23 +345,20 @@ static void guard_branches(struct xip_exec *ex)
 }
 #endif
 
-/* The huge page size of a hugetlbfs file system (0 for any other). */
-static uint64_t huge_page(uint64_t fs_type, uint64_t bsize, uint64_t page)
-{
-	return fs_type == HUGETLBFS_MAGIC && bsize > page ? bsize : 0;
-}
-
 /* The huge page size of a hugetlbfs segment (0 for any other file). */
 static uint64_t hugetlbfs_page(const struct exec_file *f, uint64_t page)
 {
-	struct statfs sfs;
+	struct statfs sfs = { 0 };
 
 	/* the segment's file system, as it was when it was opened */
-	if (f->seg && f->seg->fs_known)
-		return huge_page(f->seg->fs_type, f->seg->fs_bsize, page);
-	if (fstatfs(f->fd, &sfs))
+	if (f->seg && f->seg->fs_known) {
+		sfs.f_type = (__typeof__(sfs.f_type))f->seg->fs_type;
+		sfs.f_bsize = (__typeof__(sfs.f_bsize))f->seg->fs_bsize;
+	} else if (fstatfs(f->fd, &sfs)) {
 		return 0;
-	return huge_page((uint64_t)sfs.f_type, (uint64_t)sfs.f_bsize, page);
+	}
+	return sfs.f_type == HUGETLBFS_MAGIC && (uint64_t)sfs.f_bsize > page ?
+		       (uint64_t)sfs.f_bsize : 0;
 }
 
 static int load_file(struct exec_file *f, uint64_t page)
@@ -466,10 +463,7 @@ static uint64_t stack_vma_end(uint64_t sp, uint64_t page)
 	return end;
 }
 
-/*
- * A fresh process's own AT_RANDOM bytes: the kernel's, new with the
- * execve that started it, and read by nobody once the program runs.
- */
+/* A fresh process's AT_RANDOM: new with its execve, unread once we jump. */
 static bool fresh_random(const struct xip_exec *ex, uint8_t random[16])
 {
 	const void *r = ex->fresh ? (const void *)getauxval(AT_RANDOM) : NULL;
@@ -848,12 +842,10 @@ static void self_anon_ranges(const struct xip_exec *ex, struct self_ranges *s)
 }
 
 /*
- * The [stack] mapping above the program's stack (which ends at
- * stack_top): the loader's own frames, its arguments and environment.
- * Nothing there is read again once the program runs, and the pages the
- * loader wrote would count as its memory: unmapped last, from the
- * program's stack, which keeps the rest of the mapping and grows down as
- * usual.
+ * The [stack] above the program's stack (ending at stack_top): the
+ * loader's frames, arguments and environment, read by nobody once the
+ * program runs.  Unmapped last, from the program's stack, which keeps the
+ * rest of the mapping and grows down as usual.
  */
 static void stack_above(const struct xip_exec *ex, struct self_ranges *s)
 {
@@ -863,12 +855,10 @@ static void stack_above(const struct xip_exec *ex, struct self_ranges *s)
 }
 
 /*
- * The page of our own text that holds xip_exec_jump, and the next, moved
- * away from the ranges the jump unmaps: mremap growing them by a page,
- * which the kernel must do elsewhere, as our own mappings follow.  They
- * stay in the program as two clean pages of our file (a copy would be a
- * page of its own memory, and two system calls more).  The address of
- * the moved xip_exec_jump, or NULL when they could not be moved.
+ * The page of our text holding xip_exec_jump, moved out of the ranges the
+ * jump unmaps by an mremap that grows it by a page (our own mappings
+ * follow it, so the kernel must move it): two clean pages of our file
+ * stay in the program.  The moved xip_exec_jump, or NULL.
  */
 static void *move_jump_code(uint64_t page)
 {
