@@ -42,6 +42,10 @@ extern unsigned int cmd_exec_std_opened;	/* xip_exec_opts.std_opened */
  */
 int cmd_exec_again(const char *value, const char **argv);
 
+/* The musl front end's allocator (front_alloc.c): no block of it lies
+ * outside the front end's bss (xip_exec_opts.own_memory_only). */
+bool front_alloc_own_only(void);
+
 /*
  * The command being run, for messages: "xiptool <cmd>: <object>: <reason>".
  */

@@ -16,6 +16,12 @@ extern char **environ;
 bool cmd_exec_fresh;
 unsigned int cmd_exec_std_opened;
 
+#ifdef XIP_FRONT_ALLOC
+#define FRONT_OWN_MEMORY front_alloc_own_only
+#else
+#define FRONT_OWN_MEMORY NULL
+#endif
+
 static const char exec_usage[] = "[OPTION...] IMAGE PATH [ARG...]";
 
 /* cmd_exec_again: the marker followed and the name we were started as */
@@ -316,7 +322,8 @@ static int parse_exec_args(int argc, const char **argv, struct exec_args *a)
 int cmd_exec(int argc, const char **argv)
 {
 	struct xip_exec_opts opts = { .fresh = cmd_exec_fresh,
-				      .std_opened = cmd_exec_std_opened };
+				      .std_opened = cmd_exec_std_opened,
+				      .own_memory_only = FRONT_OWN_MEMORY };
 	struct exec_args a = { 0 };
 	const char **pargv = NULL;
 	int rc, n;

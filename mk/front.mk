@@ -5,15 +5,20 @@
 # library but musl's libc.a.  musl-include/ (mk/musl-headers.sh) holds
 # links to the kernel's headers and to <ext2fs/ext2_fs.h> (on-disk
 # definitions only), which musl-gcc does not search.
-EXTRA_DIST += mk/musl-link.sh mk/musl-headers.sh
+# The musl front end brings its own allocator (cmd/front_alloc.c) and
+# keeps the library's per-thread state in plain statics (XIP_TLS): it runs
+# one thread, and so starts without a mapping for either.
+EXTRA_DIST += mk/musl-link.sh mk/musl-headers.sh cmd/front_alloc.c
 
 if MUSL_BUILD
+MUSL_SRCS = $(FRONT_SRCS) cmd/front_alloc.c
 MUSL_CFLAGS = -std=gnu11 -fPIE -ffunction-sections -fdata-sections \
-	$(WARN_CFLAGS) $(CFLAGS) $(FRONT_CPPFLAGS) -isystem musl-include
+	$(WARN_CFLAGS) $(CFLAGS) $(FRONT_CPPFLAGS) -DXIP_FRONT_ALLOC \
+	'-DXIP_TLS=' -isystem musl-include
 
-front-musl.a: $(FRONT_SRCS) $(FRONT_HDRS) Makefile config.h
+front-musl.a: $(MUSL_SRCS) $(FRONT_HDRS) Makefile config.h
 	$(AM_V_GEN)rm -rf front-musl.tmp && mkdir front-musl.tmp && \
-	for s in $(FRONT_SRCS); do \
+	for s in $(MUSL_SRCS); do \
 		o=front-musl.tmp/`echo $$s | tr / _`.o; \
 		$(MUSL_CC) $(MUSL_CFLAGS) -c $(srcdir)/$$s -o $$o || exit 1; \
 	done && rm -f $@ && $(AR) rc $@ front-musl.tmp/*.o && \

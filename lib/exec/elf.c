@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "xip.h"
+#include "util/debug_int.h"
 #include "exec/elf_int.h"
 #include "util/xip_util.h"
 
@@ -48,7 +49,7 @@ uint16_t xip_elf_host_machine(void)
 
 const char *xip_elf_machine_name(uint16_t machine)
 {
-	static __thread char buf[32];
+	static XIP_TLS char buf[32];
 
 	switch (machine) {
 	case EM_X86_64:

@@ -75,6 +75,40 @@ typedef void (*xip_jump_fn)(uint64_t entry, uint64_t sp,
 
 /* ---- map ------------------------------------------------------------ */
 
+static int fixed_in_use(const struct exec_file *f, int err)
+{
+	const struct xip_load_plan *p = &f->plan;
+
+	return xip_error(-err, "%s: cannot map its fixed addresses 0x%" PRIx64
+			 "-0x%" PRIx64 ": %s", f->name, p->lo, p->hi,
+			 err == EEXIST ? "in use by xiptool" : strerror(err));
+}
+
+/*
+ * Do the plan's mappings of a fixed-address program cover [lo, hi) one
+ * after the other (as a static program's usually do)?  Then each is made
+ * where nothing is mapped yet (MAP_FIXED_NOREPLACE), and no reservation
+ * of the whole span comes first.
+ */
+static bool plan_tiles(const struct exec_file *f)
+{
+	const struct xip_load_plan *p = &f->plan;
+	uint64_t at = p->lo;
+
+	if (!p->fixed || f->huge)
+		return false;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct xip_map_op *op = &p->ops[i];
+
+		if (op->kind == XIP_MAP_ZERO)
+			continue;
+		if (op->addr != at)
+			return false;
+		at += op->len;
+	}
+	return at == p->hi;
+}
+
 static int reserve(struct exec_file *f, uint64_t page)
 {
 	const struct xip_load_plan *p = &f->plan;
@@ -82,6 +116,11 @@ static int reserve(struct exec_file *f, uint64_t page)
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
 	void *m;
 
+	if (plan_tiles(f)) {
+		f->tiled = true;
+		f->bias = 0;
+		return 0;
+	}
 	if (p->fixed) {
 		m = mmap((void *)(uintptr_t)p->lo, span, PROT_NONE,
 			 flags | MAP_FIXED_NOREPLACE, -1, 0);
@@ -91,11 +130,7 @@ static int reserve(struct exec_file *f, uint64_t page)
 			errno = EEXIST;
 		}
 		if (m == MAP_FAILED)
-			return xip_error(-errno, "%s: cannot map its fixed"
-					 " addresses 0x%" PRIx64 "-0x%" PRIx64
-					 ": %s", f->name, p->lo, p->hi,
-					 errno == EEXIST ? "in use by xiptool" :
-					 strerror(errno));
+			return fixed_in_use(f, errno);
 		f->bias = 0;
 		return 0;
 	}
@@ -249,6 +284,9 @@ static int map_op(const struct exec_file *f, const struct xip_map_op *op,
 
 	if (xip_debug_mask() & XIP_DBG_EXEC)
 		trace_op(f, op, addr);
+	/* a tiled plan reserved nothing: each mapping claims its range */
+	if (f->tiled)
+		flags = MAP_PRIVATE | MAP_FIXED_NOREPLACE;
 	switch (op->kind) {
 	case XIP_MAP_FILE:
 		if (f->huge)
@@ -270,6 +308,12 @@ static int map_op(const struct exec_file *f, const struct xip_map_op *op,
 			return map_error(f, op, addr, errno);
 		return 0;
 	}
+	if (f->tiled && m != MAP_FAILED && m != want) {
+		munmap(m, op->len);	/* a kernel that took it as a hint */
+		return fixed_in_use(f, EEXIST);
+	}
+	if (f->tiled && m == MAP_FAILED && errno == EEXIST)
+		return fixed_in_use(f, EEXIST);
 	return m == MAP_FAILED ? map_error(f, op, addr, errno) : 0;
 }
 
@@ -302,14 +346,19 @@ static void guard_branches(struct xip_exec *ex)
 #endif
 
 /* The huge page size of a hugetlbfs segment (0 for any other file). */
-static uint64_t hugetlbfs_page(int fd, uint64_t page)
+static uint64_t hugetlbfs_page(const struct exec_file *f, uint64_t page)
 {
-	struct statfs sfs;
+	struct statfs sfs = { 0 };
 
-	if (fstatfs(fd, &sfs) || sfs.f_type != HUGETLBFS_MAGIC ||
-	    (uint64_t)sfs.f_bsize <= page)
+	/* the segment's file system, as it was when it was opened */
+	if (f->seg && f->seg->fs_known) {
+		sfs.f_type = (__typeof__(sfs.f_type))f->seg->fs_type;
+		sfs.f_bsize = (__typeof__(sfs.f_bsize))f->seg->fs_bsize;
+	} else if (fstatfs(f->fd, &sfs)) {
 		return 0;
-	return (uint64_t)sfs.f_bsize;
+	}
+	return sfs.f_type == HUGETLBFS_MAGIC && (uint64_t)sfs.f_bsize > page ?
+		       (uint64_t)sfs.f_bsize : 0;
 }
 
 static int load_file(struct exec_file *f, uint64_t page)
@@ -317,7 +366,7 @@ static int load_file(struct exec_file *f, uint64_t page)
 	int ret = xip_exec_plan_load(&f->elf, f->runs, f->nruns, page,
 				     f->src_pages, f->name, &f->plan);
 
-	f->huge = hugetlbfs_page(f->fd, page);
+	f->huge = hugetlbfs_page(f, page);
 
 	if (!ret)
 		ret = reserve(f, page);
@@ -414,6 +463,16 @@ static uint64_t stack_vma_end(uint64_t sp, uint64_t page)
 	return end;
 }
 
+/* A fresh process's AT_RANDOM: new with its execve, unread once we jump. */
+static bool fresh_random(const struct xip_exec *ex, uint8_t random[16])
+{
+	const void *r = ex->fresh ? (const void *)getauxval(AT_RANDOM) : NULL;
+
+	if (r)
+		memcpy(random, r, 16);
+	return r != NULL;
+}
+
 /*
  * Build the stack on the process's own [stack] mapping, STACK_GAP below
  * the current stack pointer, so that it stays the main stack of the
@@ -445,7 +504,8 @@ static int build_stack(struct xip_exec *ex, const char *const *argv,
 	in.execfn = ex->execfn;
 	errno = 0;
 	in.platform = (const char *)getauxval(AT_PLATFORM);
-	if (getrandom(in.random, sizeof(in.random), 0) != sizeof(in.random))
+	if (!fresh_random(ex, in.random) &&
+	    getrandom(in.random, sizeof(in.random), 0) != sizeof(in.random))
 		return xip_error(-errno, "getrandom: %s", strerror(errno));
 	in.pad = ((unsigned int)in.random[0] << 4) & 0x1ff0;
 	in.auxv = auxv;
@@ -782,6 +842,39 @@ static void self_anon_ranges(const struct xip_exec *ex, struct self_ranges *s)
 }
 
 /*
+ * The [stack] above the program's stack (ending at stack_top): the
+ * loader's frames, arguments and environment, read by nobody once the
+ * program runs.  Unmapped last, from the program's stack, which keeps the
+ * rest of the mapping and grows down as usual.
+ */
+static void stack_above(const struct xip_exec *ex, struct self_ranges *s)
+{
+	if (ex->stack_end > ex->stack_top && s->n < MAX_UNMAP)
+		s->r[s->n++] = (struct xip_unmap){ ex->stack_top,
+			ex->stack_end - ex->stack_top };
+}
+
+/*
+ * The page of our text holding xip_exec_jump, moved out of the ranges the
+ * jump unmaps by an mremap that grows it by a page (our own mappings
+ * follow it, so the kernel must move it): two clean pages of our file
+ * stay in the program.  The moved xip_exec_jump, or NULL.
+ */
+static void *move_jump_code(uint64_t page)
+{
+	uintptr_t code = (uintptr_t)xip_exec_jump, pg = code & ~(page - 1);
+	void *q = mremap((void *)pg, page, 2 * page, MREMAP_MAYMOVE);
+
+	if (q == MAP_FAILED)
+		return NULL;
+	if ((uintptr_t)q == pg) {	/* grown in place: take it back */
+		mremap(q, 2 * page, page, 0);
+		return NULL;
+	}
+	return (char *)q + (code - pg);
+}
+
+/*
  * A page of its own for the last instructions: a copy of xip_exec_jump,
  * then the ranges of our own executable and libraries that it unmaps before
  * jumping, so that none of the loader stays mapped in the program (when
@@ -797,10 +890,22 @@ static int make_trampoline(struct xip_exec *ex)
 	void *p;
 
 	dl_iterate_phdr(self_ranges_cb, &s);
-	if (ex->fresh)
+	if (ex->fresh && !(ex->own_memory_only && ex->own_memory_only()))
 		self_anon_ranges(ex, &s);
+	stack_above(ex, &s);
 	if (at + sizeof(s.r) > ex->page)
 		return xip_error(-EINVAL, "loader trampoline too large");
+	p = move_jump_code(ex->page);
+	if (p) {
+		ex->ranges = malloc(s.n * sizeof(s.r[0]) + 1);
+		if (!ex->ranges)
+			return xip_error(-ENOMEM, "out of memory");
+		memcpy(ex->ranges, s.r, s.n * sizeof(s.r[0]));
+		ex->tramp = p;
+		ex->unmap = ex->ranges;
+		ex->nunmap = s.n;
+		return 0;
+	}
 	p = mmap(NULL, ex->page, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
@@ -824,28 +929,6 @@ static int make_trampoline(struct xip_exec *ex)
 }
 
 /*
- * The pages of the [stack] mapping the loader wrote, out of the program's
- * stack (which ends at @top): below the frame of the caller (deeper calls
- * that returned) and above it (the callers' frames, the loader's own
- * arguments and environment).  Dropped, they read as zeros again and stop
- * counting as the program's memory.  Only this frame and the call to the
- * trampoline stay; nothing above it is read again.
- */
-__attribute__((always_inline, no_sanitize("address", "undefined")))
-static inline void release_stack(const struct xip_exec *ex, uint64_t top)
-{
-	uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0);
-	uint64_t low = (here - 1024) & ~(ex->page - 1);
-	uint64_t high = (here + 256 + ex->page - 1) & ~(ex->page - 1);
-
-	if (!ex->stack_end || top >= low || high >= ex->stack_end)
-		return;
-	/* raw: no interceptor's frame may reach below @low */
-	syscall(SYS_madvise, top, low - top, MADV_DONTNEED);
-	syscall(SYS_madvise, high, ex->stack_end - high, MADV_DONTNEED);
-}
-
-/*
  * No way back from here: everything that can fail has been done.  Only
  * system calls follow, then the jump.
  */
@@ -855,6 +938,7 @@ static void teardown_and_jump(const struct xip_exec *ex,
 {
 	/* the program's heap starts empty, where ours ends, as after execve */
 	uint64_t brk = (uint64_t)syscall(SYS_brk, 0), sp = st->sp;
+	struct xip_unmap list[MAX_UNMAP];
 
 	set_stack_prot(ex, st->sp);
 	close_cloexec(ex);
@@ -864,8 +948,11 @@ static void teardown_and_jump(const struct xip_exec *ex,
 	unregister_rseq();
 	prctl(PR_SET_NAME, ex->comm, 0, 0, 0);
 	set_mm(ex, st, brk, brk);
-	release_stack(ex, ex->stack_top);
-	((xip_jump_fn)ex->tramp)(entry, sp, ex->unmap, ex->nunmap);
+	/* the list on this frame, which the last range (the stack above the
+	 * program's) takes away once it is read */
+	for (size_t i = 0; i < ex->nunmap; i++)
+		list[i] = ex->unmap[i];
+	((xip_jump_fn)ex->tramp)(entry, sp, list, ex->nunmap);
 }
 
 int xip_exec_run(struct xip_exec *ex, const char *const *argv,

@@ -108,6 +108,7 @@ struct exec_file {
 	struct xip_elf elf;
 	int fd;				/* what the pages are mapped from */
 	bool own_fd;			/* a host file: ours to close */
+	const struct xip_seg *seg;	/* else the image's segment */
 	uint64_t src_pages;
 	struct xip_run *runs;
 	size_t nruns;
@@ -115,6 +116,7 @@ struct exec_file {
 	uint64_t bias;
 	int guard_prot;			/* added to executable mappings */
 	uint64_t huge;			/* hugetlbfs page size of @fd, or 0 */
+	bool tiled;			/* mapped without a reservation */
 };
 
 struct xip_exec {
@@ -123,6 +125,7 @@ struct xip_exec {
 	bool has_interp;
 	bool fresh;		/* xip_exec_opts.fresh */
 	unsigned int std_opened;	/* xip_exec_opts.std_opened */
+	bool (*own_memory_only)(void);	/* xip_exec_opts.own_memory_only */
 	struct xip_exec_info info;
 	char *execfn;
 	char comm[16];
@@ -130,7 +133,9 @@ struct xip_exec {
 	uint64_t stack_top;	/* the program's stack ends here */
 	uint64_t stack_end;	/* end of [stack] (0: not known) */
 	void *tramp;		/* a copy of xip_exec_jump, then the ranges */
-	const struct xip_unmap *unmap;	/* in tramp, after the code */
+	const struct xip_unmap *unmap;	/* in tramp, after the code, or
+					 * @ranges */
+	struct xip_unmap *ranges;	/* the list, when tramp is our text */
 	size_t nunmap;
 };
 

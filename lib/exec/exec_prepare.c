@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -86,10 +87,12 @@ static bool in_groups(gid_t gid)
 }
 
 /* The kernel's execute permission check on the image's inode. */
-static int may_exec(const struct ext2_inode_large *in, const char *name)
+static int may_exec(const struct ext2_inode_large *in, const char *name,
+		    bool fresh)
 {
 	unsigned int mode = in->i_mode, bit = 0001;
-	uid_t uid = geteuid();
+	/* a fresh process still has the credentials its execve gave it */
+	uid_t uid = fresh ? (uid_t)getauxval(AT_EUID) : geteuid();
 
 	if (LINUX_S_ISDIR(mode))
 		return xip_error(-EACCES, "%s: is a directory", name);
@@ -142,7 +145,7 @@ static int open_in_image(struct xip_exec *ex, struct exec_file *f,
 	if (!ret)
 		ret = xip_read_inode(img, c.ino, &in);
 	if (!ret)
-		ret = may_exec(&in, path);
+		ret = may_exec(&in, path, ex->fresh);
 	if (ret)
 		return ret;
 	if (setid)
@@ -156,15 +159,26 @@ static int open_in_image(struct xip_exec *ex, struct exec_file *f,
 	if (!ret)
 		ret = xip_file_runs(img, c.ino, &f->runs, &f->nruns);
 	f->fd = img->seg->fd;
+	f->seg = img->seg;
 	f->src_pages = img->seg->size / img->block_size;
 	return ret;
 }
 
-static int check_noexec(int fd, const char *what)
+#define XIP_ST_VALID	0x0020	/* statfs f_flags: the kernel filled them */
+
+/* @seg: the segment @fd belongs to, whose statfs is known, or NULL */
+static bool on_noexec(int fd, const struct xip_seg *seg)
 {
 	struct statvfs sv;
 
-	if (fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_NOEXEC))
+	if (seg && seg->fs_known && (seg->fs_flags & XIP_ST_VALID))
+		return seg->fs_flags & ST_NOEXEC;
+	return fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_NOEXEC);
+}
+
+static int check_noexec(int fd, const struct xip_seg *seg, const char *what)
+{
+	if (on_noexec(fd, seg))
 		return xip_error(-EACCES, "%s: on a noexec mount: its pages"
 				 " cannot be mapped executable (move it or"
 				 " remount with exec)", what);
@@ -207,7 +221,7 @@ static int open_on_host(struct xip_exec *ex, struct exec_file *f,
 	if (!(st.st_mode & 0111))
 		return xip_error(-EACCES, "interpreter %s: not an executable"
 				 " file", path);
-	ret = check_noexec(f->fd, path);
+	ret = check_noexec(f->fd, NULL, path);
 	if (!ret)
 		ret = xip_elf_parse_fd(f->fd, path, &f->elf);
 	if (!ret)
@@ -261,7 +275,7 @@ static int prepare_image(struct xip_exec *ex)
 		return xip_error(-EOPNOTSUPP, "%s: device-DAX memory cannot be"
 				 " mapped privately; exec needs a file or block"
 				 " device segment", what);
-	return check_noexec(seg->fd, what);
+	return check_noexec(seg->fd, seg, what);
 }
 
 int xip_exec_prepare(struct xip_image *img, const struct xip_exec_opts *opts,
@@ -277,6 +291,7 @@ int xip_exec_prepare(struct xip_image *img, const struct xip_exec_opts *opts,
 	ex->img = img;
 	ex->fresh = opts->fresh;
 	ex->std_opened = opts->std_opened;
+	ex->own_memory_only = opts->own_memory_only;
 	ex->page = (uint64_t)xip_host_page_size();
 	ex->prog.fd = ex->interp.fd = -1;
 	ex->execfn = strdup(opts->path);
@@ -325,5 +340,6 @@ void xip_exec_free(struct xip_exec *ex)
 	exec_file_free(&ex->prog);
 	exec_file_free(&ex->interp);
 	free(ex->execfn);
+	free(ex->ranges);
 	free(ex);
 }

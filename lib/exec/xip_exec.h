@@ -122,6 +122,14 @@ struct xip_exec_opts {
 	/* with @fresh: bit N set when descriptor N (0-2) was closed at
 	 * start and the caller opened it (close-on-exec) in its place */
 	unsigned int std_opened;
+	/*
+	 * With @fresh: true when every anonymous page the caller holds lies
+	 * in its executable's own mappings (a static front end whose heap
+	 * is an arena in its bss), so that unmapping those leaves none of
+	 * its memory to the program.  NULL, or false: the rest is looked
+	 * for in /proc/self/maps.
+	 */
+	bool (*own_memory_only)(void);
 };
 
 /* What xip_exec_prepare() found; read-only for callers. */

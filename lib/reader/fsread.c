@@ -623,7 +623,8 @@ int xip_image_open_read(const char *spec, int flags, struct xip_image **imgp)
 	int ret;
 
 	*imgp = NULL;
-	ret = xip_spec_open(spec, 0, &seg);
+	ret = xip_spec_open(spec, (flags & XIP_IMG_NOLOCK) ? 0 : XIP_SEG_SHARED,
+			    &seg);
 	if (ret)
 		return ret;
 	return xip_image_open_segment_read(seg, flags, imgp);

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -40,14 +41,14 @@
 
 /* ---- the run directory ----------------------------------------------- */
 
-static int rundir_path(char *buf, size_t len)
+static int rundir_path(char *buf, size_t len, uid_t euid)
 {
 	const char *env = getenv("XIPTOOL_RUNDIR");
 	int n;
 
 	if (env && *env)
 		n = snprintf(buf, len, "%s", env);
-	else if (geteuid() == 0)
+	else if (euid == 0)
 		n = snprintf(buf, len, "/run/xiptool");
 	else if ((env = getenv("XDG_RUNTIME_DIR")) && *env)
 		n = snprintf(buf, len, "%s/xiptool", env);
@@ -60,7 +61,7 @@ static int rundir_path(char *buf, size_t len)
 	return 0;
 }
 
-static int rundir_refuse(const char *dir, const struct stat *st)
+static int rundir_refuse(const char *dir, const struct stat *st, uid_t euid)
 {
 	if (S_ISLNK(st->st_mode))
 		return xip_error(-ELOOP,
@@ -69,54 +70,82 @@ static int rundir_refuse(const char *dir, const struct stat *st)
 	if (!S_ISDIR(st->st_mode))
 		return xip_error(-ENOTDIR, "%s: run directory is not a directory",
 				 dir);
-	if (st->st_uid != geteuid() || (st->st_mode & 0022))
+	if (st->st_uid != euid || (st->st_mode & 0022))
 		return xip_error(-EPERM,
 				 "%s: run directory must belong to uid %u and not be writable by others",
-				 dir, (unsigned int)geteuid());
+				 dir, (unsigned int)euid);
 	return 0;
 }
 
 /*
+ * Our effective uid.  The front end (XIP_LIBC_ONLY) changes no
+ * credentials: its own are still those its execve gave it, which the
+ * auxiliary vector holds.
+ */
+static uid_t registry_euid(void)
+{
+#ifdef XIP_LIBC_ONLY
+	return (uid_t)getauxval(AT_EUID);
+#else
+	return geteuid();
+#endif
+}
+
+/* openat, not open: musl's open adds an fcntl for O_CLOEXEC */
+static int rundir_openat(const char *dir)
+{
+	return openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			      O_CLOEXEC);
+}
+
+/*
+ * Why the run directory @dir did not open (errno): what lstat finds in
+ * its place (a symlink, no directory, another's), else the open's error.
+ */
+static int rundir_open_error(const char *dir, uid_t euid)
+{
+	int err = errno, ret;
+	struct stat lst;
+
+	if (lstat(dir, &lst) == 0) {
+		ret = rundir_refuse(dir, &lst, euid);
+		if (ret)
+			return ret;
+	}
+	if (err == ELOOP || err == ENOTDIR)
+		return xip_error(-ELOOP, "%s: run directory is a symbolic link: refusing",
+				 dir);
+	return xip_error(-err, "%s: %s", dir, strerror(err));
+}
+
+/*
  * Open the run directory, creating it when missing, and check it as ssh
- * and tmux check theirs: lstat (no symlink), open O_NOFOLLOW|O_DIRECTORY,
- * then fstat the descriptor (the same directory, ours, not writable by
- * others).  Returns the descriptor; the path is left in @buf.
+ * and tmux check theirs, on the descriptor: opened O_NOFOLLOW|O_DIRECTORY
+ * (no symlink, a directory), then fstat (ours, not writable by others).
+ * Returns the descriptor; the path is left in @buf.
  */
 static int rundir_open(char *buf, size_t len)
 {
-	struct stat lst, st;
-	int fd, ret = rundir_path(buf, len);
+	uid_t euid = registry_euid();
+	struct stat st;
+	int fd, ret = rundir_path(buf, len, euid);
 
 	if (ret)
 		return ret;
-	if (lstat(buf, &lst) < 0) {
-		if (errno != ENOENT)
-			return xip_error(-errno, "%s: %s", buf, strerror(errno));
+	fd = rundir_openat(buf);
+	if (fd < 0 && errno == ENOENT) {
 		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
 			return xip_error(-errno,
 					 "%s: cannot create run directory: %s",
 					 buf, strerror(errno));
-		if (lstat(buf, &lst) < 0)
-			return xip_error(-errno, "%s: %s", buf, strerror(errno));
+		fd = rundir_openat(buf);
 	}
-	ret = rundir_refuse(buf, &lst);
-	if (ret)
-		return ret;
-	fd = open(buf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return errno == ELOOP || errno == ENOTDIR ?
-		       xip_error(-ELOOP, "%s: run directory is a symbolic link: refusing",
-				 buf) :
-		       xip_error(-errno, "%s: %s", buf, strerror(errno));
-	if (fstat(fd, &st) < 0) {
+		return rundir_open_error(buf, euid);
+	if (fstat(fd, &st) < 0)
 		ret = xip_error(-errno, "%s: %s", buf, strerror(errno));
-	} else if (st.st_dev != lst.st_dev || st.st_ino != lst.st_ino) {
-		ret = xip_error(-ELOOP,
-				"%s: run directory changed while being opened: refusing",
-				buf);
-	} else {
-		ret = rundir_refuse(buf, &st);
-	}
+	else
+		ret = rundir_refuse(buf, &st, euid);
 	if (ret) {
 		close(fd);
 		return ret;
@@ -136,8 +165,8 @@ int xip_registry_dir(char *buf, size_t len)
 
 /* ---- the lock ----------------------------------------------------------- */
 
-static __thread int lock_fd = -1;
-static __thread unsigned int lock_depth;
+static XIP_TLS int lock_fd = -1;
+static XIP_TLS unsigned int lock_depth;
 
 int xip_registry_lock(void)
 {
@@ -259,7 +288,7 @@ static int state_write_tmp(int dfd, const char *dir,
 			   const struct xip_seg_entry *e, char *tmp,
 			   size_t len)
 {
-	static __thread unsigned int seq;
+	static XIP_TLS unsigned int seq;
 	char *text = malloc(STATE_MAX);
 	struct timespec ts;
 	int fd = -1, n, ret = 0;
@@ -471,8 +500,8 @@ static enum xip_entry_state entry_judge(const struct xip_seg_entry *e,
 
 /* ---- records -------------------------------------------------------------- */
 
-int xip_registry_read(const char *name, struct xip_seg_entry *e,
-		      enum xip_entry_state *state, bool probe)
+/* Read the record @name as it is, not judged yet. */
+static int record_read(const char *name, struct xip_seg_entry *e)
 {
 	char dir[XIP_PATH_MAX];
 	int dfd = state_dir(name, dir, sizeof(dir)), ret;
@@ -492,8 +521,17 @@ int xip_registry_read(const char *name, struct xip_seg_entry *e,
 	if (strcmp(e->name, name))
 		return xip_error(-EUCLEAN, "%s/%s: state file names '%s'", dir,
 				 name, e->name);
-	*state = entry_judge(e, probe);
 	return 0;
+}
+
+int xip_registry_read(const char *name, struct xip_seg_entry *e,
+		      enum xip_entry_state *state, bool probe)
+{
+	int ret = record_read(name, e);
+
+	if (!ret)
+		*state = entry_judge(e, probe);
+	return ret;
 }
 
 int xip_registry_lock_new(struct xip_seg_entry **e)
@@ -578,6 +616,14 @@ static void loop_forget(struct xip_seg_entry *e)
 	e->loop[0] = '\0';
 }
 
+/* A live record: forget its loop device if it was released meanwhile. */
+static void live_loop_check(struct xip_seg_entry *e)
+{
+	if (e->loop[0] && !xip_registry_loop_serves(e))
+		loop_forget(e);
+	xip_error_clear();
+}
+
 int xip_registry_get(const char *name, struct xip_seg_entry *e)
 {
 	enum xip_entry_state state;
@@ -587,9 +633,7 @@ int xip_registry_get(const char *name, struct xip_seg_entry *e)
 		return ret;
 	switch (state) {
 	case XIP_ENTRY_LIVE:
-		if (e->loop[0] && !xip_registry_loop_serves(e))
-			loop_forget(e);
-		xip_error_clear();
+		live_loop_check(e);
 		return 0;
 	case XIP_ENTRY_ATTACHING:
 		return xip_error(-EBUSY,
@@ -604,13 +648,20 @@ int xip_registry_get(const char *name, struct xip_seg_entry *e)
 	}
 }
 
-int xip_registry_open_entry(const struct xip_seg_entry *e, int oflags)
+/*
+ * xip_registry_open_entry(), with the descriptor's fstat left in @st.
+ * With @locked, the shared holder lock is taken first when it is free
+ * (*@locked tells), so that the fstat after it says whether the file was
+ * still linked with the lock held.
+ */
+static int open_entry_stat(const struct xip_seg_entry *e, int oflags,
+			   struct stat *st, bool *locked)
 {
-	struct stat st;
 	int fd;
 
-	fd = open(e->path, (oflags & O_ACCMODE) | O_NOFOLLOW | O_NOCTTY |
-		  O_NONBLOCK | O_CLOEXEC);
+	/* openat, not open: musl's open adds an fcntl for O_CLOEXEC */
+	fd = openat(AT_FDCWD, e->path, (oflags & O_ACCMODE) | O_NOFOLLOW |
+		    O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 && errno == ELOOP)
 		return foreign_error(e);
 	if (fd < 0 && errno == ENOENT)
@@ -618,21 +669,72 @@ int xip_registry_open_entry(const struct xip_seg_entry *e, int oflags)
 				 e->name);
 	if (fd < 0)
 		return xip_error(-errno, "%s: %s", e->path, strerror(errno));
-	if (fstat(fd, &st) < 0 || !xip_registry_same_file(e, &st)) {
+	if (locked)
+		*locked = !xip_seg_type_exclusive(e->type) &&
+			  flock(fd, LOCK_SH | LOCK_NB) == 0;
+	if (fstat(fd, st) < 0 || !xip_registry_same_file(e, st)) {
 		close(fd);
 		return foreign_error(e);
 	}
-	/* a regular file: blocking or not makes no difference from here */
+#ifndef XIP_LIBC_ONLY
+	/*
+	 * A regular file: blocking or not makes no difference from here.
+	 * The front end (exec) only maps it and closes it before the jump.
+	 */
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+#endif
 	return fd;
 }
 
-int xip_registry_open(const char *name, int oflags, struct xip_seg_entry *e)
+int xip_registry_open_entry(const struct xip_seg_entry *e, int oflags)
+{
+	struct stat st;
+
+	return open_entry_stat(e, oflags, &st, NULL);
+}
+
+/*
+ * A live record's file opened for reading without judging it first: the
+ * open (O_NOFOLLOW) and the fstat of the descriptor tell what the lstat
+ * of entry_judge() would, in the order the judgement gives: gone (the
+ * record is cleaned), another file, or the segment.
+ */
+static int open_live(struct xip_seg_entry *e, struct stat *st, bool *locked)
+{
+	int fd = open_entry_stat(e, O_RDONLY, st, locked);
+
+	if (fd == -ENOENT) {
+		xip_registry_clean(e);	/* stale */
+		return xip_error(-ENOENT, "@%s: no attached segment of that name",
+				 e->name);
+	}
+	if (fd >= 0)
+		live_loop_check(e);
+	return fd;
+}
+
+/*
+ * xip_registry_open(), with the descriptor's fstat left in @st; @locked
+ * as for open_entry_stat() (false where the record is judged first).
+ */
+static int registry_open_stat(const char *name, int oflags,
+			      struct xip_seg_entry *e, struct stat *st,
+			      bool *locked)
 {
 	int ret = xip_registry_name_check(name);
 
+	if (locked)
+		*locked = false;
 	if (ret)
 		return xip_error(-ENOENT, "@%s: %s", name, xip_errmsg());
+	/* reading a record no attach holds: one open judges it */
+	if ((oflags & O_ACCMODE) == O_RDONLY) {
+		ret = record_read(name, e);
+		if (ret)
+			return ret;
+		if (!e->attaching)
+			return open_live(e, st, locked);
+	}
 	ret = xip_registry_get(name, e);
 	if (ret)
 		return ret;
@@ -641,13 +743,20 @@ int xip_registry_open(const char *name, int oflags, struct xip_seg_entry *e)
 	    !xip_seg_type_writable(e->type))
 		return xip_error(-EROFS, "@%s: segment is read-only (type %s)",
 				 name, xip_seg_type_name(e->type));
-	ret = xip_registry_open_entry(e, oflags);
+	ret = open_entry_stat(e, oflags, st, NULL);
 	if (ret == -ENOENT) {
 		xip_registry_clean(e);	/* gone since: stale */
 		ret = xip_error(-ENOENT, "@%s: no attached segment of that name",
 				name);
 	}
 	return ret;
+}
+
+int xip_registry_open(const char *name, int oflags, struct xip_seg_entry *e)
+{
+	struct stat st;
+
+	return registry_open_stat(name, oflags, e, &st, NULL);
 }
 
 /*
@@ -660,7 +769,8 @@ static int open_attached(const char *name, int flags,
 			 struct xip_seg **segp)
 {
 	struct xip_seg_entry *e = malloc(sizeof(*e));
-	bool write = flags & XIP_SEG_WRITE;
+	bool write = flags & XIP_SEG_WRITE, locked = false;
+	struct stat st;
 	int fd;
 
 	if (!e)
@@ -671,14 +781,18 @@ static int open_attached(const char *name, int flags,
 	    !xip_registry_get(name, e) && xip_seg_type_writable(e->type))
 		fd = xip_seg_wait_unheld(e->path, name, XIP_LOCK_WAIT_MS);
 	if (!fd)
-		fd = xip_registry_open(name, write ? O_RDWR : O_RDONLY, e);
+		fd = registry_open_stat(name, write ? O_RDWR : O_RDONLY, e,
+					&st, (flags & XIP_SEG_SHARED) && !write ?
+						     &locked : NULL);
 	if (write && (fd == -EACCES || fd == -EPERM))
 		fd = xip_error(-EROFS, "@%s: read-only: %s", name,
 			       strerror(-fd));
 	if (fd >= 0) {
 		XIP_DBG(REGISTRY, "@%s is %s (type %s)", name, e->path,
 			xip_seg_type_name(e->type));
-		fd = xip_seg_adopt(fd, e->path, name, e->type, flags, segp);
+		fd = xip_seg_adopt_stat(fd, &st, e->path, name, e->type,
+					locked ? flags : flags & ~XIP_SEG_SHARED,
+					segp);
 	}
 	/* the data, not the padding after it */
 	if (fd >= 0 && e->size && e->size < (*segp)->size)

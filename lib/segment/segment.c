@@ -107,8 +107,14 @@ static int segment_probe(struct xip_seg *seg, const struct stat *st)
 
 	if (S_ISREG(st->st_mode)) {
 		seg->kind = XIP_SEG_FILE;
-		if (fstatfs(seg->fd, &sfs) == 0 &&
-		    (sfs.f_type == TMPFS_MAGIC || sfs.f_type == HUGETLBFS_MAGIC))
+		if (fstatfs(seg->fd, &sfs) == 0) {
+			seg->fs_known = true;
+			seg->fs_type = (uint64_t)sfs.f_type;
+			seg->fs_bsize = (uint64_t)sfs.f_bsize;
+			seg->fs_flags = (uint64_t)sfs.f_flags;
+		}
+		if (seg->fs_known && (sfs.f_type == TMPFS_MAGIC ||
+				      sfs.f_type == HUGETLBFS_MAGIC))
 			seg->kind = XIP_SEG_SHM;
 		seg->size = (uint64_t)st->st_size;
 		return 0;
@@ -149,6 +155,15 @@ static int segment_map(struct xip_seg *seg)
 	return ret;
 }
 
+/* -ENOENT for an attached segment whose file @st is no longer linked. */
+static int segment_linked(const struct xip_seg *seg, const struct stat *st)
+{
+	if (!seg->name || st->st_nlink > 0)
+		return 0;
+	return xip_error(-ENOENT, "@%s: no attached segment of that name (detached)",
+			 seg->name);
+}
+
 /*
  * A holder lock taken on an attached segment counts only while the file
  * is still linked: a detach that came first removed it (and would have
@@ -158,18 +173,21 @@ static int segment_still_attached(struct xip_seg *seg)
 {
 	struct stat st;
 
-	if (!seg->name || fstat(seg->fd, &st) < 0 || st.st_nlink > 0)
+	if (!seg->name || fstat(seg->fd, &st) < 0)
 		return 0;
-	return xip_error(-ENOENT, "@%s: no attached segment of that name (detached)",
-			 seg->name);
+	return segment_linked(seg, &st);
 }
 
-static int segment_setup(struct xip_seg *seg, int flags)
+/* @known: the fstat of seg->fd just made by the caller, or NULL */
+static int segment_setup(struct xip_seg *seg, int flags,
+			 const struct stat *known)
 {
 	struct stat st;
 	int ret;
 
-	if (fstat(seg->fd, &st) < 0)
+	if (known)
+		st = *known;
+	else if (fstat(seg->fd, &st) < 0)
 		return xip_error(-errno, "%s: %s", seg->path, strerror(errno));
 	ret = segment_probe(seg, &st);
 	if (ret)
@@ -184,10 +202,14 @@ static int segment_setup(struct xip_seg *seg, int flags)
 				 "%s: exclusive segment (type %s) is held by another process",
 				 seg->name ? seg->name : seg->path,
 				 xip_seg_type_name(seg->type));
-	ret = segment_still_attached(seg);
+	/* a lock taken just now: linked after it; else @st tells */
+	ret = xip_seg_type_exclusive(seg->type) ?
+		      segment_still_attached(seg) : segment_linked(seg, &st);
 	if (ret)
 		return ret;
 	seg->writable = flags & XIP_SEG_WRITE;
+	seg->held_shared = known && (flags & XIP_SEG_SHARED) &&
+			   !xip_seg_type_exclusive(seg->type);
 	seg->page_size = (unsigned int)xip_host_page_size();
 	return segment_map(seg);
 }
@@ -265,6 +287,13 @@ int xip_seg_adopt(int fd, const char *path, const char *name,
 		      enum xip_seg_type type, int flags,
 		      struct xip_seg **segp)
 {
+	return xip_seg_adopt_stat(fd, NULL, path, name, type, flags, segp);
+}
+
+int xip_seg_adopt_stat(int fd, const struct stat *st, const char *path,
+		       const char *name, enum xip_seg_type type, int flags,
+		       struct xip_seg **segp)
+{
 	struct xip_seg *seg;
 	int ret;
 
@@ -280,7 +309,7 @@ int xip_seg_adopt(int fd, const char *path, const char *name,
 		xip_seg_close(seg);
 		return xip_error(-ENOMEM, "%s: out of memory", path);
 	}
-	ret = segment_setup(seg, flags);
+	ret = segment_setup(seg, flags, st);
 	if (ret) {
 		xip_seg_close(seg);
 		return ret;
@@ -398,6 +427,10 @@ int xip_seg_lock(struct xip_seg *seg, bool exclusive, int timeout_ms)
 	/* an exclusive segment type holds LOCK_EX from xip_seg_open() */
 	if (xip_seg_type_exclusive(seg->type))
 		return 0;
+	/* taken at open, and the file was still linked after it */
+	if (!exclusive && seg->held_shared)
+		return 0;
+	seg->held_shared = false;
 	while (flock(seg->fd, op) < 0) {
 		if (errno != EWOULDBLOCK && errno != EINTR)
 			return xip_error(-errno, "%s: lock: %s", seg->path,

@@ -18,6 +18,15 @@ int xip_seg_adopt(int fd, const char *path, const char *name,
 		      enum xip_seg_type type, int flags,
 		      struct xip_seg **segp);
 /*
+ * Same, with @st the fstat of @fd the caller has just made (not
+ * repeated); XIP_SEG_SHARED in @flags: the caller took the shared holder
+ * lock on @fd before that fstat.
+ */
+struct stat;
+int xip_seg_adopt_stat(int fd, const struct stat *st, const char *path,
+		       const char *name, enum xip_seg_type type, int flags,
+		       struct xip_seg **segp);
+/*
  * Before a writer opens the regular file @path for writing: wait, at most
  * @timeout_ms, until no other xiptool holds it (the holder lock, taken
  * through a read-only descriptor and let go at once), else -EBUSY naming

@@ -32,6 +32,9 @@ enum xip_seg_type {
 /* xip_seg_open() flags */
 #define XIP_SEG_WRITE	0x01	/* map PROT_WRITE (fails with -EROFS if not) */
 #define XIP_SEG_EXCL	0x02	/* take the exclusive holder lock */
+/* an attached segment: take the shared holder lock at once when it is
+ * free, so that xip_seg_lock(seg, false, ...) has nothing left to do */
+#define XIP_SEG_SHARED	0x04
 
 struct xip_seg {
 	char *path;		/* the backing file or device */
@@ -49,6 +52,14 @@ struct xip_seg {
 	 */
 	uint64_t data_size;
 	unsigned int page_size;	/* the host page size */
+	/*
+	 * The statfs(2) of a regular file's file system, taken when it was
+	 * opened (fs_known): its type (f_type), block size and mount flags
+	 * (f_flags: ST_NOEXEC...), for those who would ask again.
+	 */
+	bool fs_known;
+	uint64_t fs_type, fs_bsize, fs_flags;
+	bool held_shared;	/* the shared holder lock, taken at open */
 };
 
 /*

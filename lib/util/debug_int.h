@@ -15,6 +15,15 @@
 
 #include <stdbool.h>
 
+/*
+ * Per-thread state of the library (the error record, the registry lock).
+ * The musl front end runs one thread and defines XIP_TLS empty: its
+ * thread area then fits in the C library's own and needs no mapping.
+ */
+#ifndef XIP_TLS
+#define XIP_TLS __thread
+#endif
+
 enum xip_debug_room {
 	XIP_DBG_SEGMENT = 1u << 0,	/* segment.c: open, map, release */
 	XIP_DBG_REGISTRY = 1u << 1,	/* registry.c: records, @NAME */

@@ -14,11 +14,12 @@
 #endif
 
 #include "xip.h"
+#include "util/debug_int.h"
 
-static __thread char err_msg[XIP_ERRMSG_MAX];
-static __thread int err_code;
-static __thread enum xip_errobj err_obj;
-static __thread char err_name[XIP_ERRMSG_MAX];
+static XIP_TLS char err_msg[XIP_ERRMSG_MAX];
+static XIP_TLS int err_code;
+static XIP_TLS enum xip_errobj err_obj;
+static XIP_TLS char err_name[XIP_ERRMSG_MAX];
 
 const char *xip_errmsg(void)
 {

@@ -383,6 +383,8 @@ static void test_attaching_and_abandoned(void **state)
 	assert_int_equal(st, XIP_ENTRY_ATTACHING);
 	xip_registry_unlock();
 	assert_int_equal(xip_registry_get("claimed", &got), -EBUSY);
+	/* an open for reading judges the record first too */
+	assert_int_equal(xip_registry_open("claimed", O_RDONLY, &got), -EBUSY);
 	assert_int_equal(xip_registry_list(&all, &n), 0);
 	assert_int_equal(n, 0);		/* not live, not removed either */
 	free(all);
