@@ -6,5 +6,10 @@
 set -e
 XIPTOOL="$TOP_BUILDDIR/tests/musl/xiptool"
 export XIPTOOL
+# a build whose installed front end is the musl one has no second one
+if [ ! -x "$XIPTOOL" ]; then
+	echo "1..0 # SKIP no $XIPTOOL: the front end is the musl one"
+	exit 0
+fi
 exec bats --tap -f '^exec|^nothing of the loader' \
 	"$TOP_SRCDIR/tests/cli/exec.bats" "$TOP_SRCDIR/tests/cli/front.bats"
