@@ -40,6 +40,21 @@ need_busybox() {
 	[ -x /bin/busybox ] || skip "busybox-static is not installed"
 }
 
+# busybox_asleep PID: PID is busybox (its comm) and sleeping
+busybox_asleep() {
+	local state
+	read -r _ _ state _ < "/proc/$1/stat"
+	[ "$state" = S ] || return 1
+	[ "$(cat "/proc/$1/comm")" = busybox ]
+}
+
+# anon_sleeping PID: the anonymous KiB (smaps_rollup) of PID once it is a
+# sleeping busybox
+anon_sleeping() {
+	wait_until 5 busybox_asleep "$1" || return 1
+	awk '$1 == "Anonymous:" { print $2 }' "/proc/$1/smaps_rollup"
+}
+
 @test "exec busybox: echo, ls / and sh -c output identical to native" {
 	need_busybox
 	busybox_as_native /bin/busybox
@@ -129,17 +144,7 @@ PY
 	# heap, thread area and allocations are unmapped and the loader's
 	# stack pages released before the jump; the peer is the same busybox
 	# started by execve
-	anon_of() {
-		local pid=$1 i state=
-		for ((i = 0; i < 100; i++)); do
-			read -r _ _ state _ < "/proc/$pid/stat"
-			if [ "$state" = S ] && [ "$(cat "/proc/$pid/comm")" = busybox ]; then
-				break
-			fi
-			sleep 0.05
-		done
-		awk '$1 == "Anonymous:" { print $2 }' "/proc/$pid/smaps_rollup"
-	}
+
 	local x n xs=() ns=() i
 	cp /bin/busybox "$BATS_TEST_TMPDIR/busybox"
 	for ((i = 0; i < 3; i++)); do
@@ -147,8 +152,8 @@ PY
 		x=$!
 		"$BATS_TEST_TMPDIR/busybox" sleep 30 &
 		n=$!
-		xs+=("$(anon_of "$x")")
-		ns+=("$(anon_of "$n")")
+		xs+=("$(anon_sleeping "$x")")
+		ns+=("$(anon_sleeping "$n")")
 		kill "$x" "$n"
 		wait "$x" "$n" || true
 	done
@@ -793,15 +798,6 @@ syscalls_of() {
 	[ "$status" -eq 0 ]
 	[ "$output" = "20000 20000" ]
 	# anonymous KiB of a sleeping busybox given them, against execve's
-	anon_sleeping() {
-		local pid=$1 i state=
-		for ((i = 0; i < 100; i++)); do
-			read -r _ _ state _ < "/proc/$pid/stat"
-			[ "$state" = S ] && [ "$(cat "/proc/$pid/comm")" = busybox ] && break
-			sleep 0.05
-		done
-		awk '$1 == "Anonymous:" { print $2 }' "/proc/$pid/smaps_rollup"
-	}
 	cp /bin/busybox "$BATS_TEST_TMPDIR/busybox"
 	"$XIPTOOL" exec "$IMG" /bin/busybox sleep 30 "${args[@]}" 2>/dev/null &
 	x=$(anon_sleeping $!)
