@@ -64,6 +64,7 @@
 #define RSEQ_AREA_SIZE	32		/* what glibc registers */
 
 #define MAX_UNMAP 192
+#define POPULATE_MAX	(2 * 1024 * 1024)	/* bytes of one mapping */
 
 /* lib/exec-<arch>.S: position-independent, run from a copy (see there) */
 void xip_exec_jump(uint64_t entry, uint64_t sp, const struct xip_unmap *unmap,
@@ -85,10 +86,8 @@ static int fixed_in_use(const struct exec_file *f, int err)
 }
 
 /*
- * Do the plan's mappings of a fixed-address program cover [lo, hi) one
- * after the other (as a static program's usually do)?  Then each is made
- * where nothing is mapped yet (MAP_FIXED_NOREPLACE), and no reservation
- * of the whole span comes first.
+ * Do a fixed-address plan's mappings tile [lo, hi), as a static program's
+ * usually do?  Then each claims its range (MAP_FIXED_NOREPLACE), unreserved.
  */
 static bool plan_tiles(const struct exec_file *f)
 {
@@ -98,13 +97,11 @@ static bool plan_tiles(const struct exec_file *f)
 	if (!p->fixed || f->huge)
 		return false;
 	for (size_t i = 0; i < p->nops; i++) {
-		const struct xip_map_op *op = &p->ops[i];
-
-		if (op->kind == XIP_MAP_ZERO)
+		if (p->ops[i].kind == XIP_MAP_ZERO)
 			continue;
-		if (op->addr != at)
+		if (p->ops[i].addr != at)
 			return false;
-		at += op->len;
+		at += p->ops[i].len;
 	}
 	return at == p->hi;
 }
@@ -274,6 +271,17 @@ static int map_file_huge(const struct exec_file *f, size_t i, int prot,
 	return ret;
 }
 
+/*
+ * Read-only pages of a segment in memory, up to POPULATE_MAX, mapped at
+ * once: cheaper than the faults of a program touching a tenth of them (a
+ * huge-page tmpfs maps no page around a fault where it cannot map 2 MiB).
+ */
+static int populate(const struct exec_file *f, const struct xip_map_op *op)
+{
+	return f->seg && f->seg->kind == XIP_SEG_SHM && op->len <= POPULATE_MAX &&
+	       !(op->prot & PROT_WRITE) ? MAP_POPULATE : 0;
+}
+
 static int map_op(const struct exec_file *f, const struct xip_map_op *op,
 		  uint64_t page)
 {
@@ -292,7 +300,8 @@ static int map_op(const struct exec_file *f, const struct xip_map_op *op,
 		if (f->huge)
 			return map_file_huge(f, (size_t)(op - f->plan.ops),
 					     prot, page);
-		m = mmap(want, op->len, prot, flags, f->fd, (off_t)op->off);
+		m = mmap(want, op->len, prot, flags | populate(f, op), f->fd,
+			 (off_t)op->off);
 		break;
 	case XIP_MAP_ANON:
 		m = mmap(want, op->len, prot, flags | MAP_ANONYMOUS, -1, 0);
@@ -308,11 +317,9 @@ static int map_op(const struct exec_file *f, const struct xip_map_op *op,
 			return map_error(f, op, addr, errno);
 		return 0;
 	}
-	if (f->tiled && m != MAP_FAILED && m != want) {
+	if (f->tiled && m != MAP_FAILED && m != want)
 		munmap(m, op->len);	/* a kernel that took it as a hint */
-		return fixed_in_use(f, EEXIST);
-	}
-	if (f->tiled && m == MAP_FAILED && errno == EEXIST)
+	if (f->tiled && (m == MAP_FAILED ? errno == EEXIST : m != want))
 		return fixed_in_use(f, EEXIST);
 	return m == MAP_FAILED ? map_error(f, op, addr, errno) : 0;
 }
@@ -842,10 +849,9 @@ static void self_anon_ranges(const struct xip_exec *ex, struct self_ranges *s)
 }
 
 /*
- * The [stack] above the program's stack (ending at stack_top): the
- * loader's frames, arguments and environment, read by nobody once the
- * program runs.  Unmapped last, from the program's stack, which keeps the
- * rest of the mapping and grows down as usual.
+ * The [stack] above the program's (ending at stack_top): the loader's
+ * frames, arguments and environment, read by nobody once the program
+ * runs.  Unmapped last; the program's stack grows down as usual.
  */
 static void stack_above(const struct xip_exec *ex, struct self_ranges *s)
 {
@@ -875,16 +881,16 @@ static void *move_jump_code(uint64_t page)
 }
 
 /*
- * A page of its own for the last instructions: a copy of xip_exec_jump,
- * then the ranges of our own executable and libraries that it unmaps before
- * jumping, so that none of the loader stays mapped in the program (when
- * there are more than fit, the rest simply stays).  Written, then
- * made read+exec (never both writable and executable).
+ * The last instructions, xip_exec_jump, where the unmapping leaves them:
+ * moved out of our text (move_jump_code), else copied to a page of their
+ * own, written, then made read+exec (never both).  The ranges of our own
+ * executable, libraries and memory they unmap first, so that none of the
+ * loader stays in the program (when more than fit, the rest stays), are
+ * read from the loader's last frame (teardown_and_jump).
  */
 static int make_trampoline(struct xip_exec *ex)
 {
 	size_t code = (size_t)(xip_exec_jump_end - (const char *)xip_exec_jump);
-	size_t at = (code + 15) & ~(size_t)15;
 	struct self_ranges s = { .page = ex->page,
 				 .vdso = getauxval(AT_SYSINFO_EHDR) };
 	void *p;
@@ -893,19 +899,15 @@ static int make_trampoline(struct xip_exec *ex)
 	if (ex->fresh && !(ex->own_memory_only && ex->own_memory_only()))
 		self_anon_ranges(ex, &s);
 	stack_above(ex, &s);
-	if (at + sizeof(s.r) > ex->page)
-		return xip_error(-EINVAL, "loader trampoline too large");
-	p = move_jump_code(ex->page);
-	if (p) {
-		ex->ranges = malloc(s.n * sizeof(s.r[0]) + 1);
-		if (!ex->ranges)
-			return xip_error(-ENOMEM, "out of memory");
-		memcpy(ex->ranges, s.r, s.n * sizeof(s.r[0]));
-		ex->tramp = p;
-		ex->unmap = ex->ranges;
-		ex->nunmap = s.n;
+	ex->ranges = malloc(s.n * sizeof(s.r[0]) + 1);
+	if (!ex->ranges)
+		return xip_error(-ENOMEM, "out of memory");
+	memcpy(ex->ranges, s.r, s.n * sizeof(s.r[0]));
+	ex->unmap = ex->ranges;
+	ex->nunmap = s.n;
+	ex->tramp = move_jump_code(ex->page);
+	if (ex->tramp)
 		return 0;
-	}
 	p = mmap(NULL, ex->page, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
@@ -914,7 +916,6 @@ static int make_trampoline(struct xip_exec *ex)
 	memcpy(p, (const void *)xip_exec_jump, code);
 	/* instruction caches need not see the copy (aarch64) */
 	__builtin___clear_cache((char *)p, (char *)p + code);
-	memcpy((char *)p + at, s.r, s.n * sizeof(s.r[0]));
 	if (mprotect(p, ex->page, PROT_READ | PROT_EXEC)) {
 		int err = errno;
 
@@ -923,8 +924,6 @@ static int make_trampoline(struct xip_exec *ex)
 				 " %s", strerror(err));
 	}
 	ex->tramp = p;
-	ex->unmap = (const struct xip_unmap *)((char *)p + at);
-	ex->nunmap = s.n;
 	return 0;
 }
 

@@ -132,10 +132,9 @@ struct xip_exec {
 	uint64_t page;
 	uint64_t stack_top;	/* the program's stack ends here */
 	uint64_t stack_end;	/* end of [stack] (0: not known) */
-	void *tramp;		/* a copy of xip_exec_jump, then the ranges */
-	const struct xip_unmap *unmap;	/* in tramp, after the code, or
-					 * @ranges */
-	struct xip_unmap *ranges;	/* the list, when tramp is our text */
+	void *tramp;		/* xip_exec_jump, moved or copied */
+	const struct xip_unmap *unmap;	/* what it unmaps: @ranges */
+	struct xip_unmap *ranges;
 	size_t nunmap;
 };
 
