@@ -928,6 +928,75 @@ static int make_trampoline(struct xip_exec *ex)
 }
 
 /*
+ * Is the break randomized (PF_RANDOMIZE and randomize_va_space 2), and
+ * with what random bits?  A fresh front end that never moved its break
+ * (its heap is an arena of its own) still has the kernel's start of it:
+ * ELF_ET_DYN_BASE exactly when there is no randomization, else that plus
+ * a random offset below 1 GiB, which nobody has used.  Anybody else asks
+ * the kernel.
+ */
+#if defined(__x86_64__)
+#define ET_DYN_BASE	(0x7ffffffff000ULL / 3 * 2)	/* DEFAULT_MAP_WINDOW */
+#elif defined(__aarch64__)
+#define ET_DYN_BASE	(2 * (1ULL << 48) / 3)		/* DEFAULT_MAP_WINDOW_64 */
+#endif
+#ifndef ADDR_NO_RANDOMIZE
+#define ADDR_NO_RANDOMIZE 0x0040000
+#endif
+
+static bool brk_randomized(const struct xip_exec *ex, uint64_t cur,
+			   uint64_t *rnd)
+{
+	char level = '2';
+	int fd;
+
+#ifdef ET_DYN_BASE
+	if (ex->fresh && ex->own_memory_only && ex->own_memory_only()) {
+		*rnd = cur;
+		return cur != ((ET_DYN_BASE + ex->page - 1) & ~(ex->page - 1));
+	}
+#endif
+	if (syscall(SYS_personality, 0xffffffffUL) & ADDR_NO_RANDOMIZE)
+		return false;
+	fd = open("/proc/sys/kernel/randomize_va_space", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (read(fd, &level, 1) != 1)
+			level = '2';
+		close(fd);
+	}
+	if (level < '2')
+		return false;
+	if (getrandom(rnd, sizeof(*rnd), GRND_NONBLOCK) != sizeof(*rnd))
+		*rnd = cur;
+	return true;
+}
+
+/*
+ * Where execve(2) would start the program's heap (binfmt_elf), given
+ * @cur, our own break.  A fixed-address program (ET_EXEC) gets it past
+ * the end of its bss: right there without randomization, else a page
+ * further on plus a random offset below 1 GiB (arch_randomize_brk).  A
+ * heap beside the program also needs none of the page tables that one in
+ * another region of the address space would.  Position-independent
+ * programs, which we map among the other mappings (mmap's region), keep
+ * ours: the area the kernel keeps for them and their heap.
+ */
+#define BRK_RANDOM_RANGE	(1ULL << 30)
+
+static uint64_t program_brk(const struct xip_exec *ex, uint64_t cur)
+{
+	const struct exec_file *p = &ex->prog;
+	uint64_t mask = ex->page - 1, end = (p->bias + p->plan.hi + mask) & ~mask;
+	uint64_t rnd = 0;
+
+	if (p->elf.type != ET_EXEC)
+		return cur;
+	if (!brk_randomized(ex, cur, &rnd))
+		return end;
+	return end + ex->page + ((rnd & (BRK_RANDOM_RANGE - 1)) & ~mask);
+}
+
+/*
  * No way back from here: everything that can fail has been done.  Only
  * system calls follow, then the jump.
  */
@@ -935,8 +1004,9 @@ __attribute__((noreturn, noinline, no_sanitize("address", "undefined")))
 static void teardown_and_jump(const struct xip_exec *ex,
 			      const struct xip_stack_out *st, uint64_t entry)
 {
-	/* the program's heap starts empty, where ours ends, as after execve */
-	uint64_t brk = (uint64_t)syscall(SYS_brk, 0), sp = st->sp;
+	/* the program's heap starts empty, where execve would start it */
+	uint64_t brk = program_brk(ex, (uint64_t)syscall(SYS_brk, 0));
+	uint64_t sp = st->sp;
 	struct xip_unmap list[MAX_UNMAP];
 
 	set_stack_prot(ex, st->sp);

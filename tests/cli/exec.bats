@@ -166,6 +166,28 @@ PY
 	[ "$x" -le "$((n + 8))" ]
 }
 
+@test "exec: a fixed-address program's heap starts past its bss, as execve starts it" {
+	local k gap gaps=()
+	command -v setarch >/dev/null || skip "no setarch"
+	# without randomization, exactly where the kernel starts it: at the
+	# end of the bss (static and dynamic non-PIE programs)
+	for k in static nopie; do
+		native=$(setarch -R "$PROBES/probe-$k" brk)
+		[ "$native" = "brk-gap 0" ]
+		run -0 setarch -R "$XIPTOOL" exec "$IMG" "/probe-$k" brk
+		[ "$output" = "$native" ]
+	done
+	# with it, a page past it plus less than 1 GiB, drawn anew each time
+	for k in static nopie static nopie; do
+		run -0 xiptool exec "$IMG" "/probe-$k" brk
+		gap=${output#brk-gap }
+		[ "$gap" -ge 4096 ]
+		[ "$gap" -le $((4096 + (1 << 30))) ]
+		gaps+=("$gap")
+	done
+	[ "${gaps[0]}" != "${gaps[2]}" ]
+}
+
 @test "exec --argv0 runs busybox applets; /proc/PID/cmdline and comm" {
 	need_busybox
 	run xiptool exec --argv0 basename "$IMG" /bin/busybox /a/b/c.txt .txt

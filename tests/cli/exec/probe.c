@@ -241,6 +241,32 @@ static void state(void)
 	}
 }
 
+/*
+ * Where the kernel started our heap (start_brk, field 47 of
+ * /proc/self/stat), as bytes past the page-aligned end of our bss.
+ */
+static void brk_gap(void)
+{
+	extern char _end[];
+	unsigned long start_brk = 0, page = getauxval(AT_PAGESZ);
+	char buf[4096], *p;
+	FILE *f = fopen("/proc/self/stat", "r");
+	int field = 2;
+
+	if (!f || !fgets(buf, sizeof(buf), f)) {
+		perror("/proc/self/stat");
+		exit(1);
+	}
+	fclose(f);
+	p = strrchr(buf, ')');	/* comm may hold spaces */
+	for (p = p ? p + 1 : buf; *p && field < 47; p++)
+		if (*p == ' ')
+			field++;
+	start_brk = strtoul(p, NULL, 10);
+	printf("brk-gap %ld\n", (long)(start_brk -
+		((uintptr_t)_end + page - 1) / page * page));
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "aux";
@@ -274,6 +300,8 @@ int main(int argc, char **argv)
 		execv("/proc/self/exe", argv + 2);
 		perror("/proc/self/exe");
 		return 99;
+	} else if (!strcmp(mode, "brk")) {
+		brk_gap();
 	} else if (!strcmp(mode, "atexit")) {
 		atexit(bye);
 		printf("no newline, buffered");
