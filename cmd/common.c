@@ -282,14 +282,8 @@ static char *ring_buffer(size_t need)
 	static unsigned int next;
 	unsigned int i = next++ % 4;
 
-	if (size[i] < need) {
-		char *p = realloc(ring[i], need);
-
-		if (!p)
-			return NULL;
-		ring[i] = p;
-		size[i] = need;
-	}
+	if (xip_grow((void **)&ring[i], &size[i], need, 1))
+		return NULL;
 	return ring[i];
 }
 

@@ -90,7 +90,7 @@ static int spool_put(struct wjob *w, int tmp, const char *buf, size_t len,
 static int copy_stream(struct wjob *w)
 {
 	size_t cap = PIPE_CHUNK, len = 0;
-	char *buf = malloc(cap), *nbuf;
+	char *buf = malloc(cap);
 	uint64_t spooled = 0;
 	int ret = 0, tmp = -1;
 	ssize_t n;
@@ -99,13 +99,11 @@ static int copy_stream(struct wjob *w)
 		return xip_error(-ENOMEM, "out of memory");
 	for (;;) {
 		if (len == cap && cap < STREAM_MEM) {
-			nbuf = realloc(buf, cap * 2);
-			if (!nbuf) {
+			/* twice the capacity */
+			if (xip_grow((void **)&buf, &cap, cap + 1, 1)) {
 				ret = xip_error(-ENOMEM, "out of memory");
 				break;
 			}
-			buf = nbuf;
-			cap *= 2;
 		} else if (len == cap) {
 			if (tmp < 0)
 				tmp = spool_open();

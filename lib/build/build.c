@@ -158,22 +158,21 @@ static int balloc_one(struct balloc *a, uint64_t need, uint64_t align,
 	return -ENOSPC;
 }
 
-static int runs_add(struct prun **runs, size_t *n, blk64_t s, uint64_t len)
+/* Append a run to *@runs (*@n of them, room for *@cap). */
+static int runs_add(struct prun **runs, size_t *n, size_t *cap, blk64_t s,
+		    uint64_t len)
 {
-	struct prun *p = realloc(*runs, (*n + 1) * sizeof(*p));
-
-	if (!p)
+	if (xip_grow((void **)runs, cap, *n + 1, sizeof(**runs)))
 		return -ENOMEM;
-	p[*n].pblk = s;
-	p[*n].len = len;
-	*runs = p;
+	(*runs)[*n].pblk = s;
+	(*runs)[*n].len = len;
 	(*n)++;
 	return 0;
 }
 
 /* Several runs in address order, each extent taken from its start. */
 static int balloc_many(struct balloc *a, uint64_t need, uint64_t align,
-		       struct prun **runs, size_t *n)
+		       struct prun **runs, size_t *n, size_t *cap)
 {
 	uint64_t avail = 0, done = 0;
 	size_t i;
@@ -194,7 +193,7 @@ static int balloc_many(struct balloc *a, uint64_t need, uint64_t align,
 			continue;
 		}
 		take = e->end - s < need ? e->end - s : need;
-		ret = runs_add(runs, n, s, take);
+		ret = runs_add(runs, n, cap, s, take);
 		if (ret)
 			return ret;
 		need -= take;
@@ -223,6 +222,7 @@ static int balloc_many(struct balloc *a, uint64_t need, uint64_t align,
 static int place_runs(struct balloc *a, uint64_t need, uint64_t align,
 		      bool splittable, struct prun **runs, size_t *n)
 {
+	size_t cap = *n;	/* the array holds at least that many */
 	blk64_t s;
 	int ret;
 
@@ -230,12 +230,12 @@ static int place_runs(struct balloc *a, uint64_t need, uint64_t align,
 		return 0;
 	ret = balloc_one(a, need, align, &s);
 	if (ret == 0)
-		return runs_add(runs, n, s, need);
+		return runs_add(runs, n, &cap, s, need);
 	if (ret != -ENOSPC)
 		return ret;
 	if (!splittable && a->strict && need <= a->maxfree)
 		return -ENOSPC;
-	return balloc_many(a, need, align, runs, n);
+	return balloc_many(a, need, align, runs, n, &cap);
 }
 
 static int need_cmp(const void *x, const void *y)

@@ -56,7 +56,7 @@ struct bnode {
 	size_t nranges;
 	uint64_t data_blocks, ind_blocks;
 	struct bxattr *xattrs;
-	size_t nxattrs;
+	size_t nxattrs, capxattrs;
 	/* placement */
 	struct prun *druns, *iruns;
 	size_t ndruns, niruns;

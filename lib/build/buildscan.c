@@ -604,14 +604,8 @@ static int dirs_reach(struct btree *t, const struct bnode *d)
 		return xip_error(-EFAULT, "a directory outside the source");
 	if (!depth)
 		return 0;	/* the top: t->root_fd, keep the others open */
-	if (depth > t->capdirs) {
-		struct bdir *nd = realloc(t->dirs, depth * sizeof(*nd));
-
-		if (!nd)
-			return -ENOMEM;
-		t->dirs = nd;
-		t->capdirs = depth;
-	}
+	if (xip_grow((void **)&t->dirs, &t->capdirs, depth, sizeof(*t->dirs)))
+		return -ENOMEM;
 	/* the common prefix: the entry at depth i is the ancestor at i */
 	for (i = 0; i < t->ndirs && i < depth; i++) {
 		size_t up = depth - 1 - i;

@@ -140,7 +140,8 @@ static int spool_write(struct tarscan *ts, const void *buf, size_t len,
 	return 0;
 }
 
-static int range_add(struct bnode *n, uint64_t a, uint64_t b)
+/* Add blocks [@a, @b) to the ranges of @n (room for *@cap of them). */
+static int range_add(struct bnode *n, size_t *cap, uint64_t a, uint64_t b)
 {
 	struct xip_lrange *r;
 
@@ -151,13 +152,11 @@ static int range_add(struct bnode *n, uint64_t a, uint64_t b)
 			r->len = b - r->start;
 		return 0;
 	}
-	r = realloc(n->ranges, (n->nranges + 1) * sizeof(*r));
-	if (!r)
+	if (xip_grow((void **)&n->ranges, cap, n->nranges + 1, sizeof(*r)))
 		return -ENOMEM;
-	n->ranges = r;
-	r[n->nranges].start = a;
-	r[n->nranges].len = b - a;
-	n->nranges++;
+	r = &n->ranges[n->nranges++];
+	r->start = a;
+	r->len = b - a;
 	return 0;
 }
 
@@ -179,7 +178,7 @@ static int tar_data(struct tarscan *ts, struct bnode *n)
 	struct btree *t = ts->t;
 	uint64_t bs = t->bs, base, end = 0;
 	const void *buf;
-	size_t len;
+	size_t len, cap = n->nranges;	/* n->ranges holds at least that */
 	la_int64_t off;
 	int r, ret;
 
@@ -211,7 +210,8 @@ static int tar_data(struct tarscan *ts, struct bnode *n)
 		if (ret)
 			return ret;
 		end = (uint64_t)off + len;
-		ret = range_add(n, (uint64_t)off / bs, div_round_up(end, bs));
+		ret = range_add(n, &cap, (uint64_t)off / bs,
+				div_round_up(end, bs));
 		if (ret)
 			return ret;
 	}
@@ -506,8 +506,9 @@ static void tar_update_dir(struct bnode *old, struct bnode *n)
 	xip_btree_xattrs_free(old);
 	old->xattrs = n->xattrs;
 	old->nxattrs = n->nxattrs;
+	old->capxattrs = n->capxattrs;
 	n->xattrs = NULL;
-	n->nxattrs = 0;
+	n->nxattrs = n->capxattrs = 0;
 	old->mode = n->mode;
 	old->uid = n->uid;
 	old->gid = n->gid;

@@ -646,11 +646,11 @@ int xip_btree_finish(struct btree *t, const struct xip_build_opts *o)
 int xip_btree_xattr_add(struct bnode *n, const char *name, const void *value,
 			size_t len)
 {
-	struct bxattr *xa = realloc(n->xattrs, (n->nxattrs + 1) * sizeof(*xa));
+	struct bxattr *xa;
 
-	if (!xa)
+	if (xip_grow((void **)&n->xattrs, &n->capxattrs, n->nxattrs + 1,
+		     sizeof(*xa)))
 		return -ENOMEM;
-	n->xattrs = xa;
 	xa = &n->xattrs[n->nxattrs];
 	xa->name = strdup(name);
 	xa->value = malloc(len ? len : 1);
@@ -674,7 +674,7 @@ void xip_btree_xattrs_free(struct bnode *n)
 	}
 	free(n->xattrs);
 	n->xattrs = NULL;
-	n->nxattrs = 0;
+	n->nxattrs = n->capxattrs = 0;
 }
 
 void xip_btree_node_free(struct bnode *n)

@@ -96,10 +96,8 @@ static int ps_add(struct xip_ps_report *r, pid_t pid, size_t seg,
 			*pp = &r->procs[i];
 			return 0;
 		}
-	p = realloc(r->procs, (r->n + 1) * sizeof(*p));
-	if (!p)
+	if (xip_grow((void **)&r->procs, &r->cap, r->n + 1, sizeof(*p)))
 		return -ENOMEM;
-	r->procs = p;
 	p = &r->procs[r->n++];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;

@@ -48,6 +48,7 @@ struct xip_ps_report {
 	size_t nsegs;
 	struct xip_ps_proc *procs;	/* by PID */
 	size_t n;
+	size_t cap;			/* room in @procs, private to ps.c */
 };
 
 /*

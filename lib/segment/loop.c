@@ -311,14 +311,13 @@ static bool backed_by(const char *node, dev_t dev, ino_t ino)
 
 int xip_loop_claim_add(int **fds, size_t *n, int fd)
 {
-	int *grown = realloc(*fds, (*n + 1) * sizeof(**fds));
+	size_t cap = *n;	/* the array holds at least that many */
 
-	if (!grown) {
+	if (xip_grow((void **)fds, &cap, *n + 1, sizeof(**fds))) {
 		close(fd);
 		return xip_error(-ENOMEM, "out of memory");
 	}
-	grown[(*n)++] = fd;
-	*fds = grown;
+	(*fds)[(*n)++] = fd;
 	return 0;
 }
 

@@ -147,10 +147,9 @@ int xip_grow(void **arr, size_t *cap, size_t need, size_t elsize)
 	max = SIZE_MAX / elsize;	/* the most elements that fit */
 	if (need > max)
 		return -ENOMEM;
-	/* where twice does not fit, exactly what is asked */
+	/* twice the capacity; exactly what is asked where that is more (the
+	 * first room) or where twice does not fit */
 	ncap = *cap > max / 2 ? need : *cap * 2;
-	if (ncap < 16)
-		ncap = 16 <= max ? 16 : need;
 	if (ncap < need)
 		ncap = need;
 	p = realloc(*arr, ncap * elsize);

@@ -78,10 +78,14 @@ int xip_map_shared(int fd, size_t len, int prot, const char *name,
 
 /*
  * Room for at least @need elements of @elsize bytes in the array *@arr of
- * *@cap elements: when it is smaller, realloc(3) it to twice its capacity
- * (at least 16 elements, at least @need).  0, or -ENOMEM (out of memory,
- * or @need elements of @elsize bytes do not fit a size_t) leaving *@arr
- * and *@cap as they were.
+ * *@cap elements: when it is smaller, realloc(3) it to twice its capacity,
+ * or to @need when that is more (an empty array gets exactly @need, so
+ * that the many one-element arrays of mkfs's nodes stay small).  0, or
+ * -ENOMEM (out of memory, or @need elements of @elsize bytes do not fit a
+ * size_t) leaving *@arr and *@cap as they were.  Appending one element:
+ * xip_grow(&a, &cap, n + 1, sizeof(*a)).  A caller that keeps no capacity
+ * passes a copy of its count (the array holds at least that many); every
+ * call then reallocates.
  */
 int xip_grow(void **arr, size_t *cap, size_t need, size_t elsize);
 

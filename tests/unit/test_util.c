@@ -81,15 +81,17 @@ static void test_map_shared(void **state)
 
 /*
  * realloc(3) as util.o calls it (linked with --wrap=realloc): the size of
- * the last request, and a failure for requests above realloc_limit.
+ * the last request, how many were made, and a failure for requests above
+ * realloc_limit.
  */
 void *__real_realloc(void *p, size_t size);
 void *__wrap_realloc(void *p, size_t size);
-static size_t realloc_asked, realloc_limit = SIZE_MAX;
+static size_t realloc_asked, realloc_calls, realloc_limit = SIZE_MAX;
 
 void *__wrap_realloc(void *p, size_t size)
 {
 	realloc_asked = size;
+	realloc_calls++;
 	if (size > realloc_limit)
 		return NULL;
 	return __real_realloc(p, size);
@@ -100,28 +102,32 @@ static void test_grow(void **state)
 	uint32_t *a = NULL, *before;
 	size_t cap = 0;
 
-	/* first room: at least 16 elements */
+	/* first room: what is asked, no more */
 	assert_int_equal(xip_grow((void **)&a, &cap, 1, sizeof(*a)), 0);
 	assert_non_null(a);
-	assert_int_equal(cap, 16);
-	assert_int_equal(realloc_asked, 16 * sizeof(*a));
-	for (uint32_t i = 0; i < 16; i++)
+	assert_int_equal(cap, 1);
+	assert_int_equal(realloc_asked, sizeof(*a));
+	a[0] = 0;
+	/* one more: twice the capacity, contents kept */
+	assert_int_equal(xip_grow((void **)&a, &cap, 2, sizeof(*a)), 0);
+	assert_int_equal(cap, 2);
+	assert_int_equal(a[0], 0);
+	assert_int_equal(xip_grow((void **)&a, &cap, 3, sizeof(*a)), 0);
+	assert_int_equal(cap, 4);
+	for (uint32_t i = 0; i < 4; i++)
 		a[i] = i;
 	/* enough room: nothing moves */
 	before = a;
 	realloc_asked = 0;
-	assert_int_equal(xip_grow((void **)&a, &cap, 16, sizeof(*a)), 0);
+	assert_int_equal(xip_grow((void **)&a, &cap, 4, sizeof(*a)), 0);
 	assert_ptr_equal(a, before);
-	assert_int_equal(cap, 16);
+	assert_int_equal(cap, 4);
 	assert_int_equal(realloc_asked, 0);
-	/* one more: twice the capacity, contents kept */
-	assert_int_equal(xip_grow((void **)&a, &cap, 17, sizeof(*a)), 0);
-	assert_int_equal(cap, 32);
-	for (uint32_t i = 0; i < 16; i++)
-		assert_int_equal(a[i], i);
 	/* more than twice: exactly what is asked */
 	assert_int_equal(xip_grow((void **)&a, &cap, 1000, sizeof(*a)), 0);
 	assert_int_equal(cap, 1000);
+	for (uint32_t i = 0; i < 4; i++)
+		assert_int_equal(a[i], i);
 	a[999] = 7;
 	/* out of memory: the array stays as it was */
 	before = a;
@@ -132,6 +138,27 @@ static void test_grow(void **state)
 	assert_ptr_equal(a, before);
 	assert_int_equal(cap, 1000);
 	assert_int_equal(a[999], 7);
+	free(a);
+}
+
+/* Appending one at a time: every element kept, a logarithmic number of
+ * reallocations. */
+static void test_grow_appends(void **state)
+{
+	uint32_t *a = NULL;
+	size_t cap = 0, n = 0;
+
+	realloc_calls = 0;
+	for (uint32_t i = 0; i < 100000; i++) {
+		assert_int_equal(xip_grow((void **)&a, &cap, n + 1, sizeof(*a)),
+				 0);
+		assert_true(cap > n);
+		a[n++] = i * 2654435761u;
+	}
+	assert_int_equal(cap, 131072);
+	assert_int_equal(realloc_calls, 18);	/* 1, 2, 4 ... 131072 */
+	for (uint32_t i = 0; i < 100000; i++)
+		assert_int_equal(a[i], i * 2654435761u);
 	free(a);
 }
 
@@ -152,6 +179,22 @@ static void test_grow_overflow(void **state)
 	assert_null(a);
 	assert_null(p);
 	assert_int_equal(cap, 0);
+
+	/* the same with elements in the array: it stays as it was */
+	assert_int_equal(xip_grow((void **)&a, &cap, 3, sizeof(*a)), 0);
+	a[0] = 1, a[1] = 2, a[2] = 3;
+	p = a;
+	realloc_asked = 0;
+	assert_int_equal(xip_grow((void **)&a, &cap, SIZE_MAX / 8 + 1, 8),
+			 -ENOMEM);
+	assert_int_equal(realloc_asked, 0);
+	assert_ptr_equal(a, p);
+	assert_int_equal(cap, 3);
+	assert_int_equal(a[0], 1);
+	assert_int_equal(a[1], 2);
+	assert_int_equal(a[2], 3);
+	free(a);
+	p = NULL;
 
 	/*
 	 * Twice the capacity does not fit, @need does: exactly @need is asked
@@ -500,6 +543,7 @@ int main(void)
 		cmocka_unit_test(test_cmp_u64),
 		cmocka_unit_test(test_map_shared),
 		cmocka_unit_test(test_grow),
+		cmocka_unit_test(test_grow_appends),
 		cmocka_unit_test(test_grow_overflow),
 		cmocka_unit_test(test_read_full_pipe_eintr),
 		cmocka_unit_test(test_read_full_interrupt_flag),
