@@ -19,9 +19,15 @@
  *
  * Position-independent from xip_exec_jump to xip_exec_jump_end: the loader
  * runs a copy of it from a page of its own (not BTI-guarded).
+ *
+ * It has a page of its own in the executable, whatever the page size
+ * (4, 16 or 64 KiB): the loader moves the page holding it out of its
+ * text with mremap (exec.c, move_jump_code), which takes away anything
+ * else that page held from where it was, code the loader may still call
+ * before the jump among it.
  */
-	.text
-	.balign	4
+	.section .text.xip_exec_jump, "ax", %progbits
+	.balign	65536
 	.globl	xip_exec_jump
 	.hidden	xip_exec_jump
 	.globl	xip_exec_jump_end
@@ -117,6 +123,7 @@ xip_exec_jump:
 	br	x17
 xip_exec_jump_end:
 	.size	xip_exec_jump, .-xip_exec_jump
+	.balign	65536, 0		/* the rest of the page: udf #0 */
 
 #endif
 

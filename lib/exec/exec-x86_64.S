@@ -19,8 +19,14 @@
  * the n ranges {addr, len} at @unmap (the loader's own executable).  Only
  * system calls and register work follow; the constant below sits inside
  * the copied bytes.
+ *
+ * It has a page of its own in the executable: the loader moves the page
+ * holding it out of its text with mremap (exec.c, move_jump_code), which
+ * takes away anything else that page held from where it was, code the
+ * loader may still call before the jump among it.
  */
-	.text
+	.section .text.xip_exec_jump, "ax", @progbits
+	.balign	4096			/* starts a page */
 	.globl	xip_exec_jump
 	.hidden	xip_exec_jump
 	.globl	xip_exec_jump_end
@@ -88,6 +94,7 @@ xip_exec_jump:
 	.long	0x1f80
 xip_exec_jump_end:
 	.size	xip_exec_jump, .-xip_exec_jump
+	.balign	4096, 0xcc		/* the rest of the page: int3 */
 
 #endif
 

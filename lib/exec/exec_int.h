@@ -144,4 +144,21 @@ struct xip_exec {
  */
 void xip_exec_raw_copy(uint64_t dst, const void *src, size_t len);
 
+/* ---- exec_state.c: the process state after execve(2) ---------------- */
+/* Every signal's disposition back to SIG_DFL (SIG_IGN ones stay). */
+void xip_exec_reset_signals(void);
+/* Unregister the rseq area the C library registered for this thread. */
+void xip_exec_unregister_rseq(void);
+/* Close the close-on-exec descriptors (only ours, when @ex->fresh). */
+void xip_exec_close_cloexec(const struct xip_exec *ex);
+/* Does the process run one thread? */
+bool xip_exec_single_threaded(void);
+/* The mm's fields of the program (prctl(PR_SET_MM)). */
+void xip_exec_set_mm(const struct xip_exec *ex, const struct xip_stack_out *st,
+		     uint64_t start_brk, uint64_t brk);
+/* The stack's protection as the program's PT_GNU_STACK asks. */
+void xip_exec_set_stack_prot(const struct xip_exec *ex, uint64_t sp);
+/* Where execve(2) would start the program's heap, given our break @cur. */
+uint64_t xip_exec_program_brk(const struct xip_exec *ex, uint64_t cur);
+
 #endif

@@ -256,6 +256,42 @@ maps_of() {
 	wait "$pid" 2>/dev/null || true
 }
 
+# text_sharing_jump_page BIN: the text symbols of BIN (nm) in the page of
+# xip_exec_jump other than its own two
+text_sharing_jump_page() {
+	nm -n --defined-only "$1" | awk -v page="$(getconf PAGESIZE)" '
+		function num(h,  i, n) {
+			n = 0
+			for (i = 1; i <= length(h); i++)
+				n = n * 16 + index("0123456789abcdef",
+						   substr(tolower(h), i, 1)) - 1
+			return n
+		}
+		{ addr[NR] = $1; type[NR] = $2; name[NR] = $3 }
+		$3 == "xip_exec_jump" { at = int(num($1) / page) }
+		END {
+			if (at == "") { print "no xip_exec_jump"; exit }
+			for (i = 1; i <= NR; i++)
+				if (type[i] ~ /^[TtWw]$/ &&
+				    int(num(addr[i]) / page) == at &&
+				    name[i] != "xip_exec_jump" &&
+				    name[i] != "xip_exec_jump_end")
+					print name[i]
+		}'
+}
+
+@test "the loader's last instructions have a page of their own in each loader (it is moved out of the text before the jump)" {
+	local loader
+	command -v nm >/dev/null || skip "no nm"
+	for loader in "$XIPTOOL" "$MAIN"; do
+		run -0 text_sharing_jump_page "$loader"
+		[ -z "$output" ] || {
+			echo "$loader: $output"
+			false
+		}
+	done
+}
+
 @test "nothing of the loader (executable or shared library) stays mapped in the program but its last instructions, whichever ran exec" {
 	need_busybox
 	mkdir -p "$T/tree/bin"
