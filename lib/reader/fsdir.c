@@ -131,6 +131,24 @@ static int dir_seen_add(struct xip_map *m, struct dir_seen *s, blk64_t pblk,
 	return seen_insert(s, pblk);
 }
 
+/*
+ * xip_map_open() of inode @ino, which must be of type @fmt (LINUX_S_IF*):
+ * else @err, "inode N: not WHAT", and nothing left open.
+ */
+static int map_open_as(struct xip_image *img, ext2_ino_t ino, unsigned int fmt,
+		       int err, const char *what, struct xip_map *m)
+{
+	int ret = xip_map_open(img, ino, m);
+
+	if (ret)
+		return ret;
+	if ((m->inode.i_mode & LINUX_S_IFMT) != fmt) {
+		xip_map_close(m);
+		return xip_error(err, "inode %u: not %s", ino, what);
+	}
+	return 0;
+}
+
 static int dir_scan(struct xip_image *img, ext2_ino_t dir, dirent_fn fn,
 		    void *ctx)
 {
@@ -141,13 +159,9 @@ static int dir_scan(struct xip_image *img, ext2_ino_t dir, dirent_fn fn,
 	void *p;
 	int ret;
 
-	ret = xip_map_open(img, dir, &m);
+	ret = map_open_as(img, dir, LINUX_S_IFDIR, -ENOTDIR, "a directory", &m);
 	if (ret)
 		return ret;
-	if (!LINUX_S_ISDIR(m.inode.i_mode)) {
-		xip_map_close(&m);
-		return xip_error(-ENOTDIR, "inode %u: not a directory", dir);
-	}
 	end = div_round_up(xip_fs_inode_size(img->rd, &m.inode), img->block_size);
 	while (lblk < end) {
 		ret = xip_map_block(&m, lblk, &pblk, &n);
@@ -252,13 +266,12 @@ int xip_readlink(struct xip_image *img, ext2_ino_t ino, char *buf, size_t len)
 	void *p;
 	int ret;
 
-	ret = xip_map_open(img, ino, &m);
+	ret = map_open_as(img, ino, LINUX_S_IFLNK, -EINVAL, "a symbolic link",
+			  &m);
 	if (ret)
 		return ret;
 	size = EXT2_I_SIZE(&m.inode);
-	if (!LINUX_S_ISLNK(m.inode.i_mode)) {
-		ret = xip_error(-EINVAL, "inode %u: not a symbolic link", ino);
-	} else if (size >= len || size >= img->block_size) {
+	if (size >= len || size >= img->block_size) {
 		ret = xip_error(-ENAMETOOLONG,
 				"inode %u: symbolic link of %llu bytes is too long",
 				ino, U64(size));
