@@ -747,6 +747,25 @@ again() {
 	[ "$output" = ok ]
 }
 
+@test "exec: a set-user-ID copy of the front end reads no XIPTOOL_EXEC (secure_getenv), a plain copy does" {
+	need_busybox
+	require_root
+	local marker="1:auto:$IMG:/bin/busybox"
+	chmod 755 "$T"
+	cp "$XIPTOOL" "$T/xip"
+	# a plain copy started under another name runs the program again
+	run -0 env XIPTOOL_EXEC="$marker" bash -c 'exec -a echo "$0" ok' "$T/xip"
+	[ "$output" = ok ]
+	# set-user-ID to another user (AT_SECURE): the marker is not there
+	chown 65534 "$T/xip"
+	chmod 4755 "$T/xip"
+	run env XIPTOOL_EXEC="$marker" bash -c 'exec -a echo "$0" ok' "$T/xip"
+	echo "$output"
+	[ "$status" -eq 126 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "xiptool: started as 'echo', not as xiptool, and without XIPTOOL_EXEC in the environment: "* ]]
+}
+
 @test "exec: XIPTOOL_EXEC in the environment changes no xiptool command, and exec writes its own" {
 	mkdir -p "$T/bin"
 	ln -s "$XIPTOOL" "$T/bin/xip"

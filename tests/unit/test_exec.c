@@ -436,6 +436,7 @@ static void test_marker_parse_refuses(void **state)
 {
 	char *big = malloc(XIP_EXEC_MARKER_MAX + 2);
 	char *path = malloc(XIP_PATH_MAX + 32);
+	struct xip_exec_marker m;
 
 	(void)state;
 	expect_refused(NULL, "empty");
@@ -473,6 +474,17 @@ static void test_marker_parse_refuses(void **state)
 	memset(path, 'a', XIP_PATH_MAX + 20);
 	memcpy(path, "1:auto:@r:/", 11);
 	path[XIP_PATH_MAX + 20] = '\0';
+	expect_refused(path, "program: longer than 4095 bytes");
+	/* the last byte that fits, and one more: a path of XIP_PATH_MAX - 1
+	 * bytes comes back whole, one of XIP_PATH_MAX is refused (its NUL
+	 * would be written past the field) */
+	memset(path, 'a', XIP_PATH_MAX + 20);
+	memcpy(path, "1:auto:@r:/", 11);
+	path[10 + XIP_PATH_MAX - 1] = '\0';
+	assert_int_equal(xip_exec_marker_parse(path, &m), 0);
+	assert_int_equal(strlen(m.path), XIP_PATH_MAX - 1);
+	path[10 + XIP_PATH_MAX - 1] = 'a';
+	path[10 + XIP_PATH_MAX] = '\0';
 	expect_refused(path, "program: longer than 4095 bytes");
 	free(big);
 	free(path);

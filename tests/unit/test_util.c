@@ -56,6 +56,7 @@ static void test_map_shared(void **state)
 {
 	const char *path = unit_path("mapped");
 	void *map = NULL;
+	char buf[3];
 	int fd;
 
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
@@ -64,6 +65,15 @@ static void test_map_shared(void **state)
 	assert_int_equal(xip_map_shared(fd, 4096, PROT_READ, path, &map), 0);
 	assert_memory_equal(map, "xip", 3);
 	munmap(map, 4096);
+	/* shared: what is written through the mapping is the file's */
+	map = NULL;
+	assert_int_equal(xip_map_shared(fd, 4096, PROT_READ | PROT_WRITE, path,
+					&map),
+			 0);
+	memcpy(map, "XIP", 3);
+	munmap(map, 4096);
+	assert_int_equal(xip_pread_exact(fd, buf, 3, 0, path), 0);
+	assert_memory_equal(buf, "XIP", 3);
 	close(fd);
 	fd = open(path, O_WRONLY);
 	assert_true(fd >= 0);
