@@ -77,6 +77,24 @@ busybox_image() {
 	rm -f "$path"
 }
 
+@test "a symlink to the segment itself in its place: read of @NAME refuses it, as lstat would (O_NOFOLLOW)" {
+	require_root
+	make_tree_image
+	xiptool attach -n "$SEG" "$T/img"
+	path=$(seg_col "$SEG" PATH)
+	[ "$(xiptool read "@$SEG" /hello.txt)" = hello ]
+	# the same file, device and inode, reached through a link
+	mv "$path" "$path.moved"
+	ln -s "$path.moved" "$path"
+	run xiptool read "@$SEG" /hello.txt
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool read: @$SEG: $path is not the segment that was attached (device/inode changed): refusing" ]
+	rm -f "$path"
+	mv "$path.moved" "$path"
+	[ "$(xiptool read "@$SEG" /hello.txt)" = hello ]
+	xiptool detach "$SEG"
+}
+
 @test "another user's file planted where a vanished segment was: root's exec and read refuse it" {
 	require_root
 	require_cmd setpriv
