@@ -747,14 +747,22 @@ again() {
 	[ "$output" = ok ]
 }
 
-@test "exec: a set-user-ID copy of the front end reads no XIPTOOL_EXEC (secure_getenv), a plain copy does" {
+@test "exec: a set-user-ID copy of the front end reads no XIPTOOL_EXEC (secure_getenv) and judges execute bits as its effective user" {
 	need_busybox
 	require_root
 	local marker="1:auto:$IMG:/bin/busybox"
 	chmod 755 "$T"
 	cp "$XIPTOOL" "$T/xip"
+	# busybox twice: for everybody, and for its owner (root) alone
+	mkdir -p "$T/own/bin"
+	install -m 755 /bin/busybox "$T/own/bin/echo"
+	install -m 700 /bin/busybox "$T/own/bin/printf"
+	xiptool mkfs -q -d "$T/own" "$T/own.img"
+	chmod 644 "$T/own.img"
 	# a plain copy started under another name runs the program again
 	run -0 env XIPTOOL_EXEC="$marker" bash -c 'exec -a echo "$0" ok' "$T/xip"
+	[ "$output" = ok ]
+	run -0 "$T/xip" exec "$T/own.img" /bin/printf ok
 	[ "$output" = ok ]
 	# set-user-ID to another user (AT_SECURE): the marker is not there
 	chown 65534 "$T/xip"
@@ -764,6 +772,13 @@ again() {
 	[ "$status" -eq 126 ]
 	[ "${#lines[@]}" -eq 1 ]
 	[[ "$output" == "xiptool: started as 'echo', not as xiptool, and without XIPTOOL_EXEC in the environment: "* ]]
+	# its execve made it user 65534 (AT_EUID): root's program is not its
+	run -0 "$T/xip" exec "$T/own.img" /bin/echo ok
+	[ "$output" = ok ]
+	run "$T/xip" exec "$T/own.img" /bin/printf ok
+	echo "$output"
+	[ "$status" -eq 126 ]
+	[ "$output" = "xiptool exec: /bin/printf: permission denied (no execute bit for us, mode 0700)" ]
 }
 
 @test "exec: XIPTOOL_EXEC in the environment changes no xiptool command, and exec writes its own" {
