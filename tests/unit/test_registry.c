@@ -192,6 +192,7 @@ static void test_add_get_list_remove(void **state)
 {
 	struct xip_seg_entry e, got, *all;
 	const char *p1 = unit_path("segfile1"), *p2 = unit_path("segfile2");
+	enum xip_entry_state st;
 	size_t n;
 
 	unit_fill_file(p1, 4096, 0);
@@ -247,8 +248,13 @@ static void test_add_get_list_remove(void **state)
 				    "@nope: no attached segment of that name");
 		assert_int_equal(xip_spec_open("@../x", 0, &seg), -ENOENT);
 	}
-	/* a stale entry: the segment file is gone */
+	/* a stale entry: the segment file is gone; an open for reading,
+	 * which judges the record by its open alone, removes the record */
 	unlink(p1);
+	assert_int_equal(xip_registry_open("zeta", O_RDONLY, &got), -ENOENT);
+	assert_string_equal(xip_errmsg(),
+			    "@zeta: no attached segment of that name");
+	assert_int_equal(xip_registry_read("zeta", &got, &st, false), -ENOENT);
 	assert_int_equal(xip_registry_list(&all, &n), 0);
 	assert_int_equal(n, 1);
 	free(all);

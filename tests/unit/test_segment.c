@@ -1,5 +1,6 @@
 /* Unit tests of lib/segment/segment.c: mapping and direct_access. */
 #include "unit.h"
+#include "segment/segment_int.h"
 #include "util/debug_int.h"
 
 static void test_direct_access_errors(void **state)
@@ -155,6 +156,44 @@ static void test_lock(void **state)
 	xip_seg_close(b);
 }
 
+/*
+ * An attached segment's file unlinked (detached) between the registry's
+ * open and the set-up: refused as detached, whether the caller's fstat
+ * is handed over (a shared type) or made again (an exclusive one).
+ */
+static void test_adopt_detached(void **state)
+{
+	const char *p = unit_path("detached");
+	struct xip_seg *seg = NULL;
+	struct stat st;
+	int fd;
+
+	(void)state;
+	unit_fill_file(p, 8192, 0);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	/* still linked: adopted */
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(xip_seg_adopt_stat(dup(fd), &st, p, "gone",
+					    XIP_SEGTYPE_SR, 0, &seg),
+			 0);
+	xip_seg_close(seg);
+	seg = NULL;
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(xip_seg_adopt_stat(dup(fd), &st, p, "gone",
+					    XIP_SEGTYPE_SR, 0, &seg),
+			 -ENOENT);
+	assert_null(seg);
+	assert_string_equal(xip_errmsg(),
+			    "@gone: no attached segment of that name (detached)");
+	assert_int_equal(xip_seg_adopt(fd, p, "gone", XIP_SEGTYPE_ER, 0, &seg),
+			 -ENOENT);
+	assert_null(seg);
+	assert_string_equal(xip_errmsg(),
+			    "@gone: no attached segment of that name (detached)");
+}
+
 static void test_parse_size(void **state)
 {
 	uint64_t v;
@@ -201,6 +240,7 @@ int main(void)
 		cmocka_unit_test(test_shm_kind),
 		cmocka_unit_test(test_types),
 		cmocka_unit_test(test_lock),
+		cmocka_unit_test(test_adopt_detached),
 		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_debug_parse),
 	};
