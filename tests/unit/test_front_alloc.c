@@ -1,0 +1,98 @@
+/*
+ * Unit tests of cmd/front_alloc.c, the musl front end's allocator,
+ * compiled here under other names (fa_malloc ...) so that it serves only
+ * the calls of these tests, not the C library's nor cmocka's.
+ */
+#include <sys/mman.h>
+
+#include "unit.h"
+#include "../../cmd/cmd.h"
+
+void *fa_malloc(size_t n);
+void fa_free(void *p);
+void *fa_calloc(size_t count, size_t size);
+void *fa_realloc(void *p, size_t n);
+
+#define XIP_FRONT_ALLOC 1
+#define malloc fa_malloc
+#define free fa_free
+#define calloc fa_calloc
+#define realloc fa_realloc
+#include "../../cmd/front_alloc.c"
+#undef malloc
+#undef free
+#undef calloc
+#undef realloc
+
+/* Is @p, @n bytes, inside the arena? */
+static bool in_arena(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	return c >= arena && c + n <= arena + ARENA_SIZE;
+}
+
+/* calloc: a product that does not fit in size_t is refused. */
+static void test_calloc_overflow(void **state)
+{
+	(void)state;
+	errno = 0;
+	assert_null(fa_calloc(SIZE_MAX / 8 + 2, 8));
+	assert_int_equal(errno, ENOMEM);
+	assert_null(fa_calloc(2, SIZE_MAX / 2 + 1));
+	assert_true(front_alloc_own_only());
+}
+
+/* calloc: bytes handed out before, freed and handed out again, read as
+ * zeros. */
+static void test_calloc_clears_reused(void **state)
+{
+	unsigned char *p, *q;
+
+	(void)state;
+	p = fa_malloc(256);
+	assert_non_null(p);
+	memset(p, 0xa5, 256);
+	fa_free(p);			/* the last block: its bytes come back */
+	q = fa_calloc(32, 8);
+	assert_ptr_equal(q, p);
+	for (size_t i = 0; i < 256; i++)
+		assert_int_equal(q[i], 0);
+	fa_free(q);
+}
+
+/* realloc of the last block grows in place while the arena holds it, and
+ * moves to a mapping of its own, contents kept, when it does not. */
+static void test_realloc_bounds(void **state)
+{
+	unsigned char *p, *q;
+
+	(void)state;
+	p = fa_malloc(64);
+	assert_non_null(p);
+	memset(p, 0x5a, 64);
+	q = fa_realloc(p, 4096);
+	assert_ptr_equal(q, p);
+	assert_true(in_arena(q, 4096));
+	q = fa_realloc(q, ARENA_SIZE);
+	assert_non_null(q);
+	assert_ptr_not_equal(q, p);
+	assert_false(in_arena(q, 1));
+	assert_false(front_alloc_own_only());
+	for (size_t i = 0; i < 64; i++)
+		assert_int_equal(q[i], 0x5a);
+	memset(q, 1, ARENA_SIZE);
+	fa_free(q);
+	assert_true(front_alloc_own_only());
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_calloc_overflow),
+		cmocka_unit_test(test_calloc_clears_reused),
+		cmocka_unit_test(test_realloc_bounds),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
