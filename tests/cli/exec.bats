@@ -166,6 +166,41 @@ PY
 	[ "$x" -le "$((n + 8))" ]
 }
 
+# maps_of PID FILE: the first address of FILE in PID's mappings
+maps_of() {
+	awk -v f="$2" '$6 == f { sub(/-.*/, "", $1); print $1; exit }' \
+		"/proc/$1/maps" 2>/dev/null | grep .
+}
+
+@test "exec: a fixed-address program over the front end's own pages is refused, never mapped over them" {
+	command -v setarch >/dev/null || skip "no setarch"
+	[ "$(uname -m)" = x86_64 ] || skip "the program is x86-64 assembly"
+	local pid at self
+	self=$(readlink -f "$XIPTOOL")
+	# where the front end lies without randomization: it waits there for
+	# the writer of a FIFO given as the image
+	mkfifo "$T/fifo"
+	setarch -R "$XIPTOOL" exec "$T/fifo" /x 2>/dev/null &
+	pid=$!
+	wait_until 5 maps_of "$pid" "$self"
+	at=$(maps_of "$pid" "$self")
+	kill "$pid"
+	wait "$pid" || true
+	# a static program of two fixed pages, linked at that address
+	mkdir -p "$T/fx"
+	printf '.globl _start\n_start:\n\tmov $60, %%eax\n\txor %%edi, %%edi\n\tsyscall\n' > "$T/exit.s"
+	${CC:-cc} -nostdlib -static -no-pie -Wl,-Ttext-segment="0x$at" \
+		-o "$T/fx/fixed" "$T/exit.s"
+	xiptool mkfs -q -d "$T/fx" "$T/fx.img"
+	# elsewhere it runs; over the front end it is refused, which mapped
+	# over its own pages would crash instead
+	run -0 xiptool exec "$T/fx.img" /fixed
+	run setarch -R "$XIPTOOL" exec "$T/fx.img" /fixed
+	echo "$output"
+	[ "$status" -eq 126 ]
+	[[ "$output" == "xiptool exec: /fixed: cannot map its fixed addresses 0x$at-"*": in use by xiptool" ]]
+}
+
 @test "exec: a fixed-address program's heap starts past its bss, as execve starts it" {
 	local k gap gaps=()
 	command -v setarch >/dev/null || skip "no setarch"
