@@ -669,6 +669,9 @@ static int make_trampoline(struct xip_exec *ex)
 	memcpy(ex->ranges, s.r, s.n * sizeof(s.r[0]));
 	ex->unmap = ex->ranges;
 	ex->nunmap = s.n;
+	for (size_t i = 0; i < s.n; i++)
+		XIP_DBG(EXEC, "the jump unmaps 0x%" PRIx64 "+0x%" PRIx64
+			" of the loader", s.r[i].addr, s.r[i].len);
 	ex->tramp = move_jump_code(ex->page);
 	if (ex->tramp)
 		return 0;

@@ -100,6 +100,15 @@ static int dax_size(const struct stat *st, uint64_t *size)
 	return 0;
 }
 
+/* A device opened O_NONBLOCK by open_path() gets blocking I/O back. */
+static void device_blocking(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl >= 0 && (fl & O_NONBLOCK))
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+}
+
 static int segment_probe(struct xip_seg *seg, const struct stat *st)
 {
 	struct statfs sfs;
@@ -120,6 +129,7 @@ static int segment_probe(struct xip_seg *seg, const struct stat *st)
 		return 0;
 	}
 	if (S_ISBLK(st->st_mode)) {
+		device_blocking(seg->fd);
 		seg->kind = XIP_SEG_BLOCKDEV;
 		if (ioctl(seg->fd, BLKGETSIZE64, &bytes) < 0)
 			return xip_error(-errno, "%s: cannot get device size: %s",
@@ -128,6 +138,7 @@ static int segment_probe(struct xip_seg *seg, const struct stat *st)
 		return 0;
 	}
 	if (S_ISCHR(st->st_mode) && dax_size(st, &bytes) == 0) {
+		device_blocking(seg->fd);
 		seg->kind = XIP_SEG_DAX;
 		seg->size = bytes;
 		return 0;
@@ -257,9 +268,15 @@ int xip_seg_wait_unheld(const char *path, const char *what,
 	return 0;
 }
 
+/*
+ * Opened without waiting (O_NONBLOCK: a FIFO named as an image has no
+ * writer to wait for, and is refused by segment_probe() as what it is);
+ * devices get blocking I/O back there.
+ */
 static int open_path(const char *path, int flags)
 {
-	int oflags = O_CLOEXEC | ((flags & XIP_SEG_WRITE) ? O_RDWR : O_RDONLY);
+	int oflags = O_CLOEXEC | O_NONBLOCK | O_NOCTTY |
+		     ((flags & XIP_SEG_WRITE) ? O_RDWR : O_RDONLY);
 	int fd, ret;
 
 	if (flags & XIP_SEG_WRITE) {
