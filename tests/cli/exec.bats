@@ -36,6 +36,15 @@ setup_file() {
 # The same checks for each kind of program.
 probe_kinds="static static-pie pie nopie"
 
+# skip_sanitized_front: skip the test when the front end is a sanitizer
+# build (its run-time keeps shadow memory, resets in full and cannot run
+# set-user-ID); the musl front end runs this file too (exec-musl.sh)
+skip_sanitized_front() {
+	if ldd "$XIPTOOL" 2>/dev/null | grep 'libasan\|libubsan' >/dev/null; then
+		skip "a sanitizer build of the front end"
+	fi
+}
+
 need_busybox() {
 	[ -x /bin/busybox ] || skip "busybox-static is not installed"
 }
@@ -135,11 +144,7 @@ PY
 
 @test "exec: a running program holds little more memory of its own than when the kernel starts it" {
 	need_busybox
-	# a sanitizer build's front end keeps its runtime (shadow memory, the
-	# full reset); the musl front end runs this file too (exec-musl.sh)
-	if ldd "$XIPTOOL" 2>/dev/null | grep 'libasan\|libubsan' >/dev/null; then
-		skip "a sanitizer build of the front end"
-	fi
+	skip_sanitized_front
 	# anonymous KiB (smaps_rollup) of a sleeping busybox: the front end's
 	# heap, thread area and allocations are unmapped and the loader's
 	# stack pages released before the jump; the peer is the same busybox
@@ -797,6 +802,7 @@ again() {
 @test "exec: a set-user-ID copy of the front end reads no XIPTOOL_EXEC (secure_getenv) and judges execute bits as its effective user" {
 	need_busybox
 	require_root
+	skip_sanitized_front
 	local marker="1:auto:$IMG:/bin/busybox"
 	chmod 755 "$T"
 	cp "$XIPTOOL" "$T/xip"
@@ -858,9 +864,7 @@ syscalls_of() {
 @test "exec: at most 30 system calls more than execve of the same program, whatever the descriptor limit" {
 	need_busybox
 	command -v strace >/dev/null || skip "strace is not installed"
-	if ldd "$XIPTOOL" 2>/dev/null | grep 'libasan\|libubsan' >/dev/null; then
-		skip "a sanitizer build of the front end"
-	fi
+	skip_sanitized_front
 	local n x1 x2 a1 a2 hi
 	# the most this shell may set (raising the hard limit may be refused)
 	hi=$(ulimit -Hn)
@@ -890,9 +894,7 @@ syscalls_of() {
 
 @test "exec: arguments too many for the front end's arena: the program gets them all, and none of the front end's memory" {
 	need_busybox
-	if ldd "$XIPTOOL" 2>/dev/null | grep 'libasan\|libubsan' >/dev/null; then
-		skip "a sanitizer build of the front end"
-	fi
+	skip_sanitized_front
 	local args x n
 	# 20000 arguments: the front end's first copy of the vector (160 KB)
 	# fits in its arena, the next does not and gets a mapping of its own
