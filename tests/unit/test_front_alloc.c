@@ -32,6 +32,16 @@ static bool in_arena(const void *p, size_t n)
 	return c >= arena && c + n <= arena + ARENA_SIZE;
 }
 
+/* A block of @n bytes from the allocator, each set to @byte. */
+static unsigned char *filled(size_t n, int byte)
+{
+	unsigned char *p = fa_malloc(n);
+
+	assert_non_null(p);
+	memset(p, byte, n);
+	return p;
+}
+
 /* calloc: a product that does not fit in size_t is refused. */
 static void test_calloc_overflow(void **state)
 {
@@ -50,9 +60,7 @@ static void test_calloc_clears_reused(void **state)
 	unsigned char *p, *q;
 
 	(void)state;
-	p = fa_malloc(256);
-	assert_non_null(p);
-	memset(p, 0xa5, 256);
+	p = filled(256, 0xa5);
 	fa_free(p);			/* the last block: its bytes come back */
 	q = fa_calloc(32, 8);
 	assert_ptr_equal(q, p);
@@ -68,9 +76,7 @@ static void test_realloc_bounds(void **state)
 	unsigned char *p, *q;
 
 	(void)state;
-	p = fa_malloc(64);
-	assert_non_null(p);
-	memset(p, 0x5a, 64);
+	p = filled(64, 0x5a);
 	q = fa_realloc(p, 4096);
 	assert_ptr_equal(q, p);
 	assert_true(in_arena(q, 4096));
@@ -86,12 +92,32 @@ static void test_realloc_bounds(void **state)
 	assert_true(front_alloc_own_only());
 }
 
+/* A request the arena cannot hold gets a mapping of its own, which free
+ * unmaps; the arena's blocks stay as they were. */
+static void test_malloc_past_arena(void **state)
+{
+	unsigned char *small, *big;
+
+	(void)state;
+	small = filled(32, 0x11);
+	assert_true(in_arena(small, 32));
+	big = filled(ARENA_SIZE + 1, 0x22);
+	assert_false(in_arena(big, 1));
+	assert_false(front_alloc_own_only());
+	fa_free(big);
+	assert_true(front_alloc_own_only());
+	for (size_t i = 0; i < 32; i++)
+		assert_int_equal(small[i], 0x11);
+	fa_free(small);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_calloc_overflow),
 		cmocka_unit_test(test_calloc_clears_reused),
 		cmocka_unit_test(test_realloc_bounds),
+		cmocka_unit_test(test_malloc_past_arena),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
