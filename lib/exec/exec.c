@@ -16,15 +16,12 @@
  *   jump      exec-<arch>.S: registers cleared, new stack, entry point
  * This file holds map, the stack, the trampoline and xip_exec_run().
  */
-#include <dirent.h>
 #include <link.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -511,7 +508,6 @@ static int build_stack(struct xip_exec *ex, const char *const *argv,
 	return xip_exec_build_stack((void *)(uintptr_t)(top - size), top - size,
 				    size, &in, out);
 }
-
 
 /*
  * Everything the loader's process had mapped from files: its executable

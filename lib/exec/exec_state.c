@@ -316,11 +316,10 @@ static bool brk_randomized(const struct xip_exec *ex, uint64_t cur,
  * Where execve(2) would start the program's heap (binfmt_elf), given
  * @cur, our own break.  A fixed-address program (ET_EXEC) gets it past
  * the end of its bss: right there without randomization, else a page
- * further on plus a random offset below 1 GiB (arch_randomize_brk).  A
- * heap beside the program also needs none of the page tables that one in
- * another region of the address space would.  Position-independent
- * programs, which we map among the other mappings (mmap's region), keep
- * ours: the area the kernel keeps for them and their heap.
+ * further on plus a random offset below 1 GiB (arch_randomize_brk).
+ * Position-independent programs, which we map among the other mappings
+ * (mmap's region), keep ours: the area the kernel keeps for them and
+ * their heap.
  */
 #define BRK_RANDOM_RANGE	(1ULL << 30)
 
