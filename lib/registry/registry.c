@@ -392,6 +392,10 @@ int xip_registry_remove(const char *name)
 	return ret;
 }
 
+/*
+ * Read record @name of the directory @dfd into @e; @dfd is closed with
+ * the record's descriptor (xip_close_two: one system call on every exec).
+ */
 static int state_read(int dfd, const char *name, struct xip_seg_entry *e)
 {
 	struct stat st;
@@ -402,23 +406,26 @@ static int state_read(int dfd, const char *name, struct xip_seg_entry *e)
 
 	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY |
 		    O_NONBLOCK);
-	if (fd < 0)
-		return errno == ELOOP ? -EINVAL : -errno;
+	if (fd < 0) {
+		ret = errno == ELOOP ? -EINVAL : -errno;
+		close(dfd);
+		return ret;
+	}
 	/* a buffer the size of the record (it is read on every exec) */
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		ret = S_ISREG(st.st_mode) ? -errno : -EINVAL;
-		close(fd);
+	ret = fstat(fd, &st) < 0 ? -errno : S_ISREG(st.st_mode) ? 0 : -EINVAL;
+	if (ret) {
+		xip_close_two(dfd, fd);
 		return ret;
 	}
 	cap = st.st_size > 0 && st.st_size < STATE_MAX ?
 		      (size_t)st.st_size + 1 : STATE_MAX;
 	text = malloc(cap);
 	if (!text) {
-		close(fd);
+		xip_close_two(dfd, fd);
 		return xip_error(-ENOMEM, "out of memory");
 	}
 	n = xip_read_full(fd, text, cap - 1);
-	close(fd);
+	xip_close_two(dfd, fd);
 	if (n < 0) {
 		free(text);
 		return (int)n;
@@ -509,7 +516,6 @@ static int record_read(const char *name, struct xip_seg_entry *e)
 	if (dfd < 0)
 		return dfd;
 	ret = state_read(dfd, name, e);
-	close(dfd);
 	if (ret == -ENOENT)
 		return xip_error(-ENOENT, "@%s: no attached segment of that name",
 				 name);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
 #include "util/xip_util.h"
@@ -97,6 +98,21 @@ static ssize_t read_loop(int fd, void *buf, size_t len, int64_t off)
 		done += (size_t)n;
 	}
 	return (ssize_t)done;
+}
+
+void xip_close_two(int a, int b)
+{
+	int lo = a < b ? a : b;
+
+	/* nothing lies between two neighbours: only they are closed */
+	if (lo >= 0 && (a > b ? a : b) == lo + 1 &&
+	    syscall(SYS_close_range, (unsigned int)lo, (unsigned int)lo + 1,
+		    0) == 0)
+		return;
+	if (a >= 0)
+		close(a);
+	if (b >= 0)
+		close(b);
 }
 
 ssize_t xip_read_full(int fd, void *buf, size_t len)

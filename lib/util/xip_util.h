@@ -62,6 +62,14 @@ ssize_t xip_read_full(int fd, void *buf, size_t len);
 ssize_t xip_pread_full(int fd, void *buf, size_t len, uint64_t off);
 
 /*
+ * Close the descriptors @a and @b (either may be -1): in one system call,
+ * close_range(2), when they are neighbours, as a directory and a file
+ * opened in it one after the other are; two close(2)s otherwise, or
+ * where the kernel has no close_range (before 5.9).
+ */
+void xip_close_two(int a, int b);
+
+/*
  * Exactly @len bytes of @fd at @off: 0, or an error recorded (xip_error)
  * about @name: -errno, or -EIO when the file ends before (it shrank while
  * being read).

@@ -546,6 +546,42 @@ static void test_pids_each(void **state)
 	assert_int_equal(xip_pids_each(find_pid, &pid), 0);
 }
 
+/* Is @fd open? */
+static bool fd_open(int fd)
+{
+	return fcntl(fd, F_GETFD) >= 0;
+}
+
+/*
+ * xip_close_two closes both neighbours, in either order, and both of two
+ * that are not neighbours, never the descriptor between them; -1 is
+ * skipped.  Each case: which two of three descriptors opened one after
+ * the other it closes (3: -1).
+ */
+static void test_close_two(void **state)
+{
+	static const int cases[][2] = { { 1, 0 }, { 0, 1 }, { 0, 2 },
+					{ 3, 1 }, { 2, 3 } };
+	int fd[4];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (int k = 0; k < 3; k++) {
+			fd[k] = open("/dev/null", O_RDONLY);
+			assert_int_equal(fd[k], fd[0] + k);
+		}
+		fd[3] = -1;
+		xip_close_two(fd[cases[i][0]], fd[cases[i][1]]);
+		for (int k = 0; k < 3; k++) {
+			bool closed = k == cases[i][0] || k == cases[i][1];
+
+			assert_int_equal(fd_open(fd[k]), !closed);
+			if (!closed)
+				close(fd[k]);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -562,6 +598,7 @@ int main(void)
 		cmocka_unit_test(test_mounts),
 		cmocka_unit_test(test_mount_point),
 		cmocka_unit_test(test_pids_each),
+		cmocka_unit_test(test_close_two),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
