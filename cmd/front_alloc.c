@@ -24,8 +24,8 @@
 #include <sys/mman.h>
 
 #include "cmd.h"
+#include "front_mem.h"
 
-#define ARENA_SIZE	(256 * 1024)
 #define ALIGN		16
 
 /* Before each block: its size, and whether it is a mapping of its own. */
@@ -36,7 +36,14 @@ struct block {
 
 _Static_assert(sizeof(struct block) == ALIGN, "block header keeps alignment");
 
-static unsigned char arena[ARENA_SIZE] __attribute__((aligned(ALIGN)));
+/*
+ * Global for the entry point (front_entry.S), which asks for its first
+ * pages; a common symbol, which the linker places after every .bss
+ * section: the last of the bss, so that the small variables every start
+ * writes lie before it, on the pages the entry point asks for.
+ */
+unsigned char xip_front_arena[XIP_FRONT_ARENA_SIZE]
+	__attribute__((common, aligned(ALIGN), visibility("hidden")));
 static size_t used;		/* bytes of the arena handed out */
 static size_t dirty;		/* bytes of the arena ever handed out */
 static size_t maps_live;	/* blocks with a mapping of their own */
@@ -55,7 +62,7 @@ static bool last_in_arena(const struct block *b)
 {
 	return !b->mapped &&
 	       (const unsigned char *)(b + 1) + align_up(b->size, ALIGN) ==
-		       arena + used;
+		       xip_front_arena + used;
 }
 
 static void *map_block(size_t n)
@@ -86,9 +93,9 @@ static void *alloc(size_t n, size_t *reused)
 		return NULL;
 	}
 	need = sizeof(struct block) + align_up(n, ALIGN);
-	if (need > ARENA_SIZE - used)
+	if (need > XIP_FRONT_ARENA_SIZE - used)
 		return map_block(n);
-	b = (struct block *)(arena + used);
+	b = (struct block *)(xip_front_arena + used);
 	if (dirty > used + sizeof(*b))
 		*reused = dirty - used - sizeof(*b);
 	used += need;
@@ -117,7 +124,7 @@ void free(void *p)
 		munmap(b, sizeof(*b) + b->size);
 	} else if (last_in_arena(b)) {
 		/* the last block comes back; any other stays spent */
-		used = (size_t)((unsigned char *)b - arena);
+		used = (size_t)((unsigned char *)b - xip_front_arena);
 	}
 }
 
@@ -147,9 +154,9 @@ void *realloc(void *p, size_t n)
 		return malloc(n);
 	b = block_of(p);
 	if (last_in_arena(b) && n <= SIZE_MAX / 2) {
-		size_t start = (size_t)((unsigned char *)p - arena);
+		size_t start = (size_t)((unsigned char *)p - xip_front_arena);
 
-		if (align_up(n, ALIGN) <= ARENA_SIZE - start) {
+		if (align_up(n, ALIGN) <= XIP_FRONT_ARENA_SIZE - start) {
 			used = start + align_up(n, ALIGN);
 			if (used > dirty)
 				dirty = used;

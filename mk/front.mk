@@ -7,16 +7,19 @@
 # definitions only), which musl-gcc does not search.
 # The musl front end brings its own allocator (cmd/front_alloc.c) and
 # keeps the library's per-thread state in plain statics (XIP_TLS): it runs
-# one thread, and so starts without a mapping for either.
-EXTRA_DIST += mk/musl-link.sh mk/musl-headers.sh cmd/front_alloc.c
+# one thread, and so starts without a mapping for either.  On x86_64 and
+# aarch64 its entry point (cmd/front_entry.S) asks for the pages every
+# start touches before musl's _start runs (MUSL_ENTRY_LDFLAGS, configure).
+EXTRA_DIST += mk/musl-link.sh mk/musl-headers.sh cmd/front_alloc.c \
+	cmd/front_entry.S cmd/front_mem.h
 
 if MUSL_BUILD
-MUSL_SRCS = $(FRONT_SRCS) cmd/front_alloc.c
+MUSL_SRCS = $(FRONT_SRCS) cmd/front_alloc.c cmd/front_entry.S
 MUSL_CFLAGS = -std=gnu11 -fPIE -ffunction-sections -fdata-sections \
 	$(WARN_CFLAGS) $(CFLAGS) $(FRONT_CPPFLAGS) -DXIP_FRONT_ALLOC \
 	'-DXIP_TLS=' -isystem musl-include
 
-front-musl.a: $(MUSL_SRCS) $(FRONT_HDRS) Makefile config.h
+front-musl.a: $(MUSL_SRCS) $(FRONT_HDRS) cmd/front_mem.h Makefile config.h
 	$(AM_V_GEN)rm -rf front-musl.tmp && mkdir front-musl.tmp && \
 	for s in $(MUSL_SRCS); do \
 		o=front-musl.tmp/`echo $$s | tr / _`.o; \
@@ -25,7 +28,7 @@ front-musl.a: $(MUSL_SRCS) $(FRONT_HDRS) Makefile config.h
 	rm -rf front-musl.tmp
 
 MUSL_LINK = $(SHELL) $(top_srcdir)/mk/musl-link.sh '$(CC)' '$(MUSL_LIBDIR)' \
-	-Wl,--gc-sections $(CFLAGS) $(LDFLAGS)
+	-Wl,--gc-sections $(MUSL_ENTRY_LDFLAGS) $(CFLAGS) $(LDFLAGS)
 
 if !MUSL_FRONT
 # The installed front end is the glibc one (sanitizers, or a dynamic front

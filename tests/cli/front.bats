@@ -322,3 +322,55 @@ text_sharing_jump_page() {
 		[ "$(grep -c ' rwxp ' <<<"$maps")" -eq 0 ]
 	done
 }
+
+# musl_front: the musl front end of this build (installed, or made for
+# the tests), or skip.
+musl_front() {
+	if grep -q '^#define XIP_MUSL_FRONT 1' "$TOP_BUILDDIR/config.h"; then
+		echo "$XIPTOOL"
+	elif [ -e "$TOP_BUILDDIR/tests/musl/xiptool" ]; then
+		echo "$TOP_BUILDDIR/tests/musl/xiptool"
+	else
+		skip "no musl front end in this build"
+	fi
+}
+
+@test "the musl front end's entry point asks for the pages every start writes before any of its code runs" {
+	local front pg rw hot size base len
+	need_busybox
+	command -v strace >/dev/null || skip "strace is not installed"
+	command -v nm >/dev/null || skip "no nm"
+	case $(uname -m) in x86_64 | aarch64) ;; *) skip "no entry point of its own on $(uname -m)" ;; esac
+	front=$(musl_front)
+	mkdir -p "$T/tree/bin"
+	cp /bin/busybox "$T/tree/bin/busybox"
+	xiptool mkfs -q -d "$T/tree" "$T/img"
+	# entered at xip_front_entry, not at musl's _start
+	run -0 nm "$front"
+	sym() { awk -v s="$1" '$3 == s { print "0x" $1 }' <<<"$output"; }
+	[ "$(readelf -h "$front" | awk '/Entry point/ { print $NF }')" = "$(printf '0x%x' "$(sym xip_front_entry)")" ]
+	# the arena is the last of the bss
+	kib() {
+		sed -n "s/^#define $1\t(\([0-9]*\) \* 1024)\$/\1/p" "$TOP_SRCDIR/cmd/front_mem.h"
+	}
+	hot=$(kib XIP_FRONT_ARENA_HOT)
+	size=$(kib XIP_FRONT_ARENA_SIZE)
+	[ -n "$hot" ]
+	[ -n "$size" ]
+	[ $(($(sym _end) - $(sym xip_front_arena))) -le $((size * 1024 + 64)) ]
+	pg=$(getconf PAGESIZE)
+	rw=$(($(sym __init_array_start) & -pg))
+	# its first system call, before musl sets up its thread pointer: the
+	# writable pages from the first to the arena's first ones, granted;
+	# the front end's load address is the start of the range the jump
+	# unmaps of its own file
+	strace -o "$BATS_TEST_TMPDIR/tr" "$front" exec "$T/img" /bin/busybox true
+	sed -n 2p "$BATS_TEST_TMPDIR/tr" > "$BATS_TEST_TMPDIR/first"
+	len=$((($(sym _end) + pg - 1) & -pg))
+	base=$(sed -n "s/^munmap(\(0x[0-9a-f]*\), $len) *= 0\$/\1/p" "$BATS_TEST_TMPDIR/tr")
+	cat "$BATS_TEST_TMPDIR/tr"
+	[ -n "$base" ]
+	diff "$BATS_TEST_TMPDIR/first" - <<-EOT
+		madvise($(printf '0x%x' $((base + rw))), $(($(sym xip_front_arena) + hot * 1024 - rw)), MADV_POPULATE_WRITE) = 0
+	EOT
+}

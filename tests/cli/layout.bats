@@ -41,10 +41,11 @@ room_symbols() {
 @test "layout: the commands and the nbdkit plugin use the public header only" {
 	cd "$TOP_SRCDIR"
 	# util/xip_util.h: the EINTR loops and roundings, for programs too (like
-	# util-linux's all-io.h); no room's internal header
+	# util-linux's all-io.h); no room's internal header (front_mem.h: the
+	# front end's own, in cmd/, read by its allocator and entry point)
 	bad=$(grep -H '^#include "' cmd/*.c cmd/*.h nbdkit/*.c |
 		grep -v -e '"cmd\.h"$' -e '"commands\.h"$' -e '"xip\.h"$' \
-			-e '"util/xip_util\.h"$' || true)
+			-e '"util/xip_util\.h"$' -e '^cmd/[^:]*:#include "front_mem\.h"$' || true)
 	[ -z "$bad" ] || { echo "$bad"; false; }
 }
 

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The musl front end's entry point (linked with -e xip_front_entry on
+ * x86_64 and aarch64), which goes on to musl's _start with every register
+ * _start reads as the kernel left it.
+ *
+ * Before any of the front end's code runs, it asks the kernel for the
+ * writable pages every start writes, in one madvise(MADV_POPULATE_WRITE)
+ * instead of a page fault each (about ten: musl relocating the front end
+ * and setting up, the small variables, the allocator's first blocks):
+ * from the first writable page (the writable segment begins with
+ * .init_array) to the first XIP_FRONT_ARENA_HOT bytes of the allocator's
+ * arena, which is the last of the bss (a common symbol, placed after
+ * every .bss section).  The rest of the arena is left to fault in if a
+ * start needs it.  Text and read-only data fault in as the kernel maps
+ * them, a 64 KiB window a fault: a request for them would save less than
+ * the system call it costs within exec's budget (native + 30).
+ *
+ * The page size is the kernel's (AT_PAGESZ on aarch64, where it may be
+ * 4, 16 or 64 KiB).  A kernel without the request (before 5.14) refuses
+ * it and the pages fault in as before; nothing depends on it.
+ */
+#include "front_mem.h"
+
+#define MADV_POPULATE_WRITE	23
+
+#if defined(__x86_64__)
+#define SYS_madvise		28
+
+	.section .text.xip_front_entry,"ax",@progbits
+	.globl	xip_front_entry
+	.hidden	xip_front_entry
+	.type	xip_front_entry,@function
+xip_front_entry:
+	/* %rdx: the kernel's (an exit function from a dynamic loader) */
+	mov	%rdx, %r9
+	lea	__init_array_start(%rip), %rdi
+	and	$-4096, %rdi
+	lea	xip_front_arena+XIP_FRONT_ARENA_HOT(%rip), %rsi
+	sub	%rdi, %rsi
+	mov	$MADV_POPULATE_WRITE, %edx
+	mov	$SYS_madvise, %eax
+	syscall
+	mov	%r9, %rdx
+	jmp	_start
+	.size	xip_front_entry, .-xip_front_entry
+
+#elif defined(__aarch64__)
+#define SYS_madvise		233
+#define AT_PAGESZ		6
+
+	.section .text.xip_front_entry,"ax",%progbits
+	.globl	xip_front_entry
+	.hidden	xip_front_entry
+	.type	xip_front_entry,%function
+xip_front_entry:
+	/* x0: the kernel's (an exit function from a dynamic loader) */
+	mov	x9, x0
+	/* the page size: auxv, past argc, argv and envp on the stack */
+	mov	x10, sp
+	ldr	x11, [x10], #8
+	add	x10, x10, x11, lsl #3
+	add	x10, x10, #8
+1:	ldr	x11, [x10], #8
+	cbnz	x11, 1b
+	mov	x13, #4096
+2:	ldp	x11, x12, [x10], #16
+	cbz	x11, 3f
+	cmp	x11, #AT_PAGESZ
+	b.ne	2b
+	mov	x13, x12
+3:	sub	x13, x13, #1		/* x13: page size - 1 */
+	adrp	x0, __init_array_start
+	add	x0, x0, :lo12:__init_array_start
+	bic	x0, x0, x13		/* the first writable page */
+	adrp	x1, xip_front_arena
+	add	x1, x1, :lo12:xip_front_arena
+	add	x1, x1, #(XIP_FRONT_ARENA_HOT / 4096), lsl #12
+	sub	x1, x1, x0
+	mov	x2, #MADV_POPULATE_WRITE
+	mov	x8, #SYS_madvise
+	svc	#0
+	mov	x0, x9
+	b	_start
+	.size	xip_front_entry, .-xip_front_entry
+#endif
+
+	.section .note.GNU-stack,"",%progbits
