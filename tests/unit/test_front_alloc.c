@@ -29,7 +29,8 @@ static bool in_arena(const void *p, size_t n)
 {
 	const unsigned char *c = p;
 
-	return c >= arena && c + n <= arena + ARENA_SIZE;
+	return c >= xip_front_arena &&
+	       c + n <= xip_front_arena + XIP_FRONT_ARENA_SIZE;
 }
 
 /* A block of @n bytes from the allocator, each set to @byte. */
@@ -80,14 +81,14 @@ static void test_realloc_bounds(void **state)
 	q = fa_realloc(p, 4096);
 	assert_ptr_equal(q, p);
 	assert_true(in_arena(q, 4096));
-	q = fa_realloc(q, ARENA_SIZE);
+	q = fa_realloc(q, XIP_FRONT_ARENA_SIZE);
 	assert_non_null(q);
 	assert_ptr_not_equal(q, p);
 	assert_false(in_arena(q, 1));
 	assert_false(front_alloc_own_only());
 	for (size_t i = 0; i < 64; i++)
 		assert_int_equal(q[i], 0x5a);
-	memset(q, 1, ARENA_SIZE);
+	memset(q, 1, XIP_FRONT_ARENA_SIZE);
 	fa_free(q);
 	assert_true(front_alloc_own_only());
 }
@@ -101,7 +102,7 @@ static void test_malloc_past_arena(void **state)
 	(void)state;
 	small = filled(32, 0x11);
 	assert_true(in_arena(small, 32));
-	big = filled(ARENA_SIZE + 1, 0x22);
+	big = filled(XIP_FRONT_ARENA_SIZE + 1, 0x22);
 	assert_false(in_arena(big, 1));
 	assert_false(front_alloc_own_only());
 	fa_free(big);
@@ -111,6 +112,34 @@ static void test_malloc_past_arena(void **state)
 	fa_free(small);
 }
 
+/*
+ * Every block is aligned for any object (16 bytes, as malloc's are on
+ * x86_64 and aarch64: libc's string functions and compilers' vector code
+ * count on it), whatever the sizes asked before it; malloc(0) gives a
+ * block of its own, which free takes back.
+ */
+static void test_alignment(void **state)
+{
+	static const size_t sizes[] = { 1, 3, 16, 17, 31, 4095, 0, 8, 100 };
+	void *p[sizeof(sizes) / sizeof(sizes[0])];
+	size_t n = sizeof(sizes) / sizeof(sizes[0]);
+
+	(void)state;
+	for (size_t i = 0; i < n; i++) {
+		p[i] = fa_malloc(sizes[i]);
+		assert_non_null(p[i]);
+		assert_int_equal((uintptr_t)p[i] % 16, 0);
+		assert_true(in_arena(p[i], sizes[i]));
+		if (i)
+			assert_ptr_not_equal(p[i], p[i - 1]);
+	}
+	p[0] = fa_realloc(p[0], 33);
+	assert_int_equal((uintptr_t)p[0] % 16, 0);
+	for (size_t i = n; i-- > 0;)
+		fa_free(p[i]);
+	assert_true(front_alloc_own_only());
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -118,6 +147,7 @@ int main(void)
 		cmocka_unit_test(test_calloc_clears_reused),
 		cmocka_unit_test(test_realloc_bounds),
 		cmocka_unit_test(test_malloc_past_arena),
+		cmocka_unit_test(test_alignment),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
