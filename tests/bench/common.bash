@@ -122,3 +122,21 @@ bench_report() {
 bench_fmt() {
 	awk -v n="$1" -v d="${2:-3}" 'BEGIN { printf "%.*f\n", d, n }'
 }
+
+# bench_cc OUT SRC: build the benchmark program tests/bench/SRC into OUT,
+# as every script does (engine-read.c against this build's libxip.a, the
+# others against the C library only)
+bench_cc() {
+	local cc=${CC:-cc}
+	case $2 in
+	engine-read.c)
+		# shellcheck disable=SC2046
+		"$cc" -O2 -std=gnu11 -I"$TOP_SRCDIR/lib" -I"$TOP_BUILDDIR" \
+			-o "$1" "$TOP_SRCDIR/tests/bench/$2" \
+			"$TOP_BUILDDIR/libxip.a" $(pkg-config --cflags --libs ext2fs com_err blkid smartcols zlib)
+		;;
+	*)
+		"$cc" -O2 -std=gnu11 -o "$1" "$TOP_SRCDIR/tests/bench/$2"
+		;;
+	esac
+}

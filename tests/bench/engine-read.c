@@ -24,14 +24,16 @@ static double now(void)
 static void copy_runs(struct xip_image *img, const struct xip_run *runs,
 		      size_t nruns, uint8_t *buf, uint64_t size)
 {
+	uint64_t bs = xip_image_block_size(img);
+	const uint8_t *base = xip_image_seg(img)->base;
+
 	for (size_t i = 0; i < nruns; i++) {
-		uint64_t off = runs[i].lblk * img->block_size;
-		uint64_t len = runs[i].len * img->block_size;
+		uint64_t off = runs[i].lblk * bs;
+		uint64_t len = runs[i].len * bs;
 
 		if (off + len > size)
 			len = size - off;
-		memcpy(buf + off, img->seg->base +
-		       runs[i].pblk * img->block_size, len);
+		memcpy(buf + off, base + runs[i].pblk * bs, len);
 	}
 }
 

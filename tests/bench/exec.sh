@@ -150,7 +150,7 @@ faults() {
 # kernel
 bench_small() {
 	local pairs=${EXEC_BENCH_PAIRS:-400} x p cx cp
-	${CC:-cc} -O2 -o "$B/spawnpair" "$TOP_SRCDIR/tests/bench/spawnpair.c"
+	bench_cc "$B/spawnpair" spawnpair.c
 	read -r x p cx cp < <("$B/spawnpair" "$pairs" "$XIPTOOL" exec "@$seg" \
 		/bin/busybox true -- "$B/native/busybox" true)
 	bench_report "exec busybox true, median of $pairs spawns [ms] vs native" \
@@ -240,7 +240,7 @@ bench_report "extra copies of busybox text, 8 running [KiB] vs loop mount" \
 #   exec hugetlbfs      xiptool exec from an attach --hugepages segment
 # Target (issue): both exec lines <= 1.0 times native from ext4.
 large_program_bench() (
-	local lb="$B/large" n=${EXEC_LARGE_RUNS:-100} cc=${CC:-cc}
+	local lb="$B/large" n=${EXEC_LARGE_RUNS:-100}
 	local seg_d="xiplarge$$" seg_h="xiplargeh$$" old_nr t
 	old_nr=$(cat /proc/sys/vm/nr_hugepages)
 	large_cleanup() {
@@ -254,7 +254,7 @@ large_program_bench() (
 	trap large_cleanup EXIT
 	. "$TOP_SRCDIR/tests/lib/bigprog.bash"
 	mkdir -p "$lb/tree" "$lb/ext4" "$lb/thp" "$lb/huge"
-	"$cc" -O2 -o "$lb/spawntime" "$TOP_SRCDIR/tests/bench/spawntime.c"
+	bench_cc "$lb/spawntime" spawntime.c
 	make_bigprog "$lb/tree/big"
 	"$XIPTOOL" mkfs -q --align 2M -d "$lb/tree" "$lb/img"
 	mke2fs -q -F -t ext4 -d "$lb/tree" "$lb/ext4.img" 160M

@@ -9,8 +9,7 @@
 set -euo pipefail
 . "$(dirname "$0")/common.bash"
 bench_scratch
-cc=${CC:-cc}
-"$cc" -O2 -std=gnu11 -o "$B/pagetable" "$TOP_SRCDIR/tests/bench/pagetable.c"
+bench_cc "$B/pagetable" pagetable.c
 read -r pop touch pread < <("$B/pagetable" "$B/file" "$BENCH_REPEAT")
 echo "page-table cost: populate $pop us, touch $touch us, pread $pread us per 4 KiB page"
 bench_report "page-table cost: populate a shared tmpfs mapping [us/4 KiB page] vs pread" \

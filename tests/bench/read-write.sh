@@ -71,11 +71,7 @@ echo "write: xiptool $w s, cp $c s"
 bench_report "write ${size} file [s] vs cp" "$(bench_fmt "$w")" "$(bench_fmt "$c")" "<=1.2"
 
 # ---- in-process ----------------------------------------------------------
-cc=${CC:-cc}
-# shellcheck disable=SC2046
-"$cc" -O2 -std=gnu11 -I"$TOP_SRCDIR/lib" -I"$TOP_BUILDDIR" \
-	-o "$B/engine-read" "$TOP_SRCDIR/tests/bench/engine-read.c" \
-	"$TOP_BUILDDIR/libxip.a" $(pkg-config --cflags --libs ext2fs com_err blkid smartcols zlib)
+bench_cc "$B/engine-read" engine-read.c
 read -r _ e _ m < <("$B/engine-read" "$B/img" /new 5)
 echo "in-process: engine $e MiB/s, memcpy $m MiB/s"
 bench_report "engine read into a buffer [MiB/s] vs memcpy" "$(bench_fmt "$e" 1)" "$(bench_fmt "$m" 1)" ">=0.9"
