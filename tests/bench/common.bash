@@ -127,11 +127,13 @@ bench_fmt() {
 # as every script does (engine-read.c against this build's libxip.a, the
 # others against the C library only)
 bench_cc() {
-	local cc=${CC:-cc}
+	local cc=${CC:-cc} san
 	case $2 in
 	engine-read.c)
-		# shellcheck disable=SC2046
-		"$cc" -O2 -std=gnu11 -I"$TOP_SRCDIR/lib" -I"$TOP_BUILDDIR" \
+		# with the build's sanitizer flags, which libxip.a was built with
+		san=$(sed -n 's/^SAN_LDFLAGS = //p' "$TOP_BUILDDIR/Makefile" 2>/dev/null || true)
+		# shellcheck disable=SC2046,SC2086
+		"$cc" -O2 -std=gnu11 -I"$TOP_SRCDIR/lib" -I"$TOP_BUILDDIR" $san \
 			-o "$1" "$TOP_SRCDIR/tests/bench/$2" \
 			"$TOP_BUILDDIR/libxip.a" $(pkg-config --cflags --libs ext2fs com_err blkid smartcols zlib)
 		;;
