@@ -139,7 +139,7 @@ static int run(const char *spec, struct xip_exec_opts *opts,
 	 * never a status the program itself could return (the image too:
 	 * 127 when it is not there, 126 when it cannot be read)
 	 */
-	ret = xip_image_open_read(spec, 0, &img);
+	ret = xip_image_open_read(spec, XIP_IMG_COPY, &img);
 	if (ret)
 		return exec_exit(ret);
 	ret = xip_exec_prepare(img, opts, &ex);

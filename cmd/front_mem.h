@@ -11,9 +11,10 @@
 #define XIP_FRONT_ARENA_SIZE	(256 * 1024)
 /*
  * its first bytes, which a start of `xiptool exec` writes (busybox: 20
- * KiB), asked for by the entry point with the writable pages before the
- * arena; a multiple of 4 KiB
+ * KiB of its own, and 48 KiB of windows of the image's metadata read
+ * by the loader, lib/segment XIP_SEG_COPY), asked for by the entry point
+ * with the writable pages before the arena; a multiple of 4 KiB
  */
-#define XIP_FRONT_ARENA_HOT	(24 * 1024)
+#define XIP_FRONT_ARENA_HOT	(72 * 1024)
 
 #endif

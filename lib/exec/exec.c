@@ -743,8 +743,9 @@ int xip_exec_run(struct xip_exec *ex, const char *const *argv,
 				 ex->prog.bias + ex->prog.plan.entry;
 	/*
 	 * The mappings keep the segment file, and its lock, open.  Only the
-	 * image's view of the segment must go: the rest of the loader's
-	 * memory is left behind as execve leaves the old image's.
+	 * image's descriptor (and its view of the segment, when it mapped
+	 * one) must go: the rest of the loader's memory is left behind as
+	 * execve leaves the old image's.
 	 */
 	XIP_DBG(EXEC, "%s: stack at 0x%" PRIx64 ", jump to 0x%" PRIx64
 		" (%s)", ex->prog.name, st.sp, entry,

@@ -84,8 +84,11 @@ int xip_root_hash_check(struct xip_seg *seg, const uint8_t *root,
 	int ret;
 
 	memset(r, 0, sizeof(*r));
-	if (!seg->base)
-		return xip_error(-EINVAL, "%s: not mapped", seg->path);
+	ret = xip_seg_map(seg);
+	if (ret)
+		return ret == -ENODEV ?
+			       xip_error(-EINVAL, "%s: not mapped", seg->path) :
+			       ret;
 	ret = xip_verity_check(seg->base, seg->data_size, root, root_len, 0,
 			       &r->info, &r->bad);
 	return xip_root_hash_explain(seg, ret, r);

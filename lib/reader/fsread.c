@@ -623,7 +623,8 @@ int xip_image_open_read(const char *spec, int flags, struct xip_image **imgp)
 	int ret;
 
 	*imgp = NULL;
-	ret = xip_spec_open(spec, (flags & XIP_IMG_NOLOCK) ? 0 : XIP_SEG_SHARED,
+	ret = xip_spec_open(spec, ((flags & XIP_IMG_NOLOCK) ? 0 : XIP_SEG_SHARED) |
+				  ((flags & XIP_IMG_COPY) ? XIP_SEG_COPY : 0),
 			    &seg);
 	if (ret)
 		return ret;

@@ -17,13 +17,15 @@ struct xip_image;
 #define XIP_IMG_WRITE	0x01	/* open for writing (exclusive lock) */
 #define XIP_IMG_NOLOCK	0x02	/* take no holder lock */
 #define XIP_IMG_FORCE	0x04	/* skip the descriptor check (verify) */
+/* read what is asked for, without mapping the segment (XIP_SEG_COPY) */
+#define XIP_IMG_COPY	0x08
 
 /*
  * Open the image for reading only, without libext2fs (fsread.c): the
  * superblock and group descriptors are checked as by xip_image_open(),
  * and lookup, inodes, block maps, directories and symlinks work; writers
- * and xip_image_info() need xip_image_open().  XIP_IMG_NOLOCK and
- * XIP_IMG_FORCE are honoured.
+ * and xip_image_info() need xip_image_open().  XIP_IMG_NOLOCK,
+ * XIP_IMG_FORCE and XIP_IMG_COPY are honoured.
  */
 int xip_image_open_read(const char *spec, int flags, struct xip_image **imgp);
 int xip_image_open_segment_read(struct xip_seg *seg, int flags,

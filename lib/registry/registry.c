@@ -395,13 +395,18 @@ int xip_registry_remove(const char *name)
 /*
  * Read record @name of the directory @dfd into @e; @dfd is closed with
  * the record's descriptor (xip_close_two: one system call on every exec).
+ * A record fits in STATE_FIRST bytes, read without asking its size; the
+ * directory is ours and not writable by others, and what is not a
+ * regular file in it fails here (a directory) or has nothing to read (a
+ * FIFO: opened without waiting) and fails to parse.
  */
+#define STATE_FIRST 4096
+
 static int state_read(int dfd, const char *name, struct xip_seg_entry *e)
 {
-	struct stat st;
-	size_t cap;
-	char *text;
-	ssize_t n;
+	size_t cap = STATE_FIRST;
+	char *text, *more;
+	ssize_t n, m = 0;
 	int fd, ret;
 
 	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY |
@@ -411,24 +416,31 @@ static int state_read(int dfd, const char *name, struct xip_seg_entry *e)
 		close(dfd);
 		return ret;
 	}
-	/* a buffer the size of the record (it is read on every exec) */
-	ret = fstat(fd, &st) < 0 ? -errno : S_ISREG(st.st_mode) ? 0 : -EINVAL;
-	if (ret) {
-		xip_close_two(dfd, fd);
-		return ret;
-	}
-	cap = st.st_size > 0 && st.st_size < STATE_MAX ?
-		      (size_t)st.st_size + 1 : STATE_MAX;
 	text = malloc(cap);
 	if (!text) {
 		xip_close_two(dfd, fd);
 		return xip_error(-ENOMEM, "out of memory");
 	}
-	n = xip_read_full(fd, text, cap - 1);
+	/* one read: short only at the end of a regular file */
+	do
+		n = read(fd, text, cap - 1);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		n = -errno;
+	if (n == (ssize_t)cap - 1) {	/* a long one: the rest */
+		more = realloc(text, STATE_MAX);
+		if (more) {
+			text = more;
+			m = xip_read_full(fd, text + n, STATE_MAX - 1 - (size_t)n);
+			n = m < 0 ? m : n + m;
+		} else {
+			n = -ENOMEM;
+		}
+	}
 	xip_close_two(dfd, fd);
 	if (n < 0) {
 		free(text);
-		return (int)n;
+		return n == -EISDIR ? -EINVAL : (int)n;
 	}
 	text[n] = '\0';
 	ret = xip_registry_parse(text, e);

@@ -124,6 +124,10 @@ int xip_kcopy_out(struct xip_kcopy_out *o, struct xip_seg *seg,
 	}
 	if (!len)
 		return 0;
+	int mapped = xip_seg_map(seg);
+
+	if (mapped)
+		return mapped;
 	return out_mapped(o, (const uint8_t *)seg->base + off, (size_t)len);
 }
 

@@ -150,20 +150,130 @@ static int segment_probe(struct xip_seg *seg, const struct stat *st)
 			 seg->path);
 }
 
-static int segment_map(struct xip_seg *seg)
+static int segment_mappable(const struct xip_seg *seg)
 {
-	int prot = PROT_READ | (seg->writable ? PROT_WRITE : 0);
-	void *p;
-	int ret;
-
 	if (seg->size == 0)
 		return xip_error(-EINVAL, "%s: empty (size 0)", seg->path);
 	if (seg->size > (uint64_t)SIZE_MAX / 2)
 		return xip_error(-EFBIG, "%s: too large to map", seg->path);
-	ret = xip_map_shared(seg->fd, (size_t)seg->size, prot, seg->path, &p);
+	return 0;
+}
+
+static int segment_map(struct xip_seg *seg)
+{
+	int prot = PROT_READ | (seg->writable ? PROT_WRITE : 0);
+	void *p;
+	int ret = segment_mappable(seg);
+
 	if (!ret)
+		ret = xip_map_shared(seg->fd, (size_t)seg->size, prot,
+				     seg->path, &p);
+	if (!ret) {
 		seg->base = p;
+		seg->copies = false;
+	}
 	return ret;
+}
+
+/*
+ * XIP_SEG_COPY: the bytes asked for are read into windows: the first
+ * SEG_FIRST pages of the segment, where a range starts in them, else
+ * SEG_AHEAD pages from the page it starts in (a directory's next block,
+ * the rest of a file's block map), at most SEG_WINDOWS of them; past
+ * that, or for a range no window holds, the segment is mapped.  A
+ * loader's reads of a small image (superblock, descriptors, inodes,
+ * directories, the ELF headers, an indirect block) take three.
+ */
+#define SEG_FIRST	8
+#define SEG_AHEAD	2
+#define SEG_WINDOWS	4
+
+static int window_read(struct xip_seg *seg, uint64_t off, uint64_t len,
+		       uint8_t **buf)
+{
+	uint8_t *p = malloc((size_t)len);
+	ssize_t n;
+
+	if (!p)
+		return xip_error(-ENOMEM, "%s: out of memory", seg->path);
+	n = xip_pread_full(seg->fd, p, (size_t)len, off);
+	if (n < 0 || (uint64_t)n < len) {
+		free(p);
+		return xip_error(n < 0 ? (int)n : -EIO, "%s: cannot read %llu"
+				 " bytes at %llu: %s", seg->path,
+				 (unsigned long long)len,
+				 (unsigned long long)off,
+				 n < 0 ? strerror((int)-n) :
+					 "the file shrank");
+	}
+	*buf = p;
+	return 0;
+}
+
+/* [off, off + len), inside the segment: a window holding it, or the map */
+static int window_range(struct xip_seg *seg, uint64_t off, uint64_t len,
+			void **addr)
+{
+	struct xip_seg_window *w;
+	static uint8_t none;	/* where an empty range points */
+	uint64_t lo, hi, first;
+	int ret;
+
+	if (!len) {
+		*addr = &none;
+		return 0;
+	}
+	for (unsigned int i = 0; i < seg->nwin; i++) {
+		w = &seg->win[i];
+		if (off >= w->off && off + len <= w->off + w->len) {
+			*addr = w->buf + (off - w->off);
+			return 0;
+		}
+	}
+	first = (uint64_t)SEG_FIRST * seg->page_size;
+	lo = off < first ? 0 : off - off % seg->page_size;
+	hi = lo + (off < first ? first : (uint64_t)SEG_AHEAD * seg->page_size);
+	if (seg->nwin == SEG_WINDOWS || off + len > hi) {
+		ret = segment_map(seg);
+		if (!ret)
+			*addr = seg->base + off;
+		return ret;
+	}
+	if (!seg->win) {
+		seg->win = calloc(SEG_WINDOWS, sizeof(*seg->win));
+		if (!seg->win)
+			return xip_error(-ENOMEM, "%s: out of memory",
+					 seg->path);
+	}
+	w = &seg->win[seg->nwin];
+	if (hi > seg->size)
+		hi = seg->size;
+	ret = window_read(seg, lo, hi - lo, &w->buf);
+	if (ret)
+		return ret;
+	XIP_DBG(SEGMENT, "%s: read %llu bytes at %llu", seg->path,
+		(unsigned long long)(hi - lo), (unsigned long long)lo);
+	w->off = lo;
+	w->len = hi - lo;
+	seg->nwin++;
+	*addr = w->buf + (off - lo);
+	return 0;
+}
+
+int xip_seg_map(struct xip_seg *seg)
+{
+	if (!seg || seg->gone || seg->fd < 0)
+		return -ENODEV;
+	return seg->base ? 0 : segment_map(seg);
+}
+
+static void windows_free(struct xip_seg *seg)
+{
+	for (unsigned int i = 0; i < seg->nwin; i++)
+		free(seg->win[i].buf);
+	free(seg->win);
+	seg->win = NULL;
+	seg->nwin = 0;
 }
 
 /* -ENOENT for an attached segment whose file @st is no longer linked. */
@@ -222,6 +332,12 @@ static int segment_setup(struct xip_seg *seg, int flags,
 	seg->held_shared = known && (flags & XIP_SEG_SHARED) &&
 			   !xip_seg_type_exclusive(seg->type);
 	seg->page_size = (unsigned int)xip_host_page_size();
+	/* a device-dax file has no read(2): only its mapping */
+	if ((flags & XIP_SEG_COPY) && !seg->writable &&
+	    seg->kind != XIP_SEG_DAX) {
+		seg->copies = true;
+		return segment_mappable(seg);
+	}
 	return segment_map(seg);
 }
 
@@ -375,6 +491,8 @@ void xip_seg_release(struct xip_seg *seg)
 	if (seg->base)
 		munmap(seg->base, (size_t)seg->size);
 	seg->base = NULL;
+	seg->copies = false;
+	windows_free(seg);
 	if (seg->fd >= 0)
 		close(seg->fd);
 	seg->fd = -1;
@@ -395,7 +513,7 @@ int xip_seg_direct_access(struct xip_seg *seg, uint64_t sector,
 {
 	uint64_t per_page, pgoff;
 
-	if (!seg || seg->gone || !seg->base)
+	if (!seg || seg->gone || (!seg->base && !seg->copies))
 		return -ENODEV;
 	per_page = seg->page_size / SECTOR_SIZE;
 	if (sector % per_page)
@@ -403,6 +521,9 @@ int xip_seg_direct_access(struct xip_seg *seg, uint64_t sector,
 	pgoff = sector / per_page;
 	if (pgoff >= seg->size / seg->page_size)
 		return -ERANGE;
+	if (!seg->base)
+		return window_range(seg, pgoff * seg->page_size,
+				    seg->page_size, addr);
 	*addr = seg->base + pgoff * seg->page_size;
 	return 0;
 }
@@ -410,16 +531,20 @@ int xip_seg_direct_access(struct xip_seg *seg, uint64_t sector,
 int xip_seg_range(struct xip_seg *seg, uint64_t off, uint64_t len,
 		      void **addr)
 {
-	if (!seg || seg->gone || !seg->base)
+	if (!seg || seg->gone || (!seg->base && !seg->copies))
 		return -ENODEV;
 	if (off > seg->size || len > seg->size - off)
 		return -ERANGE;
+	if (!seg->base)
+		return window_range(seg, off, len, addr);
 	*addr = seg->base + off;
 	return 0;
 }
 
 int xip_seg_sync(struct xip_seg *seg)
 {
+	if (seg && !seg->gone && seg->copies)
+		return 0;	/* read-only */
 	if (!seg || seg->gone || !seg->base)
 		return -ENODEV;
 	if (!seg->writable)

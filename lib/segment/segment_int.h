@@ -9,6 +9,12 @@
 
 #include "xip.h"
 
+/* A window of copies of a segment opened with XIP_SEG_COPY (segment.c) */
+struct xip_seg_window {
+	uint64_t off, len;	/* the bytes of the segment it holds */
+	uint8_t *buf;
+};
+
 /*
  * Set up a segment on @fd, which it takes over (closed on failure):
  * @name and @type are an attached segment's (the registry opens those),

@@ -35,6 +35,18 @@ enum xip_seg_type {
 /* an attached segment: take the shared holder lock at once when it is
  * free, so that xip_seg_lock(seg, false, ...) has nothing left to do */
 #define XIP_SEG_SHARED	0x04
+/*
+ * read-only, and not mapped where the kernel can read it (not a DAX
+ * device): xip_seg_range() and xip_seg_direct_access() give copies,
+ * read with pread(2) into a few windows kept until the segment is
+ * released; past them the whole segment is mapped (xip_seg_map).  For
+ * a reader of a few blocks, such as exec's loader: a mapping of the
+ * whole segment costs more than reading them.  Not for a caller that
+ * writes through those pointers or takes offsets from seg->base.
+ */
+#define XIP_SEG_COPY	0x08
+
+struct xip_seg_window;
 
 struct xip_seg {
 	char *path;		/* the backing file or device */
@@ -60,6 +72,9 @@ struct xip_seg {
 	bool fs_known;
 	uint64_t fs_type, fs_bsize, fs_flags;
 	bool held_shared;	/* the shared holder lock, taken at open */
+	bool copies;		/* XIP_SEG_COPY, and not mapped yet */
+	unsigned int nwin;	/* windows read (XIP_SEG_COPY) */
+	struct xip_seg_window *win;
 };
 
 /*
@@ -74,6 +89,8 @@ int xip_seg_open_fd(int fd, const char *path, int flags,
 			struct xip_seg **segp);
 /* Unmap the segment and close its descriptor; @seg itself stays. */
 void xip_seg_release(struct xip_seg *seg);
+/* Map the whole segment, if it is not (XIP_SEG_COPY). */
+int xip_seg_map(struct xip_seg *seg);
 void xip_seg_close(struct xip_seg *seg);
 
 /*

@@ -894,6 +894,37 @@ syscalls_of() {
 	[ "$a1" -eq "$a2" ]
 }
 
+@test "exec: the image's metadata read with a few pread(2)s, the segment itself never mapped whole" {
+	need_busybox
+	command -v strace >/dev/null || skip "strace is not installed"
+	local spec size fd
+	export XIPTOOL_RUNDIR=$T/run
+	mkdir -p "$T/meta/bin"
+	cp /bin/busybox "$T/meta/bin/busybox"
+	xiptool mkfs -q -d "$T/meta" "$T/meta.img"
+	xiptool attach -n "execmeta$$" "$T/meta.img"
+	size=$(stat -c %s "$T/meta.img")
+	for spec in "$T/meta.img" "@execmeta$$"; do
+		strace -f -e trace=mmap,pread64 -o "$BATS_TEST_TMPDIR/trace" \
+			"$XIPTOOL" exec "$spec" /bin/busybox true
+		cat "$BATS_TEST_TMPDIR/trace"
+		# no shared mapping: not the segment's view, of any size
+		run -1 grep -c MAP_SHARED "$BATS_TEST_TMPDIR/trace"
+		# superblock to indirect block: three windows of copies
+		run -0 grep -c '^[0-9]* *pread64(' "$BATS_TEST_TMPDIR/trace"
+		[ "$output" -le 4 ]
+		[ "$output" -ge 1 ]
+		# the program's pages are the segment's: private mappings of the
+		# descriptor read from
+		fd=$(sed -n 's/^[0-9]* *pread64(\([0-9]*\),.*/\1/p' "$BATS_TEST_TMPDIR/trace" | sort -u)
+		[ -n "$fd" ]
+		run -0 grep -c "MAP_PRIVATE|.*, $fd, 0x" "$BATS_TEST_TMPDIR/trace"
+		[ "$output" -ge 3 ]
+	done
+	xiptool detach "execmeta$$"
+	echo "image of $size bytes"
+}
+
 @test "exec: arguments too many for the front end's arena: the program gets them all, and none of the front end's memory" {
 	need_busybox
 	skip_sanitized_front

@@ -266,6 +266,60 @@ static void test_add_get_list_remove(void **state)
 	unlink(p2);
 }
 
+/*
+ * A record longer than the first read (4 KiB) is read whole; what is
+ * not a regular file in the run directory is refused, without waiting.
+ */
+static void test_long_record(void **state)
+{
+	struct xip_seg_entry *e = calloc(1, sizeof(*e));
+	struct xip_seg_entry *got = calloc(1, sizeof(*got));
+	const char *p = unit_path("segfile-long");
+	enum xip_entry_state st;
+	char dir[XIP_PATH_MAX], path[2 * XIP_PATH_MAX];
+	size_t n = 0;
+
+	assert_non_null(e);
+	assert_non_null(got);
+	unit_fill_file(p, 4096, 0);
+	entry_fill(e, "long", p);
+	e->image[n++] = '/';
+	while (n + 2 < 4000) {
+		e->image[n++] = 'd';
+		e->image[n++] = '/';
+	}
+	memcpy(e->image + n, "img", 4);
+	assert_int_equal(xip_registry_store(e, XIP_REG_CREATE), 0);
+	assert_int_equal(xip_registry_dir(dir, sizeof(dir)), 0);
+	snprintf(path, sizeof(path), "%s/long", dir);
+	{
+		struct stat sb;
+
+		assert_int_equal(stat(path, &sb), 0);
+		assert_true(sb.st_size > 4096);	/* past the first read */
+	}
+	assert_int_equal(xip_registry_get("long", got), 0);
+	assert_string_equal(got->image, e->image);
+	assert_string_equal(got->path, p);
+	assert_int_equal(got->size, e->size);
+	assert_int_equal(xip_registry_remove("long"), 0);
+
+	/* a directory and a FIFO where records are */
+	snprintf(path, sizeof(path), "%s/adir", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_int_equal(xip_registry_read("adir", got, &st, false), -EUCLEAN);
+	assert_non_null(strstr(xip_errmsg(), "adir: damaged state file"));
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/afifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(xip_registry_read("afifo", got, &st, false), -EUCLEAN);
+	assert_non_null(strstr(xip_errmsg(), "afifo: damaged state file"));
+	unlink(path);
+	unlink(p);
+	free(e);
+	free(got);
+}
+
 static void test_rundir_checks(void **state)
 {
 	char buf[4096];
@@ -659,6 +713,7 @@ int main(void)
 		cmocka_unit_test(test_format_parse),
 		cmocka_unit_test(test_image_identity),
 		cmocka_unit_test_setup(test_add_get_list_remove, use_rundir),
+		cmocka_unit_test_setup(test_long_record, use_rundir),
 		cmocka_unit_test_setup(test_rundir_checks, use_rundir),
 		cmocka_unit_test_setup(test_attach_save_detach, use_rundir),
 		cmocka_unit_test(test_identity_parse),

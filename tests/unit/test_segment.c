@@ -65,6 +65,118 @@ static void test_partial_last_page(void **state)
 	xip_seg_close(seg);
 }
 
+/* the byte at offset @i of copy_file's file */
+static uint8_t copy_byte(uint64_t i)
+{
+	return (uint8_t)(i * 7 + i / 4096);
+}
+
+static void copy_file(const char *p, size_t len)
+{
+	uint8_t *buf = malloc(len);
+	FILE *f = fopen(p, "w");
+
+	assert_non_null(buf);
+	assert_non_null(f);
+	for (size_t i = 0; i < len; i++)
+		buf[i] = copy_byte(i);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+	free(buf);
+}
+
+static void assert_copy(const void *addr, uint64_t off, uint64_t len)
+{
+	for (uint64_t i = 0; i < len; i++)
+		assert_int_equal(((const uint8_t *)addr)[i], copy_byte(off + i));
+}
+
+/* XIP_SEG_COPY: windows read with pread, the segment mapped past them */
+static void test_copy_windows(void **state)
+{
+	const char *p = unit_path("copies");
+	long page = xip_host_page_size();
+	uint64_t spp = page / 512;
+	struct xip_seg *seg;
+	void *first, *a, *b, *c, *d;
+
+	copy_file(p, 64 * page);
+	assert_int_equal(xip_seg_open(p, XIP_SEG_COPY, &seg), 0);
+	assert_null(seg->base);
+	assert_true(seg->copies);
+	/* the superblock's range: the first 8 pages, one read */
+	assert_int_equal(xip_seg_range(seg, 1024, 1024, &first), 0);
+	assert_copy(first, 1024, 1024);
+	assert_int_equal(seg->nwin, 1);
+	assert_int_equal(seg->win[0].off, 0);
+	assert_int_equal(seg->win[0].len, 8 * page);
+	assert_int_equal(xip_seg_direct_access(seg, 7 * spp, &a), 0);
+	assert_ptr_equal(a, (uint8_t *)first - 1024 + 7 * page);
+	assert_int_equal(seg->nwin, 1);
+	/* elsewhere: two pages from the one asked for */
+	assert_int_equal(xip_seg_direct_access(seg, 20 * spp, &b), 0);
+	assert_copy(b, 20 * page, page);
+	assert_int_equal(seg->nwin, 2);
+	assert_int_equal(seg->win[1].off, 20 * page);
+	assert_int_equal(seg->win[1].len, 2 * page);
+	assert_int_equal(xip_seg_range(seg, 21 * page + 10, 100, &c), 0);
+	assert_ptr_equal(c, (uint8_t *)b + page + 10);
+	assert_int_equal(seg->nwin, 2);
+	/* a range past a window's end gets its own */
+	assert_int_equal(xip_seg_range(seg, 22 * page - 10, 20, &c), 0);
+	assert_copy(c, 22 * page - 10, 20);
+	assert_int_equal(seg->nwin, 3);
+	/* the bounds are the segment's, windows or not */
+	assert_int_equal(xip_seg_range(seg, 64 * page, 0, &d), 0);
+	assert_int_equal(xip_seg_range(seg, 64 * page - 1, 2, &d), -ERANGE);
+	assert_int_equal(xip_seg_direct_access(seg, 64 * spp, &d), -ERANGE);
+	assert_int_equal(xip_seg_direct_access(seg, 1, &d), -EINVAL);
+	/* the last window reaches no further than the segment */
+	assert_int_equal(xip_seg_direct_access(seg, 63 * spp, &d), 0);
+	assert_copy(d, 63 * page, page);
+	assert_int_equal(seg->nwin, 4);
+	assert_int_equal(seg->win[3].len, page);
+	assert_null(seg->base);
+	assert_int_equal(xip_seg_sync(seg), 0);
+	/* no window left: the segment is mapped, the copies stay */
+	assert_int_equal(xip_seg_range(seg, 40 * page, 3, &a), 0);
+	assert_non_null(seg->base);
+	assert_false(seg->copies);
+	assert_ptr_equal(a, seg->base + 40 * page);
+	assert_copy(a, 40 * page, 3);
+	assert_copy(first, 1024, 1024);
+	assert_copy(b, 20 * page, page);
+	assert_copy(d, 63 * page, page);
+	xip_seg_close(seg);
+
+	/* more than a window holds: mapped at once */
+	assert_int_equal(xip_seg_open(p, XIP_SEG_COPY, &seg), 0);
+	assert_int_equal(xip_seg_range(seg, 30 * page, 3 * page, &a), 0);
+	assert_int_equal(seg->nwin, 0);
+	assert_ptr_equal(a, seg->base + 30 * page);
+	xip_seg_close(seg);
+
+	/* asked for together with writing: mapped as ever */
+	assert_int_equal(chmod(p, 0644), 0);
+	assert_int_equal(xip_seg_open(p, XIP_SEG_COPY | XIP_SEG_WRITE, &seg),
+			 0);
+	assert_non_null(seg->base);
+	assert_false(seg->copies);
+	xip_seg_close(seg);
+
+	/* a file that shrank under us: an error naming it, nothing read */
+	assert_int_equal(xip_seg_open(p, XIP_SEG_COPY, &seg), 0);
+	assert_int_equal(truncate(p, 10 * page), 0);
+	assert_int_equal(xip_seg_direct_access(seg, 30 * spp, &a), -EIO);
+	assert_non_null(strstr(xip_errmsg(), p));
+	assert_non_null(strstr(xip_errmsg(), "shrank"));
+	assert_int_equal(seg->nwin, 0);
+	assert_int_equal(xip_seg_map(seg), 0);
+	assert_non_null(seg->base);
+	xip_seg_close(seg);
+	assert_int_equal(xip_seg_map(NULL), -ENODEV);
+}
+
 static void test_write_and_readonly(void **state)
 {
 	const char *p = unit_path("rw");
@@ -235,6 +347,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_direct_access_errors),
 		cmocka_unit_test(test_partial_last_page),
+		cmocka_unit_test(test_copy_windows),
 		cmocka_unit_test(test_write_and_readonly),
 		cmocka_unit_test(test_bad_objects),
 		cmocka_unit_test(test_shm_kind),
