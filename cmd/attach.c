@@ -18,7 +18,7 @@
 /* ---- attach -------------------------------------------------------------- */
 
 static const char attach_usage[] =
-	"[-n NAME] [-t TYPE] [--loop] [--file PATH] [--hugepages] [--size SIZE] [--raw] [--timeout SECONDS] [--root-hash HEX] [IMAGE|NBD-URI]";
+	"[-n NAME] [-t TYPE] [--loop] [--file PATH] [--hugepages] [--size SIZE] [--raw] [--timeout SECONDS] [--root-hash HEX] [--populate WHEN] [IMAGE|NBD-URI]";
 
 /* A pull from an NBD server: MiB done, on a TTY. */
 static void pull_progress(void *arg, uint64_t done, uint64_t total)
@@ -64,7 +64,7 @@ int cmd_attach(int argc, const char **argv)
 	struct cmd_progress pp = { 0 };
 	struct xip_seg_entry *e;
 	char *name = NULL, *type = NULL, *size = NULL, *file = NULL;
-	char *timeout = NULL, *root = NULL;
+	char *timeout = NULL, *root = NULL, *populate = NULL;
 	uint8_t root_bytes[XIP_VERITY_DIGEST_MAX];
 	uint64_t secs;
 	int loop = 0, huge = 0, raw = 0, rc = EXIT_OK, ret;
@@ -93,6 +93,9 @@ int cmd_attach(int argc, const char **argv)
 		{ "root-hash", 0, POPT_ARG_STRING, &root, 0,
 		  "admit only the bytes of the image's dm-verity tree with this root hash, then seal the segment",
 		  "HEX" },
+		{ "populate", 0, POPT_ARG_STRING, &populate, 0,
+		  "auto (default: measured here), always or never: exec maps a program's read-only pages at once",
+		  "WHEN" },
 		POPT_TABLEEND
 	};
 
@@ -112,6 +115,17 @@ int cmd_attach(int argc, const char **argv)
 		if (!rc && !secs)
 			rc = cmd_usage_error("--timeout: must be at least 1");
 		o.timeout_ms = (unsigned int)secs * 1000;
+	}
+	if (!rc && populate) {
+		if (!strcmp(populate, "auto"))
+			o.populate = XIP_POPULATE_AUTO;
+		else if (!strcmp(populate, "always"))
+			o.populate = XIP_POPULATE_ALWAYS;
+		else if (!strcmp(populate, "never"))
+			o.populate = XIP_POPULATE_NEVER;
+		else
+			rc = cmd_usage_error("--populate: '%s': expected auto,"
+					     " always or never", populate);
 	}
 	if (!rc && root) {
 		int n = xip_verity_parse_hex(root, root_bytes,
@@ -159,6 +173,7 @@ out:
 	free(file);
 	free(timeout);
 	free(root);
+	free(populate);
 	cmd_args_free(&args);
 	return rc;
 }
@@ -270,6 +285,7 @@ static const struct column columns[] = {
 	{ "CREATED", COL_STR, 20, "creation time" },
 	{ "OWNER", COL_NUM, 5, "owner uid" },
 	{ "VERIFIED", COL_BOOL, 1, "admitted against a root hash and sealed" },
+	{ "POPULATE", COL_BOOL, 1, "exec maps a program's read-only pages at once" },
 };
 #define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
 #define DEFAULT_COLUMNS "NAME,TYPE,SIZE,LOOP,IMAGE,LABEL,UUID,VERIFIED"
@@ -344,6 +360,7 @@ static void cell_text(const struct xip_seg_entry *e, int col, char *buf,
 		break;
 	case 14: snprintf(buf, len, "%u", (unsigned int)e->owner); break;
 	case 15: snprintf(buf, len, "%s", e->verified ? "1" : "0"); break;
+	case 16: snprintf(buf, len, "%s", e->populate ? "1" : "0"); break;
 	}
 }
 

@@ -866,6 +866,29 @@ static int verity_open(const struct xip_attach_opts *o, struct source *src,
 	return xip_error(-EBADMSG, "%s: %s", o->image, msg);
 }
 
+/* Whether exec populates the new segment's programs (attach --populate). */
+static int decide_populate(const struct xip_attach_opts *o,
+			   const struct segfile *sf, struct xip_seg_entry *e)
+{
+	bool pays = false;
+	int ret;
+
+	if (o->populate != XIP_POPULATE_AUTO) {
+		e->populate = o->populate == XIP_POPULATE_ALWAYS;
+		return 0;
+	}
+	e->populate = false;
+	/* huge pages are mapped whole; zeros tell nothing */
+	if (o->hugepages || !o->image)
+		return 0;
+	ret = xip_seg_populate_pays(sf->fd, e->size, &pays);
+	if (ret)
+		return xip_error(ret, "%s: cannot map: %s", e->path,
+				 strerror(-ret));
+	e->populate = pays;
+	return 0;
+}
+
 int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 {
 	enum xip_seg_type type = o->type ? o->type : XIP_SEGTYPE_SR;
@@ -908,6 +931,8 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 	if (!ret && o->root_hash)
 		ret = attach_verify(o, &sf, vs, e);
 	xip_verity_stream_free(vs);
+	if (!ret)
+		ret = decide_populate(o, &sf, e);
 	if (!ret)
 		identify(sf.fd, e);
 	if (!ret)

@@ -10,6 +10,17 @@
 /* Attach, detach, save (attach.c, detach.c, save.c)                  */
 /* ------------------------------------------------------------------ */
 
+/*
+ * attach --populate: whether exec maps a program's read-only pages at
+ * once (MAP_POPULATE) or leaves them to faults; auto: measured on the
+ * new segment (xip_seg_populate_pays), never for hugetlbfs and sn/en
+ */
+enum xip_populate {
+	XIP_POPULATE_AUTO = 0,
+	XIP_POPULATE_ALWAYS,
+	XIP_POPULATE_NEVER,
+};
+
 struct xip_attach_opts {
 	const char *image;	/* source image (NULL for sn/en) */
 	const char *name;	/* NULL: derived from the image's name */
@@ -28,6 +39,8 @@ struct xip_attach_opts {
 	 */
 	const uint8_t *root_hash;
 	size_t root_hash_len;
+	/* whether exec populates a program's read-only mappings */
+	enum xip_populate populate;
 };
 
 /*

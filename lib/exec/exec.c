@@ -261,13 +261,17 @@ static int map_file_huge(const struct exec_file *f, size_t i, int prot,
 
 /*
  * Read-only pages of a segment in memory, up to POPULATE_MAX, mapped at
- * once: cheaper than the faults of a program touching a tenth of them (a
- * huge-page tmpfs maps no page around a fault where it cannot map 2 MiB).
+ * once where its attach measured that this costs less than the faults
+ * it saves (seg->populate): where a fault is dear (a VM whose page
+ * tables are shadowed), not where the kernel maps 16 pages around each
+ * fault for less than populating them (its page walk costs more per
+ * page than a fault per window).
  */
 static int populate(const struct exec_file *f, const struct xip_map_op *op)
 {
-	return f->seg && f->seg->kind == XIP_SEG_SHM && op->len <= POPULATE_MAX &&
-	       !(op->prot & PROT_WRITE) ? MAP_POPULATE : 0;
+	return f->seg && f->seg->populate && f->seg->kind == XIP_SEG_SHM &&
+	       op->len <= POPULATE_MAX && !(op->prot & PROT_WRITE) ?
+		       MAP_POPULATE : 0;
 }
 
 static int map_op(const struct exec_file *f, const struct xip_map_op *op,

@@ -65,6 +65,7 @@ int xip_registry_format(const struct xip_seg_entry *e, char *buf, size_t len)
 	sb_str(&sb, "image", e->image);
 	sb_num(&sb, "compressed", e->compressed);
 	sb_num(&sb, "verified", e->verified);
+	sb_num(&sb, "populate", e->populate);
 	sb_str(&sb, "loop", e->loop);
 	sb_str(&sb, "file", e->file);
 	sb_num(&sb, "offset", (int64_t)e->offset);
@@ -158,6 +159,7 @@ static const struct num_field {
 	NUM_FIELD("owner", owner),
 	NUM_FIELD("compressed", compressed),
 	NUM_FIELD("verified", verified),
+	NUM_FIELD("populate", populate),
 	NUM_FIELD("dev", seg_dev),
 	NUM_FIELD("ino", seg_ino),
 	NUM_FIELD("fileuid", seg_uid),

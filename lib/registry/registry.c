@@ -815,6 +815,8 @@ static int open_attached(const char *name, int flags,
 	/* the data, not the padding after it */
 	if (fd >= 0 && e->size && e->size < (*segp)->size)
 		(*segp)->data_size = e->size;
+	if (fd >= 0)
+		(*segp)->populate = e->populate;
 	free(e);
 	return fd;
 }

@@ -35,6 +35,8 @@ struct xip_seg_entry {
 	bool compressed;		/* the image was gzip-compressed */
 	/* admitted against a root hash (attach --root-hash) and sealed */
 	bool verified;
+	/* exec maps a program's read-only pages at once (attach --populate) */
+	bool populate;
 	/* the image's owner, group and st_mode at attach (what save gives
 	 * the file it writes); image_mode 0: no image file */
 	uid_t image_uid;

@@ -267,6 +267,82 @@ int xip_seg_map(struct xip_seg *seg)
 	return seg->base ? 0 : segment_map(seg);
 }
 
+/*
+ * xip_seg_populate_pays: the file's bytes from one page in (so that no
+ * 2 MiB page is mapped whole: a program's mappings rarely are), faulted
+ * in one touch per FAULT_WINDOW (the kernel's default fault-around
+ * window) or populated, each POPULATE_ROUNDS times, the best kept.
+ */
+#define POPULATE_SPAN		(2 * 1024 * 1024)
+#define POPULATE_MIN_SPAN	(256 * 1024)
+#define FAULT_WINDOW		(64 * 1024)
+#define POPULATE_ROUNDS		5
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* ns to map @len bytes at @off of @fd and touch them, or populate them */
+static int populate_time(int fd, size_t len, off_t off, bool populate,
+			 uint64_t *ns)
+{
+	uint64_t t0 = now_ns();
+	volatile const uint8_t *p = mmap(NULL, len, PROT_READ,
+					 MAP_PRIVATE | (populate ? MAP_POPULATE : 0),
+					 fd, off);
+	uint8_t sum = 0;
+
+	if (p == MAP_FAILED)
+		return -errno;
+	if (!populate)
+		for (size_t i = 0; i < len; i += FAULT_WINDOW)
+			sum += p[i];
+	*ns = now_ns() - t0;
+	(void)sum;
+	munmap((void *)p, len);
+	return 0;
+}
+
+bool xip_populate_beats_faults(uint64_t fault_ns, uint64_t populate_ns)
+{
+	return populate_ns < fault_ns / 2;
+}
+
+int xip_seg_populate_pays(int fd, uint64_t size, bool *pays)
+{
+	long page = xip_host_page_size();
+	uint64_t fault = UINT64_MAX, pop = UINT64_MAX, ns;
+	size_t len;
+	int ret = 0;
+
+	*pays = false;
+	if (size < (uint64_t)page + POPULATE_MIN_SPAN)
+		return 0;
+	len = size - (uint64_t)page < POPULATE_SPAN ?
+		      (size_t)(size - (uint64_t)page) : POPULATE_SPAN;
+	len -= len % FAULT_WINDOW;
+	for (int i = 0; i < POPULATE_ROUNDS && !ret; i++) {
+		ret = populate_time(fd, len, page, false, &ns);
+		if (!ret && ns < fault)
+			fault = ns;
+		if (!ret)
+			ret = populate_time(fd, len, page, true, &ns);
+		if (!ret && ns < pop)
+			pop = ns;
+	}
+	if (ret)
+		return ret;
+	*pays = xip_populate_beats_faults(fault, pop);
+	XIP_DBG(SEGMENT, "%zu bytes: faults %llu ns, populated %llu ns: %s",
+		len, (unsigned long long)fault, (unsigned long long)pop,
+		*pays ? "populate" : "leave to faults");
+	return 0;
+}
+
 static void windows_free(struct xip_seg *seg)
 {
 	for (unsigned int i = 0; i < seg->nwin; i++)

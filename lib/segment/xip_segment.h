@@ -72,6 +72,12 @@ struct xip_seg {
 	bool fs_known;
 	uint64_t fs_type, fs_bsize, fs_flags;
 	bool held_shared;	/* the shared holder lock, taken at open */
+	/*
+	 * exec maps a program's read-only pages at once (MAP_POPULATE): an
+	 * attached segment whose attach measured that it pays here
+	 * (xip_seg_populate_pays, the record's populate field)
+	 */
+	bool populate;
 	bool copies;		/* XIP_SEG_COPY, and not mapped yet */
 	unsigned int nwin;	/* windows read (XIP_SEG_COPY) */
 	struct xip_seg_window *win;
@@ -91,6 +97,17 @@ int xip_seg_open_fd(int fd, const char *path, int flags,
 void xip_seg_release(struct xip_seg *seg);
 /* Map the whole segment, if it is not (XIP_SEG_COPY). */
 int xip_seg_map(struct xip_seg *seg);
+
+/*
+ * Does a read-only private mapping of the file @fd (@size bytes) cost
+ * less to populate at once (MAP_POPULATE) than the faults it saves?  The
+ * answer in *@pays: measured on this machine, this file (its first 2 MiB
+ * past the first page), the best of a few rounds of each; populating
+ * must cost less than half of a fault in every window the kernel maps
+ * around one.  Files under 256 KiB are not measured (false).  Only reads
+ * the file's pages.  0, or a negative errno when it cannot be mapped.
+ */
+int xip_seg_populate_pays(int fd, uint64_t size, bool *pays);
 void xip_seg_close(struct xip_seg *seg);
 
 /*

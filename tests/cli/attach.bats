@@ -5,6 +5,8 @@
 load ../lib/common
 load ../lib/attach
 
+bats_require_minimum_version 1.5.0
+
 @test "attach --loop: list shows it, the kernel mounts it, detach leaves nothing" {
 	require_loop
 	make_tree_image
@@ -483,4 +485,51 @@ load ../lib/attach
 	[ -z "$(info_field "$output" 'Segment size')" ]
 	[ "$(seg_col "$SEG" SIZE)" = 2256896 ]
 	xiptool detach "$SEG"
+}
+
+# mmap calls of `xiptool exec @$1 /bin/busybox true` that populate
+populated_maps() {
+	strace -f -e trace=mmap -o "$BATS_TEST_TMPDIR/maps" \
+		"$XIPTOOL" exec "@$1" /bin/busybox true
+	cat "$BATS_TEST_TMPDIR/maps" >&2
+	grep -c 'MAP_POPULATE' "$BATS_TEST_TMPDIR/maps" || true
+}
+
+@test "attach --populate: exec maps a program's read-only pages at once only where the record says so; auto measures it here" {
+	[ -x /bin/busybox ] || skip "no /bin/busybox"
+	command -v strace >/dev/null || skip "strace is not installed"
+	local n
+	mkdir -p "$T/pop/bin"
+	cp /bin/busybox "$T/pop/bin/busybox"
+	xiptool mkfs -q -d "$T/pop" "$T/pop.img"
+	run -2 xiptool attach --populate=sometimes -n "${SEG}x" "$T/pop.img"
+	grepq -- "--populate: 'sometimes': expected auto, always or never" <<<"$output"
+	run -3 xiptool list -n "${SEG}x"
+	xiptool attach --populate=always -n "${SEG}a" "$T/pop.img"
+	xiptool attach --populate=never -n "${SEG}n" "$T/pop.img"
+	XIPTOOL_DEBUG=segment xiptool attach -n "${SEG}u" "$T/pop.img" 2>"$T/pop.err"
+	[ "$(seg_col "${SEG}a" POPULATE)" = 1 ]
+	[ "$(seg_col "${SEG}n" POPULATE)" = 0 ]
+	run -0 xiptool list -o NAME,POPULATE
+	[[ "${lines[0]}" =~ ^NAME\ +POPULATE$ ]]
+	# always: the read-only mappings (header, text, read-only data), not
+	# the writable data
+	n=$(populated_maps "${SEG}a")
+	[ "$n" -eq 3 ]
+	run -1 grep 'PROT_WRITE, MAP_PRIVATE|MAP_POPULATE' "$BATS_TEST_TMPDIR/maps"
+	n=$(populated_maps "${SEG}n")
+	[ "$n" -eq 0 ]
+	# auto: measured on the new segment, and exec does what it found
+	grepq -E "segment: [0-9]+ bytes: faults [0-9]+ ns, populated [0-9]+ ns: (populate|leave to faults)" "$T/pop.err"
+	n=$(populated_maps "${SEG}u")
+	if grepq "leave to faults" "$T/pop.err"; then
+		[ "$(seg_col "${SEG}u" POPULATE)" = 0 ]
+		[ "$n" -eq 0 ]
+	else
+		[ "$(seg_col "${SEG}u" POPULATE)" = 1 ]
+		[ "$n" -eq 3 ]
+	fi
+	xiptool detach "${SEG}a"
+	xiptool detach "${SEG}n"
+	xiptool detach "${SEG}u"
 }

@@ -106,8 +106,10 @@ static void test_format_parse(void **state)
 	assert_int_equal(b.owner, 1000);
 	assert_true(b.compressed);
 	assert_false(b.verified);
+	assert_false(b.populate);
 	/* every numeric field, each at its own width */
 	a.verified = true;
+	a.populate = true;
 	a.sizelimit = (1ULL << 33) + 7;
 	a.seg_dev = (1ULL << 40) + 3;
 	a.seg_ino = (1ULL << 36) + 5;
@@ -120,6 +122,7 @@ static void test_format_parse(void **state)
 	assert_true(xip_registry_format(&a, text, sizeof(text)) > 0);
 	assert_int_equal(xip_registry_parse(text, &b), 0);
 	assert_true(b.verified);
+	assert_true(b.populate);
 	assert_true(b.compressed);
 	assert_int_equal(b.sizelimit, (1ULL << 33) + 7);
 	assert_int_equal(b.seg_dev, (1ULL << 40) + 3);
@@ -135,6 +138,7 @@ static void test_format_parse(void **state)
 	a.attaching = false;
 	a.image_mode = 0;
 	a.verified = false;
+	a.populate = false;
 	/* too small a buffer */
 	assert_int_equal(xip_registry_format(&a, text, 40), -ENAMETOOLONG);
 	/* damaged records */

@@ -177,6 +177,50 @@ static void test_copy_windows(void **state)
 	assert_int_equal(xip_seg_map(NULL), -ENODEV);
 }
 
+/* attach's measure: whether populating a mapping beats its faults */
+static void test_populate_pays(void **state)
+{
+	const char *p = unit_path("popfile");
+	long page = xip_host_page_size();
+	bool pays = true;
+	int fd;
+
+	assert_true(xip_populate_beats_faults(100000, 30000));
+	assert_true(xip_populate_beats_faults(100000, 49999));
+	assert_false(xip_populate_beats_faults(100000, 50000));
+	assert_false(xip_populate_beats_faults(25000, 51000));
+	assert_false(xip_populate_beats_faults(0, 0));
+	/* too small to tell: not measured, not populated */
+	copy_file(p, 64 * page);
+	fd = open(p, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(xip_seg_populate_pays(fd, 64 * page, &pays), 0);
+	assert_false(pays);
+	close(fd);
+	/* measured: an answer, the file unchanged */
+	copy_file(p, 3 * 1024 * 1024);
+	fd = open(p, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(xip_seg_populate_pays(fd, 3 * 1024 * 1024, &pays), 0);
+	close(fd);
+	{
+		uint8_t b[4];
+
+		unit_peek(p, 2 * 1024 * 1024 + 5, b, sizeof(b));
+		for (size_t i = 0; i < sizeof(b); i++)
+			assert_int_equal(b[i], copy_byte(2 * 1024 * 1024 + 5 + i));
+	}
+	/* what cannot be mapped says why */
+	fd = open(unit_tmpdir(), O_RDONLY | O_DIRECTORY);
+	assert_true(fd >= 0);
+	assert_int_equal(xip_seg_populate_pays(fd, 4 * 1024 * 1024, &pays),
+			 -ENODEV);
+	close(fd);
+	assert_int_equal(xip_seg_populate_pays(-1, 4 * 1024 * 1024, &pays),
+			 -EBADF);
+	assert_false(pays);
+}
+
 static void test_write_and_readonly(void **state)
 {
 	const char *p = unit_path("rw");
@@ -348,6 +392,7 @@ int main(void)
 		cmocka_unit_test(test_direct_access_errors),
 		cmocka_unit_test(test_partial_last_page),
 		cmocka_unit_test(test_copy_windows),
+		cmocka_unit_test(test_populate_pays),
 		cmocka_unit_test(test_write_and_readonly),
 		cmocka_unit_test(test_bad_objects),
 		cmocka_unit_test(test_shm_kind),
