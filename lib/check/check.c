@@ -212,6 +212,11 @@ static void chk_verity(struct chk *c)
 		c->nomem = true;
 		return;
 	}
+	/* no libcrypto: nothing was checked, which is not a mismatch */
+	if (ret == -ENOSYS) {
+		c->verity_fatal = ret;
+		return;
+	}
 	if (!ret) {
 		rep->verity_ok = true;
 		return;
@@ -232,6 +237,10 @@ int xip_check(struct xip_seg *seg, const struct xip_check_opts *opts,
 	memset(rep, 0, sizeof(*rep));
 	if (c.opts->root_hash)
 		chk_verity(&c);
+	if (c.verity_fatal) {
+		chk_free(&c);
+		return c.verity_fatal;	/* the loader's message stands */
+	}
 	ret = chk_walk(&c);
 	if (!ret && c.nomem)
 		ret = -ENOMEM;

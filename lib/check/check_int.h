@@ -85,6 +85,7 @@ struct chk {
 	size_t fcap;
 	uint64_t used_inodes, used_blocks, files, dups;
 	bool nomem;
+	int verity_fatal;	/* the tree could not be checked at all (-ENOSYS) */
 	struct chk_tree *tree;		/* --against state */
 	/* names of the directory being read, to find duplicates: entries
 	 * of generation dgen are the current directory's */

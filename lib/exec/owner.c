@@ -99,7 +99,8 @@ int xip_root_hash_explain(struct xip_seg *seg, int ret,
 {
 	char msg[XIP_ERRMSG_MAX];
 
-	if (!ret || ret == -ENOMEM || ret == -EINVAL)
+	/* -ENOSYS: libcrypto could not be loaded, nothing was checked */
+	if (!ret || ret == -ENOMEM || ret == -EINVAL || ret == -ENOSYS)
 		return ret;
 	snprintf(msg, sizeof(msg), "%s", xip_errmsg());
 	switch (r->bad.where) {

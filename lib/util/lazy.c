@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "xip.h"
@@ -124,7 +125,10 @@ LAZY_LIB(json, JSON_FUNCS, JSON_STUB, XIP_LIBJSONC_SONAME)
 	X(const EVP_MD *, EVP_sha256, (void), ()) \
 	X(int, EVP_DigestInit_ex, (EVP_MD_CTX *c, const EVP_MD *t, ENGINE *e), (c, t, e)) \
 	X(int, EVP_DigestUpdate, (EVP_MD_CTX *c, const void *d, size_t n), (c, d, n)) \
-	X(int, EVP_DigestFinal_ex, (EVP_MD_CTX *c, unsigned char *md, unsigned int *n), (c, md, n))
+	X(int, EVP_DigestFinal_ex, (EVP_MD_CTX *c, unsigned char *md, unsigned int *n), (c, md, n)) \
+	X(EVP_MD *, EVP_MD_fetch, (OSSL_LIB_CTX *x, const char *a, const char *p), (x, a, p)) \
+	X(void, EVP_MD_free, (EVP_MD *m), (m)) \
+	X(int, EVP_DigestInit_ex2, (EVP_MD_CTX *c, const EVP_MD *t, const OSSL_PARAM *p), (c, t, p))
 
 #define CRYPTO_STUB(ret, name, params, args) LAZY_STUB(crypto, ret, name, params, args)
 LAZY_LIB(crypto, CRYPTO_FUNCS, CRYPTO_STUB, XIP_LIBCRYPTO_SONAME)
@@ -186,7 +190,7 @@ static int lazy_open(struct lazy_lib *l)
 	return 0;
 }
 
-int xip_lazy_load(enum xip_lazy_which which)
+static int lazy_load(enum xip_lazy_which which)
 {
 	switch (which) {
 	case XIP_LAZY_ARCHIVE:
@@ -202,4 +206,16 @@ int xip_lazy_load(enum xip_lazy_which which)
 	default:
 		return xip_error(-ENOSYS, "built without that library");
 	}
+}
+
+/* One load at a time: the hashing threads of a verified attach ask too. */
+int xip_lazy_load(enum xip_lazy_which which)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	int ret;
+
+	pthread_mutex_lock(&lock);
+	ret = lazy_load(which);
+	pthread_mutex_unlock(&lock);
+	return ret;
 }

@@ -7,7 +7,7 @@ enum xip_lazy_which {
 	XIP_LAZY_ARCHIVE,	/* libarchive: mkfs --tar, extract */
 	XIP_LAZY_NBD,		/* libnbd: attach nbd:// */
 	XIP_LAZY_JSON,		/* json-c: mkfs --oci */
-	XIP_LAZY_CRYPTO,	/* libcrypto (sha256): mkfs --oci */
+	XIP_LAZY_CRYPTO,	/* libcrypto: mkfs --oci, dm-verity (lib/verity) */
 };
 
 /*
@@ -41,6 +41,9 @@ int xip_lazy_load(enum xip_lazy_which which);
 #define EVP_DigestInit_ex xip_lazy_EVP_DigestInit_ex
 #define EVP_DigestUpdate xip_lazy_EVP_DigestUpdate
 #define EVP_DigestFinal_ex xip_lazy_EVP_DigestFinal_ex
+#define EVP_MD_fetch xip_lazy_EVP_MD_fetch
+#define EVP_MD_free xip_lazy_EVP_MD_free
+#define EVP_DigestInit_ex2 xip_lazy_EVP_DigestInit_ex2
 #define archive_read_new xip_lazy_archive_read_new
 #define archive_read_free xip_lazy_archive_read_free
 #define archive_read_support_format_tar xip_lazy_archive_read_support_format_tar

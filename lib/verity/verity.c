@@ -34,6 +34,8 @@
 #include <unistd.h>
 #include <sys/random.h>
 #include <ext2fs/ext2_fs.h>
+
+#include "util/lazy_int.h"
 #include <openssl/evp.h>
 
 #include "verity/verity_int.h"
@@ -109,6 +111,12 @@ struct hasher {
 static int hasher_init(struct hasher *h, const char *alg, const uint8_t *salt,
 		       size_t salt_len)
 {
+	int ret = xip_lazy_load(XIP_LAZY_CRYPTO);
+
+	h->md = NULL;
+	h->ctx = NULL;
+	if (ret)
+		return ret;
 	h->md = EVP_MD_fetch(NULL, alg, NULL);
 	h->ctx = h->md ? EVP_MD_CTX_new() : NULL;
 	h->salt = salt;
@@ -118,10 +126,22 @@ static int hasher_init(struct hasher *h, const char *alg, const uint8_t *salt,
 
 static void hasher_free(struct hasher *h)
 {
-	EVP_MD_CTX_free(h->ctx);
-	EVP_MD_free(h->md);
+	/* nothing of libcrypto's is called before it is loaded */
+	if (h->ctx)
+		EVP_MD_CTX_free(h->ctx);
+	if (h->md)
+		EVP_MD_free(h->md);
 	h->ctx = NULL;
 	h->md = NULL;
+}
+
+/*
+ * A hashing failure: -ENOSYS is libcrypto that could not be loaded, whose
+ * message (naming the shared object and why) stands.
+ */
+static int hash_error(int ret, const char *what)
+{
+	return ret == -ENOSYS ? ret : xip_error(ret, "verity: %s", what);
 }
 
 /* H(salt || @len bytes at @p) into @out. */
@@ -184,7 +204,6 @@ static int sb_parse(const uint8_t *vsb, uint64_t size,
 {
 	struct verity_sb sb;
 	struct verity_geom g;
-	const EVP_MD *md;
 	uint64_t area;
 
 	memcpy(&sb, vsb, sizeof(sb));
@@ -204,15 +223,16 @@ static int sb_parse(const uint8_t *vsb, uint64_t size,
 		return xip_error(-EUCLEAN,
 				 "verity superblock: malformed algorithm name");
 	snprintf(vi->algorithm, sizeof(vi->algorithm), "%s", sb.algorithm);
-	if (strcmp(vi->algorithm, "sha256") && strcmp(vi->algorithm, "sha1") &&
-	    strcmp(vi->algorithm, "sha512"))
+	/* the digests' sizes: read without loading libcrypto */
+	if (!strcmp(vi->algorithm, "sha256"))
+		vi->digest_size = 32;
+	else if (!strcmp(vi->algorithm, "sha1"))
+		vi->digest_size = 20;
+	else if (!strcmp(vi->algorithm, "sha512"))
+		vi->digest_size = 64;
+	else
 		return xip_error(-EOPNOTSUPP, "verity hash algorithm '%s'",
 				 vi->algorithm);
-	md = EVP_get_digestbyname(vi->algorithm);
-	if (!md)
-		return xip_error(-EOPNOTSUPP, "verity hash algorithm '%s'",
-				 vi->algorithm);
-	vi->digest_size = (unsigned int)EVP_MD_get_size(md);
 	vi->data_block_size = le32toh(sb.data_block_size);
 	vi->hash_block_size = le32toh(sb.hash_block_size);
 	if (!bs_ok(vi->data_block_size) || !bs_ok(vi->hash_block_size))
@@ -316,7 +336,7 @@ int xip_verity_write(const uint8_t *base, uint64_t data_blocks,
 	ret = hasher_init(&h, "sha256", salt, salt_len);
 	if (ret) {
 		free(tree);
-		return xip_error(ret, "verity: sha256");
+		return hash_error(ret, "sha256");
 	}
 	/* level i at tree + (level_start[i] - first) blocks */
 	for (unsigned int i = 0; !ret && i < g.levels; i++) {
@@ -338,7 +358,7 @@ int xip_verity_write(const uint8_t *base, uint64_t data_blocks,
 	hasher_free(&h);
 	if (ret) {
 		free(tree);
-		return xip_error(ret, "verity: hashing failed");
+		return hash_error(ret, "hashing failed");
 	}
 	*root_len = 32;
 	memset(&sb, 0, sizeof(sb));
@@ -527,7 +547,7 @@ int xip_verity_check(const uint8_t *base, uint64_t size,
 				 bs, d);
 	hasher_free(&h);
 	if (ret)
-		return xip_error(ret, "verity: hashing failed");
+		return hash_error(ret, "hashing failed");
 	if (memcmp(d, root, root_len))
 		return bad_at(bad, XIP_VERITY_ROOT, g.level_start[g.levels - 1],
 			      bs,
@@ -542,7 +562,7 @@ int xip_verity_check(const uint8_t *base, uint64_t size,
 		k = check_blocks(vi, src, n, base + g.level_start[i + 1] * bs,
 				 g.digest_full, threads);
 		if (k < -1)
-			return xip_error((int)k, "verity: hashing failed");
+			return hash_error((int)k, "hashing failed");
 		if (k < 0)
 			continue;
 		if (i < 0)
@@ -624,6 +644,9 @@ int xip_verity_stream_open(uint64_t size, xip_verity_read_fn *rd, void *ctx,
 	xip_verity_geom(s->vi.data_blocks, s->bs, s->vi.digest_size,
 			s->vi.tree_offset / s->bs, &s->g);
 	s->nblocks = s->vi.end / s->bs;
+	ret = xip_lazy_load(XIP_LAZY_CRYPTO);
+	if (ret)
+		goto fail;
 	s->md = EVP_MD_fetch(NULL, s->vi.algorithm, NULL);
 	s->digests = calloc(s->nblocks, s->vi.digest_size);
 	zeros = calloc(1, s->bs);
@@ -649,7 +672,8 @@ void xip_verity_stream_free(struct xip_verity_stream *s)
 {
 	if (!s)
 		return;
-	EVP_MD_free(s->md);
+	if (s->md)	/* else libcrypto may not be loaded */
+		EVP_MD_free(s->md);
 	free(s->digests);
 	free(s);
 }
@@ -680,7 +704,7 @@ int xip_verity_stream_hash(struct xip_verity_stream *s, uint64_t off,
 				 s->digests + (first + k) * s->vi.digest_size);
 	EVP_MD_CTX_free(h.ctx);
 	if (ret)
-		return xip_error(ret, "verity: hashing failed");
+		return hash_error(ret, "hashing failed");
 	s->done += n;
 	return 0;
 }
@@ -812,6 +836,9 @@ int xip_verity_salt(const void *seed, size_t seed_len, uint8_t *salt)
 					 strerror(got < 0 ? errno : EIO));
 		return 0;
 	}
+	ok = xip_lazy_load(XIP_LAZY_CRYPTO);
+	if (ok)
+		return ok;
 	ctx = EVP_MD_CTX_new();
 	ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) &&
 	     EVP_DigestUpdate(ctx, prefix, sizeof(prefix)) &&

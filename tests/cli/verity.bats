@@ -7,6 +7,8 @@ load ../lib/attach
 load ../lib/nbd
 load ../lib/verity
 
+bats_require_minimum_version 1.5.0
+
 setup() {
 	nbd_setup
 	require_cmd veritysetup debugfs
@@ -396,4 +398,40 @@ paused_attach() {
 	done
 	xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/img"
 	xiptool detach "$SEG"
+}
+
+@test "libcrypto is loaded only to hash: not linked; without it info, verify and exec run, and hashing is a one-line error leaving nothing" {
+	local lib root off
+	lib=$(lazy_lib crypto)
+	[ -n "$lib" ]
+	vt_mkfs "$T/img"
+	mkdir -p "$T/tree2"
+	printf 'x' > "$T/tree2/f"
+	# what hashes nothing runs without it: the tree is read, not hashed
+	unshare -m sh -c 'mount --bind /dev/null "$1" && "$2" info "$3" &&
+		"$2" verify "$3" && "$2" exec "$3" /bin/busybox echo ran' \
+		sh "$lib" "$XIPTOOL" "$T/img" > "$T/out"
+	grepq '^Verity data blocks:' "$T/out"
+	grepq 'clean: 0 problems' "$T/out"
+	grepq -x ran "$T/out"
+	# each command that hashes: one line naming the library, exit 3,
+	# no finding (nothing was checked), nothing left
+	for cmd in "verify --root-hash $ROOT $T/img" \
+		"attach --root-hash $ROOT -n $SEG $T/img" \
+		"mkfs --verity -d $T/tree2 $T/v.img"; do
+		run unshare -m sh -c 'mount --bind /dev/null "$1" && shift && exec "$@"' \
+			sh "$lib" "$XIPTOOL" $cmd
+		echo "$cmd: $output"
+		[ "$status" -eq 3 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[[ "$output" == *"cannot load libcrypto.so."*"file too short"* ]]
+	done
+	[ ! -e "$T/v.img" ]
+	run -3 xiptool list -n "$SEG"
+	# with it, the same commands work
+	xiptool verify --root-hash "$ROOT" "$T/img"
+	run -0 xiptool mkfs -q --verity -d "$T/tree2" "$T/v.img"
+	root=$(sed -n 's/^root hash: //p' <<<"$output")
+	off=$(xiptool info "$T/v.img" | sed -n 's/^Verity offset: *//p')
+	veritysetup verify "$T/v.img" "$T/v.img" "$root" --hash-offset="$off"
 }
