@@ -35,6 +35,13 @@ int xip_map_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
 extern const uint8_t xip_fill_later[1];
 #define XIP_FILL_LATER ((const void *)xip_fill_later)
 bool xip_map_alloc_links_late(const struct xip_map *m);
+/*
+ * Does the run [@blk, @blk + @n) hold a block of the file's own block map:
+ * an indirect block looked up (m->cache), made by this transaction
+ * (m->fresh) or given back by its commit (m->defer)?  A damaged image can name one as a data block, and data
+ * written there would overwrite the map.  Block maps only.
+ */
+bool xip_map_run_holds_map(const struct xip_map *m, blk64_t blk, uint64_t n);
 /* Free every block from file block @first on, indirect blocks included. */
 int xip_map_free_from(struct xip_map *m, uint64_t first);
 /* Write the private inode copy back. */

@@ -440,6 +440,39 @@ static int write_reserve(struct xip_map *m, uint64_t off, size_t len,
 }
 
 /*
+ * Between the passes, once every block is allocated and every changed
+ * indirect block copied: no old block the write would overwrite holds the
+ * file's block map (a copy, an indirect block looked up, or one the commit
+ * frees).  A damaged image can name one as a data block; writing there
+ * would overwrite the map.  Refused before any byte is written.
+ */
+static int write_check_old(struct xip_map *m, const struct wplan *pl)
+{
+	for (size_t i = 0; i < pl->n; i++) {
+		const struct wpiece *pc = &pl->p[i];
+		uint64_t lblk = pc->lblk, stop = pc->lblk + pc->n, cnt;
+		blk64_t pblk;
+		int ret;
+
+		while (!pc->fresh && lblk < stop) {
+			ret = xip_map_block(m, lblk, &pblk, &cnt);
+			if (ret)
+				return ret;
+			if (cnt > stop - lblk)
+				cnt = stop - lblk;
+			if (pblk && xip_map_run_holds_map(m, pblk, cnt))
+				return xip_error(-EUCLEAN, "inode %u: file blocks"
+						 " from %llu are in blocks from %llu,"
+						 " one of which holds the file's block"
+						 " map (a damaged image)", m->ino,
+						 U64(lblk), U64(pblk));
+			lblk += cnt ? cnt : 1;
+		}
+	}
+	return 0;
+}
+
+/*
  * The second pass: the bytes of the pieces that are (@fresh) or are not
  * new blocks, a physically contiguous run at a time, through the
  * segment's file (pwrite, copy_file_range), not through its mapping.
@@ -569,6 +602,8 @@ static ssize_t write_from(struct xip_image *img, ext2_ino_t ino, uint64_t off,
 			ret = write_reserve(&m, off, len, &plan);
 		}
 	}
+	if (!ret)
+		ret = write_check_old(&m, &plan);
 	/* bytes past the old end of the last block must read as zeros */
 	if (!ret && off > size)
 		ret = zero_tail(&m, size);

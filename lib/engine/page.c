@@ -424,6 +424,22 @@ static bool fresh_has(const struct xip_map *m, blk64_t blk)
 	return false;
 }
 
+bool xip_map_run_holds_map(const struct xip_map *m, blk64_t blk, uint64_t n)
+{
+	if (m->extents || m->nomap)
+		return false;
+	for (size_t i = 0; i < MAP_SLOTS; i++)
+		if (m->cache[i].blk >= blk && m->cache[i].blk - blk < n)
+			return true;
+	for (size_t i = 0; i < m->nfresh; i++)
+		if (m->fresh[i] >= blk && m->fresh[i] - blk < n)
+			return true;
+	for (size_t i = 0; i < m->ndefer; i++)
+		if (m->defer[i].blk < blk + n && blk < m->defer[i].blk + m->defer[i].n)
+			return true;
+	return false;
+}
+
 /* Not recorded (out of memory): the block is copied once more later. */
 static int fresh_add(struct xip_map *m, blk64_t blk)
 {
@@ -584,6 +600,9 @@ static int ind_alloc(struct xip_map *m, uint64_t lblk, blk64_t goal,
 			      lblk, &nb, &p);
 		if (ret)
 			return ret;
+		XIP_DBG(ENGINE, "inode %u: file block %llu: map block %llu%s%llu",
+			m->ino, U64(lblk), U64(blk), nb != blk ? " copied to " : " in place, ",
+			U64(nb));
 		if (nb != blk)
 			*slot = in_inode ? (uint32_t)nb : htole32((uint32_t)nb);
 		goal = goal ? goal : blk + 1;

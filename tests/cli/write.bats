@@ -292,3 +292,24 @@ two" ]
 	e2fsck -fn "$T/img"
 	[ -z "$(ls -A "$T/tmp")" ]
 }
+
+@test "write on a damaged map that names its own indirect block as data: refused before any byte, the file still reads" {
+	local before
+	# the fuzzer's image (tests/fuzz/regress/write): /sparse's file block 78
+	# is its own indirect block
+	sh "$TOP_SRCDIR/tests/fuzz/regress/write/data-block-in-own-map.sh" "$T/dm.img"
+	head -c 3334 /dev/urandom > "$T/w1"
+	head -c 12336 /dev/urandom > "$T/w2"
+	# a new block: the map is copied, the old indirect block freed
+	xiptool write --offset 307204 "$T/dm.img" /sparse "$T/w1"
+	xiptool read "$T/dm.img" /sparse > "$T/before"
+	# the copy lands in the freed block, which file block 78 names
+	run xiptool write --offset 310538 "$T/dm.img" /sparse "$T/w2"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	grepq "inode 30: file blocks from 78 are in blocks from 32, one of which holds the file's block map (a damaged image)" <<<"$output"
+	# nothing changed: the file reads as before, its map whole
+	xiptool read "$T/dm.img" /sparse > "$T/after"
+	cmp "$T/before" "$T/after"
+}

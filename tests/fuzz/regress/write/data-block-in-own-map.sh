@@ -1,0 +1,58 @@
+#!/bin/sh
+# fuzz target write: a damaged block map naming one of its own indirect
+# blocks as a data block (file block 78 of inode 30).  The first write
+# copied that indirect block and freed it at the commit; the second copied
+# the map again into the freed block and then wrote file block 78's bytes
+# over it: the write reported success and the file's map was garbage
+# ("written bytes do not read back": file block 75 in block 991755742).
+# Fixed by refusing, before any byte is written, a write whose old blocks
+# hold the file's block map (write_check_old, lib/engine/file.c).
+# Writes the input (gzip + base64 of the fuzzer's image) to $1.
+base64 -d <<'B64' | gzip -dc > "$1"
+H4sICKHPFWsCA3djLW1pbgDt3c1v2+YdwPGHtCw7jrMoL93cxNmIHAaki2VZthUbXRqvaZO5dQK3
+cYECBaJKFuUQoSlDklGvlyo7BbsMxYqeN2CnFR126B/gw1DkMBTuzYce3EN3GBC0O+w6jy8PbZKR
+DYV2PEX6flLqJz7kj9Tz8BFN13wRAkC3mrGHS/L9BXu4KN+rchANb5jxE/59Rxdie/vO94pQdsY9
+iozH5ciUXEaPPdx9fPexs5RGeNYjFf0MzocYDNXrcGn2P6VL+lE/XyUAAIDngn98nnCP/y+KPvcd
+AAAAAADoJNu2PhkBAAAAAEDHuib4/R8AAAAHIP+0lKUlAKDt99Xe9a/+0EUe/8p+STWrfzJ0Teuz
+ur5VixZ0Wft3pT6aAO2h8cB+WZ9psv9TDrzPOxEZV9j/AW1l3Tn+mWl2/KOGvpvH7GFAePd2Geyg
+45/tP3nHduO5U/f9odnearRkVEdrq8VOO/7zj3+frL8a2v//qEOPf//8wOvTT9Y/G6r/yQ6tv9P/
++1ro/8tGrWZYS6J7+n9PaPunOrj/ixa2v+jg+mu3u7v+p/fY/sH+f6qD93+/bKH+pzu0/q3u/850
+Xf3Dxz9nO3n//9vm/f/XgflesIcf28NP7GHIHl60h3P2cN4ehoV378jn9fuvtvDzL53u7v7/0w7e
+/x9rYfvf002zkq6v1Tuw/skW6m9WKisjxc7c/i3Xv9CZ9ddaqL/83x+jJV1f0auj6bTzn1OQHi1X
+qvXfPM8//xJ/SzStf/Cz/eyg9WrT+gMA8Px7Vr+lAQCAdjHKQ2cAAAAAAACAfTnnPg4KRU3vvFdV
+569ozjUxZ8WAalZq9V+UK6tWybvuKyX6+wrF2ohpWPdPuPP3qEVjyb0+xplWKlhL9rSllJxWMqru
+uaIp0avqyyvuiULn3GUf6ysXanV3QcK7vsguU4Ln2Z1385J9/rlXw8HxonfOqbPOqm66i3HOUZw4
+mVRqK4VqjbNoAAAAAAAAAAAAAAAAAAAAAADA4WvQBAf3Ek0AoAMV6pql66WaZlglo6ov1rWiWVm8
+X0vbBkzD0rVMJjM9plXKWkErG6au1e+1lpONkTMeI2ciRs5kjJxcjJwrMXKmYuRMP3XOWCYTI2cs
+Rk42Rs54jJxIP/C6t53pBC7cBHa9QBMAYZo9vCrfXxa7j6dT5eD+Mt0IPF7DfazG9vad7xXvwSaB
+x2z4Dzo5HhhxltFjD3cf333sPB+3EZ71SC1OT/79d//6i/nPv87/4R8nxc9DH+IZPC5Es/8pdDEA
+AAC0Ef/4POEe/5/yjvkB4P/jAk0AAACADrLfmZXbNloIAAB0ro9en7uhKrunyPSIV9wTZuZT3viM
+LJ8f282ZEVPihP16QQyLpPD+cDEjwvP7cVMNx/6d9Xh5Qz3eeDQOi3BUAjGxT32GkuEoUrt5vYHx
+aFxWwjGY565Pk+WR+I0Ix2Ce8xE2RrzxjavhOCfbY14N56kyb0vmbV2NRCUc/fZMyGFKtl80Rj9+
+NO9dOV80vibC0W/7O9/VS3HWNy/zBuWEaLwswtFf31t2XvIp+rW/ed+W69trO2TUcPQ3/6hpFHMT
+o2bJeRrP6trI2lRuJDeRrlXS2Z3PlZJ96ubtd4TaEOuJQL7z/qzs58709z4rfXnj4QdDD9//5NvG
+50OzL7+ZWveXoch5/O9F8A+Afn/w+5MQD9xXvy2+1r9a3q8dnLzTTcrfCGyboIt7zF/eY/7VPcrP
+yGU9IZ+3W3YxX6sXqvX8csGw7JLFtUK+bFgF0/hQFytVw6qXhTOX09w5cXNu9tXr+Ww6m57ceT8+
+IfKzC7fyJb2qLxm1ul5duHXdrFj6QqFo6vYil5YrllxJ3pu16YxuCyt2qyvuq9NeqrgU6D+r54xj
+zlYZl2VffPxp0sm5JsL9yO/fGXn25mak/Ae5wNRMuNwfX5cLTIrwmZmPAuXBfrERKA/uDzcD5b2B
+8q1Aeeh7JNffJ/seAAAAAAAAAAAAAAAAAAAAgB39GdoAAAAAAAAA7UoTPKlIROpxeG3Lk4oAtAdu
+kQkAALoXt8j0ArfI9Ma5RaaHW2SGcYtMbpEJAAAAAAAAAAAAAAAAAAAAAAAAAAAAAGgTmuAWmSJS
+j8NrW26RCQAH4f8MSbg/o06FbpoCAACAQ7INHCG+cQAAAAAAtJcGTQAAaKZQ1yxdL9U0wyoZVX2x
+rhXNyuL9Wto2YBqWrmUymekxrVLWClrZMHWtfq+1nGyMnPEYORMxciZj5ORi5FyJkTMVI2f6qXPG
+MpkYOWMxcrIxcsZj5ET6gde97Uwn6HzRAQAAAAAAAAAAAAB4TmiCO2SJSD0Or225QxYAHAR3yAIA
+ADgC3LMJ3CELAAAAAACgg2TkqT8/pLzon7lyScZBf0Y5/YQcLcm8F+X4xlUvnpfj/TKek3FTTh+O
+TP/Pf7crTvxjjzfeK8tXEl5MyvFHcvqAHP+9jMfZhADwzDVoAgBAM9wik1tkcotMAEAX0wRXWIpI
+PQ6vbbnCEgAAAO2Fq9cBtJELNAEAAAA6yEv7TONeEwAAoCN99PrcDVXZPTOmR7ziniczL6/dnJHl
+82O7OTNiSpywXy+IYfday0RgvmjcVMOxf2c9Xt6QvEYzGv1rPv2oBGJin/oMJcNRBK5R7Q2MR+Oy
+Eo7BPHd9miyPxG9EOAbznI+wMeKN+9e6+nFOtse8Gs5TZd6WzNu6GolKOPrtmZDDlGy/aIx+/Gje
+u3K+aHxNhKPf9ne+q5firG9e5g3KCdF4WYSjv7637LzkU/Rrf/O+Lde313bIqOHob/5R0yjmJkbN
+0ohpWKtrI2tTuZHcRLpWSWd3PldK9qmbt98RakOsJwL5zvuzsp8709/7rPTljYcfDD18/5NvG58P
+zb78ZmrdX4Yi5/G/F8G/+/n9we9PQjxwX/22+Fr/anm/dnDyTjcpfyOwbYIu7jF/eY/5V/coPyOX
+9YR83m7ZxXytXqjW88sFw7JLFtcK+bJhFUzjQ12sVA2rXhbOXE5z58TNudlXr+ez6Wx6cuf9+ITI
+zy7cypf0qr5k1Op6deHWdbNi6QuFoqnbi1xarlhyJXlv1qYzui2s2K2uuK9Oe6nudex+/1k9Zxxz
+tsq4LPvi40+TTs41Ee5Hfv/2r43fjJT718qnZsLl/vi6XGBShE/IfBQoD/aLjUB5cH+4GSjvDZRv
+BcpD3yO5/j7Z9wAAAAAAAAAAAAAAAAAAAAAAAAAAAAC0L03wTBoRqcfhtS3PpEH34T73AAAAR2Ab
+OEJ84wAAAAAACGnQBACAZgp1zdL1Uk0zrJJR1RfrWtGsLN6vpW0DpmHpWiaTmR7TKmWtoJUNU9fq
+91rLycbIGY+RMxEjZzJGTi5GzpUYOVMxcqafOmcsk4mRMxYjJxsjZzxGTqQfeN3bznSCLv4HWF+S
+OwmQAgA=
+B64
