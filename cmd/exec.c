@@ -59,7 +59,8 @@ static size_t env_set(const char **env, size_t k, const char *set)
 	size_t len = name_len(set), i;
 
 	for (i = 0; i < k; i++)
-		if (name_len(env[i]) == len && !strncmp(env[i], set, len))
+		if (!strncmp(env[i], set, len) &&
+		    (env[i][len] == '=' || !env[i][len]))
 			break;
 	env[i] = set;
 	return i == k ? k + 1 : k;

@@ -57,7 +57,6 @@
 /* lib/exec-<arch>.S: position-independent, run from a copy (see there) */
 void xip_exec_jump(uint64_t entry, uint64_t sp, const struct xip_unmap *unmap,
 		   size_t n) __attribute__((noreturn));
-extern const char xip_exec_jump_end[];
 typedef void (*xip_jump_fn)(uint64_t entry, uint64_t sp,
 			    const struct xip_unmap *unmap, size_t n)
 	__attribute__((noreturn));
@@ -522,7 +521,19 @@ struct self_ranges {
 	struct xip_unmap r[MAX_UNMAP];
 	size_t n;
 	uint64_t page, vdso;
+	uint64_t keep;		/* the page of xip_exec_jump */
 };
+
+/* [lo, hi) to unmap: one munmap for ranges that follow each other */
+static void add_range(struct self_ranges *s, uint64_t lo, uint64_t hi)
+{
+	if (lo >= hi)
+		return;
+	if (s->n && s->r[s->n - 1].addr + s->r[s->n - 1].len == lo)
+		s->r[s->n - 1].len += hi - lo;
+	else if (s->n < MAX_UNMAP)
+		s->r[s->n++] = (struct xip_unmap){ lo, hi - lo };
+}
 
 static int self_ranges_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -542,12 +553,12 @@ static int self_ranges_cb(struct dl_phdr_info *info, size_t size, void *data)
 		lo = (info->dlpi_addr + ph->p_vaddr) & ~(s->page - 1);
 		hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + s->page - 1) &
 		     ~(s->page - 1);
-		/* one munmap for ranges that follow each other */
-		if (s->n && s->r[s->n - 1].addr + s->r[s->n - 1].len == lo) {
-			s->r[s->n - 1].len += hi - lo;
-			continue;
+		/* the page of the jump's code stays, the rest goes */
+		if (s->keep >= lo && s->keep < hi) {
+			add_range(s, lo, s->keep);
+			lo = s->keep + s->page;
 		}
-		s->r[s->n++] = (struct xip_unmap){ lo, hi - lo };
+		add_range(s, lo, hi);
 	}
 	return 0;
 }
@@ -625,39 +636,20 @@ static void stack_above(const struct xip_exec *ex, struct self_ranges *s)
 }
 
 /*
- * The page of our text holding xip_exec_jump, moved out of the ranges the
- * jump unmaps by an mremap that grows it by a page (our own mappings
- * follow it, so the kernel must move it): two clean pages of our file
- * stay in the program.  The moved xip_exec_jump, or NULL.
- */
-static void *move_jump_code(uint64_t page)
-{
-	uintptr_t code = (uintptr_t)xip_exec_jump, pg = code & ~(page - 1);
-	void *q = mremap((void *)pg, page, 2 * page, MREMAP_MAYMOVE);
-
-	if (q == MAP_FAILED)
-		return NULL;
-	if ((uintptr_t)q == pg) {	/* grown in place: take it back */
-		mremap(q, 2 * page, page, 0);
-		return NULL;
-	}
-	return (char *)q + (code - pg);
-}
-
-/*
- * The last instructions, xip_exec_jump, where the unmapping leaves them:
- * moved out of our text (move_jump_code), else copied to a page of their
- * own, written, then made read+exec (never both).  The ranges of our own
- * executable, libraries and memory they unmap first, so that none of the
- * loader stays in the program (when more than fit, the rest stays), are
- * read from the loader's last frame (teardown_and_jump).
+ * The last instructions, xip_exec_jump, run where they are: the page of
+ * our text holding them (a page of their own, exec-<arch>.S) is left out
+ * of the ranges of our own executable, libraries and memory the jump
+ * unmaps first, so that none of the loader but that clean page of our
+ * file stays in the program (when more ranges than fit, the rest stays).
+ * The ranges are read from the loader's last frame (teardown_and_jump).
  */
 static int make_trampoline(struct xip_exec *ex)
 {
-	size_t code = (size_t)(xip_exec_jump_end - (const char *)xip_exec_jump);
-	struct self_ranges s = { .page = ex->page,
-				 .vdso = getauxval(AT_SYSINFO_EHDR) };
-	void *p;
+	struct self_ranges s = {
+		.page = ex->page,
+		.vdso = getauxval(AT_SYSINFO_EHDR),
+		.keep = (uintptr_t)xip_exec_jump & ~(uintptr_t)(ex->page - 1),
+	};
 
 	dl_iterate_phdr(self_ranges_cb, &s);
 	if (ex->fresh && !(ex->own_memory_only && ex->own_memory_only()))
@@ -672,25 +664,7 @@ static int make_trampoline(struct xip_exec *ex)
 	for (size_t i = 0; i < s.n; i++)
 		XIP_DBG(EXEC, "the jump unmaps 0x%" PRIx64 "+0x%" PRIx64
 			" of the loader", s.r[i].addr, s.r[i].len);
-	ex->tramp = move_jump_code(ex->page);
-	if (ex->tramp)
-		return 0;
-	p = mmap(NULL, ex->page, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return xip_error(-errno, "cannot map the loader's last page: %s",
-				 strerror(errno));
-	memcpy(p, (const void *)xip_exec_jump, code);
-	/* instruction caches need not see the copy (aarch64) */
-	__builtin___clear_cache((char *)p, (char *)p + code);
-	if (mprotect(p, ex->page, PROT_READ | PROT_EXEC)) {
-		int err = errno;
-
-		munmap(p, ex->page);
-		return xip_error(-err, "cannot protect the loader's last page:"
-				 " %s", strerror(err));
-	}
-	ex->tramp = p;
+	ex->tramp = (void *)xip_exec_jump;
 	return 0;
 }
 

@@ -186,8 +186,19 @@ void xip_exec_raw_copy(uint64_t dst, const void *src, size_t len)
 {
 	volatile uint8_t *d = (volatile uint8_t *)(uintptr_t)dst;
 	const uint8_t *s = src;
+	size_t i = 0;
 
-	for (size_t i = 0; i < len; i++)
+	/* bytes to an aligned address, then words, then the last bytes */
+	for (; i < len && ((dst + i) & 7); i++)
+		d[i] = s ? s[i] : 0;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w = 0;
+
+		if (s)
+			__builtin_memcpy(&w, s + i, 8);
+		*(volatile uint64_t *)(uintptr_t)(dst + i) = w;
+	}
+	for (; i < len; i++)
 		d[i] = s ? s[i] : 0;
 }
 
@@ -203,7 +214,8 @@ static bool str_sizes(const char *const *v, size_t limit, size_t *count,
 	*count = 0;
 	*bytes = 0;
 	for (; v && v[*count]; (*count)++) {
-		size_t n = strnlen(v[*count], limit) + 1;
+		/* C strings, of execve's at most 128 KiB each */
+		size_t n = strlen(v[*count]) + 1;
 
 		if (n > limit || *bytes > limit - n)
 			return false;

@@ -220,22 +220,16 @@ int xip_map_ind_ptr(struct xip_map *m, int slot, blk64_t blk, uint64_t lblk,
 static int ind_run(struct xip_map *m, const uint32_t *slot, bool le,
 		   uint64_t max, blk64_t blk, uint64_t lblk, uint64_t *count)
 {
-	uint64_t k = 1;
+	uint64_t k = 1, good;
 	int ret;
 
 	while (k < max && (le ? le32toh(slot[k]) : slot[k]) == blk + k)
 		k++;
-	for (uint64_t i = 0; i < k; i++) {
-		ret = xip_engine_check_block(m->img, m->ino, blk + i, "block",
-					     lblk + i);
-		if (ret) {
-			if (!i)
-				return ret;
-			k = i;	/* report the bad one when it is reached */
-			break;
-		}
-	}
-	*count = k;
+	ret = xip_engine_check_run(m->img, m->ino, blk, k, lblk, &good);
+	if (ret && !good)
+		return ret;
+	/* a bad one is reported when it is reached */
+	*count = good;
 	return 0;
 }
 

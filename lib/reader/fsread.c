@@ -843,6 +843,25 @@ int xip_engine_check_block(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
 	return 0;
 }
 
+int xip_engine_check_run(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
+			 uint64_t n, uint64_t lblk, uint64_t *good)
+{
+	uint64_t i = 0;
+	int ret = 0;
+
+	while (i < n) {
+		ret = xip_engine_check_block(img, ino, blk + i, "block",
+					     lblk + i);
+		if (ret)
+			break;
+		/* the stretch free of metadata holds blk + i: skip it */
+		i = img->rd->clean_hi - blk > i + 1 ? img->rd->clean_hi - blk :
+						       i + 1;
+	}
+	*good = i < n ? i : n;
+	return ret;
+}
+
 int xip_engine_block_ptr(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
 			 void **ptr)
 {

@@ -167,6 +167,13 @@ struct xip_map {
 /* Is @blk a data block of the image (inside it, not metadata)? */
 int xip_engine_check_block(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
 			   const char *what, uint64_t lblk);
+/*
+ * Are the @n blocks from @blk data blocks (checked as the @n calls of
+ * xip_engine_check_block for file blocks from @lblk would)?  *@good: how
+ * many from @blk are; the error is the first bad one's.
+ */
+int xip_engine_check_run(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
+			 uint64_t n, uint64_t lblk, uint64_t *good);
 /* A pointer to the bytes of block @blk (validated), through direct_access. */
 int xip_engine_block_ptr(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
 			 void **ptr);

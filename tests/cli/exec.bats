@@ -165,7 +165,7 @@ PY
 	echo "exec: ${xs[*]} KiB; native: ${ns[*]} KiB"
 	x=$(printf '%s\n' "${xs[@]}" | sort -n | sed -n 2p)
 	n=$(printf '%s\n' "${ns[@]}" | sort -n | sed -n 2p)
-	# the target is 8 KiB: the trampoline is two clean pages of the
+	# the target is 8 KiB: the trampoline is a clean page of the
 	# front end's file and the stack above the program's is unmapped, so
 	# only the stack's random padding can add a page
 	[ "$x" -le "$((n + 8))" ]
@@ -641,6 +641,22 @@ again() {
 	shift
 	env XIPTOOL_EXEC="$marker" bash -c 'exec -a "$1" "$0" "${@:2}"' \
 		"$XIPTOOL" "$@"
+}
+
+@test "exec: of the loader's own file only the page of its last instructions stays mapped in the program" {
+	need_busybox
+	local self lines_of_self range perm lo hi
+	self=$(readlink -f "$XIPTOOL")
+	# the shell reads its own maps with builtins: no other process
+	run -0 xiptool exec "$IMG" /bin/busybox sh -c \
+		'while read -r l; do echo "$l"; done < /proc/$$/maps'
+	lines_of_self=$(awk -v f="$self" '$6 == f' <<<"$output")
+	echo "$lines_of_self"
+	[ "$(wc -l <<<"$lines_of_self")" -eq 1 ]
+	read -r range perm _ <<<"$lines_of_self"
+	lo=${range%-*} hi=${range#*-}
+	[ "$((0x$hi - 0x$lo))" -eq "$(getconf PAGESIZE)" ]
+	[ "$perm" = "r-xp" ]
 }
 
 @test "exec: busybox sh runs the applets it re-executes through /proc/self/exe, from an image and from @NAME" {

@@ -521,6 +521,13 @@ static void test_damaged_block_maps(void **state)
 	assert_int_equal(map_all(poked(good, "meta.img", io + 40, 2),
 				 "/d/e/dind"), -EUCLEAN);
 	assert_non_null(strstr(xip_errmsg(), "metadata"));
+	/* a run of two blocks whose second lies past the end: each block of
+	 * a run is checked, not only its first */
+	p = copy_of(good, "runend.img");
+	poke32(p, io + 40, 8191);
+	poke32(p, io + 44, 8192);
+	assert_int_equal(map_all(p, "/d/e/dind"), -EUCLEAN);
+	assert_non_null(strstr(xip_errmsg(), "block 8192 (file block 1)"));
 	/* the double indirect block past the end */
 	assert_int_equal(map_all(poked(good, "dind.img", io + 40 + 13 * 4,
 				       0x7fffffffu), "/d/e/dind"), -EUCLEAN);

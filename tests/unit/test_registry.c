@@ -148,6 +148,46 @@ static void test_format_parse(void **state)
 	assert_int_equal(xip_registry_parse(
 				 "name=x\ntype=sr\npath=/p\nsize=-1\n",
 				 &b), -EINVAL);
+	/* numbers: digits only, no wrap past 64 bits, modes up to 0177777 */
+	assert_int_equal(xip_registry_parse(
+				 "name=x\ntype=sr\npath=/p\nsize=18446744073709551615\n",
+				 &b), 0);
+	assert_true(b.size == UINT64_MAX);
+	assert_int_equal(xip_registry_parse(
+				 "name=x\ntype=sr\npath=/p\nsize=18446744073709551616\n",
+				 &b), -EINVAL);
+	assert_int_equal(xip_registry_parse(
+				 "name=x\ntype=sr\npath=/p\nsize=12a\n",
+				 &b), -EINVAL);
+	assert_int_equal(xip_registry_parse(
+				 "name=x\ntype=sr\npath=/p\nsize=\n",
+				 &b), -EINVAL);
+	assert_int_equal(xip_registry_parse(
+				 "name=x\ntype=sr\npath=/p\nimagemode=177777\n",
+				 &b), 0);
+	assert_int_equal(b.image_mode, 0177777);
+	assert_int_equal(xip_registry_parse(
+				 "name=x\ntype=sr\npath=/p\nimagemode=200000\n",
+				 &b), -EINVAL);
+	assert_int_equal(xip_registry_parse(
+				 "name=x\ntype=sr\npath=/p\nimagemode=1008\n",
+				 &b), -EINVAL);
+	/* an escaped value and a plain one of the longest a field holds */
+	assert_int_equal(xip_registry_parse(
+				 "name=x\ntype=sr\npath=/p\\q\\nr\nlabel=l\n",
+				 &b), 0);
+	assert_string_equal(b.path, "/pq\nr");
+	assert_string_equal(b.label, "l");
+	{
+		char rec[256];
+
+		/* loop holds 63 bytes and its end */
+		snprintf(rec, sizeof(rec), "name=x\ntype=sr\npath=/p\nloop=%063d\n", 7);
+		assert_int_equal(xip_registry_parse(rec, &b), 0);
+		assert_int_equal(strlen(b.loop), 63);
+		snprintf(rec, sizeof(rec), "name=x\ntype=sr\npath=/p\nloop=%064d\n", 7);
+		assert_int_equal(xip_registry_parse(rec, &b), -ENAMETOOLONG);
+	}
 	assert_int_equal(xip_registry_parse("name=.x\ntype=sr\npath=/p\n", &b),
 			 -EINVAL);
 	assert_int_equal(xip_registry_parse("name=x\ntype=sr\n", &b), -EINVAL);
