@@ -140,7 +140,7 @@ static int run(const char *spec, struct xip_exec_opts *opts,
 	 * never a status the program itself could return (the image too:
 	 * 127 when it is not there, 126 when it cannot be read)
 	 */
-	ret = xip_image_open_read(spec, XIP_IMG_COPY, &img);
+	ret = xip_image_open_read(spec, XIP_IMG_COPY | XIP_IMG_DEFER_FS, &img);
 	if (ret)
 		return exec_exit(ret);
 	ret = xip_exec_prepare(img, opts, &ex);

@@ -10,11 +10,13 @@
 /* bytes of the allocator's arena, in the bss (xip_front_arena) */
 #define XIP_FRONT_ARENA_SIZE	(256 * 1024)
 /*
- * its first bytes, which a start of `xiptool exec` writes (busybox: 20
- * KiB of its own, and 48 KiB of windows of the image's metadata read
- * by the loader, lib/segment XIP_SEG_COPY), asked for by the entry point
- * with the writable pages before the arena; a multiple of 4 KiB
+ * its first bytes, which a start of `xiptool exec` writes (busybox from a
+ * segment that keeps what the loader read, lib/exec/exec_cache.c: 20
+ * KiB, the registry's record the most of it), asked for by the entry
+ * point with the writable pages before the arena; a multiple of 4 KiB.
+ * A start that reads the image (its metadata in windows of copies, lib/
+ * segment XIP_SEG_COPY) takes the rest of its pages as it writes them.
  */
-#define XIP_FRONT_ARENA_HOT	(72 * 1024)
+#define XIP_FRONT_ARENA_HOT	(24 * 1024)
 
 #endif

@@ -98,6 +98,51 @@ int xip_exec_build_stack(void *mem, uint64_t addr, size_t size,
 			 const struct xip_stack_in *in,
 			 struct xip_stack_out *out);
 
+/* ---- what the loader read of an image for one path (exec_cache.c) ---- */
+
+/* One read of the ELF parser: @got of @len bytes at @off, from @at. */
+struct xip_exec_read {
+	uint64_t off;
+	uint32_t len, got;
+	size_t at;		/* in the entry's bytes */
+};
+
+struct xip_exec_cached {
+	uint64_t ino, size;		/* the file's inode and size */
+	uint32_t mode, uid, gid;	/* for the execute permission check */
+	uint32_t block_size;		/* the image's */
+	struct xip_run *runs;		/* xip_file_runs() */
+	size_t nruns;
+	struct xip_exec_read *reads;	/* the ELF parser's, in order */
+	size_t nreads, next;		/* @next: the one replay gives next */
+	uint8_t *bytes;
+	size_t nbytes;
+};
+
+/*
+ * May the segment keep entries (a read-only type on tmpfs, the caller
+ * the administrator)?  @fresh: the caller's credentials are its execve's.
+ */
+bool xip_exec_cache_usable(const struct xip_seg *seg, bool fresh);
+/* The entry for the image's absolute @path: 0, -ENODATA, or another error. */
+int xip_exec_cache_get(const struct xip_seg *seg, const char *path,
+		       struct xip_exec_cached *c);
+/* Keep @c for @path (best effort: a failure leaves no entry). */
+void xip_exec_cache_put(const struct xip_seg *seg, const char *path,
+			const struct xip_exec_cached *c);
+/* An entry's bytes, and back (-EINVAL: damaged, or another path's). */
+int xip_exec_cache_encode(const char *path, const struct xip_exec_cached *c,
+			  uint8_t **buf, size_t *len);
+int xip_exec_cache_decode(const uint8_t *buf, size_t len, const char *path,
+			  struct xip_exec_cached *c);
+/* Record a read of the ELF parser (-EFBIG past what an entry holds). */
+int xip_exec_cached_log(struct xip_exec_cached *c, uint64_t off, size_t len,
+			const void *data, size_t got);
+/* The next recorded read, when it is for @off and @len; else -ESTALE. */
+ssize_t xip_exec_cached_replay(struct xip_exec_cached *c, uint64_t off,
+			       void *buf, size_t len);
+void xip_exec_cached_free(struct xip_exec_cached *c);
+
 /* A range of the loader's own files, unmapped on the way out. */
 struct xip_unmap {
 	uint64_t addr, len;
@@ -130,6 +175,7 @@ struct xip_exec {
 	char *execfn;
 	char comm[16];
 	uint64_t page;
+	unsigned int block_size;	/* the image's */
 	uint64_t stack_top;	/* the program's stack ends here */
 	uint64_t stack_end;	/* end of [stack] (0: not known) */
 	void *tramp;		/* xip_exec_jump, moved or copied */

@@ -30,13 +30,16 @@ struct image_ctx {
 	ext2_ino_t ino;
 	struct xip_map m;	/* the reader's map of the file */
 	bool open;
+	struct xip_exec_cached *log;	/* the reads, for an entry (or NULL) */
+	bool log_failed;		/* too large to keep */
 };
 
 /* Read the file through the reader's block map, straight from the segment. */
-static ssize_t image_read(void *ctx, uint64_t off, void *buf, size_t len)
+static ssize_t image_read(void *ctx, uint64_t off, void *buf, size_t want)
 {
 	struct image_ctx *c = ctx;
 	uint64_t bs = c->img->block_size, size, n, count;
+	size_t len = want;
 	uint8_t *out = buf;
 	size_t done = 0;
 	blk64_t pblk;
@@ -51,8 +54,8 @@ static ssize_t image_read(void *ctx, uint64_t off, void *buf, size_t len)
 	}
 	size = EXT2_I_SIZE(&c->m.inode);
 	if (off >= size)
-		return 0;
-	if (len > size - off)
+		len = 0;
+	else if (len > size - off)
 		len = (size_t)(size - off);
 	while (done < len) {
 		uint64_t pos = off + done, in = pos % bs;
@@ -69,7 +72,16 @@ static ssize_t image_read(void *ctx, uint64_t off, void *buf, size_t len)
 			memset(out + done, 0, n);
 		done += n;
 	}
+	if (c->log && !c->log_failed &&
+	    xip_exec_cached_log(c->log, off, want, buf, done))
+		c->log_failed = true;
 	return (ssize_t)done;
+}
+
+/* The reads of an entry, again (xip_exec_cached_replay). */
+static ssize_t entry_read(void *ctx, uint64_t off, void *buf, size_t len)
+{
+	return xip_exec_cached_replay(ctx, off, buf, len);
 }
 
 static bool in_groups(gid_t gid)
@@ -87,10 +99,10 @@ static bool in_groups(gid_t gid)
 }
 
 /* The kernel's execute permission check on the image's inode. */
-static int may_exec(const struct ext2_inode_large *in, const char *name,
-		    bool fresh)
+static int may_exec(unsigned int mode, uid_t owner, gid_t group,
+		    const char *name, bool fresh)
 {
-	unsigned int mode = in->i_mode, bit = 0001;
+	unsigned int bit = 0001;
 	/* a fresh process still has the credentials its execve gave it */
 	uid_t uid = fresh ? (uid_t)getauxval(AT_EUID) : geteuid();
 
@@ -100,9 +112,9 @@ static int may_exec(const struct ext2_inode_large *in, const char *name,
 		return xip_error(-EACCES, "%s: not a regular file", name);
 	if (uid == 0)
 		bit = (mode & 0111) ? (mode & 0111) : 0100;
-	else if (uid == inode_uid(*in))
+	else if (uid == owner)
 		bit = 0100;
-	else if (in_groups(inode_gid(*in)))
+	else if (in_groups(group))
 		bit = 0010;
 	if (!(mode & bit))
 		return xip_error(-EACCES, "%s: permission denied (no execute"
@@ -121,23 +133,32 @@ static char *image_abs_path(const char *path)
 	return p;
 }
 
-/* Open @path inside the image; @setid reports ignored set-id bits. */
-static int open_in_image(struct xip_exec *ex, struct exec_file *f,
-			 const char *path, bool *setid)
+static void set_setid(unsigned int mode, bool *setid)
+{
+	if (setid)
+		*setid = (mode & LINUX_S_ISUID) ||
+			 ((mode & LINUX_S_ISGID) && (mode & 0010));
+}
+
+/*
+ * @path (@abs) read from the image's file system, opened now if it was
+ * not; @log, when not NULL, takes what an entry keeps (false: nothing to
+ * keep).
+ */
+static int from_image(struct xip_exec *ex, struct exec_file *f,
+		      const char *path, const char *abs,
+		      struct xip_exec_cached *log, bool *keep, bool *setid)
 {
 	struct xip_image *img = ex->img;
 	struct ext2_inode_large in;
-	struct image_ctx c = { .img = img };
-	char *abs = image_abs_path(path);
-	int ret;
+	struct image_ctx c = { .img = img, .log = log };
+	int ret = xip_image_open_fs(img);
 
-	f->fd = -1;
-	if (!abs || asprintf(&f->name, "%s", path) < 0) {
-		free(abs);
-		return xip_error(-ENOMEM, "out of memory");
-	}
+	*keep = false;
+	if (ret)
+		return ret;
+	ex->block_size = img->block_size;
 	ret = xip_lookup(img, abs, 0, &c.ino);
-	free(abs);
 	if (ret == -ENOENT || ret == -ENOTDIR)
 		return xip_error(ret, "%s: not found in %s", path,
 				 img->seg->name ? img->seg->name :
@@ -145,12 +166,11 @@ static int open_in_image(struct xip_exec *ex, struct exec_file *f,
 	if (!ret)
 		ret = xip_read_inode(img, c.ino, &in);
 	if (!ret)
-		ret = may_exec(&in, path, ex->fresh);
+		ret = may_exec(in.i_mode, inode_uid(in), inode_gid(in), path,
+			       ex->fresh);
 	if (ret)
 		return ret;
-	if (setid)
-		*setid = (in.i_mode & LINUX_S_ISUID) ||
-			 ((in.i_mode & LINUX_S_ISGID) && (in.i_mode & 0010));
+	set_setid(in.i_mode, setid);
 	ret = xip_elf_parse(image_read, &c, EXT2_I_SIZE(&in), path, &f->elf);
 	if (c.open)
 		xip_map_close(&c.m);
@@ -158,9 +178,101 @@ static int open_in_image(struct xip_exec *ex, struct exec_file *f,
 		ret = xip_elf_validate_load(&f->elf, path, img->block_size);
 	if (!ret)
 		ret = xip_file_runs(img, c.ino, &f->runs, &f->nruns);
-	f->fd = img->seg->fd;
-	f->seg = img->seg;
-	f->src_pages = img->seg->size / img->block_size;
+	if (ret || !log || c.log_failed)
+		return ret;
+	log->runs = malloc((f->nruns + 1) * sizeof(*log->runs));
+	if (log->runs) {
+		memcpy(log->runs, f->runs, f->nruns * sizeof(*log->runs));
+		log->nruns = f->nruns;
+		log->ino = c.ino;
+		log->size = EXT2_I_SIZE(&in);
+		log->mode = in.i_mode;
+		log->uid = inode_uid(in);
+		log->gid = inode_gid(in);
+		log->block_size = img->block_size;
+		*keep = true;
+	}
+	return 0;
+}
+
+/*
+ * @path from the segment's entry @e: checked as the image's file would be
+ * (execute permission for us, the ELF headers parsed and validated
+ * again); -ESTALE when the entry does not serve (read from the image).
+ */
+static int from_entry(struct xip_exec *ex, struct exec_file *f,
+		      const char *path, struct xip_exec_cached *e,
+		      bool *setid)
+{
+	uint64_t blocks = ex->img->seg->size / e->block_size;
+	int ret;
+
+	for (size_t i = 0; i < e->nruns; i++)
+		if (e->runs[i].pblk > blocks ||
+		    e->runs[i].len > blocks - e->runs[i].pblk)
+			return -ESTALE;
+	ret = may_exec(e->mode, e->uid, e->gid, path, ex->fresh);
+	if (ret)
+		return ret;
+	set_setid(e->mode, setid);
+	ret = xip_elf_parse(entry_read, e, e->size, path, &f->elf);
+	if (!ret)
+		ret = xip_elf_validate_load(&f->elf, path, e->block_size);
+	if (ret)
+		return ret;
+	f->runs = malloc((e->nruns + 1) * sizeof(*f->runs));
+	if (!f->runs)
+		return xip_error(-ENOMEM, "out of memory");
+	memcpy(f->runs, e->runs, e->nruns * sizeof(*f->runs));
+	f->nruns = e->nruns;
+	ex->block_size = e->block_size;
+	return 0;
+}
+
+/*
+ * Open @path inside the image: from the segment's entry for it when it
+ * has one (exec_cache.c), else from the image, keeping an entry for the
+ * next start where the segment takes one.  @setid reports ignored
+ * set-id bits.
+ */
+static int open_in_image(struct xip_exec *ex, struct exec_file *f,
+			 const char *path, bool *setid)
+{
+	struct xip_seg *seg = ex->img->seg;
+	bool cache = xip_exec_cache_usable(seg, ex->fresh), keep;
+	struct xip_exec_cached e;
+	char *abs = image_abs_path(path);
+	int ret = -ENODATA;
+
+	f->fd = -1;
+	if (!abs || asprintf(&f->name, "%s", path) < 0) {
+		free(abs);
+		return xip_error(-ENOMEM, "out of memory");
+	}
+	if (cache && !xip_exec_cache_get(seg, abs, &e)) {
+		ret = from_entry(ex, f, path, &e, setid);
+		xip_exec_cached_free(&e);
+		if (ret == -ESTALE) {
+			XIP_DBG(EXEC, "%s: the entry does not serve: read from"
+				" the image", path);
+			xip_elf_free(&f->elf);
+			memset(&f->elf, 0, sizeof(f->elf));
+			xip_error_clear();
+			ret = -ENODATA;
+		}
+	}
+	if (ret == -ENODATA) {
+		memset(&e, 0, sizeof(e));
+		ret = from_image(ex, f, path, abs, cache ? &e : NULL, &keep,
+				 setid);
+		if (!ret && keep)
+			xip_exec_cache_put(seg, abs, &e);
+		xip_exec_cached_free(&e);
+	}
+	free(abs);
+	f->fd = seg->fd;
+	f->seg = seg;
+	f->src_pages = ex->block_size ? seg->size / ex->block_size : 0;
 	return ret;
 }
 
@@ -268,7 +380,7 @@ static int prepare_image(struct xip_exec *ex)
 	const char *what = seg->name ? seg->name : seg->path;
 	char why[256];
 
-	if (xip_image_xip_capable(ex->img, 0, why, sizeof(why)) != 1)
+	if (xip_seg_xip_capable(seg, ex->block_size, 0, why, sizeof(why)) != 1)
 		return xip_error(-EOPNOTSUPP, "%s: not XIP-capable: %s", what,
 				 why);
 	if (seg->kind == XIP_SEG_DAX)

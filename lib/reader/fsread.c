@@ -598,11 +598,11 @@ int xip_image_open_segment_read(struct xip_seg *seg, int flags,
 		return xip_error(-ENOMEM, "out of memory");
 	}
 	img->seg = seg;
+	img->rd_flags = (flags & XIP_IMG_FORCE) ? XIP_FS_NO_DESC_CHECK : 0;
 	if (!(flags & XIP_IMG_NOLOCK))
 		ret = xip_seg_lock(seg, false, LOCK_TIMEOUT_MS);
-	if (!ret)
-		ret = xip_fs_open(seg, (flags & XIP_IMG_FORCE) ?
-				  XIP_FS_NO_DESC_CHECK : 0, &img->rd);
+	if (!ret && !(flags & XIP_IMG_DEFER_FS))
+		ret = xip_image_open_fs(img);
 	if (ret) {
 		int saved = xip_errcode();
 		char msg[XIP_ERRMSG_MAX];
@@ -612,9 +612,20 @@ int xip_image_open_segment_read(struct xip_seg *seg, int flags,
 		xip_error(saved ? saved : ret, "%s", msg);
 		return ret;
 	}
-	img->block_size = img->rd->block_size;
 	*imgp = img;
 	return 0;
+}
+
+int xip_image_open_fs(struct xip_image *img)
+{
+	int ret;
+
+	if (img->rd)
+		return 0;
+	ret = xip_fs_open(img->seg, img->rd_flags, &img->rd);
+	if (!ret)
+		img->block_size = img->rd->block_size;
+	return ret;
 }
 
 int xip_image_open_read(const char *spec, int flags, struct xip_image **imgp)
@@ -656,8 +667,13 @@ void xip_image_abandon(struct xip_image *img)
 int xip_image_xip_capable(const struct xip_image *img, unsigned int page_size,
 			  char *why, size_t whylen)
 {
-	unsigned int bs = img->block_size;
+	return xip_seg_xip_capable(img->seg, img->block_size, page_size, why,
+				   whylen);
+}
 
+int xip_seg_xip_capable(const struct xip_seg *seg, unsigned int bs,
+			unsigned int page_size, char *why, size_t whylen)
+{
 	if (!page_size)
 		page_size = (unsigned int)xip_host_page_size();
 	if (why && whylen)
@@ -668,10 +684,10 @@ int xip_image_xip_capable(const struct xip_image *img, unsigned int page_size,
 			 page_size);
 		return 0;
 	}
-	if (img->seg->size % page_size) {
+	if (seg->size % page_size) {
 		snprintf(why, whylen,
 			 "image size %" PRIu64 " is not a multiple of the page size %u",
-			 img->seg->size, page_size);
+			 seg->size, page_size);
 		return 0;
 	}
 	return 1;

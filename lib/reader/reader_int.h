@@ -55,6 +55,7 @@ struct xip_image {
 	 * the checked group descriptors, read straight from the segment.
 	 */
 	struct xip_fs *rd;
+	int rd_flags;			/* xip_fs_open()'s, for xip_image_open_fs */
 	/* libext2fs, for writers, mkfs and verify (engine/image.c); NULL
 	 * when the image was opened with xip_image_open_read() */
 	ext2_filsys fs;
@@ -235,6 +236,9 @@ void xip_image_abandon(struct xip_image *img);
  */
 int xip_image_xip_capable(const struct xip_image *img, unsigned int page_size,
 			  char *why, size_t whylen);
+/* The same, for an image of @bs-byte blocks on @seg. */
+int xip_seg_xip_capable(const struct xip_seg *seg, unsigned int bs,
+			unsigned int page_size, char *why, size_t whylen);
 
 /* Resolve all but the last component of @path: its directory and name. */
 int xip_lookup_parent(struct xip_image *img, const char *path,

@@ -19,6 +19,12 @@ struct xip_image;
 #define XIP_IMG_FORCE	0x04	/* skip the descriptor check (verify) */
 /* read what is asked for, without mapping the segment (XIP_SEG_COPY) */
 #define XIP_IMG_COPY	0x08
+/*
+ * open (and lock) the segment only: the file system is opened by the
+ * first xip_image_open_fs(), which every other call needs first
+ * (xip_image_open_read() only)
+ */
+#define XIP_IMG_DEFER_FS 0x10
 
 /*
  * Open the image for reading only, without libext2fs (fsread.c): the
@@ -30,6 +36,11 @@ struct xip_image;
 int xip_image_open_read(const char *spec, int flags, struct xip_image **imgp);
 int xip_image_open_segment_read(struct xip_seg *seg, int flags,
 				struct xip_image **imgp);
+/*
+ * The file system of an image opened with XIP_IMG_DEFER_FS, opened and
+ * checked as xip_image_open_read() would (0 when it is open already).
+ */
+int xip_image_open_fs(struct xip_image *img);
 /* Flush, mark clean (writers), close the file system and the segment. */
 int xip_image_close(struct xip_image *img);
 

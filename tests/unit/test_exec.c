@@ -372,6 +372,139 @@ static void expect_refused(const char *value, const char *why)
 	assert_non_null(strstr(xip_errmsg(), XIP_EXEC_MARKER));
 }
 
+/* ---- what a segment keeps of a program (exec_cache.c) -------------- */
+
+static void cached_sample(struct xip_exec_cached *c)
+{
+	static const char hdr[] = "\177ELF-header", ph[] = "phdrs";
+
+	memset(c, 0, sizeof(*c));
+	c->ino = 13;
+	c->size = 1982256;
+	c->mode = 0100755;
+	c->uid = 0;
+	c->gid = 50;
+	c->block_size = 4096;
+	c->runs = calloc(2, sizeof(*c->runs));
+	assert_non_null(c->runs);
+	c->runs[0] = (struct xip_run){ 0, 6, 100 };
+	c->runs[1] = (struct xip_run){ 102, 200, 382 };
+	c->nruns = 2;
+	assert_int_equal(xip_exec_cached_log(c, 0, 64, hdr, sizeof(hdr)), 0);
+	assert_int_equal(xip_exec_cached_log(c, 64, 560, ph, sizeof(ph)), 0);
+	/* a read past the end of the file: nothing */
+	assert_int_equal(xip_exec_cached_log(c, 1982256, 16, NULL, 0), 0);
+}
+
+static void test_cache_round_trip(void **state)
+{
+	struct xip_exec_cached a, b;
+	uint8_t *buf;
+	size_t len;
+	char got[64];
+
+	cached_sample(&a);
+	assert_int_equal(xip_exec_cache_encode("/bin/busybox", &a, &buf, &len),
+			 0);
+	assert_int_equal(xip_exec_cache_decode(buf, len, "/bin/busybox", &b), 0);
+	assert_int_equal(b.ino, 13);
+	assert_int_equal(b.size, 1982256);
+	assert_int_equal(b.mode, 0100755);
+	assert_int_equal(b.gid, 50);
+	assert_int_equal(b.block_size, 4096);
+	assert_int_equal(b.nruns, 2);
+	assert_int_equal(b.runs[1].lblk, 102);
+	assert_int_equal(b.runs[1].pblk, 200);
+	assert_int_equal(b.runs[1].len, 382);
+	/* the reads come back in their order, each what it gave */
+	assert_int_equal(xip_exec_cached_replay(&b, 0, got, 64), 12);
+	assert_memory_equal(got, "\177ELF-header", 12);
+	assert_int_equal(xip_exec_cached_replay(&b, 64, got, 560), 6);
+	assert_string_equal(got, "phdrs");
+	assert_int_equal(xip_exec_cached_replay(&b, 1982256, got, 16), 0);
+	/* one more, or another one, is not this entry's */
+	assert_int_equal(xip_exec_cached_replay(&b, 0, got, 64), -ESTALE);
+	xip_exec_cached_free(&b);
+	assert_int_equal(xip_exec_cache_decode(buf, len, "/bin/busybox", &b), 0);
+	assert_int_equal(xip_exec_cached_replay(&b, 0, got, 63), -ESTALE);
+	xip_exec_cached_free(&b);
+	assert_int_equal(xip_exec_cache_decode(buf, len, "/bin/busybox", &b), 0);
+	assert_int_equal(xip_exec_cached_replay(&b, 1, got, 64), -ESTALE);
+	xip_exec_cached_free(&b);
+	/* another path's entry (a hash shared by two paths) is no entry */
+	assert_int_equal(xip_exec_cache_decode(buf, len, "/bin/busyboy", &b),
+			 -EINVAL);
+	assert_int_equal(xip_exec_cache_decode(buf, len, "/bin/busybox2", &b),
+			 -EINVAL);
+	free(buf);
+	xip_exec_cached_free(&a);
+}
+
+/* Damage one field of a good entry at @off (@size bytes of @val). */
+static int decode_poked(const uint8_t *good, size_t len, size_t off,
+			const void *val, size_t size)
+{
+	uint8_t *p = malloc(len);
+	struct xip_exec_cached c;
+	int ret;
+
+	assert_non_null(p);
+	memcpy(p, good, len);
+	memcpy(p + off, val, size);
+	ret = xip_exec_cache_decode(p, len, "/p", &c);
+	if (!ret)
+		xip_exec_cached_free(&c);
+	free(p);
+	return ret;
+}
+
+static void test_cache_damaged(void **state)
+{
+	struct xip_exec_cached a, c;
+	uint8_t *buf;
+	size_t len, runs, reads;
+	uint32_t big = 0xffffffffu, one = 1, zero = 0;
+	uint64_t u64;
+
+	cached_sample(&a);
+	assert_int_equal(xip_exec_cache_encode("/p", &a, &buf, &len), 0);
+	/* 56 bytes of head, the path, 2 runs of 24, 3 reads of 16 */
+	runs = 56 + 2;
+	reads = runs + 2 * 24;
+	assert_int_equal(len, reads + 3 * 16 + 12 + 6);
+	assert_int_equal(xip_exec_cache_decode(buf, len, "/p", &c), 0);
+	xip_exec_cached_free(&c);
+	/* cut short, or longer */
+	for (size_t n = 0; n < len; n += 7)
+		assert_int_equal(xip_exec_cache_decode(buf, n, "/p", &c),
+				 -EINVAL);
+	assert_int_equal(xip_exec_cache_decode(buf, len + 1, "/p", &c),
+			 -EINVAL);
+	/* the magic, the counts, the block size */
+	assert_int_equal(decode_poked(buf, len, 0, "XIPEXEC2", 8), -EINVAL);
+	assert_int_equal(decode_poked(buf, len, 40, &big, 4), -EINVAL);
+	assert_int_equal(decode_poked(buf, len, 44, &big, 4), -EINVAL);
+	assert_int_equal(decode_poked(buf, len, 48, &one, 4), -EINVAL);
+	assert_int_equal(decode_poked(buf, len, 52, &one, 4), -EINVAL);
+	assert_int_equal(decode_poked(buf, len, 36, &zero, 4), -EINVAL);
+	/* a run of no block, a run that wraps, runs out of order */
+	u64 = 0;
+	assert_int_equal(decode_poked(buf, len, runs + 16, &u64, 8), -EINVAL);
+	u64 = UINT64_MAX - 10;
+	assert_int_equal(decode_poked(buf, len, runs + 8, &u64, 8), -EINVAL);
+	assert_int_equal(decode_poked(buf, len, runs, &u64, 8), -EINVAL);
+	u64 = 99;
+	assert_int_equal(decode_poked(buf, len, runs + 24, &u64, 8), -EINVAL);
+	/* a read that gave more than was asked, or more than there is */
+	assert_int_equal(decode_poked(buf, len, reads + 8, &one, 4), -EINVAL);
+	assert_int_equal(decode_poked(buf, len, reads + 12, &big, 4), -EINVAL);
+	/* what a log holds is bounded: an entry is one attribute */
+	assert_int_equal(xip_exec_cached_log(&a, 0, 65536, buf, 65536),
+			 -EFBIG);
+	free(buf);
+	xip_exec_cached_free(&a);
+}
+
 static void test_marker_round_trip(void **state)
 {
 	struct xip_exec_marker m;
@@ -501,6 +634,8 @@ int main(void)
 		cmocka_unit_test(test_stack_layout),
 		cmocka_unit_test(test_stack_limits),
 		cmocka_unit_test(test_run_refuses_threads),
+		cmocka_unit_test(test_cache_round_trip),
+		cmocka_unit_test(test_cache_damaged),
 		cmocka_unit_test(test_marker_round_trip),
 		cmocka_unit_test(test_marker_format_refuses),
 		cmocka_unit_test(test_marker_parse_refuses),
