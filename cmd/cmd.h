@@ -35,6 +35,7 @@ extern int opt_verbose;
 extern int opt_quiet;
 extern bool cmd_exec_fresh;	/* exec: xip_exec_opts.fresh (the front end) */
 extern unsigned int cmd_exec_std_opened;	/* xip_exec_opts.std_opened */
+extern bool cmd_exec_own_stack;	/* xip_exec_opts.own_stack */
 /*
  * exec: the front end executed under another name (@argv[0]) by a program
  * `xiptool exec` started, whose marker @value (XIPTOOL_EXEC) says what

@@ -15,6 +15,7 @@ extern char **environ;
 
 bool cmd_exec_fresh;
 unsigned int cmd_exec_std_opened;
+bool cmd_exec_own_stack;
 
 #ifdef XIP_FRONT_ALLOC
 #define FRONT_OWN_MEMORY front_alloc_own_only
@@ -324,7 +325,8 @@ int cmd_exec(int argc, const char **argv)
 {
 	struct xip_exec_opts opts = { .fresh = cmd_exec_fresh,
 				      .std_opened = cmd_exec_std_opened,
-				      .own_memory_only = FRONT_OWN_MEMORY };
+				      .own_memory_only = FRONT_OWN_MEMORY,
+				      .own_stack = cmd_exec_own_stack };
 	struct exec_args a = { 0 };
 	const char **pargv = NULL;
 	int rc, n;
@@ -367,7 +369,9 @@ out:
 int cmd_exec_again(const char *value, const char **argv)
 {
 	struct xip_exec_opts opts = { .fresh = cmd_exec_fresh,
-				      .std_opened = cmd_exec_std_opened };
+				      .std_opened = cmd_exec_std_opened,
+				      .own_memory_only = FRONT_OWN_MEMORY,
+				      .own_stack = cmd_exec_own_stack };
 	struct xip_exec_marker *m = malloc(sizeof(*m));
 	int rc;
 

@@ -30,6 +30,50 @@
 #define FRONT_FRESH true
 #endif
 
+/*
+ * The musl front end (its own allocator, XIP_FRONT_ALLOC) runs exec on a
+ * stack of its own, the last XIP_FRONT_STACK_SIZE bytes of its arena
+ * (cmd/front_mem.h, cmd/front_entry.S), so that the process's [stack]
+ * keeps only what the kernel put there: the loader builds the program's
+ * stack there, where execve(2) builds it (xip_exec_opts.own_stack), and
+ * the front end's stack goes with its memory at the jump.
+ */
+#if defined(XIP_FRONT_ALLOC) && (defined(__x86_64__) || defined(__aarch64__))
+#include "front_mem.h"
+
+extern unsigned char xip_front_arena[];
+int xip_front_on_stack(int (*fn)(void *), void *arg, void *top);
+
+struct front_call {
+	int (*fn)(int, const char **);
+	int argc;
+	const char **argv;
+};
+
+static int front_call(void *p)
+{
+	const struct front_call *c = p;
+
+	return c->fn(c->argc, c->argv);
+}
+
+static int on_own_stack(int (*fn)(int, const char **), int argc,
+			const char **argv)
+{
+	struct front_call c = { fn, argc, argv };
+
+	cmd_exec_own_stack = true;
+	return xip_front_on_stack(front_call, &c,
+				  xip_front_arena + XIP_FRONT_ARENA_SIZE);
+}
+#else
+static int on_own_stack(int (*fn)(int, const char **), int argc,
+			const char **argv)
+{
+	return fn(argc, argv);
+}
+#endif
+
 #ifndef PKGLIBEXECDIR
 #define PKGLIBEXECDIR "/usr/libexec/xiptool"
 #endif
@@ -116,6 +160,14 @@ static bool called_as_xiptool(const char *argv0)
 	return base && (!strncmp(base, "xiptool", 7) || names_self(argv0));
 }
 
+static const char *again_marker;
+
+static int exec_again(int argc, const char **argv)
+{
+	(void)argc;
+	return cmd_exec_again(again_marker, argv);
+}
+
 int main(int argc, const char **argv)
 {
 	int i = 1;
@@ -129,7 +181,8 @@ int main(int argc, const char **argv)
 			cmd_name = "exec";
 			atexit(cmd_close_stdout);
 			cmd_exec_fresh = FRONT_FRESH;
-			return cmd_exec_again(marker, argv);
+			again_marker = marker;
+			return on_own_stack(exec_again, argc, argv);
 		}
 		fprintf(stderr, "xiptool: started as '%s', not as xiptool, and"
 			" without " XIP_EXEC_MARKER " in the environment:"
@@ -153,7 +206,7 @@ int main(int argc, const char **argv)
 		cmd_name = "exec";
 		atexit(cmd_close_stdout);
 		cmd_exec_fresh = FRONT_FRESH;
-		return cmd_exec(argc - i, &argv[i]);
+		return on_own_stack(cmd_exec, argc - i, &argv[i]);
 	}
 	return run_main(argv);
 }

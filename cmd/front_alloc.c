@@ -27,12 +27,23 @@
 #include "front_mem.h"
 
 #define ALIGN		16
+/* the arena's bytes for blocks: the front end's stack takes the rest */
+#define HEAP_SIZE	(XIP_FRONT_ARENA_SIZE - XIP_FRONT_STACK_SIZE)
 
-/* Before each block: its size, and whether it is a mapping of its own. */
+/*
+ * Before each block: the bytes asked for, and its state: in use, free
+ * (an arena block given back, whose bytes a later request may take) or
+ * a mapping of its own; an arena block's room runs to the next block
+ * (@units of ALIGN bytes after the header), so that the arena's blocks
+ * follow each other from its start to @used.
+ */
 struct block {
 	size_t size;
-	size_t mapped;
+	uint32_t state;
+	uint32_t units;
 };
+
+enum { BLOCK_USED, BLOCK_FREE, BLOCK_MAPPED };
 
 _Static_assert(sizeof(struct block) == ALIGN, "block header keeps alignment");
 
@@ -47,6 +58,7 @@ unsigned char xip_front_arena[XIP_FRONT_ARENA_SIZE]
 static size_t used;		/* bytes of the arena handed out */
 static size_t dirty;		/* bytes of the arena ever handed out */
 static size_t maps_live;	/* blocks with a mapping of their own */
+static size_t nfree;		/* arena blocks given back, not taken again */
 
 static struct block *block_of(void *p)
 {
@@ -58,11 +70,19 @@ static size_t align_up(size_t n, size_t to)
 	return (n + to - 1) & ~(to - 1);
 }
 
-static bool last_in_arena(const struct block *b)
+static size_t room(const struct block *b)
 {
-	return !b->mapped &&
-	       (const unsigned char *)(b + 1) + align_up(b->size, ALIGN) ==
-		       xip_front_arena + used;
+	return (size_t)b->units * ALIGN;
+}
+
+static struct block *next_block(struct block *b)
+{
+	return (struct block *)((unsigned char *)(b + 1) + room(b));
+}
+
+static struct block *arena_end(void)
+{
+	return (struct block *)(xip_front_arena + used);
 }
 
 static void *map_block(size_t n)
@@ -76,15 +96,44 @@ static void *map_block(size_t n)
 		errno = ENOMEM;
 		return NULL;
 	}
-	*b = (struct block){ .size = n, .mapped = 1 };
+	*b = (struct block){ .size = n, .state = BLOCK_MAPPED };
 	maps_live++;
 	return b + 1;
+}
+
+/*
+ * A block given back whose room holds @want bytes, the first one: the
+ * rest of its room, when it holds a block of its own, stays free.
+ */
+static struct block *take_free(size_t want)
+{
+	for (struct block *b = (struct block *)xip_front_arena; b < arena_end();
+	     b = next_block(b)) {
+		size_t rest;
+
+		if (b->state != BLOCK_FREE || room(b) < want)
+			continue;
+		rest = room(b) - want;
+		if (rest >= sizeof(struct block) + ALIGN) {
+			struct block *r;
+
+			b->units = (uint32_t)(want / ALIGN);
+			r = next_block(b);
+			*r = (struct block){ .state = BLOCK_FREE,
+				.units = (uint32_t)((rest - sizeof(*r)) / ALIGN) };
+		} else {
+			nfree--;
+		}
+		b->state = BLOCK_USED;
+		return b;
+	}
+	return NULL;
 }
 
 /* @n bytes; *@reused: how many of them may have been written before */
 static void *alloc(size_t n, size_t *reused)
 {
-	size_t need;
+	size_t need, want;
 	struct block *b;
 
 	*reused = 0;
@@ -92,16 +141,24 @@ static void *alloc(size_t n, size_t *reused)
 		errno = ENOMEM;
 		return NULL;
 	}
-	need = sizeof(struct block) + align_up(n, ALIGN);
-	if (need > XIP_FRONT_ARENA_SIZE - used)
+	want = align_up(n, ALIGN);
+	b = nfree ? take_free(want) : NULL;
+	if (b) {
+		b->size = n;
+		*reused = n;
+		return b + 1;
+	}
+	need = sizeof(struct block) + want;
+	if (need > HEAP_SIZE - used)
 		return map_block(n);
-	b = (struct block *)(xip_front_arena + used);
+	b = arena_end();
 	if (dirty > used + sizeof(*b))
 		*reused = dirty - used - sizeof(*b);
 	used += need;
 	if (used > dirty)
 		dirty = used;
-	*b = (struct block){ .size = n };
+	*b = (struct block){ .size = n, .state = BLOCK_USED,
+			     .units = (uint32_t)(want / ALIGN) };
 	return b + 1;
 }
 
@@ -112,20 +169,45 @@ void *malloc(size_t n)
 	return alloc(n, &reused);
 }
 
+/* Give back the arena's free blocks at its end. */
+static void trim(void)
+{
+	struct block *last_used = NULL;
+
+	for (struct block *b = (struct block *)xip_front_arena; b < arena_end();
+	     b = next_block(b))
+		if (b->state != BLOCK_FREE)
+			last_used = b;
+	for (struct block *b = last_used ? next_block(last_used) :
+					   (struct block *)xip_front_arena;
+	     b < arena_end(); b = next_block(b))
+		nfree--;
+	used = last_used ? (size_t)((unsigned char *)next_block(last_used) -
+				    xip_front_arena) : 0;
+}
+
 void free(void *p)
 {
-	struct block *b;
+	struct block *b, *n;
 
 	if (!p)
 		return;
 	b = block_of(p);
-	if (b->mapped) {
+	if (b->state == BLOCK_MAPPED) {
 		maps_live--;
 		munmap(b, sizeof(*b) + b->size);
-	} else if (last_in_arena(b)) {
-		/* the last block comes back; any other stays spent */
-		used = (size_t)((unsigned char *)b - xip_front_arena);
+		return;
 	}
+	b->state = BLOCK_FREE;
+	nfree++;
+	/* one free block for a free one after it */
+	n = next_block(b);
+	if (n < arena_end() && n->state == BLOCK_FREE) {
+		b->units += (uint32_t)(sizeof(*n) / ALIGN) + n->units;
+		nfree--;
+	}
+	if (next_block(b) == arena_end())
+		trim();
 }
 
 void *calloc(size_t count, size_t size)
@@ -153,25 +235,31 @@ void *realloc(void *p, size_t n)
 	if (!p)
 		return malloc(n);
 	b = block_of(p);
-	if (last_in_arena(b) && n <= SIZE_MAX / 2) {
-		size_t start = (size_t)((unsigned char *)p - xip_front_arena);
-
-		if (align_up(n, ALIGN) <= XIP_FRONT_ARENA_SIZE - start) {
-			used = start + align_up(n, ALIGN);
-			if (used > dirty)
-				dirty = used;
-			b->size = n;
-			return p;
-		}
+	if (n > SIZE_MAX / 2) {
+		errno = ENOMEM;
+		return NULL;
 	}
-	if (n <= b->size) {
-		b->size = b->mapped ? b->size : n;
+	if (b->state == BLOCK_USED && align_up(n, ALIGN) <= room(b)) {
+		b->size = n;
 		return p;
 	}
+	/* the last block grows in place */
+	if (b->state == BLOCK_USED && next_block(b) == arena_end() &&
+	    align_up(n, ALIGN) <= HEAP_SIZE - (size_t)((unsigned char *)p -
+						       xip_front_arena)) {
+		b->units = (uint32_t)(align_up(n, ALIGN) / ALIGN);
+		b->size = n;
+		used = (size_t)((unsigned char *)next_block(b) - xip_front_arena);
+		if (used > dirty)
+			dirty = used;
+		return p;
+	}
+	if (b->state == BLOCK_MAPPED && n <= b->size)
+		return p;
 	q = malloc(n);
 	if (!q)
 		return NULL;
-	memcpy(q, p, b->size);
+	memcpy(q, p, b->size < n ? b->size : n);
 	free(p);
 	return q;
 }

@@ -45,6 +45,27 @@ xip_front_entry:
 	jmp	_start
 	.size	xip_front_entry, .-xip_front_entry
 
+/*
+ * int xip_front_on_stack(int (*fn)(void *), void *arg, void *top):
+ * fn(arg) run on the stack ending at @top (16-byte aligned), back on
+ * ours for the return.
+ */
+	.section .text.xip_front_on_stack,"ax",@progbits
+	.globl	xip_front_on_stack
+	.hidden	xip_front_on_stack
+	.type	xip_front_on_stack,@function
+xip_front_on_stack:
+	push	%rbp
+	mov	%rsp, %rbp
+	mov	%rdx, %rsp
+	mov	%rdi, %rax
+	mov	%rsi, %rdi
+	call	*%rax
+	mov	%rbp, %rsp
+	pop	%rbp
+	ret
+	.size	xip_front_on_stack, .-xip_front_on_stack
+
 #elif defined(__aarch64__)
 #define SYS_madvise		233
 #define AT_PAGESZ		6
@@ -83,6 +104,24 @@ xip_front_entry:
 	mov	x0, x9
 	b	_start
 	.size	xip_front_entry, .-xip_front_entry
+
+/* int xip_front_on_stack(int (*fn)(void *), void *arg, void *top) */
+	.section .text.xip_front_on_stack,"ax",%progbits
+	.globl	xip_front_on_stack
+	.hidden	xip_front_on_stack
+	.type	xip_front_on_stack,%function
+xip_front_on_stack:
+	hint	#34			/* bti c */
+	stp	x29, x30, [sp, #-16]!
+	mov	x29, sp
+	mov	sp, x2
+	mov	x3, x0
+	mov	x0, x1
+	blr	x3
+	mov	sp, x29
+	ldp	x29, x30, [sp], #16
+	ret
+	.size	xip_front_on_stack, .-xip_front_on_stack
 #endif
 
 	.section .note.GNU-stack,"",%progbits

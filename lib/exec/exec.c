@@ -479,15 +479,22 @@ static bool fresh_random(const struct xip_exec *ex, uint8_t random[16])
 static int build_stack(struct xip_exec *ex, const char *const *argv,
 		       const char *const *envp, struct xip_stack_out *out)
 {
-	uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+	/* an address in [stack]: our frame's, or the kernel's random bytes' */
+	uint64_t sp = ex->own_stack ? (uint64_t)getauxval(AT_RANDOM) :
+				      (uint64_t)(uintptr_t)__builtin_frame_address(0);
 	uint64_t top = (sp - STACK_GAP) & ~(ex->page - 1), end, size;
 	struct xip_auxv auxv[MAX_AUXV];
 	struct xip_stack_in in = { 0 };
 	struct rlimit rl;
+	int ret;
 
 	size = STACK_MAX;
-	ex->stack_top = top;
 	ex->stack_end = end = stack_vma_end(sp, ex->page);
+	if (ex->own_stack)
+		top = end;	/* where execve(2) builds it */
+	ex->stack_top = top;
+	if (ex->own_stack && !end)
+		return xip_error(-EFAULT, "cannot find the top of the stack");
 	if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
 		if (!end || end - top + STACK_MIN > rl.rlim_cur)
 			return xip_error(-E2BIG, "stack limit (ulimit -s) %"
@@ -508,8 +515,29 @@ static int build_stack(struct xip_exec *ex, const char *const *argv,
 	in.pad = ((unsigned int)in.random[0] << 4) & 0x1ff0;
 	in.auxv = auxv;
 	in.nauxv = make_auxv(ex, auxv);
-	return xip_exec_build_stack((void *)(uintptr_t)(top - size), top - size,
-				    size, &in, out);
+	if (!ex->own_stack)
+		return xip_exec_build_stack((void *)(uintptr_t)(top - size),
+					    top - size, size, &in, out);
+	/*
+	 * Built aside, at the size it takes, and copied to the top of [stack]
+	 * at the jump (teardown_and_jump): the kernel's strings it is made
+	 * of lie there.
+	 */
+	ret = xip_exec_stack_bytes(&in, size, &size);
+	if (!ret) {
+		ex->stack_image = malloc(size);
+		if (!ex->stack_image)
+			ret = xip_error(-ENOMEM, "out of memory");
+	}
+	if (!ret)
+		ret = xip_exec_build_stack(ex->stack_image, top - size, size,
+					   &in, out);
+	if (ret)
+		return ret;
+	ex->stack_image_src = ex->stack_image + (out->sp - (top - size));
+	ex->stack_image_at = out->sp;
+	ex->stack_image_len = top - out->sp;
+	return 0;
 }
 
 /*
@@ -679,7 +707,7 @@ static void teardown_and_jump(const struct xip_exec *ex,
 	/* the program's heap starts empty, where execve would start it */
 	uint64_t brk = xip_exec_program_brk(ex, (uint64_t)syscall(SYS_brk, 0));
 	uint64_t sp = st->sp;
-	struct xip_unmap list[MAX_UNMAP];
+	struct xip_unmap frame_list[MAX_UNMAP], *list = frame_list;
 
 	xip_exec_set_stack_prot(ex, st->sp);
 	xip_exec_close_cloexec(ex);
@@ -689,10 +717,24 @@ static void teardown_and_jump(const struct xip_exec *ex,
 	xip_exec_unregister_rseq();
 	prctl(PR_SET_NAME, ex->comm, 0, 0, 0);
 	xip_exec_set_mm(ex, st, brk, brk);
-	/* the list on this frame, which the last range (the stack above the
-	 * program's) takes away once it is read */
-	for (size_t i = 0; i < ex->nunmap; i++)
-		list[i] = ex->unmap[i];
+	/*
+	 * The list on this frame, which the last range (the stack above the
+	 * program's) takes away once it is read; with own_stack the ranges
+	 * take this stack (the front end's memory) before the list is read
+	 * to its end: it goes below the program's stack, in [stack], which
+	 * stays (the jump keeps the entry just below the program's sp).
+	 */
+	if (ex->stack_image) {
+		xip_exec_raw_copy(ex->stack_image_at, ex->stack_image_src,
+				  ex->stack_image_len);
+		list = (struct xip_unmap *)(uintptr_t)((sp - 256 -
+			ex->nunmap * sizeof(*list)) & ~(uint64_t)15);
+		xip_exec_raw_copy((uint64_t)(uintptr_t)list, ex->unmap,
+				  ex->nunmap * sizeof(*list));
+	} else {
+		for (size_t i = 0; i < ex->nunmap; i++)
+			list[i] = ex->unmap[i];
+	}
 	((xip_jump_fn)ex->tramp)(entry, sp, list, ex->nunmap);
 }
 

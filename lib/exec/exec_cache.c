@@ -78,7 +78,8 @@ int xip_exec_cached_log(struct xip_exec_cached *c, uint64_t off, size_t len,
 	if (!b)
 		return -ENOMEM;
 	c->bytes = b;
-	memcpy(b + c->nbytes, data, got);
+	if (got)
+		memcpy(b + c->nbytes, data, got);
 	r[c->nreads++] = (struct xip_exec_read){ off, (uint32_t)len,
 						 (uint32_t)got, c->nbytes };
 	c->nbytes += got;

@@ -97,6 +97,10 @@ struct xip_stack_out {
 int xip_exec_build_stack(void *mem, uint64_t addr, size_t size,
 			 const struct xip_stack_in *in,
 			 struct xip_stack_out *out);
+/* The @size xip_exec_build_stack() needs for @in at most (-E2BIG past
+ * @limit bytes of strings). */
+int xip_exec_stack_bytes(const struct xip_stack_in *in, size_t limit,
+			 size_t *size);
 
 /* ---- what the loader read of an image for one path (exec_cache.c) ---- */
 
@@ -176,6 +180,11 @@ struct xip_exec {
 	char comm[16];
 	uint64_t page;
 	unsigned int block_size;	/* the image's */
+	bool own_stack;			/* xip_exec_opts.own_stack */
+	/* own_stack: the program's stack, built here, copied at the jump */
+	uint8_t *stack_image;
+	const uint8_t *stack_image_src;	/* its part in use */
+	uint64_t stack_image_at, stack_image_len;
 	uint64_t stack_top;	/* the program's stack ends here */
 	uint64_t stack_end;	/* end of [stack] (0: not known) */
 	void *tramp;		/* xip_exec_jump, moved or copied */

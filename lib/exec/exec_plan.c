@@ -265,6 +265,25 @@ static uint64_t auxv_value(const struct xip_auxv *a, uint64_t execfn,
 	}
 }
 
+int xip_exec_stack_bytes(const struct xip_stack_in *in, size_t limit,
+			 size_t *size)
+{
+	size_t argc, envc, alen, elen, flen, plen, words;
+
+	if (!in->execfn || in->nauxv > 4096)
+		return xip_error(-EINVAL, "invalid stack request");
+	if (!str_sizes(in->argv, limit, &argc, &alen) ||
+	    !str_sizes(in->envp, limit, &envc, &elen))
+		return xip_error(-E2BIG, "argument list too long");
+	flen = strlen(in->execfn) + 1;
+	plen = in->platform ? strlen(in->platform) + 1 : 0;
+	words = 1 + argc + 1 + envc + 1 + 2 * (in->nauxv + 1);
+	/* as xip_exec_build_stack() counts, and its alignment to 16 */
+	*size = 8 + flen + elen + alen + (in->pad & 0xfff) + plen + 16 + 48 +
+		words * 8 + 16;
+	return 0;
+}
+
 int xip_exec_build_stack(void *mem, uint64_t addr, size_t size,
 			 const struct xip_stack_in *in,
 			 struct xip_stack_out *out)

@@ -182,7 +182,9 @@ static int from_image(struct xip_exec *ex, struct exec_file *f,
 		return ret;
 	log->runs = malloc((f->nruns + 1) * sizeof(*log->runs));
 	if (log->runs) {
-		memcpy(log->runs, f->runs, f->nruns * sizeof(*log->runs));
+		if (f->nruns)
+			memcpy(log->runs, f->runs,
+			       f->nruns * sizeof(*log->runs));
 		log->nruns = f->nruns;
 		log->ino = c.ino;
 		log->size = EXT2_I_SIZE(&in);
@@ -223,7 +225,8 @@ static int from_entry(struct xip_exec *ex, struct exec_file *f,
 	f->runs = malloc((e->nruns + 1) * sizeof(*f->runs));
 	if (!f->runs)
 		return xip_error(-ENOMEM, "out of memory");
-	memcpy(f->runs, e->runs, e->nruns * sizeof(*f->runs));
+	if (e->nruns)
+		memcpy(f->runs, e->runs, e->nruns * sizeof(*f->runs));
 	f->nruns = e->nruns;
 	ex->block_size = e->block_size;
 	return 0;
@@ -404,6 +407,7 @@ int xip_exec_prepare(struct xip_image *img, const struct xip_exec_opts *opts,
 	ex->fresh = opts->fresh;
 	ex->std_opened = opts->std_opened;
 	ex->own_memory_only = opts->own_memory_only;
+	ex->own_stack = opts->fresh && opts->own_stack;
 	ex->page = (uint64_t)xip_host_page_size();
 	ex->prog.fd = ex->interp.fd = -1;
 	ex->execfn = strdup(opts->path);
@@ -453,5 +457,6 @@ void xip_exec_free(struct xip_exec *ex)
 	exec_file_free(&ex->interp);
 	free(ex->execfn);
 	free(ex->ranges);
+	free(ex->stack_image);
 	free(ex);
 }

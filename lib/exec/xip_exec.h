@@ -130,6 +130,15 @@ struct xip_exec_opts {
 	 * for in /proc/self/maps.
 	 */
 	bool (*own_memory_only)(void);
+	/*
+	 * With @fresh: the caller runs on a stack of its own (the front
+	 * end's, in its bss), so that the process's [stack] holds only the
+	 * kernel's strings and vectors and frames never returned to once
+	 * xip_exec_run() succeeds.  The program's stack is then built at the
+	 * top of [stack], over them, where execve(2) builds it, and no part
+	 * of [stack] is unmapped.
+	 */
+	bool own_stack;
 };
 
 /* What xip_exec_prepare() found; read-only for callers. */

@@ -540,10 +540,26 @@ f.write(int(sys.argv[4],0).to_bytes(int(sys.argv[3]),"little"))' "$@"
 	run bash -c 'ulimit -s 8192; "$0" exec "$1" /probe-static stack 9000' \
 		"$XIPTOOL" "$IMG"
 	[ "$status" -eq 139 ]
-	run bash -c 'ulimit -s 200; "$0" exec "$1" /bin/busybox true' \
+	# the musl front end runs the loader on a stack of its own and builds
+	# the program's where execve(2) does, at the top of [stack]: a limit
+	# of 200 KiB, as natively; any other caller leaves a gap of 256 KiB
+	# below its frames, which such a limit does not hold
+	if nm "$XIPTOOL" 2>/dev/null | grepq ' xip_front_on_stack$'; then
+		run bash -c 'ulimit -s 200; "$0" exec "$1" /bin/busybox echo ok' \
+			"$XIPTOOL" "$IMG"
+		[ "$status" -eq 0 ]
+		[ "$output" = ok ]
+	else
+		run bash -c 'ulimit -s 200; "$0" exec "$1" /bin/busybox true' \
+			"$XIPTOOL" "$IMG"
+		[ "$status" -eq 126 ]
+		[[ "$output" == *"stack limit (ulimit -s) 200 KiB too small"* ]]
+	fi
+	# less than the 128 KiB every caller asks for: refused
+	run bash -c 'ulimit -s 100; "$0" exec "$1" /bin/busybox true' \
 		"$XIPTOOL" "$IMG"
 	[ "$status" -eq 126 ]
-	[[ "$output" == *"stack limit (ulimit -s) 200 KiB too small"* ]]
+	[[ "$output" == *"stack limit (ulimit -s) 100 KiB too small"* ]]
 	# unlimited: the program runs
 	run bash -c 'ulimit -s unlimited; "$0" exec "$1" /bin/busybox echo ok' \
 		"$XIPTOOL" "$IMG"

@@ -24,13 +24,15 @@ void *fa_realloc(void *p, size_t n);
 #undef calloc
 #undef realloc
 
-/* Is @p, @n bytes, inside the arena? */
+/* where blocks end: the front end's stack takes the arena's last bytes */
+#define BLOCKS_END	(XIP_FRONT_ARENA_SIZE - XIP_FRONT_STACK_SIZE)
+
+/* Is @p, @n bytes, inside the arena, below the front end's stack? */
 static bool in_arena(const void *p, size_t n)
 {
 	const unsigned char *c = p;
 
-	return c >= xip_front_arena &&
-	       c + n <= xip_front_arena + XIP_FRONT_ARENA_SIZE;
+	return c >= xip_front_arena && c + n <= xip_front_arena + BLOCKS_END;
 }
 
 /* A block of @n bytes from the allocator, each set to @byte. */
@@ -70,6 +72,47 @@ static void test_calloc_clears_reused(void **state)
 	fa_free(q);
 }
 
+/*
+ * A block given back in the middle of the arena is taken again by a
+ * request it holds (the front end frees a registry record of 12 KiB
+ * before most of its other requests): split when the rest holds a block,
+ * cleared for calloc, merged with a free block after it, and the arena's
+ * free blocks at its end come back whole.
+ */
+static void test_free_blocks_taken_again(void **state)
+{
+	unsigned char *a, *b, *c, *d, *e, *f;
+
+	(void)state;
+	a = filled(4096, 0x11);
+	b = filled(64, 0x22);
+	fa_free(a);			/* a hole before b */
+	c = fa_calloc(1, 1000);		/* taken from the hole, its start */
+	assert_ptr_equal(c, a);
+	for (size_t i = 0; i < 1000; i++)
+		assert_int_equal(c[i], 0);
+	d = fa_malloc(2000);		/* the rest of the hole */
+	assert_true(d > c && d < b);
+	memset(d, 0x33, 2000);
+	e = fa_malloc(2000);		/* does not fit what is left: after b */
+	assert_true(e > b);
+	for (size_t i = 0; i < 64; i++)
+		assert_int_equal(b[i], 0x22);
+	/* c and d given back: one free block, which holds 3000 bytes */
+	fa_free(d);
+	fa_free(c);
+	f = fa_malloc(3000);
+	assert_ptr_equal(f, a);
+	/* everything back: the arena starts over at its start */
+	fa_free(f);
+	fa_free(e);
+	fa_free(b);
+	a = fa_malloc(16);
+	assert_ptr_equal(a, xip_front_arena + 16);
+	fa_free(a);
+	assert_true(front_alloc_own_only());
+}
+
 /* realloc of the last block grows in place while the arena holds it, and
  * moves to a mapping of its own, contents kept, when it does not. */
 static void test_realloc_bounds(void **state)
@@ -103,6 +146,12 @@ static void test_malloc_past_arena(void **state)
 	small = filled(32, 0x11);
 	assert_true(in_arena(small, 32));
 	big = filled(XIP_FRONT_ARENA_SIZE + 1, 0x22);
+	assert_false(in_arena(big, 1));
+	assert_false(front_alloc_own_only());
+	fa_free(big);
+	assert_true(front_alloc_own_only());
+	/* the arena's last bytes are the stack's: never a block */
+	big = filled(BLOCKS_END, 0x33);
 	assert_false(in_arena(big, 1));
 	assert_false(front_alloc_own_only());
 	fa_free(big);
@@ -145,6 +194,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_calloc_overflow),
 		cmocka_unit_test(test_calloc_clears_reused),
+		cmocka_unit_test(test_free_blocks_taken_again),
 		cmocka_unit_test(test_realloc_bounds),
 		cmocka_unit_test(test_malloc_past_arena),
 		cmocka_unit_test(test_alignment),
