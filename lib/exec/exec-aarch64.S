@@ -17,16 +17,12 @@
  * void xip_exec_jump(uint64_t entry, uint64_t sp,
  *		      const struct xip_unmap *unmap, size_t n);
  *
- * Position-independent from xip_exec_jump to xip_exec_jump_end: the loader
- * runs a copy of it from a page of its own (not BTI-guarded).
- *
- * It has a page of its own in the executable, whatever the page size
- * (4, 16 or 64 KiB): the loader moves the page holding it out of its
- * text with mremap (exec.c, move_jump_code), which takes away anything
- * else that page held from where it was, code the loader may still call
- * before the jump among it.
+ * Position-independent from xip_exec_jump to xip_exec_jump_end, on a page
+ * of its own in the executable whatever the page size (4, 16 or 64 KiB),
+ * which the loader leaves mapped while it unmaps the ranges at @unmap
+ * (its section sorts first in the linker's .text: see exec-x86_64.S).
  */
-	.section .text.xip_exec_jump, "ax", %progbits
+	.section .text.unlikely.xip_exec_jump, "ax", %progbits
 	.balign	65536
 	.globl	xip_exec_jump
 	.hidden	xip_exec_jump

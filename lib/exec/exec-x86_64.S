@@ -14,18 +14,18 @@
  * void xip_exec_jump(uint64_t entry, uint64_t sp,
  *		      const struct xip_unmap *unmap, size_t n);
  *
- * Position-independent from xip_exec_jump to xip_exec_jump_end: the loader
- * runs a copy of it from a page of its own, so that it can first unmap
- * the n ranges {addr, len} at @unmap (the loader's own executable).  Only
- * system calls and register work follow; the constant below sits inside
- * the copied bytes.
+ * Position-independent from xip_exec_jump to xip_exec_jump_end, on a page
+ * of its own in the executable, which the loader leaves mapped while it
+ * unmaps the n ranges {addr, len} at @unmap (the rest of its own
+ * executable and memory).  Only system calls and register work follow;
+ * the constant below sits on the same page.
  *
- * It has a page of its own in the executable: the loader moves the page
- * holding it out of its text with mremap (exec.c, move_jump_code), which
- * takes away anything else that page held from where it was, code the
- * loader may still call before the jump among it.
+ * Its section sorts first in the linker's .text (.text.unlikely.*), so
+ * that in a front end linked with -z noseparate-code it follows the ELF
+ * headers' page, which stays with it: the rest of the file is one range
+ * (exec.c, self_ranges_cb).
  */
-	.section .text.xip_exec_jump, "ax", @progbits
+	.section .text.unlikely.xip_exec_jump, "ax", @progbits
 	.balign	4096			/* starts a page */
 	.globl	xip_exec_jump
 	.hidden	xip_exec_jump

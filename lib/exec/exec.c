@@ -581,9 +581,15 @@ static int self_ranges_cb(struct dl_phdr_info *info, size_t size, void *data)
 		lo = (info->dlpi_addr + ph->p_vaddr) & ~(s->page - 1);
 		hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + s->page - 1) &
 		     ~(s->page - 1);
-		/* the page of the jump's code stays, the rest goes */
+		/*
+		 * The page of the jump's code stays, the rest goes; a page before
+		 * it in its mapping (the ELF headers, where the linker puts the
+		 * jump's section first, .text.unlikely) stays too: one munmap
+		 * for the rest of the executable instead of two.
+		 */
 		if (s->keep >= lo && s->keep < hi) {
-			add_range(s, lo, s->keep);
+			if (s->keep - lo > s->page)
+				add_range(s, lo, s->keep);
 			lo = s->keep + s->page;
 		}
 		add_range(s, lo, hi);
@@ -668,8 +674,10 @@ static void stack_above(const struct xip_exec *ex, struct self_ranges *s)
  * our text holding them (a page of their own, exec-<arch>.S) is left out
  * of the ranges of our own executable, libraries and memory the jump
  * unmaps first, so that none of the loader but that clean page of our
- * file stays in the program (when more ranges than fit, the rest stays).
- * The ranges are read from the loader's last frame (teardown_and_jump).
+ * file (and the one of its headers before it, self_ranges_cb) stays in
+ * the program (when more ranges than fit, the rest stays).  The ranges
+ * are read from the loader's last frame (teardown_and_jump), or with
+ * own_stack from below the program's stack.
  */
 static int make_trampoline(struct xip_exec *ex)
 {

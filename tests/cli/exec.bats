@@ -659,7 +659,7 @@ again() {
 		"$XIPTOOL" "$@"
 }
 
-@test "exec: of the loader's own file only the page of its last instructions stays mapped in the program" {
+@test "exec: of the loader's own file only the pages of its headers and its last instructions stay mapped in the program" {
 	need_busybox
 	local self lines_of_self range perm lo hi
 	self=$(readlink -f "$XIPTOOL")
@@ -671,7 +671,9 @@ again() {
 	[ "$(wc -l <<<"$lines_of_self")" -eq 1 ]
 	read -r range perm _ <<<"$lines_of_self"
 	lo=${range%-*} hi=${range#*-}
-	[ "$((0x$hi - 0x$lo))" -eq "$(getconf PAGESIZE)" ]
+	# the page of the jump's code, and the one of the ELF headers before
+	# it when the linker put it first in the text (the musl front end)
+	[ "$((0x$hi - 0x$lo))" -le "$((2 * $(getconf PAGESIZE)))" ]
 	[ "$perm" = "r-xp" ]
 }
 
