@@ -125,18 +125,19 @@ static int unescape(const char *src, size_t n, char *dst, size_t len)
 
 /*
  * Digits only, as written by record_format(): a decimal number, or an
- * octal one (@base 8) up to @max.  By hand: musl's strtoull() costs a
- * start of `xiptool exec` some 14,000 instructions for a record's fields.
+ * octal one (@base 8) up to @max, of @n bytes at @v.  By hand: musl's
+ * strtoull() costs a start of `xiptool exec` some 14,000 instructions
+ * for a record's fields.
  */
-static int parse_digits(const char *v, unsigned int base, uint64_t max,
-			uint64_t *out)
+static int parse_digits(const char *v, size_t n, unsigned int base,
+			uint64_t max, uint64_t *out)
 {
 	uint64_t x = 0;
 
-	if (!*v)
+	if (!n)
 		return -EINVAL;
-	for (; *v; v++) {
-		unsigned int d = (unsigned int)(unsigned char)*v - '0';
+	for (size_t i = 0; i < n; i++) {
+		unsigned int d = (unsigned int)(unsigned char)v[i] - '0';
 
 		if (d >= base || x > (max - d) / base)
 			return -EINVAL;
@@ -146,58 +147,47 @@ static int parse_digits(const char *v, unsigned int base, uint64_t max,
 	return 0;
 }
 
-static int parse_num(const char *v, uint64_t *out)
-{
-	return parse_digits(v, 10, UINT64_MAX, out);
-}
+/* What a record's key names in the entry, and how its value is read. */
+enum field_kind { F_STR, F_NUM, F_TYPE, F_STATE, F_MODE };
 
-/* A file's mode (type and permission bits) in octal: "100640". */
-static int parse_mode(const char *v, mode_t *out)
-{
-	uint64_t m;
-
-	if (parse_digits(v, 8, 0177777, &m))
-		return -EINVAL;
-	*out = (mode_t)m;
-	return 0;
-}
-
-/* The record's numeric fields: key, place and width in the entry. */
-#define NUM_FIELD(k, m)                                                 \
-	{ k, offsetof(struct xip_seg_entry, m),                         \
+#define FIELD(k, kind, m)                                               \
+	{ k, sizeof(k) - 1, kind, offsetof(struct xip_seg_entry, m),    \
 	  sizeof(((struct xip_seg_entry *)0)->m) }
 
-static const struct num_field {
+static const struct field {
 	const char *key;
+	size_t keylen;
+	enum field_kind kind;
 	size_t off, len;
-} num_fields[] = {
-	NUM_FIELD("size", size),
-	NUM_FIELD("offset", offset),
-	NUM_FIELD("sizelimit", sizelimit),
-	NUM_FIELD("created", created),
-	NUM_FIELD("owner", owner),
-	NUM_FIELD("compressed", compressed),
-	NUM_FIELD("verified", verified),
-	NUM_FIELD("populate", populate),
-	NUM_FIELD("dev", seg_dev),
-	NUM_FIELD("ino", seg_ino),
-	NUM_FIELD("fileuid", seg_uid),
-	NUM_FIELD("pid", pid),
-	NUM_FIELD("imageuid", image_uid),
-	NUM_FIELD("imagegid", image_gid),
+} fields[] = {
+	FIELD("name", F_STR, name),
+	FIELD("type", F_TYPE, type),
+	FIELD("size", F_NUM, size),
+	FIELD("path", F_STR, path),
+	FIELD("image", F_STR, image),
+	FIELD("compressed", F_NUM, compressed),
+	FIELD("verified", F_NUM, verified),
+	FIELD("populate", F_NUM, populate),
+	FIELD("loop", F_STR, loop),
+	FIELD("file", F_STR, file),
+	FIELD("offset", F_NUM, offset),
+	FIELD("sizelimit", F_NUM, sizelimit),
+	FIELD("label", F_STR, label),
+	FIELD("uuid", F_STR, uuid),
+	FIELD("created", F_NUM, created),
+	FIELD("owner", F_NUM, owner),
+	FIELD("dev", F_NUM, seg_dev),
+	FIELD("ino", F_NUM, seg_ino),
+	FIELD("fileuid", F_NUM, seg_uid),
+	FIELD("pid", F_NUM, pid),
+	FIELD("imageuid", F_NUM, image_uid),
+	FIELD("imagegid", F_NUM, image_gid),
+	FIELD("imagemode", F_MODE, image_mode),
+	FIELD("state", F_STATE, attaching),
 };
 
-static const struct num_field *num_field(const char *key)
-{
-	for (size_t i = 0; i < sizeof(num_fields) / sizeof(num_fields[0]); i++)
-		if (key[0] == num_fields[i].key[0] &&
-		    !strcmp(key, num_fields[i].key))
-			return &num_fields[i];
-	return NULL;
-}
-
 /* Store @v in @f's field: a flag is set by any value but 0. */
-static void num_field_set(struct xip_seg_entry *e, const struct num_field *f,
+static void num_field_set(struct xip_seg_entry *e, const struct field *f,
 			  uint64_t v)
 {
 	char *dst = (char *)e + f->off;
@@ -213,68 +203,71 @@ static void num_field_set(struct xip_seg_entry *e, const struct num_field *f,
 		memcpy(dst, &v, sizeof(v));
 }
 
-/* @val: @vlen bytes, not terminated */
-static int parse_field(struct xip_seg_entry *e, const char *key,
+static bool value_is(const char *val, size_t vlen, const char *word)
+{
+	return strlen(word) == vlen && !memcmp(val, word, vlen);
+}
+
+/* The line "@key=@val" (@klen and @vlen bytes, not terminated). */
+static int parse_field(struct xip_seg_entry *e, const char *key, size_t klen,
 		       const char *val, size_t vlen)
 {
-	struct { const char *key; char *dst; size_t len; } strs[] = {
-		{ "name", e->name, sizeof(e->name) },
-		{ "path", e->path, sizeof(e->path) },
-		{ "image", e->image, sizeof(e->image) },
-		{ "loop", e->loop, sizeof(e->loop) },
-		{ "file", e->file, sizeof(e->file) },
-		{ "label", e->label, sizeof(e->label) },
-		{ "uuid", e->uuid, sizeof(e->uuid) },
-	};
-	char word[32];			/* a type or a number */
+	const struct field *f = NULL;
+	char word[32];			/* a type */
 	uint64_t v;
 
-	/* the first letter first: a record's start parses 23 keys */
-	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
-		if (key[0] == strs[i].key[0] && !strcmp(key, strs[i].key))
-			return unescape(val, vlen, strs[i].dst, strs[i].len);
-	const struct num_field *f = num_field(key);
-
-	if (!f && strcmp(key, "type") && strcmp(key, "state") &&
-	    strcmp(key, "imagemode"))
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (fields[i].keylen == klen &&
+		    !memcmp(fields[i].key, key, klen)) {
+			f = &fields[i];
+			break;
+		}
+	if (!f)
 		return 0;	/* unknown keys are ignored */
-	if (vlen >= sizeof(word))
-		return -EINVAL;
-	memcpy(word, val, vlen);
-	word[vlen] = '\0';
-	if (!strcmp(key, "type"))
-		return xip_seg_type_parse(word, &e->type) ? -EINVAL : 0;
-	if (!strcmp(key, "state")) {
-		if (strcmp(word, "attached") && strcmp(word, "attaching"))
+	switch (f->kind) {
+	case F_STR:
+		return unescape(val, vlen, (char *)e + f->off, f->len);
+	case F_TYPE:
+		if (vlen >= sizeof(word))
 			return -EINVAL;
-		e->attaching = !strcmp(word, "attaching");
+		memcpy(word, val, vlen);
+		word[vlen] = '\0';
+		return xip_seg_type_parse(word, &e->type) ? -EINVAL : 0;
+	case F_STATE:
+		if (!value_is(val, vlen, "attached") &&
+		    !value_is(val, vlen, "attaching"))
+			return -EINVAL;
+		e->attaching = value_is(val, vlen, "attaching");
+		return 0;
+	case F_MODE:
+		if (parse_digits(val, vlen, 8, 0177777, &v))
+			return -EINVAL;
+		e->image_mode = (mode_t)v;
+		return 0;
+	default:
+		if (parse_digits(val, vlen, 10, UINT64_MAX, &v))
+			return -EINVAL;
+		num_field_set(e, f, v);
 		return 0;
 	}
-	if (!strcmp(key, "imagemode"))
-		return parse_mode(word, &e->image_mode);
-	if (parse_num(word, &v))
-		return -EINVAL;
-	num_field_set(e, f, v);
-	return 0;
 }
 
 int xip_registry_parse(const char *text, struct xip_seg_entry *e)
 {
-	char key[32];
+	const char *end = text + strlen(text);
 
 	memset(e, 0, sizeof(*e));
-	while (*text) {
-		const char *nl = strchr(text, '\n');
-		size_t n = nl ? (size_t)(nl - text) : strlen(text);
+	while (text < end) {
+		const char *nl = memchr(text, '\n', (size_t)(end - text));
+		size_t n = nl ? (size_t)(nl - text) : (size_t)(end - text);
 		const char *eq = memchr(text, '=', n);
 		int ret;
 
-		if (!eq || (size_t)(eq - text) >= sizeof(key) ||
+		if (!eq || (size_t)(eq - text) >= 32 ||
 		    (size_t)(text + n - eq - 1) >= XIP_PATH_MAX * 2)
 			return -EINVAL;
-		memcpy(key, text, (size_t)(eq - text));
-		key[eq - text] = '\0';
-		ret = parse_field(e, key, eq + 1, (size_t)(text + n - eq - 1));
+		ret = parse_field(e, text, (size_t)(eq - text), eq + 1,
+				  (size_t)(text + n - eq - 1));
 		if (ret)
 			return ret;
 		text += n + (nl ? 1 : 0);
