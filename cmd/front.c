@@ -62,9 +62,12 @@ static int on_own_stack(int (*fn)(int, const char **), int argc,
 {
 	struct front_call c = { fn, argc, argv };
 
+	/* its top at the start of a page: no page for a few bytes of it */
+	uintptr_t top = (uintptr_t)(xip_front_arena + XIP_FRONT_ARENA_SIZE) &
+			~(uintptr_t)4095;
+
 	cmd_exec_own_stack = true;
-	return xip_front_on_stack(front_call, &c,
-				  xip_front_arena + XIP_FRONT_ARENA_SIZE);
+	return xip_front_on_stack(front_call, &c, (void *)top);
 }
 #else
 static int on_own_stack(int (*fn)(int, const char **), int argc,

@@ -681,27 +681,51 @@ static void stack_above(const struct xip_exec *ex, struct self_ranges *s)
  */
 static int make_trampoline(struct xip_exec *ex)
 {
-	struct self_ranges s = {
+	/* on the heap: 3 KiB less of stack (the front end's is its memory) */
+	struct self_ranges *s = malloc(sizeof(*s));
+	size_t n;
+
+	if (!s)
+		return xip_error(-ENOMEM, "out of memory");
+	*s = (struct self_ranges){
 		.page = ex->page,
 		.vdso = getauxval(AT_SYSINFO_EHDR),
 		.keep = (uintptr_t)xip_exec_jump & ~(uintptr_t)(ex->page - 1),
 	};
-
-	dl_iterate_phdr(self_ranges_cb, &s);
+	dl_iterate_phdr(self_ranges_cb, s);
 	if (ex->fresh && !(ex->own_memory_only && ex->own_memory_only()))
-		self_anon_ranges(ex, &s);
-	stack_above(ex, &s);
-	ex->ranges = malloc(s.n * sizeof(s.r[0]) + 1);
-	if (!ex->ranges)
+		self_anon_ranges(ex, s);
+	stack_above(ex, s);
+	/* the ranges are the first of *s: the rest goes */
+	n = s->n;
+	ex->ranges = realloc(s, n * sizeof(s->r[0]) + 1);
+	if (!ex->ranges) {
+		free(s);
 		return xip_error(-ENOMEM, "out of memory");
-	memcpy(ex->ranges, s.r, s.n * sizeof(s.r[0]));
+	}
 	ex->unmap = ex->ranges;
-	ex->nunmap = s.n;
-	for (size_t i = 0; i < s.n; i++)
+	ex->nunmap = n;
+	for (size_t i = 0; i < ex->nunmap; i++)
 		XIP_DBG(EXEC, "the jump unmaps 0x%" PRIx64 "+0x%" PRIx64
-			" of the loader", s.r[i].addr, s.r[i].len);
+			" of the loader", ex->unmap[i].addr, ex->unmap[i].len);
 	ex->tramp = (void *)xip_exec_jump;
 	return 0;
+}
+
+/*
+ * The jump, its list of ranges on this frame, which the last range (the
+ * stack above the program's) takes away once it is read: a frame of its
+ * own, which the front end running on its own stack does not take.
+ */
+__attribute__((noreturn, noinline, no_sanitize("address", "undefined")))
+static void jump_from_frame(const struct xip_exec *ex, uint64_t sp,
+			    uint64_t entry)
+{
+	struct xip_unmap list[MAX_UNMAP];
+
+	for (size_t i = 0; i < ex->nunmap; i++)
+		list[i] = ex->unmap[i];
+	((xip_jump_fn)ex->tramp)(entry, sp, list, ex->nunmap);
 }
 
 /*
@@ -715,7 +739,7 @@ static void teardown_and_jump(const struct xip_exec *ex,
 	/* the program's heap starts empty, where execve would start it */
 	uint64_t brk = xip_exec_program_brk(ex, (uint64_t)syscall(SYS_brk, 0));
 	uint64_t sp = st->sp;
-	struct xip_unmap frame_list[MAX_UNMAP], *list = frame_list;
+	struct xip_unmap *list;
 
 	xip_exec_set_stack_prot(ex, st->sp);
 	xip_exec_close_cloexec(ex);
@@ -725,24 +749,20 @@ static void teardown_and_jump(const struct xip_exec *ex,
 	xip_exec_unregister_rseq();
 	prctl(PR_SET_NAME, ex->comm, 0, 0, 0);
 	xip_exec_set_mm(ex, st, brk, brk);
+	if (!ex->stack_image)
+		jump_from_frame(ex, sp, entry);
 	/*
-	 * The list on this frame, which the last range (the stack above the
-	 * program's) takes away once it is read; with own_stack the ranges
-	 * take this stack (the front end's memory) before the list is read
-	 * to its end: it goes below the program's stack, in [stack], which
-	 * stays (the jump keeps the entry just below the program's sp).
+	 * own_stack: the ranges take this stack (the front end's memory)
+	 * before the list is read to its end: it goes below the program's
+	 * stack, in [stack], which stays (the jump keeps the entry just
+	 * below the program's sp)
 	 */
-	if (ex->stack_image) {
-		xip_exec_raw_copy(ex->stack_image_at, ex->stack_image_src,
-				  ex->stack_image_len);
-		list = (struct xip_unmap *)(uintptr_t)((sp - 256 -
-			ex->nunmap * sizeof(*list)) & ~(uint64_t)15);
-		xip_exec_raw_copy((uint64_t)(uintptr_t)list, ex->unmap,
-				  ex->nunmap * sizeof(*list));
-	} else {
-		for (size_t i = 0; i < ex->nunmap; i++)
-			list[i] = ex->unmap[i];
-	}
+	xip_exec_raw_copy(ex->stack_image_at, ex->stack_image_src,
+			  ex->stack_image_len);
+	list = (struct xip_unmap *)(uintptr_t)((sp - 256 -
+		ex->nunmap * sizeof(*list)) & ~(uint64_t)15);
+	xip_exec_raw_copy((uint64_t)(uintptr_t)list, ex->unmap,
+			  ex->nunmap * sizeof(*list));
 	((xip_jump_fn)ex->tramp)(entry, sp, list, ex->nunmap);
 }
 

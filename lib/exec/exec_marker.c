@@ -123,41 +123,49 @@ static int check_path(const char *path)
 int xip_exec_marker_format(const char *image, const char *path,
 			   enum xip_interp_from from, char **out)
 {
-	char real[PATH_MAX], abs[XIP_PATH_MAX], *p;
+	/* on the heap: the front end's stack is its memory (8 KiB less) */
+	char *real = NULL, *abs = NULL, *p;
 	const char *img = image;
-	int ret;
+	int ret = 0;
 
 	*out = NULL;
 	if ((unsigned int)from >= sizeof(interp_names) / sizeof(*interp_names))
 		return xip_error(-EINVAL, "unknown interpreter source %d",
 				 (int)from);
 	if (image[0] != '@') {
-		if (!realpath(image, real))
+		real = realpath(image, NULL);
+		if (!real)
 			return xip_error(-errno, "%s: %s", image,
 					 strerror(errno));
 		img = real;
 	}
 	if (strlen(img) >= XIP_PATH_MAX)
-		return xip_error(-ENAMETOOLONG, "%s: path too long", img);
-	if (snprintf(abs, sizeof(abs), "%s%s", path[0] == '/' ? "" : "/",
-		     path) >= (int)sizeof(abs))
-		return xip_error(-ENAMETOOLONG, "%s: path too long", path);
-	ret = check_image(img);
+		ret = xip_error(-ENAMETOOLONG, "%s: path too long", img);
+	else if (asprintf(&abs, "%s%s", path[0] == '/' ? "" : "/", path) < 0)
+		ret = xip_error(-ENOMEM, "out of memory");
+	else if (strlen(abs) >= XIP_PATH_MAX)
+		ret = xip_error(-ENAMETOOLONG, "%s: path too long", path);
+	if (!ret)
+		ret = check_image(img);
 	if (!ret)
 		ret = check_path(abs);
-	if (ret)
-		return ret;
-	*out = malloc(sizeof(XIP_EXEC_MARKER "=1:image::") +
-		      3 * (strlen(img) + strlen(abs)));
-	if (!*out)
-		return xip_error(-ENOMEM, "out of memory");
-	p = *out + sprintf(*out, "%s=1:%s:", XIP_EXEC_MARKER,
-			   interp_names[from]);
-	p = escape(p, img);
-	*p++ = ':';
-	p = escape(p, abs);
-	*p = '\0';
-	return 0;
+	if (!ret) {
+		*out = malloc(sizeof(XIP_EXEC_MARKER "=1:image::") +
+			      3 * (strlen(img) + strlen(abs)));
+		if (!*out)
+			ret = xip_error(-ENOMEM, "out of memory");
+	}
+	if (!ret) {
+		p = *out + sprintf(*out, "%s=1:%s:", XIP_EXEC_MARKER,
+				   interp_names[from]);
+		p = escape(p, img);
+		*p++ = ':';
+		p = escape(p, abs);
+		*p = '\0';
+	}
+	free(abs);
+	free(real);
+	return ret;
 }
 
 static int bad(const char *why)
