@@ -171,6 +171,24 @@ PY
 	[ "$x" -le "$((n + 8))" ]
 }
 
+@test "exec: the program's stack ends at the top of [stack], as execve builds it, from the front end and from xiptool-main" {
+	local loader gap
+	# the front end builds it there (its own stack in its arena); any
+	# other caller 256 KiB below its frames, and unmaps the part above
+	for loader in "$XIPTOOL" "$TOP_BUILDDIR/xiptool-main"; do
+		run -0 "$loader" exec "$IMG" /probe-static maps
+		gap=$(sed -n 's/^stack-top-gap //p' <<<"$output")
+		echo "$loader: $gap bytes above the file name"
+		[ -n "$gap" ]
+		[ "$gap" -le 64 ]
+	done
+	cp "$PROBES/probe-static" "$BATS_TEST_TMPDIR/probe"
+	run -0 "$BATS_TEST_TMPDIR/probe" maps
+	gap=$(sed -n 's/^stack-top-gap //p' <<<"$output")
+	echo "execve: $gap"
+	[ "$gap" -le 64 ]
+}
+
 @test "exec: a fixed-address program over the front end's own pages is refused, never mapped over them" {
 	command -v setarch >/dev/null || skip "no setarch"
 	[ "$(uname -m)" = x86_64 ] || skip "the program is x86-64 assembly"

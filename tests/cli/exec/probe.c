@@ -77,6 +77,7 @@ static void interp_base(void)
 static void maps(void)
 {
 	uintptr_t text = (uintptr_t)&maps, lo, hi;
+	uintptr_t execfn = getauxval(AT_EXECFN);
 	unsigned long off;
 	char line[1024], perms[8], path[512];
 	FILE *f = fopen("/proc/self/maps", "r");
@@ -95,6 +96,10 @@ static void maps(void)
 			printf("text-map %s %lu %s\n", path,
 			       (unsigned long)(off + ((text & ~4095UL) - lo)),
 			       perms);
+		/* execve(2) puts the file name at the top of [stack] */
+		if (lo <= execfn && execfn < hi)
+			printf("stack-top-gap %lu\n", (unsigned long)
+			       (hi - execfn - strlen((const char *)execfn) - 1));
 	}
 	fclose(f);
 	printf("rwx %d\n", rwx);
