@@ -534,9 +534,15 @@ static int build_stack(struct xip_exec *ex, const char *const *argv,
 					   &in, out);
 	if (ret)
 		return ret;
+	/* what is below the random gap, and the strings above it: the gap
+	 * (up to 4 KiB, maybe a page of its own) is neither copied nor
+	 * touched, as execve(2) leaves it */
 	ex->stack_image_src = ex->stack_image + (out->sp - (top - size));
 	ex->stack_image_at = out->sp;
-	ex->stack_image_len = top - out->sp;
+	ex->stack_image_len = out->gap_lo - out->sp;
+	ex->stack_image_src_hi = ex->stack_image + (out->gap_hi - (top - size));
+	ex->stack_image_at_hi = out->gap_hi;
+	ex->stack_image_len_hi = top - out->gap_hi;
 	return 0;
 }
 
@@ -757,6 +763,8 @@ static void teardown_and_jump(const struct xip_exec *ex,
 	 * stack, in [stack], which stays (the jump keeps the entry just
 	 * below the program's sp)
 	 */
+	xip_exec_raw_copy(ex->stack_image_at_hi, ex->stack_image_src_hi,
+			  ex->stack_image_len_hi);
 	xip_exec_raw_copy(ex->stack_image_at, ex->stack_image_src,
 			  ex->stack_image_len);
 	list = (struct xip_unmap *)(uintptr_t)((sp - 256 -

@@ -85,6 +85,10 @@ struct xip_stack_out {
 	uint64_t arg_start, arg_end, env_start, env_end;
 	uint64_t auxv;			/* address of the vector on the stack */
 	size_t auxv_bytes;		/* including AT_NULL */
+	/* the random gap below the strings (pad): [gap_lo, gap_hi) holds
+	 * nothing of the stack (the platform string and random bytes end at
+	 * gap_lo, the strings start at gap_hi) */
+	uint64_t gap_lo, gap_hi;
 };
 
 /*
@@ -183,8 +187,10 @@ struct xip_exec {
 	bool own_stack;			/* xip_exec_opts.own_stack */
 	/* own_stack: the program's stack, built here, copied at the jump */
 	uint8_t *stack_image;
-	const uint8_t *stack_image_src;	/* its part in use */
+	/* its two parts in use, below and above the random gap */
+	const uint8_t *stack_image_src, *stack_image_src_hi;
 	uint64_t stack_image_at, stack_image_len;
+	uint64_t stack_image_at_hi, stack_image_len_hi;
 	uint64_t stack_top;	/* the program's stack ends here */
 	uint64_t stack_end;	/* end of [stack] (0: not known) */
 	void *tramp;		/* xip_exec_jump, moved or copied */

@@ -322,7 +322,9 @@ int xip_exec_build_stack(void *mem, uint64_t addr, size_t size,
 	out->arg_start = p;
 	out->arg_end = p + alen;
 	put_strings(p + delta, in->argv, argc);
+	out->gap_hi = p;
 	p = (p - (in->pad & 0xfff)) & ~(uint64_t)15;
+	out->gap_lo = p;
 	if (plen) {
 		p -= plen;
 		platform = p;
