@@ -495,7 +495,14 @@ static int build_stack(struct xip_exec *ex, const char *const *argv,
 	ex->stack_top = top;
 	if (ex->own_stack && !end)
 		return xip_error(-EFAULT, "cannot find the top of the stack");
-	if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+	/*
+	 * own_stack: the stack is where execve(2) put the front end's, whose
+	 * arguments and environment (the program's, but for the marker) it
+	 * checked against the limit: nothing of it is ours any more, and the
+	 * program grows it under the limit as it would natively
+	 */
+	if (!ex->own_stack && getrlimit(RLIMIT_STACK, &rl) == 0 &&
+	    rl.rlim_cur != RLIM_INFINITY) {
 		if (!end || end - top + STACK_MIN > rl.rlim_cur)
 			return xip_error(-E2BIG, "stack limit (ulimit -s) %"
 					 PRIu64 " KiB too small",
