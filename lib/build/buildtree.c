@@ -197,18 +197,6 @@ struct bnames {
 	uint64_t compared;	/* names compared by lookups */
 };
 
-/* FNV-1a, 64 bits */
-static uint64_t name_hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	while (*s) {
-		h ^= (unsigned char)*s++;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
 static void names_drop(struct bnode *dir)
 {
 	if (!dir->names)
@@ -220,7 +208,7 @@ static void names_drop(struct bnode *dir)
 
 static void names_put(struct bnames *x, const struct bentry *kids, size_t i)
 {
-	size_t s = (size_t)name_hash(kids[i].name) & x->mask;
+	size_t s = (size_t)xip_fnv1a64(kids[i].name) & x->mask;
 
 	while (x->slot[s])
 		s = (s + 1) & x->mask;
@@ -271,7 +259,7 @@ static void names_add_last(struct bnode *dir)
 static struct bentry *names_find(struct bnode *dir, const char *name)
 {
 	struct bnames *x = dir->names;
-	size_t s = (size_t)name_hash(name) & x->mask;
+	size_t s = (size_t)xip_fnv1a64(name) & x->mask;
 
 	for (; x->slot[s]; s = (s + 1) & x->mask) {
 		struct bentry *e = &dir->kids[x->slot[s] - 1];

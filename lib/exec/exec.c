@@ -539,18 +539,8 @@ static int build_stack(struct xip_exec *ex, const char *const *argv,
 	if (!ret)
 		ret = xip_exec_build_stack(ex->stack_image, top - size, size,
 					   &in, out);
-	if (ret)
-		return ret;
-	/* what is below the random gap, and the strings above it: the gap
-	 * (up to 4 KiB, maybe a page of its own) is neither copied nor
-	 * touched, as execve(2) leaves it */
-	ex->stack_image_src = ex->stack_image + (out->sp - (top - size));
-	ex->stack_image_at = out->sp;
-	ex->stack_image_len = out->gap_lo - out->sp;
-	ex->stack_image_src_hi = ex->stack_image + (out->gap_hi - (top - size));
-	ex->stack_image_at_hi = out->gap_hi;
-	ex->stack_image_len_hi = top - out->gap_hi;
-	return 0;
+	ex->stack_image_size = size;
+	return ret;
 }
 
 /*
@@ -726,6 +716,25 @@ static int make_trampoline(struct xip_exec *ex)
 }
 
 /*
+ * own_stack: the program's stack to the top of [stack], where it was built
+ * for, in its two parts: below the random gap under its strings (vectors,
+ * random bytes, platform) and above it (the strings); the gap (up to 4
+ * KiB, maybe a page of its own) is neither copied nor touched, as
+ * execve(2) leaves it.
+ */
+__attribute__((no_sanitize("address", "undefined")))
+static void copy_stack_image(const struct xip_exec *ex,
+			     const struct xip_stack_out *st)
+{
+	uint64_t base = ex->stack_top - ex->stack_image_size;
+
+	xip_exec_raw_copy(st->gap_hi, ex->stack_image + (st->gap_hi - base),
+			  ex->stack_top - st->gap_hi);
+	xip_exec_raw_copy(st->sp, ex->stack_image + (st->sp - base),
+			  st->gap_lo - st->sp);
+}
+
+/*
  * The jump, its list of ranges on this frame, which the last range (the
  * stack above the program's) takes away once it is read: a frame of its
  * own, which the front end running on its own stack does not take.
@@ -770,10 +779,7 @@ static void teardown_and_jump(const struct xip_exec *ex,
 	 * stack, in [stack], which stays (the jump keeps the entry just
 	 * below the program's sp)
 	 */
-	xip_exec_raw_copy(ex->stack_image_at_hi, ex->stack_image_src_hi,
-			  ex->stack_image_len_hi);
-	xip_exec_raw_copy(ex->stack_image_at, ex->stack_image_src,
-			  ex->stack_image_len);
+	copy_stack_image(ex, st);
 	list = (struct xip_unmap *)(uintptr_t)((sp - 256 -
 		ex->nunmap * sizeof(*list)) & ~(uint64_t)15);
 	xip_exec_raw_copy((uint64_t)(uintptr_t)list, ex->unmap,

@@ -30,6 +30,7 @@
 
 #include "util/debug_int.h"
 #include "exec/exec_int.h"
+#include "util/xip_util.h"
 
 #define CACHE_MAGIC	"XIPEXEC1"
 #define CACHE_PREFIX	"trusted.xiptool.exec."
@@ -65,23 +66,17 @@ void xip_exec_cached_free(struct xip_exec_cached *c)
 int xip_exec_cached_log(struct xip_exec_cached *c, uint64_t off, size_t len,
 			const void *data, size_t got)
 {
-	struct xip_exec_read *r;
-	uint8_t *b;
-
 	if (len > UINT32_MAX || c->nbytes + got > CACHE_MAX)
 		return -EFBIG;
-	r = realloc(c->reads, (c->nreads + 1) * sizeof(*r));
-	if (!r)
+	if (xip_grow((void **)&c->reads, &c->reads_cap, c->nreads + 1,
+		     sizeof(*c->reads)) ||
+	    xip_grow((void **)&c->bytes, &c->bytes_cap, c->nbytes + got + 1, 1))
 		return -ENOMEM;
-	c->reads = r;
-	b = realloc(c->bytes, c->nbytes + got + 1);
-	if (!b)
-		return -ENOMEM;
-	c->bytes = b;
 	if (got)
-		memcpy(b + c->nbytes, data, got);
-	r[c->nreads++] = (struct xip_exec_read){ off, (uint32_t)len,
-						 (uint32_t)got, c->nbytes };
+		memcpy(c->bytes + c->nbytes, data, got);
+	c->reads[c->nreads++] = (struct xip_exec_read){ off, (uint32_t)len,
+						       (uint32_t)got,
+						       c->nbytes };
 	c->nbytes += got;
 	return 0;
 }
@@ -223,11 +218,9 @@ bad:
 static void cache_name(const char *path, char name[64])
 {
 	static const char hex[] = "0123456789abcdef";
-	uint64_t h = 14695981039346656037ULL;
+	uint64_t h = xip_fnv1a64(path);
 	size_t n = sizeof(CACHE_PREFIX) - 1;
 
-	for (const unsigned char *s = (const unsigned char *)path; *s; s++)
-		h = (h ^ *s) * 1099511628211ULL;
 	memcpy(name, CACHE_PREFIX, n);
 	for (int i = 15; i >= 0; i--, h >>= 4)
 		name[n + (size_t)i] = hex[h & 15];

@@ -125,6 +125,7 @@ struct xip_exec_cached {
 	size_t nreads, next;		/* @next: the one replay gives next */
 	uint8_t *bytes;
 	size_t nbytes;
+	size_t reads_cap, bytes_cap;	/* while logging (xip_grow) */
 };
 
 /*
@@ -185,12 +186,10 @@ struct xip_exec {
 	uint64_t page;
 	unsigned int block_size;	/* the image's */
 	bool own_stack;			/* xip_exec_opts.own_stack */
-	/* own_stack: the program's stack, built here, copied at the jump */
+	/* own_stack: the program's stack, built here for the @stack_image_size
+	 * bytes below stack_top, copied there at the jump */
 	uint8_t *stack_image;
-	/* its two parts in use, below and above the random gap */
-	const uint8_t *stack_image_src, *stack_image_src_hi;
-	uint64_t stack_image_at, stack_image_len;
-	uint64_t stack_image_at_hi, stack_image_len_hi;
+	size_t stack_image_size;
 	uint64_t stack_top;	/* the program's stack ends here */
 	uint64_t stack_end;	/* end of [stack] (0: not known) */
 	void *tramp;		/* xip_exec_jump, moved or copied */

@@ -151,6 +151,17 @@ int xip_map_shared(int fd, size_t len, int prot, const char *name,
 	return 0;
 }
 
+uint64_t xip_fnv1a64(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (*s) {
+		h ^= (unsigned char)*s++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
 int xip_grow(void **arr, size_t *cap, size_t need, size_t elsize)
 {
 	size_t max, ncap;

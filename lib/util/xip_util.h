@@ -97,6 +97,9 @@ int xip_map_shared(int fd, size_t len, int prot, const char *name,
  */
 int xip_grow(void **arr, size_t *cap, size_t need, size_t elsize);
 
+/* FNV-1a, 64 bits, of the string @s (hash tables, names derived from it). */
+uint64_t xip_fnv1a64(const char *s);
+
 /*
  * Writers stop at the next safe point, between two committed steps, once
  * *@flag is non-zero (set from a SIGINT/SIGTERM handler): the file
