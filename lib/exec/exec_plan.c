@@ -224,30 +224,39 @@ static bool str_sizes(const char *const *v, size_t limit, size_t *count,
 	return true;
 }
 
-/* Copy the strings of @v to @at (host address @mem_at); their start. */
-static uint64_t put_strings(uint64_t mem_at, const char *const *v, size_t n)
+/*
+ * The strings of @v (@n of them) copied to @mem_at, which is address
+ * @addr for the program, and the @n + 1 words of their pointer array
+ * (NULL last) written at @ptr_at: one pass, each string measured once,
+ * and strings that follow each other in memory (the kernel's, as execve
+ * left them) copied as one block.
+ */
+static void put_vector(uint64_t mem_at, uint64_t addr, uint64_t ptr_at,
+		       const char *const *v, size_t n)
 {
-	uint64_t start = mem_at;
+	const char *run = NULL;
+	uint64_t run_at = mem_at;
+	size_t run_len = 0;
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++, ptr_at += 8) {
 		size_t len = strlen(v[i]) + 1;
 
-		xip_exec_raw_copy(mem_at, v[i], len);
+		raw_store(ptr_at, addr);
+		if (run && v[i] == run + run_len) {
+			run_len += len;
+		} else {
+			if (run)
+				xip_exec_raw_copy(run_at, run, run_len);
+			run = v[i];
+			run_at = mem_at;
+			run_len = len;
+		}
 		mem_at += len;
+		addr += len;
 	}
-	return start;
-}
-
-/* Write the pointer array of the @n strings placed from @addr on. */
-static uint64_t put_pointers(uint64_t mem_at, uint64_t addr,
-			     const char *const *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++, mem_at += 8) {
-		raw_store(mem_at, addr);
-		addr += strlen(v[i]) + 1;
-	}
-	raw_store(mem_at, 0);
-	return mem_at + 8;
+	if (run_len)		/* the last block */
+		xip_exec_raw_copy(run_at, run, run_len);
+	raw_store(ptr_at, 0);
 }
 
 static uint64_t auxv_value(const struct xip_auxv *a, uint64_t execfn,
@@ -317,11 +326,9 @@ int xip_exec_build_stack(void *mem, uint64_t addr, size_t size,
 	p -= elen;
 	out->env_start = p;
 	out->env_end = p + elen;
-	put_strings(p + delta, in->envp, envc);
 	p -= alen;
 	out->arg_start = p;
 	out->arg_end = p + alen;
-	put_strings(p + delta, in->argv, argc);
 	out->gap_hi = p;
 	p = (p - (in->pad & 0xfff)) & ~(uint64_t)15;
 	out->gap_lo = p;
@@ -337,8 +344,11 @@ int xip_exec_build_stack(void *mem, uint64_t addr, size_t size,
 	p = (p - words * 8) & ~(uint64_t)15;
 	out->sp = p;
 	raw_store(p + delta, argc);
-	w = put_pointers(p + 8 + delta, out->arg_start, in->argv, argc);
-	w = put_pointers(w, out->env_start, in->envp, envc);
+	w = p + 8 + delta;
+	put_vector(out->arg_start + delta, out->arg_start, w, in->argv, argc);
+	w += (argc + 1) * 8;
+	put_vector(out->env_start + delta, out->env_start, w, in->envp, envc);
+	w += (envc + 1) * 8;
 	out->auxv = w - delta;
 	for (size_t i = 0; i < in->nauxv; i++) {
 		if (in->auxv[i].type == AT_PLATFORM && !plen)

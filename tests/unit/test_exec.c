@@ -274,6 +274,48 @@ static void test_stack_layout(void **state)
 	free(mem);
 }
 
+/*
+ * Strings that follow each other in memory (as execve leaves them) are
+ * copied as blocks, others one by one: every string arrives whole either
+ * way, in order, and the regions hold exactly their bytes.
+ */
+static void test_stack_strings_in_blocks(void **state)
+{
+	static const char block[] = "A=1\0BB=22\0CCC=333\0";
+	const char *apart = "APART=x";
+	const char *argv[] = { block + 4, block + 4, "z", NULL };
+	const char *envp[] = { block, block + 4, apart, block + 10, block + 4,
+			       block + 5, NULL };
+	static const char *const want[] = { "A=1", "BB=22", "APART=x",
+					    "CCC=333", "BB=22", "B=22" };
+	struct xip_stack_in in = { argv, envp, "/p", NULL, { 0 }, 0, NULL, 0 };
+	size_t size = 16 * 1024, off = 0;
+	uint8_t *mem = calloc(1, size);
+	uint64_t addr = 0x7ffd00000000ULL, sp;
+	struct xip_stack_out out;
+
+	(void)state;
+	assert_int_equal(xip_exec_build_stack(mem, addr, size, &in, &out), 0);
+	sp = out.sp;
+	assert_int_equal(word(mem, addr, sp), 3);
+	assert_string_equal(str(mem, addr, word(mem, addr, sp + 8)), "BB=22");
+	assert_string_equal(str(mem, addr, word(mem, addr, sp + 16)), "BB=22");
+	assert_string_equal(str(mem, addr, word(mem, addr, sp + 24)), "z");
+	assert_int_equal(out.arg_end - out.arg_start, 14);
+	assert_memory_equal(str(mem, addr, out.arg_start), "BB=22\0BB=22\0z",
+			    14);
+	for (size_t i = 0; i < 6; i++) {
+		uint64_t p = word(mem, addr, sp + 40 + 8 * i);
+
+		assert_int_equal(p, out.env_start + off);
+		assert_string_equal(str(mem, addr, p), want[i]);
+		off += strlen(want[i]) + 1;
+	}
+	assert_int_equal(word(mem, addr, sp + 40 + 8 * 6), 0);
+	assert_int_equal(out.env_end - out.env_start, off);
+	free(mem);
+}
+
 static void test_stack_limits(void **state)
 {
 	static char big[70000];
@@ -632,6 +674,7 @@ int main(void)
 		cmocka_unit_test(test_plan_bad_runs),
 		cmocka_unit_test(test_plan_host_programs),
 		cmocka_unit_test(test_stack_layout),
+		cmocka_unit_test(test_stack_strings_in_blocks),
 		cmocka_unit_test(test_stack_limits),
 		cmocka_unit_test(test_run_refuses_threads),
 		cmocka_unit_test(test_cache_round_trip),
