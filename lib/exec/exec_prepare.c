@@ -248,7 +248,8 @@ static int open_in_image(struct xip_exec *ex, struct exec_file *f,
 	int ret = -ENODATA;
 
 	f->fd = -1;
-	if (!abs || asprintf(&f->name, "%s", path) < 0) {
+	f->name = abs ? strdup(path) : NULL;
+	if (!f->name) {
 		free(abs);
 		return xip_error(-ENOMEM, "out of memory");
 	}
@@ -412,7 +413,9 @@ int xip_exec_prepare(struct xip_image *img, const struct xip_exec_opts *opts,
 	ex->prog.fd = ex->interp.fd = -1;
 	ex->execfn = strdup(opts->path);
 	base = strrchr(opts->path, '/');
-	snprintf(ex->comm, sizeof(ex->comm), "%s", base ? base + 1 : opts->path);
+	/* cut to what comm holds, as execve(2) cuts it */
+	xip_str_join(ex->comm, sizeof(ex->comm), base ? base + 1 : opts->path,
+		     NULL);
 	ret = ex->execfn ? 0 : xip_error(-ENOMEM, "out of memory");
 	if (!ret)
 		ret = open_in_image(ex, &ex->prog, opts->path,

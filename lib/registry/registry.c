@@ -47,15 +47,15 @@ static int rundir_path(char *buf, size_t len, uid_t euid)
 	int n;
 
 	if (env && *env)
-		n = snprintf(buf, len, "%s", env);
+		n = xip_str_join(buf, len, env, NULL);
 	else if (euid == 0)
-		n = snprintf(buf, len, "/run/xiptool");
+		n = xip_str_join(buf, len, "/run/xiptool", NULL);
 	else if ((env = getenv("XDG_RUNTIME_DIR")) && *env)
-		n = snprintf(buf, len, "%s/xiptool", env);
+		n = xip_str_join(buf, len, env, "/xiptool");
 	else
 		return xip_error(-ENOENT,
 				 "no run directory for the registry: set XDG_RUNTIME_DIR or XIPTOOL_RUNDIR");
-	if (n < 0 || (size_t)n >= len)
+	if (n)
 		return xip_error(-ENAMETOOLONG, "%s: run directory name too long",
 				 buf);
 	return 0;

@@ -162,6 +162,28 @@ uint64_t xip_fnv1a64(const char *s)
 	return h;
 }
 
+int xip_str_join(char *buf, size_t len, const char *a, const char *b)
+{
+	const char *part[2] = { a, b };
+	size_t o = 0;
+
+	if (!len)
+		return -ENAMETOOLONG;
+	for (size_t i = 0; i < 2 && part[i]; i++) {
+		const char *s = part[i];
+		size_t n = strlen(s), room = len - 1 - o;
+
+		memcpy(buf + o, s, n < room ? n : room);
+		o += n < room ? n : room;
+		if (n > room) {
+			buf[o] = '\0';
+			return -ENAMETOOLONG;
+		}
+	}
+	buf[o] = '\0';
+	return 0;
+}
+
 int xip_grow(void **arr, size_t *cap, size_t need, size_t elsize)
 {
 	size_t max, ncap;

@@ -101,6 +101,14 @@ int xip_grow(void **arr, size_t *cap, size_t need, size_t elsize);
 uint64_t xip_fnv1a64(const char *s);
 
 /*
+ * @a then @b (NULL: nothing) into @buf of @len bytes, terminated: 0, or
+ * -ENAMETOOLONG (@buf then holds what fit) when they do not fit.  What
+ * snprintf(buf, len, "%s%s", a, b) does, without printf's machinery on
+ * a path every `xiptool exec` takes.
+ */
+int xip_str_join(char *buf, size_t len, const char *a, const char *b);
+
+/*
  * Writers stop at the next safe point, between two committed steps, once
  * *@flag is non-zero (set from a SIGINT/SIGTERM handler): the file
  * operation returns -EINTR and the image can be closed clean.  NULL

@@ -558,6 +558,36 @@ static bool fd_open(int fd)
  * skipped.  Each case: which two of three descriptors opened one after
  * the other it closes (3: -1).
  */
+/* xip_str_join: both strings, one, nothing; what fits and no more. */
+static void test_str_join(void **state)
+{
+	const char *two = "ab";
+	char buf[8];
+
+	(void)state;
+	assert_int_equal(xip_str_join(buf, sizeof(buf), "/run", "/x"), 0);
+	assert_string_equal(buf, "/run/x");
+	assert_int_equal(xip_str_join(buf, sizeof(buf), "abc", NULL), 0);
+	assert_string_equal(buf, "abc");
+	/* the same string twice, given once or as two literals */
+	assert_int_equal(xip_str_join(buf, sizeof(buf), two, two), 0);
+	assert_string_equal(buf, "abab");
+	assert_int_equal(xip_str_join(buf, sizeof(buf), "", ""), 0);
+	assert_string_equal(buf, "");
+	/* seven bytes and the terminator fit exactly */
+	assert_int_equal(xip_str_join(buf, sizeof(buf), "abcd", "efg"), 0);
+	assert_string_equal(buf, "abcdefg");
+	assert_int_equal(xip_str_join(buf, sizeof(buf), "abcd", "efgh"),
+			 -ENAMETOOLONG);
+	assert_string_equal(buf, "abcdefg");
+	assert_int_equal(xip_str_join(buf, sizeof(buf), "abcdefghij", "x"),
+			 -ENAMETOOLONG);
+	assert_string_equal(buf, "abcdefg");
+	assert_int_equal(xip_str_join(buf, 0, "a", NULL), -ENAMETOOLONG);
+	assert_int_equal(xip_str_join(buf, 1, "a", NULL), -ENAMETOOLONG);
+	assert_string_equal(buf, "");
+}
+
 static void test_close_two(void **state)
 {
 	static const int cases[][2] = { { 1, 0 }, { 0, 1 }, { 0, 2 },
@@ -599,6 +629,7 @@ int main(void)
 		cmocka_unit_test(test_mount_point),
 		cmocka_unit_test(test_pids_each),
 		cmocka_unit_test(test_close_two),
+		cmocka_unit_test(test_str_join),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
