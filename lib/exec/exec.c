@@ -530,7 +530,10 @@ static int build_stack(struct xip_exec *ex, const char *const *argv,
 	 * at the jump (teardown_and_jump): the kernel's strings it is made
 	 * of lie there.
 	 */
-	ret = xip_exec_stack_bytes(&in, size, &size);
+	in.sizes = malloc((xip_exec_str_count(argv) + xip_exec_str_count(envp)) *
+				  sizeof(*in.sizes) + 1);
+	ret = in.sizes ? xip_exec_stack_bytes(&in, size, &size) :
+			 xip_error(-ENOMEM, "out of memory");
 	if (!ret) {
 		ex->stack_image = malloc(size);
 		if (!ex->stack_image)
@@ -539,6 +542,7 @@ static int build_stack(struct xip_exec *ex, const char *const *argv,
 	if (!ret)
 		ret = xip_exec_build_stack(ex->stack_image, top - size, size,
 					   &in, out);
+	free(in.sizes);
 	ex->stack_image_size = size;
 	return ret;
 }

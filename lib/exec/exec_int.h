@@ -78,6 +78,15 @@ struct xip_stack_in {
 	const struct xip_auxv *auxv;	/* without AT_NULL; AT_RANDOM,
 					 * AT_EXECFN, AT_PLATFORM are filled */
 	size_t nauxv;
+	/*
+	 * Optional room for a size a string of argv and envp:
+	 * xip_exec_stack_bytes() keeps them there, with their counts and
+	 * sums, and sets @sized, so that the build reads each string once
+	 * more only to copy it (a start's environment is measured once).
+	 */
+	size_t *sizes;
+	size_t argc, envc, alen, elen;
+	bool sized;
 };
 
 struct xip_stack_out {
@@ -102,9 +111,10 @@ int xip_exec_build_stack(void *mem, uint64_t addr, size_t size,
 			 const struct xip_stack_in *in,
 			 struct xip_stack_out *out);
 /* The @size xip_exec_build_stack() needs for @in at most (-E2BIG past
- * @limit bytes of strings). */
-int xip_exec_stack_bytes(const struct xip_stack_in *in, size_t limit,
-			 size_t *size);
+ * @limit bytes of strings); the strings' sizes kept in @in (sizes). */
+int xip_exec_stack_bytes(struct xip_stack_in *in, size_t limit, size_t *size);
+/* How many strings @v holds (NULL: none). */
+size_t xip_exec_str_count(const char *const *v);
 
 /* ---- what the loader read of an image for one path (exec_cache.c) ---- */
 

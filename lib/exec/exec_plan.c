@@ -208,8 +208,18 @@ static void raw_store(uint64_t dst, uint64_t val)
 	*(volatile uint64_t *)(uintptr_t)dst = val;
 }
 
+size_t xip_exec_str_count(const char *const *v)
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+/* Count and measure @v's strings, each size in @sizes when not NULL. */
 static bool str_sizes(const char *const *v, size_t limit, size_t *count,
-		      size_t *bytes)
+		      size_t *bytes, size_t *sizes)
 {
 	*count = 0;
 	*bytes = 0;
@@ -220,6 +230,8 @@ static bool str_sizes(const char *const *v, size_t limit, size_t *count,
 		if (n > limit || *bytes > limit - n)
 			return false;
 		*bytes += n;
+		if (sizes)
+			sizes[*count] = n;
 	}
 	return true;
 }
@@ -227,19 +239,19 @@ static bool str_sizes(const char *const *v, size_t limit, size_t *count,
 /*
  * The strings of @v (@n of them) copied to @mem_at, which is address
  * @addr for the program, and the @n + 1 words of their pointer array
- * (NULL last) written at @ptr_at: one pass, each string measured once,
- * and strings that follow each other in memory (the kernel's, as execve
- * left them) copied as one block.
+ * (NULL last) written at @ptr_at: one pass, each string measured once
+ * (or its size taken from @sizes), and strings that follow each other in
+ * memory (the kernel's, as execve left them) copied as one block.
  */
 static void put_vector(uint64_t mem_at, uint64_t addr, uint64_t ptr_at,
-		       const char *const *v, size_t n)
+		       const char *const *v, size_t n, const size_t *sizes)
 {
 	const char *run = NULL;
 	uint64_t run_at = mem_at;
 	size_t run_len = 0;
 
 	for (size_t i = 0; i < n; i++, ptr_at += 8) {
-		size_t len = strlen(v[i]) + 1;
+		size_t len = sizes ? sizes[i] : strlen(v[i]) + 1;
 
 		raw_store(ptr_at, addr);
 		if (run && v[i] == run + run_len) {
@@ -274,16 +286,24 @@ static uint64_t auxv_value(const struct xip_auxv *a, uint64_t execfn,
 	}
 }
 
-int xip_exec_stack_bytes(const struct xip_stack_in *in, size_t limit,
-			 size_t *size)
+int xip_exec_stack_bytes(struct xip_stack_in *in, size_t limit, size_t *size)
 {
 	size_t argc, envc, alen, elen, flen, plen, words;
 
+	in->sized = false;
 	if (!in->execfn || in->nauxv > 4096)
 		return xip_error(-EINVAL, "invalid stack request");
-	if (!str_sizes(in->argv, limit, &argc, &alen) ||
-	    !str_sizes(in->envp, limit, &envc, &elen))
+	if (!str_sizes(in->argv, limit, &argc, &alen, in->sizes) ||
+	    !str_sizes(in->envp, limit, &envc, &elen,
+		       in->sizes ? in->sizes + argc : NULL))
 		return xip_error(-E2BIG, "argument list too long");
+	if (in->sizes) {
+		in->argc = argc;
+		in->envc = envc;
+		in->alen = alen;
+		in->elen = elen;
+		in->sized = true;
+	}
 	flen = strlen(in->execfn) + 1;
 	plen = in->platform ? strlen(in->platform) + 1 : 0;
 	words = 1 + argc + 1 + envc + 1 + 2 * (in->nauxv + 1);
@@ -304,9 +324,15 @@ int xip_exec_build_stack(void *mem, uint64_t addr, size_t size,
 	memset(out, 0, sizeof(*out));
 	if (addr > UINT64_MAX - size || !in->execfn || in->nauxv > 4096)
 		return xip_error(-EINVAL, "invalid stack request");
-	if (!str_sizes(in->argv, size, &argc, &alen) ||
-	    !str_sizes(in->envp, size, &envc, &elen))
+	if (in->sized) {
+		argc = in->argc;
+		envc = in->envc;
+		alen = in->alen;
+		elen = in->elen;
+	} else if (!str_sizes(in->argv, size, &argc, &alen, NULL) ||
+		   !str_sizes(in->envp, size, &envc, &elen, NULL)) {
 		return xip_error(-E2BIG, "argument list too long");
+	}
 	flen = strnlen(in->execfn, size) + 1;
 	plen = in->platform ? strnlen(in->platform, size) + 1 : 0;
 	words = 1 + argc + 1 + envc + 1 + 2 * (in->nauxv + 1);
@@ -345,9 +371,11 @@ int xip_exec_build_stack(void *mem, uint64_t addr, size_t size,
 	out->sp = p;
 	raw_store(p + delta, argc);
 	w = p + 8 + delta;
-	put_vector(out->arg_start + delta, out->arg_start, w, in->argv, argc);
+	put_vector(out->arg_start + delta, out->arg_start, w, in->argv, argc,
+		   in->sized ? in->sizes : NULL);
 	w += (argc + 1) * 8;
-	put_vector(out->env_start + delta, out->env_start, w, in->envp, envc);
+	put_vector(out->env_start + delta, out->env_start, w, in->envp, envc,
+		   in->sized ? in->sizes + argc : NULL);
 	w += (envc + 1) * 8;
 	out->auxv = w - delta;
 	for (size_t i = 0; i < in->nauxv; i++) {

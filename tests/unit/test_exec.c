@@ -313,6 +313,29 @@ static void test_stack_strings_in_blocks(void **state)
 	}
 	assert_int_equal(word(mem, addr, sp + 40 + 8 * 6), 0);
 	assert_int_equal(out.env_end - out.env_start, off);
+
+	/* measured first, the sizes kept: the same stack, byte for byte */
+	{
+		size_t sizes[9], need;
+		uint8_t *again = calloc(1, size);
+		struct xip_stack_out out2;
+
+		assert_int_equal(xip_exec_str_count(argv), 3);
+		assert_int_equal(xip_exec_str_count(envp), 6);
+		in.sizes = sizes;
+		assert_int_equal(xip_exec_stack_bytes(&in, size, &need), 0);
+		assert_true(in.sized);
+		assert_int_equal(in.argc, 3);
+		assert_int_equal(in.envc, 6);
+		assert_int_equal(sizes[3], 4);	/* "A=1" */
+		assert_int_equal(sizes[8], 5);	/* "B=22" */
+		assert_true(need <= size);
+		assert_int_equal(xip_exec_build_stack(again, addr, size, &in,
+						      &out2), 0);
+		assert_memory_equal(&out, &out2, sizeof(out));
+		assert_memory_equal(mem, again, size);
+		free(again);
+	}
 	free(mem);
 }
 
