@@ -273,11 +273,11 @@ static int parse_field(struct xip_seg_entry *e, const struct field *f,
 	}
 }
 
-int xip_registry_parse(const char *text, struct xip_seg_entry *e)
+/* The record @text into @e (zeroed); @brief: only the entry's first fields. */
+static int parse_text(const char *text, struct xip_seg_entry *e, bool brief)
 {
 	size_t next = 0;
 
-	memset(e, 0, sizeof(*e));
 	/* a line at a time, each byte looked at once */
 	while (*text) {
 		const char *eq = text, *val, *end;
@@ -294,9 +294,12 @@ int xip_registry_parse(const char *text, struct xip_seg_entry *e)
 		if ((size_t)(end - val) >= XIP_PATH_MAX * 2)
 			return -EINVAL;
 		f = field_find(text, (size_t)(eq - text), &next);
-		/* unknown keys are ignored */
-		ret = f ? parse_field(e, f, val, (size_t)(end - val), escaped) :
-			  0;
+		/* unknown keys are ignored, and the rest in a brief read */
+		ret = f && (!brief || f->off <= offsetof(struct xip_seg_entry,
+							  path)) ?
+			      parse_field(e, f, val, (size_t)(end - val),
+					  escaped) :
+			      0;
 		if (ret)
 			return ret;
 		text = *end ? end + 1 : end;
@@ -307,4 +310,15 @@ int xip_registry_parse(const char *text, struct xip_seg_entry *e)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int xip_registry_parse(const char *text, struct xip_seg_entry *e)
+{
+	memset(e, 0, sizeof(*e));
+	return parse_text(text, e, false);
+}
+
+int xip_registry_parse_brief(const char *text, struct xip_seg_entry *e)
+{
+	return parse_text(text, e, true);
 }

@@ -402,7 +402,8 @@ int xip_registry_remove(const char *name)
  */
 #define STATE_FIRST 4096
 
-static int state_read(int dfd, const char *name, struct xip_seg_entry *e)
+static int state_read(int dfd, const char *name, struct xip_seg_entry *e,
+		      bool brief)
 {
 	size_t cap = STATE_FIRST;
 	char *text, *more;
@@ -443,7 +444,8 @@ static int state_read(int dfd, const char *name, struct xip_seg_entry *e)
 		return n == -EISDIR ? -EINVAL : (int)n;
 	}
 	text[n] = '\0';
-	ret = xip_registry_parse(text, e);
+	ret = brief ? xip_registry_parse_brief(text, e) :
+		      xip_registry_parse(text, e);
 	free(text);
 	return ret;
 }
@@ -519,33 +521,43 @@ static enum xip_entry_state entry_judge(const struct xip_seg_entry *e,
 
 /* ---- records -------------------------------------------------------------- */
 
-/* Read the record @name as it is, not judged yet. */
-static int record_read(const char *name, struct xip_seg_entry *e)
+/*
+ * Read the record @name as it is, not judged yet; @brief: into a zeroed
+ * @e, only what opening the segment reads (xip_registry_parse_brief).
+ * The directory's name on the heap: a page less of stack for exec, whose
+ * deepest frames are these.
+ */
+static int record_read(const char *name, struct xip_seg_entry *e, bool brief)
 {
-	char dir[XIP_PATH_MAX];
-	int dfd = state_dir(name, dir, sizeof(dir)), ret;
+	char *dir = malloc(XIP_PATH_MAX);
+	int dfd = dir ? state_dir(name, dir, XIP_PATH_MAX) :
+			xip_error(-ENOMEM, "out of memory"),
+	    ret;
 
-	if (dfd < 0)
+	if (dfd < 0) {
+		free(dir);
 		return dfd;
-	ret = state_read(dfd, name, e);
+	}
+	ret = state_read(dfd, name, e, brief);
 	if (ret == -ENOENT)
-		return xip_error(-ENOENT, "@%s: no attached segment of that name",
-				 name);
-	if (ret == -EINVAL)
-		return xip_error(-EUCLEAN, "%s/%s: damaged state file", dir,
-				 name);
-	if (ret)
-		return xip_error(ret, "%s/%s: %s", dir, name, strerror(-ret));
-	if (strcmp(e->name, name))
-		return xip_error(-EUCLEAN, "%s/%s: state file names '%s'", dir,
-				 name, e->name);
-	return 0;
+		ret = xip_error(-ENOENT, "@%s: no attached segment of that name",
+				name);
+	else if (ret == -EINVAL)
+		ret = xip_error(-EUCLEAN, "%s/%s: damaged state file", dir,
+				name);
+	else if (ret)
+		ret = xip_error(ret, "%s/%s: %s", dir, name, strerror(-ret));
+	else if (strcmp(e->name, name))
+		ret = xip_error(-EUCLEAN, "%s/%s: state file names '%s'", dir,
+				name, e->name);
+	free(dir);
+	return ret;
 }
 
 int xip_registry_read(const char *name, struct xip_seg_entry *e,
 		      enum xip_entry_state *state, bool probe)
 {
-	int ret = record_read(name, e);
+	int ret = record_read(name, e, false);
 
 	if (!ret)
 		*state = entry_judge(e, probe);
@@ -734,10 +746,12 @@ static int open_live(struct xip_seg_entry *e, struct stat *st, bool *locked)
 /*
  * xip_registry_open(), with the descriptor's fstat left in @st; @locked
  * as for open_entry_stat() (false where the record is judged first).
+ * @brief: @e is zeroed and only what opening reads is read of a live
+ * record (xip_registry_parse_brief).
  */
 static int registry_open_stat(const char *name, int oflags,
 			      struct xip_seg_entry *e, struct stat *st,
-			      bool *locked)
+			      bool *locked, bool brief)
 {
 	int ret = xip_registry_name_check(name);
 
@@ -747,7 +761,7 @@ static int registry_open_stat(const char *name, int oflags,
 		return xip_error(-ENOENT, "@%s: %s", name, xip_errmsg());
 	/* reading a record no attach holds: one open judges it */
 	if ((oflags & O_ACCMODE) == O_RDONLY) {
-		ret = record_read(name, e);
+		ret = record_read(name, e, brief);
 		if (ret)
 			return ret;
 		if (!e->attaching)
@@ -774,7 +788,7 @@ int xip_registry_open(const char *name, int oflags, struct xip_seg_entry *e)
 {
 	struct stat st;
 
-	return registry_open_stat(name, oflags, e, &st, NULL);
+	return registry_open_stat(name, oflags, e, &st, NULL, false);
 }
 
 /*
@@ -786,7 +800,8 @@ int xip_registry_open(const char *name, int oflags, struct xip_seg_entry *e)
 static int open_attached(const char *name, int flags,
 			 struct xip_seg **segp)
 {
-	struct xip_seg_entry *e = malloc(sizeof(*e));
+	/* zeroed for a brief read: its first bytes written, not 12 KiB */
+	struct xip_seg_entry *e = calloc(1, sizeof(*e));
 	bool write = flags & XIP_SEG_WRITE, locked = false;
 	struct stat st;
 	int fd;
@@ -801,7 +816,7 @@ static int open_attached(const char *name, int flags,
 	if (!fd)
 		fd = registry_open_stat(name, write ? O_RDWR : O_RDONLY, e,
 					&st, (flags & XIP_SEG_SHARED) && !write ?
-						     &locked : NULL);
+						     &locked : NULL, !write);
 	if (write && (fd == -EACCES || fd == -EPERM))
 		fd = xip_error(-EROFS, "@%s: read-only: %s", name,
 			       strerror(-fd));

@@ -98,6 +98,12 @@ int xip_registry_find(const char *what, struct xip_seg_entry *e);
 /* State file text: format and parse (exposed for the unit tests). */
 int xip_registry_format(const struct xip_seg_entry *e, char *buf, size_t len);
 int xip_registry_parse(const char *text, struct xip_seg_entry *e);
+/*
+ * Parse into @e, which the caller zeroed, only the fields that opening
+ * the segment reads (name to path, struct xip_seg_entry): the others
+ * stay 0.  The bytes of @e written are those of its first fields.
+ */
+int xip_registry_parse_brief(const char *text, struct xip_seg_entry *e);
 
 /* ------------------------------------------------------------------ */
 /* In use? (busy.c)                                                    */

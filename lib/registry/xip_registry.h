@@ -19,34 +19,39 @@
  * $XDG_RUNTIME_DIR/xiptool otherwise, $XIPTOOL_RUNDIR when set).
  */
 struct xip_seg_entry {
+	/*
+	 * First what opening the segment reads of its record, path last (a
+	 * start of `xiptool exec` writes only these bytes of the entry)
+	 */
 	char name[XIP_SEG_NAME_MAX + 1];
 	enum xip_seg_type type;
 	uint64_t size;			/* bytes of data in the segment */
-	char path[XIP_PATH_MAX];	/* the segment file (tmpfs, hugetlbfs) */
-	char image[XIP_PATH_MAX];	/* source image ("" for sn/en) */
-	char loop[64];			/* "/dev/loopN" or "" */
-	char file[XIP_PATH_MAX];	/* --file: the file inside the image */
-	uint64_t offset;		/* loop offset (--file) */
-	uint64_t sizelimit;		/* loop size limit (--file), 0: all */
-	char label[128];		/* from libblkid ("" when none) */
-	char uuid[64];
-	int64_t created;		/* seconds since the epoch */
+	/* exec maps a program's read-only pages at once (attach --populate) */
+	bool populate;
+	bool attaching;			/* claimed, being filled: not live */
+	pid_t pid;			/* the attaching process */
 	uid_t owner;
+	/* the segment file's identity at attach: what every use checks */
+	uint64_t seg_dev, seg_ino;
+	uid_t seg_uid;
+	char loop[64];			/* "/dev/loopN" or "" */
+	char path[XIP_PATH_MAX];	/* the segment file (tmpfs, hugetlbfs) */
+	/* the rest */
 	bool compressed;		/* the image was gzip-compressed */
 	/* admitted against a root hash (attach --root-hash) and sealed */
 	bool verified;
-	/* exec maps a program's read-only pages at once (attach --populate) */
-	bool populate;
 	/* the image's owner, group and st_mode at attach (what save gives
 	 * the file it writes); image_mode 0: no image file */
 	uid_t image_uid;
 	gid_t image_gid;
 	mode_t image_mode;
-	/* the segment file's identity at attach: what every use checks */
-	uint64_t seg_dev, seg_ino;
-	uid_t seg_uid;
-	bool attaching;			/* claimed, being filled: not live */
-	pid_t pid;			/* the attaching process */
+	int64_t created;		/* seconds since the epoch */
+	uint64_t offset;		/* loop offset (--file) */
+	uint64_t sizelimit;		/* loop size limit (--file), 0: all */
+	char label[128];		/* from libblkid ("" when none) */
+	char uuid[64];
+	char image[XIP_PATH_MAX];	/* source image ("" for sn/en) */
+	char file[XIP_PATH_MAX];	/* --file: the file inside the image */
 };
 
 /*

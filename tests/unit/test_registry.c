@@ -135,6 +135,39 @@ static void test_format_parse(void **state)
 	assert_int_equal(b.pid, 0x12345);
 	assert_int_equal(b.offset, 1ULL << 40);
 	assert_int_equal(b.created, 1700000000);
+	/*
+	 * a brief read: what opening the segment reads, into a zeroed entry,
+	 * the rest left 0; only the bytes up to the path's end written
+	 */
+	{
+		struct xip_seg_entry *c = malloc(sizeof(*c));
+		size_t end = offsetof(struct xip_seg_entry, path) +
+			     strlen(a.path) + 1;
+
+		memset(c, 0, sizeof(*c));
+		assert_int_equal(xip_registry_parse_brief(text, c), 0);
+		assert_string_equal(c->name, "seg");
+		assert_string_equal(c->path, a.path);
+		assert_string_equal(c->loop, "/dev/loop7");
+		assert_int_equal(c->type, XIP_SEGTYPE_SW);
+		assert_int_equal(c->size, 12345);
+		assert_true(c->populate);
+		assert_true(c->attaching);
+		assert_int_equal(c->pid, 0x12345);
+		assert_int_equal(c->owner, 1000);
+		assert_int_equal(c->seg_dev, (1ULL << 40) + 3);
+		assert_int_equal(c->seg_ino, (1ULL << 36) + 5);
+		assert_int_equal(c->seg_uid, 70000);
+		for (size_t i = end; i < sizeof(*c); i++)
+			if (((const unsigned char *)c)[i])
+				fail_msg("byte %zu past the path written", i);
+		/* a damaged record is refused as by the full read */
+		memset(c, 0, sizeof(*c));
+		assert_int_equal(xip_registry_parse_brief("name=x\ntype=zz\n"
+							  "path=/p\n", c),
+				 -EINVAL);
+		free(c);
+	}
 	a.attaching = false;
 	a.image_mode = 0;
 	a.verified = false;
