@@ -188,6 +188,28 @@ void xip_exec_raw_copy(uint64_t dst, const void *src, size_t len)
 	const uint8_t *s = src;
 	size_t i = 0;
 
+#if defined(__x86_64__)
+	/*
+	 * A string instruction for the long ones (the program's strings, its
+	 * stack, a bss page's tail): a few instructions for kilobytes, which
+	 * the loop below takes one store a word for
+	 */
+	if (len >= 64) {
+		void *p = (void *)(uintptr_t)dst;
+
+		if (s)
+			__asm__ volatile("rep movsb"
+					 : "+D"(p), "+S"(s), "+c"(len)
+					 :
+					 : "memory");
+		else
+			__asm__ volatile("rep stosb"
+					 : "+D"(p), "+c"(len)
+					 : "a"(0)
+					 : "memory");
+		return;
+	}
+#endif
 	/* bytes to an aligned address, then words, then the last bytes */
 	for (; i < len && ((dst + i) & 7); i++)
 		d[i] = s ? s[i] : 0;

@@ -339,6 +339,38 @@ static void test_stack_strings_in_blocks(void **state)
 	free(mem);
 }
 
+/*
+ * The loader's raw copy: every length at every alignment of source and
+ * destination, short and long (a string instruction from 64 bytes on
+ * x86_64), copying or clearing exactly its bytes and no others.
+ */
+static void test_raw_copy(void **state)
+{
+	static uint8_t src[512], dst[600], want[600];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)(i * 7 + 1);
+	for (size_t len = 0; len <= 300; len += len < 80 ? 1 : 37)
+		for (size_t da = 0; da < 8; da++)
+			for (size_t sa = 0; sa < 8; sa += 3)
+				for (int clear = 0; clear < 2; clear++) {
+					memset(dst, 0xa5, sizeof(dst));
+					memcpy(want, dst, sizeof(want));
+					if (clear)
+						memset(want + 16 + da, 0, len);
+					else
+						memcpy(want + 16 + da, src + sa,
+						       len);
+					xip_exec_raw_copy(
+						(uint64_t)(uintptr_t)(dst + 16 +
+								      da),
+						clear ? NULL : src + sa, len);
+					assert_memory_equal(dst, want,
+							    sizeof(dst));
+				}
+}
+
 static void test_stack_limits(void **state)
 {
 	static char big[70000];
@@ -698,6 +730,7 @@ int main(void)
 		cmocka_unit_test(test_plan_host_programs),
 		cmocka_unit_test(test_stack_layout),
 		cmocka_unit_test(test_stack_strings_in_blocks),
+		cmocka_unit_test(test_raw_copy),
 		cmocka_unit_test(test_stack_limits),
 		cmocka_unit_test(test_run_refuses_threads),
 		cmocka_unit_test(test_cache_round_trip),
