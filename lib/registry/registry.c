@@ -92,10 +92,11 @@ static uid_t registry_euid(void)
 }
 
 /* openat, not open: musl's open adds an fcntl for O_CLOEXEC */
-static int rundir_openat(const char *dir)
+/* @path_only: a descriptor only to look up in and fstat (O_PATH) */
+static int rundir_openat(const char *dir, bool path_only)
 {
-	return openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-			      O_CLOEXEC);
+	return openat(AT_FDCWD, dir, (path_only ? O_PATH : O_RDONLY) |
+			      O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
 /*
@@ -124,7 +125,7 @@ static int rundir_open_error(const char *dir, uid_t euid)
  * (no symlink, a directory), then fstat (ours, not writable by others).
  * Returns the descriptor; the path is left in @buf.
  */
-static int rundir_open(char *buf, size_t len)
+static int rundir_open_as(char *buf, size_t len, bool path_only)
 {
 	uid_t euid = registry_euid();
 	struct stat st;
@@ -132,13 +133,13 @@ static int rundir_open(char *buf, size_t len)
 
 	if (ret)
 		return ret;
-	fd = rundir_openat(buf);
+	fd = rundir_openat(buf, path_only);
 	if (fd < 0 && errno == ENOENT) {
 		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
 			return xip_error(-errno,
 					 "%s: cannot create run directory: %s",
 					 buf, strerror(errno));
-		fd = rundir_openat(buf);
+		fd = rundir_openat(buf, path_only);
 	}
 	if (fd < 0)
 		return rundir_open_error(buf, euid);
@@ -151,6 +152,11 @@ static int rundir_open(char *buf, size_t len)
 		return ret;
 	}
 	return fd;
+}
+
+static int rundir_open(char *buf, size_t len)
+{
+	return rundir_open_as(buf, len, false);
 }
 
 int xip_registry_dir(char *buf, size_t len)
@@ -530,9 +536,13 @@ static enum xip_entry_state entry_judge(const struct xip_seg_entry *e,
 static int record_read(const char *name, struct xip_seg_entry *e, bool brief)
 {
 	char *dir = malloc(XIP_PATH_MAX);
-	int dfd = dir ? state_dir(name, dir, XIP_PATH_MAX) :
+	int dfd = dir ? xip_registry_name_check(name) :
 			xip_error(-ENOMEM, "out of memory"),
 	    ret;
+
+	/* a directory only looked up in: O_PATH, cheaper to open and close */
+	if (!dfd)
+		dfd = rundir_open_as(dir, XIP_PATH_MAX, true);
 
 	if (dfd < 0) {
 		free(dir);
