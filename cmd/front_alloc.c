@@ -241,6 +241,12 @@ void *realloc(void *p, size_t n)
 	}
 	if (b->state == BLOCK_USED && align_up(n, ALIGN) <= room(b)) {
 		b->size = n;
+		/* the last block shrinks with the arena's end */
+		if (next_block(b) == arena_end()) {
+			b->units = (uint32_t)(align_up(n, ALIGN) / ALIGN);
+			used = (size_t)((unsigned char *)next_block(b) -
+					xip_front_arena);
+		}
 		return p;
 	}
 	/* the last block grows in place */

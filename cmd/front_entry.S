@@ -9,10 +9,10 @@
  * instead of a page fault each (about ten: musl relocating the front end
  * and setting up, the small variables, the allocator's first blocks):
  * from the first writable page (the writable segment begins with
- * .init_array) to the first XIP_FRONT_ARENA_HOT bytes of the allocator's
- * arena, which is the last of the bss (a common symbol, placed after
- * every .bss section).  The rest of the arena is left to fault in if a
- * start needs it.  Text and read-only data fault in as the kernel maps
+ * .init_array) to the page the first XIP_FRONT_ARENA_HOT bytes of the
+ * allocator's arena end in, the arena being the last of the bss (a common symbol, placed after every
+ * .bss section).  The rest of the arena is left to fault in if a start
+ * needs it.  Text and read-only data fault in as the kernel maps
  * them, a 64 KiB window a fault: a request for them would save less than
  * the system call it costs within exec's budget (native + 30).
  *
@@ -37,6 +37,7 @@ xip_front_entry:
 	lea	__init_array_start(%rip), %rdi
 	and	$-4096, %rdi
 	lea	xip_front_arena+XIP_FRONT_ARENA_HOT(%rip), %rsi
+	and	$-4096, %rsi	/* not the page the arena's hot bytes end in */
 	sub	%rdi, %rsi
 	mov	$MADV_POPULATE_WRITE, %edx
 	mov	$SYS_madvise, %eax
@@ -97,6 +98,7 @@ xip_front_entry:
 	adrp	x1, xip_front_arena
 	add	x1, x1, :lo12:xip_front_arena
 	add	x1, x1, #(XIP_FRONT_ARENA_HOT / 4096), lsl #12
+	bic	x1, x1, x13		/* not the page they end in */
 	sub	x1, x1, x0
 	mov	x2, #MADV_POPULATE_WRITE
 	mov	x8, #SYS_madvise

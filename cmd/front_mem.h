@@ -11,20 +11,21 @@
 #define XIP_FRONT_ARENA_SIZE	(256 * 1024)
 /*
  * its first bytes, which a start of `xiptool exec` writes (busybox from a
- * segment that keeps what the loader read, lib/exec/exec_cache.c: 17
- * KiB at most, the registry's record and its text while they are read;
- * the blocks given back are taken again), asked for by the entry point
- * with the writable pages before the arena; a multiple of 4 KiB.  A start
- * that reads the image (its metadata in windows of copies, lib/segment
- * XIP_SEG_COPY) takes the rest of its pages as it writes them.
+ * segment that keeps what the loader read, lib/exec/exec_cache.c: four
+ * pages; of the registry's entry, 12 KiB, only the first bytes are
+ * written, and the blocks given back are taken again), asked for by the
+ * entry point with the writable pages before the arena, up to the page
+ * they end in; a multiple of 4 KiB.  A start that reads the image (its
+ * metadata in windows of copies, lib/segment XIP_SEG_COPY), or whose
+ * environment is large, takes the rest of its pages as it writes them.
  */
-#define XIP_FRONT_ARENA_HOT	(20 * 1024)
+#define XIP_FRONT_ARENA_HOT	(16 * 1024)
 
 /*
  * its last bytes: the stack `xiptool exec` runs on (cmd/front.c), so
  * that the process's [stack] holds only what the kernel put there, over
  * which the loader builds the program's stack (lib/exec, own_stack); the
- * allocator keeps below it.  The loader takes about 20 KiB.
+ * allocator keeps below it.  The loader takes less than a page of it.
  */
 #define XIP_FRONT_STACK_SIZE	(64 * 1024)
 

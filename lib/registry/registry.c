@@ -406,7 +406,7 @@ int xip_registry_remove(const char *name)
  * regular file in it fails here (a directory) or has nothing to read (a
  * FIFO: opened without waiting) and fails to parse.
  */
-#define STATE_FIRST 4096
+#define STATE_FIRST 1024
 
 static int state_read(int dfd, const char *name, struct xip_seg_entry *e,
 		      bool brief)
@@ -543,6 +543,13 @@ static int record_read(const char *name, struct xip_seg_entry *e, bool brief)
 	/* a directory only looked up in: O_PATH, cheaper to open and close */
 	if (!dfd)
 		dfd = rundir_open_as(dir, XIP_PATH_MAX, true);
+	/* its name's buffer cut to the name: the record's text follows it */
+	if (dfd >= 0) {
+		char *cut = realloc(dir, strlen(dir) + 1);
+
+		if (cut)
+			dir = cut;
+	}
 
 	if (dfd < 0) {
 		free(dir);

@@ -361,7 +361,8 @@ musl_front() {
 	pg=$(getconf PAGESIZE)
 	rw=$(($(sym __init_array_start) & -pg))
 	# its first system call, before musl sets up its thread pointer: the
-	# writable pages from the first to the arena's first ones, granted;
+	# writable pages from the first to the page the arena's first hot
+	# bytes end in, granted;
 	# the jump unmaps the whole file but its first pages, up to and with
 	# the page of the jump's code (first in its text: its ELF headers and
 	# its last instructions), in one range; nothing of [stack], over whose
@@ -379,6 +380,6 @@ musl_front() {
 	[ "$l1" -eq "$((len - keep))" ]
 	base=$((a1 - keep))
 	diff "$BATS_TEST_TMPDIR/first" - <<-EOT
-		madvise($(printf '0x%x' $((base + rw))), $(($(sym xip_front_arena) + hot * 1024 - rw)), MADV_POPULATE_WRITE) = 0
+		madvise($(printf '0x%x' $((base + rw))), $(((($(sym xip_front_arena) + hot * 1024) & -pg) - rw)), MADV_POPULATE_WRITE) = 0
 	EOT
 }

@@ -136,6 +136,42 @@ static void test_realloc_bounds(void **state)
 	assert_true(front_alloc_own_only());
 }
 
+/*
+ * realloc to fewer bytes keeps a block where it is; the last block gives
+ * back the arena's end, so that the next block follows its new size, and
+ * a shrunk block inside the arena keeps its room.
+ */
+static void test_realloc_shrinks_last(void **state)
+{
+	unsigned char *a, *b, *c, *d, *e;
+
+	(void)state;
+	a = filled(4096, 0x11);
+	b = fa_realloc(a, 20);
+	assert_ptr_equal(b, a);
+	for (size_t i = 0; i < 20; i++)
+		assert_int_equal(b[i], 0x11);
+	c = filled(40, 0x22);
+	/* 20 bytes take 32 of the arena, then the next block's header */
+	assert_ptr_equal(c, a + 32 + 16);
+	d = filled(40, 0x33);
+	/* not the last block: it keeps its room, the one after it stays */
+	assert_ptr_equal(fa_realloc(c, 8), c);
+	e = filled(8, 0x44);
+	assert_ptr_equal(e, d + 48 + 16);
+	for (size_t i = 0; i < 40; i++)
+		assert_int_equal(d[i], 0x33);
+	assert_int_equal(b[19], 0x11);
+	fa_free(b);
+	fa_free(c);
+	fa_free(d);
+	fa_free(e);
+	/* all given back: the arena starts over */
+	a = fa_malloc(16);
+	assert_ptr_equal(a, xip_front_arena + 16);
+	fa_free(a);
+}
+
 /* A request the arena cannot hold gets a mapping of its own, which free
  * unmaps; the arena's blocks stay as they were. */
 static void test_malloc_past_arena(void **state)
@@ -196,6 +232,7 @@ int main(void)
 		cmocka_unit_test(test_calloc_clears_reused),
 		cmocka_unit_test(test_free_blocks_taken_again),
 		cmocka_unit_test(test_realloc_bounds),
+		cmocka_unit_test(test_realloc_shrinks_last),
 		cmocka_unit_test(test_malloc_past_arena),
 		cmocka_unit_test(test_alignment),
 	};
