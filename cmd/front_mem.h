@@ -11,15 +11,17 @@
 #define XIP_FRONT_ARENA_SIZE	(256 * 1024)
 /*
  * its first bytes, which a start of `xiptool exec` writes (busybox from a
- * segment that keeps what the loader read, lib/exec/exec_cache.c: four
+ * segment that keeps what the loader read, lib/exec/exec_cache.c: three
  * pages; of the registry's entry, 12 KiB, only the first bytes are
- * written, and the blocks given back are taken again), asked for by the
+ * written, and it is cut to them; the record's text and the run
+ * directory's name are on the stack; the blocks given back are taken
+ * again), asked for by the
  * entry point with the writable pages before the arena, up to the page
  * they end in; a multiple of 4 KiB.  A start that reads the image (its
  * metadata in windows of copies, lib/segment XIP_SEG_COPY), or whose
  * environment is large, takes the rest of its pages as it writes them.
  */
-#define XIP_FRONT_ARENA_HOT	(16 * 1024)
+#define XIP_FRONT_ARENA_HOT	(12 * 1024)
 
 /*
  * its last bytes: the stack `xiptool exec` runs on (cmd/front.c), so

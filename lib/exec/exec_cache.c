@@ -35,7 +35,7 @@
 #define CACHE_MAGIC	"XIPEXEC1"
 #define CACHE_PREFIX	"trusted.xiptool.exec."
 #define CACHE_MAX	65536	/* the kernel's largest attribute value */
-#define CACHE_FIRST	4096	/* read at once; a larger one is asked again */
+#define CACHE_FIRST	2048	/* read at once; a larger one is asked again */
 
 /* The fixed part of an entry, in the host's byte order. */
 struct cache_head {

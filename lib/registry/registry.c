@@ -401,7 +401,8 @@ int xip_registry_remove(const char *name)
 /*
  * Read record @name of the directory @dfd into @e; @dfd is closed with
  * the record's descriptor (xip_close_two: one system call on every exec).
- * A record fits in STATE_FIRST bytes, read without asking its size; the
+ * A record fits in STATE_FIRST bytes, read on the stack without asking
+ * its size (a start of exec allocates nothing for it); the
  * directory is ours and not writable by others, and what is not a
  * regular file in it fails here (a directory) or has nothing to read (a
  * FIFO: opened without waiting) and fails to parse.
@@ -411,8 +412,7 @@ int xip_registry_remove(const char *name)
 static int state_read(int dfd, const char *name, struct xip_seg_entry *e,
 		      bool brief)
 {
-	size_t cap = STATE_FIRST;
-	char *text, *more;
+	char first[STATE_FIRST], *text = first;
 	ssize_t n, m = 0;
 	int fd, ret;
 
@@ -423,36 +423,33 @@ static int state_read(int dfd, const char *name, struct xip_seg_entry *e,
 		close(dfd);
 		return ret;
 	}
-	text = malloc(cap);
-	if (!text) {
-		xip_close_two(dfd, fd);
-		return xip_error(-ENOMEM, "out of memory");
-	}
 	/* one read: short only at the end of a regular file */
 	do
-		n = read(fd, text, cap - 1);
+		n = read(fd, first, sizeof(first) - 1);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		n = -errno;
-	if (n == (ssize_t)cap - 1) {	/* a long one: the rest */
-		more = realloc(text, STATE_MAX);
-		if (more) {
-			text = more;
+	if (n == (ssize_t)sizeof(first) - 1) {	/* a long one: the rest */
+		text = malloc(STATE_MAX);
+		if (text) {
+			memcpy(text, first, (size_t)n);
 			m = xip_read_full(fd, text + n, STATE_MAX - 1 - (size_t)n);
 			n = m < 0 ? m : n + m;
 		} else {
+			text = first;
 			n = -ENOMEM;
 		}
 	}
 	xip_close_two(dfd, fd);
-	if (n < 0) {
-		free(text);
-		return n == -EISDIR ? -EINVAL : (int)n;
+	if (n >= 0) {
+		text[n] = '\0';
+		ret = brief ? xip_registry_parse_brief(text, e) :
+			      xip_registry_parse(text, e);
+	} else {
+		ret = n == -EISDIR ? -EINVAL : (int)n;
 	}
-	text[n] = '\0';
-	ret = brief ? xip_registry_parse_brief(text, e) :
-		      xip_registry_parse(text, e);
-	free(text);
+	if (text != first)
+		free(text);
 	return ret;
 }
 
@@ -530,29 +527,26 @@ static enum xip_entry_state entry_judge(const struct xip_seg_entry *e,
 /*
  * Read the record @name as it is, not judged yet; @brief: into a zeroed
  * @e, only what opening the segment reads (xip_registry_parse_brief).
- * The directory's name on the heap: a page less of stack for exec, whose
- * deepest frames are these.
+ * The run directory's name on the stack when it is short, else on the
+ * heap: exec's deepest frames are these, and they fit a page of stack.
  */
 static int record_read(const char *name, struct xip_seg_entry *e, bool brief)
 {
-	char *dir = malloc(XIP_PATH_MAX);
-	int dfd = dir ? xip_registry_name_check(name) :
-			xip_error(-ENOMEM, "out of memory"),
-	    ret;
+	char small[256], *dir = small;
+	int dfd = xip_registry_name_check(name), ret;
 
 	/* a directory only looked up in: O_PATH, cheaper to open and close */
 	if (!dfd)
-		dfd = rundir_open_as(dir, XIP_PATH_MAX, true);
-	/* its name's buffer cut to the name: the record's text follows it */
-	if (dfd >= 0) {
-		char *cut = realloc(dir, strlen(dir) + 1);
-
-		if (cut)
-			dir = cut;
+		dfd = rundir_open_as(small, sizeof(small), true);
+	if (dfd == -ENAMETOOLONG) {
+		xip_error_clear();
+		dir = malloc(XIP_PATH_MAX);
+		dfd = dir ? rundir_open_as(dir, XIP_PATH_MAX, true) :
+			    xip_error(-ENOMEM, "out of memory");
 	}
-
 	if (dfd < 0) {
-		free(dir);
+		if (dir != small)
+			free(dir);
 		return dfd;
 	}
 	ret = state_read(dfd, name, e, brief);
@@ -567,7 +561,8 @@ static int record_read(const char *name, struct xip_seg_entry *e, bool brief)
 	else if (strcmp(e->name, name))
 		ret = xip_error(-EUCLEAN, "%s/%s: state file names '%s'", dir,
 				name, e->name);
-	free(dir);
+	if (dir != small)
+		free(dir);
 	return ret;
 }
 
@@ -837,6 +832,19 @@ static int open_attached(const char *name, int flags,
 	if (write && (fd == -EACCES || fd == -EPERM))
 		fd = xip_error(-EROFS, "@%s: read-only: %s", name,
 			       strerror(-fd));
+	/*
+	 * A brief entry is cut to what was read of it, up to its path's end
+	 * (nothing past it is read from here on), so that what is allocated
+	 * next (the segment's names) follows those bytes, not 12 KiB later
+	 */
+	if (fd >= 0 && !write) {
+		struct xip_seg_entry *cut = realloc(
+			e, offsetof(struct xip_seg_entry, path) +
+				   strlen(e->path) + 1);
+
+		if (cut)
+			e = cut;
+	}
 	if (fd >= 0) {
 		XIP_DBG(REGISTRY, "@%s is %s (type %s)", name, e->path,
 			xip_seg_type_name(e->type));

@@ -397,6 +397,51 @@ static void test_long_record(void **state)
 	free(got);
 }
 
+/*
+ * A run directory whose name is longer than the stack buffer a record's
+ * read starts with: records are stored, got and opened as @NAME all the
+ * same, and a damaged one is named with the whole directory.
+ */
+static void test_long_rundir(void **state)
+{
+	struct xip_seg_entry *e = calloc(1, sizeof(*e));
+	const char *p = unit_path("segfile-longdir");
+	char dir[XIP_PATH_MAX], path[XIP_PATH_MAX + 16];
+	struct xip_seg *seg;
+	size_t n;
+
+	(void)state;
+	assert_non_null(e);
+	n = (size_t)snprintf(dir, sizeof(dir), "%s", unit_path("longrun"));
+	assert_int_equal(mkdir(dir, 0700), 0);
+	for (int level = 0; level < 3; level++) {
+		dir[n++] = '/';
+		for (int i = 0; i < 120; i++)
+			dir[n++] = (char)('a' + level);
+		dir[n] = '\0';
+		assert_int_equal(mkdir(dir, 0700), 0);
+	}
+	assert_true(strlen(dir) > 360);
+	setenv("XIPTOOL_RUNDIR", dir, 1);
+	unit_fill_file(p, 4096, 0);
+	entry_fill(e, "far", p);
+	e->type = XIP_SEGTYPE_SR;
+	assert_int_equal(xip_registry_store(e, XIP_REG_CREATE), 0);
+	memset(e, 0, sizeof(*e));
+	assert_int_equal(xip_registry_get("far", e), 0);
+	assert_string_equal(e->path, p);
+	assert_int_equal(xip_spec_open("@far", 0, &seg), 0);
+	xip_seg_close(seg);
+	snprintf(path, sizeof(path), "%s/adir", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_int_equal(xip_spec_open("@adir", 0, &seg), -EUCLEAN);
+	assert_non_null(strstr(xip_errmsg(), path));
+	rmdir(path);
+	assert_int_equal(xip_registry_remove("far"), 0);
+	unlink(p);
+	free(e);
+}
+
 static void test_rundir_checks(void **state)
 {
 	char buf[4096];
@@ -791,6 +836,7 @@ int main(void)
 		cmocka_unit_test(test_image_identity),
 		cmocka_unit_test_setup(test_add_get_list_remove, use_rundir),
 		cmocka_unit_test_setup(test_long_record, use_rundir),
+		cmocka_unit_test_setup(test_long_rundir, use_rundir),
 		cmocka_unit_test_setup(test_rundir_checks, use_rundir),
 		cmocka_unit_test_setup(test_attach_save_detach, use_rundir),
 		cmocka_unit_test(test_identity_parse),
