@@ -360,16 +360,16 @@ musl_front() {
 	[ $(($(sym _end) - $(sym xip_front_arena))) -le $((size * 1024 + 64)) ]
 	pg=$(getconf PAGESIZE)
 	rw=$(($(sym __init_array_start) & -pg))
-	# its first system call, before musl sets up its thread pointer: the
+	# its first system calls, before musl sets up its thread pointer: the
 	# writable pages from the first to the page the arena's first hot
-	# bytes end in, granted;
+	# bytes end in, then the text and read-only data, granted;
 	# the jump unmaps the whole file but its first pages, up to and with
 	# the page of the jump's code (first in its text: its ELF headers and
 	# its last instructions), in one range; nothing of [stack], over whose
 	# top the program's stack is built (the front end runs exec on a
 	# stack in its arena)
 	strace -o "$BATS_TEST_TMPDIR/tr" "$front" exec "$T/img" /bin/busybox true
-	sed -n 2p "$BATS_TEST_TMPDIR/tr" > "$BATS_TEST_TMPDIR/first"
+	sed -n 2,3p "$BATS_TEST_TMPDIR/tr" > "$BATS_TEST_TMPDIR/first"
 	len=$((($(sym _end) + pg - 1) & -pg))
 	keep=$((($(sym xip_exec_jump) & -pg) + pg))
 	[ "$keep" -le $((2 * pg)) ]
@@ -381,5 +381,6 @@ musl_front() {
 	base=$((a1 - keep))
 	diff "$BATS_TEST_TMPDIR/first" - <<-EOT
 		madvise($(printf '0x%x' $((base + rw))), $(((($(sym xip_front_arena) + hot * 1024) & -pg) - rw)), MADV_POPULATE_WRITE) = 0
+		madvise($(printf '0x%x' "$base"), $rw, MADV_POPULATE_READ) = 0
 	EOT
 }
