@@ -323,10 +323,13 @@ static int parse_exec_args(int argc, const char **argv, struct exec_args *a)
 
 int cmd_exec(int argc, const char **argv)
 {
+	/* a fresh front end's argv and environ are still execve's own */
 	struct xip_exec_opts opts = { .fresh = cmd_exec_fresh,
 				      .std_opened = cmd_exec_std_opened,
 				      .own_memory_only = FRONT_OWN_MEMORY,
-				      .own_stack = cmd_exec_own_stack };
+				      .own_stack = cmd_exec_own_stack,
+				      .initial_argv = argv,
+				      .initial_envp = (const char *const *)environ };
 	struct exec_args a = { 0 };
 	const char **pargv = NULL;
 	int rc, n;
@@ -368,10 +371,13 @@ out:
  */
 int cmd_exec_again(const char *value, const char **argv)
 {
+	/* a fresh front end's argv and environ are still execve's own */
 	struct xip_exec_opts opts = { .fresh = cmd_exec_fresh,
 				      .std_opened = cmd_exec_std_opened,
 				      .own_memory_only = FRONT_OWN_MEMORY,
-				      .own_stack = cmd_exec_own_stack };
+				      .own_stack = cmd_exec_own_stack,
+				      .initial_argv = argv,
+				      .initial_envp = (const char *const *)environ };
 	struct xip_exec_marker *m = malloc(sizeof(*m));
 	int rc;
 

@@ -472,6 +472,33 @@ static bool fresh_random(const struct xip_exec *ex, uint8_t random[16])
 }
 
 /*
+ * The strings execve(2) copied for a fresh process, in the order it
+ * copied them (arguments, environment; the file name it ran, AT_EXECFN,
+ * after them), into @in for the stack's builder: each one runs up to the
+ * next.  Nothing when they are not known, or not so laid out.
+ */
+static void kernel_strings(const struct xip_exec *ex, struct xip_stack_in *in,
+			   const char **list)
+{
+	const char *end = (const char *)getauxval(AT_EXECFN);
+	size_t n = 0;
+
+	for (size_t i = 0; ex->initial_argv && ex->initial_argv[i]; i++)
+		list[n++] = ex->initial_argv[i];
+	for (size_t i = 0; ex->initial_envp && ex->initial_envp[i]; i++)
+		list[n++] = ex->initial_envp[i];
+	if (!n || !end)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if ((uintptr_t)list[i] >= (uintptr_t)(i + 1 < n ? list[i + 1] :
+								  end))
+			return;
+	in->kstr = list;
+	in->nkstr = n;
+	in->kstr_end = end;
+}
+
+/*
  * Build the stack on the process's own [stack] mapping, STACK_GAP below
  * the current stack pointer, so that it stays the main stack of the
  * program (growing down to RLIMIT_STACK as usual).
@@ -485,6 +512,7 @@ static int build_stack(struct xip_exec *ex, const char *const *argv,
 	uint64_t top = (sp - STACK_GAP) & ~(ex->page - 1), end, size;
 	struct xip_auxv auxv[MAX_AUXV];
 	struct xip_stack_in in = { 0 };
+	const char **kstr;
 	struct rlimit rl;
 	int ret;
 
@@ -532,8 +560,13 @@ static int build_stack(struct xip_exec *ex, const char *const *argv,
 	 */
 	in.sizes = malloc((xip_exec_str_count(argv) + xip_exec_str_count(envp)) *
 				  sizeof(*in.sizes) + 1);
-	ret = in.sizes ? xip_exec_stack_bytes(&in, size, &size) :
-			 xip_error(-ENOMEM, "out of memory");
+	kstr = malloc((xip_exec_str_count(ex->initial_argv) +
+		       xip_exec_str_count(ex->initial_envp)) *
+			      sizeof(*kstr) + 1);
+	if (kstr)
+		kernel_strings(ex, &in, kstr);
+	ret = in.sizes && kstr ? xip_exec_stack_bytes(&in, size, &size) :
+				 xip_error(-ENOMEM, "out of memory");
 	if (!ret) {
 		ex->stack_image = malloc(size);
 		if (!ex->stack_image)
@@ -543,6 +576,7 @@ static int build_stack(struct xip_exec *ex, const char *const *argv,
 		ret = xip_exec_build_stack(ex->stack_image, top - size, size,
 					   &in, out);
 	free(in.sizes);
+	free(kstr);
 	ex->stack_image_size = size;
 	return ret;
 }

@@ -87,6 +87,16 @@ struct xip_stack_in {
 	size_t *sizes;
 	size_t argc, envc, alen, elen;
 	bool sized;
+	/*
+	 * Optional, @nkstr strings that follow each other in memory in this
+	 * order, each running up to the next one and the last up to
+	 * @kstr_end (execve(2)'s arguments, environment and file name): a
+	 * string of argv or envp that is one of them is sized by its
+	 * neighbour's address, not read.
+	 */
+	const char *const *kstr;
+	size_t nkstr;
+	const char *kstr_end;
 };
 
 struct xip_stack_out {
@@ -196,6 +206,8 @@ struct xip_exec {
 	uint64_t page;
 	unsigned int block_size;	/* the image's */
 	bool own_stack;			/* xip_exec_opts.own_stack */
+	/* with fresh: xip_exec_opts.initial_argv, initial_envp */
+	const char *const *initial_argv, *const *initial_envp;
 	/* own_stack: the program's stack, built here for the @stack_image_size
 	 * bytes below stack_top, copied there at the jump */
 	uint8_t *stack_image;

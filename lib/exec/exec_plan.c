@@ -239,15 +239,37 @@ size_t xip_exec_str_count(const char *const *v)
 	return n;
 }
 
+/*
+ * The size of string @s: from its neighbour in @in->kstr when it is one
+ * of those (looked for from *@at on, where the last one was found: argv
+ * and envp take them in order), else measured.
+ */
+static size_t str_size(const struct xip_stack_in *in, const char *s,
+		       size_t *at)
+{
+	size_t j = *at;
+
+	while (j < in->nkstr && (uintptr_t)in->kstr[j] < (uintptr_t)s)
+		j++;
+	if (j < in->nkstr && in->kstr[j] == s) {
+		*at = j + 1;
+		return (size_t)((j + 1 < in->nkstr ? in->kstr[j + 1] :
+						     in->kstr_end) - s);
+	}
+	return strlen(s) + 1;
+}
+
 /* Count and measure @v's strings, each size in @sizes when not NULL. */
-static bool str_sizes(const char *const *v, size_t limit, size_t *count,
-		      size_t *bytes, size_t *sizes)
+static bool str_sizes(const struct xip_stack_in *in, const char *const *v,
+		      size_t limit, size_t *count, size_t *bytes,
+		      size_t *sizes, size_t *at)
 {
 	*count = 0;
 	*bytes = 0;
 	for (; v && v[*count]; (*count)++) {
 		/* C strings, of execve's at most 128 KiB each */
-		size_t n = strlen(v[*count]) + 1;
+		size_t n = sizes ? str_size(in, v[*count], at) :
+				   strlen(v[*count]) + 1;
 
 		if (n > limit || *bytes > limit - n)
 			return false;
@@ -310,14 +332,14 @@ static uint64_t auxv_value(const struct xip_auxv *a, uint64_t execfn,
 
 int xip_exec_stack_bytes(struct xip_stack_in *in, size_t limit, size_t *size)
 {
-	size_t argc, envc, alen, elen, flen, plen, words;
+	size_t argc, envc, alen, elen, flen, plen, words, at = 0;
 
 	in->sized = false;
 	if (!in->execfn || in->nauxv > 4096)
 		return xip_error(-EINVAL, "invalid stack request");
-	if (!str_sizes(in->argv, limit, &argc, &alen, in->sizes) ||
-	    !str_sizes(in->envp, limit, &envc, &elen,
-		       in->sizes ? in->sizes + argc : NULL))
+	if (!str_sizes(in, in->argv, limit, &argc, &alen, in->sizes, &at) ||
+	    !str_sizes(in, in->envp, limit, &envc, &elen,
+		       in->sizes ? in->sizes + argc : NULL, &at))
 		return xip_error(-E2BIG, "argument list too long");
 	if (in->sizes) {
 		in->argc = argc;
@@ -351,8 +373,8 @@ int xip_exec_build_stack(void *mem, uint64_t addr, size_t size,
 		envc = in->envc;
 		alen = in->alen;
 		elen = in->elen;
-	} else if (!str_sizes(in->argv, size, &argc, &alen, NULL) ||
-		   !str_sizes(in->envp, size, &envc, &elen, NULL)) {
+	} else if (!str_sizes(in, in->argv, size, &argc, &alen, NULL, NULL) ||
+		   !str_sizes(in, in->envp, size, &envc, &elen, NULL, NULL)) {
 		return xip_error(-E2BIG, "argument list too long");
 	}
 	flen = strnlen(in->execfn, size) + 1;

@@ -409,6 +409,10 @@ int xip_exec_prepare(struct xip_image *img, const struct xip_exec_opts *opts,
 	ex->std_opened = opts->std_opened;
 	ex->own_memory_only = opts->own_memory_only;
 	ex->own_stack = opts->fresh && opts->own_stack;
+	if (opts->fresh) {
+		ex->initial_argv = opts->initial_argv;
+		ex->initial_envp = opts->initial_envp;
+	}
 	ex->page = (uint64_t)xip_host_page_size();
 	ex->prog.fd = ex->interp.fd = -1;
 	ex->execfn = strdup(opts->path);

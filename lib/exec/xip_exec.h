@@ -139,6 +139,15 @@ struct xip_exec_opts {
 	 * of [stack] is unmapped.
 	 */
 	bool own_stack;
+	/*
+	 * With @fresh: the process's argument vector (or a tail of it) and
+	 * its environment as execve(2) left them, strings and vectors
+	 * untouched (NULL: not known).  The kernel copied those strings one
+	 * after the other, the file name it ran last (AT_EXECFN), so that
+	 * the program's stack takes each of them by its neighbour's address
+	 * instead of measuring it.
+	 */
+	const char *const *initial_argv, *const *initial_envp;
 };
 
 /* What xip_exec_prepare() found; read-only for callers. */

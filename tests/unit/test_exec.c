@@ -340,6 +340,69 @@ static void test_stack_strings_in_blocks(void **state)
 }
 
 /*
+ * The strings execve(2) copied, sized by their neighbours' addresses
+ * (xip_stack_in.kstr): the same stack, byte for byte, as when each one is
+ * measured, with the arguments' tail, an environment entry replaced by
+ * another string (whose old bytes are not copied), one added and an
+ * argument given out of order; and a kernel string that runs up to its
+ * neighbour is copied whole, its bytes past its first NUL too.
+ */
+static void test_stack_kernel_strings(void **state)
+{
+	static const char block[] = "xiptool\0exec\0@s\0/bin/p\0arg\0"
+				    "A=1\0SECRET=2\0C=3\0/usr/bin/xiptool";
+	const char *k[] = { block, block + 8, block + 13, block + 16,
+			    block + 23, block + 27, block + 31, block + 40 };
+	const char *end = block + 44;
+	const char *argv[] = { k[3], k[4], k[1], NULL };
+	const char *envp[] = { k[5], "SECRET=x", k[7], "MARK=1", NULL };
+	struct xip_stack_in in = { argv, envp, "/bin/p", NULL, { 0 }, 0, NULL,
+				   0 };
+	size_t size = 8192, need, sizes[7];
+	uint8_t *a = calloc(1, size), *b = calloc(1, size);
+	uint64_t addr = 0x7ffd00000000ULL;
+	struct xip_stack_out oa, ob;
+
+	(void)state;
+	assert_int_equal(xip_exec_build_stack(a, addr, size, &in, &oa), 0);
+	in.sizes = sizes;
+	in.kstr = k;
+	in.nkstr = 8;
+	in.kstr_end = end;
+	assert_int_equal(xip_exec_stack_bytes(&in, size, &need), 0);
+	assert_int_equal(sizes[0], 7);	/* "/bin/p" up to "arg" */
+	assert_int_equal(sizes[2], 5);	/* "exec", found after the others */
+	assert_int_equal(sizes[5], 4);	/* "C=3" up to the file name */
+	assert_int_equal(xip_exec_build_stack(b, addr, size, &in, &ob), 0);
+	assert_memory_equal(&oa, &ob, sizeof(oa));
+	assert_memory_equal(a, b, size);
+	assert_null(memmem(b, size, "SECRET=2", 8));
+	/* a string with a NUL inside its span: all of its bytes go */
+	{
+		static const char odd[] = "P=1\0junk\0Q=2\0/x";
+		const char *kk[] = { odd, odd + 9 };
+		const char *env2[] = { kk[0], kk[1], NULL };
+		const char *arg2[] = { NULL };
+		struct xip_stack_in i2 = { arg2, env2, "/x", NULL, { 0 }, 0,
+					   NULL, 0 };
+
+		i2.sizes = sizes;
+		i2.kstr = kk;
+		i2.nkstr = 2;
+		i2.kstr_end = odd + 13;
+		assert_int_equal(xip_exec_stack_bytes(&i2, size, &need), 0);
+		assert_int_equal(sizes[0], 9);
+		memset(b, 0, size);
+		assert_int_equal(xip_exec_build_stack(b, addr, size, &i2, &ob),
+				 0);
+		assert_int_equal(ob.env_end - ob.env_start, 13);
+		assert_memory_equal(b + (ob.env_start - addr), odd, 13);
+	}
+	free(a);
+	free(b);
+}
+
+/*
  * The loader's raw copy: every length at every alignment of source and
  * destination, short and long (a string instruction from 64 bytes on
  * x86_64), copying or clearing exactly its bytes and no others.
@@ -730,6 +793,7 @@ int main(void)
 		cmocka_unit_test(test_plan_host_programs),
 		cmocka_unit_test(test_stack_layout),
 		cmocka_unit_test(test_stack_strings_in_blocks),
+		cmocka_unit_test(test_stack_kernel_strings),
 		cmocka_unit_test(test_raw_copy),
 		cmocka_unit_test(test_stack_limits),
 		cmocka_unit_test(test_run_refuses_threads),
