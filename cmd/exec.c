@@ -276,6 +276,10 @@ static int parse_exec_args(int argc, const char **argv, struct exec_args *a)
 		msg_error("out of memory");
 		return EXIT_CANNOT_EXEC;
 	}
+	/* no option at all (IMAGE first): where getopt would stop, unasked */
+	optind = 1;
+	if (argc > 1 && argv[1][0] != '-')
+		goto done;
 	opterr = 0;
 	optind = 0;		/* a fresh start, in glibc and musl alike */
 	for (;;) {
@@ -314,6 +318,7 @@ static int parse_exec_args(int argc, const char **argv, struct exec_args *a)
 			exit(EXIT_OK);
 		}
 	}
+done:
 	a->first = optind;
 	if (argc - optind < 2)
 		return cmd_usage_error("missing argument (usage: xiptool %s %s)",
