@@ -59,6 +59,7 @@ static size_t used;		/* bytes of the arena handed out */
 static size_t dirty;		/* bytes of the arena ever handed out */
 static size_t maps_live;	/* blocks with a mapping of their own */
 static size_t nfree;		/* arena blocks given back, not taken again */
+static size_t free_from;	/* no free block starts before this offset */
 
 static struct block *block_of(void *p)
 {
@@ -107,11 +108,19 @@ static void *map_block(size_t n)
  */
 static struct block *take_free(size_t want)
 {
-	for (struct block *b = (struct block *)xip_front_arena; b < arena_end();
-	     b = next_block(b)) {
+	bool first = true;
+
+	for (struct block *b = (struct block *)(xip_front_arena + free_from);
+	     b < arena_end(); b = next_block(b)) {
 		size_t rest;
 
-		if (b->state != BLOCK_FREE || room(b) < want)
+		if (b->state != BLOCK_FREE)
+			continue;
+		/* the blocks before the first free one stay in use */
+		if (first)
+			free_from = (size_t)((unsigned char *)b - xip_front_arena);
+		first = false;
+		if (room(b) < want)
 			continue;
 		rest = room(b) - want;
 		if (rest >= sizeof(struct block) + ALIGN) {
@@ -200,6 +209,8 @@ void free(void *p)
 	}
 	b->state = BLOCK_FREE;
 	nfree++;
+	if ((size_t)((unsigned char *)b - xip_front_arena) < free_from)
+		free_from = (size_t)((unsigned char *)b - xip_front_arena);
 	/* one free block for a free one after it */
 	n = next_block(b);
 	if (n < arena_end() && n->state == BLOCK_FREE) {

@@ -113,6 +113,40 @@ static void test_free_blocks_taken_again(void **state)
 	assert_true(front_alloc_own_only());
 }
 
+/*
+ * The search for a free block starts at the first one: a block given
+ * back before it, or after it, is found; the first fit is still the
+ * lowest one.
+ */
+static void test_free_blocks_in_any_order(void **state)
+{
+	unsigned char *a, *b, *c, *d, *x;
+
+	(void)state;
+	a = filled(32, 1);
+	b = filled(32, 2);
+	c = filled(32, 3);
+	d = filled(32, 4);		/* keeps the arena's end */
+	fa_free(c);
+	x = filled(32, 5);
+	assert_ptr_equal(x, c);
+	fa_free(a);			/* before the last one found */
+	x = filled(32, 6);
+	assert_ptr_equal(x, a);
+	fa_free(c);
+	fa_free(b);			/* b and c: one block, after a */
+	x = filled(48, 7);
+	assert_ptr_equal(x, b);
+	for (size_t i = 0; i < 32; i++)
+		assert_int_equal(d[i], 4);
+	fa_free(x);
+	fa_free(a);
+	fa_free(d);
+	a = fa_malloc(16);
+	assert_ptr_equal(a, xip_front_arena + 16);
+	fa_free(a);
+}
+
 /* realloc of the last block grows in place while the arena holds it, and
  * moves to a mapping of its own, contents kept, when it does not. */
 static void test_realloc_bounds(void **state)
@@ -231,6 +265,7 @@ int main(void)
 		cmocka_unit_test(test_calloc_overflow),
 		cmocka_unit_test(test_calloc_clears_reused),
 		cmocka_unit_test(test_free_blocks_taken_again),
+		cmocka_unit_test(test_free_blocks_in_any_order),
 		cmocka_unit_test(test_realloc_bounds),
 		cmocka_unit_test(test_realloc_shrinks_last),
 		cmocka_unit_test(test_malloc_past_arena),
