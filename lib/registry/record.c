@@ -57,25 +57,29 @@ int xip_registry_format(const struct xip_seg_entry *e, char *buf, size_t len)
 {
 	struct sbuf sb = { buf, len, 0, false };
 
+	/* first what opening the segment reads (a brief read stops there) */
 	sb_str(&sb, "name", e->name);
 	sb_str(&sb, "type", xip_seg_type_name(e->type));
 	sb_num(&sb, "size", (int64_t)e->size);
+	sb_num(&sb, "populate", e->populate);
+	sb_str(&sb, "state", e->attaching ? "attaching" : "attached");
+	if (e->attaching)
+		sb_num(&sb, "pid", (int64_t)e->pid);
+	sb_num(&sb, "owner", (int64_t)e->owner);
+	sb_num(&sb, "dev", (int64_t)e->seg_dev);
+	sb_num(&sb, "ino", (int64_t)e->seg_ino);
+	sb_num(&sb, "fileuid", (int64_t)e->seg_uid);
+	sb_str(&sb, "loop", e->loop);
 	sb_str(&sb, "path", e->path);
 	sb_str(&sb, "image", e->image);
 	sb_num(&sb, "compressed", e->compressed);
 	sb_num(&sb, "verified", e->verified);
-	sb_num(&sb, "populate", e->populate);
-	sb_str(&sb, "loop", e->loop);
 	sb_str(&sb, "file", e->file);
 	sb_num(&sb, "offset", (int64_t)e->offset);
 	sb_num(&sb, "sizelimit", (int64_t)e->sizelimit);
 	sb_str(&sb, "label", e->label);
 	sb_str(&sb, "uuid", e->uuid);
 	sb_num(&sb, "created", e->created);
-	sb_num(&sb, "owner", (int64_t)e->owner);
-	sb_num(&sb, "dev", (int64_t)e->seg_dev);
-	sb_num(&sb, "ino", (int64_t)e->seg_ino);
-	sb_num(&sb, "fileuid", (int64_t)e->seg_uid);
 	if (e->image_mode) {
 		char mode[16];
 
@@ -85,9 +89,6 @@ int xip_registry_format(const struct xip_seg_entry *e, char *buf, size_t len)
 			 (unsigned int)e->image_mode);
 		sb_str(&sb, "imagemode", mode);
 	}
-	sb_str(&sb, "state", e->attaching ? "attaching" : "attached");
-	if (e->attaching)
-		sb_num(&sb, "pid", (int64_t)e->pid);
 	if (len)
 		buf[sb.used] = '\0';
 	if (sb.overflow)
@@ -153,6 +154,7 @@ static int parse_digits(const char *v, size_t n, unsigned int base,
 }
 
 /* What a record's key names in the entry, and how its value is read. */
+#define NFIELDS_MAX 32
 enum field_kind { F_STR, F_NUM, F_TYPE, F_STATE, F_MODE };
 
 #define FIELD(k, kind, m)                                               \
@@ -165,31 +167,35 @@ static const struct field {
 	enum field_kind kind;
 	size_t off, len;
 } fields[] = {
+	/* in the order records are written (xip_registry_format) */
 	FIELD("name", F_STR, name),
 	FIELD("type", F_TYPE, type),
 	FIELD("size", F_NUM, size),
+	FIELD("populate", F_NUM, populate),
+	FIELD("state", F_STATE, attaching),
+	FIELD("pid", F_NUM, pid),
+	FIELD("owner", F_NUM, owner),
+	FIELD("dev", F_NUM, seg_dev),
+	FIELD("ino", F_NUM, seg_ino),
+	FIELD("fileuid", F_NUM, seg_uid),
+	FIELD("loop", F_STR, loop),
 	FIELD("path", F_STR, path),
 	FIELD("image", F_STR, image),
 	FIELD("compressed", F_NUM, compressed),
 	FIELD("verified", F_NUM, verified),
-	FIELD("populate", F_NUM, populate),
-	FIELD("loop", F_STR, loop),
 	FIELD("file", F_STR, file),
 	FIELD("offset", F_NUM, offset),
 	FIELD("sizelimit", F_NUM, sizelimit),
 	FIELD("label", F_STR, label),
 	FIELD("uuid", F_STR, uuid),
 	FIELD("created", F_NUM, created),
-	FIELD("owner", F_NUM, owner),
-	FIELD("dev", F_NUM, seg_dev),
-	FIELD("ino", F_NUM, seg_ino),
-	FIELD("fileuid", F_NUM, seg_uid),
-	FIELD("pid", F_NUM, pid),
 	FIELD("imageuid", F_NUM, image_uid),
 	FIELD("imagegid", F_NUM, image_gid),
 	FIELD("imagemode", F_MODE, image_mode),
-	FIELD("state", F_STATE, attaching),
 };
+
+_Static_assert(NFIELDS_MAX >= sizeof(fields) / sizeof(fields[0]),
+	       "a bit a field");
 
 /* Store @v in @f's field: a flag is set by any value but 0. */
 static void num_field_set(struct xip_seg_entry *e, const struct field *f,
@@ -274,8 +280,34 @@ static int parse_field(struct xip_seg_entry *e, const struct field *f,
 }
 
 /* The record @text into @e (zeroed); @brief: only the entry's first fields. */
+/* Does field @f belong to a brief read (the entry's first, through path)? */
+static bool brief_field(const struct field *f)
+{
+	return f->off <= offsetof(struct xip_seg_entry, path);
+}
+
+/*
+ * The fields a brief read reads, as bits of their indexes; the pid's in
+ * *@pid.  Every record has them (the attaching process's pid while it is
+ * attaching), and xip_registry_format() writes them first.
+ */
+static unsigned int brief_fields(unsigned int *pid)
+{
+	unsigned int all = 0;
+
+	*pid = 0;
+	for (size_t i = 0; i < NFIELDS; i++) {
+		if (brief_field(&fields[i]))
+			all |= 1U << i;
+		if (fields[i].off == offsetof(struct xip_seg_entry, pid))
+			*pid = 1U << i;
+	}
+	return all;
+}
+
 static int parse_text(const char *text, struct xip_seg_entry *e, bool brief)
 {
+	unsigned int seen = 0, pid = 0, want = brief ? brief_fields(&pid) : 0;
 	size_t next = 0;
 
 	/* a line at a time, each byte looked at once */
@@ -295,14 +327,19 @@ static int parse_text(const char *text, struct xip_seg_entry *e, bool brief)
 			return -EINVAL;
 		f = field_find(text, (size_t)(eq - text), &next);
 		/* unknown keys are ignored, and the rest in a brief read */
-		ret = f && (!brief || f->off <= offsetof(struct xip_seg_entry,
-							  path)) ?
+		ret = f && (!brief || brief_field(f)) ?
 			      parse_field(e, f, val, (size_t)(end - val),
 					  escaped) :
 			      0;
 		if (ret)
 			return ret;
 		text = *end ? end + 1 : end;
+		/* a brief read stops once it has what it reads */
+		if (brief && f && brief_field(f)) {
+			seen |= 1U << (f - fields);
+			if ((seen | (e->attaching ? 0 : pid)) == want)
+				break;
+		}
 	}
 	if (xip_registry_name_check(e->name) || e->type == XIP_SEGTYPE_NONE ||
 	    !e->path[0]) {

@@ -232,6 +232,53 @@ static void test_format_parse(void **state)
 }
 
 /* The image's owner, group and mode: kept in octal, absent without one. */
+/*
+ * A brief read stops once it has read the fields opening reads, which
+ * records have first: what follows is not read (a full read still finds
+ * it damaged); a record of the former order, those fields last, is read
+ * through.
+ */
+static void test_brief_stops(void **state)
+{
+	static const char *rest = "image=/i.img\ngarbage\n";
+	static const char *old =
+		"name=old\ntype=sr\nsize=7\npath=/p\nimage=/i\n"
+		"populate=1\nloop=\nowner=0\ndev=5\nino=6\nfileuid=0\n"
+		"state=attached\n";
+	struct xip_seg_entry *e = calloc(1, sizeof(*e));
+	char text[4096];
+	int n;
+
+	(void)state;
+	assert_non_null(e);
+	entry_fill(e, "brief", "/seg/path");
+	e->seg_dev = 9;
+	e->seg_ino = 10;
+	n = xip_registry_format(e, text, sizeof(text));
+	assert_true(n > 0);
+	/* the brief fields first: path's line ends them */
+	assert_non_null(strstr(text, "path=/seg/path\nimage="));
+	*strstr(text, "\nimage=") = '\0';
+	strcat(text, "\n");
+	strcat(text, rest);
+	assert_int_equal(xip_registry_parse(text, e), -EINVAL);
+	memset(e, 0, sizeof(*e));
+	assert_int_equal(xip_registry_parse_brief(text, e), 0);
+	assert_string_equal(e->path, "/seg/path");
+	assert_int_equal(e->seg_ino, 10);
+	assert_string_equal(e->image, "");
+	/* the former order: read to its end */
+	memset(e, 0, sizeof(*e));
+	assert_int_equal(xip_registry_parse_brief(old, e), 0);
+	assert_string_equal(e->name, "old");
+	assert_int_equal(e->seg_dev, 5);
+	assert_int_equal(e->seg_ino, 6);
+	assert_true(e->populate);
+	assert_false(e->attaching);
+	assert_string_equal(e->image, "");	/* read past, not kept */
+	free(e);
+}
+
 static void test_image_identity(void **state)
 {
 	struct xip_seg_entry a, b;
@@ -833,6 +880,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_format_parse),
+		cmocka_unit_test(test_brief_stops),
 		cmocka_unit_test(test_image_identity),
 		cmocka_unit_test_setup(test_add_get_list_remove, use_rundir),
 		cmocka_unit_test_setup(test_long_record, use_rundir),
