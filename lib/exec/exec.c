@@ -510,6 +510,7 @@ static int build_stack(struct xip_exec *ex, const char *const *argv,
 	uint64_t sp = ex->own_stack ? (uint64_t)getauxval(AT_RANDOM) :
 				      (uint64_t)(uintptr_t)__builtin_frame_address(0);
 	uint64_t top = (sp - STACK_GAP) & ~(ex->page - 1), end, size;
+	size_t need;
 	struct xip_auxv auxv[MAX_AUXV];
 	struct xip_stack_in in = { 0 };
 	const char **kstr;
@@ -550,34 +551,34 @@ static int build_stack(struct xip_exec *ex, const char *const *argv,
 	in.pad = ((unsigned int)in.random[0] << 4) & 0x1ff0;
 	in.auxv = auxv;
 	in.nauxv = make_auxv(ex, auxv);
-	if (!ex->own_stack)
-		return xip_exec_build_stack((void *)(uintptr_t)(top - size),
-					    top - size, size, &in, out);
-	/*
-	 * Built aside, at the size it takes, and copied to the top of [stack]
-	 * at the jump (teardown_and_jump): the kernel's strings it is made
-	 * of lie there.
-	 */
 	in.sizes = malloc((xip_exec_str_count(argv) + xip_exec_str_count(envp)) *
 				  sizeof(*in.sizes) + 1);
+	/* only spares measuring strings: without it they are measured */
 	kstr = malloc((xip_exec_str_count(ex->initial_argv) +
 		       xip_exec_str_count(ex->initial_envp)) *
 			      sizeof(*kstr) + 1);
 	if (kstr)
 		kernel_strings(ex, &in, kstr);
-	ret = in.sizes && kstr ? xip_exec_stack_bytes(&in, size, &size) :
-				 xip_error(-ENOMEM, "out of memory");
-	if (!ret) {
-		ex->stack_image = malloc(size);
-		if (!ex->stack_image)
-			ret = xip_error(-ENOMEM, "out of memory");
+	ret = in.sizes ? xip_exec_stack_bytes(&in, size, &need) :
+			 xip_error(-ENOMEM, "out of memory");
+	if (!ret && !ex->own_stack) {
+		ret = xip_exec_build_stack((void *)(uintptr_t)(top - size),
+					   top - size, size, &in, out);
+	} else if (!ret) {
+		/*
+		 * Built aside, at the size it takes, and copied to the top of
+		 * [stack] at the jump (teardown_and_jump): the kernel's strings
+		 * it is made of lie there.
+		 */
+		ex->stack_image = malloc(need);
+		ret = ex->stack_image ?
+			      xip_exec_build_stack(ex->stack_image, top - need,
+						   need, &in, out) :
+			      xip_error(-ENOMEM, "out of memory");
+		ex->stack_image_size = need;
 	}
-	if (!ret)
-		ret = xip_exec_build_stack(ex->stack_image, top - size, size,
-					   &in, out);
 	free(in.sizes);
 	free(kstr);
-	ex->stack_image_size = size;
 	return ret;
 }
 

@@ -79,10 +79,10 @@ struct xip_stack_in {
 					 * AT_EXECFN, AT_PLATFORM are filled */
 	size_t nauxv;
 	/*
-	 * Optional room for a size a string of argv and envp:
-	 * xip_exec_stack_bytes() keeps them there, with their counts and
-	 * sums, and sets @sized, so that the build reads each string once
-	 * more only to copy it (a start's environment is measured once).
+	 * Room for a size a string of argv and envp: xip_exec_stack_bytes()
+	 * measures them there, with their counts and sums, and sets @sized;
+	 * xip_exec_build_stack() takes only a stack so measured, and reads
+	 * each string once more only to copy it.
 	 */
 	size_t *sizes;
 	size_t argc, envc, alen, elen;
@@ -115,13 +115,14 @@ struct xip_stack_out {
  * create_elf_tables(), in @mem (@size bytes) that will be at address
  * @addr: strings (argv, envp, execfn) at the top, platform string, 16
  * random bytes, then auxv, envp, argv and argc below a 16-byte aligned
- * sp.  -E2BIG when it does not fit.
+ * sp, from @in as xip_exec_stack_bytes() measured it.  -E2BIG when it
+ * does not fit.
  */
 int xip_exec_build_stack(void *mem, uint64_t addr, size_t size,
 			 const struct xip_stack_in *in,
 			 struct xip_stack_out *out);
-/* The @size xip_exec_build_stack() needs for @in at most (-E2BIG past
- * @limit bytes of strings); the strings' sizes kept in @in (sizes). */
+/* Measure @in's strings into @in->sizes: the @size xip_exec_build_stack()
+ * needs for @in at most (-E2BIG past @limit bytes of strings). */
 int xip_exec_stack_bytes(struct xip_stack_in *in, size_t limit, size_t *size);
 /* How many strings @v holds (NULL: none). */
 size_t xip_exec_str_count(const char *const *v);

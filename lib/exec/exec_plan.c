@@ -259,7 +259,7 @@ static size_t str_size(const struct xip_stack_in *in, const char *s,
 	return strlen(s) + 1;
 }
 
-/* Count and measure @v's strings, each size in @sizes when not NULL. */
+/* Count and measure @v's strings, each size in @sizes. */
 static bool str_sizes(const struct xip_stack_in *in, const char *const *v,
 		      size_t limit, size_t *count, size_t *bytes,
 		      size_t *sizes, size_t *at)
@@ -268,14 +268,12 @@ static bool str_sizes(const struct xip_stack_in *in, const char *const *v,
 	*bytes = 0;
 	for (; v && v[*count]; (*count)++) {
 		/* C strings, of execve's at most 128 KiB each */
-		size_t n = sizes ? str_size(in, v[*count], at) :
-				   strlen(v[*count]) + 1;
+		size_t n = str_size(in, v[*count], at);
 
 		if (n > limit || *bytes > limit - n)
 			return false;
 		*bytes += n;
-		if (sizes)
-			sizes[*count] = n;
+		sizes[*count] = n;
 	}
 	return true;
 }
@@ -283,9 +281,9 @@ static bool str_sizes(const struct xip_stack_in *in, const char *const *v,
 /*
  * The strings of @v (@n of them) copied to @mem_at, which is address
  * @addr for the program, and the @n + 1 words of their pointer array
- * (NULL last) written at @ptr_at: one pass, each string measured once
- * (or its size taken from @sizes), and strings that follow each other in
- * memory (the kernel's, as execve left them) copied as one block.
+ * (NULL last) written at @ptr_at, their sizes in @sizes: one pass, and
+ * strings that follow each other in memory (the kernel's, as execve left
+ * them) copied as one block.
  */
 static void put_vector(uint64_t mem_at, uint64_t addr, uint64_t ptr_at,
 		       const char *const *v, size_t n, const size_t *sizes)
@@ -295,7 +293,7 @@ static void put_vector(uint64_t mem_at, uint64_t addr, uint64_t ptr_at,
 	size_t run_len = 0;
 
 	for (size_t i = 0; i < n; i++, ptr_at += 8) {
-		size_t len = sizes ? sizes[i] : strlen(v[i]) + 1;
+		size_t len = sizes[i];
 
 		raw_store(ptr_at, addr);
 		if (run && v[i] == run + run_len) {
@@ -335,19 +333,17 @@ int xip_exec_stack_bytes(struct xip_stack_in *in, size_t limit, size_t *size)
 	size_t argc, envc, alen, elen, flen, plen, words, at = 0;
 
 	in->sized = false;
-	if (!in->execfn || in->nauxv > 4096)
+	if (!in->execfn || in->nauxv > 4096 || !in->sizes)
 		return xip_error(-EINVAL, "invalid stack request");
 	if (!str_sizes(in, in->argv, limit, &argc, &alen, in->sizes, &at) ||
-	    !str_sizes(in, in->envp, limit, &envc, &elen,
-		       in->sizes ? in->sizes + argc : NULL, &at))
+	    !str_sizes(in, in->envp, limit, &envc, &elen, in->sizes + argc,
+		       &at))
 		return xip_error(-E2BIG, "argument list too long");
-	if (in->sizes) {
-		in->argc = argc;
-		in->envc = envc;
-		in->alen = alen;
-		in->elen = elen;
-		in->sized = true;
-	}
+	in->argc = argc;
+	in->envc = envc;
+	in->alen = alen;
+	in->elen = elen;
+	in->sized = true;
 	flen = strlen(in->execfn) + 1;
 	plen = in->platform ? strlen(in->platform) + 1 : 0;
 	words = 1 + argc + 1 + envc + 1 + 2 * (in->nauxv + 1);
@@ -366,17 +362,13 @@ int xip_exec_build_stack(void *mem, uint64_t addr, size_t size,
 	int64_t delta = (int64_t)((uint64_t)(uintptr_t)mem - addr);
 
 	memset(out, 0, sizeof(*out));
-	if (addr > UINT64_MAX - size || !in->execfn || in->nauxv > 4096)
+	if (addr > UINT64_MAX - size || !in->execfn || in->nauxv > 4096 ||
+	    !in->sized)
 		return xip_error(-EINVAL, "invalid stack request");
-	if (in->sized) {
-		argc = in->argc;
-		envc = in->envc;
-		alen = in->alen;
-		elen = in->elen;
-	} else if (!str_sizes(in, in->argv, size, &argc, &alen, NULL, NULL) ||
-		   !str_sizes(in, in->envp, size, &envc, &elen, NULL, NULL)) {
-		return xip_error(-E2BIG, "argument list too long");
-	}
+	argc = in->argc;
+	envc = in->envc;
+	alen = in->alen;
+	elen = in->elen;
 	flen = strnlen(in->execfn, size) + 1;
 	plen = in->platform ? strnlen(in->platform, size) + 1 : 0;
 	words = 1 + argc + 1 + envc + 1 + 2 * (in->nauxv + 1);
@@ -416,10 +408,10 @@ int xip_exec_build_stack(void *mem, uint64_t addr, size_t size,
 	raw_store(p + delta, argc);
 	w = p + 8 + delta;
 	put_vector(out->arg_start + delta, out->arg_start, w, in->argv, argc,
-		   in->sized ? in->sizes : NULL);
+		   in->sizes);
 	w += (argc + 1) * 8;
 	put_vector(out->env_start + delta, out->env_start, w, in->envp, envc,
-		   in->sized ? in->sizes + argc : NULL);
+		   in->sizes + argc);
 	w += (envc + 1) * 8;
 	out->auxv = w - delta;
 	for (size_t i = 0; i < in->nauxv; i++) {

@@ -281,12 +281,15 @@ int xip_registry_default_name(const char *image, char *buf, size_t len)
 
 /* ---- state files ------------------------------------------------------ */
 
-/* The run directory, opened and checked, for the record @name. */
-static int state_dir(const char *name, char *dir, size_t len)
+/*
+ * The run directory, opened and checked, for the record @name; @path_only:
+ * a descriptor only to look up in (O_PATH, cheaper to open and close).
+ */
+static int state_dir(const char *name, char *dir, size_t len, bool path_only)
 {
 	int ret = xip_registry_name_check(name);
 
-	return ret ? ret : rundir_open(dir, len);
+	return ret ? ret : rundir_open_as(dir, len, path_only);
 }
 
 /* Write the record to a new temporary file in @dfd; its name in @tmp. */
@@ -351,7 +354,7 @@ int xip_registry_store(const struct xip_seg_entry *e, int flags)
 
 	if (ret)
 		return ret;
-	dfd = state_dir(e->name, dir, sizeof(dir));
+	dfd = state_dir(e->name, dir, sizeof(dir), false);
 	if (dfd < 0) {
 		xip_registry_unlock();
 		return dfd;
@@ -384,7 +387,7 @@ int xip_registry_remove(const char *name)
 
 	if (ret)
 		return ret;
-	dfd = state_dir(name, dir, sizeof(dir));
+	dfd = state_dir(name, dir, sizeof(dir), false);
 	if (dfd < 0) {
 		xip_registry_unlock();
 		return dfd;
@@ -533,15 +536,12 @@ static enum xip_entry_state entry_judge(const struct xip_seg_entry *e,
 static int record_read(const char *name, struct xip_seg_entry *e, bool brief)
 {
 	char small[256], *dir = small;
-	int dfd = xip_registry_name_check(name), ret;
+	int dfd = state_dir(name, small, sizeof(small), true), ret;
 
-	/* a directory only looked up in: O_PATH, cheaper to open and close */
-	if (!dfd)
-		dfd = rundir_open_as(small, sizeof(small), true);
 	if (dfd == -ENAMETOOLONG) {
 		xip_error_clear();
 		dir = malloc(XIP_PATH_MAX);
-		dfd = dir ? rundir_open_as(dir, XIP_PATH_MAX, true) :
+		dfd = dir ? state_dir(name, dir, XIP_PATH_MAX, true) :
 			    xip_error(-ENOMEM, "out of memory");
 	}
 	if (dfd < 0) {

@@ -45,6 +45,15 @@ static unsigned char *filled(size_t n, int byte)
 	return p;
 }
 
+/* Every block given back: the next one starts the arena over. */
+static void assert_arena_empty(void)
+{
+	void *a = fa_malloc(16);
+
+	assert_ptr_equal(a, xip_front_arena + 16);
+	fa_free(a);
+}
+
 /* calloc: a product that does not fit in size_t is refused. */
 static void test_calloc_overflow(void **state)
 {
@@ -107,9 +116,7 @@ static void test_free_blocks_taken_again(void **state)
 	fa_free(f);
 	fa_free(e);
 	fa_free(b);
-	a = fa_malloc(16);
-	assert_ptr_equal(a, xip_front_arena + 16);
-	fa_free(a);
+	assert_arena_empty();
 	assert_true(front_alloc_own_only());
 }
 
@@ -142,9 +149,7 @@ static void test_free_blocks_in_any_order(void **state)
 	fa_free(x);
 	fa_free(a);
 	fa_free(d);
-	a = fa_malloc(16);
-	assert_ptr_equal(a, xip_front_arena + 16);
-	fa_free(a);
+	assert_arena_empty();
 }
 
 /* realloc of the last block grows in place while the arena holds it, and
@@ -200,10 +205,7 @@ static void test_realloc_shrinks_last(void **state)
 	fa_free(c);
 	fa_free(d);
 	fa_free(e);
-	/* all given back: the arena starts over */
-	a = fa_malloc(16);
-	assert_ptr_equal(a, xip_front_arena + 16);
-	fa_free(a);
+	assert_arena_empty();
 }
 
 /* A request the arena cannot hold gets a mapping of its own, which free
