@@ -615,7 +615,10 @@ static int entry_init(const struct xip_attach_opts *o, enum xip_seg_type type,
 	e->type = type;
 	if (o->name) {
 		ret = xip_registry_name_check(o->name);
-		if (!ret)
+		if (ret)
+			ret = xip_error(ret, "%.70s: %s", o->name,
+					xip_errmsg());
+		else
 			snprintf(e->name, sizeof(e->name), "%s", o->name);
 	} else if (xip_nbd_is_uri(o->image)) {
 		ret = xip_nbd_default_name(o->image, e->name, sizeof(e->name));

@@ -223,21 +223,21 @@ int xip_registry_name_check(const char *name)
 {
 	size_t n = name ? strlen(name) : 0;
 
+	/* the reason only: callers name the segment as they were given it */
 	if (n == 0)
 		return xip_error(-EINVAL, "empty segment name");
 	if (n > XIP_SEG_NAME_MAX)
 		return xip_error(-EINVAL,
-				 "%.70s...: segment name longer than %d characters",
-				 name, XIP_SEG_NAME_MAX);
+				 "segment name longer than %d characters",
+				 XIP_SEG_NAME_MAX);
 	if (name[0] == '.')
 		return xip_error(-EINVAL,
-				 "%s: segment name must not start with '.'",
-				 name);
+				 "segment name must not start with '.'");
 	for (size_t i = 0; i < n; i++)
 		if (!name_char((unsigned char)name[i]))
 			return xip_error(-EINVAL,
-					 "%s: invalid segment name (use 1 to %d of A-Z a-z 0-9 . _ -)",
-					 name, XIP_SEG_NAME_MAX);
+					 "invalid segment name (use 1 to %d of A-Z a-z 0-9 . _ -)",
+					 XIP_SEG_NAME_MAX);
 	return 0;
 }
 
@@ -276,7 +276,10 @@ int xip_registry_default_name(const char *image, char *buf, size_t len)
 		return xip_error(-EINVAL,
 				 "%s: cannot derive a segment name from the image name: give one with --name",
 				 image);
-	return xip_registry_name_check(buf);
+	if (xip_registry_name_check(buf))
+		return xip_error(-EINVAL, "%s: segment name %.70s: %s", image,
+				 buf, xip_errmsg());
+	return 0;
 }
 
 /* ---- state files ------------------------------------------------------ */
@@ -770,7 +773,8 @@ static int registry_open_stat(const char *name, int oflags,
 	if (locked)
 		*locked = false;
 	if (ret)
-		return xip_error(-ENOENT, "@%s: %s", name, xip_errmsg());
+		return xip_error(-ENOENT, "@%.70s%s: %s", name,
+				 strlen(name) > 70 ? "..." : "", xip_errmsg());
 	/* reading a record no attach holds: one open judges it */
 	if ((oflags & O_ACCMODE) == O_RDONLY) {
 		ret = record_read(name, e, brief);

@@ -51,8 +51,12 @@ void xip_error_clear(void)
 
 int xip_verror(int err, const char *fmt, va_list ap)
 {
+	char msg[XIP_ERRMSG_MAX];
+
+	/* the last message may be an argument: format apart, then copy */
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	memcpy(err_msg, msg, strlen(msg) + 1);
 	err_code = err;
-	vsnprintf(err_msg, sizeof(err_msg), fmt, ap);
 	err_obj = XIP_OBJ_NONE;
 	err_name[0] = '\0';
 	return err;

@@ -130,3 +130,27 @@ info_of() {
 	[ "$status" -eq 0 ]
 	[ "$(printf '%s' "$output" | python3 -c 'import json,sys; d=json.load(sys.stdin)["image"][0]; print(d["pmem"], d["pmem-reason"][:10])')" = "False block size" ]
 }
+
+@test "a malformed @NAME gets one reason, named once, from info, exec, attach and the plugin" {
+	local name
+	for name in "" ./x.img a/b; do
+		run xiptool info "@$name"
+		[ "$status" -eq 3 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[[ "$output" == "xiptool info: @$name: "*segment\ name* ]]
+		[[ "$output" != *"@$name: @"* ]]
+		[[ "$output" != *": $name: "* ]]
+		run xiptool exec "@$name" /bin/true
+		[ "$status" -eq 127 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[[ "$output" == "xiptool exec: @$name: "*segment\ name* ]]
+	done
+	run xiptool attach --name ./x "$T/none.img"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "xiptool attach: --name ./x: segment name must not start with '.'" ]
+	command -v nbdkit >/dev/null || skip "nbdkit is not installed"
+	run nbdkit -U - "$TOP_BUILDDIR/nbdkit-xiptool-plugin.so" image=@ --run true
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"@: empty segment name"* ]]
+	[[ "$output" != *"@: @:"* ]]
+}

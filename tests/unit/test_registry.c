@@ -52,7 +52,7 @@ static void test_names(void **state)
 	assert_int_equal(xip_registry_name_check(""), -EINVAL);
 	assert_int_equal(xip_registry_name_check(NULL), -EINVAL);
 	assert_int_equal(xip_registry_name_check(".x"), -EINVAL);
-	assert_string_equal(xip_errmsg(), ".x: segment name must not start with '.'");
+	assert_string_equal(xip_errmsg(), "segment name must not start with '.'");
 	assert_int_equal(xip_registry_name_check("a/b"), -EINVAL);
 	assert_int_equal(xip_registry_name_check("a b"), -EINVAL);
 	assert_int_equal(xip_registry_name_check("caf\xc3\xa9"), -EINVAL);

@@ -588,6 +588,19 @@ static void test_str_join(void **state)
 	assert_string_equal(buf, "");
 }
 
+/* the last message given as an argument of the next: no garbling */
+static void test_error_wraps_itself(void **state)
+{
+	(void)state;
+	xip_error(-EINVAL, "empty segment name");
+	assert_int_equal(xip_error(-ENOENT, "@%s: %s", "a", xip_errmsg()),
+			 -ENOENT);
+	assert_string_equal(xip_errmsg(), "@a: empty segment name");
+	xip_error(-EIO, "%s", xip_errmsg());
+	assert_string_equal(xip_errmsg(), "@a: empty segment name");
+	assert_int_equal(xip_errcode(), -EIO);
+}
+
 static void test_close_two(void **state)
 {
 	static const int cases[][2] = { { 1, 0 }, { 0, 1 }, { 0, 2 },
@@ -616,6 +629,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rounding),
+		cmocka_unit_test(test_error_wraps_itself),
 		cmocka_unit_test(test_cmp_u64),
 		cmocka_unit_test(test_map_shared),
 		cmocka_unit_test(test_grow),
