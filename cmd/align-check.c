@@ -115,6 +115,9 @@ static int check_file(struct align_run *r, const char *path, ext2_ino_t ino,
 	if (ret) {
 		msg_lib_error(ret);
 		r->rc = EXIT_RUNTIME;
+	} else if (f.elf && f.not_program && !named) {
+		r->skipped++;
+		msg_verbose("%s: %s, skipped", path, f.reasons);
 	} else if (!f.elf) {
 		r->skipped++;
 		if (named) {

@@ -278,6 +278,19 @@ static int read_magic(struct xip_image *img, ext2_ino_t ino, bool *elf)
 	return 0;
 }
 
+/* An ELF file that is no program: a relocatable object or a core dump. */
+static bool elf_not_program(struct xip_image *img, ext2_ino_t ino)
+{
+	unsigned char h[EI_NIDENT + 2];
+	unsigned int type;
+
+	if (xip_file_read(img, ino, 0, h, sizeof(h)) != (ssize_t)sizeof(h))
+		return false;
+	type = h[EI_DATA] == ELFDATA2MSB ? (h[EI_NIDENT] << 8) | h[EI_NIDENT + 1] :
+					   h[EI_NIDENT] | (h[EI_NIDENT + 1] << 8);
+	return type == ET_REL || type == ET_CORE;
+}
+
 /* The reason of a parse failure without the "NAME: " prefix. */
 static const char *parse_reason(const char *path)
 {
@@ -339,6 +352,8 @@ int xip_align_check(struct xip_image *img, ext2_ino_t ino, const char *path,
 	f->ready = true;
 	size = in.i_size | ((uint64_t)in.i_size_high << 32);
 	ret = xip_elf_parse(img_read, &a, size, path, &a.elf);
+	if (ret == -ENOEXEC && elf_not_program(img, ino))
+		f->not_program = true;
 	if (ret == -ENOEXEC) {
 		add_reason(f, "%s", parse_reason(path));
 		xip_error_clear();

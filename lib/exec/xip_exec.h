@@ -35,6 +35,7 @@ struct xip_align_file {
 	ext2_ino_t ino;
 	bool elf;		/* an ELF file: the rest is meaningful */
 	bool ready;		/* XIP-ready: no reasons */
+	bool not_program;	/* ELF, but a relocatable object or a core */
 	char *reasons;		/* "; "-separated, NULL when ready */
 	unsigned int nreasons;
 	uint16_t type, machine;
@@ -47,7 +48,8 @@ struct xip_align_file {
 /*
  * Check regular file @ino of @img (named @path in the result).  Returns 0
  * when the file was examined: f->elf false for a file that is not ELF,
- * else f->ready and f->reasons; a negative errno when it cannot be read.
+ * f->not_program for an ELF file that is no program (a relocatable object,
+ * a core dump: its reason in f->reasons), else f->ready and f->reasons; a negative errno when it cannot be read.
  * Free @f with xip_align_file_free() in both cases.
  */
 int xip_align_check(struct xip_image *img, ext2_ino_t ino, const char *path,

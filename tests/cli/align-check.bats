@@ -204,3 +204,20 @@ files = json.loads(raw.decode("utf-8"))["files"]
 assert [f["path"] for f in files] == [sys.argv[2]], files
 PY
 }
+
+@test "a relocatable object in a good tree is skipped, not a failure; named, it is reported" {
+	require_cmd busybox "$CC"
+	printf 'int f(void) { return 1; }\n' > "$T/f.c"
+	mkdir -p "$T/tree/bin" "$T/tree/lib"
+	cp "$(command -v busybox)" "$T/tree/bin/busybox"
+	"$CC" -c -o "$T/tree/lib/f.o" "$T/f.c"
+	run xiptool mkfs -d "$T/tree" "$T/img"
+	[ "$status" -eq 0 ]
+	run xiptool align-check "$T/img"
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "$T/img: 1 ELF file checked: 1 xip-ready, 0 not; 1 other file skipped" ]
+	[[ "$output" != *f.o* ]]
+	run xiptool align-check "$T/img" /lib/f.o
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "/lib/f.o: not xip-ready: a relocatable object, not an executable" ]
+}
