@@ -436,6 +436,37 @@ int cmd_parse_page_size(const char *text, unsigned int *page_size)
 }
 
 #ifndef XIP_LIBC_ONLY
+/*
+ * -h, --help (and popt's -?) and --usage, as in every command: popt's own
+ * help table has no -h.
+ */
+static void help_cb(poptContext pc, enum poptCallbackReason reason,
+		    const struct poptOption *opt, const char *arg,
+		    const void *data)
+{
+	(void)reason;
+	(void)arg;
+	(void)data;
+	if (!opt)
+		return;
+	if (opt->val == 'u')
+		poptPrintUsage(pc, stdout, 0);
+	else
+		poptPrintHelp(pc, stdout, 0);
+	exit(ferror(stdout) || fflush(stdout) ? EXIT_RUNTIME : EXIT_OK);
+}
+
+static struct poptOption help_options[] = {
+	{ NULL, '\0', POPT_ARG_CALLBACK, (void *)help_cb, 0, NULL, NULL },
+	{ "help", 'h', POPT_ARG_NONE, NULL, 'h', "Show this help message",
+	  NULL },
+	{ NULL, '?', POPT_ARG_NONE | POPT_ARGFLAG_DOC_HIDDEN, NULL, '?', NULL,
+	  NULL },
+	{ "usage", '\0', POPT_ARG_NONE, NULL, 'u',
+	  "Display brief usage message", NULL },
+	POPT_TABLEEND
+};
+
 /* popt: xiptool-main only (the front end parses exec's options itself) */
 static int parse_args(int argc, const char **argv,
 		      const struct poptOption *options, const char *usage,
@@ -444,7 +475,7 @@ static int parse_args(int argc, const char **argv,
 	struct poptOption table[] = {
 		{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)options, 0, NULL,
 		  NULL },
-		{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, poptHelpOptions, 0,
+		{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, help_options, 0,
 		  "Help options:", NULL },
 		POPT_TABLEEND
 	};

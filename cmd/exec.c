@@ -199,12 +199,12 @@ static const char exec_help[] =
 	"                                        image when it holds it)\n"
 	"\n"
 	"Help options:\n"
-	"  -?, --help                            Show this help message\n"
+	"  -h, --help                            Show this help message\n"
 	"      --usage                           Display brief usage message\n";
 
 static const char exec_usage_text[] =
-	"Usage: xiptool exec [-i?] [-a|--argv0=NAME] [-e|--env=NAME=VALUE]\n"
-	"        [-i|--clear-env] [--interp-from=image|host|auto] [-?|--help]\n"
+	"Usage: xiptool exec [-ih] [-a|--argv0=NAME] [-e|--env=NAME=VALUE]\n"
+	"        [-i|--clear-env] [--interp-from=image|host|auto] [-h|--help]\n"
 	"        [--usage] [OPTION...] IMAGE PATH [ARG...]\n";
 
 enum exec_opt { OPT_INTERP_FROM = 256, OPT_USAGE, OPT_HELP_LONG };
@@ -288,7 +288,7 @@ static int parse_exec_args(int argc, const char **argv, struct exec_args *a)
 
 		optopt = 0;
 		idx = -1;
-		c = getopt_long(argc, args, "+:a:e:i?", exec_opts, &idx);
+		c = getopt_long(argc, args, "+:a:e:ih?", exec_opts, &idx);
 		if (c == -1)
 			break;
 		/* '?' is both -? and getopt's "unknown": optopt tells */
@@ -309,6 +309,7 @@ static int parse_exec_args(int argc, const char **argv, struct exec_args *a)
 		case OPT_INTERP_FROM:
 			a->interp_from = optarg;
 			break;
+		case 'h':
 		case '?':
 		case OPT_HELP_LONG:
 			fputs(exec_help, stdout);

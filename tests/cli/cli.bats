@@ -204,3 +204,26 @@ small_image() {
 	[ "${#lines[@]}" -eq 1 ]
 	[[ $output == "xiptool: started as 'sh\\x1b]0;title\\a\\nxiptool: forged', not as xiptool"* ]]
 }
+
+@test "every command takes -h, --help, -? and help CMD alike: its own help on stdout, exit 0" {
+	local cmd cmds
+	cmds=$(xiptool --help | sed -n '/^Commands:/,/^$/p' | awk 'NR > 1 && NF { print $1 }')
+	[ "$(printf '%s\n' "$cmds" | wc -l)" -ge 10 ]
+	for cmd in $cmds; do
+		[ "$cmd" = help ] && continue
+		run -0 --separate-stderr xiptool "$cmd" -h
+		[ -z "$stderr" ]
+		[[ "${lines[0]}" == "Usage: xiptool $cmd "* ]]
+		[[ "$output" == *"  -h, --help "*"Show this help message"* ]]
+		local h=$output
+		run -0 xiptool "$cmd" --help
+		[ "$output" = "$h" ]
+		run -0 xiptool "$cmd" '-?'
+		[ "$output" = "$h" ]
+		run -0 xiptool help "$cmd"
+		[ "$output" = "$h" ]
+		# and in the usage text as popt writes it
+		run -0 xiptool "$cmd" --usage
+		[[ "$output" == *"[-h|--help]"* ]]
+	done
+}

@@ -66,7 +66,7 @@ need_busybox() {
 	# options end at IMAGE: the rest belongs to the program
 	run -0 xiptool exec -i "$T/img" /bin/env -i A=1
 	[ "$output" = "A=1" ]
-	for args in "--bogus" "--bogus=1" "-ih" "---x" "-x" "--arg" "--arg=x" "--he" "--clear" "--=x"; do
+	for args in "--bogus" "--bogus=1" "-iz" "---x" "-x" "--arg" "--arg=x" "--he" "--clear" "--=x"; do
 		run -2 --separate-stderr xiptool exec $args "$T/img" /bin/env
 		[ "$stderr" = "xiptool exec: $args: unknown option
 Try 'xiptool exec --help' for more information." ] || { echo "$args: $stderr"; false; }
@@ -95,10 +95,13 @@ Try 'xiptool exec --help' for more information." ]
 	# help and usage, also from within a bundle, exit 0 on stdout
 	run -0 --separate-stderr xiptool exec -i?
 	[[ "${lines[0]}" == "Usage: xiptool exec [OPTION...] IMAGE PATH [ARG...]" ]]
-	[[ "$output" == *"  -?, --help                            Show this help message"* ]]
+	[[ "$output" == *"  -h, --help                            Show this help message"* ]]
+	[ -z "$stderr" ]
+	run -0 --separate-stderr xiptool exec -ih
+	[[ "${lines[0]}" == "Usage: xiptool exec [OPTION...] IMAGE PATH [ARG...]" ]]
 	[ -z "$stderr" ]
 	run -0 xiptool exec --usage
-	[[ "${lines[0]}" == "Usage: xiptool exec [-i?] [-a|--argv0=NAME] [-e|--env=NAME=VALUE]" ]]
+	[[ "${lines[0]}" == "Usage: xiptool exec [-ih] [-a|--argv0=NAME] [-e|--env=NAME=VALUE]" ]]
 	# the same from xiptool-main
 	run -0 "$MAIN" exec --usage
 	[[ "${lines[2]}" == "        [--usage] [OPTION...] IMAGE PATH [ARG...]" ]]
