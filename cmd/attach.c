@@ -18,7 +18,7 @@
 /* ---- attach -------------------------------------------------------------- */
 
 static const char attach_usage[] =
-	"[-n NAME] [-t TYPE] [--loop] [--file PATH] [--hugepages] [--size SIZE] [--raw] [--timeout SECONDS] [--root-hash HEX] [--populate WHEN] [IMAGE|NBD-URI]";
+	"[-n NAME] [-t TYPE] [--loop] [--file PATH] [--hugepages] [--size SIZE] [--raw] [--timeout SECONDS] [--root-hash HEX|--root-hash-file FILE] [--populate WHEN] [IMAGE|NBD-URI]";
 
 /* A pull from an NBD server: MiB done, on a TTY. */
 static void pull_progress(void *arg, uint64_t done, uint64_t total)
@@ -65,7 +65,7 @@ int cmd_attach(int argc, const char **argv)
 	struct cmd_progress pp = { 0 };
 	struct xip_seg_entry *e;
 	char *name = NULL, *type = NULL, *size = NULL, *file = NULL;
-	char *timeout = NULL, *root = NULL, *populate = NULL;
+	char *timeout = NULL, *root = NULL, *root_file = NULL, *populate = NULL;
 	uint8_t root_bytes[XIP_VERITY_DIGEST_MAX];
 	uint64_t secs;
 	int loop = 0, huge = 0, raw = 0, rc = EXIT_OK, ret;
@@ -94,6 +94,9 @@ int cmd_attach(int argc, const char **argv)
 		{ "root-hash", 0, POPT_ARG_STRING, &root, 0,
 		  "admit only the bytes of the image's dm-verity tree with this root hash, then seal the segment",
 		  "HEX" },
+		{ "root-hash-file", 0, POPT_ARG_STRING, &root_file, 0,
+		  "the same, the root hash read from FILE (as mkfs writes it)",
+		  "FILE" },
 		{ "populate", 0, POPT_ARG_STRING, &populate, 0,
 		  "auto (default: measured here), always or never: exec maps a program's read-only pages at once",
 		  "WHEN" },
@@ -128,16 +131,11 @@ int cmd_attach(int argc, const char **argv)
 			rc = cmd_usage_error("--populate: '%s': expected auto,"
 					     " always or never", populate);
 	}
-	if (!rc && root) {
-		int n = xip_verity_parse_hex(root, root_bytes,
-					     sizeof(root_bytes));
-
-		if (n < 0)
-			rc = cmd_usage_error("--root-hash: '%s': not a hash in hex digits",
-					     root);
+	if (!rc)
+		rc = cmd_root_hash(root, root_file, root_bytes,
+				   sizeof(root_bytes), &o.root_hash_len);
+	if (!rc && o.root_hash_len)
 		o.root_hash = root_bytes;
-		o.root_hash_len = n < 0 ? 0 : (size_t)n;
-	}
 	if (!rc)
 		rc = attach_check_args(&o);
 	if (rc)
@@ -174,6 +172,7 @@ out:
 	free(file);
 	free(timeout);
 	free(root);
+	free(root_file);
 	free(populate);
 	cmd_args_free(&args);
 	return rc;

@@ -166,6 +166,17 @@ int cmd_parse_count(const char *what, const char *text, uint64_t max,
 		    uint64_t *count);
 /* Parse --page-size: a power of two from 1K to 64K; usage error otherwise. */
 int cmd_parse_page_size(const char *text, unsigned int *page_size);
+#ifndef XIP_LIBC_ONLY
+/*
+ * The root hash of --root-hash HEX or --root-hash-file FILE (hex digits,
+ * as mkfs and veritysetup write it; one trailing newline taken), at most
+ * @max bytes into @out, its length in @len (0 when neither is given).
+ * Both given, or bad hex on the command line: a usage error; a file that
+ * cannot be read or holds no hash: a runtime error naming it.
+ */
+int cmd_root_hash(const char *hex, const char *file, uint8_t *out,
+		  size_t max, size_t *len);
+#endif
 
 /*
  * Key/value output ("Block size:  4096", or one JSON object through

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -466,6 +467,55 @@ static struct poptOption help_options[] = {
 	  "Display brief usage message", NULL },
 	POPT_TABLEEND
 };
+
+int cmd_root_hash(const char *hex, const char *file, uint8_t *out,
+		  size_t max, size_t *len)
+{
+	char text[2 * XIP_VERITY_DIGEST_MAX + 2];
+	ssize_t n = 0;
+	struct stat st;
+	int fd, got;
+
+	*len = 0;
+	if (hex && file)
+		return cmd_usage_error("--root-hash and --root-hash-file exclude each other");
+	if (hex) {
+		got = xip_verity_parse_hex(hex, out, max);
+		if (got < 0)
+			return cmd_usage_error("--root-hash: '%s': not a hash in hex digits",
+					       hex);
+		*len = (size_t)got;
+		return EXIT_OK;
+	}
+	if (!file)
+		return EXIT_OK;
+	fd = open(file, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		msg_error("%s: %s", cmd_esc(file), strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return EXIT_RUNTIME;
+	}
+	if (S_ISREG(st.st_mode) && st.st_size < (off_t)sizeof(text))
+		n = xip_read_full(fd, text, sizeof(text) - 1);
+	else
+		n = -EFBIG;
+	close(fd);
+	if (n >= 0 && n > 0 && text[n - 1] == '\n')
+		n--;
+	if (n >= 0) {
+		text[n] = '\0';
+		got = xip_verity_parse_hex(text, out, max);
+	}
+	if (n < 0 || got < 0) {
+		msg_error("%s: %s", cmd_esc(file),
+			  n == -EFBIG ? "not a root hash file (a regular file of hex digits)" :
+			  n < 0 ? strerror((int)-n) : "not a root hash in hex digits");
+		return EXIT_RUNTIME;
+	}
+	*len = (size_t)got;
+	return EXIT_OK;
+}
 
 /* popt: xiptool-main only (the front end parses exec's options itself) */
 static int parse_args(int argc, const char **argv,

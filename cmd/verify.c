@@ -14,7 +14,7 @@
 #include "cmd.h"
 
 static const char verify_usage[] =
-	"[--json] [--against DIR] [--page-size N] [--root-hash HEX] IMAGE";
+	"[--json] [--against DIR] [--page-size N] [--root-hash HEX|--root-hash-file FILE] IMAGE";
 
 static const char *pmem_reason(const struct xip_check_report *rep)
 {
@@ -197,7 +197,7 @@ int cmd_verify(int argc, const char **argv)
 {
 	struct xip_check_opts o = { 0 };
 	struct progress prog = { 0 };
-	char *against = NULL, *page = NULL, *root = NULL;
+	char *against = NULL, *page = NULL, *root = NULL, *root_file = NULL;
 	uint8_t root_bytes[XIP_VERITY_DIGEST_MAX];
 	struct cmd_args args;
 	int json = 0, rc = EXIT_OK;
@@ -209,6 +209,9 @@ int cmd_verify(int argc, const char **argv)
 		{ "root-hash", '\0', POPT_ARG_STRING, &root, 0,
 		  "also check every block against the image's dm-verity tree and this root hash",
 		  "HEX" },
+		{ "root-hash-file", '\0', POPT_ARG_STRING, &root_file, 0,
+		  "the same, the root hash read from FILE (as mkfs writes it)",
+		  "FILE" },
 		POPT_TABLEEND
 	};
 
@@ -217,18 +220,12 @@ int cmd_verify(int argc, const char **argv)
 	if (rc)
 		goto out;
 	o.against = against;
-	if (root) {
-		int n = xip_verity_parse_hex(root, root_bytes,
-					     sizeof(root_bytes));
-
-		if (n < 0) {
-			rc = cmd_usage_error("--root-hash: '%s': not a hash in hex digits",
-					     root);
-			goto out;
-		}
+	rc = cmd_root_hash(root, root_file, root_bytes, sizeof(root_bytes),
+			   &o.root_hash_len);
+	if (rc)
+		goto out;
+	if (o.root_hash_len)
 		o.root_hash = root_bytes;
-		o.root_hash_len = (size_t)n;
-	}
 	if (isatty(STDERR_FILENO) && !opt_quiet) {
 		o.progress = verify_progress;
 		o.progress_arg = &prog;
@@ -239,5 +236,6 @@ out:
 	free(against);
 	free(page);
 	free(root);
+	free(root_file);
 	return rc;
 }

@@ -104,8 +104,12 @@ static int unescape(const char *s, size_t len, char *out, size_t size,
 
 static int check_image(const char *image)
 {
-	if (image[0] == '@' && xip_registry_name_check(image + 1))
-		return xip_error(-EINVAL, "%.70s: %s", image, xip_errmsg());
+	if (image[0] == '@') {
+		if (xip_registry_name_check(image + 1))
+			return xip_error(-EINVAL, "%.70s: %s", image,
+					 xip_errmsg());
+		return 0;
+	}
 	if (image[0] != '/')
 		return xip_error(-EINVAL, "image '%s': neither @NAME nor an"
 				 " absolute path", image);

@@ -435,3 +435,50 @@ paused_attach() {
 	off=$(xiptool info "$T/v.img" | sed -n 's/^Verity offset: *//p')
 	veritysetup verify "$T/v.img" "$T/v.img" "$root" --hash-offset="$off"
 }
+
+@test "verify and attach take --root-hash-file as mkfs writes it (and veritysetup reads it)" {
+	vt_mkfs "$T/img" --root-hash-file "$T/rh"
+	[ "$(cat "$T/rh")" = "$ROOT" ]
+	# veritysetup reads the same file
+	run veritysetup verify "$T/img" "$T/img" --hash-offset "$(vt_fs_bytes "$T/img")" --root-hash-file "$T/rh"
+	[ "$status" -eq 0 ]
+	run xiptool verify --root-hash-file "$T/rh" "$T/img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grepq '^verity: every block matches the root hash' <<<"$output"
+	# with a newline, as echo writes it
+	echo "$ROOT" > "$T/rh-nl"
+	run xiptool verify --root-hash-file "$T/rh-nl" "$T/img"
+	[ "$status" -eq 0 ]
+	# another image's hash in the file: a mismatch, found
+	vt_mkfs "$T/other" --salt 00
+	printf '%s' "$ROOT" > "$T/rh-other"
+	run xiptool verify --root-hash-file "$T/rh-other" "$T/img"
+	[ "$status" -eq 1 ]
+	run xiptool attach --root-hash-file "$T/rh-other" -n "$SEG" "$T/img"
+	[ "$status" -eq 3 ]
+	no_segfile "$SEG" "$T/shm"
+	run xiptool attach --root-hash-file "$T/rh" -n "$SEG" "$T/img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(seg_col "$SEG" VERIFIED)" = 1 ]
+	run xiptool detach "$SEG"
+	[ "$status" -eq 0 ]
+	# a file that is no hash, missing, a directory; both options
+	printf 'xyz\n' > "$T/rh-bad"
+	for f in "$T/rh-bad" "$T/none" "$T"; do
+		run xiptool verify --root-hash-file "$f" "$T/img"
+		[ "$status" -eq 3 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[[ "$output" == "xiptool verify: $f: "* ]]
+		run xiptool attach --root-hash-file "$f" -n "$SEG" "$T/img"
+		[ "$status" -eq 3 ]
+		[[ "$output" == "xiptool attach: $f: "* ]]
+		no_segfile "$SEG" "$T/shm"
+	done
+	run xiptool verify --root-hash "$ROOT" --root-hash-file "$T/rh" "$T/img"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "xiptool verify: --root-hash and --root-hash-file exclude each other" ]
+	run xiptool attach --root-hash "$ROOT" --root-hash-file "$T/rh" -n "$SEG" "$T/img"
+	[ "$status" -eq 2 ]
+}
