@@ -14,12 +14,15 @@
 #include "cmd.h"
 
 static const char verify_usage[] =
-	"[--json] [--against DIR] [--page-size N] [--root-hash HEX|--root-hash-file FILE] IMAGE";
+	"[--json] [--against DIR] [--page-size N] [--pmem] [--root-hash HEX|--root-hash-file FILE] IMAGE";
+
+/* --pmem: the guest-pmem verdict too (info always shows it) */
+static int show_pmem;
 
 static const char *pmem_reason(const struct xip_check_report *rep)
 {
 	return rep->pmem_reason[0] ? rep->pmem_reason :
-	       "the superblock could not be read";
+	       "not judged: the image is not an ext2 file system xiptool can walk";
 }
 
 struct progress {
@@ -49,7 +52,7 @@ static void verify_progress(void *arg, const char *phase, uint64_t done,
 	fflush(stderr);
 }
 
-/* The findings object, with the pmem verdict added next to them. */
+/* The findings object, with the verity and pmem verdicts next to them. */
 static int print_json_pmem(const char *text, const struct xip_check_report *rep)
 {
 	const char *end = strrchr(text, '}');
@@ -58,12 +61,14 @@ static int print_json_pmem(const char *text, const struct xip_check_report *rep)
 		return -EINVAL;
 	while (end > text && (end[-1] == '\n' || end[-1] == ' '))
 		end--;
-	printf("%.*s,\n   \"pmem\": %s", (int)(end - text), text,
-	       rep->pmem_capable ? "true" : "false");
+	printf("%.*s", (int)(end - text), text);
+	if (show_pmem)
+		printf(",\n   \"pmem\": %s",
+		       rep->pmem_capable ? "true" : "false");
 	if (rep->verity_checked)
 		printf(",\n   \"verity\": %s",
 		       rep->verity_ok ? "true" : "false");
-	if (!rep->pmem_capable) {
+	if (show_pmem && !rep->pmem_capable) {
 		fputs(",\n   \"pmem-reason\": \"", stdout);
 		for (const char *p = pmem_reason(rep); *p; p++)
 			printf(*p == '"' || *p == '\\' ? "\\%c" :
@@ -139,9 +144,9 @@ static void print_text(const char *spec, const struct xip_check_report *rep)
 	else
 		printf(" (the image could not be walked)");
 	putchar('\n');
-	if (rep->pmem_capable)
+	if (show_pmem && rep->pmem_capable)
 		printf("pmem: yes\n");
-	else
+	else if (show_pmem)
 		printf("pmem: no: %s\n", cmd_esc(pmem_reason(rep)));
 	if (rep->verity_checked && rep->verity_ok)
 		printf("verity: every block matches the root hash (%" PRIu64
@@ -206,6 +211,9 @@ int cmd_verify(int argc, const char **argv)
 		{ "against", 'a', POPT_ARG_STRING, &against, 0,
 		  "compare the files with the source tree DIR", "DIR" },
 		CMD_OPT_PAGE_SIZE(&page, "check XIP capability"),
+		{ "pmem", '\0', POPT_ARG_NONE, &show_pmem, 0,
+		  "also say whether the image can be a guest's pmem device",
+		  NULL },
 		{ "root-hash", '\0', POPT_ARG_STRING, &root, 0,
 		  "also check every block against the image's dm-verity tree and this root hash",
 		  "HEX" },
