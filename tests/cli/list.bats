@@ -22,7 +22,9 @@ load ../lib/attach
 	gzip -c "$T/img" > "$T/img.gz"
 	xiptool attach -n "a$SEG" "$T/img.gz"
 	run xiptool attach -n "b$SEG" -t sw --loop "$T/img"
+	[ "$status" -eq 0 ]
 	dev=${output##* }
+	[ -b "$dev" ]
 	run xiptool list --json -o +PATH,RO,COMPRESSED,OWNER
 	[ "$status" -eq 0 ]
 	printf '%s' "$output" > "$T/list.json"
