@@ -16,7 +16,9 @@ Bats and bash files (.bats, .bash):
 C files (cmocka):
   - a bare `return;` in a test body (a function taking `void **state`)
     before any assertion and not right after skip(): the test passes
-    having checked nothing; skip() says so.
+    having checked nothing; skip() says so;
+  - the same in a helper (a void function) that asserts after it: the
+    test that calls it passes having checked nothing.
 
 Prints one line per finding, FILE:LINE: what: the line; exits 1 when
 there is any, 0 otherwise.
@@ -258,33 +260,49 @@ def loads_common(path, seen=None):
 
 
 TEST_FN = re.compile(r'^(static\s+)?void\s+\w+\s*\(\s*void\s*\*\*\s*\w+\s*\)\s*$')
+VOID_FN = re.compile(r'^(static\s+)?(inline\s+)?void\s+\w+\s*\(')
 CHECKS = re.compile(r'\b(assert_\w+|fail\w*|skip|check_expected\w*|'
                     r'expect_\w+)\s*\(')
 
 
 def c_findings(path, lines):
     found = []
-    body, checked, prev = False, False, ''
+    # body: None outside a function, 'test' or 'helper' inside one
+    body, checked, prev, early = None, False, '', []
     for no, line in enumerate(lines, 1):
         if TEST_FN.match(line):
-            body, checked, prev = True, False, ''
+            body, checked, prev, early = 'test', False, '', []
+            continue
+        if VOID_FN.match(line) and not line.rstrip().endswith(';'):
+            body, checked, prev, early = 'helper', False, '', []
             continue
         if not body:
             continue
         if line.startswith('}'):
-            body = False
+            # a helper that asserts, but not after an early return: the
+            # test calling it passes having checked nothing
+            if body == 'helper' and checked:
+                for at, s in early:
+                    found.append((at, 'silent return in a test helper '
+                                  'before its assertions (return whether '
+                                  'it checked, and skip() in the test '
+                                  'when nothing was)', s))
+            body = None
             continue
         s = line.strip()
         if re.match(r'return\s*;', s) and not checked and \
                 not re.match(r'skip\s*\(\s*\)\s*;', prev):
-            found.append((no, 'silent return in a test body before any '
-                          'assertion (call skip() when there is nothing '
-                          'to check)', s))
+            if body == 'test':
+                found.append((no, 'silent return in a test body before '
+                              'any assertion (call skip() when there is '
+                              'nothing to check)', s))
+            else:
+                early.append((no, s))
         if CHECKS.search(s):
             checked = True
         if s and s not in ('{', '}'):
             prev = s
-    return found
+    return sorted(found)
 
 
 def main(paths):
