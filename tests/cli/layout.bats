@@ -199,6 +199,17 @@ lint_files() {
 	[[ "${lines[4]}" == "$T/cli/b.bats:1: does not load tests/lib/common.bash"* ]]
 	[[ "${lines[5]}" == "$T/t.c:4: silent return in a test body"* ]]
 	[[ "${lines[6]}" == "$T/h.c:5: silent return in a test helper"* ]]
+	# runs nothing checks, `|| true` after a comparison
+	cp "$TOP_SRCDIR/tests/lib/testlint-samples/r.sample" "$T/cli/r.bats"
+	run "$PY" "$TOP_SRCDIR/tests/lib/testlint.py" "$T/cli/r.bats"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 5 ]
+	[[ "${lines[0]}" == "$T/cli/r.bats:8: a \`run\` whose status nothing checks"* ]]
+	[[ "${lines[1]}" == "$T/cli/r.bats:12: \`|| true\` after a comparison"* ]]
+	[[ "${lines[2]}" == "$T/cli/r.bats:13: \`|| true\` after a comparison"* ]]
+	[[ "${lines[3]}" == "$T/cli/r.bats:14: \`|| true\` after a comparison"* ]]
+	[[ "${lines[4]}" == "$T/cli/r.bats:25: a \`run\` whose status nothing checks"* ]]
 	# clean files: no finding, status 0
 	run "$PY" "$TOP_SRCDIR/tests/lib/testlint.py" "$T/lib/common.bash"
 	[ "$status" -eq 0 ]
