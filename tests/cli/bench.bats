@@ -23,7 +23,8 @@ run_bench() {
 	run bench_report "x" 1 0 "<=1"
 	[ "$(cut -f5,7 <<<"$output")" = $'-\tno' ]
 	run bench_report "x" 1 1 "~1"
-	[ "$status" -ne 0 ]
+	[ "$status" -eq 1 ]
+	[ "$output" = "bench: bad target: ~1" ]
 }
 
 # A clock of the test's own: bench_now reads $T/clock (nanoseconds), and
