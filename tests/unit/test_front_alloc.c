@@ -470,7 +470,8 @@ static void test_random_against_model(void **state)
 }
 
 /* each test on an arena of its own */
-#define FRESH(t) cmocka_unit_test_setup_teardown(t, arena_fresh, no_mapping_left)
+#define FRESH(t) \
+	cmocka_unit_test_setup_teardown(t, arena_fresh, no_mapping_left)
 
 int main(void)
 {
