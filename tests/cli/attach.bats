@@ -394,7 +394,9 @@ bats_require_minimum_version 1.5.0
 	require_loop
 	make_tree_image
 	run xiptool attach -t sw --loop -n "$SEG" "$T/img"
+	[ "$status" -eq 0 ]
 	dev=${output##* }
+	[ -b "$dev" ]
 	path=$(seg_col "$SEG" PATH)
 	# the kernel reads the segment through the loop device first (cached)
 	debugfs -R 'cat /hello.txt' "$dev" >/dev/null 2>&1
@@ -520,16 +522,19 @@ populated_maps() {
 	[[ "${lines[0]}" =~ ^NAME\ +POPULATE$ ]]
 	# always: the read-only mappings (header, text, read-only data), not
 	# the writable data
-	read -r n all < <(populated_maps "${SEG}a")
+	populated_maps "${SEG}a" > "$T/pm"
+	read -r n all < "$T/pm"
 	[ "$all" -ge 4 ]
 	[ "$n" -eq 3 ]
 	run -1 grep 'PROT_WRITE, MAP_PRIVATE|MAP_POPULATE' "$BATS_TEST_TMPDIR/maps"
-	read -r n all < <(populated_maps "${SEG}n")
+	populated_maps "${SEG}n" > "$T/pm"
+	read -r n all < "$T/pm"
 	[ "$all" -ge 4 ]
 	[ "$n" -eq 0 ]
 	# auto: measured on the new segment, and exec does what it found
 	grepq -E "segment: [0-9]+ bytes: faults [0-9]+ ns, populated [0-9]+ ns: (populate|leave to faults)" "$T/pop.err"
-	read -r n all < <(populated_maps "${SEG}u")
+	populated_maps "${SEG}u" > "$T/pm"
+	read -r n all < "$T/pm"
 	[ "$all" -ge 4 ]
 	if grepq "leave to faults" "$T/pop.err"; then
 		[ "$(seg_col "${SEG}u" POPULATE)" = 0 ]

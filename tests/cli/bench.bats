@@ -23,17 +23,41 @@ run_bench() {
 	run bench_report "x" 1 0 "<=1"
 	[ "$(cut -f5,7 <<<"$output")" = $'-\tno' ]
 	run bench_report "x" 1 1 "~1"
-	[ "$status" -ne 0 ]
+	[ "$status" -eq 1 ]
+	[ "$output" = "bench: bad target: ~1" ]
+}
+
+# A clock of the test's own: bench_now reads $T/clock (nanoseconds), and
+# takes NAME advances it by the next of NAME's durations (ms, one a line
+# in $T/NAME.ms) and logs NAME in $T/order: times and runs are counted,
+# not measured, whatever the machine's load.
+fake_clock() {
+	echo 1000000000 > "$T/clock"
+	: > "$T/order"
+	bench_now() { cat "$T/clock"; }
+}
+
+takes() {
+	local ms
+	ms=$(sed -n "$(($(grep -cx "$1" "$T/order") + 1))p" "$T/$1.ms")
+	[ -n "$ms" ]
+	echo $(($(cat "$T/clock") + ms * 1000000)) > "$T/clock"
+	echo "$1" >> "$T/order"
 }
 
 @test "bench_time prints the best wall time and fails with the command" {
 	. "$TOP_SRCDIR/tests/bench/common.bash"
-	BENCH_REPEAT=2
-	run bench_time sleep 0.2
+	fake_clock
+	BENCH_REPEAT=3
+	printf '%s\n' 300 120 250 > "$T/a.ms"
+	run bench_time takes a
 	[ "$status" -eq 0 ]
-	awk -v t="$output" 'BEGIN { exit !(t >= 0.2 && t < 5) }'
+	[ "$output" = 0.120000 ]
+	# each run once
+	[ "$(tr -d '\n' <"$T/order")" = aaa ]
 	run bench_time false
-	[ "$status" -ne 0 ]
+	[ "$status" -eq 1 ]
+	[ "$output" = "bench: command failed: false" ]
 }
 
 @test "run-benchmarks prints one table of every script's lines" {
@@ -62,17 +86,20 @@ run_bench() {
 
 @test "bench_pair interleaves two commands and prints the best time of each" {
 	. "$TOP_SRCDIR/tests/bench/common.bash"
+	fake_clock
 	BENCH_ROUNDS=4
-	slow() { sleep 0.2; echo s >>"$T/order"; }
-	fast() { echo f >>"$T/order"; }
-	run bench_pair slow fast
+	printf '%s\n' 400 200 350 210 > "$T/s.ms"
+	printf '%s\n' 30 20 25 40 > "$T/f.ms"
+	s() { takes s; }
+	f() { takes f; }
+	run bench_pair s f
 	[ "$status" -eq 0 ]
-	read -r a b <<<"$output"
-	awk -v a="$a" -v b="$b" 'BEGIN { exit !(a >= 0.2 && a < 5 && b < a) }'
+	[ "$output" = "0.200000 0.020000" ]
 	# the order alternates: s f, f s, s f, f s
 	[ "$(tr -d '\n' <"$T/order")" = sffssffs ]
-	run bench_pair slow false
-	[ "$status" -ne 0 ]
+	run bench_pair s false
+	[ "$status" -eq 1 ]
+	[ "$output" = "bench: command failed: false" ]
 }
 
 @test "every benchmark program builds against this tree, as its script builds it" {

@@ -72,7 +72,9 @@ load ../lib/attach
 	make_tree_image
 	xiptool attach -n "a$SEG" "$T/img"
 	run xiptool attach -n "b$SEG" -t sw --loop "$T/img"
+	[ "$status" -eq 0 ]
 	dev=${output##* }
+	[ -b "$dev" ]
 	path=$(seg_col "b$SEG" PATH)
 	xiptool attach -n "c$SEG" -t sn --size 1M
 	[ "$(xiptool list -n | wc -l)" = 3 ]

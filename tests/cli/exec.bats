@@ -259,7 +259,6 @@ PY
 		[ "$st" -eq "$i" ] || { echo "exit $i gave $st"; false; }
 	done
 	for i in 1 2 6 9 11 15; do
-		run xiptool exec "$IMG" /probe-pie signal "$i"
 		run "$PROBES/probe-pie" signal "$i"
 		native=$status
 		run xiptool exec "$IMG" /probe-pie signal "$i"

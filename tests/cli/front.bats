@@ -17,6 +17,49 @@ need_busybox() {
 	[ -x /bin/busybox ] || skip "busybox-static is not installed"
 }
 
+# exec's manual page, rendered: the oracle of its help and usage texts
+exec_man() {
+	groff -man -Tascii -P-cbou -rLL=300n "$TOP_SRCDIR/man/xiptool-exec.1"
+}
+
+# man_synopsis: "xiptool exec [OPTION...] IMAGE PATH [ARG...]"
+man_synopsis() {
+	exec_man | sed -n '/^SYNOPSIS/{n;p;}' | tr -s ' ' | sed 's/^ //'
+}
+
+# man_heads: the item heads of OPTIONS ("-a, --argv0=NAME"), in order
+man_heads() {
+	exec_man | sed -n '/^OPTIONS/,/^EXIT STATUS/p' |
+		sed -n 's/^       \(-.*\)$/\1/p'
+}
+
+# help_heads TEXT: the option column of a --help text, in order
+help_heads() {
+	sed -n 's/^ \{2,6\}\(-.*\)$/\1/p' <<<"$1" | sed 's/  .*//'
+}
+
+# man_usage: what popt's --usage prints for the options of the manual
+# page (on one line): the short flags bundled, then every option with its
+# argument after "=", then the synopsis' arguments
+man_usage() {
+	local bundle= items= h short long
+	while IFS= read -r h; do
+		short= long=$h
+		if [[ "$h" == -?,\ * ]]; then
+			short=${h:1:1}
+			long=${h#*, }
+		fi
+		long=${long/ /=}
+		if [ -n "$short" ] && [[ "$long" != *=* ]]; then
+			bundle+=$short
+		fi
+		items+=" [${short:+-$short|}$long]"
+	done < <(man_heads)
+	local syn
+	syn=$(man_synopsis)
+	echo "Usage: xiptool exec [-$bundle]$items ${syn#xiptool exec }"
+}
+
 @test "every command reaches xiptool-main with its arguments and exit status" {
 	run xiptool --version
 	[ "$status" -eq 0 ]
@@ -37,8 +80,16 @@ need_busybox() {
 }
 
 @test "exec is run by the front end: the same options, help and exit codes" {
+	require_cmd groff
+	# the help's usage line and options are the manual page's
 	run -0 xiptool exec --help
-	[ "$output" = "$("$MAIN" exec --help)" ]
+	help=$output
+	syn=$(man_synopsis)
+	[ -n "$syn" ]
+	[ "${lines[0]}" = "Usage: $syn" ]
+	heads=$(man_heads)
+	[ "$(wc -l <<<"$heads")" -ge 6 ]
+	diff -u <(echo "$heads") <(help_heads "$help")
 	run -2 xiptool exec
 	run -2 xiptool exec --interp-from nowhere img /x
 	mkdir -p "$T/tree/bin"
@@ -102,9 +153,14 @@ Try 'xiptool exec --help' for more information." ]
 	[ -z "$stderr" ]
 	run -0 xiptool exec --usage
 	[[ "${lines[0]}" == "Usage: xiptool exec [-ih] [-a|--argv0=NAME] [-e|--env=NAME=VALUE]" ]]
-	# the same from xiptool-main
+	require_cmd groff
+	# the options of the manual page, from the front end and xiptool-main
+	want=$(man_usage)
+	[[ "$want" == "Usage: xiptool exec [-"?*"] [-"*"] [OPTION...] IMAGE PATH [ARG...]" ]]
+	[ "$(tr -s ' \n' ' ' <<<"$output")" = "$want " ]
 	run -0 "$MAIN" exec --usage
 	[[ "${lines[2]}" == "        [--usage] [OPTION...] IMAGE PATH [ARG...]" ]]
+	[ "$(tr -s ' \n' ' ' <<<"$output")" = "$want " ]
 }
 
 @test "the front end runs exec on its own; other commands say where it looked for xiptool-main" {

@@ -134,7 +134,7 @@ room_symbols() {
 # the guest tests and the cmocka tests.
 lint_files() {
 	ls tests/cli/*.bats tests/lib/*.bash tests/vm/*.bats tests/vm/*.bash \
-		tests/unit/*.c
+		tests/unit/*.c tests/unit/*.h
 }
 
 @test "layout: no test assertion that cannot fail (tests/lib/testlint.py)" {
@@ -186,17 +186,30 @@ lint_files() {
 			return;
 	}
 	EOF
+	cp "$TOP_SRCDIR/tests/lib/testlint-samples/h.sample" "$T/h.c"
 	run "$PY" "$TOP_SRCDIR/tests/lib/testlint.py" "$T/cli/a.bats" \
-		"$T/cli/b.bats" "$T/t.c"
+		"$T/cli/b.bats" "$T/t.c" "$T/h.c"
 	echo "$output"
 	[ "$status" -eq 1 ]
-	[ "${#lines[@]}" -eq 6 ]
+	[ "${#lines[@]}" -eq 7 ]
 	[[ "${lines[0]}" == "$T/cli/a.bats:4: assertions chained with &&"* ]]
 	[[ "${lines[1]}" == "$T/cli/a.bats:7: assertions chained with &&"* ]]
 	[[ "${lines[2]}" == "$T/cli/a.bats:11: bare \`! cmd\`"* ]]
 	[[ "${lines[3]}" == "$T/cli/a.bats:16: a pipe into \`grep -q\`"* ]]
 	[[ "${lines[4]}" == "$T/cli/b.bats:1: does not load tests/lib/common.bash"* ]]
 	[[ "${lines[5]}" == "$T/t.c:4: silent return in a test body"* ]]
+	[[ "${lines[6]}" == "$T/h.c:5: silent return in a test helper"* ]]
+	# runs nothing checks, `|| true` after a comparison
+	cp "$TOP_SRCDIR/tests/lib/testlint-samples/r.sample" "$T/cli/r.bats"
+	run "$PY" "$TOP_SRCDIR/tests/lib/testlint.py" "$T/cli/r.bats"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 5 ]
+	[[ "${lines[0]}" == "$T/cli/r.bats:8: a \`run\` whose status nothing checks"* ]]
+	[[ "${lines[1]}" == "$T/cli/r.bats:12: \`|| true\` after a comparison"* ]]
+	[[ "${lines[2]}" == "$T/cli/r.bats:13: \`|| true\` after a comparison"* ]]
+	[[ "${lines[3]}" == "$T/cli/r.bats:14: \`|| true\` after a comparison"* ]]
+	[[ "${lines[4]}" == "$T/cli/r.bats:25: a \`run\` whose status nothing checks"* ]]
 	# clean files: no finding, status 0
 	run "$PY" "$TOP_SRCDIR/tests/lib/testlint.py" "$T/lib/common.bash"
 	[ "$status" -eq 0 ]

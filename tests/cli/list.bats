@@ -22,7 +22,9 @@ load ../lib/attach
 	gzip -c "$T/img" > "$T/img.gz"
 	xiptool attach -n "a$SEG" "$T/img.gz"
 	run xiptool attach -n "b$SEG" -t sw --loop "$T/img"
+	[ "$status" -eq 0 ]
 	dev=${output##* }
+	[ -b "$dev" ]
 	run xiptool list --json -o +PATH,RO,COMPRESSED,OWNER
 	[ "$status" -eq 0 ]
 	printf '%s' "$output" > "$T/list.json"
@@ -48,7 +50,9 @@ PY
 
 @test "list -o picks columns; unknown columns are usage errors; names filter" {
 	make_tree_image
+	before=$(date +%s)
 	xiptool attach -n "a$SEG" "$T/img"
+	after=$(date +%s)
 	xiptool attach -n "b$SEG" -t ew "$T/img"
 	run xiptool list -o name,TYPE
 	[ "$status" -eq 0 ]
@@ -57,8 +61,10 @@ PY
 	[[ "${lines[1]}" =~ ^a$SEG\ +sr$ ]]
 	[[ "${lines[2]}" =~ ^b$SEG\ +ew$ ]]
 	run xiptool list -n -r -o NAME,SIZE "b$SEG"
+	[ "$status" -eq 0 ]
 	[ "$output" = "b$SEG $(stat -c %s "$T/img")" ]
 	run xiptool list -n -o NAME "@a$SEG"
+	[ "$status" -eq 0 ]
 	[ "$output" = "a$SEG" ]
 	run xiptool list -n -o NAME "a$SEG" "n$SEG"
 	[ "$status" -eq 3 ]
@@ -67,9 +73,13 @@ PY
 	[ "$status" -eq 2 ]
 	[ "${lines[0]}" = "xiptool list: --output: unknown column 'BOGUS'" ]
 	run xiptool list -o +CREATED -n -r "a$SEG"
+	[ "$status" -eq 0 ]
 	created=${output##* }
 	[[ "$created" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T ]]
-	[ $(( $(date +%s) - $(date -d "$created" +%s) )) -lt 120 ]
+	# the attach's own time: between the clock's readings around it
+	created=$(date -d "$created" +%s)
+	[ "$created" -ge "$before" ]
+	[ "$created" -le "$after" ]
 }
 
 @test "list refuses a run directory others can write to" {

@@ -11,12 +11,20 @@ Bats and bash files (.bats, .bash):
   - a pipe into `grep -q`: grep leaves at the first match, the writer
     on its left may die of SIGPIPE, and pipefail fails the test at
     random (grepq in common.bash reads all of its input);
+  - `|| true` (or `|| :`) after a comparison or one of its sides (test,
+    grep, cmp, diff, fsck_clean, list, tar): it hides the failure of
+    either; `|| [ $? -eq 1 ]` says which status is fine;
+  - a `run` (not `run -N`, not `run !`) in a test body whose $status,
+    $output, $lines and $stderr nothing reads before the next `run` or
+    the end of the test (a helper's leaves them to its caller);
   - a .bats file that does not load tests/lib/common.bash (directly or
     through a helper it loads), which sets pipefail.
 C files (cmocka):
   - a bare `return;` in a test body (a function taking `void **state`)
     before any assertion and not right after skip(): the test passes
-    having checked nothing; skip() says so.
+    having checked nothing; skip() says so;
+  - the same in a helper (a void function) that asserts after it: the
+    test that calls it passes having checked nothing.
 
 Prints one line per finding, FILE:LINE: what: the line; exits 1 when
 there is any, 0 otherwise.
@@ -27,6 +35,9 @@ import re
 import sys
 
 ASSERTS = {'[', '[[', 'test', 'grep', 'cmp', 'diff', '!', 'fsck_clean'}
+# commands whose failure is the finding (or one side of a comparison)
+COMPARES = {'[', '[[', 'test', 'grep', 'grepq', 'egrep', 'fgrep', 'cmp',
+            'diff', 'fsck_clean', 'list', 'tar'}
 PREFIXES = ('then', 'do', 'else')
 CONDITIONS = ('if', 'elif', 'while', 'until')
 
@@ -176,6 +187,61 @@ def pipe_into_grep_q(words):
     return False
 
 
+def pipe_heads(words):
+    """The command words of each command of a pipeline."""
+    heads = [first_word(words)]
+    for i, w in enumerate(words[:-1]):
+        if w == '|':
+            heads.append(first_word(words[i + 1:]))
+    return heads
+
+
+RUN = re.compile(r'\s*(?:(?:then|do|else|\{)\s+)?run(\s+(\S+)|\s*$)')
+RESULT = re.compile(r'\$\{?#?(status|output|lines|stderr)\b|'
+                    r'\$\(\(.*\bstatus\b')
+
+
+def in_test(lines, i):
+    """Whether line @i is in the body of a @test (not of a function)."""
+    for j in range(i, -1, -1):
+        if lines[j].startswith('@test'):
+            return True
+        if re.match(r'(function\s+)?[\w-]+\s*\(\)\s*\{?\s*$', lines[j]):
+            return False
+    return False
+
+
+def run_findings(lines):
+    """`run CMD` whose status, output and lines nothing reads before the
+    next `run` or the end of its function (where, as its last command, it
+    leaves them to the caller); `run -N` and `run !` check the status."""
+    found = []
+    for i, line in enumerate(lines):
+        m = RUN.match(line)
+        if not m or (m.group(2) and re.match(r'-\d+$|!$', m.group(2))):
+            continue
+        end = i
+        while lines[end].rstrip().endswith('\\') and end + 1 < len(lines):
+            end += 1
+        read = False
+        for j in range(end + 1, len(lines)):
+            text = lines[j]
+            if text.startswith('}'):
+                # a helper's run: its result is the caller's to check
+                read = not in_test(lines, i)
+                break
+            if RUN.match(text):
+                break
+            if RESULT.search(text):
+                read = True
+                break
+        if not read:
+            found.append((i + 1, 'a `run` whose status nothing checks '
+                          '(nor its output): check $status, or run the '
+                          'command plainly', line.strip()))
+    return found
+
+
 def shell_findings(path, raw):
     lines = strip_heredocs(raw)
     found = []
@@ -215,6 +281,20 @@ def shell_findings(path, raw):
             else:
                 cur[-1].append(val)
         for segs, ops in stmts:
+            # `a && { b || true; }`: what the || rescues starts at {
+            rescued = segs[:-1]
+            for k in range(len(rescued) - 1, 0, -1):
+                if rescued[k][:1] == ['{']:
+                    rescued = rescued[k:]
+                    break
+            if ops and ops[-1] == '||' and \
+                    first_word(segs[-1]) in ('true', ':') and \
+                    any(w in COMPARES for s in rescued
+                        for w in pipe_heads(s)):
+                found.append((start + 1, '`|| true` after a comparison '
+                              '(it hides the failure of either side: '
+                              'check the status the command must give)',
+                              text))
             if any(pipe_into_grep_q(s) for s in segs):
                 found.append((start + 1, 'a pipe into `grep -q` (grep '
                               'leaves at the first match and the writer '
@@ -232,7 +312,7 @@ def shell_findings(path, raw):
                 found.append((start + 1, 'assertions chained with && in '
                               'mid-body (errexit ignores the left side: '
                               'one assertion per line)', text))
-    return found
+    return sorted(found + run_findings(lines))
 
 
 def loads_common(path, seen=None):
@@ -258,33 +338,49 @@ def loads_common(path, seen=None):
 
 
 TEST_FN = re.compile(r'^(static\s+)?void\s+\w+\s*\(\s*void\s*\*\*\s*\w+\s*\)\s*$')
+VOID_FN = re.compile(r'^(static\s+)?(inline\s+)?void\s+\w+\s*\(')
 CHECKS = re.compile(r'\b(assert_\w+|fail\w*|skip|check_expected\w*|'
                     r'expect_\w+)\s*\(')
 
 
 def c_findings(path, lines):
     found = []
-    body, checked, prev = False, False, ''
+    # body: None outside a function, 'test' or 'helper' inside one
+    body, checked, prev, early = None, False, '', []
     for no, line in enumerate(lines, 1):
         if TEST_FN.match(line):
-            body, checked, prev = True, False, ''
+            body, checked, prev, early = 'test', False, '', []
+            continue
+        if VOID_FN.match(line) and not line.rstrip().endswith(';'):
+            body, checked, prev, early = 'helper', False, '', []
             continue
         if not body:
             continue
         if line.startswith('}'):
-            body = False
+            # a helper that asserts, but not after an early return: the
+            # test calling it passes having checked nothing
+            if body == 'helper' and checked:
+                for at, s in early:
+                    found.append((at, 'silent return in a test helper '
+                                  'before its assertions (return whether '
+                                  'it checked, and skip() in the test '
+                                  'when nothing was)', s))
+            body = None
             continue
         s = line.strip()
         if re.match(r'return\s*;', s) and not checked and \
                 not re.match(r'skip\s*\(\s*\)\s*;', prev):
-            found.append((no, 'silent return in a test body before any '
-                          'assertion (call skip() when there is nothing '
-                          'to check)', s))
+            if body == 'test':
+                found.append((no, 'silent return in a test body before '
+                              'any assertion (call skip() when there is '
+                              'nothing to check)', s))
+            else:
+                early.append((no, s))
         if CHECKS.search(s):
             checked = True
         if s and s not in ('{', '}'):
             prev = s
-    return found
+    return sorted(found)
 
 
 def main(paths):

@@ -354,12 +354,13 @@ static void test_mutations(void **state)
 	}
 }
 
-static void check_host_file(const char *path, bool want_interp)
+/* Check the host's @path: false when it is not there to check. */
+static bool check_host_file(const char *path, bool want_interp)
 {
 	struct xip_elf elf;
 
 	if (!unit_parse_host_elf(path, &elf))
-		return;
+		return false;
 	assert_int_equal(elf.machine, xip_elf_host_machine());
 	assert_int_equal(xip_elf_validate_load(&elf, path, 0), 0);
 	assert_true(elf.has_phdr_addr);
@@ -369,20 +370,28 @@ static void check_host_file(const char *path, bool want_interp)
 	else
 		assert_null(elf.interp);
 	xip_elf_free(&elf);
+	return true;
 }
 
 static void test_host_files(void **state)
 {
-	check_host_file("/usr/bin/true", true);
-	check_host_file("/usr/bin/env", true);
-	check_host_file("/bin/busybox", false);
-	check_host_file("/lib64/ld-linux-x86-64.so.2", false);
+	int checked = 0;
+
+	checked += check_host_file("/usr/bin/true", true);
+	checked += check_host_file("/usr/bin/env", true);
+	checked += check_host_file("/bin/busybox", false);
+	checked += check_host_file("/lib64/ld-linux-x86-64.so.2", false);
 #ifdef __aarch64__
 	/* arm64 multiarch: ld.so, libc (with PT_INTERP), busybox-static */
-	check_host_file("/lib/ld-linux-aarch64.so.1", false);
-	check_host_file("/lib/aarch64-linux-gnu/libc.so.6", true);
-	check_host_file("/usr/local/lib/aarch64-linux-gnu/busybox", false);
+	checked += check_host_file("/lib/ld-linux-aarch64.so.1", false);
+	checked += check_host_file("/lib/aarch64-linux-gnu/libc.so.6", true);
+	checked += check_host_file("/usr/local/lib/aarch64-linux-gnu/busybox",
+				   false);
 #endif
+	if (!checked) {
+		print_message("# none of the host's programs is there to check\n");
+		skip();
+	}
 }
 
 /* A "GNU" property note at 0x400 with the given properties (type, value). */

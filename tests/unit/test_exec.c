@@ -171,15 +171,16 @@ static void test_plan_bad_runs(void **state)
 }
 
 /* Plans of real host programs: every PT_LOAD byte is covered, in order,
- * with exactly the segment's permissions and never W+X. */
-static void check_real(const char *path)
+ * with exactly the segment's permissions and never W+X; false when
+ * @path is not there to check. */
+static bool check_real(const char *path)
 {
 	struct xip_elf elf;
 	struct xip_load_plan p;
 	struct xip_run run;
 
 	if (!unit_parse_host_elf(path, &elf))
-		return;
+		return false;
 	assert_int_equal(xip_elf_validate_load(&elf, path, PAGE), 0);
 	run = (struct xip_run){ 0, 0, div_round_up(elf.file_size, PAGE) };
 	assert_int_equal(xip_exec_plan_load(&elf, &run, 1, PAGE, run.len, path,
@@ -196,17 +197,24 @@ static void check_real(const char *path)
 	}
 	xip_load_plan_free(&p);
 	xip_elf_free(&elf);
+	return true;
 }
 
 static void test_plan_host_programs(void **state)
 {
-	check_real("/bin/busybox");
-	check_real("/usr/bin/true");
-	check_real("/lib64/ld-linux-x86-64.so.2");
+	int checked = 0;
+
+	checked += check_real("/bin/busybox");
+	checked += check_real("/usr/bin/true");
+	checked += check_real("/lib64/ld-linux-x86-64.so.2");
 #ifdef __aarch64__
-	check_real("/lib/ld-linux-aarch64.so.1");
-	check_real("/usr/local/lib/aarch64-linux-gnu/busybox");
+	checked += check_real("/lib/ld-linux-aarch64.so.1");
+	checked += check_real("/usr/local/lib/aarch64-linux-gnu/busybox");
 #endif
+	if (!checked) {
+		print_message("# none of the host's programs is there to check\n");
+		skip();
+	}
 }
 
 static uint64_t word(const uint8_t *mem, uint64_t addr, uint64_t at)

@@ -45,6 +45,29 @@ static unsigned char *filled(size_t n, int byte)
 	return p;
 }
 
+/*
+ * Each test starts from the state of a fresh front end: an arena of
+ * zeros (bss) with nothing handed out.
+ */
+static int arena_fresh(void **state)
+{
+	(void)state;
+	memset(xip_front_arena, 0, sizeof(xip_front_arena));
+	used = 0;
+	dirty = 0;
+	maps_live = 0;
+	nfree = 0;
+	free_from = 0;
+	return 0;
+}
+
+/* ... and leaves no mapping of its own behind. */
+static int no_mapping_left(void **state)
+{
+	(void)state;
+	return front_alloc_own_only() ? 0 : -1;
+}
+
 /* Every block given back: the next one starts the arena over. */
 static void assert_arena_empty(void)
 {
@@ -261,17 +284,207 @@ static void test_alignment(void **state)
 	assert_true(front_alloc_own_only());
 }
 
+/* ---- random runs against a shadow model ---------------------------------- */
+
+#define SLOTS		96
+#define RANDOM_OPS	6000
+
+/* What the model knows of a live block: where, how long, what it holds. */
+struct shadow {
+	unsigned char *p;
+	size_t n;
+	uint8_t tag;
+};
+
+static uint64_t rnd(uint64_t *s)
+{
+	/* xorshift64*: the same run for the same seed on every machine */
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545f4914f6cdd1dULL;
+}
+
+/* Mostly small blocks, some of pages, a few past what the arena holds. */
+static size_t random_size(uint64_t *s)
+{
+	unsigned int r = rnd(s) % 1000;
+
+	if (r < 600)
+		return rnd(s) % 65;
+	if (r < 900)
+		return 65 + rnd(s) % 2000;
+	if (r < 990)
+		return 2065 + rnd(s) % 14000;
+	return 16 * 1024 + rnd(s) % (XIP_FRONT_ARENA_SIZE / 2);
+}
+
+static uint8_t byte_at(const struct shadow *b, size_t i)
+{
+	return (uint8_t)(b->tag * 31 + i * 7 + (i >> 8));
+}
+
+static void fill(struct shadow *b, size_t from)
+{
+	for (size_t i = from; i < b->n; i++)
+		b->p[i] = byte_at(b, i);
+}
+
+static void check_block(const struct shadow *m, size_t i, uint64_t seed,
+			int op)
+{
+	const struct shadow *b = &m[i];
+
+	if ((uintptr_t)b->p % 16)
+		fail_msg("seed %llu op %d: %p not aligned",
+			 (unsigned long long)seed, op, (void *)b->p);
+	for (size_t j = 0; j < b->n; j++)
+		if (b->p[j] != byte_at(b, j))
+			fail_msg("seed %llu op %d: block %zu (%zu bytes at %p) changed at byte %zu",
+				 (unsigned long long)seed, op, i, b->n,
+				 (void *)b->p, j);
+	/* its header's bytes and its data overlap no other block's
+	 * (malloc(0): the next block's header at p) */
+	for (size_t j = 0; j < SLOTS; j++)
+		if (j != i && m[j].p &&
+		    b->p - sizeof(struct block) < m[j].p + m[j].n &&
+		    m[j].p - sizeof(struct block) < b->p + b->n)
+			fail_msg("seed %llu op %d: block %zu at %p overlaps block %zu at %p",
+				 (unsigned long long)seed, op, i,
+				 (void *)b->p, j, (void *)m[j].p);
+}
+
+/* Every live block (@i only, when not SLOTS) holds what was written into
+ * it, aligned, apart from the others. */
+static void check_model(const struct shadow *m, size_t i, uint64_t seed,
+			int op)
+{
+	for (size_t j = i < SLOTS ? i : 0; j < SLOTS && (i == SLOTS || j == i);
+	     j++)
+		if (m[j].p)
+			check_block(m, j, seed, op);
+	assert_true(used <= BLOCKS_END);
+}
+
+/* A block of the model freed: its slot empty again. */
+static void model_free(struct shadow *b)
+{
+	fa_free(b->p);
+	b->p = NULL;
+	b->n = 0;
+}
+
+static void random_run(uint64_t seed)
+{
+	struct shadow m[SLOTS] = { 0 };
+	uint64_t s = seed;
+	uint8_t tag = 0;
+
+	arena_fresh(NULL);
+	for (int op = 0; op < RANDOM_OPS; op++) {
+		struct shadow *b = &m[rnd(&s) % SLOTS];
+		unsigned int what = rnd(&s) % 10;
+		size_t n = random_size(&s);
+
+		if (!b->p && what < 7) {		/* malloc or calloc */
+			bool zeroed = what >= 5;
+
+			b->p = zeroed ? fa_calloc(1, n) : fa_malloc(n);
+			assert_non_null(b->p);
+			b->n = n;
+			b->tag = ++tag;
+			if (zeroed)
+				for (size_t i = 0; i < n; i++)
+					if (b->p[i])
+						fail_msg("seed %llu op %d: calloc(%zu): byte %zu not zero",
+							 (unsigned long long)seed,
+							 op, n, i);
+			fill(b, 0);
+		} else if (b->p && what < 5) {		/* free, then reuse */
+			unsigned char *was = b->p;
+			bool arena = in_arena(was, b->n);
+			size_t had = b->n;
+
+			model_free(b);
+			if (arena && rnd(&s) % 2) {
+				/* a request the freed room holds: first fit
+				 * never goes past it */
+				b->n = had ? rnd(&s) % (had + 1) : 0;
+				b->p = fa_malloc(b->n);
+				assert_non_null(b->p);
+				if (b->p > was)
+					fail_msg("seed %llu op %d: %zu bytes at %p, after the %zu bytes freed at %p",
+						 (unsigned long long)seed, op,
+						 b->n, (void *)b->p, had,
+						 (void *)was);
+				b->tag = ++tag;
+				fill(b, 0);
+			}
+		} else if (b->p) {			/* realloc */
+			unsigned char *q = fa_realloc(b->p, n);
+			size_t keep = n < b->n ? n : b->n;
+
+			assert_non_null(q);
+			b->p = q;
+			/* the bytes kept read as before: the first keep */
+			for (size_t i = 0; i < keep; i++)
+				if (q[i] != byte_at(b, i))
+					fail_msg("seed %llu op %d: realloc to %zu lost byte %zu",
+						 (unsigned long long)seed, op,
+						 n, i);
+			b->n = n;
+			fill(b, keep);
+		}
+		/* the block touched now, every block now and then */
+		check_model(m, op % 64 ? (size_t)(b - m) : SLOTS, seed, op);
+	}
+	check_model(m, SLOTS, seed, RANDOM_OPS);
+	for (size_t i = 0; i < SLOTS; i++)
+		if (m[i].p)
+			model_free(&m[i]);
+	/* everything back: nothing left of the run in the arena */
+	assert_int_equal(used, 0);
+	assert_int_equal(nfree, 0);
+	assert_true(front_alloc_own_only());
+	assert_arena_empty();
+}
+
+/*
+ * Thousands of random malloc, calloc, realloc and free against a model:
+ * every block keeps its bytes, blocks never overlap, each is aligned,
+ * calloc reads as zeros, a freed block's room is taken again first, and
+ * all of it comes back.  A fixed seed first, then a few others (and
+ * UNIT_SEED's, when set, to replay a failure).
+ */
+static void test_random_against_model(void **state)
+{
+	static const uint64_t seeds[] = { 1, 2, 0x9e3779b97f4a7c15ULL,
+					  20261207, 0xdeadbeefcafeULL };
+	const char *env = getenv("UNIT_SEED");
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++)
+		random_run(seeds[i]);
+	if (env && *env)
+		random_run(strtoull(env, NULL, 0));
+}
+
+/* each test on an arena of its own */
+#define FRESH(t) \
+	cmocka_unit_test_setup_teardown(t, arena_fresh, no_mapping_left)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_calloc_overflow),
-		cmocka_unit_test(test_calloc_clears_reused),
-		cmocka_unit_test(test_free_blocks_taken_again),
-		cmocka_unit_test(test_free_blocks_in_any_order),
-		cmocka_unit_test(test_realloc_bounds),
-		cmocka_unit_test(test_realloc_shrinks_last),
-		cmocka_unit_test(test_malloc_past_arena),
-		cmocka_unit_test(test_alignment),
+		FRESH(test_calloc_overflow),
+		FRESH(test_calloc_clears_reused),
+		FRESH(test_free_blocks_taken_again),
+		FRESH(test_free_blocks_in_any_order),
+		FRESH(test_realloc_bounds),
+		FRESH(test_realloc_shrinks_last),
+		FRESH(test_malloc_past_arena),
+		FRESH(test_alignment),
+		FRESH(test_random_against_model),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

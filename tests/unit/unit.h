@@ -149,7 +149,8 @@ static inline bool unit_foreign_elf(const char *path)
  * Parse an ELF file of this machine into *@elf: false (nothing to free)
  * when @path is not there or is for another machine.
  */
-static inline bool unit_parse_host_elf(const char *path, struct xip_elf *elf)
+static inline __attribute__((warn_unused_result)) bool
+unit_parse_host_elf(const char *path, struct xip_elf *elf)
 {
 	int fd;
 
