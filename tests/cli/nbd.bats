@@ -6,6 +6,7 @@
 load ../lib/common
 load ../lib/attach
 load ../lib/nbd
+load ../lib/verity
 
 # A 32 MiB image of random files ($T/tree), one of them sparse.
 make_nbd_image() {
@@ -571,4 +572,71 @@ export_ended() {
 	[ "$status" -eq 3 ]
 	[ "$output" = "xiptool write: $T/img: busy: another xiptool holds it open" ]
 	nbdcopy "$(nbd_uri a)" - | cmp - "$T/tree/x"
+}
+
+@test "root-hash= refuses bytes after the verity tree, as attach --root-hash does; the exact image is served whole" {
+	require_pull
+	vt_tree
+	vt_mkfs "$T/vimg"
+	size=$(stat -c %s "$T/vimg")
+	cat "$T/vimg" > "$T/long"
+	head -c 8192 /dev/urandom >> "$T/long"
+	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN" image="$T/long" root-hash="$ROOT"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"error: $T/long: 8192 bytes after the verity tree (it ends at $size)"* ]] ||
+		{ echo "$output"; false; }
+	run xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/long"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool attach: $T/long: 8192 bytes after the verity tree (it ends at $size)" ]
+	# an unverified segment holding them: refused the same way
+	xiptool attach -n "$SEG" "$T/long"
+	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN" image="@$SEG" root-hash="$ROOT"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"8192 bytes after the verity tree (it ends at $size)"* ]] ||
+		{ echo "$output"; false; }
+	xiptool detach "$SEG"
+	nbd_serve a image="$T/vimg" root-hash="$ROOT"
+	[ "$(nbdinfo --size "$(nbd_uri a)")" = "$size" ]
+	nbdcopy "$(nbd_uri a)" - | cmp - "$T/vimg"
+}
+
+@test "root-hash=: a writer after the check ends the export, and none may be there at its start" {
+	require_plugin
+	require_loop
+	vt_tree
+	vt_mkfs "$T/vimg"
+	nbd_serve a image="$T/vimg" root-hash="$ROOT"
+	uri=$(nbd_uri a)
+	nbdcopy "$uri" - | cmp - "$T/vimg"
+	# a byte of busybox changed in place, after the check
+	vt_flip "$T/vimg" "$(vt_offset "$T/vimg" data)"
+	run nbdcopy "$uri" "$T/out"
+	[ "$status" -ne 0 ]
+	grep -q "^nbdkit: error: $T/vimg: opened for writing by another process: the verified image is no longer served (its blocks may change)$" "$T/a.log"
+	grep -q "the verified image is no longer served: the image was opened for writing" "$T/a.log"
+	nbd_stop a
+	# the changed image does not start again
+	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN" image="$T/vimg" root-hash="$ROOT"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"(/bin/busybox): does not match its hash"* ]] || { echo "$output"; false; }
+	vt_flip "$T/vimg" "$(vt_offset "$T/vimg" data)"
+	# a writer at the start: refused; a read-only loop device is none
+	dev=$(losetup -f --show "$T/vimg")
+	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN" image="$T/vimg" root-hash="$ROOT"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"error: $T/vimg: open for writing elsewhere (a loop device bound read-write, a writer): root-hash= needs every writer gone"* ]] ||
+		{ echo "$output"; false; }
+	# ...and the writable device itself is not served either
+	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN" image="$dev" root-hash="$ROOT"
+	losetup -d "$dev"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"error: $dev: a writable block device may change after the check: root-hash= needs it read-only (losetup -r, blockdev --setro)"* ]] ||
+		{ echo "$output"; false; }
+	dev=$(losetup -r -f --show "$T/vimg")
+	nbd_serve b image="$dev" root-hash="$ROOT"
+	run nbdcopy "$(nbd_uri b)" "$T/out"
+	nbd_stop b
+	losetup -d "$dev"
+	[ "$status" -eq 0 ]
+	cmp "$T/out" "$T/vimg"
 }
