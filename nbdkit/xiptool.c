@@ -321,10 +321,11 @@ static int lease_take(void)
 static void lease_revoke(void)
 {
 	pthread_rwlock_wrlock(&serve_lock);
-	fcntl(lease_fd, F_SETLEASE, F_UNLCK);
-	pthread_rwlock_unlock(&serve_lock);
+	/* logged before the writer goes on: its open returns after this */
 	nbdkit_error("%s: opened for writing by another process: %s is no longer served (its blocks may change)",
 		     image, served());
+	fcntl(lease_fd, F_SETLEASE, F_UNLCK);
+	pthread_rwlock_unlock(&serve_lock);
 }
 
 static void *lease_watch(void *arg)
