@@ -9,7 +9,11 @@
  * With root-hash=, the image (or segment) is checked against its
  * dm-verity tree and that root hash before the first client, every data
  * and hash block, and served read-only; a mismatch stops the server from
- * starting, naming the first bad block.
+ * starting, naming the first bad block.  As with attach --root-hash, the
+ * export must end where the tree ends: bytes after it are refused, not
+ * served unchecked.  The check holds only while the bytes stay as they
+ * were: the image is held against writers first, as a read-only file=
+ * export holds it (below), and a writer that comes later ends the export.
  *
  * The plugin is a user of libxip like the xiptool commands: it opens the
  * segment or image once, before the first client (.get_ready), with the
@@ -39,7 +43,8 @@
  * export: reads in flight finish, every later read or block status
  * fails with EIO, and then the lease is given back so that the writer's
  * open goes on.  A block device is held exclusively (O_EXCL) instead, so
- * that the kernel cannot mount it meanwhile.
+ * that the kernel cannot mount it meanwhile; for root-hash= it must also
+ * be read-only (BLKROGET), as a direct writer of the device is not seen.
  */
 #include <endian.h>
 #include <errno.h>
@@ -51,6 +56,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -92,6 +99,7 @@ static pthread_rwlock_t serve_lock;	/* reads: shared; the end: exclusive */
 static int device_claim = -1;	/* read-only file= of a block device */
 
 static void lease_end(void);
+static int hold_image(void);
 
 /* Close the image or segment and let go of the locks and devices. */
 static void release(void)
@@ -236,6 +244,8 @@ static int ready_whole(void)
 {
 	int ret = xip_seg_lock(seg, writable, LOCK_TIMEOUT_MS);
 
+	if (!ret)
+		ret = hold_image();
 	if (!ret && writable)
 		ret = xip_loop_claim_backing(seg->fd, seg->path, &claims,
 					     &nclaims);
@@ -247,7 +257,13 @@ static int ready_whole(void)
 	return 0;
 }
 
-/* ---- the read lease of a read-only file= export ---------------------- */
+/* ---- the read lease of a read-only file= or root-hash= export -------- */
+
+/* What the export serves, for the messages about its end. */
+static const char *served(void)
+{
+	return file ? file : "the verified image";
+}
 
 static void on_lease_break(int sig, siginfo_t *si, void *uc)
 {
@@ -289,11 +305,13 @@ static int lease_take(void)
 	lease_fd = -1;
 	if (errno == EAGAIN)
 		return xip_error(-EBUSY,
-				 "%s: open for writing elsewhere (a loop device bound read-write, a writer): a read-only file= export needs every writer gone",
-				 image);
+				 "%s: open for writing elsewhere (a loop device bound read-write, a writer): %s needs every writer gone",
+				 image, file ? "a read-only file= export" :
+				 "root-hash=");
 	return xip_error(-errno,
-			 "%s: cannot take a read lease: %s (a file= export needs the image's owner or CAP_LEASE)",
-			 image, strerror(errno));
+			 "%s: cannot take a read lease: %s (%s needs the image's owner or CAP_LEASE)",
+			 image, strerror(errno),
+			 file ? "a file= export" : "root-hash=");
 }
 
 /*
@@ -303,10 +321,11 @@ static int lease_take(void)
 static void lease_revoke(void)
 {
 	pthread_rwlock_wrlock(&serve_lock);
+	/* logged before the writer goes on: its open returns after this */
+	nbdkit_error("%s: opened for writing by another process: %s is no longer served (its blocks may change)",
+		     image, served());
 	fcntl(lease_fd, F_SETLEASE, F_UNLCK);
 	pthread_rwlock_unlock(&serve_lock);
-	nbdkit_error("%s: opened for writing by another process: %s is no longer served (its blocks may change)",
-		     image, file);
 }
 
 static void *lease_watch(void *arg)
@@ -339,7 +358,7 @@ static int lease_enter(void)
 		return 0;
 	pthread_rwlock_unlock(&serve_lock);
 	nbdkit_error("%s: %s is no longer served: the image was opened for writing",
-		     image, file);
+		     image, served());
 	nbdkit_set_error(EIO);
 	return -1;
 }
@@ -386,17 +405,52 @@ static int device_hold(void)
 	return 0;
 }
 
+/* root-hash=: a device whose bytes nobody may change while it is served. */
+static int device_read_only(void)
+{
+	int ro = 0;
+
+	if (seg->kind == XIP_SEG_DAX)
+		return xip_error(-EPERM,
+				 "%s: a DAX device cannot be held against writers: root-hash= serves files, segments and read-only block devices",
+				 image);
+	if (seg->kind != XIP_SEG_BLOCKDEV)
+		return 0;
+	if (ioctl(seg->fd, BLKROGET, &ro) < 0)
+		return xip_error(-errno, "%s: %s", image, strerror(errno));
+	if (!ro)
+		return xip_error(-EPERM,
+				 "%s: a writable block device may change after the check: root-hash= needs it read-only (losetup -r, blockdev --setro)",
+				 image);
+	return 0;
+}
+
+/*
+ * A read-only export whose bytes must stay as they were read (file=: the
+ * file's runs; root-hash=: the checked bytes) holds the image against
+ * writers before it reads them: they hold while it holds.
+ */
+static int hold_image(void)
+{
+	int ret = 0;
+
+	if (writable || (!file && !root_hash_len))
+		return 0;
+	if (root_hash_len)
+		ret = device_read_only();
+	if (!ret && (seg->kind == XIP_SEG_FILE || seg->kind == XIP_SEG_SHM))
+		ret = lease_take();
+	else if (!ret && seg->kind == XIP_SEG_BLOCKDEV)
+		ret = device_hold();
+	return ret;
+}
+
 static int ready_file(void)
 {
 	struct ext2_inode_large inode;
-	int ret = 0;
+	int ret;
 
-	/* claimed before the runs are read: they hold while it holds */
-	if (!writable && (seg->kind == XIP_SEG_FILE ||
-			  seg->kind == XIP_SEG_SHM))
-		ret = lease_take();
-	else if (!writable && seg->kind == XIP_SEG_BLOCKDEV)
-		ret = device_hold();
+	ret = hold_image();
 	if (ret) {
 		xip_seg_close(seg);
 		seg = NULL;
@@ -427,12 +481,23 @@ static int ready_verify(void)
 	int ret;
 
 	ret = xip_root_hash_check(seg, root_hash, root_hash_len, &r);
-	if (!ret) {
-		nbdkit_debug("%s: every block matches the root hash", image);
-		return 0;
+	if (ret) {
+		snprintf(msg, sizeof(msg), "%s", xip_errmsg());
+		return xip_error(ret, "%s: %s", image, msg);
 	}
-	snprintf(msg, sizeof(msg), "%s", xip_errmsg());
-	return xip_error(ret, "%s: %s", image, msg);
+	/* what attach --root-hash refuses is not served either */
+	if (r.info.end != seg->data_size)
+		return xip_error(-EBADMSG,
+				 "%s: %" PRIu64 " bytes after the verity tree (it ends at %" PRIu64 ")",
+				 image, seg->data_size - r.info.end,
+				 r.info.end);
+	/* a writer came while it was read: what was checked is gone */
+	if (lease_fd >= 0 && fcntl(lease_fd, F_GETLEASE) != F_RDLCK)
+		return xip_error(-EBUSY,
+				 "%s: opened for writing while it was checked",
+				 image);
+	nbdkit_debug("%s: every block matches the root hash", image);
+	return 0;
 }
 
 static int plugin_get_ready(void)
@@ -601,10 +666,12 @@ static int plugin_pread(void *handle, void *buf, uint32_t count,
 
 	int ret = 0;
 
-	if (!img)
-		return seg_read(buf, count, offset);
 	if (lease_enter())
 		return -1;
+	if (!img) {
+		ret = seg_read(buf, count, offset);
+		count = 0;
+	}
 	while (count && !ret) {
 		xip_nbd_piece(runs, nruns, block_size, offset, count, &p);
 		if (p.hole)

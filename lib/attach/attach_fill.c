@@ -528,23 +528,48 @@ int xip_attach_source_check_ext2(struct source *src)
 	return 0;
 }
 
-/* An NBD export (lib/attach/nbdpull.c), opened already: pulled into the file. */
+/* The whole file reserved, holes included (after a fill that reserved
+ * only what it wrote). */
+static int segfile_reserve(struct segfile *sf)
+{
+	if (fallocate(sf->fd, 0, 0, (off_t)sf->cap) < 0 && errno != EOPNOTSUPP)
+		return xip_error(-errno,
+				 "%s: cannot reserve %" PRIu64 " bytes of memory: %s",
+				 sf->path, sf->cap, strerror(errno));
+	return 0;
+}
+
+/*
+ * An NBD export (lib/attach/nbdpull.c), opened already: pulled into the
+ * file, whose memory is reserved as the requests go out, and all of it
+ * once the pull is done: a server that stalls or trickles holds no more
+ * than it was asked for.
+ */
 int xip_attach_fill_nbd(const struct xip_attach_opts *o, struct segfile *sf,
 			struct xip_nbd *n, uint64_t size,
 			struct xip_verity_stream *vs, struct xip_seg_entry *e)
 {
-	int ret;
+	uint64_t bytes;
+	int ret = 0;
 
 	e->size = size > o->size ? size : o->size;
-	ret = segfile_resize(sf, e->size);
+	bytes = round_up(e->size ? e->size : 1, sf->align);
+	if (bytes > (uint64_t)SIZE_MAX / 2)
+		ret = xip_error(-EFBIG, "%s: too large", sf->path);
+	else if (ftruncate(sf->fd, (off_t)bytes) < 0)
+		ret = xip_error(-errno, "%s: cannot size the segment: %s",
+				sf->path, strerror(errno));
+	sf->cap = ret ? 0 : bytes;
 	if (!ret && sf->huge)
 		ret = segfile_map(sf);
 	if (!ret)
-		ret = xip_nbd_pull(n, sf->fd, sf->map, e->path, vs);
+		ret = xip_nbd_pull(n, sf->fd, sf->map, sf->align, e->path, vs);
 	if (sf->map) {
 		munmap(sf->map, (size_t)sf->cap);
 		sf->map = NULL;
 	}
+	if (!ret)
+		ret = segfile_reserve(sf);
 	return ret;
 }
 

@@ -16,7 +16,8 @@ struct xip_nbd;
  * reached gives -ECONNREFUSED (or its errno) with libnbd's reason.
  * Like the pull, it gives up on a server that sends nothing for the
  * stall limit, @stall_ms (0: NBD_STALL_MS, 60 s), with -ETIMEDOUT naming
- * the step, and stops at once with -EINTR once xip_interrupted() (woken
+ * the step (each step must complete within it, however many bytes of it
+ * arrive), and stops at once with -EINTR once xip_interrupted() (woken
  * by xip_interrupt_fd()).
  */
 int xip_nbd_open(const char *uri, unsigned int stall_ms, struct xip_nbd **np,
@@ -25,15 +26,21 @@ int xip_nbd_open(const char *uri, unsigned int stall_ms, struct xip_nbd **np,
  * Copy the whole export into @fd (at least that size already) with
  * requests in parallel: written with pwrite, or straight into @map (the
  * mapping of @fd, for hugetlbfs files) when not NULL.  Zero ranges the
- * server reports are skipped (@fd must read as zeros there).  Then check
- * that @fd holds an ext2 file system (@path names it).  With @vs (from
- * xip_verity_stream_open() over xip_nbd_read()) every block is hashed as it arrives.  A server that
- * fails or goes away gives -EIO (or the errno it sent) naming the URI;
- * a stall -ETIMEDOUT; xip_interrupted() stops it with -EINTR.
+ * server reports are skipped (@fd must read as zeros there).  With
+ * @align (a page or huge page size; 0: none), the memory of each request
+ * is reserved (fallocate, in whole units of @align) before it is sent,
+ * -ENOSPC when it cannot be; the zero ranges are not: the caller
+ * reserves the rest once the pull succeeded.  Then check that @fd holds
+ * an ext2 file system (@path names it).  With @vs (from
+ * xip_verity_stream_open() over xip_nbd_read()) every block is hashed as
+ * it arrives.  A server that fails or goes away gives -EIO (or the errno
+ * it sent) naming the URI; -ETIMEDOUT when no request completes for the
+ * stall limit (bytes trickling in do not count); xip_interrupted() stops
+ * it with -EINTR.
  */
 struct xip_verity_stream;
-int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, const char *path,
-		 struct xip_verity_stream *vs);
+int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, uint64_t align,
+		 const char *path, struct xip_verity_stream *vs);
 /*
  * Read @len (<= 2048) bytes at @off of the export into @buf, before the
  * pull (a verity check reads the superblocks ahead): 0, or -EIO (or the

@@ -14,15 +14,25 @@
  * and one event loop (nbd_wait): poll(2) on libnbd's descriptor and on
  * the interrupt descriptor (xip_set_interrupt_fd), so that a server that
  * stops answering is given up after NBD_STALL_MS and a stop signal ends
- * the wait at once.
+ * the wait at once.  The stall clock restarts when a step or a request
+ * completes, not when a byte arrives: a server that trickles its replies
+ * a byte at a time is given up like one that sends nothing, and the pull
+ * goes at least one request (NBD_REQ bytes at most) per stall limit.
+ *
+ * The segment's memory is reserved (fallocate) a request at a time,
+ * before its bytes are asked for, not all at once: a pull that fails
+ * early has taken only what it asked for.  The ranges the server reports
+ * as zeros are reserved by the caller once the pull is done.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -113,8 +123,8 @@ int xip_nbd_open(const char *uri, unsigned int stall_ms, struct xip_nbd **np,
 			 uri);
 }
 
-int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, const char *path,
-		 struct xip_verity_stream *vs)
+int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, uint64_t align,
+		 const char *path, struct xip_verity_stream *vs)
 {
 	return xip_error(-EPROTONOSUPPORT, "built without libnbd");
 }
@@ -133,6 +143,7 @@ void xip_nbd_close(struct xip_nbd *n)
 enum slot_state { SLOT_FREE, SLOT_BUSY, SLOT_DONE };
 
 struct slot {
+	struct xip_nbd *n;
 	enum slot_state state;
 	int err;		/* from the completion callback */
 	uint64_t off;
@@ -154,12 +165,16 @@ struct xip_nbd {
 	struct nbd_handle *h;
 	char *uri;
 	int stall_ms;		/* the caller's limit, or NBD_STALL_MS */
-	int64_t last_ms;	/* when the server last did something */
+	int64_t last_ms;	/* when the step began or a request completed */
 	struct status_ctx status;	/* of the block status in flight */
 	uint8_t sb[SB_MAGIC_OFF + 2];	/* the superblock's first bytes */
 	uint8_t ahead[2048];		/* xip_nbd_read()'s, outliving a read
 					 * given up */
 	struct xip_verity_stream *vs;	/* hashing what arrives, or NULL */
+	int fd;				/* the segment being pulled into */
+	uint64_t align;			/* its reservation unit, 0: none */
+	uint64_t reserved;		/* reserved up to here */
+	uint64_t fd_size;		/* bytes of the file */
 	uint64_t covered;		/* requested or zero up to here */
 	uint64_t size;
 	uint32_t req;		/* bytes per request */
@@ -200,7 +215,8 @@ static int stall_limit(unsigned int ms)
  * One round of the event loop, while @step waits for the server: poll
  * libnbd's descriptor in the direction it wants and the interrupt
  * descriptor, then let libnbd move.  -EINTR once a stop signal came,
- * -ETIMEDOUT when the server has done nothing for the stall limit.
+ * -ETIMEDOUT when nothing has completed for the stall limit (bytes that
+ * arrive do not count: only a whole reply moves the clock, last_ms).
  */
 static int nbd_wait(struct xip_nbd *n, const char *step)
 {
@@ -213,7 +229,7 @@ static int nbd_wait(struct xip_nbd *n, const char *step)
 		return xip_error(-EINTR, "%s: interrupted", n->uri);
 	if (left <= 0)
 		return xip_error(-ETIMEDOUT,
-				 "%s: %s: no reply from the server for %d s",
+				 "%s: %s: no complete reply from the server for %d s",
 				 n->uri, step, (n->stall_ms + 500) / 1000);
 	p[0].fd = nbd_aio_get_fd(n->h);
 	if (p[0].fd < 0)
@@ -242,7 +258,6 @@ static int nbd_wait(struct xip_nbd *n, const char *step)
 			 step);
 		return nbd_failure(n, what);
 	}
-	n->last_ms = now_ms();
 	return 0;
 }
 
@@ -257,11 +272,13 @@ static int nbd_wait_command(struct xip_nbd *n, int64_t cookie,
 
 	if (cookie < 0)
 		return nbd_failure(n, failed);
+	n->last_ms = now_ms();		/* the step's own limit */
 	while (!(r = nbd_aio_command_completed(n->h, (uint64_t)cookie))) {
 		ret = nbd_wait(n, step);
 		if (ret)
 			return ret;
 	}
+	n->last_ms = now_ms();
 	return r < 0 ? nbd_failure(n, failed) : 0;
 }
 
@@ -486,11 +503,41 @@ static int read_done(void *user_data, int *error)
 
 	s->err = *error;
 	s->state = SLOT_DONE;
+	s->n->last_ms = now_ms();	/* a whole reply: progress */
 	return 1;
 }
 
+/*
+ * The memory of [@off, @off + @len) of the segment, reserved before its
+ * bytes are asked for (whole units of n->align): a full tmpfs is an
+ * error here, not a SIGBUS in the mapping, and no more is taken than
+ * was asked for.
+ */
+static int reserve(struct xip_nbd *n, uint64_t off, uint64_t len,
+		   const char *path)
+{
+	uint64_t start, end;
+
+	if (!n->align)
+		return 0;
+	start = round_down(off, n->align);
+	end = min_u64(round_up(off + len, n->align), n->fd_size);
+	if (start < n->reserved)
+		start = n->reserved;
+	if (end <= start)
+		return 0;
+	if (fallocate(n->fd, 0, (off_t)start, (off_t)(end - start)) < 0 &&
+	    errno != EOPNOTSUPP)
+		return xip_error(-errno,
+				 "%s: cannot reserve %" PRIu64 " bytes of memory: %s",
+				 path, end - start, strerror(errno));
+	n->reserved = end;
+	return 0;
+}
+
 /* Start one more read into a free slot; 0 when nothing was left to do. */
-static int issue(struct xip_nbd *n, struct slot *s, uint8_t *map)
+static int issue(struct xip_nbd *n, struct slot *s, uint8_t *map,
+		 const char *path)
 {
 	struct range *r;
 	int ret;
@@ -511,6 +558,10 @@ static int issue(struct xip_nbd *n, struct slot *s, uint8_t *map)
 		n->todo_next++;
 	if (!map && !s->buf && !(s->buf = malloc(n->req)))
 		return xip_error(-ENOMEM, "out of memory");
+	ret = reserve(n, s->off, s->len, path);
+	if (ret)
+		return ret;
+	s->n = n;
 	s->state = SLOT_BUSY;
 	s->err = 0;
 	if (nbd_aio_pread(n->h, map ? map + s->off : s->buf, s->len, s->off,
@@ -561,7 +612,7 @@ static int pull_loop(struct xip_nbd *n, int fd, uint8_t *map,
 			if (s->state == SLOT_DONE)
 				ret = harvest(n, s, fd, map, path);
 			if (!ret && s->state == SLOT_FREE && more) {
-				ret = issue(n, s, map);
+				ret = issue(n, s, map, path);
 				more = ret > 0;
 				ret = ret < 0 ? ret : 0;
 			}
@@ -611,11 +662,18 @@ int xip_nbd_read(struct xip_nbd *n, void *buf, size_t len, uint64_t off)
 	return ret;
 }
 
-int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, const char *path,
-		 struct xip_verity_stream *vs)
+int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, uint64_t align,
+		 const char *path, struct xip_verity_stream *vs)
 {
+	struct stat st;
 	int ret;
 
+	if (fstat(fd, &st) < 0)
+		return xip_error(-errno, "%s: %s", path, strerror(errno));
+	n->fd = fd;
+	n->fd_size = (uint64_t)st.st_size;
+	n->align = align;
+	n->reserved = 0;
 	n->vs = vs;
 	n->covered = 0;
 	if (vs) {

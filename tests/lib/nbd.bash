@@ -126,7 +126,8 @@ print(s.getsockname()[1])'
 # stall_server NAME STEP: serve $T/img (nbdkit's file plugin, so that
 # block status is answered) with the delay filter holding STEP for 5
 # minutes: handshake (the export's open, during option negotiation),
-# superblock (every read) or status (block status).
+# superblock (every read) or status (block status).  Verbose: its log
+# shows each call the filter received (stall_events).
 stall_server() {
 	local d
 	case $2 in
@@ -135,7 +136,18 @@ stall_server() {
 	status) d=delay-extents=300 ;;
 	*) echo "stall_server: unknown step $2"; return 1 ;;
 	esac
-	nbd_start "$1" --filter=delay file "$T/img" "$d"
+	nbd_start "$1" -v --filter=delay file "$T/img" "$d"
+}
+
+# stall_events NAME: how many requests of its step the stalling server
+# NAME received (stall_server), or connections the mute one accepted.
+stall_events() {
+	case $1 in
+	handshake) grep -c 'debug: delay: open ' "$T/$1.log" ;;
+	superblock) grep -c 'debug: delay: pread ' "$T/$1.log" ;;
+	status) grep -c 'debug: delay: extents ' "$T/$1.log" ;;
+	mute) wc -l <"$T/m.accepted" ;;
+	esac
 }
 
 # mute_server NAME: a unix socket on $T/NAME.sock that accepts and never
@@ -149,7 +161,10 @@ s.listen(4)
 open(sys.argv[2], "w").write("ready")
 conns = []
 while True:
-	conns.append(s.accept())' "$T/$1.sock" "$T/$1.ready" </dev/null >/dev/null 2>&1 3>&- &
+	conns.append(s.accept())
+	with open(sys.argv[3], "a") as f:
+		f.write("accepted\n")' "$T/$1.sock" "$T/$1.ready" "$T/$1.accepted" \
+		</dev/null >/dev/null 2>&1 3>&- &
 	echo $! >"$T/$1.pid"
 	wait_until 5 test -s "$T/$1.ready" && return 0
 	echo "mute server $1 did not start"
@@ -178,4 +193,69 @@ nothing_left() {
 	[ -z "$(xiptool list -n)" ]
 	xiptool attach -n "$SEG" "$T/img"
 	xiptool detach "$SEG"
+}
+
+# trickle_server NAME BACKEND FREE: a unix socket $T/NAME.sock in front of
+# the NBD server socket BACKEND that passes the client's bytes at once and
+# the server's first FREE bytes at once, then one byte every 0.1 s: a
+# server that never stops sending and never finishes a reply.  Each byte
+# trickled adds a line to $T/NAME.trickled.
+trickle_server() {
+	rm -f "$T/$1.sock" "$T/$1.trickled"
+	: >"$T/$1.trickled"
+	python3 -c 'import socket, sys, threading, time
+path, backend, free, count = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+def up(c, b):
+	try:
+		while True:
+			d = c.recv(65536)
+			if not d:
+				break
+			b.sendall(d)
+	except OSError:
+		pass
+	for x in (c, b):
+		try:
+			x.shutdown(socket.SHUT_RDWR)
+		except OSError:
+			pass
+def down(b, c):
+	sent = 0
+	try:
+		while True:
+			d = b.recv(65536)
+			if not d:
+				break
+			while d:
+				if sent < free:
+					n = c.send(d[:free - sent])
+				else:
+					n = c.send(d[:1])
+					with open(count, "a") as f:
+						f.write("byte\n")
+					time.sleep(0.1)
+				sent += n
+				d = d[n:]
+	except OSError:
+		pass
+	for x in (c, b):
+		try:
+			x.shutdown(socket.SHUT_RDWR)
+		except OSError:
+			pass
+s = socket.socket(socket.AF_UNIX)
+s.bind(path)
+s.listen(4)
+open(path + ".ready", "w").write("ready")
+while True:
+	c, _ = s.accept()
+	b = socket.socket(socket.AF_UNIX)
+	b.connect(backend)
+	threading.Thread(target=up, args=(c, b), daemon=True).start()
+	threading.Thread(target=down, args=(b, c), daemon=True).start()' \
+		"$T/$1.sock" "$2" "$3" "$T/$1.trickled" </dev/null >/dev/null 2>&1 3>&- &
+	echo $! >"$T/$1.pid"
+	wait_until 5 test -s "$T/$1.sock.ready" && return 0
+	echo "trickle server $1 did not start"
+	return 1
 }

@@ -210,7 +210,7 @@ static void test_pull(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, (off_t)size), 0);
 	xip_nbd_set_progress(progress, NULL);
-	assert_int_equal(xip_nbd_pull(n, fd, NULL, out, NULL), 0);
+	assert_int_equal(xip_nbd_pull(n, fd, NULL, 4096, out, NULL), 0);
 	xip_nbd_set_progress(NULL, NULL);
 	assert_true(calls > 0);
 	assert_int_equal(seen_done, size);
