@@ -496,36 +496,40 @@ static int fill_gzip(struct segfile *sf, struct source *src,
 	return ret;
 }
 
-/* An ext2 superblock where it belongs, in the first decompressed bytes. */
+/*
+ * An ext2 superblock where it belongs, in the first decompressed bytes;
+ * else what they hold, in the words of every other command.
+ */
 int xip_attach_source_check_ext2(struct source *src)
 {
-	uint8_t sb[EXT2_MAGIC_OFF + 2];
+	uint8_t *head = malloc(XIP_FS_SIGNATURE_BYTES);
 	struct inflater z;
 	uint64_t got = 0;
 	ssize_t r;
 	int ret = 0;
 
+	if (!head)
+		return xip_error(-ENOMEM, "out of memory");
 	if (src->gz) {
 		ret = inflater_init(&z, src);
-		if (ret)
-			return ret;
-		ret = inflate_into(&z, src, sb, sizeof(sb), &got);
-		inflater_end(&z);
-		if (ret)
-			return ret;
+		if (!ret) {
+			ret = inflate_into(&z, src, head,
+					   XIP_FS_SIGNATURE_BYTES, &got);
+			inflater_end(&z);
+		}
 	} else {
-		r = pread(src->fd, sb, sizeof(sb), 0);
+		r = xip_pread_full(src->fd, head, XIP_FS_SIGNATURE_BYTES, 0);
 		if (r < 0)
-			return xip_error(-errno, "%s: %s", src->path,
-					 strerror(errno));
-		got = (uint64_t)r;
+			ret = xip_error((int)r, "%s: %s", src->path,
+					strerror((int)-r));
+		got = r < 0 ? 0 : (uint64_t)r;
 	}
-	if (got < sizeof(sb) || sb[EXT2_MAGIC_OFF] != 0x53 ||
-	    sb[EXT2_MAGIC_OFF + 1] != 0xef)
-		return xip_error(-EMEDIUMTYPE,
-				 "%s: not an ext2 image (no ext2 superblock): give --raw to attach it anyway",
-				 src->path);
-	return 0;
+	if (!ret && (got < EXT2_MAGIC_OFF + 2 || head[EXT2_MAGIC_OFF] != 0x53 ||
+		     head[EXT2_MAGIC_OFF + 1] != 0xef))
+		ret = xip_error_not_ext2(-EMEDIUMTYPE, src->path,
+					 xip_fs_signature(head, (size_t)got));
+	free(head);
+	return ret;
 }
 
 /* The whole file reserved, holes included (after a fill that reserved

@@ -216,6 +216,19 @@ static uint64_t sb_blocks(const struct ext2_super_block *sb)
  */
 static const uint8_t zero_uuid[16];
 
+/* No ext2 superblock, nor a backup: say what the image holds, if known. */
+static int not_ext2(struct chk *c)
+{
+	uint64_t len = c->seg->size < XIP_FS_SIGNATURE_BYTES ?
+			       c->seg->size : XIP_FS_SIGNATURE_BYTES;
+	const char *type = NULL;
+	void *head;
+
+	if (!xip_seg_range(c->seg, 0, len, &head))
+		type = xip_fs_signature(head, (size_t)len);
+	return xip_error_not_ext2(-EUCLEAN, xip_seg_label(c->seg), type);
+}
+
 int xip_chk_super(struct chk *c)
 {
 	struct ext2_super_block *sb = &c->sb;
@@ -234,9 +247,7 @@ int xip_chk_super(struct chk *c)
 	if (sb->s_magic != EXT2_SUPER_MAGIC) {
 		backup = sb_find_backup(c);
 		if (backup < 0)
-			return xip_error(-EUCLEAN,
-					 "%s: no ext2 superblock (bad magic 0x%04x)",
-					 p, sb->s_magic);
+			return not_ext2(c);
 		chk_err(c, "superblock", 0, 0,
 			"superblock: bad magic 0x%04x (s_magic); a backup superblock is intact at block %" PRId64,
 			sb->s_magic, backup);

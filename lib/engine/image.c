@@ -278,8 +278,7 @@ int xip_identify(struct xip_seg *seg, char *type, size_t len)
 	if (!strcmp(type, "ext2") || !strcmp(type, "ext3") ||
 	    !strcmp(type, "ext4"))
 		return 0;
-	return xip_error(-EMEDIUMTYPE, "%s: holds %s, not an ext2 file system",
-			 seg->path, type);
+	return xip_error_not_ext2(-EMEDIUMTYPE, xip_seg_label(seg), type);
 }
 
 static void format_uuid(const uint8_t *u, char *out)

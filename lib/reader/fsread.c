@@ -148,6 +148,19 @@ static uint64_t sb_blocks_count(const struct ext2_super_block *sb)
 	return n;
 }
 
+/* No ext2 superblock: say what the image holds when its signature tells. */
+static int not_ext2(struct xip_seg *seg)
+{
+	uint64_t len = seg->size < XIP_FS_SIGNATURE_BYTES ?
+			       seg->size : XIP_FS_SIGNATURE_BYTES;
+	void *head;
+	const char *type = NULL;
+
+	if (!xip_seg_range(seg, 0, len, &head))
+		type = xip_fs_signature(head, (size_t)len);
+	return xip_error_not_ext2(-EUCLEAN, xip_seg_label(seg), type);
+}
+
 /*
  * The checks the kernel makes in ext2_fill_super() before it trusts the
  * geometry, plus the image size against the block count.  This also
@@ -167,9 +180,7 @@ static int check_superblock(struct xip_seg *seg,
 	memcpy(sb, disk, sizeof(*sb));
 	sb_to_host(sb);
 	if (sb->s_magic != EXT2_SUPER_MAGIC)
-		return xip_error(-EUCLEAN,
-				 "%s: no ext2 superblock (bad magic 0x%04x)", p,
-				 sb->s_magic);
+		return not_ext2(seg);
 	if (sb->s_log_block_size > EXT2_MAX_BLOCK_LOG_SIZE - EXT2_MIN_BLOCK_LOG_SIZE)
 		return xip_error(-EUCLEAN,
 				 "%s: superblock: invalid block size (log %u)",

@@ -634,6 +634,17 @@ int xip_seg_sync(struct xip_seg *seg)
 	return 0;
 }
 
+const char *xip_seg_label(const struct xip_seg *seg)
+{
+	static XIP_TLS char label[80];	/* "@" and a registry name */
+
+	if (!seg->name)
+		return seg->path;
+	label[0] = '@';
+	snprintf(label + 1, sizeof(label) - 1, "%s", seg->name);
+	return label;
+}
+
 int xip_seg_lock(struct xip_seg *seg, bool exclusive, int timeout_ms)
 {
 	struct timespec pause = { 0, 10 * 1000 * 1000 };

@@ -146,6 +146,8 @@ int xip_seg_zero(struct xip_seg *seg, uint64_t off, uint64_t len);
  * @timeout_ms milliseconds, then -EBUSY.
  */
 int xip_seg_lock(struct xip_seg *seg, bool exclusive, int timeout_ms);
+/* What messages call the segment: @NAME when attached, else its path. */
+const char *xip_seg_label(const struct xip_seg *seg);
 const char *xip_seg_type_name(enum xip_seg_type type);
 int xip_seg_type_parse(const char *name, enum xip_seg_type *type);
 bool xip_seg_type_writable(enum xip_seg_type type);

@@ -208,3 +208,49 @@ long xip_host_page_size(void)
 		page = sysconf(_SC_PAGESIZE);
 	return page;
 }
+
+/* Signatures of the formats an image is mistaken for (blkid's names). */
+static const struct fs_magic {
+	const char *name;
+	size_t off, len;
+	const char *magic;
+} fs_magics[] = {
+	{ "erofs", 1024, 4, "\xe2\xe1\xf5\xe0" },
+	{ "squashfs", 0, 4, "hsqs" },
+	{ "squashfs", 0, 4, "sqsh" },
+	{ "cramfs", 0, 4, "\x45\x3d\xcd\x28" },
+	{ "romfs", 0, 8, "-rom1fs-" },
+	{ "xfs", 0, 4, "XFSB" },
+	{ "f2fs", 1024, 4, "\x10\x20\xf5\xf2" },
+	{ "iso9660", 32769, 5, "CD001" },
+	{ "btrfs", 65600, 8, "_BHRfS_M" },
+	{ "ntfs", 3, 8, "NTFS    " },
+	{ "gpt partition table", 512, 8, "EFI PART" },
+	{ "gzip data", 0, 2, "\x1f\x8b" },
+	{ "zstd data", 0, 4, "\x28\xb5\x2f\xfd" },
+	{ "xz data", 0, 6, "\xfd" "7zXZ\0" },
+	{ "tar archive", 257, 5, "ustar" },
+	{ "qcow2 image", 0, 4, "QFI\xfb" },
+	{ "ELF file", 0, 4, "\x7f" "ELF" },
+};
+
+const char *xip_fs_signature(const unsigned char *head, size_t len)
+{
+	for (size_t i = 0; i < sizeof(fs_magics) / sizeof(fs_magics[0]); i++) {
+		const struct fs_magic *m = &fs_magics[i];
+
+		if (m->off <= len && m->len <= len - m->off &&
+		    !memcmp(head + m->off, m->magic, m->len))
+			return m->name;
+	}
+	return NULL;
+}
+
+int xip_error_not_ext2(int err, const char *what, const char *type)
+{
+	if (type)
+		return xip_error(err, "%s: holds %s, not an ext2 file system",
+				 what, type);
+	return xip_error(err, "%s: not an ext2 file system (no ext2 superblock)",
+			 what);
+}

@@ -30,6 +30,20 @@ int xip_errno_from_ext2(errcode_t code);
 void xip_error_clear(void);
 
 /*
+ * The file system or format whose signature the first @len bytes of an
+ * image carry (blkid's names: "erofs", "squashfs", ...), or NULL.
+ */
+const char *xip_fs_signature(const unsigned char *head, size_t len);
+/* How many bytes of the image's start xip_fs_signature() looks at. */
+#define XIP_FS_SIGNATURE_BYTES 65608
+/*
+ * The one message for an image that holds no ext2 file system, from
+ * whichever command found it: "@what: holds TYPE, not an ext2 file
+ * system" (@type NULL: "not an ext2 file system (no ext2 superblock)").
+ */
+int xip_error_not_ext2(int err, const char *what, const char *type);
+
+/*
  * What a failure is about, kept in the record beside the message, so
  * that callers can tell whom to blame without reading the text.  Every
  * xip_error*() call starts a record without an object; xip_error_obj()

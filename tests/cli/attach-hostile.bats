@@ -376,14 +376,14 @@ not_redirected() {
 	chmod 600 "$T/shadow"
 	run xiptool attach -n "$SEG" "$T/shadow"
 	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool attach: $T/shadow: not an ext2 image (no ext2 superblock): give --raw to attach it anyway" ]
+	[ "$output" = "xiptool attach: $T/shadow: not an ext2 file system (no ext2 superblock)" ]
 	no_segfile "$SEG"
 	[ -z "$(ls "$T/run" 2>/dev/null)" ]
 	# compressed: checked on the first decompressed bytes
 	head -c 8M /dev/zero | gzip -c > "$T/zeros.gz"
 	run xiptool attach -n "$SEG" "$T/zeros.gz"
 	[ "$status" -eq 3 ]
-	[[ "$output" == *"$T/zeros.gz: not an ext2 image"* ]]
+	[[ "$output" == *"$T/zeros.gz: not an ext2 file system"* ]]
 	no_segfile "$SEG"
 	# asked for explicitly
 	run xiptool attach --raw -n "$SEG" "$T/shadow"
@@ -489,4 +489,50 @@ PY
 	[[ "$output" == "xiptool attach: $SEG: 67108864 bytes do not fit in $T/shm ("*" bytes free)" ]]
 	[ -z "$(ls "$T/shm")" ]
 	umount "$T/shm"
+}
+
+@test "an image that is not ext2 gets one message from every command: what it holds, or that it holds no ext2" {
+	require_cmd mkfs.erofs mksquashfs gzip
+	mkdir -p "$T/src"; echo hi > "$T/src/f"
+	mkfs.erofs -q "$T/er.img" "$T/src" >/dev/null 2>&1 || mkfs.erofs "$T/er.img" "$T/src" >/dev/null
+	mksquashfs "$T/src" "$T/sq.img" -quiet -noappend >/dev/null
+	head -c 200000 /dev/urandom > "$T/noise"
+	gzip -c "$T/er.img" > "$T/er.img.gz"
+	local img want cmd
+	for img in er sq noise; do
+		case $img in
+		er) want="$T/er.img: holds erofs, not an ext2 file system" ;;
+		sq) want="$T/sq.img: holds squashfs, not an ext2 file system" ;;
+		noise) want="$T/noise: not an ext2 file system (no ext2 superblock)" ;;
+		esac
+		[ "$img" = noise ] || img=$img.img
+		for cmd in info verify align-check attach; do
+			run xiptool "$cmd" "$T/$img"
+			[ "$status" -eq 3 ]
+			[ "$output" = "xiptool $cmd: $want" ]
+		done
+		for cmd in ls stat read; do
+			run xiptool "$cmd" "$T/$img" /f
+			[ "$status" -eq 3 ]
+			[ "$output" = "xiptool $cmd: $want" ]
+		done
+		run xiptool exec "$T/$img" /f
+		[ "$output" = "xiptool exec: $want" ]
+		run xiptool extract "$T/$img" "$T/out"
+		[ "$status" -eq 3 ]
+		[ "$output" = "xiptool extract: $want" ]
+	done
+	run xiptool attach "$T/er.img.gz"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool attach: $T/er.img.gz: holds erofs, not an ext2 file system" ]
+	# an attached segment is named as it was given, never by its file
+	run xiptool attach -t sn -s 1M -n "$SEG"
+	[ "$status" -eq 0 ]
+	for cmd in info verify ls; do
+		run xiptool "$cmd" "@$SEG"
+		[ "$status" -eq 3 ]
+		[ "$output" = "xiptool $cmd: @$SEG: not an ext2 file system (no ext2 superblock)" ]
+	done
+	run xiptool detach "$SEG"
+	[ "$status" -eq 0 ]
 }

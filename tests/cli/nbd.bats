@@ -238,7 +238,7 @@ require_qemu() {
 	head -c 1M /dev/urandom > "$T/noise"
 	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN" image="$T/noise" file=/x
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"$T/noise: no ext2 superblock"* ]] || { echo "$output"; false; }
+	[[ "$output" == *"$T/noise: not an ext2 file system (no ext2 superblock)"* ]] || { echo "$output"; false; }
 	# the image was not left unclean by the failed writer
 	[ "$(dumpe2fs_field "$T/img" 'Filesystem state')" = clean ]
 	[ ! -e "$T/x.sock" ] || [ -z "$(pgrep -f "$T/x.sock")" ]

@@ -212,7 +212,7 @@ static void test_damaged_superblock(void **state)
 	unit_mke2fs(p, "8M", 4096, NULL);
 	m = 0x1234;
 	unit_poke(p, 1024 + 56, &m, 2);
-	expect_open_error(p, -EUCLEAN, "bad magic");
+	expect_open_error(p, -EUCLEAN, "not an ext2 file system");
 	/* s_blocks_count far beyond the image */
 	expect_poked_error(p, 1024 + 4, 1u << 30, "claims");
 	expect_poked_error(p, 1024 + 24, 40, "block size");	/* log */

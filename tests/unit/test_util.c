@@ -601,6 +601,32 @@ static void test_error_wraps_itself(void **state)
 	assert_int_equal(xip_errcode(), -EIO);
 }
 
+/* what an image holds when it is not ext2, and the one message for it */
+static void test_fs_signature(void **state)
+{
+	static unsigned char head[XIP_FS_SIGNATURE_BYTES];
+
+	(void)state;
+	memset(head, 0, sizeof(head));
+	assert_null(xip_fs_signature(head, sizeof(head)));
+	memcpy(head + 1024, "\xe2\xe1\xf5\xe0", 4);
+	assert_string_equal(xip_fs_signature(head, sizeof(head)), "erofs");
+	/* a signature past the bytes given is not seen */
+	assert_null(xip_fs_signature(head, 1027));
+	memset(head, 0, sizeof(head));
+	memcpy(head + 65600, "_BHRfS_M", 8);
+	assert_string_equal(xip_fs_signature(head, sizeof(head)), "btrfs");
+	assert_null(xip_fs_signature(head, 65607));
+	memcpy(head, "hsqs", 4);
+	assert_string_equal(xip_fs_signature(head, 4), "squashfs");
+	assert_null(xip_fs_signature(head, 3));
+	assert_int_equal(xip_error_not_ext2(-EUCLEAN, "@a", "erofs"), -EUCLEAN);
+	assert_string_equal(xip_errmsg(), "@a: holds erofs, not an ext2 file system");
+	xip_error_not_ext2(-EMEDIUMTYPE, "x.img", NULL);
+	assert_string_equal(xip_errmsg(), "x.img: not an ext2 file system (no ext2 superblock)");
+	assert_int_equal(xip_errcode(), -EMEDIUMTYPE);
+}
+
 static void test_close_two(void **state)
 {
 	static const int cases[][2] = { { 1, 0 }, { 0, 1 }, { 0, 2 },
@@ -630,6 +656,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rounding),
 		cmocka_unit_test(test_error_wraps_itself),
+		cmocka_unit_test(test_fs_signature),
 		cmocka_unit_test(test_cmp_u64),
 		cmocka_unit_test(test_map_shared),
 		cmocka_unit_test(test_grow),
