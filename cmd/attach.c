@@ -158,7 +158,13 @@ int cmd_attach(int argc, const char **argv)
 			    e->image[0] ? e->image : "zeros",
 			    xip_seg_type_name(e->type),
 			    e->compressed ? ", gzip" : "", e->path);
-	if (ret)
+	if (ret && o.loop && (ret == -EACCES || ret == -EPERM) &&
+	    geteuid() != 0 && strstr(xip_errmsg(), "/dev/loop")) {
+		/* the kernel's loop devices are root's */
+		msg_error("%s: --loop needs root (binding a loop device); a plain attach, without --loop, works for any user",
+			  xip_errmsg());
+		rc = EXIT_RUNTIME;
+	} else if (ret)
 		rc = cmd_stop_status(msg_lib_error(ret));
 	else if (e->loop[0])
 		printf("%s %s\n", e->name, e->loop);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -316,7 +317,21 @@ int cmd_mkfs(int argc, const char **argv)
 		POPT_TABLEEND
 	};
 
-	cmd_parse(argc, argv, options, mkfs_usage, 1, 1, &args);
+	cmd_parse(argc, argv, options, mkfs_usage, 1, 2, &args);
+	if (args.argc == 2) {
+		/* mkfs.erofs' order, IMAGE DIR: the tree is given with -d */
+		struct stat st;
+
+		if (!a.root && !a.tar && !a.oci &&
+		    !stat(args.argv[1], &st) && S_ISDIR(st.st_mode))
+			rc = cmd_usage_error("too many arguments: give the tree with -d (xiptool mkfs -d %s %s)",
+					     cmd_esc(args.argv[1]),
+					     cmd_esc(args.argv[0]));
+		else
+			rc = cmd_usage_error("too many arguments (usage: xiptool mkfs %s)",
+					     mkfs_usage);
+		goto out;
+	}
 	rc = mkfs_opts(&a, &o, &um, &gm);
 	if (rc)
 		goto out;

@@ -436,14 +436,17 @@ static int plan(struct btree *t, struct bplan *p,
 	ret = plan_try(t, p, o, false, 0, &more);
 	if (ret == -ENOSPC) {
 		struct bplan need;
+		uint64_t tenths;
 
 		ret = plan(t, &need, o, 0);
 		if (ret)
 			return ret;
+		/* tenths of a MiB, rounded up: never less than needed */
+		tenths = (need.image_bytes * 10 + (1 << 20) - 1) >> 20;
 		return xip_error(-ENOSPC,
-				 "image too small: %" PRIu64 " bytes given, needs %" PRIu64 " (%" PRIu64 " MiB)",
-				 fixed_bytes, need.image_bytes,
-				 (need.image_bytes + (1 << 20) - 1) >> 20);
+				 "image too small: %" PRIu64 " bytes given, needs %" PRIu64 " (%" PRIu64 ".%" PRIu64 " MiB): give at least %" PRIu64 " MiB",
+				 fixed_bytes, need.image_bytes, tenths / 10,
+				 tenths % 10, (tenths + 9) / 10);
 	}
 out:
 	return ret;

@@ -536,3 +536,23 @@ PY
 	run xiptool detach "$SEG"
 	[ "$status" -eq 0 ]
 }
+
+@test "a user's attach --loop says that --loop needs root and a plain attach does not; nothing is left" {
+	require_root
+	require_cmd setpriv
+	busybox_image
+	chmod 755 "$T"
+	chmod 644 "$T/bb.img"
+	mkdir -m 1777 "$T/users"
+	run asuser env XIPTOOL_RUNDIR="$T/users/run" XIPTOOL_SHMDIR=/dev/shm "$XIPTOOL" attach --loop -n "$SEG" "$T/bb.img"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[ "$output" = "xiptool attach: /dev/loop-control: Permission denied: --loop needs root (binding a loop device); a plain attach, without --loop, works for any user" ]
+	[ -z "$(ls /dev/shm | grep -F "$SEG")" ]
+	[ -z "$(ls "$T/users/run" 2>/dev/null)" ]
+	# and the plain attach does work for that user
+	run asuser env XIPTOOL_RUNDIR="$T/users/run" XIPTOOL_SHMDIR=/dev/shm "$XIPTOOL" attach -n "$SEG" "$T/bb.img"
+	[ "$status" -eq 0 ]
+	run asuser env XIPTOOL_RUNDIR="$T/users/run" "$XIPTOOL" detach "$SEG"
+	[ "$status" -eq 0 ]
+}

@@ -309,9 +309,17 @@ f.seek(123456); f.write(bytes([b[0] ^ 1]))' "$T/b/dir/big"
 	run xiptool mkfs -s 1M -d "$T/src" "$T/img"
 	echo "$output"
 	[ "$status" -eq 3 ]
-	[[ "$output" =~ ^"xiptool mkfs: $T/img: image too small: 1048576 bytes given, needs "([0-9]+) ]]
+	[[ "$output" =~ ^"xiptool mkfs: $T/img: image too small: 1048576 bytes given, needs "([0-9]+)" ("([0-9]+)\.([0-9])" MiB): give at least "([0-9]+)" MiB"$ ]]
 	need=${BASH_REMATCH[1]}
+	tenths=$(( BASH_REMATCH[2] * 10 + BASH_REMATCH[3] ))
+	mib=${BASH_REMATCH[4]}
+	# the tenths of a MiB rounded up, the advice in whole MiB, never short
+	[ "$tenths" -eq $(( (need * 10 + 1048575) / 1048576 )) ]
+	[ "$mib" -eq $(( (tenths + 9) / 10 )) ]
+	[ $(( mib << 20 )) -ge "$need" ]
 	[ ! -e "$T/img" ]
+	xiptool mkfs -q -s "${mib}M" -d "$T/src" "$T/img-advised"
+	fsck_clean "$T/img-advised"
 	# the size it names is enough
 	xiptool mkfs -q -s "$need" -d "$T/src" "$T/img"
 	fsck_clean "$T/img"
@@ -484,4 +492,25 @@ EOF
 	[ "$(stat -c %h "$T/mnt/big")" -eq 31999 ]
 	umount "$T/mnt"
 	fsck_clean "$T/w/out/img"
+}
+
+@test "mkfs IMAGE DIR (another tool's order) is a usage error that says to give the tree with -d" {
+	mkdir -p "$T/tree"
+	echo hi > "$T/tree/f"
+	run xiptool mkfs "$T/img" "$T/tree"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "xiptool mkfs: too many arguments: give the tree with -d (xiptool mkfs -d $T/tree $T/img)" ]
+	[ ! -e "$T/img" ]
+	# the advice works
+	run xiptool mkfs -q -d "$T/tree" "$T/img"
+	[ "$status" -eq 0 ]
+	# a second argument that is no directory: the plain usage error
+	run xiptool mkfs "$T/img2" "$T/tree/f"
+	[ "$status" -eq 2 ]
+	[[ "${lines[0]}" == "xiptool mkfs: too many arguments (usage: xiptool mkfs "* ]]
+	run xiptool mkfs -d "$T/tree" "$T/img3" "$T/tree"
+	[ "$status" -eq 2 ]
+	[[ "${lines[0]}" == "xiptool mkfs: too many arguments (usage: xiptool mkfs "* ]]
+	[ ! -e "$T/img2" ]
+	[ ! -e "$T/img3" ]
 }
