@@ -61,8 +61,18 @@ static int ls_long(struct xip_image *img, ext2_ino_t ino, const char *name)
 	gmtime_r(&t, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm);
 	size = EXT2_I_SIZE(&in);
-	printf("%s %3u %5u %5u %10" PRIu64 " %s %s", mode, in.i_links_count,
-	       inode_uid(in), inode_gid(in), size, when, cmd_esc(name));
+	printf("%s %3u %5u %5u ", mode, in.i_links_count, inode_uid(in),
+	       inode_gid(in));
+	if (LINUX_S_ISCHR(in.i_mode) || LINUX_S_ISBLK(in.i_mode)) {
+		unsigned int major, minor;
+
+		/* as ls(1): MAJOR, MINOR where the size would be */
+		xip_rdev_split(xip_inode_rdev(&in), &major, &minor);
+		printf("%5u, %3u", major, minor);
+	} else {
+		printf("%10" PRIu64, size);
+	}
+	printf(" %s %s", when, cmd_esc(name));
 	if (LINUX_S_ISLNK(in.i_mode)) {
 		ret = xip_readlink(img, ino, target, sizeof(target));
 		if (ret) {

@@ -324,13 +324,15 @@ static int x_symlink(struct xctx *x, int dfd, const char *name,
 static int x_special(struct xctx *x, int dfd, const char *name,
 		     const struct xip_stat *st, const char *ipath)
 {
-	unsigned int dev = (unsigned int)st->rdev;
-	dev_t rdev = makedev((dev & 0xfff00) >> 8,
-			     (dev & 0xff) | ((dev >> 12) & 0xfff00));
+	unsigned int major, minor;
+	dev_t rdev;
 	struct timespec ts[2];
 	char proc[40];
 	struct stat sb;
 	int fd, ret = 0;
+
+	xip_rdev_split(st->rdev, &major, &minor);
+	rdev = makedev(major, minor);
 
 	if (mknodat(dfd, name, (st->mode & S_IFMT) | 0600, rdev) < 0)
 		return sys_err(ipath, "mknod");

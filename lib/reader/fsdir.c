@@ -543,7 +543,7 @@ int xip_stat_inode(struct xip_image *img, ext2_ino_t ino, struct xip_stat *st)
 	xtime(in, x, in->i_ctime, in->i_ctime_extra, &st->ctime, &st->ctime_ns);
 	st->extents = m.extents;
 	if (LINUX_S_ISCHR(in->i_mode) || LINUX_S_ISBLK(in->i_mode))
-		st->rdev = in->i_block[0] ? in->i_block[0] : in->i_block[1];
+		st->rdev = xip_inode_rdev(in);
 	if (!m.nomap) {
 		end = div_round_up(st->size, img->block_size);
 		ret = xip_map_runs(&m, end, &runs, &st->nruns);
@@ -556,4 +556,18 @@ int xip_stat_inode(struct xip_image *img, ext2_ino_t ino, struct xip_stat *st)
 	st->contiguous = st->nruns <= 1;
 	xip_map_close(&m);
 	return ret;
+}
+
+uint32_t xip_inode_rdev(const struct ext2_inode_large *in)
+{
+	return in->i_block[0] ? in->i_block[0] : in->i_block[1];
+}
+
+void xip_rdev_split(uint64_t rdev, unsigned int *major, unsigned int *minor)
+{
+	uint32_t dev = (uint32_t)rdev;
+
+	/* new_decode_dev(), which reads the old form alike */
+	*major = (dev & 0xfff00) >> 8;
+	*minor = (dev & 0xff) | ((dev >> 12) & 0xfff00);
 }

@@ -133,4 +133,12 @@ struct xip_stat {
 };
 int xip_stat_inode(struct xip_image *img, ext2_ino_t ino, struct xip_stat *st);
 
+/*
+ * The device number of a device inode as ext2 stores it (i_block[0], the
+ * old 16-bit form, else i_block[1], the new one: the kernel's
+ * ext2_set_inode / new_encode_dev), and its major and minor numbers.
+ */
+uint32_t xip_inode_rdev(const struct ext2_inode_large *in);
+void xip_rdev_split(uint64_t rdev, unsigned int *major, unsigned int *minor);
+
 #endif /* XIP_READER_H */

@@ -107,3 +107,25 @@ make_tree() {
 		[ -z "$output" ]
 	done
 }
+
+@test "ls -l shows a device's MAJOR, MINOR where its size would be, as the kernel mounts it" {
+	require_loop
+	make_tree
+	mkimg "$T/img" 16M "$T/tree"
+	debugfs -w -R "mknod null c 1 3" "$T/img" 2>/dev/null
+	debugfs -w -R "mknod sda b 8 16" "$T/img" 2>/dev/null
+	run -0 xiptool ls -l "$T/img" /null
+	[[ "$output" =~ ^c.........\ +1\ +0\ +0\ +1,\ +3\ [0-9-]+\ [0-9:]+\ /null$ ]]
+	run -0 xiptool ls -l "$T/img" /sda
+	[[ "$output" =~ ^b.........\ +1\ +0\ +0\ +8,\ +16\ [0-9-]+\ [0-9:]+\ /sda$ ]]
+	# the kernel agrees on the numbers
+	loop_mount "$T/img"
+	[ "$(stat -c '%t %T' "$T/mnt/null")" = "1 3" ]
+	[ "$(stat -c '%t %T' "$T/mnt/sda")" = "8 10" ]
+	loop_umount
+	# the columns stay aligned with the other entries'
+	run -0 xiptool ls -l "$T/img" /
+	local w
+	w=$(awk '{ print index($0, " 20") }' <<<"$output" | sort -u | wc -l)
+	[ "$w" -eq 1 ]
+}

@@ -622,6 +622,25 @@ static void test_symlink_loop(void **state)
 }
 
 /* What a writer puts in through libext2fs, the reader sees at once. */
+/* device numbers as the kernel encodes them (new_encode_dev) */
+static void test_rdev(void **state)
+{
+	struct ext2_inode_large in;
+	unsigned int major, minor;
+
+	(void)state;
+	memset(&in, 0, sizeof(in));
+	in.i_block[0] = 0x0103;		/* old form: 1, 3 */
+	xip_rdev_split(xip_inode_rdev(&in), &major, &minor);
+	assert_int_equal(major, 1);
+	assert_int_equal(minor, 3);
+	in.i_block[0] = 0;		/* new form: 300, 70000 */
+	in.i_block[1] = (70000 & 0xff) | (300 << 8) | ((70000 & ~0xffu) << 12);
+	xip_rdev_split(xip_inode_rdev(&in), &major, &minor);
+	assert_int_equal(major, 300);
+	assert_int_equal(minor, 70000);
+}
+
 static void test_sees_writes(void **state)
 {
 	const char *p = unit_path("w.img");
@@ -668,6 +687,7 @@ int main(void)
 		cmocka_unit_test(test_damaged_extents),
 		cmocka_unit_test(test_symlink_loop),
 		cmocka_unit_test(test_sees_writes),
+		cmocka_unit_test(test_rdev),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
