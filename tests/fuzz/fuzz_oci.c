@@ -10,8 +10,11 @@
  * blobs/sha256/ by its own digest.  So that the documents can name each
  * other, "@dK" in a file becomes "sha256:" and the digest of file K, and
  * "@sK" its size in bytes (K from 1 to 9, of a later file only: a file's
- * digest is taken after its own names are filled in).  Written by
- * seeds.sh from real layouts (umoci); see the oci.dict dictionary.
+ * digest is taken after its own names are filled in).  The seeds
+ * (seeds.py) come from layouts umoci made and from hand-made ones; see
+ * the oci.dict dictionary.  The image is the one tagged "latest" when
+ * the input names that tag, else the only one; a third of the inputs ask
+ * for the platform linux/arm64/v8, the others for the host's.
  *
  * The layout lives in a private directory (mkdtemp, 0700, under TMPDIR,
  * else /dev/shm) whose files each input replaces and which is removed at
@@ -302,8 +305,10 @@ FUZZ_TARGET(oci)
 	/* the image tagged "latest" when that name is there, else the only one */
 	snprintf(spec, sizeof(spec), "%s%s", layout,
 		 memmem(data, size, "\"latest\"", 8) ? ":latest" : "");
+	/* --platform (with a variant) for a third of the inputs */
 	if (!fuzz_tree_init(&t, 4096) &&
-	    !xip_btree_scan_oci(&t, &o, spec, NULL))
+	    !xip_btree_scan_oci(&t, &o, spec,
+				size % 3 ? NULL : "linux/arm64/v8"))
 		xip_btree_finish(&t, &o);
 	fuzz_tree_free(&t);
 	xip_error_clear();
