@@ -11,7 +11,8 @@
 #                                 between lines "@@@@", digests and sizes
 #                                 of the blobs as "@dK" and "@sK"
 #
-# Deterministic: fixed times, owners and names.
+# Fixed times, owners and names (but GNU tar names a pax sparse member
+# GNUSparseFile.PID: those seeds differ from one run to the next).
 import gzip
 import hashlib
 import io
