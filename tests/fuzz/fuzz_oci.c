@@ -69,7 +69,8 @@ static void layout_remove(void)
 
 	if (layout_fd < 0)
 		return;
-	rm_files(blobs_fd);
+	if (blobs_fd >= 0)
+		rm_files(blobs_fd);
 	rm_files(layout_fd);
 	snprintf(path, sizeof(path), "%s/blobs/sha256", layout);
 	rmdir(path);
@@ -86,7 +87,7 @@ static int layout_init(void)
 	int fd;
 
 	if (layout_fd >= 0)
-		return 0;
+		return blobs_fd < 0 ? -1 : 0;	/* made, or failed for good */
 	/* in memory where there is a tmpfs for it: files made every input */
 	if (!tmp || !*tmp)
 		tmp = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ?
@@ -95,7 +96,12 @@ static int layout_init(void)
 	if (!mkdtemp(layout))
 		return -1;
 	layout_fd = open(layout, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (layout_fd < 0 || mkdirat(layout_fd, "blobs", 0700) ||
+	if (layout_fd < 0) {
+		rmdir(layout);
+		return -1;
+	}
+	atexit(layout_remove);
+	if (mkdirat(layout_fd, "blobs", 0700) ||
 	    (fd = openat(layout_fd, "blobs", O_RDONLY | O_DIRECTORY |
 			 O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return -1;
@@ -106,7 +112,6 @@ static int layout_init(void)
 		return -1;
 	}
 	close(fd);
-	atexit(layout_remove);
 	return 0;
 }
 

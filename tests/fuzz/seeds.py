@@ -14,7 +14,6 @@
 # Fixed times, owners and names (but GNU tar names a pax sparse member
 # GNUSparseFile.PID: those seeds differ from one run to the next).
 import gzip
-import hashlib
 import io
 import json
 import os
