@@ -14,13 +14,22 @@ FUZZ_TARGET_NAMES = image elf file verify write exec align
 FUZZ_TARGET_SRCS = tests/fuzz/fuzz_image.c tests/fuzz/fuzz_elf.c \
 	tests/fuzz/fuzz_file.c tests/fuzz/fuzz_verify.c tests/fuzz/fuzz_write.c \
 	tests/fuzz/fuzz_exec.c tests/fuzz/fuzz_align.c
+FUZZ_TARGET_NAMES += oci
+FUZZ_TARGET_SRCS += tests/fuzz/fuzz_oci.c
+FUZZ_TARGET_NAMES += tar
+FUZZ_TARGET_SRCS += tests/fuzz/fuzz_tar.c
+FUZZ_TARGET_NAMES += record
+FUZZ_TARGET_SRCS += tests/fuzz/fuzz_record.c
 FUZZ_COMMON_SRCS = tests/fuzz/fuzz.h tests/fuzz/targets.h \
 	tests/fuzz/fuzz_common.c
+FUZZ_COMMON_SRCS += tests/fuzz/fuzz_build.h
 
 EXTRA_DIST += tests/fuzz/fuzz.gmk tests/fuzz/libfuzzer_main.c \
 	tests/fuzz/seeds.sh tests/fuzz/lib.sh tests/fuzz/smoke.test \
 	tests/fuzz/regress.test tests/fuzz/ext2.dict tests/fuzz/elf.dict \
 	tests/fuzz/regress
+EXTRA_DIST += tests/fuzz/seeds.py
+EXTRA_DIST += tests/fuzz/oci.dict tests/fuzz/tar.dict tests/fuzz/record.dict
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/fuzz/fuzz-replay
@@ -38,7 +47,8 @@ endif
 endif
 
 # Seeds are regenerated when the generator or xiptool changes.
-tests/fuzz/seeds/.stamp: $(top_srcdir)/tests/fuzz/seeds.sh xiptool$(EXEEXT) xiptool-main$(EXEEXT)
+tests/fuzz/seeds/.stamp: $(top_srcdir)/tests/fuzz/seeds.sh \
+		$(top_srcdir)/tests/fuzz/seeds.py xiptool$(EXEEXT) xiptool-main$(EXEEXT)
 	$(AM_V_GEN)rm -rf tests/fuzz/seeds && \
 	CC='$(CC)' $(SHELL) $(top_srcdir)/tests/fuzz/seeds.sh tests/fuzz/seeds \
 		'$(abs_top_builddir)/xiptool$(EXEEXT)' && touch $@

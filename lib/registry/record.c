@@ -53,6 +53,15 @@ static void sb_num(struct sbuf *sb, const char *key, int64_t val)
 	sb_str(sb, key, num);
 }
 
+/* An unsigned field: inode numbers and sizes may have the top bit set. */
+static void sb_unum(struct sbuf *sb, const char *key, uint64_t val)
+{
+	char num[32];
+
+	snprintf(num, sizeof(num), "%" PRIu64, val);
+	sb_str(sb, key, num);
+}
+
 int xip_registry_format(const struct xip_seg_entry *e, char *buf, size_t len)
 {
 	struct sbuf sb = { buf, len, 0, false };
@@ -60,31 +69,31 @@ int xip_registry_format(const struct xip_seg_entry *e, char *buf, size_t len)
 	/* first what opening the segment reads (a brief read stops there) */
 	sb_str(&sb, "name", e->name);
 	sb_str(&sb, "type", xip_seg_type_name(e->type));
-	sb_num(&sb, "size", (int64_t)e->size);
+	sb_unum(&sb, "size", e->size);
 	sb_num(&sb, "populate", e->populate);
 	sb_str(&sb, "state", e->attaching ? "attaching" : "attached");
 	if (e->attaching)
 		sb_num(&sb, "pid", (int64_t)e->pid);
-	sb_num(&sb, "owner", (int64_t)e->owner);
-	sb_num(&sb, "dev", (int64_t)e->seg_dev);
-	sb_num(&sb, "ino", (int64_t)e->seg_ino);
-	sb_num(&sb, "fileuid", (int64_t)e->seg_uid);
+	sb_unum(&sb, "owner", e->owner);
+	sb_unum(&sb, "dev", e->seg_dev);
+	sb_unum(&sb, "ino", e->seg_ino);
+	sb_unum(&sb, "fileuid", e->seg_uid);
 	sb_str(&sb, "loop", e->loop);
 	sb_str(&sb, "path", e->path);
 	sb_str(&sb, "image", e->image);
 	sb_num(&sb, "compressed", e->compressed);
 	sb_num(&sb, "verified", e->verified);
 	sb_str(&sb, "file", e->file);
-	sb_num(&sb, "offset", (int64_t)e->offset);
-	sb_num(&sb, "sizelimit", (int64_t)e->sizelimit);
+	sb_unum(&sb, "offset", e->offset);
+	sb_unum(&sb, "sizelimit", e->sizelimit);
 	sb_str(&sb, "label", e->label);
 	sb_str(&sb, "uuid", e->uuid);
 	sb_num(&sb, "created", e->created);
 	if (e->image_mode) {
 		char mode[16];
 
-		sb_num(&sb, "imageuid", (int64_t)e->image_uid);
-		sb_num(&sb, "imagegid", (int64_t)e->image_gid);
+		sb_unum(&sb, "imageuid", e->image_uid);
+		sb_unum(&sb, "imagegid", e->image_gid);
 		snprintf(mode, sizeof(mode), "%o",
 			 (unsigned int)e->image_mode);
 		sb_str(&sb, "imagemode", mode);
@@ -159,38 +168,53 @@ enum field_kind { F_STR, F_NUM, F_TYPE, F_STATE, F_MODE };
 
 #define FIELD(k, kind, m)                                               \
 	{ k, sizeof(k) - 1, kind, offsetof(struct xip_seg_entry, m),    \
-	  sizeof(((struct xip_seg_entry *)0)->m) }
+	  sizeof(((struct xip_seg_entry *)0)->m), 0 }
+/*
+ * A number: at most what its field holds (a flag takes any), so that
+ * nothing is cut short and what xip_registry_format() writes back is
+ * the same number.
+ */
+#define ENTRY_M(m) (((struct xip_seg_entry *)0)->m)
+#define SIGNED_M(m) ((__typeof__(ENTRY_M(m)))-1 < 1)
+#define NUM_MAX(m)                                                      \
+	(sizeof(ENTRY_M(m)) == 1 ? UINT64_MAX :                         \
+	 sizeof(ENTRY_M(m)) == 4 ? (SIGNED_M(m) ? INT32_MAX : UINT32_MAX) : \
+	 (SIGNED_M(m) ? INT64_MAX : UINT64_MAX))
+#define NUMBER(k, m)                                                    \
+	{ k, sizeof(k) - 1, F_NUM, offsetof(struct xip_seg_entry, m),   \
+	  sizeof(ENTRY_M(m)), NUM_MAX(m) }
 
 static const struct field {
 	const char *key;
 	size_t keylen;
 	enum field_kind kind;
 	size_t off, len;
+	uint64_t max;		/* of a number */
 } fields[] = {
 	/* in the order records are written (xip_registry_format) */
 	FIELD("name", F_STR, name),
 	FIELD("type", F_TYPE, type),
-	FIELD("size", F_NUM, size),
-	FIELD("populate", F_NUM, populate),
+	NUMBER("size", size),
+	NUMBER("populate", populate),
 	FIELD("state", F_STATE, attaching),
-	FIELD("pid", F_NUM, pid),
-	FIELD("owner", F_NUM, owner),
-	FIELD("dev", F_NUM, seg_dev),
-	FIELD("ino", F_NUM, seg_ino),
-	FIELD("fileuid", F_NUM, seg_uid),
+	NUMBER("pid", pid),
+	NUMBER("owner", owner),
+	NUMBER("dev", seg_dev),
+	NUMBER("ino", seg_ino),
+	NUMBER("fileuid", seg_uid),
 	FIELD("loop", F_STR, loop),
 	FIELD("path", F_STR, path),
 	FIELD("image", F_STR, image),
-	FIELD("compressed", F_NUM, compressed),
-	FIELD("verified", F_NUM, verified),
+	NUMBER("compressed", compressed),
+	NUMBER("verified", verified),
 	FIELD("file", F_STR, file),
-	FIELD("offset", F_NUM, offset),
-	FIELD("sizelimit", F_NUM, sizelimit),
+	NUMBER("offset", offset),
+	NUMBER("sizelimit", sizelimit),
 	FIELD("label", F_STR, label),
 	FIELD("uuid", F_STR, uuid),
-	FIELD("created", F_NUM, created),
-	FIELD("imageuid", F_NUM, image_uid),
-	FIELD("imagegid", F_NUM, image_gid),
+	NUMBER("created", created),
+	NUMBER("imageuid", image_uid),
+	NUMBER("imagegid", image_gid),
 	FIELD("imagemode", F_MODE, image_mode),
 };
 
@@ -272,7 +296,7 @@ static int parse_field(struct xip_seg_entry *e, const struct field *f,
 		e->image_mode = (mode_t)v;
 		return 0;
 	default:
-		if (parse_digits(val, vlen, 10, UINT64_MAX, &v))
+		if (parse_digits(val, vlen, 10, f->max, &v))
 			return -EINVAL;
 		num_field_set(e, f, v);
 		return 0;

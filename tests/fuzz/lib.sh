@@ -11,6 +11,9 @@ fuzz_kinds() {
 	elf*) echo elf ;;
 	align*) echo ext2 ;;
 	exec*) echo elf ext2 ;;
+	oci*) echo oci ;;
+	tar*) echo tar ;;
+	record*) echo record ;;
 	*) echo ext2 ;;
 	esac
 }
@@ -19,6 +22,9 @@ fuzz_kinds() {
 fuzz_dict() {
 	case $1 in
 	elf* | align* | exec*) echo "$fuzz_src/elf.dict" ;;
+	oci*) echo "$fuzz_src/oci.dict" ;;
+	tar*) echo "$fuzz_src/tar.dict" ;;
+	record*) echo "$fuzz_src/record.dict" ;;
 	*) echo "$fuzz_src/ext2.dict" ;;
 	esac
 }

@@ -1,13 +1,15 @@
 #!/bin/sh
 # Generate the seed corpora of the fuzz targets: small ext2 images made by
 # the real mke2fs -d (and by xiptool mkfs when given) from a tree that
-# exercises every code path of lookup and the block map, and small ELF
-# files compiled here.  Nothing binary is stored in the repository.
+# exercises every code path of lookup and the block map, small ELF
+# files compiled here, tar archives (python's tarfile, GNU tar) and OCI
+# layouts (umoci, by hand: seeds.py), registry records (xiptool attach
+# when given, by hand).  Nothing binary is stored in the repository.
 #
 #   seeds.sh OUTDIR [XIPTOOL]
 #
 # Writes OUTDIR/elf/* first, then OUTDIR/ext2/* (whose tree holds some of
-# the ELF files as programs).
+# the ELF files as programs), then OUTDIR/tar, oci and record.
 set -eu
 
 out=$1
@@ -16,7 +18,7 @@ PATH=/usr/sbin:/sbin:$PATH
 CC=${CC:-cc}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/xipseeds.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
-mkdir -p "$out/ext2" "$out/elf"
+mkdir -p "$out/ext2" "$out/elf" "$out/tar" "$out/oci" "$out/record"
 
 # Deterministic images: fixed time, UUID and hash seed.
 E2FSPROGS_FAKE_TIME=1700000000
@@ -158,5 +160,50 @@ if [ -n "$xiptool" ]; then
 		--align=64K "$tmp/img" || exit 1
 	cp "$tmp/img" "$out/ext2/xiptool-mkfs-bin"
 fi
+
+# --- tar archives and OCI layouts (tests/fuzz/seeds.py) ----------------------
+seeds_py=$(dirname "$0")/seeds.py
+mkdir -p "$tmp/tar" "$tmp/oci"
+python3 "$seeds_py" tar "$out/tar" "$tmp/tar" || exit 1
+python3 "$seeds_py" oci "$out/oci" "$tmp/oci" || exit 1
+
+# --- registry records --------------------------------------------------------
+# as xiptool attach writes them (a private run and segment directory) ...
+if [ -n "$xiptool" ]; then
+	mkdir -p "$tmp/shm"
+	for how in plain populate; do
+		opt=
+		[ $how = populate ] && opt="--populate always"
+		# (where attaching cannot work, the records below are the seeds)
+		# shellcheck disable=SC2086
+		XIPTOOL_RUNDIR=$tmp/run XIPTOOL_SHMDIR=$tmp/shm \
+			"$xiptool" attach -n seed-$how $opt \
+			"$out/ext2/k1-small" > /dev/null 2>&1 || continue
+		cp "$tmp/run/seed-$how" "$out/record/attach-$how"
+		XIPTOOL_RUNDIR=$tmp/run XIPTOOL_SHMDIR=$tmp/shm \
+			"$xiptool" detach seed-$how || exit 1
+	done
+fi
+# ... and in every state and with every field an attach may write
+record() {
+	printf 'name=%s\ntype=%s\nsize=%s\npopulate=0\nstate=%s\n' "$1" "$2" "$3" "$4"
+	[ "$4" = attaching ] && printf 'pid=4242\n'
+	printf 'owner=0\ndev=40\nino=2\nfileuid=0\nloop=%s\npath=%s\n' "$5" "$6"
+	printf 'image=%s\ncompressed=%s\nverified=%s\nfile=%s\n' "$7" "$8" "$9" "${10}"
+	printf 'offset=%s\nsizelimit=%s\nlabel=%s\n' "${11}" "${12}" "${13}"
+	printf 'uuid=5eed5eed-0000-4000-8000-000000000001\ncreated=1700000000\n'
+	printf 'imageuid=1000\nimagegid=100\nimagemode=100644\n'
+}
+r=$out/record
+record sr1 sr 65536 attached "" /dev/shm/xiptool-sr1.0123456789abcdef \
+	/srv/a.img 0 0 "" 0 0 "" > "$r/sr"
+record loop1 er 1048576 attached /dev/loop7 /run/xiptool.shm/xiptool-loop1.0 \
+	/srv/b.img.gz 1 1 "" 0 1048576 rootfs > "$r/loop-compressed-verified"
+record file1 sn 4096 attached /dev/loop3 /dev/shm/xiptool-file1.1 \
+	/srv/c.img 0 0 /boot/vmlinuz 8192 4096 "" > "$r/file-offset"
+record busy en 2097152 attaching "" /dev/hugepages/xiptool-busy.2 "" \
+	0 0 "" 0 0 "" > "$r/attaching"
+record 'esc' sw 8192 attached "" '/tmp/a\\b\nc' '/srv/new\nline' \
+	0 0 "" 0 0 'label with \\ and \n' > "$r/escapes"
 
 exit 0

@@ -536,6 +536,65 @@ static void test_identity_parse(void **state)
 				 &b), -EINVAL);
 }
 
+/*
+ * Numbers past what a signed 64-bit integer holds (an overlayfs inode
+ * number with its high bits set) are written as they are and read back;
+ * a number past what its field holds is refused, not cut short.
+ */
+static void test_numbers_whole(void **state)
+{
+	struct xip_seg_entry a, b;
+	char text[32768];
+
+	entry_fill(&a, "big", "/dev/shm/xiptool-big");
+	a.seg_ino = (1ULL << 63) | 5;
+	a.seg_dev = UINT64_MAX;
+	a.size = UINT64_MAX - 4095;
+	a.offset = 1ULL << 63;
+	a.sizelimit = UINT64_MAX;
+	a.owner = UINT32_MAX - 1;
+	assert_true(xip_registry_format(&a, text, sizeof(text)) > 0);
+	assert_non_null(strstr(text, "\nino=9223372036854775813\n"));
+	assert_int_equal(xip_registry_parse(text, &b), 0);
+	assert_true(b.seg_ino == a.seg_ino);
+	assert_true(b.seg_dev == UINT64_MAX);
+	assert_true(b.size == a.size);
+	assert_true(b.offset == a.offset);
+	assert_true(b.sizelimit == UINT64_MAX);
+	assert_true(b.owner == UINT32_MAX - 1);
+	/* 32-bit ids: up to 2^32 - 1 */
+	assert_int_equal(xip_registry_parse(
+				 "name=x\ntype=sr\npath=/p\nowner=4294967295\n",
+				 &b), 0);
+	assert_true(b.owner == UINT32_MAX);
+	assert_int_equal(xip_registry_parse(
+				 "name=x\ntype=sr\npath=/p\nowner=4294967296\n",
+				 &b), -EINVAL);
+	assert_int_equal(xip_registry_parse(
+				 "name=x\ntype=sr\npath=/p\nimagegid=4294967296\n",
+				 &b), -EINVAL);
+	/* signed fields: a pid up to 2^31 - 1, a time up to 2^63 - 1 */
+	assert_int_equal(xip_registry_parse(
+				 "name=x\ntype=sr\npath=/p\npid=2147483647\n",
+				 &b), 0);
+	assert_int_equal(b.pid, INT32_MAX);
+	assert_int_equal(xip_registry_parse(
+				 "name=x\ntype=sr\npath=/p\npid=2147483648\n",
+				 &b), -EINVAL);
+	assert_int_equal(xip_registry_parse(
+				 "name=x\ntype=sr\npath=/p\ncreated=9223372036854775807\n",
+				 &b), 0);
+	assert_true(b.created == INT64_MAX);
+	assert_int_equal(xip_registry_parse(
+				 "name=x\ntype=sr\npath=/p\ncreated=9223372036854775808\n",
+				 &b), -EINVAL);
+	/* a flag: set by any number but 0 */
+	assert_int_equal(xip_registry_parse(
+				 "name=x\ntype=sr\npath=/p\nverified=18446744073709551615\n",
+				 &b), 0);
+	assert_true(b.verified);
+}
+
 static void test_identity_checked(void **state)
 {
 	const char *p = unit_path("idseg"), *victim = unit_path("victim");
@@ -882,6 +941,7 @@ int main(void)
 		cmocka_unit_test(test_format_parse),
 		cmocka_unit_test(test_brief_stops),
 		cmocka_unit_test(test_image_identity),
+		cmocka_unit_test(test_numbers_whole),
 		cmocka_unit_test_setup(test_add_get_list_remove, use_rundir),
 		cmocka_unit_test_setup(test_long_record, use_rundir),
 		cmocka_unit_test_setup(test_long_rundir, use_rundir),
