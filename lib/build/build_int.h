@@ -40,7 +40,8 @@ struct bnode {
 	uint32_t nlink;			/* names in the image */
 	ext2_ino_t ino;
 	char *target;			/* symlink target */
-	struct bentry *kids;		/* directory entries, byte order */
+	struct bentry *kids;		/* directory entries (sorted by name
+					 * once the tree is finished) */
 	size_t nkids, capkids;
 	struct bnames *names;		/* @kids by name, once looked up */
 	uint32_t subdirs;
@@ -169,7 +170,12 @@ int xip_btree_add_entry(struct bnode *dir, const char *name, struct bnode *n);
  * costs no walk of the names already there for each new one.
  */
 struct bentry *xip_btree_find_entry(struct bnode *dir, const char *name);
-/* Remove the entry @e of @dir (its node's link count is the caller's). */
+/*
+ * Remove the entry @e of @dir (its node's link count is the caller's):
+ * the last entry takes its place (the entries are in no order until
+ * xip_btree_finish sorts them) and the hash table of the names, if any,
+ * follows both, so that removals cost no rebuild of it.
+ */
 void xip_btree_remove_entry(struct bnode *dir, struct bentry *e);
 /*
  * The entries of @dir its hash table holds (0: it has none, its names are

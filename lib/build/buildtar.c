@@ -457,6 +457,7 @@ static void tar_whiteout(struct tarscan *ts, struct bnode *dir,
 	struct bentry *e;
 
 	if (!strcmp(last, ".wh..wh..opq")) {
+		/* a removal moves the last entry, already seen, to @i */
 		for (size_t i = dir->nkids; i-- > 0;)
 			if (dir->kids[i].layer < ts->layer)
 				tar_remove(ts->t, dir, &dir->kids[i]);

@@ -285,3 +285,127 @@ add_tar() {
 	EOF
 	bad "$T/L:wh" "would leave the top"
 }
+
+# ---- layouts written by hand (tests/lib/mkoci.py), layers by python --------
+
+MKOCI="$TOP_SRCDIR/tests/lib/mkoci.py"
+
+# mktar OUT: a tar of the members on stdin, in order, one a line: "d PATH"
+# a directory, "f PATH [TEXT]" a file of TEXT and a newline, "e PATH" an
+# empty file (a whiteout)
+mktar() {
+	"$PY" -c '
+import io, sys, tarfile
+t = tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT)
+for line in sys.stdin:
+    kind, path, *text = line.split(None, 2)
+    i = tarfile.TarInfo(path)
+    i.mtime = 1000000000
+    if kind == "d":
+        i.type, i.mode = tarfile.DIRTYPE, 0o755
+        t.addfile(i)
+        continue
+    data = b"" if kind == "e" else (text[0] if text else "\n").encode()
+    i.size, i.mode = len(data), 0o644
+    t.addfile(i, io.BytesIO(data))
+t.close()
+' "$1"
+}
+
+# names IMAGE DIR: the names in DIR of IMAGE (debugfs), sorted, one a line,
+# but . .. and lost+found
+names() {
+	debugfs -R "ls -p $2" "$1" 2>/dev/null |
+		awk -F/ 'NF > 5 && $6 != "." && $6 != ".." && $6 != "lost+found" { print $6 }' |
+		sort
+}
+
+# oci_img IMAGE LAYER.tar...: mkfs --oci of a layout of those layers: exit
+# 0, e2fsck clean
+oci_img() {
+	local img=$1
+	shift
+	rm -rf "$T/H"
+	"$PY" "$MKOCI" "$T/H" "$@"
+	run xiptool mkfs --oci "$T/H:t" "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	fsck_clean "$img"
+}
+
+@test "mkfs --oci: whiteouts remove what lower layers gave, never a name of their own layer; a base layer's remove nothing and never appear" {
+	require_cmd python3 debugfs e2fsck
+	mktar "$T/1.tar" <<-'EOF'
+	d a
+	f a/x
+	e .wh.nothing
+	d b
+	f b/before
+	e b/.wh..wh..opq
+	f b/keep
+	e b/.wh.before
+	f top
+	EOF
+	mktar "$T/2.tar" <<-'EOF'
+	f a/y
+	e a/.wh.y
+	e a/.wh.x
+	d c
+	f c/z
+	e c/.wh..wh..opq
+	e .wh.top
+	f top2
+	e .wh.top2
+	EOF
+	oci_img "$T/base.img" "$T/1.tar"
+	[ "$(names "$T/base.img" /)" = "$(printf 'a\nb\ntop')" ]
+	[ "$(names "$T/base.img" /b)" = "$(printf 'before\nkeep')" ]
+	[ "$(names "$T/base.img" /a)" = x ]
+	oci_img "$T/two.img" "$T/1.tar" "$T/2.tar"
+	[ "$(names "$T/two.img" /)" = "$(printf 'a\nb\nc\ntop2')" ]
+	[ "$(names "$T/two.img" /a)" = y ]
+	[ "$(names "$T/two.img" /b)" = "$(printf 'before\nkeep')" ]
+	[ "$(names "$T/two.img" /c)" = z ]
+}
+
+@test "mkfs --oci: an opaque whiteout empties a lower directory of many names, and one of none" {
+	require_cmd python3 debugfs e2fsck
+	{
+		echo 'd big'
+		for i in $(seq -w 0 19); do echo "f big/f$i"; done
+		echo 'd empty'
+		echo 'd other'
+		echo 'f other/o1'
+		echo 'f other/o2'
+	} | mktar "$T/1.tar"
+	mktar "$T/2.tar" <<-'EOF'
+	f big/new1
+	e big/.wh..wh..opq
+	f big/new2
+	e empty/.wh..wh..opq
+	f empty/n
+	EOF
+	oci_img "$T/img" "$T/1.tar" "$T/2.tar"
+	[ "$(names "$T/img" /big)" = "$(printf 'new1\nnew2')" ]
+	[ "$(names "$T/img" /empty)" = n ]
+	[ "$(names "$T/img" /other)" = "$(printf 'o1\no2')" ]
+}
+
+@test "mkfs --oci: names whited out in a large directory and given again by a later layer are there once, with the later data" {
+	require_cmd python3 debugfs e2fsck
+	{
+		echo 'd d'
+		for i in $(seq -w 0 29); do echo "f d/f$i one"; done
+	} | mktar "$T/1.tar"
+	for i in $(seq -w 0 2 29); do echo "e d/.wh.f$i"; done | mktar "$T/2.tar"
+	for i in $(seq -w 0 29); do echo "f d/f$i three"; done | mktar "$T/3.tar"
+	oci_img "$T/two.img" "$T/1.tar" "$T/2.tar"
+	[ "$(names "$T/two.img" /d)" = "$(seq -f 'f%02g' 1 2 29)" ]
+	oci_img "$T/img" "$T/1.tar" "$T/2.tar" "$T/3.tar"
+	[ "$(names "$T/img" /d)" = "$(seq -f 'f%02g' 0 29)" ]
+	mkdir "$T/x"
+	debugfs -R "rdump /d $T/x" "$T/img"
+	for i in $(seq -w 0 29); do
+		[ "$(cat "$T/x/d/f$i")" = three ]
+	done
+}
