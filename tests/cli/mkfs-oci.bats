@@ -409,3 +409,71 @@ oci_img() {
 		[ "$(cat "$T/x/d/f$i")" = three ]
 	done
 }
+
+# costly_json LAYOUT WHAT N: grow the index ("index": N more empty
+# objects in its manifests), the manifest ("manifest": a member of N empty
+# objects, its digest and size in the index follow) or nest an annotation
+# of the index N arrays deep ("deep")
+costly_json() {
+	"$PY" - "$@" <<-'EOF'
+	import hashlib, json, os, sys
+	lay, what, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+	ipath = os.path.join(lay, "index.json")
+	ix = json.load(open(ipath))
+	if what == "index":
+	    s = json.dumps(ix)
+	    s = s[:-2] + "," + ",".join(["{}"] * n) + "]}"
+	elif what == "deep":
+	    ix["manifests"][0]["annotations"]["x"] = "@"
+	    s = json.dumps(ix).replace('"@"', "[" * n + "]" * n)
+	else:
+	    d = ix["manifests"][0]["digest"][7:]
+	    m = json.load(open(os.path.join(lay, "blobs", "sha256", d)))
+	    m["x"] = [{}] * n
+	    b = json.dumps(m).encode()
+	    d = hashlib.sha256(b).hexdigest()
+	    open(os.path.join(lay, "blobs", "sha256", d), "wb").write(b)
+	    ix["manifests"][0]["digest"] = "sha256:" + d
+	    ix["manifests"][0]["size"] = len(b)
+	    s = json.dumps(ix)
+	open(ipath, "w").write(s)
+	EOF
+}
+
+# json_refused LAYOUT MESSAGE: exit 3, one line ending in MESSAGE, no
+# image, and a peak of memory below 64 MiB
+json_refused() {
+	run /usr/bin/time -f '%M' -o "$T/rss" "$XIPTOOL" mkfs --oci "$1:t" "$T/j.img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "xiptool mkfs: $1"*": $2" ]]
+	[ ! -e "$T/j.img" ]
+	# time adds a line on the exit status before its own
+	rss=$(tail -n 1 "$T/rss")
+	echo "max rss $rss KiB"
+	[ "$rss" -lt 65536 ]
+}
+
+@test "mkfs --oci: an index or manifest that would cost too much to parse (size, values, depth) is refused in one line, before it costs" {
+	require_cmd python3 debugfs e2fsck
+	[ -x /usr/bin/time ] || skip "/usr/bin/time is not installed"
+	echo 'f hello' | mktar "$T/1.tar"
+	"$PY" "$MKOCI" "$T/L" "$T/1.tar"
+	for c in I8 I1 M D DOK; do cp -a "$T/L" "$T/$c"; done
+	# 8 MiB of empty objects in the index (gigabytes once parsed)
+	costly_json "$T/I8" index 2800000
+	json_refused "$T/I8" 'larger than 4194304 bytes'
+	# 1 MiB of them: under the size, over the values
+	costly_json "$T/I1" index 350000
+	json_refused "$T/I1" 'more than 131072 JSON values'
+	costly_json "$T/M" manifest 70000
+	json_refused "$T/M" 'more than 131072 JSON values'
+	costly_json "$T/D" deep 20
+	json_refused "$T/D" 'nesting too deep'
+	# what real documents hold passes
+	costly_json "$T/DOK" deep 10
+	run xiptool mkfs -q --oci "$T/DOK:t" "$T/ok.img"
+	[ "$status" -eq 0 ]
+	fsck_clean "$T/ok.img"
+}
