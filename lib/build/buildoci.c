@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,14 @@
 #define JSON_MAX (4u << 20)
 #define JSON_VALUES_MAX 131072u
 #define JSON_DEPTH_MAX 16
+/*
+ * What a layer blob may hold past the end of its archive: the padding of
+ * the archive's last record (10240 bytes), compressed or not, with room
+ * to spare.  After a reader's error, the blob is read on (to name a
+ * damaged blob as such) only when so much is left.
+ */
+#define TAIL_MAX 65536u
+#define DAMAGED_READ_MAX (64u << 20)
 #define REF_NAME "org.opencontainers.image.ref.name"
 #define MT_INDEX "application/vnd.oci.image.index.v1+json"
 #define MT_MANIFEST "application/vnd.oci.image.manifest.v1+json"
@@ -578,7 +587,7 @@ static int one_layer(struct btree *t, const struct xip_build_opts *o,
 	struct archive *a;
 	enum layer_filter f;
 	char what[256];
-	uint64_t size;
+	uint64_t size, left;
 	int ret, fin;
 
 	snprintf(what, sizeof(what), "%s: layer %u (%.19s)", layout, layer,
@@ -610,8 +619,15 @@ static int one_layer(struct btree *t, const struct xip_build_opts *o,
 		else
 			ret = xip_btree_tar_layer(t, o, a, what, layer);
 	}
-	/* a damaged blob is named as such before what it did to the reader */
-	if (b->md) {
+	left = b->seen < b->size ? b->size - b->seen : 0;
+	if (!ret && left > TAIL_MAX) {
+		/* a small archive declared large: not read to its end */
+		ret = xip_error(-EINVAL,
+				"%s: %" PRIu64 " bytes past the end of its archive (at most %u)",
+				what, left, TAIL_MAX);
+	} else if (b->md && (!ret || left <= DAMAGED_READ_MAX)) {
+		/* a damaged blob is named as such before what it did to the
+		 * reader */
 		char msg[XIP_ERRMSG_MAX];
 
 		snprintf(msg, sizeof(msg), "%s", ret ? xip_errmsg() : "");

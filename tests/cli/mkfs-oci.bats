@@ -477,3 +477,40 @@ json_refused() {
 	[ "$status" -eq 0 ]
 	fsck_clean "$T/ok.img"
 }
+
+# read_bytes CMD...: run CMD (its output in $T/out) and print its exit
+# status and the bytes it read (rchar of the shell that waited for it)
+read_bytes() {
+	bash -c '"$@" > "$T/out" 2>&1; s=$?
+		awk -v s=$s '\''$1 == "rchar:" { print s, $2 }'\'' /proc/$$/io' _ "$@"
+}
+
+@test "mkfs --oci: a small layer declared gigabytes large (a hole after its archive) is not read past the archive's end, nor far past a reader's error" {
+	require_cmd python3 debugfs e2fsck
+	printf 'f a\nf b\n' | mktar "$T/1.tar"
+	"$PY" "$MKOCI" "$T/S" --sparse $((4 << 30)) "$T/1.tar"
+	read -r st bytes < <(read_bytes "$XIPTOOL" mkfs --oci "$T/S:t" "$T/s.img")
+	cat "$T/out"
+	echo "status $st, $bytes bytes read"
+	[ "$st" -eq 3 ]
+	[ "$(wc -l < "$T/out")" -eq 1 ]
+	grepq 'bytes past the end of its archive (at most 65536)$' "$T/out"
+	[ "$bytes" -lt $((16 << 20)) ]
+	[ ! -e "$T/s.img" ]
+	# garbage where the archive's end should be, then the hole
+	head -c 2048 "$T/1.tar" > "$T/bad.tar"
+	head -c 20480 /dev/zero | tr '\0' '\377' >> "$T/bad.tar"
+	"$PY" "$MKOCI" "$T/D" --sparse $((4 << 30)) "$T/bad.tar"
+	read -r st bytes < <(read_bytes "$XIPTOOL" mkfs --oci "$T/D:t" "$T/d.img")
+	cat "$T/out"
+	echo "status $st, $bytes bytes read"
+	[ "$st" -eq 3 ]
+	[ "$(wc -l < "$T/out")" -eq 1 ]
+	[ "$bytes" -lt $((16 << 20)) ]
+	[ ! -e "$T/d.img" ]
+	# zeros past the archive's end, up to the bound: read, hashed, fine
+	cp "$T/1.tar" "$T/pad.tar"
+	head -c 40000 /dev/zero >> "$T/pad.tar"
+	oci_img "$T/pad.img" "$T/pad.tar"
+	[ "$(names "$T/pad.img" /)" = "$(printf 'a\nb')" ]
+}
