@@ -100,6 +100,10 @@ struct btree {
 	uint64_t ea_blocks;		/* xattr blocks (estimate) */
 	int spool_fd;			/* file data of an archive, or -1 */
 	uint64_t spool_end;		/* bytes of the spool in use */
+	uint64_t spool_blocks;		/* data blocks of its files still
+					 * named */
+	uint64_t data_max;		/* bytes the image may hold (its
+					 * fixed size), 0: no bound */
 	bool skip;			/* leave out the image itself */
 	dev_t skip_dev;
 	ino_t skip_ino;
@@ -213,7 +217,9 @@ void xip_btree_dirs_pop(struct btree *t, size_t keep);
 /*
  * buildtar.c: the tree of a tar archive (opts->tar, "-" for stdin) read
  * with libarchive, instead of xip_btree_scan().  File data goes to a private
- * spool file (t->spool_fd), holes of sparse members left out.
+ * spool file (t->spool_fd), holes of sparse members and blocks of zeros
+ * left out as holes, the data of a file that loses its last name punched
+ * out; the data of the files named at any point must fit t->data_max.
  */
 int xip_btree_scan_tar(struct btree *t, const struct xip_build_opts *o);
 /*

@@ -514,3 +514,35 @@ read_bytes() {
 	oci_img "$T/pad.img" "$T/pad.tar"
 	[ "$(names "$T/pad.img" /)" = "$(printf 'a\nb')" ]
 }
+
+@test "mkfs --oci: the data of what a later layer removes leaves the spool, and counts no more against -s" {
+	require_root
+	require_cmd python3 debugfs e2fsck
+	"$PY" - "$T" <<-'EOF'
+	import io, os, sys, tarfile
+	T = sys.argv[1]
+	def layer(n, members):
+	    with tarfile.open("%s/%d.tar" % (T, n), "w") as t:
+	        for name, data in members:
+	            i = tarfile.TarInfo(name)
+	            i.size = len(data)
+	            t.addfile(i, io.BytesIO(data))
+	c = os.urandom(4 << 20)
+	open(T + "/c", "wb").write(c)
+	layer(1, [("a", os.urandom(4 << 20)), ("d/b", os.urandom(4 << 20))])
+	layer(2, [(".wh.a", b""), ("d/.wh..wh..opq", b"")])
+	layer(3, [("c", c), ("d/e", os.urandom(3 << 20))])
+	EOF
+	"$PY" "$MKOCI" "$T/L" "$T/1.tar" "$T/2.tar" "$T/3.tar"
+	mkdir "$T/tmp"
+	mount -t tmpfs -o size=10m tmpfs "$T/tmp"
+	# 8 MiB at most named at once, 15 MiB in all
+	run env TMPDIR="$T/tmp" "$XIPTOOL" mkfs -s 10M --oci "$T/L:t" "$T/img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	fsck_clean "$T/img"
+	[ "$(names "$T/img" /)" = "$(printf 'c\nd')" ]
+	[ "$(names "$T/img" /d)" = e ]
+	debugfs -R "dump /c $T/c.out" "$T/img"
+	cmp "$T/c" "$T/c.out"
+}
