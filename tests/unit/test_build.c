@@ -801,6 +801,60 @@ static void test_btree_names_remove(void **state)
 }
 
 /*
+ * Names added and removed at random (a fixed sequence) among 600: every
+ * lookup agrees with a plain record of which are there, through the
+ * table's growth and the runs its removals close.
+ */
+static void test_btree_names_churn(void **state)
+{
+	enum { POOL = 600, OPS = 60000 };
+	struct btree t = { .bs = 4096, .root_fd = -1, .spool_fd = -1 };
+	struct xip_build_opts o = { 0 };
+	bool there[POOL] = { false };
+	uint32_t seed = 12345;
+	size_t count = 0, indexed;
+	uint64_t compared;
+	struct bnode *dir;
+	char name[32];
+
+	dir = xip_btree_root_new(&t, "src");
+	assert_non_null(dir);
+	xip_btree_set_dir(&t, dir, &o, 0755);
+	for (int op = 0; op < OPS; op++) {
+		struct bentry *e;
+		unsigned int k;
+
+		seed = seed * 1103515245 + 12345;
+		k = (seed >> 8) % POOL;
+		snprintf(name, sizeof(name), "n%u", k);
+		e = xip_btree_find_entry(dir, name);
+		assert_int_equal(e != NULL, there[k]);
+		if (e) {
+			assert_true(e >= dir->kids && e < dir->kids + dir->nkids);
+			assert_string_equal(e->name, name);
+			if ((seed >> 4) & 1) {
+				xip_btree_remove_entry(dir, e);
+				there[k] = false;
+				count--;
+			}
+		} else {
+			assert_int_equal(add_file(&t, dir, name), 0);
+			there[k] = true;
+			count++;
+		}
+		assert_int_equal(dir->nkids, count);
+	}
+	xip_btree_names_stats(dir, &indexed, &compared);
+	assert_int_equal(indexed, count);
+	for (unsigned int k = 0; k < POOL; k++) {
+		snprintf(name, sizeof(name), "n%u", k);
+		assert_int_equal(xip_btree_find_entry(dir, name) != NULL,
+				 there[k]);
+	}
+	xip_btree_free(&t);
+}
+
+/*
  * xip_btree_finish on @subdirs directories in /big and @names names of
  * one file in /f: 0 or -EMLINK.
  */
@@ -1188,6 +1242,7 @@ int main(void)
 		cmocka_unit_test(test_build_tar_refused),
 		cmocka_unit_test(test_btree_names),
 		cmocka_unit_test(test_btree_names_remove),
+		cmocka_unit_test(test_btree_names_churn),
 		cmocka_unit_test(test_btree_links),
 		cmocka_unit_test(test_build_pio),
 		cmocka_unit_test(test_build_copy_in),
