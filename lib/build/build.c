@@ -609,6 +609,8 @@ static int build_any(const char *image, const struct xip_build_opts *o,
 	ret = xip_target_probe(&tg, o);
 	if (ret)
 		goto out;
+	/* what the archive's files may need of the spool */
+	t.data_max = o->size ? o->size : tg.fixed;
 	if (tg.exists) {
 		t.skip = true;	/* the old image inside the tree */
 		t.skip_dev = tg.dev;

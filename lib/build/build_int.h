@@ -40,7 +40,8 @@ struct bnode {
 	uint32_t nlink;			/* names in the image */
 	ext2_ino_t ino;
 	char *target;			/* symlink target */
-	struct bentry *kids;		/* directory entries, byte order */
+	struct bentry *kids;		/* directory entries (sorted by name
+					 * once the tree is finished) */
 	size_t nkids, capkids;
 	struct bnames *names;		/* @kids by name, once looked up */
 	uint32_t subdirs;
@@ -99,6 +100,10 @@ struct btree {
 	uint64_t ea_blocks;		/* xattr blocks (estimate) */
 	int spool_fd;			/* file data of an archive, or -1 */
 	uint64_t spool_end;		/* bytes of the spool in use */
+	uint64_t spool_blocks;		/* data blocks of its files still
+					 * named */
+	uint64_t data_max;		/* bytes the image may hold (its
+					 * fixed size), 0: no bound */
 	bool skip;			/* leave out the image itself */
 	dev_t skip_dev;
 	ino_t skip_ino;
@@ -169,7 +174,12 @@ int xip_btree_add_entry(struct bnode *dir, const char *name, struct bnode *n);
  * costs no walk of the names already there for each new one.
  */
 struct bentry *xip_btree_find_entry(struct bnode *dir, const char *name);
-/* Remove the entry @e of @dir (its node's link count is the caller's). */
+/*
+ * Remove the entry @e of @dir (its node's link count is the caller's):
+ * the last entry takes its place (the entries are in no order until
+ * xip_btree_finish sorts them) and the hash table of the names, if any,
+ * follows both, so that removals cost no rebuild of it.
+ */
 void xip_btree_remove_entry(struct bnode *dir, struct bentry *e);
 /*
  * The entries of @dir its hash table holds (0: it has none, its names are
@@ -207,7 +217,9 @@ void xip_btree_dirs_pop(struct btree *t, size_t keep);
 /*
  * buildtar.c: the tree of a tar archive (opts->tar, "-" for stdin) read
  * with libarchive, instead of xip_btree_scan().  File data goes to a private
- * spool file (t->spool_fd), holes of sparse members left out.
+ * spool file (t->spool_fd), holes of sparse members and blocks of zeros
+ * left out as holes, the data of a file that loses its last name punched
+ * out; the data of the files named at any point must fit t->data_max.
  */
 int xip_btree_scan_tar(struct btree *t, const struct xip_build_opts *o);
 /*

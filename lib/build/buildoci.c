@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,22 @@
 #include <json-c/json.h>
 #include <openssl/evp.h>
 
-#define JSON_MAX (16u << 20)	/* index and manifests */
+/*
+ * What parsing an index or a manifest may cost: its bytes, its values
+ * (json-c spends some 700 bytes on an empty object) and its depth.  Real
+ * ones are a few KiB of a few hundred values, nested four deep.
+ */
+#define JSON_MAX (4u << 20)
+#define JSON_VALUES_MAX 131072u
+#define JSON_DEPTH_MAX 16
+/*
+ * What a layer blob may hold past the end of its archive: the padding of
+ * the archive's last record (10240 bytes), compressed or not, with room
+ * to spare.  After a reader's error, the blob is read on (to name a
+ * damaged blob as such) only when so much is left.
+ */
+#define TAIL_MAX 65536u
+#define DAMAGED_READ_MAX (64u << 20)
 #define REF_NAME "org.opencontainers.image.ref.name"
 #define MT_INDEX "application/vnd.oci.image.index.v1+json"
 #define MT_MANIFEST "application/vnd.oci.image.manifest.v1+json"
@@ -97,13 +113,46 @@ static struct json_object *jarr(struct json_object *o, const char *key)
 	return jget(o, key, json_type_array);
 }
 
+/*
+ * The values of the JSON text @s at most, read before it is parsed: each
+ * is the root or an element of an object or array, which has one more
+ * than the commas in it.  So: 1, plus the objects and arrays, plus the
+ * commas (brackets and commas inside strings count too: a bound).
+ */
+static size_t json_values_bound(const char *s, size_t len)
+{
+	bool in_str = false;
+	size_t n = 1;
+
+	for (size_t i = 0; i < len; i++) {
+		if (in_str) {
+			if (s[i] == '\\')
+				i++;
+			else if (s[i] == '"')
+				in_str = false;
+		} else if (s[i] == '"') {
+			in_str = true;
+		} else if (s[i] == '{' || s[i] == '[' || s[i] == ',') {
+			n++;
+		}
+	}
+	return n;
+}
+
 static int jparse(const char *json, size_t len, const char *what,
 		  struct json_object **out)
 {
-	struct json_tokener *tok = json_tokener_new();
+	struct json_tokener *tok;
 	enum json_tokener_error err;
 	struct json_object *o;
 
+	if (len > JSON_MAX)
+		return xip_error(-EFBIG, "%s: larger than %u bytes", what,
+				 JSON_MAX);
+	if (json_values_bound(json, len) > JSON_VALUES_MAX)
+		return xip_error(-EFBIG, "%s: more than %u JSON values", what,
+				 JSON_VALUES_MAX);
+	tok = json_tokener_new_ex(JSON_DEPTH_MAX);
 	if (!tok)
 		return -ENOMEM;
 	o = json_tokener_parse_ex(tok, json, (int)len);
@@ -459,10 +508,14 @@ static int read_index(int dirfd, const char *layout, char **out, size_t *len)
 	if (fd < 0)
 		return xip_error(-errno, "%s/index.json: %s", layout,
 				 strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size > JSON_MAX) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return xip_error(-EINVAL, "%s/index.json: not a regular file of at most %u bytes",
+		return xip_error(-EINVAL, "%s/index.json: not a regular file",
+				 layout);
+	}
+	if ((uint64_t)st.st_size > JSON_MAX) {
+		close(fd);
+		return xip_error(-EFBIG, "%s/index.json: larger than %u bytes",
 				 layout, JSON_MAX);
 	}
 	s = malloc((size_t)st.st_size + 1);
@@ -534,7 +587,7 @@ static int one_layer(struct btree *t, const struct xip_build_opts *o,
 	struct archive *a;
 	enum layer_filter f;
 	char what[256];
-	uint64_t size;
+	uint64_t size, left;
 	int ret, fin;
 
 	snprintf(what, sizeof(what), "%s: layer %u (%.19s)", layout, layer,
@@ -566,8 +619,15 @@ static int one_layer(struct btree *t, const struct xip_build_opts *o,
 		else
 			ret = xip_btree_tar_layer(t, o, a, what, layer);
 	}
-	/* a damaged blob is named as such before what it did to the reader */
-	if (b->md) {
+	left = b->seen < b->size ? b->size - b->seen : 0;
+	if (!ret && left > TAIL_MAX) {
+		/* a small archive declared large: not read to its end */
+		ret = xip_error(-EINVAL,
+				"%s: %" PRIu64 " bytes past the end of its archive (at most %u)",
+				what, left, TAIL_MAX);
+	} else if (b->md && (!ret || left <= DAMAGED_READ_MAX)) {
+		/* a damaged blob is named as such before what it did to the
+		 * reader */
 		char msg[XIP_ERRMSG_MAX];
 
 		snprintf(msg, sizeof(msg), "%s", ret ? xip_errmsg() : "");

@@ -4,7 +4,10 @@
  * xz or zstd), read with libarchive into the same in-memory tree that a
  * directory scan gives, so that the planner and the writer see no
  * difference.  File data goes to a private temporary file (the spool);
- * the data blocks of sparse members are kept there, their holes left out.
+ * the data blocks of sparse members are kept there, their holes and
+ * blocks of zeros left out, the data of a file that loses its last name
+ * punched out, and the files named at any point must fit the image's
+ * fixed size, if it has one.
  *
  * Member names are hostile: leading "/" and "." components are dropped,
  * a ".." component is refused, and every name is placed below the root
@@ -17,6 +20,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/falloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,8 +133,13 @@ static int spool_open(struct btree *t)
 	return 0;
 }
 
-static int spool_write(struct tarscan *ts, const void *buf, size_t len,
-		       uint64_t off)
+static bool all_zero(const unsigned char *p, size_t len)
+{
+	return !len || (!p[0] && !memcmp(p, p + 1, len - 1));
+}
+
+static int spool_pwrite(struct tarscan *ts, const void *buf, size_t len,
+			uint64_t off)
 {
 	int ret = xip_pwrite_all(ts->t->spool_fd, buf, len, off);
 
@@ -138,6 +147,57 @@ static int spool_write(struct tarscan *ts, const void *buf, size_t len,
 		return tar_err(ts, ret, "temporary file for the data: %s",
 			       strerror(-ret));
 	return 0;
+}
+
+/*
+ * @len bytes at @off of the spool, whose blocks there were never written:
+ * the blocks all zero are left out (holes, read as zeros), the others
+ * written in runs.
+ */
+static int spool_write(struct tarscan *ts, const void *buf, size_t len,
+		       uint64_t off)
+{
+	const unsigned char *p = buf;
+	uint64_t bs = ts->t->bs;
+	size_t at = 0, run = 0;
+	int ret;
+
+	while (at < len) {
+		size_t chunk = (size_t)(bs - (off + at) % bs);
+
+		if (chunk > len - at)
+			chunk = len - at;
+		if (!all_zero(p + at, chunk)) {
+			run += chunk;
+		} else if (run) {
+			ret = spool_pwrite(ts, p + at - run, run,
+					   off + at - run);
+			if (ret)
+				return ret;
+			run = 0;
+		}
+		at += chunk;
+	}
+	return run ? spool_pwrite(ts, p + len - run, run, off + len - run) :
+		     0;
+}
+
+/*
+ * The spool's blocks of @n, a file that lost its last name: punched out
+ * (where the file system cannot, they stay: only the space is lost).
+ */
+static void spool_drop(struct btree *t, struct bnode *n)
+{
+	uint64_t blocks = 0;
+
+	if (!n->spooled)
+		return;
+	for (size_t i = 0; i < n->nranges; i++)
+		blocks += n->ranges[i].len;
+	t->spool_blocks -= blocks;
+	(void)fallocate(t->spool_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			(off_t)n->spool_off, (off_t)round_up(n->size, t->bs));
+	n->spooled = false;
 }
 
 /* Add blocks [@a, @b) to the ranges of @n (room for *@cap of them). */
@@ -166,6 +226,29 @@ static uint64_t max_file_bytes(uint64_t bs)
 	uint64_t p = bs / 4;
 
 	return (EXT2_NDIR_BLOCKS + p + p * p + p * p * p) * bs;
+}
+
+/*
+ * Count blocks [@a, @b) of @n's data, about to be spooled, against what
+ * the image may hold: the files named so far must fit it at every point
+ * (so that an archive that expands to more than that stops there).
+ */
+static int spool_room(struct tarscan *ts, struct bnode *n, uint64_t a,
+		      uint64_t b)
+{
+	struct btree *t = ts->t;
+	uint64_t have = 0, more;
+
+	if (n->nranges)
+		have = n->ranges[n->nranges - 1].start +
+		       n->ranges[n->nranges - 1].len;
+	more = b > have ? b - (a > have ? a : have) : 0;
+	if (t->data_max && (t->spool_blocks + more) > t->data_max / t->bs)
+		return tar_err(ts, -EFBIG,
+			       "the files need more than the image's %" PRIu64 " bytes",
+			       t->data_max);
+	t->spool_blocks += more;
+	return 0;
 }
 
 /*
@@ -206,7 +289,10 @@ static int tar_data(struct tarscan *ts, struct bnode *n)
 			return tar_err(ts, -EINVAL,
 				       "data out of order or beyond the size (%" PRIu64 " bytes)",
 				       n->size);
-		ret = spool_write(ts, buf, len, base + (uint64_t)off);
+		ret = spool_room(ts, n, (uint64_t)off / bs,
+				 div_round_up((uint64_t)off + len, bs));
+		if (!ret)
+			ret = spool_write(ts, buf, len, base + (uint64_t)off);
 		if (ret)
 			return ret;
 		end = (uint64_t)off + len;
@@ -426,6 +512,7 @@ static void tar_unlink(struct btree *t, struct bnode *n)
 		return;
 	t->files--;
 	t->bytes -= n->size;
+	spool_drop(t, n);
 }
 
 /* A name that goes away with everything below it (an OCI layer's). */
@@ -457,6 +544,7 @@ static void tar_whiteout(struct tarscan *ts, struct bnode *dir,
 	struct bentry *e;
 
 	if (!strcmp(last, ".wh..wh..opq")) {
+		/* a removal moves the last entry, already seen, to @i */
 		for (size_t i = dir->nkids; i-- > 0;)
 			if (dir->kids[i].layer < ts->layer)
 				tar_remove(ts->t, dir, &dir->kids[i]);
@@ -616,6 +704,11 @@ static int tar_member(struct tarscan *ts, struct archive_entry *ae)
 	ret = tar_walk(ts, rel, false, &dir, &last);
 	if (ret)
 		goto out;
+	/* a file this member replaces goes first: its data leaves the spool
+	 * before the member's comes in */
+	e = link ? NULL : xip_btree_find_entry(dir, last);
+	if (e && !S_ISDIR(e->node->mode))
+		tar_remove(ts->t, dir, e);
 	if (link) {
 		ret = tar_hardlink(ts, dir, last, link);
 		goto out;

@@ -256,6 +256,47 @@ static void names_add_last(struct bnode *dir)
 		names_put(x, dir->kids, dir->nkids - 1);
 }
 
+/* The slot of @dir's table that holds its entry @i, SIZE_MAX if none. */
+static size_t names_slot_of(const struct bnode *dir, size_t i)
+{
+	const struct bnames *x = dir->names;
+	size_t s = (size_t)xip_fnv1a64(dir->kids[i].name) & x->mask;
+
+	for (; x->slot[s]; s = (s + 1) & x->mask)
+		if (x->slot[s] == i + 1)
+			return s;
+	return SIZE_MAX;
+}
+
+/*
+ * Free the slot @s of @dir's table: the entries after it in its run move
+ * back where their probe starts allow (deletion in linear probing, no
+ * tombstones), so that every lookup still reaches its name.
+ */
+static void names_unslot(struct bnode *dir, size_t s)
+{
+	struct bnames *x = dir->names;
+	size_t j = s;
+
+	x->slot[s] = 0;
+	x->count--;
+	for (;;) {
+		size_t h;
+
+		j = (j + 1) & x->mask;
+		if (!x->slot[j])
+			return;
+		h = (size_t)xip_fnv1a64(dir->kids[x->slot[j] - 1].name) &
+		    x->mask;
+		/* stays when its home lies cyclically in (s, j] */
+		if (s <= j ? (h > s && h <= j) : (h > s || h <= j))
+			continue;
+		x->slot[s] = x->slot[j];
+		x->slot[j] = 0;
+		s = j;
+	}
+}
+
 static struct bentry *names_find(struct bnode *dir, const char *name)
 {
 	struct bnames *x = dir->names;
@@ -332,12 +373,24 @@ int xip_btree_add_entry(struct bnode *dir, const char *name, struct bnode *n)
 
 void xip_btree_remove_entry(struct bnode *dir, struct bentry *e)
 {
-	size_t i = (size_t)(e - dir->kids);
+	size_t i = (size_t)(e - dir->kids), last = dir->nkids - 1;
 
+	/* the last entry takes its place: the table follows both */
+	if (dir->names) {
+		size_t s = names_slot_of(dir, i), m;
+
+		if (s != SIZE_MAX)
+			names_unslot(dir, s);
+		m = i == last ? 0 : names_slot_of(dir, last);
+		if (s == SIZE_MAX || m == SIZE_MAX)
+			names_drop(dir);	/* lost track: made anew */
+		else if (i != last)
+			dir->names->slot[m] = i + 1;
+	}
 	free(e->name);
-	memmove(e, e + 1, (dir->nkids - i - 1) * sizeof(*e));
+	if (i != last)
+		*e = dir->kids[last];
 	dir->nkids--;
-	names_drop(dir);	/* the entries moved: rebuilt at a lookup */
 }
 
 struct bentry *xip_btree_find_entry(struct bnode *dir, const char *name)

@@ -103,7 +103,7 @@ struct lazy_lib {
 LAZY_LIB(archive, ARCHIVE_FUNCS, ARCHIVE_STUB, XIP_LIBARCHIVE_SONAME)
 
 #define JSON_FUNCS(X) \
-	X(struct json_tokener *, json_tokener_new, (void), ()) \
+	X(struct json_tokener *, json_tokener_new_ex, (int depth), (depth)) \
 	X(void, json_tokener_free, (struct json_tokener *t), (t)) \
 	X(struct json_object *, json_tokener_parse_ex, (struct json_tokener *t, const char *s, int len), (t, s, len)) \
 	X(enum json_tokener_error, json_tokener_get_error, (struct json_tokener *t), (t)) \

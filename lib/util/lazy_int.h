@@ -23,7 +23,7 @@ int xip_lazy_load(enum xip_lazy_which which);
  * <archive_entry.h>, <libnbd.h>, <json-c/json.h> and <openssl/evp.h>, and their declarations and every call
  * take the xip_lazy_ name.
  */
-#define json_tokener_new xip_lazy_json_tokener_new
+#define json_tokener_new_ex xip_lazy_json_tokener_new_ex
 #define json_tokener_free xip_lazy_json_tokener_free
 #define json_tokener_parse_ex xip_lazy_json_tokener_parse_ex
 #define json_tokener_get_error xip_lazy_json_tokener_get_error

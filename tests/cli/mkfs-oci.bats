@@ -285,3 +285,264 @@ add_tar() {
 	EOF
 	bad "$T/L:wh" "would leave the top"
 }
+
+# ---- layouts written by hand (tests/lib/mkoci.py), layers by python --------
+
+MKOCI="$TOP_SRCDIR/tests/lib/mkoci.py"
+
+# mktar OUT: a tar of the members on stdin, in order, one a line: "d PATH"
+# a directory, "f PATH [TEXT]" a file of TEXT and a newline, "e PATH" an
+# empty file (a whiteout)
+mktar() {
+	"$PY" -c '
+import io, sys, tarfile
+t = tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT)
+for line in sys.stdin:
+    kind, path, *text = line.split(None, 2)
+    i = tarfile.TarInfo(path)
+    i.mtime = 1000000000
+    if kind == "d":
+        i.type, i.mode = tarfile.DIRTYPE, 0o755
+        t.addfile(i)
+        continue
+    data = b"" if kind == "e" else (text[0] if text else "\n").encode()
+    i.size, i.mode = len(data), 0o644
+    t.addfile(i, io.BytesIO(data))
+t.close()
+' "$1"
+}
+
+# names IMAGE DIR: the names in DIR of IMAGE (debugfs), sorted, one a line,
+# but . .. and lost+found
+names() {
+	debugfs -R "ls -p $2" "$1" 2>/dev/null |
+		awk -F/ 'NF > 5 && $6 != "." && $6 != ".." && $6 != "lost+found" { print $6 }' |
+		sort
+}
+
+# oci_img IMAGE LAYER.tar...: mkfs --oci of a layout of those layers: exit
+# 0, e2fsck clean
+oci_img() {
+	local img=$1
+	shift
+	rm -rf "$T/H"
+	"$PY" "$MKOCI" "$T/H" "$@"
+	run xiptool mkfs --oci "$T/H:t" "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	fsck_clean "$img"
+}
+
+@test "mkfs --oci: whiteouts remove what lower layers gave, never a name of their own layer; a base layer's remove nothing and never appear" {
+	require_cmd python3 debugfs e2fsck
+	mktar "$T/1.tar" <<-'EOF'
+	d a
+	f a/x
+	e .wh.nothing
+	d b
+	f b/before
+	e b/.wh..wh..opq
+	f b/keep
+	e b/.wh.before
+	f top
+	EOF
+	mktar "$T/2.tar" <<-'EOF'
+	f a/y
+	e a/.wh.y
+	e a/.wh.x
+	d c
+	f c/z
+	e c/.wh..wh..opq
+	e .wh.top
+	f top2
+	e .wh.top2
+	EOF
+	oci_img "$T/base.img" "$T/1.tar"
+	[ "$(names "$T/base.img" /)" = "$(printf 'a\nb\ntop')" ]
+	[ "$(names "$T/base.img" /b)" = "$(printf 'before\nkeep')" ]
+	[ "$(names "$T/base.img" /a)" = x ]
+	oci_img "$T/two.img" "$T/1.tar" "$T/2.tar"
+	[ "$(names "$T/two.img" /)" = "$(printf 'a\nb\nc\ntop2')" ]
+	[ "$(names "$T/two.img" /a)" = y ]
+	[ "$(names "$T/two.img" /b)" = "$(printf 'before\nkeep')" ]
+	[ "$(names "$T/two.img" /c)" = z ]
+}
+
+@test "mkfs --oci: an opaque whiteout empties a lower directory of many names, and one of none" {
+	require_cmd python3 debugfs e2fsck
+	{
+		echo 'd big'
+		for i in $(seq -w 0 19); do echo "f big/f$i"; done
+		echo 'd empty'
+		echo 'd other'
+		echo 'f other/o1'
+		echo 'f other/o2'
+	} | mktar "$T/1.tar"
+	mktar "$T/2.tar" <<-'EOF'
+	f big/new1
+	e big/.wh..wh..opq
+	f big/new2
+	e empty/.wh..wh..opq
+	f empty/n
+	EOF
+	oci_img "$T/img" "$T/1.tar" "$T/2.tar"
+	[ "$(names "$T/img" /big)" = "$(printf 'new1\nnew2')" ]
+	[ "$(names "$T/img" /empty)" = n ]
+	[ "$(names "$T/img" /other)" = "$(printf 'o1\no2')" ]
+}
+
+@test "mkfs --oci: names whited out in a large directory and given again by a later layer are there once, with the later data" {
+	require_cmd python3 debugfs e2fsck
+	{
+		echo 'd d'
+		for i in $(seq -w 0 29); do echo "f d/f$i one"; done
+	} | mktar "$T/1.tar"
+	for i in $(seq -w 0 2 29); do echo "e d/.wh.f$i"; done | mktar "$T/2.tar"
+	for i in $(seq -w 0 29); do echo "f d/f$i three"; done | mktar "$T/3.tar"
+	oci_img "$T/two.img" "$T/1.tar" "$T/2.tar"
+	[ "$(names "$T/two.img" /d)" = "$(seq -f 'f%02g' 1 2 29)" ]
+	oci_img "$T/img" "$T/1.tar" "$T/2.tar" "$T/3.tar"
+	[ "$(names "$T/img" /d)" = "$(seq -f 'f%02g' 0 29)" ]
+	mkdir "$T/x"
+	debugfs -R "rdump /d $T/x" "$T/img"
+	for i in $(seq -w 0 29); do
+		[ "$(cat "$T/x/d/f$i")" = three ]
+	done
+}
+
+# costly_json LAYOUT WHAT N: grow the index ("index": N more empty
+# objects in its manifests), the manifest ("manifest": a member of N empty
+# objects, its digest and size in the index follow) or nest an annotation
+# of the index N arrays deep ("deep")
+costly_json() {
+	"$PY" - "$@" <<-'EOF'
+	import hashlib, json, os, sys
+	lay, what, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+	ipath = os.path.join(lay, "index.json")
+	ix = json.load(open(ipath))
+	if what == "index":
+	    s = json.dumps(ix)
+	    s = s[:-2] + "," + ",".join(["{}"] * n) + "]}"
+	elif what == "deep":
+	    ix["manifests"][0]["annotations"]["x"] = "@"
+	    s = json.dumps(ix).replace('"@"', "[" * n + "]" * n)
+	else:
+	    d = ix["manifests"][0]["digest"][7:]
+	    m = json.load(open(os.path.join(lay, "blobs", "sha256", d)))
+	    m["x"] = [{}] * n
+	    b = json.dumps(m).encode()
+	    d = hashlib.sha256(b).hexdigest()
+	    open(os.path.join(lay, "blobs", "sha256", d), "wb").write(b)
+	    ix["manifests"][0]["digest"] = "sha256:" + d
+	    ix["manifests"][0]["size"] = len(b)
+	    s = json.dumps(ix)
+	open(ipath, "w").write(s)
+	EOF
+}
+
+# json_refused LAYOUT MESSAGE: exit 3, one line ending in MESSAGE, no
+# image, and a peak of memory below 64 MiB
+json_refused() {
+	run /usr/bin/time -f '%M' -o "$T/rss" "$XIPTOOL" mkfs --oci "$1:t" "$T/j.img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "xiptool mkfs: $1"*": $2" ]]
+	[ ! -e "$T/j.img" ]
+	# time adds a line on the exit status before its own
+	rss=$(tail -n 1 "$T/rss")
+	echo "max rss $rss KiB"
+	[ "$rss" -lt 65536 ]
+}
+
+@test "mkfs --oci: an index or manifest that would cost too much to parse (size, values, depth) is refused in one line, before it costs" {
+	require_cmd python3 debugfs e2fsck
+	[ -x /usr/bin/time ] || skip "/usr/bin/time is not installed"
+	echo 'f hello' | mktar "$T/1.tar"
+	"$PY" "$MKOCI" "$T/L" "$T/1.tar"
+	for c in I8 I1 M D DOK; do cp -a "$T/L" "$T/$c"; done
+	# 8 MiB of empty objects in the index (gigabytes once parsed)
+	costly_json "$T/I8" index 2800000
+	json_refused "$T/I8" 'larger than 4194304 bytes'
+	# 1 MiB of them: under the size, over the values
+	costly_json "$T/I1" index 350000
+	json_refused "$T/I1" 'more than 131072 JSON values'
+	costly_json "$T/M" manifest 70000
+	json_refused "$T/M" 'more than 131072 JSON values'
+	costly_json "$T/D" deep 20
+	json_refused "$T/D" 'nesting too deep'
+	# what real documents hold passes
+	costly_json "$T/DOK" deep 10
+	run xiptool mkfs -q --oci "$T/DOK:t" "$T/ok.img"
+	[ "$status" -eq 0 ]
+	fsck_clean "$T/ok.img"
+}
+
+# read_bytes CMD...: run CMD (its output in $T/out) and print its exit
+# status and the bytes it read (rchar of the shell that waited for it)
+read_bytes() {
+	bash -c '"$@" > "$T/out" 2>&1; s=$?
+		awk -v s=$s '\''$1 == "rchar:" { print s, $2 }'\'' /proc/$$/io' _ "$@"
+}
+
+@test "mkfs --oci: a small layer declared gigabytes large (a hole after its archive) is not read past the archive's end, nor far past a reader's error" {
+	require_cmd python3 debugfs e2fsck
+	printf 'f a\nf b\n' | mktar "$T/1.tar"
+	"$PY" "$MKOCI" "$T/S" --sparse $((4 << 30)) "$T/1.tar"
+	read -r st bytes < <(read_bytes "$XIPTOOL" mkfs --oci "$T/S:t" "$T/s.img")
+	cat "$T/out"
+	echo "status $st, $bytes bytes read"
+	[ "$st" -eq 3 ]
+	[ "$(wc -l < "$T/out")" -eq 1 ]
+	grepq 'bytes past the end of its archive (at most 65536)$' "$T/out"
+	[ "$bytes" -lt $((16 << 20)) ]
+	[ ! -e "$T/s.img" ]
+	# garbage where the archive's end should be, then the hole
+	head -c 2048 "$T/1.tar" > "$T/bad.tar"
+	head -c 20480 /dev/zero | tr '\0' '\377' >> "$T/bad.tar"
+	"$PY" "$MKOCI" "$T/D" --sparse $((4 << 30)) "$T/bad.tar"
+	read -r st bytes < <(read_bytes "$XIPTOOL" mkfs --oci "$T/D:t" "$T/d.img")
+	cat "$T/out"
+	echo "status $st, $bytes bytes read"
+	[ "$st" -eq 3 ]
+	[ "$(wc -l < "$T/out")" -eq 1 ]
+	[ "$bytes" -lt $((16 << 20)) ]
+	[ ! -e "$T/d.img" ]
+	# zeros past the archive's end, up to the bound: read, hashed, fine
+	cp "$T/1.tar" "$T/pad.tar"
+	head -c 40000 /dev/zero >> "$T/pad.tar"
+	oci_img "$T/pad.img" "$T/pad.tar"
+	[ "$(names "$T/pad.img" /)" = "$(printf 'a\nb')" ]
+}
+
+@test "mkfs --oci: the data of what a later layer removes leaves the spool, and counts no more against -s" {
+	require_root
+	require_cmd python3 debugfs e2fsck
+	"$PY" - "$T" <<-'EOF'
+	import io, os, sys, tarfile
+	T = sys.argv[1]
+	def layer(n, members):
+	    with tarfile.open("%s/%d.tar" % (T, n), "w") as t:
+	        for name, data in members:
+	            i = tarfile.TarInfo(name)
+	            i.size = len(data)
+	            t.addfile(i, io.BytesIO(data))
+	c = os.urandom(4 << 20)
+	open(T + "/c", "wb").write(c)
+	layer(1, [("a", os.urandom(4 << 20)), ("d/b", os.urandom(4 << 20))])
+	layer(2, [(".wh.a", b""), ("d/.wh..wh..opq", b"")])
+	layer(3, [("c", c), ("d/e", os.urandom(3 << 20))])
+	EOF
+	"$PY" "$MKOCI" "$T/L" "$T/1.tar" "$T/2.tar" "$T/3.tar"
+	mkdir "$T/tmp"
+	mount -t tmpfs -o size=10m tmpfs "$T/tmp"
+	# 8 MiB at most named at once, 15 MiB in all
+	run env TMPDIR="$T/tmp" "$XIPTOOL" mkfs -s 10M --oci "$T/L:t" "$T/img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	fsck_clean "$T/img"
+	[ "$(names "$T/img" /)" = "$(printf 'c\nd')" ]
+	[ "$(names "$T/img" /d)" = e ]
+	debugfs -R "dump /c $T/c.out" "$T/img"
+	cmp "$T/c" "$T/c.out"
+}

@@ -333,3 +333,60 @@ at_the_limit() {
 		loop_umount
 	done
 }
+
+# small_tmpdir MIB: a tmpfs of MIB MiB at $T/tmp, the spool's TMPDIR
+small_tmpdir() {
+	mkdir "$T/tmp"
+	mount -t tmpfs -o size="$1"m tmpfs "$T/tmp"
+}
+
+@test "mkfs --tar: the spool holds no more data than the image may (-s), no blocks of zeros and not a replaced member's data" {
+	require_root
+	require_cmd python3 e2fsck debugfs
+	"$PY" - "$T" <<-'EOF'
+	import io, os, sys, tarfile
+	T = sys.argv[1]
+	def add(t, name, data):
+	    i = tarfile.TarInfo(name)
+	    i.size = len(data)
+	    t.addfile(i, io.BytesIO(data))
+	# 48 MiB that gzip makes a few hundred KiB of
+	with tarfile.open(T + "/pattern.tgz", "w:gz") as t:
+	    add(t, "big", b"abcdefg\n" * (6 << 20))
+	with tarfile.open(T + "/zeros.tgz", "w:gz") as t:
+	    add(t, "zero", bytes(48 << 20))
+	    add(t, "hi", b"hi\n")
+	f1, f2 = os.urandom(8 << 20), os.urandom(8 << 20)
+	open(T + "/f2", "wb").write(f2)
+	with tarfile.open(T + "/again.tar", "w") as t:
+	    add(t, "f", f1)
+	    add(t, "f", f2)
+	    add(t, "g", os.urandom(2 << 20))
+	EOF
+	small_tmpdir 12
+	# stops at what -s 8M holds, before the spool fills its 12 MiB
+	run env TMPDIR="$T/tmp" "$XIPTOOL" mkfs -s 8M --tar "$T/pattern.tgz" "$T/p.img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[ "$output" = "xiptool mkfs: $T/pattern.tgz: big: the files need more than the image's 8388608 bytes" ]
+	[ ! -e "$T/p.img" ]
+	# 48 MiB of zeros take no room in the spool, and read back as zeros
+	run env TMPDIR="$T/tmp" "$XIPTOOL" mkfs --tar "$T/zeros.tgz" "$T/z.img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	fsck_clean "$T/z.img"
+	debugfs -R "dump /zero $T/zero" "$T/z.img"
+	[ "$(stat -c %s "$T/zero")" -eq $((48 << 20)) ]
+	cmp -n $((48 << 20)) "$T/zero" /dev/zero
+	[ "$(debugfs -R 'cat /hi' "$T/z.img")" = hi ]
+	# a member given again: the first one's 8 MiB leave the spool
+	run env TMPDIR="$T/tmp" "$XIPTOOL" mkfs -s 16M --tar "$T/again.tar" "$T/a.img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	fsck_clean "$T/a.img"
+	debugfs -R "dump /f $T/f" "$T/a.img"
+	cmp "$T/f" "$T/f2"
+	# nothing of the spool stays
+	[ -z "$(ls -A "$T/tmp")" ]
+}

@@ -729,6 +729,132 @@ static void test_btree_names(void **state)
 }
 
 /*
+ * Removing names (OCI whiteouts) keeps the hash table: it holds every
+ * entry left after each removal, never one removed (a name added again
+ * is one entry), and lookups between removals build no new table (its
+ * comparison count goes on growing instead of starting again).
+ */
+static void test_btree_names_remove(void **state)
+{
+	enum { N = 4096 };
+	struct btree t = { .bs = 4096, .root_fd = -1, .spool_fd = -1 };
+	struct xip_build_opts o = { 0 };
+	uint64_t compared, before;
+	struct bnode *dir;
+	struct bentry *e;
+	size_t indexed;
+	char name[32];
+
+	dir = xip_btree_root_new(&t, "src");
+	assert_non_null(dir);
+	xip_btree_set_dir(&t, dir, &o, 0755);
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "f%05d", i);
+		assert_int_equal(add_file(&t, dir, name), 0);
+	}
+	assert_non_null(xip_btree_find_entry(dir, "f00000"));
+	xip_btree_names_stats(dir, &indexed, &before);
+	for (int i = 0; i < N; i += 2) {
+		snprintf(name, sizeof(name), "f%05d", i);
+		e = xip_btree_find_entry(dir, name);
+		assert_non_null(e);
+		xip_btree_remove_entry(dir, e);
+		xip_btree_names_stats(dir, &indexed, &compared);
+		assert_int_equal(indexed, dir->nkids);
+		assert_true(compared > before);
+		before = compared;
+		assert_null(xip_btree_find_entry(dir, name));
+	}
+	assert_int_equal(dir->nkids, N / 2);
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "f%05d", i);
+		e = xip_btree_find_entry(dir, name);
+		if (i % 2) {
+			assert_non_null(e);
+			assert_true(e >= dir->kids && e < dir->kids + dir->nkids);
+			assert_string_equal(e->name, name);
+		} else {
+			assert_null(e);
+		}
+	}
+	/* a name removed and added again is there once */
+	assert_int_equal(add_file(&t, dir, "f00000"), 0);
+	assert_string_equal(xip_btree_find_entry(dir, "f00000")->name,
+			    "f00000");
+	assert_int_equal(dir->nkids, N / 2 + 1);
+	/* the first entry each time, the last one taking its place */
+	while (dir->nkids) {
+		snprintf(name, sizeof(name), "%s", dir->kids[0].name);
+		xip_btree_remove_entry(dir, &dir->kids[0]);
+		assert_null(xip_btree_find_entry(dir, name));
+		if (dir->nkids)
+			assert_ptr_equal(xip_btree_find_entry(dir,
+							      dir->kids[0].name),
+					 &dir->kids[0]);
+		xip_btree_names_stats(dir, &indexed, &compared);
+		assert_int_equal(indexed, dir->nkids);
+	}
+	xip_btree_names_stats(dir, &indexed, &compared);
+	assert_int_equal(indexed, 0);
+	assert_int_equal(xip_btree_finish(&t, &o), 0);
+	xip_btree_free(&t);
+}
+
+/*
+ * Names added and removed at random (a fixed sequence) among 600: every
+ * lookup agrees with a plain record of which are there, through the
+ * table's growth and the runs its removals close.
+ */
+static void test_btree_names_churn(void **state)
+{
+	enum { POOL = 600, OPS = 60000 };
+	struct btree t = { .bs = 4096, .root_fd = -1, .spool_fd = -1 };
+	struct xip_build_opts o = { 0 };
+	bool there[POOL] = { false };
+	uint32_t seed = 12345;
+	size_t count = 0, indexed;
+	uint64_t compared;
+	struct bnode *dir;
+	char name[32];
+
+	dir = xip_btree_root_new(&t, "src");
+	assert_non_null(dir);
+	xip_btree_set_dir(&t, dir, &o, 0755);
+	for (int op = 0; op < OPS; op++) {
+		struct bentry *e;
+		unsigned int k;
+
+		seed = seed * 1103515245 + 12345;
+		k = (seed >> 8) % POOL;
+		snprintf(name, sizeof(name), "n%u", k);
+		e = xip_btree_find_entry(dir, name);
+		assert_int_equal(e != NULL, there[k]);
+		if (e) {
+			assert_true(e >= dir->kids && e < dir->kids + dir->nkids);
+			assert_string_equal(e->name, name);
+			if ((seed >> 4) & 1) {
+				xip_btree_remove_entry(dir, e);
+				there[k] = false;
+				count--;
+			}
+		} else {
+			assert_int_equal(add_file(&t, dir, name), 0);
+			there[k] = true;
+			count++;
+		}
+		assert_int_equal(dir->nkids, count);
+	}
+	xip_btree_names_stats(dir, &indexed, &compared);
+	assert_int_equal(indexed, count);
+	for (unsigned int k = 0; k < POOL; k++) {
+		snprintf(name, sizeof(name), "n%u", k);
+		assert_int_equal(xip_btree_find_entry(dir, name) != NULL,
+				 there[k]);
+	}
+	xip_btree_free(&t);
+}
+
+/*
  * xip_btree_finish on @subdirs directories in /big and @names names of
  * one file in /f: 0 or -EMLINK.
  */
@@ -1115,6 +1241,8 @@ int main(void)
 		cmocka_unit_test(test_build_tar),
 		cmocka_unit_test(test_build_tar_refused),
 		cmocka_unit_test(test_btree_names),
+		cmocka_unit_test(test_btree_names_remove),
+		cmocka_unit_test(test_btree_names_churn),
 		cmocka_unit_test(test_btree_links),
 		cmocka_unit_test(test_build_pio),
 		cmocka_unit_test(test_build_copy_in),
