@@ -198,7 +198,7 @@ static void test_elf_padding(void **state)
 {
 	const uint64_t M = 1 << 20, bs = 4096;
 	static struct {
-		struct xip_elf_load load[4];
+		struct xip_elf_load load[3];
 		size_t nload;
 		uint64_t size;
 		struct xip_lrange in[2], out[2];
@@ -218,6 +218,11 @@ static void test_elf_padding(void **state)
 		      .align = 1 << 30 } },
 		  2, 1 << 30, { { 0, 1 }, { 0x3ffff, 1 } },
 		  { { 0, 1 }, { 0x3ffff, 1 } }, 2, 2 },
+		/* nor is a p_align of 4 MiB, whatever the gap */
+		{ { { .offset = 0, .filesz = 0x1000, .align = 4 << 20 },
+		    { .offset = 0x300000, .filesz = 0x1000, .align = 4 << 20 } },
+		  2, 0x301000, { { 0, 1 }, { 0x300, 1 } },
+		  { { 0, 1 }, { 0x300, 1 } }, 2, 2 },
 		/* a gap as long as p_align is not padding either */
 		{ { { .offset = 0, .filesz = 0x1000, .align = 0x10000 },
 		    { .offset = 0x11000, .filesz = 0x1000, .align = 0x10000 } },
