@@ -331,7 +331,7 @@ int cmd_mkfs(int argc, const char **argv)
 		o.progress_arg = &mp;
 	}
 	if (a.root_hash_file) {
-		ret = xip_outfile_open(&hf, a.root_hash_file);
+		ret = xip_outfile_open(&hf, a.root_hash_file, 0);
 		if (ret) {
 			rc = msg_lib_error(ret);
 			goto out;

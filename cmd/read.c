@@ -90,7 +90,7 @@ int cmd_read(int argc, const char **argv)
 	}
 	if (output) {
 		o.name = output;
-		ret = xip_outfile_open(&of, output);
+		ret = xip_outfile_open(&of, output, 0);
 		if (ret)
 			rc = msg_lib_error(ret);
 		o.fd = of.fd;

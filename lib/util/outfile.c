@@ -134,7 +134,7 @@ static int probe_file(struct xip_outfile *of, const struct stat *st)
 	return 0;
 }
 
-static int probe(struct xip_outfile *of)
+static int probe(struct xip_outfile *of, unsigned int flags)
 {
 	struct stat st;
 
@@ -152,7 +152,7 @@ static int probe(struct xip_outfile *of)
 		return xip_error(-EPERM,
 				 "%s: owned by another user (uid %u) in a shared directory; refusing to replace it",
 				 of->path, (unsigned int)st.st_uid);
-	if (S_ISCHR(st.st_mode))
+	if (S_ISCHR(st.st_mode) && !(flags & XIP_OUTFILE_REGULAR))
 		return open_device(of, &st);
 	if (!S_ISREG(st.st_mode))
 		return xip_error(-EINVAL, "%s: not a regular file", of->path);
@@ -189,7 +189,8 @@ static int temp_create(struct xip_outfile *of)
 			 strerror(errno));
 }
 
-int xip_outfile_open(struct xip_outfile *of, const char *path)
+int xip_outfile_open(struct xip_outfile *of, const char *path,
+		     unsigned int flags)
 {
 	mode_t mask = umask(077);
 	int ret;
@@ -201,7 +202,7 @@ int xip_outfile_open(struct xip_outfile *of, const char *path)
 	of->keep_owner = true;
 	ret = split(of, path);
 	if (!ret)
-		ret = probe(of);
+		ret = probe(of, flags);
 	if (!ret && !of->inplace)
 		ret = temp_create(of);
 	if (ret)

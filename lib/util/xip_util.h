@@ -133,7 +133,8 @@ int xip_interrupt_fd(void);
  * new one.  A symbolic link at the destination is refused (-ELOOP), so is
  * another user's file in a sticky directory others may write (-EPERM), a
  * file the caller may not write, and anything but a regular file or a
- * character device (written in place: /dev/null).  @mode is the final
+ * character device (written in place: /dev/null; refused too with
+ * XIP_OUTFILE_REGULAR in @flags).  @mode is the final
  * mode (the replaced file's, else 0666 less the umask) and @keep_owner
  * gives a replaced file's owner to the new one; both may be changed
  * before the commit.  xip_outfile_abort() drops the new file; both
@@ -150,7 +151,10 @@ struct xip_outfile {
 	struct stat old;
 };
 
-int xip_outfile_open(struct xip_outfile *of, const char *path);
+#define XIP_OUTFILE_REGULAR	0x1	/* a regular file only, no device */
+
+int xip_outfile_open(struct xip_outfile *of, const char *path,
+		     unsigned int flags);
 int xip_outfile_commit(struct xip_outfile *of);
 void xip_outfile_abort(struct xip_outfile *of);
 

@@ -680,7 +680,7 @@ static void test_outfile_new_and_replace(void **state)
 	assert_int_equal(mkdir(dir, 0755), 0);
 	/* new: nothing there until the commit, then the umask's mode */
 	mask = umask(027);
-	assert_int_equal(xip_outfile_open(&of, out_path(dir, "f")), 0);
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "f"), 0), 0);
 	umask(mask);
 	assert_int_equal(xip_write_all(of.fd, "new\n", 4), 0);
 	assert_string_equal(names_in(dir), "");
@@ -691,7 +691,7 @@ static void test_outfile_new_and_replace(void **state)
 	assert_int_equal(a.st_mode & 0777, 0640);
 	/* replaced: a new inode with the old one's mode, the old intact */
 	assert_int_equal(chmod(out_path(dir, "f"), 0604), 0);
-	assert_int_equal(xip_outfile_open(&of, out_path(dir, "f")), 0);
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "f"), 0), 0);
 	assert_int_equal(xip_write_all(of.fd, "second\n", 7), 0);
 	assert_file(out_path(dir, "f"), "new\n");
 	assert_int_equal(xip_outfile_commit(&of), 0);
@@ -701,15 +701,18 @@ static void test_outfile_new_and_replace(void **state)
 	assert_int_equal(b.st_mode & 0777, 0604);
 	assert_string_equal(names_in(dir), "f");
 	/* aborted: the old file as it was, nothing else */
-	assert_int_equal(xip_outfile_open(&of, out_path(dir, "f")), 0);
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "f"), 0), 0);
 	assert_int_equal(xip_write_all(of.fd, "lost\n", 5), 0);
 	xip_outfile_abort(&of);
 	assert_file(out_path(dir, "f"), "second\n");
 	assert_string_equal(names_in(dir), "f");
 	/* a character device is written where it is */
-	assert_int_equal(xip_outfile_open(&of, "/dev/null"), 0);
+	assert_int_equal(xip_outfile_open(&of, "/dev/null", 0), 0);
 	assert_int_equal(xip_write_all(of.fd, "x", 1), 0);
 	assert_int_equal(xip_outfile_commit(&of), 0);
+	/* unless only a regular file will do */
+	assert_int_equal(xip_outfile_open(&of, "/dev/null",
+					  XIP_OUTFILE_REGULAR), -EINVAL);
 }
 
 static void test_outfile_refused(void **state)
@@ -724,28 +727,28 @@ static void test_outfile_refused(void **state)
 	put_file(out_path(dir, "victim"), "precious\n");
 	/* a symbolic link: refused, never followed, even dangling */
 	assert_int_equal(symlink("victim", out_path(dir, "link")), 0);
-	assert_int_equal(xip_outfile_open(&of, out_path(dir, "link")),
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "link"), 0),
 			 -ELOOP);
 	assert_non_null(strstr(xip_errmsg(), "is a symbolic link"));
 	assert_int_equal(of.fd, -1);
 	assert_int_equal(symlink("created", out_path(dir, "dangling")), 0);
-	assert_int_equal(xip_outfile_open(&of, out_path(dir, "dangling")),
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "dangling"), 0),
 			 -ELOOP);
 	assert_file(out_path(dir, "victim"), "precious\n");
 	/* a directory, a FIFO */
 	assert_int_equal(mkdir(out_path(dir, "d"), 0755), 0);
-	assert_int_equal(xip_outfile_open(&of, out_path(dir, "d")), -EINVAL);
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "d"), 0), -EINVAL);
 	assert_int_equal(mkfifo(out_path(dir, "fifo"), 0666), 0);
-	assert_int_equal(xip_outfile_open(&of, out_path(dir, "fifo")),
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "fifo"), 0),
 			 -EINVAL);
-	assert_int_equal(xip_outfile_open(&of, out_path(dir, ".")), -EISDIR);
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "."), 0), -EISDIR);
 	assert_string_equal(names_in(dir), "d dangling fifo link victim");
 	/* another user's file in a sticky directory others may write */
 	if (geteuid() != 0)
 		return;
 	assert_int_equal(chmod(dir, 01777), 0);
 	assert_int_equal(chown(out_path(dir, "victim"), 65534, 65534), 0);
-	assert_int_equal(xip_outfile_open(&of, out_path(dir, "victim")),
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "victim"), 0),
 			 -EPERM);
 	assert_non_null(strstr(xip_errmsg(), "owned by another user"));
 	assert_int_equal(lstat(out_path(dir, "victim"), &st), 0);
@@ -753,7 +756,7 @@ static void test_outfile_refused(void **state)
 	assert_file(out_path(dir, "victim"), "precious\n");
 	/* not sticky: replaced by a new file, the old inode untouched */
 	assert_int_equal(chmod(dir, 0755), 0);
-	assert_int_equal(xip_outfile_open(&of, out_path(dir, "victim")), 0);
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "victim"), 0), 0);
 	assert_int_equal(xip_outfile_commit(&of), 0);
 	assert_int_equal(lstat(out_path(dir, "victim"), &st), 0);
 	assert_int_equal(st.st_size, 0);
@@ -769,7 +772,7 @@ static void test_outfile_changed_meanwhile(void **state)
 	snprintf(dir, sizeof(dir), "%s/out3", unit_tmpdir());
 	assert_int_equal(mkdir(dir, 0755), 0);
 	/* made by someone else between the open and the commit: left alone */
-	assert_int_equal(xip_outfile_open(&of, out_path(dir, "f")), 0);
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "f"), 0), 0);
 	assert_int_equal(xip_write_all(of.fd, "mine\n", 5), 0);
 	put_file(out_path(dir, "f"), "theirs\n");
 	assert_true(xip_outfile_commit(&of) < 0);
@@ -777,7 +780,7 @@ static void test_outfile_changed_meanwhile(void **state)
 	assert_string_equal(names_in(dir), "f");
 	/* replaced by a symbolic link meanwhile: not written through */
 	put_file(out_path(dir, "v"), "precious\n");
-	assert_int_equal(xip_outfile_open(&of, out_path(dir, "f")), 0);
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "f"), 0), 0);
 	assert_int_equal(unlink(out_path(dir, "f")), 0);
 	assert_int_equal(symlink("v", out_path(dir, "f")), 0);
 	assert_int_equal(xip_outfile_commit(&of), -ESTALE);
