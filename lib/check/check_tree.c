@@ -450,6 +450,12 @@ static int push(struct chk *c, struct pending **st, size_t *n, size_t *cap,
 	return 0;
 }
 
+/* Is @st the directory its parent listed as @p? */
+static bool same_dir(const struct stat *st, const struct pending *p)
+{
+	return st->st_dev == p->dev && st->st_ino == p->sino;
+}
+
 /*
  * The source directory of @p ("/a/b" below the top), opened a name at a
  * time from the top's descriptor, never through a symbolic link, and
@@ -481,8 +487,7 @@ static int open_source_dir(const struct chk_tree *t, const struct pending *p)
 		fd = next;
 	}
 	free(copy);
-	if (fstat(fd, &st) < 0 || st.st_dev != p->dev ||
-	    st.st_ino != p->sino) {
+	if (fstat(fd, &st) < 0 || !same_dir(&st, p)) {
 		close(fd);
 		return -ESTALE;
 	}

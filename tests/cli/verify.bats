@@ -433,5 +433,26 @@ ino_of() {
 	[ "$rc" -eq 1 ]
 	run grep -c -e hidden-name -e "$crc" "$T/out"
 	[ "$output" = 0 ]
-	grepq -F "/sub: cannot read the source directory $T/w/tree/sub:" "$T/out"
+	grepq -Fx "/sub: cannot read the source directory $T/w/tree/sub: Not a directory" "$T/out"
+	# swapped for another directory: not listed either
+	rm "$T/w/tree/sub"
+	mv "$T/w/tree/old" "$T/w/tree/sub"
+	mkdir "$T/w/decoy"
+	printf 'x\n' > "$T/w/decoy/decoy-name"
+	chown -R 65534:65534 "$T/w/decoy"
+	XIPTOOL_TEST_VERIFY_PAUSE=$T/paused XIPTOOL_TEST_VERIFY_PAUSE_AT=$T/w/tree \
+		"$XIPTOOL" verify --against "$T/w/tree" "$T/img" > "$T/out" 2>&1 &
+	pid=$!
+	for _ in $(seq 600); do [ -e "$T/paused" ] && break; sleep 0.05; done
+	[ -e "$T/paused" ]
+	setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+		sh -c "mv '$T/w/tree/sub' '$T/w/old' && mv '$T/w/decoy' '$T/w/tree/sub'"
+	rm "$T/paused"
+	rc=0
+	wait "$pid" || rc=$?
+	cat "$T/out"
+	[ "$rc" -eq 1 ]
+	run grep -c decoy-name "$T/out"
+	[ "$output" = 0 ]
+	grepq -Fx "/sub: cannot read the source directory $T/w/tree/sub: replaced while being compared" "$T/out"
 }
