@@ -141,25 +141,30 @@ static int mkfs_verity_opts(struct mkfs_args *a, struct xip_build_opts *o)
 	return EXIT_OK;
 }
 
-/* "root hash: HEX" on stdout, and HEX in --root-hash-file. */
-static int mkfs_root_hash(const struct mkfs_args *a,
+/*
+ * "root hash: HEX" on stdout, and HEX in --root-hash-file, whose new file
+ * @hf was made before the image (a destination refused is refused before
+ * anything is built).
+ */
+static int mkfs_root_hash(const struct mkfs_args *a, struct xip_outfile *hf,
 			  const struct xip_build_result *r)
 {
-	char hex[2 * XIP_VERITY_DIGEST_MAX + 1];
-	FILE *f;
+	char hex[2 * XIP_VERITY_DIGEST_MAX + 2];
+	int ret;
 
 	xip_verity_hex(r->root_hash, r->root_hash_len, hex);
 	printf("root hash: %s\n", hex);
 	if (!a->root_hash_file)
 		return EXIT_OK;
-	f = fopen(a->root_hash_file, "we");
-	if (!f || fprintf(f, "%s\n", hex) < 0 || fclose(f)) {
-		int e = errno;
-
-		msg_error("%s: %s", a->root_hash_file, strerror(e));
+	strcat(hex, "\n");
+	ret = xip_write_all(hf->fd, hex, strlen(hex));
+	if (ret) {
+		xip_outfile_abort(hf);
+		msg_error("%s: %s", a->root_hash_file, strerror(-ret));
 		return EXIT_RUNTIME;
 	}
-	return EXIT_OK;
+	ret = xip_outfile_commit(hf);
+	return ret ? msg_lib_error(ret) : EXIT_OK;
 }
 
 static int mkfs_sizes(const struct mkfs_args *a, struct xip_build_opts *o)
@@ -252,6 +257,7 @@ int cmd_mkfs(int argc, const char **argv)
 	struct xip_build_opts o = { 0 };
 	struct xip_build_result res;
 	struct mkfs_args a = { 0 };
+	struct xip_outfile hf;
 	struct cmd_progress mp = { 0 };
 	struct cmd_args args = { 0 };
 	int rc = EXIT_OK, ret;
@@ -339,6 +345,13 @@ int cmd_mkfs(int argc, const char **argv)
 		o.progress = mkfs_progress;
 		o.progress_arg = &mp;
 	}
+	if (a.root_hash_file) {
+		ret = xip_outfile_open(&hf, a.root_hash_file, 0);
+		if (ret) {
+			rc = msg_lib_error(ret);
+			goto out;
+		}
+	}
 	mkfs_signals(true);
 	ret = a.oci ? xip_build_oci(args.argv[0], a.oci, a.platform, &o, &res) :
 	      xip_build(args.argv[0], &o, &res);
@@ -350,7 +363,9 @@ int cmd_mkfs(int argc, const char **argv)
 	else if (!a.quiet && !opt_quiet)
 		mkfs_report(args.argv[0], &res);
 	if (!ret && o.verity)
-		rc = mkfs_root_hash(&a, &res);
+		rc = mkfs_root_hash(&a, &hf, &res);
+	else if (a.root_hash_file)
+		xip_outfile_abort(&hf);
 out:
 	free(um);
 	free(gm);

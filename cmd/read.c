@@ -62,6 +62,7 @@ int cmd_read(int argc, const char **argv)
 	char *offset_s = NULL, *length_s = NULL, *output = NULL;
 	uint64_t off = 0, len = UINT64_MAX;
 	struct out o = { STDOUT_FILENO, "stdout" };
+	struct xip_outfile of;
 	struct xip_image *img;
 	struct cmd_args args;
 	int rc = EXIT_OK, ret;
@@ -89,18 +90,20 @@ int cmd_read(int argc, const char **argv)
 	}
 	if (output) {
 		o.name = output;
-		o.fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			    0666);
-		if (o.fd < 0) {
-			msg_error("%s: %s", output, strerror(errno));
-			rc = EXIT_RUNTIME;
-		}
+		ret = xip_outfile_open(&of, output, 0);
+		if (ret)
+			rc = msg_lib_error(ret);
+		o.fd = of.fd;
 	}
 	if (!rc)
 		rc = read_copy(img, args.argv[0], args.argv[1], off, len, &o);
-	if (output && o.fd >= 0 && close(o.fd) && !rc) {
-		msg_error("%s: %s", output, strerror(errno));
-		rc = EXIT_RUNTIME;
+	/* the old file stays as it was unless the whole copy is there */
+	if (output && !rc) {
+		ret = xip_outfile_commit(&of);
+		if (ret)
+			rc = msg_lib_error(ret);
+	} else if (output) {
+		xip_outfile_abort(&of);
 	}
 	xip_image_close(img);
 out:

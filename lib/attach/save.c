@@ -4,7 +4,9 @@
  * (writers finished, a detach refused meanwhile), copied a chunk at a
  * time into a temporary file next to the destination, zero blocks left
  * as holes, given the image's owner and no wider permissions, then
- * renamed into place (a symbolic link there is refused, not followed).
+ * renamed into place: an output file (util/outfile.c), so a symbolic link
+ * there or another user's file in a shared sticky directory is refused,
+ * and a failure leaves the old file as it was.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -141,40 +143,6 @@ static void flush_loop(const struct xip_seg_entry *e)
 	xip_error_clear();
 }
 
-static int temp_next_to(const char *dest, char *tmp, size_t len)
-{
-	int fd;
-
-	if ((size_t)snprintf(tmp, len, "%s.XXXXXX", dest) >= len)
-		return xip_error(-ENAMETOOLONG, "%s: name too long", dest);
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return xip_error(-errno, "%s: cannot create: %s", dest,
-				 strerror(errno));
-	return fd;
-}
-
-/*
- * What the destination may be: missing (*@old 0), or a regular file,
- * never a symbolic link (it is replaced, not written through, but
- * whoever planted it chose where the image goes).
- */
-static int dest_check(const char *dest, struct stat *old)
-{
-	memset(old, 0, sizeof(*old));
-	if (lstat(dest, old) < 0) {
-		memset(old, 0, sizeof(*old));
-		return errno == ENOENT ? 0 :
-		       xip_error(-errno, "%s: %s", dest, strerror(errno));
-	}
-	if (S_ISLNK(old->st_mode))
-		return xip_error(-ELOOP, "%s: is a symbolic link: refusing",
-				 dest);
-	if (!S_ISREG(old->st_mode))
-		return xip_error(-EINVAL, "%s: not a regular file", dest);
-	return 0;
-}
-
 /*
  * The saved file is never more open than the image was, nor than the
  * file it replaces: the image's permission bits (recorded at attach),
@@ -183,9 +151,10 @@ static int dest_check(const char *dest, struct stat *old)
  * can give it away (root); a group it cannot take loses its bits.  With
  * no image file (sn, en, NBD), the segment file's bits and the caller.
  */
-static int save_own(int fd, const struct xip_seg_entry *e, int sfd,
-		    const struct stat *old, const char *tmp)
+static int save_own(struct xip_outfile *of, const struct xip_seg_entry *e,
+		    int sfd, const struct stat *old, const char *dest)
 {
+	int fd = of->fd;
 	mode_t mask = umask(0), mode;
 	gid_t gid = (gid_t)-1;
 	struct stat st;
@@ -203,46 +172,24 @@ static int save_own(int fd, const struct xip_seg_entry *e, int sfd,
 	mode &= old->st_mode ? old->st_mode : ~mask;
 	if (geteuid() == 0 && e->image_mode &&
 	    fchown(fd, e->image_uid, e->image_gid) < 0)
-		return xip_error(-errno, "%s: %s", tmp, strerror(errno));
+		return xip_error(-errno, "%s: %s", dest, strerror(errno));
 	if (gid != (gid_t)-1 && (fchown(fd, (uid_t)-1, gid) < 0 ||
 				 fstat(fd, &st) < 0 || st.st_gid != gid))
 		mode &= ~(mode_t)0070;
-	if (fchmod(fd, mode) < 0)
-		return xip_error(-errno, "%s: %s", tmp, strerror(errno));
+	/* the commit gives it this mode, and keeps the owner given here */
+	of->mode = mode;
+	of->keep_owner = false;
 	return 0;
-}
-
-/* The rename is on disk once the destination's directory is. */
-static void sync_dir(const char *dest)
-{
-	char dir[XIP_PATH_MAX];
-	const char *slash = strrchr(dest, '/');
-	int fd;
-
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == dest)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - dest), dest);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
 }
 
 static int save_data(const struct xip_seg_entry *e, int sfd, const char *dest)
 {
-	char tmp[XIP_PATH_MAX + 16];
+	struct xip_outfile of;
 	struct xip_seg *seg;
-	struct stat old;
+	struct stat none = { 0 };
 	void *map;
-	int fd, ret;
+	int ret;
 
-	ret = dest_check(dest, &old);
-	if (ret)
-		return ret;
 	ret = xip_seg_open_fd(sfd, e->path, 0, &seg);
 	if (ret)
 		return ret;
@@ -251,18 +198,18 @@ static int save_data(const struct xip_seg_entry *e, int sfd, const char *dest)
 		return xip_error(-EIO, "%s: segment file shorter than recorded",
 				 e->path);
 	}
-	fd = temp_next_to(dest, tmp, sizeof(tmp));
-	ret = fd < 0 ? fd : write_sparse(fd, seg, e->size, tmp);
+	ret = xip_outfile_open(&of, dest, XIP_OUTFILE_REGULAR);
+	if (ret) {
+		xip_seg_close(seg);
+		return ret;
+	}
+	ret = write_sparse(of.fd, seg, e->size, dest);
 	if (!ret)
-		ret = save_own(fd, e, sfd, &old, tmp);
-	if (fd >= 0 && close(fd) < 0 && !ret)
-		ret = xip_error(-errno, "%s: %s", tmp, strerror(errno));
-	if (!ret && rename(tmp, dest) < 0)
-		ret = xip_error(-errno, "%s: %s", dest, strerror(errno));
-	if (ret && fd >= 0)
-		unlink(tmp);
+		ret = save_own(&of, e, sfd, of.replace ? &of.old : &none, dest);
 	if (!ret)
-		sync_dir(dest);
+		ret = xip_outfile_commit(&of);
+	else
+		xip_outfile_abort(&of);
 	xip_seg_close(seg);
 	return ret;
 }

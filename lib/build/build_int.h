@@ -331,13 +331,22 @@ struct xip_lrange {
 uint64_t xip_build_ind_blocks(unsigned int bs, const struct xip_lrange *r,
 			      size_t n);
 /*
- * Make blocks [0, @end) of the sorted ranges *@rp (*@nrp of them, room
- * for *@cap, grown with xip_grow) one data range, merged with the ranges
- * it touches: an ELF file's PT_LOADs, up to the block @end past the last,
- * are kept whole (buildscan.c).  0 or -ENOMEM.
+ * Add blocks [@start, @start + @len) to the sorted ranges *@rp (*@nrp of
+ * them, room for *@cap, grown with xip_grow) as data, merged with the
+ * ranges they touch.  0 or -ENOMEM.
  */
-int xip_build_ranges_dense(struct xip_lrange **rp, size_t *nrp, size_t *cap,
-			   uint64_t end);
+int xip_build_ranges_add(struct xip_lrange **rp, size_t *nrp, size_t *cap,
+			 uint64_t start, uint64_t len);
+/*
+ * The linker's padding in front of each of the @nload PT_LOADs of an ELF
+ * file of @size bytes (sorted here by offset) added to *@rp as data, in
+ * blocks of @bs: a gap shorter than the PT_LOAD's p_align, which is at
+ * most 2 MiB, and 8 MiB in all (buildscan.c).  0 or -ENOMEM.
+ */
+struct xip_elf_load;
+int xip_build_elf_padding(struct xip_elf_load *load, size_t nload,
+			  uint64_t size, uint64_t bs, struct xip_lrange **rp,
+			  size_t *nrp, size_t *cap);
 /* Blocks of a directory holding names of the given lengths (with . ..). */
 uint64_t xip_build_dir_blocks(unsigned int bs, const size_t *namelens,
 			      size_t n);

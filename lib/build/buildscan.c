@@ -133,18 +133,63 @@ static int open_checked(int dfd, const char *name, int flags,
 }
 
 /*
- * The block just past the file bytes of an ELF file's last PT_LOAD, 0
- * when @fd is no ELF file with one.  The linker pads between PT_LOADs
- * with zeros it may leave as holes (-z max-page-size=0x200000 leaves up
- * to 2 MiB); kept as data, every PT_LOAD stays whole and each file block
- * keeps its place relative to the first, so that a placement aligned to
- * p_align keeps file offsets congruent to addresses (exec, hugetlbfs).
+ * The linker pads between an ELF file's PT_LOADs with zeros it may leave
+ * as holes (-z max-page-size=0x200000 leaves up to 2 MiB), so that each
+ * PT_LOAD's file offset is congruent to its address modulo p_align.  Kept
+ * as data, each file block keeps its place relative to the first, and a
+ * placement aligned to p_align keeps offsets congruent to addresses (exec,
+ * hugetlbfs).  Only that padding is filled: the gap in front of a PT_LOAD
+ * shorter than its p_align, a p_align of at most PAD_ALIGN_MAX, and
+ * PAD_TOTAL_MAX bytes in all.  What a header claims beyond that (a 1 GiB
+ * PT_LOAD over a sparse file) stays as sparse as the source.
  */
-static uint64_t elf_load_end(int fd, uint64_t size, uint64_t bs)
+#define PAD_ALIGN_MAX	(UINT64_C(2) << 20)
+#define PAD_TOTAL_MAX	(UINT64_C(8) << 20)
+
+static int cmp_load_offset(const void *a, const void *b)
+{
+	const struct xip_elf_load *x = a, *y = b;
+
+	return xip_cmp_u64(x->offset, y->offset);
+}
+
+int xip_build_elf_padding(struct xip_elf_load *load, size_t nload,
+			  uint64_t size, uint64_t bs, struct xip_lrange **rp,
+			  size_t *nrp, size_t *cap)
+{
+	uint64_t prev = 0, total = 0;
+	int ret = 0;
+
+	qsort(load, nload, sizeof(*load), cmp_load_offset);
+	for (size_t i = 0; i < nload && !ret; i++) {
+		const struct xip_elf_load *l = &load[i];
+		uint64_t to = l->offset < size ? l->offset : size, end;
+
+		if (!l->filesz)
+			continue;
+		if (to > prev && l->align <= PAD_ALIGN_MAX &&
+		    to - prev < l->align &&
+		    to - prev <= PAD_TOTAL_MAX - total) {
+			total += to - prev;
+			ret = xip_build_ranges_add(rp, nrp, cap, prev / bs,
+						   div_round_up(to, bs) -
+						   prev / bs);
+		}
+		end = l->offset + l->filesz < l->offset ? UINT64_MAX :
+		      l->offset + l->filesz;
+		if (end > prev)
+			prev = end;
+	}
+	return ret;
+}
+
+/* The linker's padding of the ELF file @fd as data in *@rp. */
+static int elf_pad(int fd, uint64_t size, uint64_t bs, struct xip_lrange **rp,
+		   size_t *nrp, size_t *cap)
 {
 	unsigned char magic[4];
 	struct xip_elf elf;
-	uint64_t end = 0;
+	int ret;
 
 	if (pread(fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic) ||
 	    memcmp(magic, "\177ELF", 4))
@@ -153,44 +198,42 @@ static uint64_t elf_load_end(int fd, uint64_t size, uint64_t bs)
 		xip_error_clear();
 		return 0;
 	}
-	for (size_t i = 0; i < elf.nload; i++) {
-		const struct xip_elf_load *l = &elf.load[i];
-
-		if (l->filesz && l->offset + l->filesz > end)
-			end = l->offset + l->filesz;
-	}
+	ret = xip_build_elf_padding(elf.load, elf.nload, size, bs, rp, nrp,
+				    cap);
 	xip_elf_free(&elf);
-	end = end < size ? end : size;
-	return div_round_up(end, bs);
+	return ret;
 }
 
-int xip_build_ranges_dense(struct xip_lrange **rp, size_t *nrp, size_t *cap,
-			   uint64_t end)
+int xip_build_ranges_add(struct xip_lrange **rp, size_t *nrp, size_t *cap,
+			 uint64_t start, uint64_t len)
 {
 	struct xip_lrange *r = *rp;
-	size_t nr = *nrp, keep = 0;
+	size_t nr = *nrp, i = 0, j;
+	uint64_t end = start + len;
 
-	if (!end)
+	if (!len)
 		return 0;
-	while (keep < nr && r[keep].start + r[keep].len <= end)
-		keep++;
-	if (keep < nr && r[keep].start <= end) {
-		end = r[keep].start + r[keep].len;
-		keep++;
+	while (i < nr && r[i].start + r[i].len < start)
+		i++;
+	/* ranges [i, j) overlap or touch [start, end) */
+	for (j = i; j < nr && r[j].start <= end; j++) {
+		if (r[j].start < start)
+			start = r[j].start;
+		if (r[j].start + r[j].len > end)
+			end = r[j].start + r[j].len;
 	}
-	if (keep == 0) {
+	if (j == i) {
 		if (xip_grow((void **)rp, cap, nr + 1, sizeof(*r)))
 			return -ENOMEM;
 		r = *rp;
-		memmove(&r[1], &r[0], nr * sizeof(*r));
+		memmove(&r[i + 1], &r[i], (nr - i) * sizeof(*r));
 		nr++;
-		keep = 1;
+		j = i + 1;
 	}
-	/* ranges [0, keep) become one */
-	r[0].start = 0;
-	r[0].len = end;
-	memmove(&r[1], &r[keep], (nr - keep) * sizeof(*r));
-	*nrp = nr - keep + 1;
+	r[i].start = start;
+	r[i].len = end - start;
+	memmove(&r[i + 1], &r[j], (nr - j) * sizeof(*r));
+	*nrp = nr - (j - i) + 1;
 	return 0;
 }
 
@@ -245,8 +288,7 @@ static int scan_ranges(struct btree *t, struct bnode *n, int dfd,
 		close(fd);
 		return path_error(err, dir, name, "SEEK_DATA");
 	}
-	ret = xip_build_ranges_dense(&r, &nr, &cap,
-				     elf_load_end(fd, n->size, bs));
+	ret = elf_pad(fd, n->size, bs, &r, &nr, &cap);
 	close(fd);
 	if (ret) {
 		free(r);

@@ -75,20 +75,7 @@ int xip_build_split_target(const char *spec, char **dir, char **base)
 
 int xip_build_temp_name(const char *base, char *buf, size_t len)
 {
-	static const char chars[] = "abcdefghijklmnopqrstuvwxyz"
-				    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-	uint8_t rnd[8];
-	char suffix[9];
-	int n;
-
-	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
-		return -EIO;
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		suffix[i] = chars[rnd[i] % (sizeof(chars) - 1)];
-	suffix[8] = '\0';
-	/* a dot file beside the target, short enough for NAME_MAX */
-	n = snprintf(buf, len, ".%.200s.%s", base, suffix);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+	return xip_temp_name(base, buf, len);
 }
 
 /* ---- probing: what the target is, and may we write it ------------------ */
@@ -214,15 +201,6 @@ static int probe_symlink(struct btarget *tg, const struct stat *lst,
 			 tg->spec);
 }
 
-/* Sticky and writable by others: /tmp, /var/tmp, /dev/shm. */
-static bool shared_dir(int dirfd)
-{
-	struct stat st;
-
-	return fstat(dirfd, &st) == 0 && (st.st_mode & S_ISVTX) &&
-	       (st.st_mode & (S_IWOTH | S_IWGRP));
-}
-
 static int probe_file(struct btarget *tg, const struct stat *st,
 		      const struct xip_build_opts *o)
 {
@@ -233,7 +211,7 @@ static int probe_file(struct btarget *tg, const struct stat *st,
 	tg->exists = true;
 	tg->dev = st->st_dev;
 	tg->ino = st->st_ino;
-	if (st->st_uid != geteuid() && shared_dir(tg->dirfd))
+	if (st->st_uid != geteuid() && xip_shared_dir(tg->dirfd))
 		return xip_error(-EPERM,
 				 "%s: owned by another user (uid %u) in a shared directory; refusing to replace it",
 				 tg->spec, (unsigned int)st->st_uid);
@@ -407,21 +385,6 @@ int xip_target_open(struct btarget *tg, uint64_t bytes)
 	return zero_segment(tg->seg, bytes);
 }
 
-/* Give the unnamed file @fd the name @name in @dirfd. */
-static int link_anon(int fd, int dirfd, const char *name)
-{
-	char proc[32];
-
-	if (linkat(fd, "", dirfd, name, AT_EMPTY_PATH) == 0)
-		return 0;
-	if (errno != ENOENT && errno != EPERM)
-		return -errno;
-	/* without CAP_DAC_READ_SEARCH: through its /proc link */
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	return linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) ?
-	       -errno : 0;
-}
-
 /* The final mode: the replaced file's, else 0666 less the umask. */
 static int temp_finish(struct btarget *tg)
 {
@@ -473,7 +436,7 @@ static int target_link(struct btarget *tg)
 	if (!tg->replace) {
 		ret = tg->tmpname ? (linkat(tg->dirfd, tg->tmpname, tg->dirfd,
 					    tg->base, 0) ? -errno : 0) :
-		      link_anon(tg->fd, tg->dirfd, tg->base);
+		      xip_link_unnamed(tg->fd, tg->dirfd, tg->base);
 		if (ret == -EEXIST)
 			return xip_error(ret, "%s: made by someone else while mkfs ran; left alone",
 					 tg->spec);
@@ -487,7 +450,7 @@ static int target_link(struct btarget *tg)
 	if (!tg->tmpname) {
 		ret = xip_build_temp_name(tg->base, name, sizeof(name));
 		if (!ret)
-			ret = link_anon(tg->fd, tg->dirfd, name);
+			ret = xip_link_unnamed(tg->fd, tg->dirfd, name);
 		if (ret)
 			return xip_error(ret, "%s: %s", tg->spec,
 					 strerror(-ret));

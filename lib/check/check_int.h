@@ -298,5 +298,11 @@ void xip_chk_tree_entry(struct chk *c, uint32_t dir, uint32_t ino,
 			const char *name, unsigned int nlen);
 int xip_chk_tree_compare(struct chk *c);
 void xip_chk_tree_free(struct chk *c);
+/*
+ * testhooks.c: in the test build, a pause at the source path @src (once a
+ * directory has been compared, before a file is opened for its crc32)
+ * when it is XIPTOOL_TEST_VERIFY_PAUSE_AT; empty otherwise.
+ */
+void xip_check_hook_pause(const char *src);
 
 #endif

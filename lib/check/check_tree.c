@@ -4,6 +4,12 @@
  * from.  Type, mode, owner, mtime, content (crc32), symlink targets, device
  * numbers and hard-link grouping; names present on one side only.  Runs
  * after the structural walk, on inodes whose block maps it found sound.
+ *
+ * The source may belong to another user who changes it meanwhile: it is
+ * walked from directory descriptors, every name opened or read with
+ * openat(dirfd, name, O_NOFOLLOW) or fstatat(AT_SYMLINK_NOFOLLOW), and a
+ * directory is entered only if it is still the one its parent listed.  A
+ * directory swapped for a symbolic link is reported, never followed.
  */
 #include <dirent.h>
 #include <endian.h>
@@ -39,6 +45,7 @@ struct tree_link {
 };
 
 struct chk_tree {
+	int rootfd;			/* the source tree's top directory */
 	struct tree_ent *ents;
 	size_t n, cap;
 	struct tree_dir *dirs;
@@ -53,6 +60,8 @@ static struct chk_tree *tree_get(struct chk *c)
 		c->tree = calloc(1, sizeof(*c->tree));
 		if (!c->tree)
 			c->nomem = true;
+		else
+			c->tree->rootfd = -1;
 	}
 	return c->tree;
 }
@@ -100,6 +109,8 @@ void xip_chk_tree_free(struct chk *c)
 
 	if (!t)
 		return;
+	if (t->rootfd >= 0)
+		close(t->rootfd);
 	for (size_t i = 0; i < t->nl; i++)
 		free(t->links[i].path);
 	free(t->links);
@@ -207,17 +218,19 @@ static int image_crc(struct chk *c, uint32_t ino, uint64_t size, uLong *crc)
 }
 
 /*
- * The crc32 of the source file @path, which lstat saw as @st.  Opened
- * without following a symlink and without blocking on a FIFO, then
- * compared with @st: a file swapped in the meantime is -ESTALE, not read.
+ * The crc32 of the source file @name in @dfd, which fstatat saw as @st.
+ * Opened without following a symlink and without blocking on a FIFO,
+ * then compared with @st: a file swapped in the meantime is -ESTALE, not
+ * read.
  */
-static int source_crc(const char *path, const struct stat *st, uLong *crc)
+static int source_crc(int dfd, const char *name, const struct stat *st,
+		      uLong *crc)
 {
 	uint8_t buf[65536];
 	struct stat fst;
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY |
-		      O_CLOEXEC);
+	int fd = openat(dfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW |
+			O_NOCTTY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
@@ -239,7 +252,8 @@ static int source_crc(const char *path, const struct stat *st, uLong *crc)
 }
 
 static void cmp_content(struct chk *c, const char *path, const char *src,
-			uint32_t ino, const struct ext2_inode_large *in,
+			int dfd, const char *name, uint32_t ino,
+			const struct ext2_inode_large *in,
 			const struct stat *st)
 {
 	uint64_t size = xip_chk_isize(in);
@@ -255,7 +269,8 @@ static void cmp_content(struct chk *c, const char *path, const char *src,
 		diff(c, path, "content not compared: its block map is damaged");
 		return;
 	}
-	ret = source_crc(src, st, &b);
+	xip_check_hook_pause(src);
+	ret = source_crc(dfd, name, st, &b);
 	if (ret == -ESTALE) {
 		diff(c, path, "content not compared: %s: replaced while being compared",
 		     src);
@@ -271,14 +286,14 @@ static void cmp_content(struct chk *c, const char *path, const char *src,
 		     a, b);
 }
 
-static void cmp_symlink(struct chk *c, const char *path, const char *src,
-			const struct ext2_inode_large *in)
+static void cmp_symlink(struct chk *c, const char *path, int dfd,
+			const char *name, const struct ext2_inode_large *in)
 {
 	char target[65537], img[65537];
 	uint64_t size = xip_chk_isize(in);
 	ssize_t n;
 
-	n = readlink(src, target, sizeof(target) - 1);
+	n = readlinkat(dfd, name, target, sizeof(target) - 1);
 	if (n < 0) {
 		diff(c, path, "cannot read the source symlink: %s",
 		     strerror(errno));
@@ -333,7 +348,8 @@ static void add_link(struct chk *c, const char *path, uint32_t ino,
 }
 
 static void cmp_node(struct chk *c, const char *path, const char *src,
-		     uint32_t ino, const struct stat *st)
+		     int dfd, const char *name, uint32_t ino,
+		     const struct stat *st)
 {
 	struct ext2_inode_large buf;
 	const struct ext2_inode_large *in = xip_chk_inode(c, ino, &buf);
@@ -363,9 +379,9 @@ static void cmp_node(struct chk *c, const char *path, const char *src,
 		diff(c, path, "mtime %u in the image, %lld in the source",
 		     in->i_mtime, (long long)st->st_mtime);
 	if (S_ISREG(m))
-		cmp_content(c, path, src, ino, in, st);
+		cmp_content(c, path, src, dfd, name, ino, in, st);
 	else if (S_ISLNK(m))
-		cmp_symlink(c, path, src, in);
+		cmp_symlink(c, path, dfd, name, in);
 	else if ((S_ISCHR(m) || S_ISBLK(m)) && image_rdev(in) != st->st_rdev)
 		diff(c, path, "device %u:%u in the image, %u:%u in the source",
 		     major(image_rdev(in)), minor(image_rdev(in)),
@@ -416,38 +432,92 @@ static struct tree_dir *find_dir(struct chk_tree *t, uint32_t ino)
 struct pending {
 	uint32_t ino;
 	char *path;
+	dev_t dev;		/* the source directory as its parent listed it */
+	ino_t sino;
 };
 
 static int push(struct chk *c, struct pending **st, size_t *n, size_t *cap,
-		uint32_t ino, char *path)
+		uint32_t ino, char *path, const struct stat *sst)
 {
 	if (xip_chk_grow(c, (void **)st, cap, *n, sizeof(**st))) {
 		free(path);
 		return -ENOMEM;
 	}
 	(*st)[*n].ino = ino;
+	(*st)[*n].dev = sst->st_dev;
+	(*st)[*n].sino = sst->st_ino;
 	(*st)[(*n)++].path = path;
 	return 0;
 }
 
+/* Is @st the directory its parent listed as @p? */
+static bool same_dir(const struct stat *st, const struct pending *p)
+{
+	return st->st_dev == p->dev && st->st_ino == p->sino;
+}
+
+/*
+ * The source directory of @p ("/a/b" below the top), opened a name at a
+ * time from the top's descriptor, never through a symbolic link, and
+ * still the directory its parent listed: a descriptor, or -errno.
+ */
+static int open_source_dir(const struct chk_tree *t, const struct pending *p)
+{
+	char *copy = strdup(p->path), *save = NULL, *name;
+	int fd = dup(t->rootfd), next, err;
+	struct stat st;
+
+	if (!copy || fd < 0) {
+		err = !copy ? -ENOMEM : -errno;
+		free(copy);
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	for (name = strtok_r(copy, "/", &save); name;
+	     name = strtok_r(NULL, "/", &save)) {
+		next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			      O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		err = -errno;
+		close(fd);
+		if (next < 0) {
+			free(copy);
+			return err == -ELOOP ? -ENOTDIR : err;
+		}
+		fd = next;
+	}
+	free(copy);
+	if (fstat(fd, &st) < 0 || !same_dir(&st, p)) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
 /* Compare one directory's entries; push the subdirectories to visit. */
-static int cmp_dir(struct chk *c, uint32_t dir, const char *path,
+static int cmp_dir(struct chk *c, const struct pending *pd,
 		   struct pending **st, size_t *n, size_t *cap, uint8_t *seen)
 {
+	uint32_t dir = pd->ino;
+	const char *path = pd->path;
 	struct chk_tree *t = c->tree;
 	struct tree_dir *td = find_dir(t, dir);
 	struct tree_ent *ents = td ? t->ents + td->start : NULL;
 	size_t ne = td ? td->count : 0, i = 0, j = 0;
 	struct dirent **sl = NULL;
 	char *src;
-	int ns, ret = 0;
+	int ns = -1, ret = 0, dfd;
 
 	if (asprintf(&src, "%s%s", c->opts->against, path) < 0)
 		return -ENOMEM;
-	ns = scandir(src, &sl, skip_dots, cmp_dirent);
+	dfd = open_source_dir(t, pd);
+	if (dfd >= 0)
+		ns = scandirat(dfd, ".", &sl, skip_dots, cmp_dirent);
 	if (ns < 0) {
 		diff(c, path, "cannot read the source directory %s: %s", src,
-		     strerror(errno));
+		     dfd == -ESTALE ?
+		     "replaced while being compared" :
+		     strerror(dfd < 0 ? -dfd : errno));
 		ns = 0;
 	}
 	sort_chk = c;
@@ -473,17 +543,17 @@ static int cmp_dir(struct chk *c, uint32_t dir, const char *path,
 			j++;
 		} else if (asprintf(&s, "%s%s", c->opts->against, p) < 0) {
 			ret = -ENOMEM;
-		} else if (lstat(s, &sst)) {
+		} else if (fstatat(dfd, sn, &sst, AT_SYMLINK_NOFOLLOW)) {
 			diff(c, p, "cannot stat the source: %s", strerror(errno));
 			i++, j++;
 		} else {
 			uint32_t ino = ents[i].ino;
 
-			cmp_node(c, p, s, ino, &sst);
+			cmp_node(c, p, s, dfd, sn, ino, &sst);
 			if (S_ISDIR(sst.st_mode) && (xip_chk_st(c, ino)->flags & ST_DIR) &&
 			    !(seen[ino / 8] & (1u << (ino % 8)))) {
 				seen[ino / 8] |= (uint8_t)(1u << (ino % 8));
-				ret = push(c, st, n, cap, ino, p);
+				ret = push(c, st, n, cap, ino, p, &sst);
 				p = NULL;
 			}
 			i++, j++;
@@ -496,7 +566,10 @@ static int cmp_dir(struct chk *c, uint32_t dir, const char *path,
 	for (int k = 0; k < ns; k++)
 		free(sl[k]);
 	free(sl);
+	xip_check_hook_pause(src);
 	free(src);
+	if (dfd >= 0)
+		close(dfd);
 	return ret;
 }
 
@@ -557,12 +630,17 @@ int xip_chk_tree_compare(struct chk *c)
 	if (!S_ISDIR(rst.st_mode))
 		return xip_error(-ENOTDIR, "%s: not a directory",
 				 c->opts->against);
+	c->tree->rootfd = open(c->opts->against, O_RDONLY | O_DIRECTORY |
+			       O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (c->tree->rootfd < 0)
+		return xip_error(-errno, "%s: %s", c->opts->against,
+				 strerror(errno));
 	seen = calloc((size_t)c->ninodes / 8 + 1, 1);
 	if (!seen)
 		return -ENOMEM;
 	/* the root's own attributes are the image's, not the tree's */
 	seen[EXT2_ROOT_INO / 8] |= 1u << (EXT2_ROOT_INO % 8);
-	ret = push(c, &st, &n, &cap, EXT2_ROOT_INO, strdup(""));
+	ret = push(c, &st, &n, &cap, EXT2_ROOT_INO, strdup(""), &rst);
 	while (!ret && n) {
 		struct pending p = st[--n];
 
@@ -570,7 +648,7 @@ int xip_chk_tree_compare(struct chk *c)
 			ret = -ENOMEM;
 			break;
 		}
-		ret = cmp_dir(c, p.ino, p.path, &st, &n, &cap, seen);
+		ret = cmp_dir(c, &p, &st, &n, &cap, seen);
 		free(p.path);
 	}
 	while (n)

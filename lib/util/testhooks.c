@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Test hooks: crash points of the engine's writers, pauses of mkfs and
- * of attach (before the claim, halfway through the fill).
+ * Test hooks: crash points of the engine's writers, pauses of mkfs, of
+ * attach (before the claim, halfway through the fill) and of verify
+ * --against (at a source directory or file).
  *
  * libxip.a (and with it xiptool, xiptool-main and the nbdkit plugin) gets
  * this file compiled without XIP_TEST_HOOKS: the hooks are empty functions
@@ -17,6 +18,7 @@
 
 #include "attach/attach_int.h"
 #include "build/build_int.h"
+#include "check/check_int.h"
 #include "engine/engine_int.h"
 
 #ifdef XIP_TEST_HOOKS
@@ -86,6 +88,35 @@ static void hook_pause(const char *var)
 		nanosleep(&tick, NULL);
 }
 
+/*
+ * Create the file named by the environment variable VAR, if set, and wait
+ * there until it is removed, or 60 s.
+ */
+static void hook_pause_until_removed(const char *var)
+{
+	const char *path = secure_getenv(var);
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	int fd;
+
+	if (!path || !*path)
+		return;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd < 0)
+		return;
+	close(fd);
+	for (int i = 0; i < 6000 && access(path, F_OK) == 0; i++)
+		nanosleep(&tick, NULL);
+}
+
+void xip_check_hook_pause(const char *src)
+{
+	const char *at = secure_getenv("XIPTOOL_TEST_VERIFY_PAUSE_AT");
+
+	if (at && !strcmp(at, src))
+		hook_pause_until_removed("XIPTOOL_TEST_VERIFY_PAUSE");
+}
+
 void xip_build_hook_after_scan(void)
 {
 	if (xip_build_test_hooks.after_scan) {
@@ -119,6 +150,10 @@ bool xip_build_hook_named_temp(void)
 }
 
 #else /* !XIP_TEST_HOOKS */
+
+void xip_check_hook_pause(const char *src)
+{
+}
 
 void xip_engine_step(void)
 {

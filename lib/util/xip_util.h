@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* A 64-bit value for printf's %llu (uint64_t is unsigned long on LP64). */
@@ -123,6 +124,46 @@ bool xip_interrupted(void);
  */
 void xip_set_interrupt_fd(int fd);
 int xip_interrupt_fd(void);
+
+/*
+ * An output file (outfile.c), created as mkfs creates an image: the new
+ * contents are written to @fd, a new private file in the destination's
+ * directory, and xip_outfile_commit() links or renames it into place once
+ * it is on disk, so that a failure or a kill leaves the old file or the
+ * new one.  A symbolic link at the destination is refused (-ELOOP), so is
+ * another user's file in a sticky directory others may write (-EPERM), a
+ * file the caller may not write, and anything but a regular file or a
+ * character device (written in place: /dev/null; refused too with
+ * XIP_OUTFILE_REGULAR in @flags).  @mode is the final
+ * mode (the replaced file's, else 0666 less the umask) and @keep_owner
+ * gives a replaced file's owner to the new one; both may be changed
+ * before the commit.  xip_outfile_abort() drops the new file; both
+ * release everything.
+ */
+struct xip_outfile {
+	int fd;
+	mode_t mode;
+	bool keep_owner;
+	/* private */
+	int dirfd;
+	bool replace, inplace;
+	char *path, *base, *tmpname;
+	struct stat old;
+};
+
+#define XIP_OUTFILE_REGULAR	0x1	/* a regular file only, no device */
+
+int xip_outfile_open(struct xip_outfile *of, const char *path,
+		     unsigned int flags);
+int xip_outfile_commit(struct xip_outfile *of);
+void xip_outfile_abort(struct xip_outfile *of);
+
+/* ".BASE.XXXXXXXX", a random name for a temporary file beside BASE. */
+int xip_temp_name(const char *base, char *buf, size_t len);
+/* Give the unnamed (O_TMPFILE) file @fd the name @name in @dirfd. */
+int xip_link_unnamed(int fd, int dirfd, const char *name);
+/* Sticky and writable by others: /tmp, /var/tmp, /dev/shm. */
+bool xip_shared_dir(int dirfd);
 
 /*
  * Parse "123", "4K", "2M", "1G", "1T" (binary units; "KiB", "KB" alike)

@@ -307,3 +307,67 @@ only_files() {
 	[[ "$output" == "xiptool mkfs: @$name: busy: the segment is held by process $holder "* ]]
 	kill -0 "$holder"
 }
+
+# sparse_elf OUT SIZE ALIGN OFFSET:FILESZ...: a sparse file of SIZE bytes
+# that starts with an x86-64 ELF header and a PT_LOAD per OFFSET:FILESZ
+# (p_align ALIGN), 16 bytes of data at the start of each
+sparse_elf() {
+	python3 - "$@" <<'PY'
+import struct, sys
+out, size, align = sys.argv[1], int(sys.argv[2], 0), int(sys.argv[3], 0)
+loads = [tuple(int(x, 0) for x in a.split(":")) for a in sys.argv[4:]]
+eh = struct.pack("<16sHHIQQQIHHHHHH", b"\x7fELF\x02\x01\x01" + bytes(9),
+                 2, 62, 1, 0x401000, 64, 0, 0, 64, 56, len(loads), 64, 0, 0)
+ph = b"".join(struct.pack("<IIQQQQQQ", 1, 5, off, 0x400000 + off,
+                          0x400000 + off, fsz, fsz, align)
+              for off, fsz in loads)
+with open(out, "wb") as f:
+    f.write(eh + ph)
+    for off, fsz in loads[1:]:
+        f.seek(off)
+        f.write(b"\x90" * 16)
+    f.truncate(size)
+PY
+}
+
+# used_blocks IMAGE: the blocks in use in IMAGE (dumpe2fs)
+used_blocks() {
+	echo $(($(dumpe2fs_field "$1" 'Block count') - $(dumpe2fs_field "$1" 'Free blocks')))
+}
+
+@test "mkfs -d: a sparse ELF file whose header claims 1 GiB stays sparse in the image" {
+	mkdir "$T/elf"
+	# one PT_LOAD of 1 GiB over a 4 KiB-on-disk file
+	sparse_elf "$T/elf/one" 0x40000000 0x1000 0:0x40000000
+	# two PT_LOADs 1 GiB apart, "aligned" to 1 GiB
+	sparse_elf "$T/elf/two" 0x40000000 0x40000000 0:0x1000 0x3ffff000:0x1000
+	[ "$(stat -c %b "$T/elf/one")" -le 16 ]
+	xiptool mkfs -q -d "$T/elf" "$T/img"
+	fsck_clean "$T/img"
+	used=$(used_blocks "$T/img")
+	echo "used: $used"
+	[ "$used" -lt 64 ]
+	[ "$(stat -c %s "$T/img")" -lt $((16 << 20)) ]
+	# the bytes are the same, holes read as zeros
+	xiptool read --length 8192 "$T/img" /one | cmp - <(head -c 8192 "$T/elf/one")
+	xiptool read --offset $((0x3ffff000)) "$T/img" /two | cmp - <(tail -c 4096 "$T/elf/two")
+}
+
+@test "mkfs -d: the linker's padding is filled, up to 2 MiB a gap and 8 MiB in all" {
+	mkdir "$T/elf"
+	# 2 MiB-aligned PT_LOADs after 2 MiB less a page of padding each
+	loads=
+	for i in $(seq 0 11); do loads="$loads $((i << 21)):0x1000"; done
+	# shellcheck disable=SC2086
+	sparse_elf "$T/elf/pad" $((12 << 21)) 0x200000 $loads
+	xiptool mkfs -q -d "$T/elf" "$T/img"
+	fsck_clean "$T/img"
+	used=$(used_blocks "$T/img")
+	echo "used: $used"
+	# 8 MiB of padding (2048 blocks) and the 12 PT_LOADs, the rest a hole
+	[ "$used" -ge $((2048 + 12)) ]
+	[ "$used" -lt $((2048 + 12 + 2 * 512 + 64)) ]
+	debugfs -R "bmap /pad 1" "$T/img" | grep -vx 0
+	debugfs -R "bmap /pad $((8 << 8))" "$T/img" | grep -vx 0
+	debugfs -R "bmap /pad $((22 << 8 | 1))" "$T/img" | grep -x 0
+}

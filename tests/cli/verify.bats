@@ -300,7 +300,7 @@ PY
 }
 
 @test "--against: a source file that is a FIFO, or becomes one between lstat and open, is reported, never waited on" {
-	require_cmd strace timeout
+	require_cmd timeout
 	make_tree
 	mkimg "$T/img" 16M "$T/tree"
 	# a FIFO where the image has a regular file
@@ -312,22 +312,19 @@ PY
 	grep -qx '/dir/sub/small: a regular file in the image, a fifo in the source' <<<"$output"
 	rm "$T/tree/dir/sub/small"
 	mv "$T/small" "$T/tree/dir/sub/small"
-	# the swap itself: strace holds verify at the open of the file (after
-	# its lstat) until the file is a FIFO
+	# the swap itself: the test build holds verify at the open of the
+	# file (after its fstatat) until the file is a FIFO
+	use_test_hooks
+	require_test_hooks
 	mkfifo "$T/fifo"
-	strace -f -o "$T/trace" -P "$T/tree/dir/blob" -e trace=openat \
-		-e inject=openat:delay_enter=3s \
+	XIPTOOL_TEST_VERIFY_PAUSE=$T/paused XIPTOOL_TEST_VERIFY_PAUSE_AT=$T/tree/dir/blob \
 		timeout 20 "$XIPTOOL" verify --against "$T/tree" "$T/img" \
 		> "$T/out" 2>&1 &
 	pid=$!
-	for _ in $(seq 400); do
-		if grep -q "openat(.*$T/tree/dir/blob" "$T/trace" 2>/dev/null; then
-			break
-		fi
-		sleep 0.05
-	done
-	grep -q "openat(.*$T/tree/dir/blob" "$T/trace"
+	for _ in $(seq 400); do [ -e "$T/paused" ] && break; sleep 0.05; done
+	[ -e "$T/paused" ]
 	mv "$T/fifo" "$T/tree/dir/blob"
+	rm "$T/paused"
 	rc=0
 	wait "$pid" || rc=$?
 	cat "$T/out"
@@ -414,4 +411,60 @@ ino_of() {
 	echo "$output"
 	[ "$status" -eq 1 ]
 	grep -qF "directory has a hole at block 1" <<<"$output"
+}
+
+@test "--against: a source directory swapped for a symlink while verify runs is not followed" {
+	require_root
+	require_cmd setpriv python3
+	use_test_hooks
+	require_test_hooks
+	chmod 755 "$T"
+	# the other user's tree, and a directory only root may read
+	mkdir -p "$T/w/tree/sub"
+	printf 'fine\n' > "$T/w/tree/sub/f"
+	chown -R 65534:65534 "$T/w"
+	xiptool mkfs -q -d "$T/w/tree" "$T/img"
+	mkdir -m 700 "$T/secret"
+	# as long as sub/f: its crc32 would be compared
+	printf 'SECR\n' > "$T/secret/f"
+	printf 'x\n' > "$T/secret/hidden-name"
+	crc=$(python3 -c 'import sys, zlib; print("%08x" % zlib.crc32(open(sys.argv[1], "rb").read()))' "$T/secret/f")
+	# verify pauses once it has compared the top directory (sub was one)
+	XIPTOOL_TEST_VERIFY_PAUSE=$T/paused XIPTOOL_TEST_VERIFY_PAUSE_AT=$T/w/tree \
+		"$XIPTOOL" verify --against "$T/w/tree" "$T/img" > "$T/out" 2>&1 &
+	pid=$!
+	for _ in $(seq 600); do [ -e "$T/paused" ] && break; sleep 0.05; done
+	[ -e "$T/paused" ]
+	setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+		sh -c "mv '$T/w/tree/sub' '$T/w/tree/old' && ln -s '$T/secret' '$T/w/tree/sub'"
+	[ -L "$T/w/tree/sub" ]
+	rm "$T/paused"
+	rc=0
+	wait "$pid" || rc=$?
+	cat "$T/out"
+	[ "$rc" -eq 1 ]
+	run grep -c -e hidden-name -e "$crc" "$T/out"
+	[ "$output" = 0 ]
+	grepq -Fx "/sub: cannot read the source directory $T/w/tree/sub: Not a directory" "$T/out"
+	# swapped for another directory: not listed either
+	rm "$T/w/tree/sub"
+	mv "$T/w/tree/old" "$T/w/tree/sub"
+	mkdir "$T/w/decoy"
+	printf 'x\n' > "$T/w/decoy/decoy-name"
+	chown -R 65534:65534 "$T/w/decoy"
+	XIPTOOL_TEST_VERIFY_PAUSE=$T/paused XIPTOOL_TEST_VERIFY_PAUSE_AT=$T/w/tree \
+		"$XIPTOOL" verify --against "$T/w/tree" "$T/img" > "$T/out" 2>&1 &
+	pid=$!
+	for _ in $(seq 600); do [ -e "$T/paused" ] && break; sleep 0.05; done
+	[ -e "$T/paused" ]
+	setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+		sh -c "mv '$T/w/tree/sub' '$T/w/old' && mv '$T/w/decoy' '$T/w/tree/sub'"
+	rm "$T/paused"
+	rc=0
+	wait "$pid" || rc=$?
+	cat "$T/out"
+	[ "$rc" -eq 1 ]
+	run grep -c decoy-name "$T/out"
+	[ "$output" = 0 ]
+	grepq -Fx "/sub: cannot read the source directory $T/w/tree/sub: replaced while being compared" "$T/out"
 }

@@ -145,7 +145,7 @@ static void test_ind_blocks(void **state)
 	assert_int_equal(xip_build_ind_blocks(4096, NULL, 0), 0);
 }
 
-/* An ELF file's blocks up to its last PT_LOAD become one data range. */
+/* Blocks [0, end) added to the data ranges: one range, merged. */
 static void test_ranges_dense(void **state)
 {
 	static const struct {
@@ -179,13 +179,105 @@ static void test_ranges_dense(void **state)
 
 		if (n)
 			memcpy(r, cases[i].in, n * sizeof(*r));
-		assert_int_equal(xip_build_ranges_dense(&r, &n, &cap,
-							cases[i].end), 0);
+		assert_int_equal(xip_build_ranges_add(&r, &n, &cap, 0,
+						      cases[i].end), 0);
 		assert_int_equal(n, cases[i].nout);
 		for (size_t j = 0; j < n; j++) {
 			assert_int_equal(r[j].start, cases[i].out[j].start);
 			assert_int_equal(r[j].len, cases[i].out[j].len);
 		}
+		free(r);
+	}
+}
+
+/*
+ * The linker's padding in front of each PT_LOAD becomes data; what a
+ * header claims beyond it does not.
+ */
+static void test_elf_padding(void **state)
+{
+	const uint64_t M = 1 << 20, bs = 4096;
+	static struct {
+		struct xip_elf_load load[3];
+		size_t nload;
+		uint64_t size;
+		struct xip_lrange in[2], out[2];
+		size_t nin, nout;
+	} cases[] = {
+		/* text at 0x200000 after 2 MiB-aligned padding: filled */
+		{ { { .offset = 0, .filesz = 0x1000, .align = 2 << 20 },
+		    { .offset = 0x200000, .filesz = 0x3000, .align = 2 << 20 } },
+		  2, 0x203000, { { 0, 1 }, { 0x200, 3 } }, { { 0, 0x203 } },
+		  2, 1 },
+		/* one PT_LOAD claiming 1 GiB of a sparse file: nothing filled */
+		{ { { .offset = 0, .filesz = 1 << 30, .align = 0x1000 } },
+		  1, 1 << 30, { { 0, 1 } }, { { 0, 1 } }, 1, 1 },
+		/* a p_align of 1 GiB is no linker's padding */
+		{ { { .offset = 0, .filesz = 0x1000, .align = 1 << 30 },
+		    { .offset = (1 << 30) - 0x1000, .filesz = 0x1000,
+		      .align = 1 << 30 } },
+		  2, 1 << 30, { { 0, 1 }, { 0x3ffff, 1 } },
+		  { { 0, 1 }, { 0x3ffff, 1 } }, 2, 2 },
+		/* nor is a p_align of 4 MiB, whatever the gap */
+		{ { { .offset = 0, .filesz = 0x1000, .align = 4 << 20 },
+		    { .offset = 0x300000, .filesz = 0x1000, .align = 4 << 20 } },
+		  2, 0x301000, { { 0, 1 }, { 0x300, 1 } },
+		  { { 0, 1 }, { 0x300, 1 } }, 2, 2 },
+		/* a gap as long as p_align is not padding either */
+		{ { { .offset = 0, .filesz = 0x1000, .align = 0x10000 },
+		    { .offset = 0x11000, .filesz = 0x1000, .align = 0x10000 } },
+		  2, 0x12000, { { 0, 1 }, { 0x11, 1 } }, { { 0, 1 }, { 0x11, 1 } },
+		  2, 2 },
+		/* unsorted headers; a PT_LOAD without file bytes skipped */
+		{ { { .offset = 0x10000, .filesz = 0x1000, .align = 0x10000 },
+		    { .offset = 0x8000, .filesz = 0, .align = 0x10000 },
+		    { .offset = 0, .filesz = 0x2000, .align = 0x10000 } },
+		  3, 0x11000, { { 0, 2 }, { 0x10, 1 } }, { { 0, 0x11 } }, 2, 1 },
+		/* a PT_LOAD past the end of the file fills no more than the file */
+		{ { { .offset = 0, .filesz = 0x1000, .align = 0x10000 },
+		    { .offset = 0x8000, .filesz = 0x1000, .align = 0x10000 } },
+		  2, 0x3000, { { 0, 1 } }, { { 0, 3 } }, 1, 1 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = cases[i].nin, cap = n;
+		struct xip_lrange *r = malloc(n * sizeof(*r));
+
+		assert_non_null(r);
+		memcpy(r, cases[i].in, n * sizeof(*r));
+		assert_int_equal(xip_build_elf_padding(cases[i].load,
+						       cases[i].nload,
+						       cases[i].size, bs, &r,
+						       &n, &cap), 0);
+		assert_int_equal(n, cases[i].nout);
+		for (size_t j = 0; j < n; j++) {
+			assert_int_equal(r[j].start, cases[i].out[j].start);
+			assert_int_equal(r[j].len, cases[i].out[j].len);
+		}
+		free(r);
+	}
+	/* 16 PT_LOADs after 2 MiB of padding each: 8 MiB filled, no more */
+	{
+		struct xip_elf_load l[16];
+		struct xip_lrange *r = NULL;
+		size_t n = 0, cap = 0;
+		uint64_t filled = 0;
+
+		for (size_t i = 0; i < 16; i++) {
+			l[i] = (struct xip_elf_load){ .offset = i * 2 * M,
+						      .filesz = 0x1000,
+						      .align = 2 * M };
+			assert_int_equal(xip_build_ranges_add(&r, &n, &cap,
+							      l[i].offset / bs,
+							      1), 0);
+		}
+		assert_int_equal(xip_build_elf_padding(l, 16, 32 * M, bs, &r,
+						       &n, &cap), 0);
+		for (size_t j = 0; j < n; j++)
+			filled += r[j].len;
+		assert_true(filled * bs <= 16 * 0x1000 + 8 * M);
+		assert_true(filled * bs >= 8 * M);
 		free(r);
 	}
 }
@@ -1225,6 +1317,7 @@ int main(void)
 		cmocka_unit_test(test_idmap),
 		cmocka_unit_test(test_uuid),
 		cmocka_unit_test(test_ranges_dense),
+		cmocka_unit_test(test_elf_padding),
 		cmocka_unit_test(test_encode_dev),
 		cmocka_unit_test(test_ind_blocks),
 		cmocka_unit_test(test_dir_blocks),

@@ -1,7 +1,8 @@
 /*
  * Unit tests of lib/util/util.c: rounding, xip_grow, the read and write
- * loops, the mount table.
+ * loops, the mount table; lib/util/outfile.c: output files.
  */
+#include <dirent.h>
 #include <limits.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -651,6 +652,181 @@ static void test_close_two(void **state)
 	}
 }
 
+/* ---- output files -------------------------------------------------------- */
+
+static char *out_path(const char *dir, const char *name)
+{
+	static char buf[4][512];
+	static int k;
+
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", dir, name);
+	return buf[k];
+}
+
+static void put_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(xip_write_all(fd, text, strlen(text)), 0);
+	close(fd);
+}
+
+static void assert_file(const char *path, const char *text)
+{
+	char buf[256];
+	int fd = open(path, O_RDONLY | O_NOFOLLOW);
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	n = xip_read_full(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	assert_true(n >= 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, text);
+}
+
+/* The names in @dir, sorted, joined by spaces. */
+static const char *names_in(const char *dir)
+{
+	static char out[1024];
+	struct dirent **l;
+	int n = scandir(dir, &l, NULL, alphasort);
+
+	assert_true(n >= 0);
+	out[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		if (strcmp(l[i]->d_name, ".") && strcmp(l[i]->d_name, "..")) {
+			strcat(out, out[0] ? " " : "");
+			strcat(out, l[i]->d_name);
+		}
+		free(l[i]);
+	}
+	free(l);
+	return out;
+}
+
+static void test_outfile_new_and_replace(void **state)
+{
+	char dir[300];
+	struct xip_outfile of;
+	struct stat a, b;
+	mode_t mask;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/out1", unit_tmpdir());
+	assert_int_equal(mkdir(dir, 0755), 0);
+	/* new: nothing there until the commit, then the umask's mode */
+	mask = umask(027);
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "f"), 0), 0);
+	umask(mask);
+	assert_int_equal(xip_write_all(of.fd, "new\n", 4), 0);
+	assert_string_equal(names_in(dir), "");
+	assert_int_equal(xip_outfile_commit(&of), 0);
+	assert_int_equal(of.fd, -1);
+	assert_file(out_path(dir, "f"), "new\n");
+	assert_int_equal(stat(out_path(dir, "f"), &a), 0);
+	assert_int_equal(a.st_mode & 0777, 0640);
+	/* replaced: a new inode with the old one's mode, the old intact */
+	assert_int_equal(chmod(out_path(dir, "f"), 0604), 0);
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "f"), 0), 0);
+	assert_int_equal(xip_write_all(of.fd, "second\n", 7), 0);
+	assert_file(out_path(dir, "f"), "new\n");
+	assert_int_equal(xip_outfile_commit(&of), 0);
+	assert_file(out_path(dir, "f"), "second\n");
+	assert_int_equal(stat(out_path(dir, "f"), &b), 0);
+	assert_true(b.st_ino != a.st_ino);
+	assert_int_equal(b.st_mode & 0777, 0604);
+	assert_string_equal(names_in(dir), "f");
+	/* aborted: the old file as it was, nothing else */
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "f"), 0), 0);
+	assert_int_equal(xip_write_all(of.fd, "lost\n", 5), 0);
+	xip_outfile_abort(&of);
+	assert_file(out_path(dir, "f"), "second\n");
+	assert_string_equal(names_in(dir), "f");
+	/* a character device is written where it is */
+	assert_int_equal(xip_outfile_open(&of, "/dev/null", 0), 0);
+	assert_int_equal(xip_write_all(of.fd, "x", 1), 0);
+	assert_int_equal(xip_outfile_commit(&of), 0);
+	/* unless only a regular file will do */
+	assert_int_equal(xip_outfile_open(&of, "/dev/null",
+					  XIP_OUTFILE_REGULAR), -EINVAL);
+}
+
+static void test_outfile_refused(void **state)
+{
+	char dir[300];
+	struct xip_outfile of;
+	struct stat st;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/out2", unit_tmpdir());
+	assert_int_equal(mkdir(dir, 0755), 0);
+	put_file(out_path(dir, "victim"), "precious\n");
+	/* a symbolic link: refused, never followed, even dangling */
+	assert_int_equal(symlink("victim", out_path(dir, "link")), 0);
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "link"), 0),
+			 -ELOOP);
+	assert_non_null(strstr(xip_errmsg(), "is a symbolic link"));
+	assert_int_equal(of.fd, -1);
+	assert_int_equal(symlink("created", out_path(dir, "dangling")), 0);
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "dangling"), 0),
+			 -ELOOP);
+	assert_file(out_path(dir, "victim"), "precious\n");
+	/* a directory, a FIFO */
+	assert_int_equal(mkdir(out_path(dir, "d"), 0755), 0);
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "d"), 0), -EINVAL);
+	assert_int_equal(mkfifo(out_path(dir, "fifo"), 0666), 0);
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "fifo"), 0),
+			 -EINVAL);
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "."), 0), -EISDIR);
+	assert_string_equal(names_in(dir), "d dangling fifo link victim");
+	/* another user's file in a sticky directory others may write */
+	if (geteuid() != 0)
+		return;
+	assert_int_equal(chmod(dir, 01777), 0);
+	assert_int_equal(chown(out_path(dir, "victim"), 65534, 65534), 0);
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "victim"), 0),
+			 -EPERM);
+	assert_non_null(strstr(xip_errmsg(), "owned by another user"));
+	assert_int_equal(lstat(out_path(dir, "victim"), &st), 0);
+	assert_int_equal(st.st_uid, 65534);
+	assert_file(out_path(dir, "victim"), "precious\n");
+	/* not sticky: replaced by a new file, the old inode untouched */
+	assert_int_equal(chmod(dir, 0755), 0);
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "victim"), 0), 0);
+	assert_int_equal(xip_outfile_commit(&of), 0);
+	assert_int_equal(lstat(out_path(dir, "victim"), &st), 0);
+	assert_int_equal(st.st_size, 0);
+	assert_int_equal(st.st_uid, 65534);
+}
+
+static void test_outfile_changed_meanwhile(void **state)
+{
+	char dir[300];
+	struct xip_outfile of;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/out3", unit_tmpdir());
+	assert_int_equal(mkdir(dir, 0755), 0);
+	/* made by someone else between the open and the commit: left alone */
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "f"), 0), 0);
+	assert_int_equal(xip_write_all(of.fd, "mine\n", 5), 0);
+	put_file(out_path(dir, "f"), "theirs\n");
+	assert_true(xip_outfile_commit(&of) < 0);
+	assert_file(out_path(dir, "f"), "theirs\n");
+	assert_string_equal(names_in(dir), "f");
+	/* replaced by a symbolic link meanwhile: not written through */
+	put_file(out_path(dir, "v"), "precious\n");
+	assert_int_equal(xip_outfile_open(&of, out_path(dir, "f"), 0), 0);
+	assert_int_equal(unlink(out_path(dir, "f")), 0);
+	assert_int_equal(symlink("v", out_path(dir, "f")), 0);
+	assert_int_equal(xip_outfile_commit(&of), -ESTALE);
+	assert_file(out_path(dir, "v"), "precious\n");
+	assert_string_equal(names_in(dir), "f v");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -671,6 +847,9 @@ int main(void)
 		cmocka_unit_test(test_pids_each),
 		cmocka_unit_test(test_close_two),
 		cmocka_unit_test(test_str_join),
+		cmocka_unit_test(test_outfile_new_and_replace),
+		cmocka_unit_test(test_outfile_refused),
+		cmocka_unit_test(test_outfile_changed_meanwhile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
