@@ -17,6 +17,7 @@ static const char align_usage[] =
 
 struct align_run {
 	struct xip_image *img;
+	const char *spec;	/* the image as given */
 	struct xip_align_opts o;
 	bool json;
 	struct libscols_table *tb;
@@ -153,7 +154,7 @@ static void check_named(struct align_run *r, const char *path)
 
 	ret = xip_lookup(r->img, path, 0, &ino);
 	if (ret) {
-		msg_lib_error(ret);
+		msg_image_path_error(r->img, r->spec, path, ret);
 		r->rc = EXIT_RUNTIME;
 		return;
 	}
@@ -165,6 +166,7 @@ static int align_run(const char *spec, const char **paths, int npaths,
 {
 	int ret;
 
+	r->spec = spec;
 	ret = xip_image_open(spec, 0, &r->img);
 	if (ret)
 		return msg_lib_error(ret);

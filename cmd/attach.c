@@ -76,9 +76,9 @@ int cmd_attach(int argc, const char **argv)
 		  "NAME" },
 		{ "type", 't', POPT_ARG_STRING, &type, 0,
 		  "sr (default), sw, er, ew, sn or en", "TYPE" },
-		{ "loop", 'l', POPT_ARG_NONE, &loop, 0,
+		{ "loop", '\0', POPT_ARG_NONE, &loop, 0,
 		  "bind a loop device and print its name", NULL },
-		{ "file", 'f', POPT_ARG_STRING, &file, 0,
+		{ "file", '\0', POPT_ARG_STRING, &file, 0,
 		  "bind this contiguous file of the image as the loop device",
 		  "PATH" },
 		{ "hugepages", 'H', POPT_ARG_NONE, &huge, 0,
@@ -86,7 +86,7 @@ int cmd_attach(int argc, const char **argv)
 		{ "size", 's', POPT_ARG_STRING, &size, 0,
 		  "segment size (sn, en; at least the image otherwise), a hard limit",
 		  "SIZE" },
-		{ "raw", 'r', POPT_ARG_NONE, &raw, 0,
+		{ "raw", '\0', POPT_ARG_NONE, &raw, 0,
 		  "attach any bytes, not only an ext2 image", NULL },
 		{ "timeout", 0, POPT_ARG_STRING, &timeout, 0,
 		  "nbd://: give up on a server silent this long (default 60)",
@@ -213,7 +213,7 @@ int cmd_detach(int argc, const char **argv)
 	int force = 0, all = 0, rc = EXIT_OK, ret;
 	struct cmd_args args;
 	const struct poptOption options[] = {
-		{ "save", 's', POPT_ARG_STRING, &save, 0,
+		{ "save", '\0', POPT_ARG_STRING, &save, 0,
 		  "write the segment to an image file first (atomically)",
 		  "IMAGE" },
 		{ "force", 'f', POPT_ARG_NONE, &force, 0,
@@ -486,7 +486,7 @@ int cmd_list(int argc, const char **argv)
 		{ "output", 'o', POPT_ARG_STRING, &output, 0,
 		  "columns to print (+COLUMNS adds to the default)",
 		  "COLUMNS" },
-		{ "noheadings", 'n', POPT_ARG_NONE, &noheadings, 0,
+		{ "noheadings", '\0', POPT_ARG_NONE, &noheadings, 0,
 		  "do not print the heading line", NULL },
 		{ "raw", 'r', POPT_ARG_NONE, &raw, 0,
 		  "raw output (no column alignment)", NULL },

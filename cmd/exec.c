@@ -190,7 +190,7 @@ fail:
  */
 static const char exec_help[] =
 	"Usage: xiptool exec [OPTION...] IMAGE PATH [ARG...]\n"
-	"  -a, --argv0=NAME                      pass NAME as argv[0] (busybox applets)\n"
+	"      --argv0=NAME                      pass NAME as argv[0] (busybox applets)\n"
 	"  -e, --env NAME=VALUE                  set NAME to VALUE in the program's\n"
 	"                                        environment (repeatable)\n"
 	"  -i, --clear-env                       start from an empty environment\n"
@@ -203,7 +203,7 @@ static const char exec_help[] =
 	"      --usage                           Display brief usage message\n";
 
 static const char exec_usage_text[] =
-	"Usage: xiptool exec [-ih] [-a|--argv0=NAME] [-e|--env=NAME=VALUE]\n"
+	"Usage: xiptool exec [-ih] [--argv0=NAME] [-e|--env=NAME=VALUE]\n"
 	"        [-i|--clear-env] [--interp-from=image|host|auto] [-h|--help]\n"
 	"        [--usage] [OPTION...] IMAGE PATH [ARG...]\n";
 
@@ -288,7 +288,7 @@ static int parse_exec_args(int argc, const char **argv, struct exec_args *a)
 
 		optopt = 0;
 		idx = -1;
-		c = getopt_long(argc, args, "+:a:e:ih?", exec_opts, &idx);
+		c = getopt_long(argc, args, "+:e:ih?", exec_opts, &idx);
 		if (c == -1)
 			break;
 		/* '?' is both -? and getopt's "unknown": optopt tells */

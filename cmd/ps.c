@@ -135,7 +135,7 @@ int cmd_ps(int argc, const char **argv)
 	int json = 0, noheadings = 0, rc = EXIT_OK, ret;
 	const struct poptOption options[] = {
 		CMD_OPT_JSON(&json, "the segments and their processes"),
-		{ "noheadings", 'n', POPT_ARG_NONE, &noheadings, 0,
+		{ "noheadings", '\0', POPT_ARG_NONE, &noheadings, 0,
 		  "do not print the heading line", NULL },
 		POPT_TABLEEND
 	};

@@ -208,7 +208,7 @@ int cmd_verify(int argc, const char **argv)
 	int json = 0, rc = EXIT_OK;
 	const struct poptOption options[] = {
 		CMD_OPT_JSON(&json, "the findings"),
-		{ "against", 'a', POPT_ARG_STRING, &against, 0,
+		{ "against", '\0', POPT_ARG_STRING, &against, 0,
 		  "compare the files with the source tree DIR", "DIR" },
 		CMD_OPT_PAGE_SIZE(&page, "check XIP capability"),
 		{ "pmem", '\0', POPT_ARG_NONE, &show_pmem, 0,

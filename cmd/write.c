@@ -242,14 +242,14 @@ int cmd_write(int argc, const char **argv)
 	const struct poptOption options[] = {
 		{ "offset", '\0', POPT_ARG_STRING, &offset_s, 0,
 		  "write at byte N of the file (K, M, G suffixes)", "N" },
-		{ "append", 'a', POPT_ARG_NONE, &append, 0,
+		{ "append", '\0', POPT_ARG_NONE, &append, 0,
 		  "write at the end of the file", NULL },
 		{ "create", 'c', POPT_ARG_NONE, &create, 0,
 		  "create the file if it does not exist", NULL },
 		{ "mode", 'm', POPT_ARG_STRING, &mode_s, 0,
 		  "permission bits of a created file (octal, default 0644)",
 		  "MODE" },
-		{ "input", 'i', POPT_ARG_STRING, &input, 0,
+		{ "input", '\0', POPT_ARG_STRING, &input, 0,
 		  "read from FILE instead of stdin", "FILE" },
 		POPT_TABLEEND
 	};

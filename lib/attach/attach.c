@@ -440,8 +440,8 @@ int xip_seg_refresh(struct xip_seg_entry *e)
 
 /* --file: the byte range of a contiguous file inside the image (read
  * through the segment's descriptor, not its name). */
-static int file_range(int fd, const char *segpath, const char *file,
-		      uint64_t *offset, uint64_t *len)
+static int file_range(int fd, const char *segpath, const char *image,
+		      const char *file, uint64_t *offset, uint64_t *len)
 {
 	struct ext2_inode_large inode;
 	struct xip_seg *seg;
@@ -458,6 +458,10 @@ static int file_range(int fd, const char *segpath, const char *file,
 	if (ret)
 		return ret;
 	ret = xip_file_runs_path(img, file, &inode, &runs, &nruns);
+	if (ret == -ENOENT || ret == -ENOTDIR)	/* a path in the image */
+		ret = xip_error(ret, "%s: %s in %s", file,
+				ret == -ENOENT ? "not found" : "not a directory",
+				image ? image : segpath);
 	if (ret)
 		goto out;
 	size = EXT2_I_SIZE(&inode);
@@ -593,7 +597,7 @@ static int attach_loop(const struct xip_attach_opts *o,
 	int ret;
 
 	if (o->file) {
-		ret = file_range(sf->fd, e->path, o->file, &e->offset,
+		ret = file_range(sf->fd, e->path, o->image, o->file, &e->offset,
 				 &e->sizelimit);
 		if (ret)
 			return ret;

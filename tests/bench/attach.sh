@@ -55,7 +55,7 @@ fi
 # save: the attached segment back to an image file vs cp of the segment's
 # own file (target <= 1.1)
 "$XIPTOOL" attach -n "$name" "$B/img" >/dev/null
-seg=$("$XIPTOOL" list -o PATH -n -r "$name")
+seg=$("$XIPTOOL" list -o PATH --noheadings -r "$name")
 save_cycle() {
 	"$XIPTOOL" save "$name" "$B/saved" && rm "$B/saved"
 }

@@ -209,7 +209,7 @@ bench_small
 bench_syscalls
 bench_private
 
-segpath=$("$XIPTOOL" list -n -r -o PATH "$seg")
+segpath=$("$XIPTOOL" list --noheadings -r -o PATH "$seg")
 run8 "$segpath" "$XIPTOOL" exec "@$seg" /bin/busybox
 xpriv=$priv
 echo "exec: 8 processes, text Rss $rss KiB (segment pages), private $priv KiB;" \
@@ -263,7 +263,7 @@ large_program_bench() (
 	cp "$lb/tree/big" "$lb/thp/big"
 	cp "$lb/tree/big" "$lb/shm-big"
 	"$XIPTOOL" attach -n "$seg_d" "$lb/img" >/dev/null
-	echo "default segment: $("$XIPTOOL" list -n -r -o PATH "$seg_d")"
+	echo "default segment: $("$XIPTOOL" list --noheadings -r -o PATH "$seg_d")"
 	echo $((old_nr + 96)) > /proc/sys/vm/nr_hugepages
 	mount -t hugetlbfs none "$lb/huge"
 	XIPTOOL_HUGETLBFS="$lb/huge" "$XIPTOOL" attach --hugepages \

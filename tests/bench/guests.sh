@@ -81,7 +81,7 @@ done
 "$XIPTOOL" mkfs -q -d "$B/root" "$B/root.img"
 rm -rf "$B/root"
 "$XIPTOOL" attach -t sr -n "$name" "$B/root.img" >/dev/null
-seg=$("$XIPTOOL" list -n -r -o PATH "$name")
+seg=$("$XIPTOOL" list --noheadings -r -o PATH "$name")
 for ((i = 0; i < n; i++)); do
 	cp "$B/root.img" "$D/copy$i.img"
 	# what cp left in the host's page cache is not the guests'

@@ -21,7 +21,7 @@ head -c $((mb * 7 / 8))M /dev/urandom > "$B/tree/data"
 mke2fs -q -F -t ext2 -b 4096 -d "$B/tree" "$B/img" "${mb}M"
 rm -rf "$B/tree"
 "$XIPTOOL" attach -n "$name" "$B/img" >/dev/null
-seg=$("$XIPTOOL" list -n -r -o PATH "$name")
+seg=$("$XIPTOOL" list --noheadings -r -o PATH "$name")
 
 pids=()
 stop_servers() {

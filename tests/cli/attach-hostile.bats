@@ -118,7 +118,7 @@ busybox_image() {
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"is not the segment that was attached"* ]]
 	# list drops the entry, the user's file stays theirs
-	run xiptool list -n -o NAME
+	run xiptool list --noheadings -o NAME
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 	[ ! -e "$T/run/$SEG" ]
@@ -157,7 +157,7 @@ busybox_image() {
 	chown 65534:65534 "$T/urun"
 	run asuser env XIPTOOL_RUNDIR="$T/urun" "$XIPTOOL" attach -n "$SEG" "$T/img"
 	[ "$status" -eq 0 ]
-	upath=$(asuser env XIPTOOL_RUNDIR="$T/urun" "$XIPTOOL" list -n -r -o PATH "$SEG")
+	upath=$(asuser env XIPTOOL_RUNDIR="$T/urun" "$XIPTOOL" list --noheadings -r -o PATH "$SEG")
 	run xiptool attach -n "65534-$SEG" "$T/img"
 	[ "$status" -eq 0 ]
 	rpath=$(seg_col "65534-$SEG" PATH)

@@ -20,7 +20,7 @@ bats_require_minimum_version 1.5.0
 	run xiptool list
 	[ "$status" -eq 0 ]
 	[[ "${lines[0]}" =~ ^NAME\ +TYPE\ +SIZE\ +LOOP\ +IMAGE\ +LABEL\ +UUID\ +VERIFIED$ ]]
-	read -r n t s l i lab uuid <<< "$(xiptool list -n -o NAME,TYPE,SIZE,LOOP,IMAGE,LABEL,UUID "$SEG")"
+	read -r n t s l i lab uuid <<< "$(xiptool list --noheadings -o NAME,TYPE,SIZE,LOOP,IMAGE,LABEL,UUID "$SEG")"
 	[ "$n $t $s $l" = "$SEG sr $(stat -c %s "$T/img") $dev" ]
 	[ "$i" = "$(realpath "$T/img")" ]
 	[ "$lab" = "$(blkid -o value -s LABEL "$T/img")" ]
@@ -39,7 +39,7 @@ bats_require_minimum_version 1.5.0
 	[ ! -e "$T/run/$SEG" ]
 	loop_gone "$dev" "$path"
 	[ -z "$(losetup -n -j "$path")" ]
-	run xiptool list -n
+	run xiptool list --noheadings
 	[ -z "$output" ]
 }
 
@@ -86,7 +86,7 @@ bats_require_minimum_version 1.5.0
 	[[ "$output" == "tmpfs "*"huge=within_size"* ]]
 	[ "$(stat -f -c %T "$path")" = tmpfs ]
 	cmp "$path" "$T/img"
-	run xiptool list -n -o NAME
+	run xiptool list --noheadings -o NAME
 	[ "$output" = second ]
 	xiptool detach second
 	[ ! -e "$T/run.shm" ]
@@ -269,7 +269,7 @@ bats_require_minimum_version 1.5.0
 	}
 	run asuser env XIPTOOL_RUNDIR="$T/urun" "$XIPTOOL" attach -n "$SEG" "$T/img"
 	[ "$status" -eq 0 ]
-	path=$(asuser env XIPTOOL_RUNDIR="$T/urun" "$XIPTOOL" list -n -r -o PATH "$SEG")
+	path=$(asuser env XIPTOOL_RUNDIR="$T/urun" "$XIPTOOL" list --noheadings -r -o PATH "$SEG")
 	[[ "$path" =~ ^"/dev/shm/xiptool-65534:$SEG."[0-9a-f]{16}$ ]]
 	# the caller's file, readable by others as the image is; not by a
 	# group the image did not name
@@ -512,7 +512,7 @@ populated_maps() {
 	xiptool mkfs -q -d "$T/pop" "$T/pop.img"
 	run -2 xiptool attach --populate=sometimes -n "${SEG}x" "$T/pop.img"
 	grepq -- "--populate: 'sometimes': expected auto, always or never" <<<"$output"
-	run -3 xiptool list -n "${SEG}x"
+	run -3 xiptool list --noheadings "${SEG}x"
 	xiptool attach --populate=always -n "${SEG}a" "$T/pop.img"
 	xiptool attach --populate=never -n "${SEG}n" "$T/pop.img"
 	XIPTOOL_DEBUG=segment xiptool attach -n "${SEG}u" "$T/pop.img" 2>"$T/pop.err"

@@ -227,3 +227,58 @@ small_image() {
 		[[ "$output" == *"[-h|--help]"* ]]
 	done
 }
+
+@test "a short option letter means one option in every command, and xiptool(1)'s table lists each" {
+	require_cmd python3 groff
+	local cmd cmds
+	cmds=$(xiptool --help | sed -n '/^Commands:/,/^$/p' | awk 'NR > 1 && NF && $1 != "help" { print $1 }')
+	{
+		xiptool --help | sed 's/^/xiptool /'
+		for cmd in $cmds; do
+			xiptool "$cmd" --help | sed "s/^/$cmd /"
+		done
+	} > "$T/helps"
+	MANWIDTH=200 man -l "$TOP_SRCDIR/man/xiptool.1" 2>/dev/null > "$T/man"
+	run python3 - "$T/helps" "$T/man" <<'PY'
+import re, sys
+pairs = {}
+for line in open(sys.argv[1]):
+    cmd, _, rest = line.partition(' ')
+    m = re.match(r'\s+-(\S), --([a-z0-9-]+)', rest)
+    if m:
+        pairs.setdefault(m.group(1), {}).setdefault(m.group(2), set()).add(cmd)
+assert len(pairs) >= 20, pairs
+# one long name per letter; -H: huge pages, in two commands' words
+bad = {k: v for k, v in pairs.items()
+       if len(v) > 1 and set(v) != {'huge', 'hugepages'}}
+assert not bad, 'letters with several meanings: %r' % bad
+man = open(sys.argv[2]).read()
+table = man[man.index('Short options'):man.index('EXIT STATUS')]
+for letter, longs in pairs.items():
+    for long in longs:
+        row = [l for l in table.splitlines() if re.match(r'\s+-%s\s' % re.escape(letter), l)]
+        assert row and '--' + long in row[0], (letter, long, row)
+print('ok', len(pairs))
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "ok "* ]]
+}
+
+@test "a path that is not in the image says so, naming the image; align-check and attach --file too" {
+	mkdir -p "$T/tree/d"
+	echo hi > "$T/tree/d/f"
+	xiptool mkfs -q -d "$T/tree" "$T/img"
+	for cmd in read stat ls align-check; do
+		run --separate-stderr xiptool "$cmd" "$T/img" /nope
+		[ "$status" -eq 3 ]
+		[ "$stderr" = "xiptool $cmd: /nope: not found in $T/img" ]
+		run --separate-stderr xiptool "$cmd" "$T/img" /nope/x
+		[ "$status" -eq 3 ]
+		[ "$stderr" = "xiptool $cmd: /nope/x: directory /nope not found in $T/img" ]
+	done
+	XIPTOOL_RUNDIR="$T/run" run xiptool attach --file /nope -n "f${T##*.}" "$T/img"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool attach: /nope: not found in $T/img" ]
+	[ -z "$(ls "$T/run" 2>/dev/null)" ]
+}

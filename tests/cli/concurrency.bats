@@ -96,7 +96,7 @@ attach_slowly() {
 	grep -qx 'state=attaching' "$T/run/$SEG"
 	path=$(sed -n 's/^path=//p' "$T/run/$SEG")
 	[ -e "$path" ]
-	run xiptool list -n -o NAME
+	run xiptool list --noheadings -o NAME
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 	[ ! -e "$T/run/$SEG" ]
@@ -111,7 +111,7 @@ attach_slowly() {
 	s_info=$status o_info=$output
 	run xiptool detach "$SEG"
 	s_det=$status o_det=$output
-	run xiptool list -n -o NAME
+	run xiptool list --noheadings -o NAME
 	o_list=$output
 	kill -9 "$pid"; wait "$pid" || true
 	[ "$s_info" -eq 3 ]
@@ -130,7 +130,7 @@ attach_slowly() {
 	# list finds it stale and waits for the lock to remove it: once it
 	# waits there (the kernel's lock table shows it), the record is still
 	# there and list has not ended; let go, list ends and it is gone
-	"$XIPTOOL" list -n -o NAME > "$T/out1" 2>&1 & p1=$!
+	"$XIPTOOL" list --noheadings -o NAME > "$T/out1" 2>&1 & p1=$!
 	ino=$(stat -c %i "$T/run/.lock")
 	wait_until 60 waits_or_ended "$p1" "$ino"
 	kill -0 "$p1"
@@ -140,7 +140,7 @@ attach_slowly() {
 	wait "$p1"
 	[ ! -s "$T/out1" ]
 	[ ! -e "$T/run/$SEG" ]
-	run xiptool list -n -o NAME
+	run xiptool list --noheadings -o NAME
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 }

@@ -146,7 +146,7 @@ crash_sweep() {
 		after_stop "$T/img" || { echo "round $round, delay $delay"; false; }
 		# a complete file beside the wreck: both must be intact afterwards
 		head -c 300000 /dev/urandom > "$T/ok$round"
-		xiptool write --create -i "$T/ok$round" "$T/img" "/ok$round"
+		xiptool write --create --input "$T/ok$round" "$T/img" "/ok$round"
 		echo "$(md5sum < "$T/ok$round" | cut -d' ' -f1) ./ok$round" >> "$T/sums"
 		tree_intact "$T/img"
 		xiptool truncate "$T/img" "/r$round" 0 2>/dev/null || true

@@ -41,7 +41,7 @@ load ../lib/attach
 	run xiptool detach "$SEG"
 	[ "$status" -eq 3 ]
 	[ "$output" = "xiptool detach: $SEG: busy: $dev is mounted on $T/a dir (use --force)" ]
-	run xiptool ps -n "@$SEG"
+	run xiptool ps --noheadings "@$SEG"
 	[ "$status" -eq 0 ]
 	[[ "${lines[0]}" =~ ^$SEG\ +$dev\ on\ $T/a\ dir\ +[0-9]+\ +[0-9]+$ ]]
 	umount "$T/a dir"
@@ -77,10 +77,10 @@ load ../lib/attach
 	[ -b "$dev" ]
 	path=$(seg_col "b$SEG" PATH)
 	xiptool attach -n "c$SEG" -t sn --size 1M
-	[ "$(xiptool list -n | wc -l)" = 3 ]
+	[ "$(xiptool list --noheadings | wc -l)" = 3 ]
 	run xiptool detach --all
 	[ "$status" -eq 0 ]
-	[ -z "$(xiptool list -n)" ]
+	[ -z "$(xiptool list --noheadings)" ]
 	[ -z "$(ls "$T/run")" ]
 	loop_gone "$dev" "$path"
 	[ -z "$(ls /dev/shm | grep -- "$SEG")" ]
@@ -104,7 +104,7 @@ load ../lib/attach
 	run xiptool attach -n "b$SEG" --loop "$T/img"
 	dev=${output##* }
 	rm -f "$(seg_col "$SEG" PATH)"
-	run xiptool list -n -o NAME
+	run xiptool list --noheadings -o NAME
 	[ "$status" -eq 0 ]
 	[ "$output" = "b$SEG" ]
 	[ ! -e "$T/run/$SEG" ]
@@ -155,7 +155,7 @@ load ../lib/attach
 	attach_tree_loop
 	rm -f "$path"
 	[ "$(losetup -n -O BACK-FILE "$dev")" = "$path (deleted)" ]
-	run xiptool list -n -o NAME
+	run xiptool list --noheadings -o NAME
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 	[ ! -e "$T/run/$SEG" ]

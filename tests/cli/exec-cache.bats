@@ -21,7 +21,7 @@ setup() {
 	xiptool mkfs -q -d "$T/tree" "$T/img"
 	NAME=cache$$
 	xiptool attach -n "$NAME" "$T/img"
-	SEG=$(xiptool list -n -r -o PATH "$NAME")
+	SEG=$(xiptool list --noheadings -r -o PATH "$NAME")
 	[ "$(stat -f -c %T "$SEG")" = tmpfs ] || skip "the segment is not on tmpfs"
 }
 
@@ -138,7 +138,7 @@ calls() {
 @test "exec: a writable segment, and an image path, keep nothing and read no entry" {
 	xiptool detach "$NAME"
 	xiptool attach -t sw -n "$NAME" "$T/img"
-	SEG=$(xiptool list -n -r -o PATH "$NAME")
+	SEG=$(xiptool list --noheadings -r -o PATH "$NAME")
 	run -0 xiptool exec "@$NAME" /bin/busybox echo ok
 	[ "$output" = ok ]
 	[ -z "$(entries)" ]

@@ -243,12 +243,12 @@ PY
 	run xiptool exec --argv0 basename "$IMG" /bin/busybox /a/b/c.txt .txt
 	[ "$status" -eq 0 ]
 	[ "$output" = c ]
-	out=$(xiptool exec -a cat "$IMG" /bin/busybox /proc/self/cmdline | tr '\0' ' ')
+	out=$(xiptool exec --argv0 cat "$IMG" /bin/busybox /proc/self/cmdline | tr '\0' ' ')
 	[ "$out" = "cat /proc/self/cmdline " ]
-	run xiptool exec -a cat "$IMG" /bin/busybox /proc/self/comm
+	run xiptool exec --argv0 cat "$IMG" /bin/busybox /proc/self/comm
 	[ "$output" = busybox ]
 	# a symlink inside the image is followed
-	run xiptool exec -a echo "$IMG" /usr/bin/bb via-link
+	run xiptool exec --argv0 echo "$IMG" /usr/bin/bb via-link
 	[ "$output" = via-link ]
 }
 
@@ -535,7 +535,7 @@ f.write(int(sys.argv[4],0).to_bytes(int(sys.argv[3]),"little"))' "$@"
 	xiptool attach -n "exectest$$" "$IMG"
 	run xiptool exec "@exectest$$" /bin/busybox echo from a segment
 	st=$status out=$output
-	env_out=$(xiptool exec -i -e ONLY=1 -a cat "@exectest$$" /bin/busybox /proc/self/environ | tr '\0' '\n')
+	env_out=$(xiptool exec -i -e ONLY=1 --argv0 cat "@exectest$$" /bin/busybox /proc/self/environ | tr '\0' '\n')
 	xiptool detach "exectest$$"
 	[ "$st" -eq 0 ]
 	[ "$out" = "from a segment" ]
@@ -831,7 +831,7 @@ again() {
 	cp "$IMG" "$T/img"
 	chmod 600 "$T/img"
 	xiptool attach -n "forge$$" "$T/img"
-	seg=$(xiptool list -n -r -o PATH "forge$$")
+	seg=$(xiptool list --noheadings -r -o PATH "forge$$")
 	# the image, the segment by name and its file: the user's own
 	# command and the forged marker fail alike
 	for spec in "$T/img" "@forge$$" "$seg"; do
@@ -984,7 +984,7 @@ calls_on_file() {
 	for spec in "$T/meta.img" "@execmeta$$"; do
 		file=$spec
 		[ "${spec#@}" = "$spec" ] ||
-			file=$(xiptool list -n -r -o PATH "${spec#@}")
+			file=$(xiptool list --noheadings -r -o PATH "${spec#@}")
 		read -r p s v < <(calls_on_file "$spec" "$file")
 		echo "$spec: $p preads, $s shared and $v private mappings of $file"
 		# superblock to indirect block: three windows of copies

@@ -60,19 +60,19 @@ PY
 		[[ "${lines[0]}" =~ ^NAME\ +TYPE$ ]]
 	[[ "${lines[1]}" =~ ^a$SEG\ +sr$ ]]
 	[[ "${lines[2]}" =~ ^b$SEG\ +ew$ ]]
-	run xiptool list -n -r -o NAME,SIZE "b$SEG"
+	run xiptool list --noheadings -r -o NAME,SIZE "b$SEG"
 	[ "$status" -eq 0 ]
 	[ "$output" = "b$SEG $(stat -c %s "$T/img")" ]
-	run xiptool list -n -o NAME "@a$SEG"
+	run xiptool list --noheadings -o NAME "@a$SEG"
 	[ "$status" -eq 0 ]
 	[ "$output" = "a$SEG" ]
-	run xiptool list -n -o NAME "a$SEG" "n$SEG"
+	run xiptool list --noheadings -o NAME "a$SEG" "n$SEG"
 	[ "$status" -eq 3 ]
 	[ "$output" = "xiptool list: n$SEG: no attached segment of that name" ]
 	run xiptool list -o NAME,BOGUS
 	[ "$status" -eq 2 ]
 	[ "${lines[0]}" = "xiptool list: --output: unknown column 'BOGUS'" ]
-	run xiptool list -o +CREATED -n -r "a$SEG"
+	run xiptool list -o +CREATED --noheadings -r "a$SEG"
 	[ "$status" -eq 0 ]
 	created=${output##* }
 	[[ "$created" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T ]]
@@ -94,11 +94,11 @@ PY
 	xiptool attach -n "$SEG" "$T/img"
 	: > "$T/run/.tmpfile"
 	printf 'garbage\n' > "$T/run/d$SEG"
-	run xiptool list -n -o NAME
+	run xiptool list --noheadings -o NAME
 	[ "$status" -eq 3 ]
 	[ "$output" = "xiptool list: $T/run/d$SEG: damaged state file" ]
 	rm "$T/run/d$SEG"
-	run xiptool list -n -o NAME
+	run xiptool list --noheadings -o NAME
 	[ "$output" = "$SEG" ]
 }
 

@@ -297,7 +297,7 @@ require_qemu() {
 	run xiptool attach -n "$SEG" "$(nbd_uri a)"
 	[ "$status" -eq 3 ]
 	[ "$output" = "xiptool attach: $(nbd_uri a): the export holds no ext2 image (no superblock magic)" ]
-	[ -z "$(xiptool list -n)" ]
+	[ -z "$(xiptool list --noheadings)" ]
 	[ -z "$(ls "$T/shm")" ]
 	# ext2 magic, broken geometry: refused after the pull
 	make_nbd_image
@@ -307,7 +307,7 @@ require_qemu() {
 	run xiptool attach -n "$SEG" "$(nbd_uri b)"
 	[ "$status" -eq 3 ]
 	[[ "$output" == "xiptool attach: $(nbd_uri b): superblock claims "* ]] || { echo "$output"; false; }
-	[ -z "$(xiptool list -n)" ]
+	[ -z "$(xiptool list --noheadings)" ]
 	[ -z "$(ls "$T/shm")" ]
 	# nobody listening
 	run xiptool attach -n "$SEG" "nbd+unix:///?socket=$T/none.sock"
@@ -334,7 +334,7 @@ require_qemu() {
 		grep -q "^xiptool attach: $(nbd_uri a): connection lost during the pull: " "$T/attach.out" ||
 		{ cat "$T/attach.out"; false; }
 	[ -z "$(ls "$T/shm")" ]
-	[ -z "$(xiptool list -n)" ]
+	[ -z "$(xiptool list --noheadings)" ]
 	[ -z "$(ls "$T/run")" ]
 }
 
@@ -348,7 +348,7 @@ require_qemu() {
 	[ "$rc" -eq 143 ] || { cat "$T/attach.out"; false; }
 	grep -q "interrupted" "$T/attach.out" || { cat "$T/attach.out"; false; }
 	[ -z "$(ls "$T/shm")" ]
-	[ -z "$(xiptool list -n)" ]
+	[ -z "$(xiptool list --noheadings)" ]
 }
 
 @test "attach from NBD shows progress on a terminal only" {
@@ -372,7 +372,7 @@ require_qemu() {
 	[ "$status" -ne 0 ]
 	[ "${#lines[@]}" -eq 1 ]
 	[[ "$output" == *"cannot load $soname"* ]]
-	run "$XIPTOOL" list -n lazy
+	run "$XIPTOOL" list --noheadings lazy
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"no attached segment of that name"* ]]
 }

@@ -95,7 +95,7 @@ EOF2
 	wait_mapped "$epid" "$(seg_col "$SEG" PATH)"
 	# /proc/PID/exe of the mounted one is on the loop device
 	[ "$(stat -L -c %d "/proc/$mpid/exe")" = "$(($(stat -c '0x%t' "$loop") * 256 + $(stat -c '0x%T' "$loop")))" ]
-	run xiptool ps -n "@$SEG"
+	run xiptool ps --noheadings "@$SEG"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "${#lines[@]}" -eq 3 ]

@@ -28,7 +28,7 @@ worker() {
 			{ fail "attach ${loop[*]} $n" "$out"; break; }
 		out=$("$XIPTOOL" exec "@$n" /bin/busybox true 2>&1) ||
 			fail "exec @$n" "$out"
-		out=$("$XIPTOOL" list -n -r -o NAME "$n" 2>&1)
+		out=$("$XIPTOOL" list --noheadings -r -o NAME "$n" 2>&1)
 		[ "$out" = "$n" ] || fail "list $n" "$out"
 		out=$("$XIPTOOL" detach "$n" 2>&1) ||
 			{ fail "detach $n" "$out"; break; }

@@ -10,7 +10,7 @@ BS=4096
 shrunk_file() {
 	mkimg "$T/img" 16M
 	head -c 20000 /dev/urandom > "$T/in"
-	xiptool write --create -i "$T/in" "$T/img" /f
+	xiptool write --create --input "$T/in" "$T/img" /f
 	xiptool truncate "$T/img" /f 5000
 }
 
@@ -18,7 +18,7 @@ shrunk_file() {
 	mkimg "$T/img" 32M
 	free0=$(free_blocks "$T/img")
 	head -c $((2100 * BS)) /dev/urandom > "$T/in"
-	xiptool write --create -i "$T/in" "$T/img" /f
+	xiptool write --create --input "$T/in" "$T/img" /f
 	# 2100 data blocks + ind + dind + 2 ind below it
 	[ "$(free_blocks "$T/img")" -eq $((free0 - 2100 - 4)) ]
 	xiptool truncate "$T/img" /f $((1037 * BS))
@@ -122,7 +122,7 @@ PYEOF
 	require_loop
 	mkimg "$T/img" 16M
 	head -c 5000 /dev/urandom > "$T/in"
-	xiptool write --create -i "$T/in" "$T/img" /f
+	xiptool write --create --input "$T/in" "$T/img" /f
 	blk=$(debugfs -R "bmap /f 1" "$T/img" 2>/dev/null)
 	[ "$blk" -gt 0 ]
 	# non-zero bytes past the end of the file, inside its last block

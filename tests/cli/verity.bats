@@ -177,7 +177,7 @@ attach_bad() {
 	[ "$status" -eq 3 ]
 	[ "${#lines[@]}" -eq 1 ]
 	grepq -E 'block [0-9]+|root hash does not match' <<<"$output"
-	run xiptool list -n "$SEG"
+	run xiptool list --noheadings "$SEG"
 	[ "$status" -eq 3 ]
 	no_segfile "$SEG" "$T/shm"
 	[ -z "$(ls -A "$T/run" 2>/dev/null | grep -v '^\.' || true)" ]
@@ -350,7 +350,7 @@ attach_bad() {
 # nothing_left: no record of $SEG (the registry's next use takes a dead
 # claim back) and no segment file
 nothing_left() {
-	run xiptool list -n "$SEG"
+	run xiptool list --noheadings "$SEG"
 	[ "$status" -eq 3 ]
 	no_segfile "$SEG" "$T/shm"
 	[ ! -e "$T/run/$SEG" ]
@@ -366,7 +366,7 @@ paused_attach() {
 	for _ in $(seq 600); do [ -e "$T/paused" ] && break; sleep 0.05; done
 	[ -e "$T/paused" ]
 	# half the segment is there, nothing is published
-	run xiptool list -n "$SEG"
+	run xiptool list --noheadings "$SEG"
 	[ "$status" -eq 3 ]
 	kill -s "$1" "$pid"
 	rc=0
@@ -432,7 +432,7 @@ paused_attach() {
 		[[ "$output" == *"cannot load libcrypto.so."*"file too short"* ]]
 	done
 	[ ! -e "$T/v.img" ]
-	run -3 xiptool list -n "$SEG"
+	run -3 xiptool list --noheadings "$SEG"
 	# with it, the same commands work
 	xiptool verify --root-hash "$ROOT" "$T/img"
 	run -0 xiptool mkfs -q --verity -d "$T/tree2" "$T/v.img"

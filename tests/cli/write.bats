@@ -15,7 +15,7 @@ BS=4096
 	for spec in 0:1 4095:2 $((12 * BS - 1)):2 $((1036 * BS - 5)):10 $((1037 * BS)):$((3 * BS)) 100:200000 70000:1; do
 		off=${spec%%:*} len=${spec##*:}
 		head -c "$len" /dev/urandom > "$T/in"
-		xiptool write --offset "$off" -i "$T/in" "$T/img" /f
+		xiptool write --offset "$off" --input "$T/in" "$T/img" /f
 		dd if="$T/in" of="$T/model" bs=1M oflag=seek_bytes seek="$off" conv=notrunc status=none
 	done
 	xiptool read "$T/img" /f | cmp - "$T/model"
@@ -42,7 +42,7 @@ BS=4096
 	xiptool write "$T/img" /f "$T/in"
 	[ "$(xiptool read --length 8 "$T/img" /f)" = "ONE
 two" ]
-	run xiptool write -i "$T/in" "$T/img" /f "$T/in"
+	run xiptool write --input "$T/in" "$T/img" /f "$T/in"
 	[ "$status" -eq 2 ]
 	m=$(debugfs -R "stat /f" "$T/img" 2>/dev/null | sed -n 's/^ *mtime: 0x\([0-9a-f]*\).*/\1/p')
 	[ $((16#$m)) -ge "$before" ]
@@ -130,14 +130,14 @@ two" ]
 	mkimg "$T/img" 4M "$T/tree"
 	free0=$(free_blocks "$T/img")
 	head -c 8M /dev/urandom > "$T/in"
-	run xiptool write --append -i "$T/in" "$T/img" /f
+	run xiptool write --append --input "$T/in" "$T/img" /f
 	[ "$status" -eq 3 ]
 	[[ "$output" == "xiptool write: /f: no space left in $T/img"* ]]
 	e2fsck -fn "$T/img"
 	xiptool read "$T/img" /f | cmp - "$T/tree/f"
 	[ "$(free_blocks "$T/img")" -eq "$free0" ]
 	# a new file: left empty
-	run xiptool write --create -i "$T/in" "$T/img" /g
+	run xiptool write --create --input "$T/in" "$T/img" /g
 	[ "$status" -eq 3 ]
 	[ "$(xiptool stat "$T/img" /g | sed -n 's/^Size: *//p')" -eq 0 ]
 	e2fsck -fn "$T/img"
@@ -152,12 +152,12 @@ two" ]
 	mkimg "$T/img" 4M "$T/tree"
 	# holes in the middle, data after them
 	head -c 5000 /dev/urandom > "$T/mid"
-	xiptool write --offset $((40 * BS)) -i "$T/mid" "$T/img" /f
+	xiptool write --offset $((40 * BS)) --input "$T/mid" "$T/img" /f
 	xiptool read "$T/img" /f > "$T/before"
 	stat0=$(debugfs -R "stat /f" "$T/img" 2>/dev/null | grep -v time)
 	free0=$(free_blocks "$T/img")
 	head -c 8M /dev/zero | tr '\0' 'Z' > "$T/in"
-	run xiptool write -i "$T/in" "$T/img" /f
+	run xiptool write --input "$T/in" "$T/img" /f
 	[ "$status" -eq 3 ]
 	[[ "$output" == "xiptool write: /f: no space left in $T/img"* ]]
 	xiptool read "$T/img" /f | cmp - "$T/before"
@@ -201,8 +201,8 @@ two" ]
 	# two writers at once: both land, in some order, and the image is clean
 	head -c 2M /dev/urandom > "$T/a"
 	head -c 2M /dev/urandom > "$T/b"
-	xiptool write --create -i "$T/a" "$T/img" /a & pa=$!
-	xiptool write --create -i "$T/b" "$T/img" /b & pb=$!
+	xiptool write --create --input "$T/a" "$T/img" /a & pa=$!
+	xiptool write --create --input "$T/b" "$T/img" /b & pb=$!
 	wait $pa
 	wait $pb
 	xiptool read "$T/img" /a | cmp - "$T/a"
@@ -217,7 +217,7 @@ two" ]
 	mke2fs -q -F -t ext4 -b 4096 -d "$T/tree" "$T/img" 32M
 	cp "$T/tree/f" "$T/model"
 	head -c 300000 /dev/urandom > "$T/in"
-	xiptool write --offset 2M -i "$T/in" "$T/img" /f
+	xiptool write --offset 2M --input "$T/in" "$T/img" /f
 	dd if="$T/in" of="$T/model" bs=1M oflag=seek_bytes seek=2M conv=notrunc status=none
 	xiptool read "$T/img" /f | cmp - "$T/model"
 	e2fsck -fn "$T/img"

@@ -83,7 +83,7 @@ no_segfile() {
 
 # The value of one column of `xiptool list` for segment $1.
 seg_col() {
-	"$XIPTOOL" list -n -r -o "$2" "$1"
+	"$XIPTOOL" list --noheadings -r -o "$2" "$1"
 }
 
 # Wait until loop device $1 no longer serves segment file $2 (the kernel

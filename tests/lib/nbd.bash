@@ -190,7 +190,7 @@ wait_exit() {
 nothing_left() {
 	[ -z "$(ls -A "$T/shm")" ]
 	[ -z "$(ls "$T/run" 2>/dev/null)" ]
-	[ -z "$(xiptool list -n)" ]
+	[ -z "$(xiptool list --noheadings)" ]
 	xiptool attach -n "$SEG" "$T/img"
 	xiptool detach "$SEG"
 }
