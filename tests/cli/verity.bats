@@ -288,6 +288,52 @@ attach_bad() {
 	xiptool detach "$SEG"
 }
 
+@test "trees veritysetup made with sha1 and sha512: info, verify and attach (file, gzip, nbd://) take them, and refuse one flipped bit" {
+	require_pull
+	require_loop
+	for alg in sha1 sha512; do
+		img=$T/$alg.img
+		vt_veritysetup "$img" "$alg"
+		case $alg in
+		sha1) [ ${#ROOT} -eq 40 ] ;;
+		sha512) [ ${#ROOT} -eq 128 ] ;;
+		esac
+		run xiptool info "$img"
+		[ "$(info_field "$output" 'Verity algorithm')" = "$alg" ]
+		run xiptool verify --root-hash "$ROOT" "$img"
+		echo "$output"
+		[ "$status" -eq 0 ]
+		grepq -F ", $alg)" <<<"$output"
+		gzip -c "$img" > "$img.gz"
+		nbdkit -U "$T/$alg.sock" --pidfile "$T/$alg.pid" -r file "$img"
+		for src in "$img" "$img.gz" "nbd+unix:///?socket=$T/$alg.sock"; do
+			run xiptool attach --root-hash "$ROOT" -n "$SEG" "$src"
+			echo "$src: $output"
+			[ "$status" -eq 0 ]
+			[ "$(seg_col "$SEG" VERIFIED)" = 1 ]
+			head -c "$(stat -c %s "$img")" "$(seg_col "$SEG" PATH)" | cmp - "$img"
+			xiptool detach "$SEG"
+		done
+		for kind in data hash; do
+			bad=$T/bad-$alg-$kind
+			cp "$img" "$bad"
+			vt_flip "$bad" "$(vt_offset "$img" "$kind")"
+			run xiptool verify --root-hash "$ROOT" "$bad"
+			echo "$output"
+			[ "$status" -eq 1 ]
+			case $kind in
+			data) grepq -F "(/bin/busybox): does not match its hash" <<<"$output" ;;
+			hash) grepq -E "hash block [0-9]+ \(tree level 0\) does not match" <<<"$output" ;;
+			esac
+			attach_bad "$bad"
+			gzip -c "$bad" > "$bad.gz"
+			attach_bad "$bad.gz"
+			nbdkit -U "$bad.sock" --pidfile "$bad.pid" -r file "$bad"
+			attach_bad "nbd+unix:///?socket=$bad.sock"
+		done
+	done
+}
+
 @test "nbdkit plugin root-hash=: serves a verified image, refuses to start on a bad one" {
 	require_plugin
 	vt_mkfs "$T/img"
