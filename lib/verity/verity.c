@@ -793,8 +793,8 @@ int xip_verity_stream_finish(struct xip_verity_stream *s, int fd,
 		goto out;
 	if (memcmp(buf + s->bs, s->head, sizeof(s->head)) ||
 	    memcmp(buf, s->vsb, sizeof(s->vsb))) {
-		ret = xip_error(-EIO, "%s: the superblocks changed while the image was read",
-				name);
+		ret = xip_error(-EIO,
+				"the superblocks changed after they were read ahead (the image changed while it was read)");
 		goto out;
 	}
 	if (!all_zero(buf + XIP_VERITY_SB_SIZE,

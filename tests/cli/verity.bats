@@ -367,6 +367,37 @@ attach_bad() {
 	xiptool detach "$SEG"
 }
 
+@test "attach --root-hash: superblocks that change between their read-ahead and the copy (file, nbd://) are refused, leaving nothing" {
+	require_pull
+	use_test_hooks
+	require_test_hooks
+	vt_mkfs "$T/img"
+	fsb=$(vt_fs_bytes "$T/img")
+	# the verity superblock's UUID (no hash covers it) and its salt, the
+	# ext2 superblock: each changed after attach read it ahead
+	for off in $((fsb + 20)) "$(vt_offset "$T/img" vsb)" \
+		   "$(vt_offset "$T/img" super)"; do
+		cp "$T/img" "$T/changed"
+		vt_flip "$T/changed" "$off"
+		cp "$T/img" "$T/src"
+		nbdkit -U "$T/$off.sock" --pidfile "$T/$off.pid" -r file "$T/src"
+		for src in "$T/src" "nbd+unix:///?socket=$T/$off.sock"; do
+			cp "$T/img" "$T/src"
+			# cp writes into the same file, which attach has open
+			run env XIPTOOL_TEST_ATTACH_BEFORE_CLAIM="cp '$T/changed' '$T/src'" \
+				"$XIPTOOL" attach --root-hash "$ROOT" -n "$SEG" "$src"
+			echo "$off $src: $output"
+			[ "$status" -eq 3 ]
+			[ "$output" = "xiptool attach: $src: the superblocks changed after they were read ahead (the image changed while it was read)" ]
+			cmp "$T/src" "$T/changed"
+			nothing_left
+		done
+	done
+	# the changed superblocks are not what the root hash admits either
+	run xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/changed"
+	[ "$status" -eq 3 ]
+}
+
 @test "attach --root-hash: of two bad data blocks in the two halves the lower is named, from a file and nbd://" {
 	require_pull
 	vt_mkfs "$T/img"
