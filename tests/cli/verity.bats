@@ -398,6 +398,24 @@ attach_bad() {
 	[ "$status" -eq 3 ]
 }
 
+@test "attach --root-hash failing after the seal takes the immutable flag back and leaves no segment file and no record" {
+	use_test_hooks
+	require_test_hooks
+	require_cmd lsattr
+	vt_mkfs "$T/img"
+	# once the segment is sealed, its record goes: the commit fails
+	run env XIPTOOL_TEST_ATTACH_AFTER_SEAL="lsattr '$T/shm'/xiptool-$SEG.* | grep -q '^----i' && rm '$T/run/$SEG'" \
+		"$XIPTOOL" attach --root-hash "$ROOT" -n "$SEG" "$T/img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[ -z "$(ls -A "$T/shm")" ]
+	nothing_left
+	xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/img"
+	xiptool detach "$SEG"
+	[ -z "$(ls -A "$T/shm")" ]
+}
+
 @test "attach --root-hash: of two bad data blocks in the two halves the lower is named, from a file and nbd://" {
 	require_pull
 	vt_mkfs "$T/img"
