@@ -11,9 +11,11 @@
 #    (tests/fuzz/fuzz.gmk); run by tests/fuzz/smoke.test.
 
 FUZZ_TARGET_NAMES = image elf file verify write exec align
+FUZZ_TARGET_NAMES += verity
 FUZZ_TARGET_SRCS = tests/fuzz/fuzz_image.c tests/fuzz/fuzz_elf.c \
 	tests/fuzz/fuzz_file.c tests/fuzz/fuzz_verify.c tests/fuzz/fuzz_write.c \
 	tests/fuzz/fuzz_exec.c tests/fuzz/fuzz_align.c
+FUZZ_TARGET_SRCS += tests/fuzz/fuzz_verity.c
 FUZZ_COMMON_SRCS = tests/fuzz/fuzz.h tests/fuzz/targets.h \
 	tests/fuzz/fuzz_common.c
 
@@ -21,6 +23,7 @@ EXTRA_DIST += tests/fuzz/fuzz.gmk tests/fuzz/libfuzzer_main.c \
 	tests/fuzz/seeds.sh tests/fuzz/lib.sh tests/fuzz/smoke.test \
 	tests/fuzz/regress.test tests/fuzz/ext2.dict tests/fuzz/elf.dict \
 	tests/fuzz/regress
+EXTRA_DIST += tests/fuzz/verity.dict
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/fuzz/fuzz-replay

@@ -11,6 +11,7 @@ fuzz_kinds() {
 	elf*) echo elf ;;
 	align*) echo ext2 ;;
 	exec*) echo elf ext2 ;;
+	verity*) echo verity ;;
 	*) echo ext2 ;;
 	esac
 }
@@ -19,6 +20,7 @@ fuzz_kinds() {
 fuzz_dict() {
 	case $1 in
 	elf* | align* | exec*) echo "$fuzz_src/elf.dict" ;;
+	verity*) echo "$fuzz_src/verity.dict" ;;
 	*) echo "$fuzz_src/ext2.dict" ;;
 	esac
 }
