@@ -308,9 +308,11 @@ EOF
 	mkdir "$T/src/m_AAAA" "$T/src/m_BBBB"
 	ln -s x "$T/src/s_AAAA"
 	ln -s y "$T/src/s_BBBB"
+	echo linked > "$T/src/h_AAAA"
+	ln "$T/src/h_AAAA" "$T/src/h_BBBB"
 	xiptool mkfs -q -d "$T/src" "$T/img"
 	mkdir "$T/dest"
-	for i in p q d/f m s; do
+	for i in p q d/f m s h; do
 		cp "$T/img" "$T/dup.img"
 		patch_name "$T/dup.img" "${i##*/}_BBBB" "${i##*/}_AAAA"
 		# a FIFO made first is never opened for writing (it would
