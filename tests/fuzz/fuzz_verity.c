@@ -22,7 +22,7 @@
 
 #define ROOT_LEN	XIP_VERITY_DIGEST_MAX
 #define MAX_HASHED	(1u << 20)	/* image bytes hashed per input */
-#define PIECE		3000		/* the stream's pieces: not blocks */
+#define PIECE		3000		/* not a multiple of a block */
 
 struct mem {
 	const uint8_t *base;
