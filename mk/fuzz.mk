@@ -11,6 +11,7 @@
 #    (tests/fuzz/fuzz.gmk); run by tests/fuzz/smoke.test.
 
 FUZZ_TARGET_NAMES = image elf file verify write exec align
+FUZZ_TARGET_NAMES += verity
 FUZZ_TARGET_SRCS = tests/fuzz/fuzz_image.c tests/fuzz/fuzz_elf.c \
 	tests/fuzz/fuzz_file.c tests/fuzz/fuzz_verify.c tests/fuzz/fuzz_write.c \
 	tests/fuzz/fuzz_exec.c tests/fuzz/fuzz_align.c
@@ -20,6 +21,7 @@ FUZZ_TARGET_NAMES += tar
 FUZZ_TARGET_SRCS += tests/fuzz/fuzz_tar.c
 FUZZ_TARGET_NAMES += record
 FUZZ_TARGET_SRCS += tests/fuzz/fuzz_record.c
+FUZZ_TARGET_SRCS += tests/fuzz/fuzz_verity.c
 FUZZ_COMMON_SRCS = tests/fuzz/fuzz.h tests/fuzz/targets.h \
 	tests/fuzz/fuzz_common.c
 FUZZ_COMMON_SRCS += tests/fuzz/fuzz_build.h
@@ -30,6 +32,7 @@ EXTRA_DIST += tests/fuzz/fuzz.gmk tests/fuzz/libfuzzer_main.c \
 	tests/fuzz/regress
 EXTRA_DIST += tests/fuzz/seeds.py
 EXTRA_DIST += tests/fuzz/oci.dict tests/fuzz/tar.dict tests/fuzz/record.dict
+EXTRA_DIST += tests/fuzz/verity.dict
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/fuzz/fuzz-replay

@@ -829,6 +829,7 @@ static int attach_verify(const struct xip_attach_opts *o, struct segfile *sf,
 		return xip_error(ret, "%s: cannot seal the segment: %s",
 				 e->path, strerror(-ret));
 	xip_engine_step();
+	xip_attach_hook_after_seal();
 	e->verified = true;
 	return 0;
 }

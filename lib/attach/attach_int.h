@@ -82,6 +82,13 @@ void xip_attach_hook_fill(uint64_t done, uint64_t total);
  */
 void xip_attach_hook_before_claim(void);
 
+/*
+ * lib/util/testhooks.c: in the test build only, run the shell command
+ * XIPTOOL_TEST_ATTACH_AFTER_SEAL once a verified segment is sealed, before
+ * it is recorded (an empty function elsewhere).
+ */
+void xip_attach_hook_after_seal(void);
+
 /* save.c */
 int xip_attach_save_entry(const struct xip_seg_entry *e, const char *dest,
 			  int locked);

@@ -8,10 +8,11 @@
  * "." or ".." other than the directory's own are refused, and every entry
  * is created relative to the descriptor of its parent with O_NOFOLLOW and
  * O_EXCL (mkdirat, mknodat, symlinkat, linkat alike), so that nothing in
- * the destination is ever followed.  A directory met twice, and a file
- * met more often than its link count, are refused: an image whose
- * directories are hard-linked into a DAG would otherwise be written once
- * per path.  The whole extraction happens in a private staging
+ * the destination is ever followed, nor anything made before opened
+ * again: a name a damaged directory holds twice is refused.  A directory
+ * met twice, and a file met more often than its link count, are refused:
+ * an image whose directories are hard-linked into a DAG would otherwise
+ * be written once per path.  The whole extraction happens in a private staging
  * directory (mode 0700, a new name next to DIR or inside it), which is
  * renamed into place (RENAME_NOREPLACE) when complete and removed on
  * failure or interruption: nothing partial is left behind.
@@ -130,6 +131,21 @@ static int sys_err(const char *ipath, const char *what)
 	int err = errno;
 
 	return xip_error(-err, "%s: %s: %s", ipath, what, strerror(err));
+}
+
+/*
+ * Making the entry @ipath failed.  In the private staging directory a
+ * name that exists already was made by this extraction: the image's
+ * directory holds that name twice (damage; the kernel's ext2 never makes
+ * it), and nothing already made is opened or replaced.
+ */
+static int create_err(const char *ipath, const char *what)
+{
+	if (errno == EEXIST)
+		return xip_error(-EUCLEAN,
+				 "%s: a second entry of that name in its directory; refused",
+				 ipath);
+	return sys_err(ipath, what);
 }
 
 /* ---- metadata ------------------------------------------------------------ */
@@ -289,7 +305,7 @@ static int x_file(struct xctx *x, int dfd, const char *name,
 	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 		    O_CLOEXEC | O_NOCTTY, 0600);
 	if (fd < 0)
-		return sys_err(ipath, "create");
+		return create_err(ipath, "create");
 	ret = x_file_data(x, fd, st, ipath);
 	if (!ret)
 		ret = x_meta_fd(x, fd, st, ipath);
@@ -309,7 +325,7 @@ static int x_symlink(struct xctx *x, int dfd, const char *name,
 	if (ret)
 		return ret;
 	if (symlinkat(target, dfd, name) < 0)
-		return sys_err(ipath, "symlink");
+		return create_err(ipath, "symlink");
 	if (x->o->owners &&
 	    fchownat(dfd, name, st->uid, st->gid, AT_SYMLINK_NOFOLLOW) < 0)
 		return sys_err(ipath, "chown");
@@ -335,7 +351,7 @@ static int x_special(struct xctx *x, int dfd, const char *name,
 	rdev = makedev(major, minor);
 
 	if (mknodat(dfd, name, (st->mode & S_IFMT) | 0600, rdev) < 0)
-		return sys_err(ipath, "mknod");
+		return create_err(ipath, "mknod");
 	fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return sys_err(ipath, "open");
@@ -367,7 +383,7 @@ static int x_dir(struct xctx *x, int dfd, const char *name,
 	int fd, ret;
 
 	if (mkdirat(dfd, name, 0700) < 0)
-		return sys_err(ipath, "mkdir");
+		return create_err(ipath, "mkdir");
 	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 		    O_CLOEXEC);
 	if (fd < 0)
@@ -407,7 +423,7 @@ static int x_linked(struct xctx *x, int dfd, const char *name,
 			return too_many_names(st, ipath);
 		*done = true;
 		if (linkat(x->stage_fd, (*found)->rel, dfd, name, 0) < 0)
-			return sys_err(ipath, "link");
+			return create_err(ipath, "link");
 		x->res->links++;
 		return 0;
 	}

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Test hooks: crash points of the engine's writers, pauses of mkfs, of
- * attach (before the claim, halfway through the fill) and of verify
- * --against (at a source directory or file).
+ * attach (before the claim, halfway through the fill, after the seal of a
+ * verified segment) and of verify --against (at a source directory or
+ * file).
  *
  * libxip.a (and with it xiptool, xiptool-main and the nbdkit plugin) gets
  * this file compiled without XIP_TEST_HOOKS: the hooks are empty functions
@@ -132,6 +133,11 @@ void xip_attach_hook_before_claim(void)
 	hook_command("XIPTOOL_TEST_ATTACH_BEFORE_CLAIM");
 }
 
+void xip_attach_hook_after_seal(void)
+{
+	hook_command("XIPTOOL_TEST_ATTACH_AFTER_SEAL");
+}
+
 void xip_attach_hook_fill(uint64_t done, uint64_t total)
 {
 	static atomic_bool paused;
@@ -164,6 +170,10 @@ void xip_build_hook_after_scan(void)
 }
 
 void xip_attach_hook_before_claim(void)
+{
+}
+
+void xip_attach_hook_after_seal(void)
 {
 }
 

@@ -245,14 +245,25 @@ static int sb_parse(const uint8_t *vsb, uint64_t size,
 				 vi->data_block_size, vi->hash_block_size);
 	vi->data_blocks = le64toh(sb.data_blocks);
 	vi->salt_size = le16toh(sb.salt_size);
-	if (vi->salt_size > XIP_VERITY_SALT_MAX ||
-	    !all_zero(sb.salt + vi->salt_size,
-		      XIP_VERITY_SALT_MAX - vi->salt_size) ||
-	    !all_zero(sb.pad1, sizeof(sb.pad1)) ||
+	if (vi->salt_size > XIP_VERITY_SALT_MAX)
+		return xip_error(-EUCLEAN,
+				 "verity superblock: salt size %u (at most %u)",
+				 vi->salt_size, XIP_VERITY_SALT_MAX);
+	/*
+	 * The salt field's bytes past salt_size and the reserved padding are
+	 * zeros as veritysetup writes them.  Its VERITY_read_sb ignores them;
+	 * here they are refused: no hash covers them, and a sealed segment
+	 * would hold whatever they say.
+	 */
+	if (!all_zero(sb.salt + vi->salt_size,
+		      XIP_VERITY_SALT_MAX - vi->salt_size))
+		return xip_error(-EUCLEAN,
+				 "verity superblock: bytes after its %u-byte salt",
+				 vi->salt_size);
+	if (!all_zero(sb.pad1, sizeof(sb.pad1)) ||
 	    !all_zero(sb.pad2, sizeof(sb.pad2)))
 		return xip_error(-EUCLEAN,
-				 "verity superblock: salt size %u, or bytes in its padding",
-				 vi->salt_size);
+				 "verity superblock: bytes in its reserved padding");
 	memcpy(vi->salt, sb.salt, vi->salt_size);
 	memcpy(vi->uuid, sb.uuid, sizeof(vi->uuid));
 	if (vi->data_blocks > vi->hash_offset / vi->data_block_size ||
@@ -782,8 +793,8 @@ int xip_verity_stream_finish(struct xip_verity_stream *s, int fd,
 		goto out;
 	if (memcmp(buf + s->bs, s->head, sizeof(s->head)) ||
 	    memcmp(buf, s->vsb, sizeof(s->vsb))) {
-		ret = xip_error(-EIO, "%s: the superblocks changed while the image was read",
-				name);
+		ret = xip_error(-EIO,
+				"the superblocks changed after they were read ahead (the image changed while it was read)");
 		goto out;
 	}
 	if (!all_zero(buf + XIP_VERITY_SB_SIZE,

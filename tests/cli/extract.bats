@@ -295,6 +295,53 @@ EOF
 	[ "$(stat -c %i "$T/dest/out/h1")" = "$(stat -c %i "$T/dest/out/h2")" ]
 }
 
+@test "extract: a name twice in one directory is refused as damage, whatever the two entries are; nothing is opened twice, nothing is left behind" {
+	require_cmd python3
+	mkdir -p "$T/src/d"
+	# mkfs writes a directory's entries sorted: *_AAAA comes first
+	mkfifo "$T/src/p_AAAA"
+	echo second > "$T/src/p_BBBB"
+	echo first > "$T/src/q_AAAA"
+	mkfifo "$T/src/q_BBBB"
+	echo first > "$T/src/d/f_AAAA"
+	echo second > "$T/src/d/f_BBBB"
+	mkdir "$T/src/m_AAAA" "$T/src/m_BBBB"
+	ln -s x "$T/src/s_AAAA"
+	ln -s y "$T/src/s_BBBB"
+	echo linked > "$T/src/h_AAAA"
+	ln "$T/src/h_AAAA" "$T/src/h_BBBB"
+	xiptool mkfs -q -d "$T/src" "$T/img"
+	mkdir "$T/dest"
+	for i in p q d/f m s h; do
+		cp "$T/img" "$T/dup.img"
+		patch_name "$T/dup.img" "${i##*/}_BBBB" "${i##*/}_AAAA"
+		# a FIFO made first is never opened for writing (it would
+		# block until a reader came)
+		run timeout 20 "$XIPTOOL" extract "$T/dup.img" "$T/dest/out"
+		echo "$output"
+		[ "$status" -eq 3 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[ "$output" = "xiptool extract: $T/dup.img: /${i}_AAAA: a second entry of that name in its directory; refused" ]
+		[ -z "$(ls -A "$T/dest")" ]
+		# a subtree with the damage inside, into an existing DIR
+		mkdir "$T/dest/x"
+		run timeout 20 "$XIPTOOL" extract "$T/dup.img" "$T/dest/x" /d
+		if [ "$i" = d/f ]; then
+			[ "$status" -eq 3 ]
+			[ "$output" = "xiptool extract: $T/dup.img: /d/f_AAAA: a second entry of that name in its directory; refused" ]
+			[ -z "$(ls -A "$T/dest/x")" ]
+		else
+			[ "$status" -eq 0 ]
+			[ "$(cat "$T/dest/x/d/f_BBBB")" = second ]
+		fi
+		rm -rf "$T/dest/x"
+	done
+	# the image without the damage extracts whole
+	xiptool extract "$T/img" "$T/dest/out"
+	[ "$(cat "$T/dest/out/d/f_BBBB")" = second ]
+	[ -p "$T/dest/out/q_BBBB" ]
+}
+
 @test "extract: DIR is reached without following a symlink, and not through a directory another user can change" {
 	require_root
 	require_cmd setpriv

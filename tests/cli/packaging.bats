@@ -242,6 +242,7 @@ require_deb() {
 	strings -a "$TOP_BUILDDIR/tests/hooks/xiptool-main" | grepq XIPTOOL_TEST_ATTACH_BEFORE_CLAIM
 	strings -a "$TOP_BUILDDIR/tests/hooks/xiptool-main" | grepq XIPTOOL_TEST_ATTACH_PAUSE
 	strings -a "$TOP_BUILDDIR/tests/hooks/xiptool-main" | grepq XIPTOOL_TEST_VERIFY_PAUSE
+	strings -a "$TOP_BUILDDIR/tests/hooks/xiptool-main" | grepq XIPTOOL_TEST_ATTACH_AFTER_SEAL
 	make -s -C "$TOP_BUILDDIR" install DESTDIR="$inst" >"$T/install.log" 2>&1 ||
 		{ cat "$T/install.log"; false; }
 	for f in $(find "$inst" -type f -perm -u+x \( -name xiptool \

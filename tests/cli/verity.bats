@@ -293,6 +293,52 @@ attach_bad() {
 	xiptool detach "$SEG"
 }
 
+@test "trees veritysetup made with sha1 and sha512: info, verify and attach (file, gzip, nbd://) take them, and refuse one flipped bit" {
+	require_pull
+	require_loop
+	for alg in sha1 sha512; do
+		img=$T/$alg.img
+		vt_veritysetup "$img" "$alg"
+		case $alg in
+		sha1) [ ${#ROOT} -eq 40 ] ;;
+		sha512) [ ${#ROOT} -eq 128 ] ;;
+		esac
+		run xiptool info "$img"
+		[ "$(info_field "$output" 'Verity algorithm')" = "$alg" ]
+		run xiptool verify --root-hash "$ROOT" "$img"
+		echo "$output"
+		[ "$status" -eq 0 ]
+		grepq -F ", $alg)" <<<"$output"
+		gzip -c "$img" > "$img.gz"
+		nbdkit -U "$T/$alg.sock" --pidfile "$T/$alg.pid" -r file "$img"
+		for src in "$img" "$img.gz" "nbd+unix:///?socket=$T/$alg.sock"; do
+			run xiptool attach --root-hash "$ROOT" -n "$SEG" "$src"
+			echo "$src: $output"
+			[ "$status" -eq 0 ]
+			[ "$(seg_col "$SEG" VERIFIED)" = 1 ]
+			head -c "$(stat -c %s "$img")" "$(seg_col "$SEG" PATH)" | cmp - "$img"
+			xiptool detach "$SEG"
+		done
+		for kind in data hash; do
+			bad=$T/bad-$alg-$kind
+			cp "$img" "$bad"
+			vt_flip "$bad" "$(vt_offset "$img" "$kind")"
+			run xiptool verify --root-hash "$ROOT" "$bad"
+			echo "$output"
+			[ "$status" -eq 1 ]
+			case $kind in
+			data) grepq -F "(/bin/busybox): does not match its hash" <<<"$output" ;;
+			hash) grepq -E "hash block [0-9]+ \(tree level 0\) does not match" <<<"$output" ;;
+			esac
+			attach_bad "$bad"
+			gzip -c "$bad" > "$bad.gz"
+			attach_bad "$bad.gz"
+			nbdkit -U "$bad.sock" --pidfile "$bad.pid" -r file "$bad"
+			attach_bad "nbd+unix:///?socket=$bad.sock"
+		done
+	done
+}
+
 @test "nbdkit plugin root-hash=: serves a verified image, refuses to start on a bad one" {
 	require_plugin
 	vt_mkfs "$T/img"
@@ -324,6 +370,55 @@ attach_bad() {
 	done
 	xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/img"
 	xiptool detach "$SEG"
+}
+
+@test "attach --root-hash: superblocks that change between their read-ahead and the copy (file, nbd://) are refused, leaving nothing" {
+	require_pull
+	use_test_hooks
+	require_test_hooks
+	vt_mkfs "$T/img"
+	fsb=$(vt_fs_bytes "$T/img")
+	# the verity superblock's UUID (no hash covers it) and its salt, the
+	# ext2 superblock: each changed after attach read it ahead
+	for off in $((fsb + 20)) "$(vt_offset "$T/img" vsb)" \
+		   "$(vt_offset "$T/img" super)"; do
+		cp "$T/img" "$T/changed"
+		vt_flip "$T/changed" "$off"
+		cp "$T/img" "$T/src"
+		nbdkit -U "$T/$off.sock" --pidfile "$T/$off.pid" -r file "$T/src"
+		for src in "$T/src" "nbd+unix:///?socket=$T/$off.sock"; do
+			cp "$T/img" "$T/src"
+			# cp writes into the same file, which attach has open
+			run env XIPTOOL_TEST_ATTACH_BEFORE_CLAIM="cp '$T/changed' '$T/src'" \
+				"$XIPTOOL" attach --root-hash "$ROOT" -n "$SEG" "$src"
+			echo "$off $src: $output"
+			[ "$status" -eq 3 ]
+			[ "$output" = "xiptool attach: $src: the superblocks changed after they were read ahead (the image changed while it was read)" ]
+			cmp "$T/src" "$T/changed"
+			nothing_left
+		done
+	done
+	# the changed superblocks are not what the root hash admits either
+	run xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/changed"
+	[ "$status" -eq 3 ]
+}
+
+@test "attach --root-hash failing after the seal takes the immutable flag back and leaves no segment file and no record" {
+	use_test_hooks
+	require_test_hooks
+	require_cmd lsattr
+	vt_mkfs "$T/img"
+	# once the segment is sealed, its record goes: the commit fails
+	run env XIPTOOL_TEST_ATTACH_AFTER_SEAL="lsattr '$T/shm'/xiptool-$SEG.* | grep -q '^----i' && rm '$T/run/$SEG'" \
+		"$XIPTOOL" attach --root-hash "$ROOT" -n "$SEG" "$T/img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[ -z "$(ls -A "$T/shm")" ]
+	nothing_left
+	xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/img"
+	xiptool detach "$SEG"
+	[ -z "$(ls -A "$T/shm")" ]
 }
 
 @test "attach --root-hash: of two bad data blocks in the two halves the lower is named, from a file and nbd://" {

@@ -14,6 +14,7 @@ fuzz_kinds() {
 	oci*) echo oci ;;
 	tar*) echo tar ;;
 	record*) echo record ;;
+	verity*) echo verity ;;
 	*) echo ext2 ;;
 	esac
 }
@@ -25,6 +26,7 @@ fuzz_dict() {
 	oci*) echo "$fuzz_src/oci.dict" ;;
 	tar*) echo "$fuzz_src/tar.dict" ;;
 	record*) echo "$fuzz_src/record.dict" ;;
+	verity*) echo "$fuzz_src/verity.dict" ;;
 	*) echo "$fuzz_src/ext2.dict" ;;
 	esac
 }

@@ -9,7 +9,9 @@
 #   seeds.sh OUTDIR [XIPTOOL]
 #
 # Writes OUTDIR/elf/* first, then OUTDIR/ext2/* (whose tree holds some of
-# the ELF files as programs), then OUTDIR/tar, oci and record.
+# the ELF files as programs), then OUTDIR/tar, oci and record, then
+# OUTDIR/verity/* (a root hash and an image with its tree by veritysetup,
+# when it is there).
 set -eu
 
 out=$1
@@ -205,5 +207,31 @@ record busy en 2097152 attaching "" /dev/hugepages/xiptool-busy.2 "" \
 	0 0 "" 0 0 "" > "$r/attaching"
 record 'esc' sw 8192 attached "" '/tmp/a\\b\nc' '/srv/new\nline' \
 	0 0 "" 0 0 'label with \\ and \n' > "$r/escapes"
+
+# --- verity: a root hash of 64 bytes, then an image with its tree -----------
+# Small inputs fuzz fastest: 16 KiB of a file system (the first blocks of
+# k1-small, its block count set to 16: the hash offset is all the verity
+# probe reads of it), then veritysetup's tree of every hash on 1 KiB and
+# 512-byte blocks.
+mkdir -p "$out/verity"
+if command -v veritysetup >/dev/null 2>&1 && command -v xxd >/dev/null 2>&1; then
+	for v in sha1:1024 sha256:1024 sha512:1024 sha256:512 sha512:512; do
+		h=${v%:*} b=${v#*:}
+		head -c 16384 "$out/ext2/k1-small" > "$tmp/img"
+		printf '\020\000\000\000' |
+			dd of="$tmp/img" bs=1 seek=1028 conv=notrunc 2>/dev/null
+		root=$(veritysetup format "$tmp/img" "$tmp/img" --hash "$h" \
+			--hash-offset=16384 --data-blocks=$((16384 / b)) \
+			--data-block-size="$b" --hash-block-size="$b" \
+			--salt=5eed --uuid=$uuid |
+			sed -n 's/^Root hash:[[:space:]]*//p') || exit 1
+		[ -n "$root" ] || exit 1
+		{
+			printf '%s' "$root" | xxd -r -p
+			head -c $((64 - ${#root} / 2)) /dev/zero
+			cat "$tmp/img"
+		} > "$out/verity/veritysetup-$h-$b"
+	done
+fi
 
 exit 0

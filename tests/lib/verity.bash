@@ -57,3 +57,21 @@ vt_offset() {
 	vsb) echo $((fsb + 88 + 3)) ;;
 	esac
 }
+
+# vt_veritysetup IMAGE ALG: an image of $T/tree with free space whose
+# tree veritysetup formatted with hash ALG at the file system's end (the
+# hash offset xiptool reads); its root hash in $ROOT.
+vt_veritysetup() {
+	local img=$1 fsb
+	env SOURCE_DATE_EPOCH=1700000000 "$XIPTOOL" mkfs -q --extra 1M \
+		-d "$T/tree" "$img"
+	fsb=$(vt_fs_bytes "$img")
+	[ "$(stat -c %s "$img")" -eq "$fsb" ]
+	run veritysetup format "$img" "$img" --hash "$2" \
+		--hash-offset="$fsb" --data-blocks=$((fsb / 4096)) \
+		--data-block-size=4096 --hash-block-size=4096
+	echo "$output"
+	[ "$status" -eq 0 ]
+	ROOT=$(sed -n 's/^Root hash:[[:space:]]*//p' <<<"$output")
+	[ -n "$ROOT" ]
+}

@@ -212,6 +212,10 @@ static const struct flip {
 	{ HASH_OFF + 88, -EBADMSG, XIP_VERITY_ROOT, 0 },
 	{ HASH_OFF + 80, -EBADMSG, XIP_VERITY_ROOT, 0 },
 	{ HASH_OFF + 500, -EUCLEAN, XIP_VERITY_SUPER, 0 },
+	/* the salt field past the salt (32 bytes), the padding before it */
+	{ HASH_OFF + 88 + 32, -EUCLEAN, XIP_VERITY_SUPER, 0 },
+	{ HASH_OFF + 343, -EUCLEAN, XIP_VERITY_SUPER, 0 },
+	{ HASH_OFF + 84, -EUCLEAN, XIP_VERITY_SUPER, 0 },
 	{ HASH_OFF + 1000, -EBADMSG, XIP_VERITY_SUPER, 0 },
 	{ HASH_OFF + 72, -EUCLEAN, XIP_VERITY_SUPER, 0 },
 	{ HASH_OFF + 1, -EUCLEAN, XIP_VERITY_MISSING, 0 },
@@ -245,6 +249,77 @@ static void damage(checker *check, uint8_t *base, uint64_t size, int fd,
 	assert_int_equal(bad.where, XIP_VERITY_MISSING);
 	assert_int_equal(check(base, hash_off, fd, root, 32, &bad), -EUCLEAN);
 	assert_int_equal(bad.where, XIP_VERITY_MISSING);
+}
+
+/*
+ * The verity superblock's unused bytes: past salt_size in the salt field,
+ * and the reserved padding, must be zeros (veritysetup writes zeros; no
+ * hash covers them).  Refused by the probe, the check and the stream.
+ */
+static void test_sb_unused(void **state)
+{
+	uint8_t root[XIP_VERITY_DIGEST_MAX];
+	struct xip_verity_info vi;
+	struct xip_verity_bad bad;
+	uint64_t size;
+	size_t root_len;
+	uint8_t *base, *vsb;
+	int fd;
+
+	base = make_image(&fd, &size, root, &root_len);
+	vsb = base + HASH_OFF;
+	assert_int_equal(xip_verity_probe(base, size, &vi), 0);
+	assert_int_equal(vi.salt_size, 32);
+	/* a salt of 31 bytes: its 32nd byte (31) is now past it */
+	vsb[80] = 31;
+	assert_int_equal(xip_verity_probe(base, size, &vi), -EUCLEAN);
+	assert_true(vi.present);
+	assert_string_equal(xip_errmsg(),
+			    "verity superblock: bytes after its 31-byte salt");
+	assert_int_equal(check_mapped(base, size, fd, root, 32, &bad),
+			 -EUCLEAN);
+	assert_int_equal(bad.where, XIP_VERITY_SUPER);
+	assert_int_equal(check_streamed(base, size, fd, root, 32, &bad),
+			 -EUCLEAN);
+	assert_int_equal(bad.where, XIP_VERITY_SUPER);
+	vsb[80] = 32;
+	/* the salt field past the salt, to its last byte */
+	for (unsigned int off = 88 + 32; off < 88 + 256; off += 37) {
+		vsb[off] = 0xff;
+		assert_int_equal(xip_verity_probe(base, size, &vi), -EUCLEAN);
+		vsb[off] = 0;
+	}
+	vsb[343] = 1;
+	assert_int_equal(xip_verity_probe(base, size, &vi), -EUCLEAN);
+	vsb[343] = 0;
+	/* the padding before the salt and after it */
+	vsb[511] = 1;
+	assert_int_equal(xip_verity_probe(base, size, &vi), -EUCLEAN);
+	vsb[511] = 0;
+	vsb[344] = 1;
+	assert_int_equal(xip_verity_probe(base, size, &vi), -EUCLEAN);
+	vsb[344] = 0;
+	vsb[82] = 1;
+	assert_int_equal(xip_verity_probe(base, size, &vi), -EUCLEAN);
+	assert_string_equal(xip_errmsg(),
+			    "verity superblock: bytes in its reserved padding");
+	vsb[82] = 0;
+	vsb[87] = 1;
+	assert_int_equal(xip_verity_probe(base, size, &vi), -EUCLEAN);
+	vsb[87] = 0;
+	/* a salt field used to its end has no bytes after it */
+	vsb[80] = 0;
+	vsb[81] = 1;
+	memset(vsb + 88 + 32, 0xa5, 256 - 32);
+	assert_int_equal(xip_verity_probe(base, size, &vi), 0);
+	assert_int_equal(vi.salt_size, 256);
+	vsb[81] = 1;
+	vsb[80] = 1;
+	assert_int_equal(xip_verity_probe(base, size, &vi), -EUCLEAN);
+	assert_string_equal(xip_errmsg(),
+			    "verity superblock: salt size 257 (at most 256)");
+	munmap(base, size);
+	close(fd);
 }
 
 static void test_check(void **state)
@@ -448,6 +523,7 @@ int main(void)
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_known_root_written),
 		cmocka_unit_test(test_known_roots_checked),
+		cmocka_unit_test(test_sb_unused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
