@@ -572,3 +572,48 @@ export_ended() {
 	[ "$output" = "xiptool write: $T/img: busy: another xiptool holds it open" ]
 	nbdcopy "$(nbd_uri a)" - | cmp - "$T/tree/x"
 }
+
+# nbdkit -U - PLUGIN PARAMS... --run 'nbdinfo --size "$uri"', bounded:
+# nbdkit's own idiom must end once its command has ($output, $status).
+nbd_run_size() {
+	run timeout -k 5 30 nbdkit -U - "$PLUGIN" "$@" \
+		--run 'nbdinfo --size "$uri"'
+}
+
+@test "nbdkit --run ends with every export form: whole, file=, @NAME, readonly=true, root-hash=" {
+	local root size served n=0 form
+	require_plugin
+	mkdir -p "$T/tree"
+	echo hello > "$T/tree/hello"
+	root=$(xiptool mkfs -q --verity -d "$T/tree" "$T/img" |
+		sed -n 's/^root hash: //p')
+	[ -n "$root" ]
+	size=$(stat -c %s "$T/img")
+	xiptool attach -n "$SEG" "$T/img"
+	# root-hash=: what a server started without --run serves (first:
+	# a writable export marks the image's superblock)
+	for form in "image=$T/img" "image=@$SEG"; do
+		nbd_serve "r$n" $form root-hash="$root"
+		served=$(nbdinfo --size "$(nbd_uri "r$n")")
+		nbd_stop "r$n"
+		nbd_run_size $form root-hash="$root"
+		echo "$form root-hash=: $status: $output"
+		[ "$status" -eq 0 ]
+		[ "$output" = "$served" ]
+		n=$((n + 1))
+	done
+	# the size each form must report: the image's, the file's
+	for form in "$size image=$T/img" \
+		"$size image=$T/img readonly=true" \
+		"6 image=$T/img file=/hello" \
+		"6 image=$T/img file=/hello readonly=true" \
+		"$size image=@$SEG" \
+		"6 image=@$SEG file=/hello"; do
+		nbd_run_size ${form#* }
+		echo "${form#* }: $status: $output"
+		[ "$status" -eq 0 ]
+		[ "$output" = "${form%% *}" ]
+		n=$((n + 1))
+	done
+	xiptool detach "$SEG"
+}
