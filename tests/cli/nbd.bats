@@ -370,7 +370,7 @@ require_qemu() {
 	echo "$output"
 	[ "$status" -eq 3 ]
 	[ "${#lines[@]}" -eq 1 ]
-	[[ "$output" == *"cannot load $soname"* ]]
+	[[ "$output" == *"cannot load ${lib##*/}: "* ]]
 	run "$XIPTOOL" list -n lazy
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"no attached segment of that name"* ]]
