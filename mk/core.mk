@@ -7,6 +7,24 @@ EXTRA_DIST += tests/demo.sh sample tests/lib/common.bash tests/lib/names.bash \
 	packaging/install-deps.sh \
 	.ci/run
 
+# man/man1/ of the build tree: a link to each manual page where man(1)
+# looks for them, so that MANPATH="$PWD/man:" in the build tree finds
+# `man xiptool-mkfs` before any install (README.md's tour).
+all-local: man-tree
+.PHONY: man-tree clean-man-tree
+man-tree: man/man1/.stamp
+man/man1/.stamp: $(dist_man_MANS)
+	$(AM_V_GEN)$(MKDIR_P) man/man1 && \
+	for f in $(dist_man_MANS); do \
+		n=$${f#man/}; \
+		if test '$(srcdir)' = .; then t=../$$n; \
+		else t='$(abs_top_srcdir)'/$$f; fi; \
+		ln -sfn "$$t" "man/man1/$$n" || exit 1; \
+	done && touch $@
+clean-local: clean-man-tree
+clean-man-tree:
+	rm -rf man/man1
+
 if ENABLE_TESTS
 check_PROGRAMS += tests/unit/test_segment tests/unit/test_xipio tests/unit/test_image
 check_PROGRAMS += tests/unit/test_fsread tests/unit/test_cmd_common \

@@ -2,7 +2,7 @@
 #
 #   make deb   the .deb (and -dbgsym) from the `make dist` tarball, built in
 #              a scratch directory by packaging/build-deb.sh; lintian errors
-#              fail it.  Output in DEB_OUTDIR (default: the build directory).
+#              and warnings fail it.  Output in DEB_OUTDIR (default: the build directory).
 #   make rpm   binary RPMs from the same tarball with rpmbuild -tb, under
 #              RPM_TOPDIR (default: rpmbuild/ in the build directory).
 EXTRA_DIST += m4/.keep build-aux/.keep \
@@ -10,6 +10,7 @@ EXTRA_DIST += m4/.keep build-aux/.keep \
 	packaging/debian/changelog packaging/debian/control \
 	packaging/debian/copyright packaging/debian/rules \
 	packaging/debian/source/format packaging/debian/xiptool.docs \
+	packaging/debian/xiptool.lintian-overrides \
 	packaging/rpm/xiptool.spec
 
 DEB_OUTDIR = $(abs_top_builddir)

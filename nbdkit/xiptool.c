@@ -59,6 +59,7 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
@@ -70,6 +71,7 @@
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
 #define LOCK_TIMEOUT_MS 5000
 #define SB_OFFSET 1024
+#define WATCH_JOIN_SECONDS 5
 
 /* Parameters. */
 static char *image;		/* image=: a path or @NAME */
@@ -92,7 +94,8 @@ static size_t nclaims;
 /* Read-only file= export: the image's lease (see the top). */
 static int lease_fd = -1;	/* the segment's descriptor, leased */
 static volatile sig_atomic_t lease_broken;
-static int lease_pipe[2] = { -1, -1 };	/* the handler wakes the watcher */
+static volatile sig_atomic_t lease_stop;	/* the export ends */
+static int lease_pipe[2] = { -1, -1 };	/* wakes the watcher */
 static pthread_t lease_thread;
 static bool lease_watching;
 static pthread_rwlock_t serve_lock;	/* reads: shared; the end: exclusive */
@@ -271,7 +274,8 @@ static void on_lease_break(int sig, siginfo_t *si, void *uc)
 
 	if (lease_fd >= 0 && si->si_fd == lease_fd) {
 		lease_broken = 1;
-		(void)!write(lease_pipe[1], "", 1);
+		if (lease_pipe[1] >= 0)
+			(void)!write(lease_pipe[1], "", 1);
 	}
 	errno = saved;
 }
@@ -286,8 +290,6 @@ static int lease_take(void)
 	struct sigaction sa;
 	pthread_rwlockattr_t attr;
 
-	if (pipe2(lease_pipe, O_CLOEXEC) < 0)
-		return xip_error(-errno, "pipe: %s", strerror(errno));
 	pthread_rwlockattr_init(&attr);
 	pthread_rwlockattr_setkind_np(&attr,
 			PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
@@ -338,13 +340,14 @@ static void *lease_watch(void *arg)
 	/* broken before (nbdkit forked since: the signal went elsewhere) */
 	if (fcntl(lease_fd, F_GETLEASE) != F_RDLCK)
 		lease_broken = 1;
-	while (!lease_broken) {
+	while (!lease_broken && !lease_stop) {
 		ssize_t n = read(lease_pipe[0], &c, 1);
 
 		if (n == 0 || (n < 0 && errno != EINTR))
-			return NULL;	/* the end of the export */
+			return NULL;
 	}
-	lease_revoke();
+	if (lease_broken && !lease_stop)
+		lease_revoke();
 	return NULL;
 }
 
@@ -369,17 +372,46 @@ static void lease_leave(void)
 		pthread_rwlock_unlock(&serve_lock);
 }
 
+/*
+ * The watcher is told to stop, not left to see the pipe's end: a process
+ * nbdkit forked (the parent that runs --run's command) may hold a copy of
+ * any descriptor.  It ends at once; a watcher that does not is left
+ * behind with its lock rather than waited for.
+ */
+static int lease_watch_stop(void)
+{
+	struct timespec deadline;
+	int err;
+
+	lease_stop = 1;
+	(void)!write(lease_pipe[1], "", 1);
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += WATCH_JOIN_SECONDS;
+	err = pthread_timedjoin_np(lease_thread, NULL, &deadline);
+	lease_watching = false;
+	if (!err)
+		return 0;
+	nbdkit_error("%s: the lease watcher did not end within %d s: %s",
+		     image, WATCH_JOIN_SECONDS, strerror(err));
+	pthread_detach(lease_thread);
+	return -1;
+}
+
 static void lease_end(void)
 {
-	if (lease_watching) {
-		close(lease_pipe[1]);
-		lease_pipe[1] = -1;
-		pthread_join(lease_thread, NULL);
-		lease_watching = false;
-	}
+	bool joined = true;
+
+	if (lease_watching)
+		joined = lease_watch_stop() == 0;
 	if (lease_fd >= 0) {
 		fcntl(lease_fd, F_SETLEASE, F_UNLCK);
-		pthread_rwlock_destroy(&serve_lock);
+		if (joined)
+			pthread_rwlock_destroy(&serve_lock);
+	}
+	if (!joined) {
+		/* still the watcher's: left open */
+		lease_fd = -1;
+		return;
 	}
 	lease_fd = -1;
 	for (int i = 0; i < 2; i++) {
@@ -525,13 +557,20 @@ static int plugin_get_ready(void)
 	return 0;
 }
 
-/* The watcher of the lease: a thread, so after nbdkit's fork. */
+/*
+ * The watcher of the lease: a thread, so after nbdkit's forks, and its
+ * pipe too, so that no other process holds it.
+ */
 static int plugin_after_fork(void)
 {
 	int err;
 
 	if (lease_fd < 0)
 		return 0;
+	if (pipe2(lease_pipe, O_CLOEXEC) < 0) {
+		nbdkit_error("%s: pipe: %s", image, strerror(errno));
+		return -1;
+	}
 	err = pthread_create(&lease_thread, NULL, lease_watch, NULL);
 	if (err) {
 		nbdkit_error("%s: cannot start the lease watcher: %s", image,

@@ -10,7 +10,8 @@
 # packaging/debian is put in place there as debian/, and
 # `dpkg-buildpackage -us -uc -b` builds it.  The .deb, .buildinfo and
 # .changes files land in OUTDIR (default: the current directory); with
-# lintian installed, the .deb is checked and any error fails the build.
+# lintian installed, the .deb is checked and any error or warning fails
+# the build.
 # -k keeps the scratch directory.
 set -eu
 
@@ -88,10 +89,10 @@ cd "$work"
 set -- *.deb
 [ -f "$1" ] || { echo "build-deb: no .deb was built" >&2; exit 3; }
 if command -v lintian >/dev/null 2>&1 && [ "${XIP_NO_LINTIAN:-}" != 1 ]; then
-	lintian --fail-on error --suppress-tags-from-file /dev/null *.changes \
+	lintian --fail-on error,warning --suppress-tags-from-file /dev/null *.changes \
 		>"$work/lintian.log" 2>&1 || {
 		cat "$work/lintian.log" >&2
-		echo "build-deb: lintian reports errors" >&2
+		echo "build-deb: lintian reports errors or warnings" >&2
 		exit 3
 	}
 	grep -v "running with root privileges" "$work/lintian.log" >&2 || true

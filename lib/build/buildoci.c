@@ -764,7 +764,9 @@ int xip_btree_scan_oci(struct btree *t, const struct xip_build_opts *o,
 	if (!ret)
 		ret = xip_btree_make_lpf(t, o);
 out:
-	json_object_put(man);
+	/* not loaded when libjson-c could not be: no json_object_put then */
+	if (man)
+		json_object_put(man);
 	if (dirfd >= 0)
 		close(dirfd);
 	free(layout);

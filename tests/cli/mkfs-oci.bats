@@ -545,4 +545,25 @@ read_bytes() {
 	[ "$(names "$T/img" /d)" = e ]
 	debugfs -R "dump /c $T/c.out" "$T/img"
 	cmp "$T/c" "$T/c.out"
+@test "mkfs --oci: libjson-c or libcrypto that cannot be loaded is a one-line error, exit 3, no image" {
+	local name lib
+	require_cmd umoci
+	require_root
+	cd "$T"
+	umoci init --layout L
+	umoci new --image L:t1
+	cd - >/dev/null
+	for name in json-c crypto; do
+		lib=$(lazy_lib "$name")
+		[ -n "$lib" ]
+		run unshare -m sh -c 'mount --bind /dev/null "$1" && exec "$2" mkfs --oci "$3" "$4"' \
+			sh "$lib" "$XIPTOOL" "$T/L:t1" "$T/img"
+		echo "$name: $output"
+		[ "$status" -eq 3 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[[ "$output" == "xiptool mkfs: "*"cannot load lib$name.so."*"file too short" ]]
+		[ ! -e "$T/img" ]
+	done
+	xiptool mkfs --oci "$T/L:t1" "$T/img"
+	e2fsck -fn "$T/img"
 }

@@ -230,7 +230,7 @@ EOF
 	echo "$output"
 	[ "$status" -eq 3 ]
 	[ "${#lines[@]}" -eq 1 ]
-	[[ "$output" == *"cannot load $soname"* ]]
+	[[ "$output" == *"cannot load ${lib##*/}: "* ]]
 	[ ! -e "$T/t.img" ]
 	"$XIPTOOL" mkfs --tar "$T/a.tar" "$T/t.img"
 	e2fsck -fn "$T/t.img"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bats
 # The README's examples, run in order as a new user would follow them: its
-# shell blocks (```sh, and the prompted lines of ```console) in a scratch
-# directory, with the build's xiptool on PATH.  A block marked
-# <!-- readme-test: skip REASON --> is left out, and said so
+# shell blocks (```sh, and the prompted lines of ```console) pasted into
+# one fresh shell (HOME, a system PATH and TERM only) in the clone right
+# after the quick start, nothing installed: the README's own first lines
+# must put the build's xiptool, manual pages and plugin in reach.  A block
+# marked <!-- readme-test: skip REASON --> is left out, and said so
 # (tests/lib/readme-blocks.py).
 
 load ../lib/common
@@ -13,8 +15,9 @@ BLOCKS="$TOP_SRCDIR/tests/lib/readme-blocks.py"
 
 setup() {
 	common_setup
-	W=$T/work
-	mkdir -p "$W" "$T/run"
+	# the tour makes its own directory in the home directory
+	W=$T/home/xiptool-tour
+	mkdir -p "$T/home" "$T/run"
 	export XIPTOOL_RUNDIR=$T/run
 }
 
@@ -31,33 +34,44 @@ teardown() {
 	common_teardown
 }
 
-# readme_run FILE: run the examples of FILE in $W ($output, $status).
+# readme_run FILE DIR: run the examples of FILE in a fresh shell started
+# in DIR ($output, $status).  Its environment is a new login's: HOME,
+# PATH and TERM, and XIPTOOL_RUNDIR, so that the run's segments are its
+# own registry's, not the machine's (xiptool's default, /run/xiptool,
+# holds other users' and other tests').
 readme_run() {
 	"$PY" "$BLOCKS" "$1" > "$T/readme.sh"
-	cd "$W"
+	cd "$2"
 	# fd 3 closed: a server an example leaves in the background must not
 	# hold the TAP stream open
-	run timeout 600 env PATH="${TOP_BUILDDIR:-$TOP_SRCDIR}:$PATH" \
-		bash "$T/readme.sh" 3>&-
+	run timeout 600 env -i HOME="$T/home" \
+		PATH=/usr/sbin:/usr/bin:/sbin:/bin TERM="${TERM:-dumb}" \
+		XIPTOOL_RUNDIR="$XIPTOOL_RUNDIR" bash "$T/readme.sh" 3>&-
 	cd "$T"
 }
 
-@test "readme: every example of README.md runs, in order, in a scratch directory" {
+@test "readme: every example of README.md runs, in order, in a fresh shell in the build tree" {
+	local top=${TOP_BUILDDIR:-$TOP_SRCDIR}
 	require_loop
-	require_cmd nbdkit gzip e2fsck
+	require_cmd nbdkit gzip e2fsck man
 	[ -x /bin/busybox ] || skip "busybox-static is not installed"
 	if ldd /bin/busybox >/dev/null 2>&1; then
 		skip "/bin/busybox is dynamic (busybox-static is not installed)"
 	fi
-	# the plugin of this build, for the examples that serve over NBD
-	if [ -e "${TOP_BUILDDIR:-$PWD}/nbdkit-xiptool-plugin.so" ]; then
-		export plugin=${TOP_BUILDDIR:-$PWD}/nbdkit-xiptool-plugin.so
-	fi
-	readme_run "$TOP_SRCDIR/README.md"
+	[ -e "$top/nbdkit-xiptool-plugin.so" ] ||
+		skip "the nbdkit plugin was not built (nbdkit-plugin-dev missing at configure time)"
+	# the quick start builds in the clone, which is then the build tree;
+	# an out-of-tree build's directory holds the same: xiptool, the
+	# plugin, man/man1
+	ls -a "$top" > "$T/top-before"
+	readme_run "$TOP_SRCDIR/README.md" "$top"
 	echo "$output"
 	grep '^skip ' <<<"$output" | sed 's/^/# /' >&3
 	[ "$status" -eq 0 ]
 	[ "${lines[-1]}" = done ]
+	# man found the build tree's pages, the tour ran outside the tree
+	grep -qx '  *xiptool-mkfs - build an ext2 XIP image.*' <<<"$output"
+	ls -a "$top" | diff "$T/top-before" -
 	# the tour and the sections after it ran; the quick start did not
 	[ "$(grep -c '^run README.md:' <<<"$output")" -ge 11 ]
 	grep -q "^skip README.md:[0-9]*: .*CI's own" <<<"$output"
@@ -102,7 +116,8 @@ readme_run() {
 	echo not reached
 	```
 	EOF
-	readme_run "$T/R.md"
+	mkdir -p "$W"
+	readme_run "$T/R.md" "$W"
 	echo "$output"
 	[ "$status" -eq 1 ]
 	[ "${lines[0]}" = "run R.md:3" ]

@@ -21,9 +21,9 @@ as is a fence that is never closed.
 The script stops at the first command that fails (errexit, pipefail, an
 ERR trap) with `README.md:LINE: failed (status N): COMMAND` on stderr,
 LINE being the README's line of that command.
-Each block starts in the directory it was started in, as a reader
-following the README would be back in their working directory; variables
-carry over from block to block.
+The blocks run one after the other in one shell, as a reader pastes them
+into one terminal: a directory changed to and the variables set carry
+over from block to block.
 """
 
 import re
@@ -106,13 +106,11 @@ def main():
     emit('set -eE -o pipefail')
     emit('trap \'readme_st=$?; echo "%s:${readme_map[$LINENO]:-?}: failed'
          ' (status $readme_st): $BASH_COMMAND" >&2; exit 1\' ERR' % short)
-    emit('readme_top=$PWD')
     for start, info, body, skip in blocks(lines, name):
         if skip:
             emit('echo %s' % shlex.quote(f'skip {short}:{start}: {skip}'))
             continue
         emit(f'echo "run {short}:{start}"')
-        emit('cd "$readme_top"')
         if info == 'sh':
             cmds = [(body[0][0], '\n'.join(t for _, t in body))] if body \
                 else []
