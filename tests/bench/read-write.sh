@@ -53,7 +53,7 @@ mv "$B/tree/big" "$B/src"
 for ((i = 0; i < BENCH_REPEAT; i++)); do
 	cp "$B/img.orig" "$B/img"
 	t0=$(bench_now)
-	"$XIPTOOL" write --create -i "$B/src" "$B/img" /new
+	"$XIPTOOL" write --create --input "$B/src" "$B/img" /new
 	t1=$(bench_now)
 	rm -f "$B/copy"
 	t2=$(bench_now)

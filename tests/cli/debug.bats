@@ -88,7 +88,7 @@ setup() {
 @test "debug: engine traces each block a write allocates, as debugfs then finds them" {
 	require_cmd debugfs
 	head -c $((5 * 4096 + 10)) /dev/urandom > "$T/in"
-	run --separate-stderr env XIPTOOL_DEBUG=engine "$XIPTOOL" write --create -i "$T/in" "$T/img" /new
+	run --separate-stderr env XIPTOOL_DEBUG=engine "$XIPTOOL" write --create --input "$T/in" "$T/img" /new
 	[ "$status" -eq 0 ]
 	[[ "$stderr" == *": engine: inode "*": write of 20490 bytes at 0 (size 0) from $T/in"* ]]
 	[[ "$stderr" == *": write committed"* ]]

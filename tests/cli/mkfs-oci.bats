@@ -545,6 +545,8 @@ read_bytes() {
 	[ "$(names "$T/img" /d)" = e ]
 	debugfs -R "dump /c $T/c.out" "$T/img"
 	cmp "$T/c" "$T/c.out"
+}
+
 @test "mkfs --oci: libjson-c or libcrypto that cannot be loaded is a one-line error, exit 3, no image" {
 	local name lib
 	require_cmd umoci

@@ -246,7 +246,7 @@ two" ]
 	head -c $((1040 * BS + 777)) /dev/urandom > "$T/in"
 	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
 		strace -f -qq -e trace=copy_file_range,pwrite64 -o "$T/trace" \
-		"$XIPTOOL" write --create -i "$T/in" "$T/img" /file
+		"$XIPTOOL" write --create --input "$T/in" "$T/img" /file
 	# the data: a few large copies, not one call per block
 	n=$(grep -c 'copy_file_range(' "$T/trace")
 	[ "$n" -ge 1 ]
