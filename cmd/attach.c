@@ -37,7 +37,8 @@ static int attach_check_args(const struct xip_attach_opts *o)
 	const char *t = xip_seg_type_name(o->type);
 
 	if (o->name && xip_registry_name_check(o->name))
-		return cmd_usage_error("--name %.70s: %s", o->name,
+		return cmd_usage_error("--name%s%.70s: %s",
+				       *o->name ? " " : "", o->name,
 				       xip_errmsg());
 	if (!nodata && !o->image)
 		return cmd_usage_error("missing IMAGE (only types sn and en take none)");

@@ -200,7 +200,8 @@ bats_require_minimum_version 1.5.0
 		"$(printf 'a%.0s' $(seq 65))"; do
 		run xiptool attach -n "$bad" "$T/img"
 		[ "$status" -eq 2 ] || { echo "accepted '$bad'"; false; }
-		[[ "${lines[0]}" == "xiptool attach: --name: "* ]]
+		# the name given, then its one reason
+		[[ "${lines[0]}" == "xiptool attach: --name${bad:+ }${bad:0:70}: "*"segment name"* ]]
 	done
 	long=$(printf 'b%.0s' $(seq 63))
 	run xiptool attach -n "${long}$U" "$T/img"

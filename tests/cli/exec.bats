@@ -309,7 +309,7 @@ x' -e --argv0"; do
 				XIPTOOL_EXEC="1:auto:$IMG:/probe-$k" \
 				"$PROBES/probe-$k" args "$@")
 			got=$(xiptool exec --clear-env -e A=1 -e EMPTY= \
-				-e B='x y' -a "$PROBES/probe-$k" \
+				-e B='x y' --argv0 "$PROBES/probe-$k" \
 				"$IMG" "/probe-$k" args "$@")
 			[ "$got" = "$native" ] ||
 				{ diff <(echo "$native") <(echo "$got") | head; false; }
