@@ -27,7 +27,7 @@ man_synopsis() {
 	exec_man | sed -n '/^SYNOPSIS/{n;p;}' | tr -s ' ' | sed 's/^ //'
 }
 
-# man_heads: the item heads of OPTIONS ("-a, --argv0=NAME"), in order
+# man_heads: the item heads of OPTIONS ("-e, --env=NAME=VALUE"), in order
 man_heads() {
 	exec_man | sed -n '/^OPTIONS/,/^EXIT STATUS/p' |
 		sed -n 's/^       \(-.*\)$/\1/p'
@@ -110,14 +110,14 @@ man_usage() {
 	xiptool mkfs -q -d "$T/tree" "$T/img"
 	# short bundles, attached and separate arguments, --name=value
 	# (and exec's marker of what it runs, last)
-	run -0 xiptool exec -ie X=1 --env=Y=2 -aenv "$T/img" /bin/env
+	run -0 xiptool exec -ie X=1 -eY=2 --argv0=env "$T/img" /bin/env
 	[ "$output" = "$(printf 'X=1\nY=2\nXIPTOOL_EXEC=1:auto:%s:/bin/env' "$T/img")" ]
 	run -0 xiptool exec --clear-env --env Z=3 --argv0 env -- "$T/img" /bin/env
 	[ "$output" = "$(printf 'Z=3\nXIPTOOL_EXEC=1:auto:%s:/bin/env' "$T/img")" ]
 	# options end at IMAGE: the rest belongs to the program
 	run -0 xiptool exec -i "$T/img" /bin/env -i A=1
 	[ "$output" = "A=1" ]
-	for args in "--bogus" "--bogus=1" "-iz" "---x" "-x" "--arg" "--arg=x" "--he" "--clear" "--=x"; do
+	for args in "--bogus" "--bogus=1" "-iz" "---x" "-x" "-a" "--arg" "--arg=x" "--he" "--clear" "--=x"; do
 		run -2 --separate-stderr xiptool exec $args "$T/img" /bin/env
 		[ "$stderr" = "xiptool exec: $args: unknown option
 Try 'xiptool exec --help' for more information." ] || { echo "$args: $stderr"; false; }
@@ -133,7 +133,7 @@ Try 'xiptool exec --help' for more information." ] || { echo "$args: $stderr"; f
 		[ "$stderr" = "xiptool exec: $args: option does not take an argument
 Try 'xiptool exec --help' for more information." ]
 	done
-	for args in "-a" "-ia" "--env" "--interp-from"; do
+	for args in "-e" "-ie" "--env" "--argv0" "--interp-from"; do
 		run -2 --separate-stderr xiptool exec $args
 		[ "$stderr" = "xiptool exec: $args: missing argument
 Try 'xiptool exec --help' for more information." ]
@@ -152,7 +152,7 @@ Try 'xiptool exec --help' for more information." ]
 	[[ "${lines[0]}" == "Usage: xiptool exec [OPTION...] IMAGE PATH [ARG...]" ]]
 	[ -z "$stderr" ]
 	run -0 xiptool exec --usage
-	[[ "${lines[0]}" == "Usage: xiptool exec [-ih] [-a|--argv0=NAME] [-e|--env=NAME=VALUE]" ]]
+	[[ "${lines[0]}" == "Usage: xiptool exec [-ih] [--argv0=NAME] [-e|--env=NAME=VALUE]" ]]
 	require_cmd groff
 	# the options of the manual page, from the front end and xiptool-main
 	want=$(man_usage)
