@@ -208,7 +208,7 @@ EOT
 	[ -e "$upath" ]
 }
 
-@test "a user's record naming a root file in /dev/shm as theirs: the identity check refuses it, the file stays" {
+@test "a user's record naming a root file in /dev/shm: the identity and owner checks refuse it, the file stays" {
 	user_attach
 	victim=/dev/shm/xiptool-victim-$U
 	printf 'root\n' > "$victim"
@@ -219,6 +219,17 @@ EOT
 	run xiptool detach "65534:v$SEG"
 	[ "$status" -eq 3 ]
 	[ "$output" = "xiptool detach: v$SEG: $victim is not the segment that was attached (device/inode changed): entry removed, the file left alone" ]
+	[ "$(cat "$victim")" = root ]
+	# the record says root's: a file of root's is not the user's segment
+	forge_record "w$SEG" "$victim" 0
+	run xiptool list --all --noheadings -r -o NAME
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "xiptool list: warning: $UREG/w$SEG: records $victim, not a segment file of uid 65534: refusing" ]
+	[ "${lines[1]}" = "$SEG" ]
+	[ "${#lines[@]}" -eq 2 ]
+	run xiptool detach "65534:w$SEG"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool detach: $UREG/w$SEG: records $victim, not a segment file of uid 65534: refusing" ]
 	[ "$(cat "$victim")" = root ]
 	rm -f "$victim"
 }
