@@ -227,8 +227,9 @@ int xip_registry_lock(void)
 				 strerror(errno));
 	if (other_on && !lock_theirs(fd)) {
 		close(fd);
-		return xip_error(-EPERM, "%s/%s: not a file of uid %u: refusing",
-				 dir, LOCK_NAME, (unsigned int)other_uid);
+		return xip_error(-EPERM,
+				 "%s/%s: not a file of uid %u: refusing", dir,
+				 LOCK_NAME, (unsigned int)other_uid);
 	}
 	while (flock(fd, LOCK_EX) < 0) {
 		if (errno == EINTR)
@@ -566,7 +567,7 @@ static enum xip_entry_state entry_judge(const struct xip_seg_entry *e,
 	return state;
 }
 
-/* ---- another user's records ------------------------------------------------ */
+/* ---- another user's records ------------------------------------------ */
 
 /*
  * May a directory @st, entered from @parent, lie on the path to a segment
@@ -1148,8 +1149,9 @@ static int list_other(struct list_acc *a)
 		return xip_error(-errno, "%s: %s", dir, strerror(errno));
 	}
 	while ((de = readdir(d))) {
+		/* lock, temporary files, foreign names */
 		if (de->d_name[0] == '.' || xip_registry_name_check(de->d_name))
-			continue;	/* lock, temporary files, foreign names */
+			continue;
 		if (xip_grow((void **)&a->v, &a->cap, a->cnt + 1,
 			     sizeof(*a->v))) {
 			ret = xip_error(-ENOMEM, "out of memory");
@@ -1232,8 +1234,9 @@ int xip_registry_list_all(struct xip_seg_entry **entries, size_t *n,
 	if (ret)
 		return ret;
 	a.cap = a.cnt;
+	/* ours, whatever the records say */
 	for (size_t i = 0; i < a.cnt; i++)
-		a.v[i].owner = registry_euid();	/* ours, whatever it says */
+		a.v[i].owner = registry_euid();
 	/* a user sees their own registry: the others are not theirs */
 	if (registry_euid() == 0)
 		ret = list_users(&a);
