@@ -191,14 +191,21 @@ EOT
 	chown 65534 "$T/users/65534/d"
 	ln -s "$(dirname "$upath")" "$T/users/65534/d/shm"
 	forge_record "c$SEG" "$T/users/65534/d/shm/$(basename "$upath")" 65534
+	# ... through a symlink of theirs in /dev/shm (to /dev/shm itself)
+	asuser ln -s /dev/shm "/dev/shm/xiptool-link-$U"
+	forge_record "d$SEG" "/dev/shm/xiptool-link-$U/$(basename "$upath")" 65534
+	# a file of theirs in a directory everyone may write to, not sticky
+	mkdir -m 777 "$T/open"
+	asuser touch "$T/open/f"
+	forge_record "e$SEG" "$T/open/f" 65534
 	run xiptool list --all --noheadings -r -o OWNER,NAME
 	[ "$status" -eq 0 ]
 	printf '%s\n' "${lines[@]}" | grepq "^65534 $SEG\$"
-	for x in a b c; do
+	for x in a b c d e; do
 		printf '%s\n' "${lines[@]}" | grepq "^xiptool list: warning: $UREG/$x$SEG: records .*, not a segment file of uid 65534: refusing$"
 	done
-	[ "${#lines[@]}" -eq 4 ]
-	for x in a b c; do
+	[ "${#lines[@]}" -eq 6 ]
+	for x in a b c d e; do
 		run xiptool detach "65534:$x$SEG"
 		[ "$status" -eq 3 ]
 		[[ "$output" == "xiptool detach: $UREG/$x$SEG: records "*", not a segment file of uid 65534: refusing" ]]
@@ -206,6 +213,7 @@ EOT
 	done
 	[ "$(cat "$T/rootfile")" = root ]
 	[ -e "$upath" ]
+	[ -e "$T/open/f" ]
 }
 
 @test "a user's record naming a root file in /dev/shm: the identity and owner checks refuse it, the file stays" {
