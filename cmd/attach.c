@@ -188,7 +188,7 @@ out:
 /* ---- detach -------------------------------------------------------------- */
 
 static const char detach_usage[] =
-	"[--save IMAGE] [--force] NAME|/dev/loopN... | --all";
+	"[--save IMAGE] [--force] NAME|UID:NAME|USER:NAME|/dev/loopN... | --all";
 
 static int detach_all(const char *save, int flags)
 {
@@ -296,6 +296,8 @@ static const struct column columns[] = {
 };
 #define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
 #define DEFAULT_COLUMNS "NAME,TYPE,SIZE,LOOP,IMAGE,LABEL,UUID,VERIFIED"
+/* list --all: whose each segment is */
+#define ALL_COLUMNS "OWNER," DEFAULT_COLUMNS
 
 static int column_find(const char *name, size_t len)
 {
@@ -307,15 +309,16 @@ static int column_find(const char *name, size_t len)
 }
 
 /* "A,B" or "+C,D" (appended to the default); indices into @cols. */
-static int columns_parse(const char *spec, int *cols, size_t *ncols)
+static int columns_parse(const char *spec, const char *def, int *cols,
+			 size_t *ncols)
 {
 	char list[512];
 	const char *p;
 
 	if (spec && *spec == '+')
-		snprintf(list, sizeof(list), "%s,%s", DEFAULT_COLUMNS, spec + 1);
+		snprintf(list, sizeof(list), "%s,%s", def, spec + 1);
 	else
-		snprintf(list, sizeof(list), "%s", spec ? spec : DEFAULT_COLUMNS);
+		snprintf(list, sizeof(list), "%s", spec ? spec : def);
 	*ncols = 0;
 	for (p = list; *p;) {
 		size_t len = strcspn(p, ",");
@@ -418,6 +421,15 @@ static int list_line(struct libscols_table *tb, const struct xip_seg_entry *e,
 
 static bool entry_named(const struct xip_seg_entry *e, const char *name)
 {
+	const char *colon = strchr(name, ':');
+	char *end;
+
+	/* UID:NAME (list --all) */
+	if (colon && isdigit((unsigned char)name[0])) {
+		if (strtoul(name, &end, 10) != e->owner || end != colon)
+			return false;
+		name = colon + 1;
+	}
 	if (name[0] == '@')
 		name++;
 	return !strcmp(name, e->name) || (e->loop[0] && !strcmp(name, e->loop));
@@ -472,17 +484,27 @@ static int list_print(struct xip_seg_entry *all, size_t n, const char **names,
 }
 
 static const char list_usage[] =
-	"[--json] [-o COLUMNS] [--noheadings] [--raw] [NAME...]";
+	"[--all] [--json] [-o COLUMNS] [--noheadings] [--raw] [NAME|UID:NAME...]";
+
+/* list --all: a registry root may not trust, left out */
+static void list_warn(void *arg, const char *msg)
+{
+	(void)arg;
+	msg_warn("%s", msg);
+}
 
 int cmd_list(int argc, const char **argv)
 {
-	int json = 0, noheadings = 0, raw = 0, rc = EXIT_OK, ret,
+	int json = 0, noheadings = 0, raw = 0, every = 0, rc = EXIT_OK, ret,
 	    cols[N_COLUMNS * 2];
 	struct xip_seg_entry *all = NULL;
 	char *output = NULL;
 	struct cmd_args args;
 	size_t ncols, n;
 	const struct poptOption options[] = {
+		{ "all", '\0', POPT_ARG_NONE, &every, 0,
+		  "every user's segments (root; a user's own otherwise), with their OWNER",
+		  NULL },
 		CMD_OPT_JSON(&json, "the list"),
 		{ "output", 'o', POPT_ARG_STRING, &output, 0,
 		  "columns to print (+COLUMNS adds to the default)",
@@ -495,13 +517,17 @@ int cmd_list(int argc, const char **argv)
 	};
 
 	cmd_parse(argc, argv, options, list_usage, 0, -1, &args);
-	rc = columns_parse(output, cols, &ncols);
+	rc = columns_parse(output, every ? ALL_COLUMNS : DEFAULT_COLUMNS,
+			   cols, &ncols);
 	if (rc)
 		goto out;
-	ret = xip_registry_list(&all, &n);
-	/* what a writable segment holds may have changed since attach */
+	ret = every ? xip_registry_list_all(&all, &n, list_warn, NULL) :
+		      xip_registry_list(&all, &n);
+	/* what a writable segment holds may have changed since attach (our
+	 * own: another user's registry is theirs to write) */
 	for (size_t i = 0; !ret && i < n; i++)
-		if (xip_seg_type_writable(all[i].type) &&
+		if ((!every || all[i].owner == geteuid()) &&
+		    xip_seg_type_writable(all[i].type) &&
 		    xip_seg_refresh(&all[i]))
 			xip_error_clear();	/* keep what was recorded */
 	if (!ret)

@@ -11,9 +11,11 @@ if ENABLE_TESTS
 check_PROGRAMS += tests/unit/test_registry tests/unit/test_loop
 TESTS += tests/unit/test_registry tests/unit/test_loop
 TESTS += tests/cli/attach.bats tests/cli/detach.bats tests/cli/list.bats \
+	tests/cli/owners.bats \
 	tests/cli/save.bats tests/cli/attach-hostile.bats \
 	tests/cli/concurrency.bats tests/cli/stress.bats
 EXTRA_DIST += tests/cli/attach.bats tests/cli/detach.bats \
-	tests/cli/list.bats tests/cli/save.bats tests/cli/attach-hostile.bats \
+	tests/cli/list.bats tests/cli/owners.bats tests/cli/save.bats \
+	tests/cli/attach-hostile.bats \
 	tests/cli/concurrency.bats tests/cli/stress.bats tests/lib/attach.bash
 endif

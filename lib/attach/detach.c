@@ -5,9 +5,11 @@
  * the registry lock and the segment's exclusive lock until the file is
  * gone; it may save the segment first (save.c).
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,7 +146,9 @@ static void shm_release(const char *path)
 		rmdir(dir);
 }
 
-int xip_detach(const char *what, const char *save, int flags)
+/* @other: a segment of another user's registry (entered) */
+static int detach_one(const char *what, const char *save, int flags,
+		      bool other)
 {
 	struct xip_seg_entry *e;
 	enum xip_entry_state state;
@@ -155,7 +159,7 @@ int xip_detach(const char *what, const char *save, int flags)
 	ret = detach_find(what, e, &state);
 	if (!ret && state == XIP_ENTRY_LIVE) {
 		ret = detach_entry(e, save, flags);
-		if (!ret)
+		if (!ret && !other)
 			shm_release(e->path);
 	}
 	else if (!ret && state == XIP_ENTRY_ATTACHING)
@@ -165,5 +169,70 @@ int xip_detach(const char *what, const char *save, int flags)
 		ret = detach_stale(e, state);
 	xip_registry_unlock();
 	free(e);
+	return ret;
+}
+
+/*
+ * "UID:NAME" or "USER:NAME" (NAME may be "@NAME"): 1 with the owner in
+ * @uid and the name in *@name, 0 when @what names no owner (a name, a
+ * loop device), < 0 for an unknown user.
+ */
+static int owner_parse(const char *what, uid_t *uid, const char **name)
+{
+	const char *colon = strchr(what, ':');
+	char user[256];
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	unsigned long v;
+	char *end;
+	size_t n;
+
+	if (what[0] == '/' || what[0] == '@' || !colon || colon == what)
+		return 0;
+	n = (size_t)(colon - what);
+	*name = colon[1] == '@' ? colon + 2 : colon + 1;
+	if (isdigit((unsigned char)what[0])) {
+		errno = 0;
+		v = strtoul(what, &end, 10);
+		if (end != colon || errno || v >= (uid_t)-1)
+			return xip_error(-ENOENT, "%.*s: no such user",
+					 (int)n, what);
+		*uid = (uid_t)v;
+		return 1;
+	}
+	if (n < sizeof(user)) {
+		memcpy(user, what, n);
+		user[n] = '\0';
+		if (getpwnam_r(user, &pw, buf, sizeof(buf), &res))
+			res = NULL;
+	}
+	if (!res)
+		return xip_error(-ENOENT, "%.*s: no such user", (int)n, what);
+	*uid = res->pw_uid;
+	return 1;
+}
+
+int xip_detach(const char *what, const char *save, int flags)
+{
+	const char *name = what;
+	uid_t uid = 0;
+	int ret = owner_parse(what, &uid, &name);
+
+	if (ret <= 0 || uid == geteuid())
+		return ret < 0 ? ret : detach_one(name, save, flags, false);
+	/* another user's: root's to release, as it may a loop device */
+	if (geteuid() != 0)
+		return xip_error(-EPERM,
+				 "%s: permission denied: only root detaches another user's segment",
+				 what);
+	if (save)
+		return xip_error(-EINVAL,
+				 "%s: --save of another user's segment: save it as that user",
+				 what);
+	ret = xip_registry_enter(uid);
+	if (ret)
+		return ret;
+	ret = detach_one(name, NULL, flags, true);
+	xip_registry_leave();
 	return ret;
 }

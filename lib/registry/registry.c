@@ -41,12 +41,32 @@
 
 /* ---- the run directory ----------------------------------------------- */
 
+/*
+ * Another user's registry, entered by root (xip_registry_enter()): every
+ * run directory, record and lock of this thread is then that user's, in
+ * USERS/UID/xiptool, checked to be theirs; its records are trusted only
+ * as far as foreign_record_check() says.
+ */
+static XIP_TLS bool other_on;
+static XIP_TLS uid_t other_uid;
+
+static const char *users_rundir(void)
+{
+	const char *env = getenv("XIPTOOL_USERS_RUNDIR");
+
+	return env && *env ? env : "/run/user";
+}
+
 static int rundir_path(char *buf, size_t len, uid_t euid)
 {
 	const char *env = getenv("XIPTOOL_RUNDIR");
 	int n;
 
-	if (env && *env)
+	if (other_on) {
+		n = snprintf(buf, len, "%s/%u/xiptool", users_rundir(),
+			     (unsigned int)other_uid);
+		n = n < 0 || (size_t)n >= len;
+	} else if (env && *env)
 		n = xip_str_join(buf, len, env, NULL);
 	else if (euid == 0)
 		n = xip_str_join(buf, len, "/run/xiptool", NULL);
@@ -84,6 +104,8 @@ static int rundir_refuse(const char *dir, const struct stat *st, uid_t euid)
  */
 static uid_t registry_euid(void)
 {
+	if (other_on)
+		return other_uid;
 #ifdef XIP_LIBC_ONLY
 	return (uid_t)getauxval(AT_EUID);
 #else
@@ -134,7 +156,8 @@ static int rundir_open_as(char *buf, size_t len, bool path_only)
 	if (ret)
 		return ret;
 	fd = rundir_openat(buf, path_only);
-	if (fd < 0 && errno == ENOENT) {
+	/* another user's is theirs to create */
+	if (fd < 0 && errno == ENOENT && !other_on) {
 		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
 			return xip_error(-errno,
 					 "%s: cannot create run directory: %s",
@@ -174,6 +197,15 @@ int xip_registry_dir(char *buf, size_t len)
 static XIP_TLS int lock_fd = -1;
 static XIP_TLS unsigned int lock_depth;
 
+/* Another user's lock: a regular file of theirs (not a link to ours). */
+static bool lock_theirs(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	       st.st_uid == other_uid;
+}
+
 int xip_registry_lock(void)
 {
 	char dir[XIP_PATH_MAX];
@@ -186,12 +218,19 @@ int xip_registry_lock(void)
 	dfd = rundir_open(dir, sizeof(dir));
 	if (dfd < 0)
 		return dfd;
-	fd = openat(dfd, LOCK_NAME, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY |
-		    O_NONBLOCK | O_CLOEXEC, 0600);
+	/* another user's lock is theirs: never created by root */
+	fd = openat(dfd, LOCK_NAME, O_RDWR | (other_on ? 0 : O_CREAT) |
+		    O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0600);
 	close(dfd);
 	if (fd < 0)
 		return xip_error(-errno, "%s/%s: %s", dir, LOCK_NAME,
 				 strerror(errno));
+	if (other_on && !lock_theirs(fd)) {
+		close(fd);
+		return xip_error(-EPERM,
+				 "%s/%s: not a file of uid %u: refusing", dir,
+				 LOCK_NAME, (unsigned int)other_uid);
+	}
 	while (flock(fd, LOCK_EX) < 0) {
 		if (errno == EINTR)
 			continue;
@@ -528,6 +567,112 @@ static enum xip_entry_state entry_judge(const struct xip_seg_entry *e,
 	return state;
 }
 
+/* ---- another user's records ------------------------------------------ */
+
+/*
+ * May a directory @st, entered from @parent, lie on the path to a segment
+ * of uid @uid that root acts on?  Nobody but root may rename what leads
+ * to it: every directory above the segment's is root's, and where others
+ * may write to one, only its sticky bit keeps them from renaming a root
+ * entry.  The segment's own directory is the user's (in a directory
+ * only root writes to) or root's and sticky, written by everyone, as
+ * /dev/shm: a segment directory of theirs, as attach picks one.
+ */
+static bool segpath_dir_ok(const struct stat *parent, const struct stat *st,
+			   bool last, uid_t uid)
+{
+	bool shared = (parent->st_mode & 0022) != 0;
+
+	if (!S_ISDIR(st->st_mode))
+		return false;
+	if (shared && (!(parent->st_mode & S_ISVTX) || st->st_uid != 0))
+		return false;
+	if (!last)
+		return st->st_uid == 0;
+	return st->st_uid == uid ||
+	       (st->st_uid == 0 && (st->st_mode & S_ISVTX) &&
+		(st->st_mode & 0002));
+}
+
+/*
+ * Is @path a file in a segment directory of uid @uid, reached from "/"
+ * one directory at a time without following a symlink (openat,
+ * O_NOFOLLOW), each of them one that only root can rename?  Then what
+ * root does by that path afterwards (open, lstat, unlink) stays there.
+ */
+static bool segpath_ok(const char *path, uid_t uid)
+{
+	const char *p = path, *slash;
+	struct stat parent, st;
+	char comp[256];
+	int dfd, fd;
+	bool ok = true;
+
+	if (path[0] != '/')
+		return false;
+	dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || fstat(dfd, &parent) < 0) {
+		if (dfd >= 0)
+			close(dfd);
+		return false;
+	}
+	while (ok && (slash = strchr(p + 1, '/'))) {
+		size_t n = (size_t)(slash - p - 1);
+
+		if (n == 0 || n >= sizeof(comp)) {
+			ok = false;
+			break;
+		}
+		memcpy(comp, p + 1, n);
+		comp[n] = '\0';
+		fd = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+			    O_CLOEXEC);
+		ok = fd >= 0 && strcmp(comp, ".") && strcmp(comp, "..") &&
+		     fstat(fd, &st) == 0 &&
+		     segpath_dir_ok(&parent, &st, !strchr(slash + 1, '/'),
+				    uid);
+		close(dfd);
+		dfd = fd;
+		parent = st;
+		p = slash;
+	}
+	if (dfd >= 0)
+		close(dfd);
+	/* a file name after the last directory */
+	return ok && p != path && p[1] && strcmp(p + 1, ".") &&
+	       strcmp(p + 1, "..");
+}
+
+/* "/dev/loopN", the only loop device a record of another user names. */
+static bool loop_name_ok(const char *loop)
+{
+	const char *d = loop + strlen("/dev/loop");
+
+	if (!loop[0])
+		return true;
+	if (strncmp(loop, "/dev/loop", strlen("/dev/loop")) || !*d)
+		return false;
+	return strspn(d, "0123456789") == strlen(d);
+}
+
+/*
+ * A record of another user's registry is what that user wrote: root acts
+ * on it only when it names a file of theirs (the identity every use
+ * compares), in a segment directory of theirs, and a loop device.  The
+ * owner is the registry's.
+ */
+static int foreign_record_check(const char *dir, const char *name,
+				struct xip_seg_entry *e)
+{
+	if (e->seg_uid != other_uid || !loop_name_ok(e->loop) ||
+	    !segpath_ok(e->path, other_uid))
+		return xip_error(-EPERM,
+				 "%s/%s: records %s, not a segment file of uid %u: refusing",
+				 dir, name, e->path, (unsigned int)other_uid);
+	e->owner = other_uid;
+	return 0;
+}
+
 /* ---- records -------------------------------------------------------------- */
 
 /*
@@ -564,6 +709,8 @@ static int record_read(const char *name, struct xip_seg_entry *e, bool brief)
 	else if (strcmp(e->name, name))
 		ret = xip_error(-EUCLEAN, "%s/%s: state file names '%s'", dir,
 				name, e->name);
+	else if (other_on)
+		ret = foreign_record_check(dir, name, e);
 	if (dir != small)
 		free(dir);
 	return ret;
@@ -944,6 +1091,167 @@ int xip_registry_list(struct xip_seg_entry **entries, size_t *n)
 	*n = cnt;
 	return 0;
 }
+
+int xip_registry_enter(uid_t uid)
+{
+	if (other_on || lock_depth)
+		return xip_error(-EBUSY, "uid %u: a registry is in use",
+				 (unsigned int)uid);
+	other_uid = uid;
+	other_on = true;
+	return 0;
+}
+
+void xip_registry_leave(void)
+{
+	other_on = false;
+}
+
+#ifndef XIP_LIBC_ONLY
+struct list_acc {
+	struct xip_seg_entry *v;
+	size_t cnt, cap;
+	xip_registry_warn_fn warn;
+	void *arg;
+};
+
+static void list_warn(struct list_acc *a)
+{
+	if (a->warn)
+		a->warn(a->arg, xip_errmsg());
+	xip_error_clear();
+}
+
+/*
+ * The live records of the registry entered (xip_registry_enter()), read
+ * only: nothing of the user's is cleaned or rewritten.  What is not a
+ * record root may trust is a warning; what is stale is left out.
+ */
+static int list_other(struct list_acc *a)
+{
+	enum xip_entry_state state;
+	char dir[XIP_PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int ret = 0, dfd = rundir_open(dir, sizeof(dir));
+
+	if (dfd == -ENOENT) {
+		xip_error_clear();	/* no registry: nothing attached */
+		return 0;
+	}
+	if (dfd < 0) {
+		list_warn(a);
+		return 0;
+	}
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return xip_error(-errno, "%s: %s", dir, strerror(errno));
+	}
+	while ((de = readdir(d))) {
+		/* lock, temporary files, foreign names */
+		if (de->d_name[0] == '.' || xip_registry_name_check(de->d_name))
+			continue;
+		if (xip_grow((void **)&a->v, &a->cap, a->cnt + 1,
+			     sizeof(*a->v))) {
+			ret = xip_error(-ENOMEM, "out of memory");
+			break;
+		}
+		ret = xip_registry_read(de->d_name, &a->v[a->cnt], &state,
+					false);
+		if (ret == -ENOENT || (!ret && state != XIP_ENTRY_LIVE)) {
+			ret = 0;	/* gone, stale, still being attached */
+			continue;
+		}
+		if (ret == -ENOMEM)
+			break;
+		if (ret)
+			list_warn(a);
+		else
+			a->cnt++;
+		ret = 0;
+	}
+	closedir(d);
+	return ret;
+}
+
+/* Numbers only: the users' run directories are named by uid. */
+static bool uid_name(const char *s, uid_t *uid)
+{
+	unsigned long v;
+	char *end;
+
+	if (!isdigit((unsigned char)s[0]) || (s[0] == '0' && s[1]))
+		return false;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (*end || errno || v >= (uid_t)-1)
+		return false;
+	*uid = (uid_t)v;
+	return true;
+}
+
+static int list_users(struct list_acc *a)
+{
+	const char *base = users_rundir();
+	struct dirent *de;
+	int ret = 0;
+	uid_t uid;
+	DIR *d = opendir(base);
+
+	if (!d)
+		return errno == ENOENT ? 0 :
+		       xip_error(-errno, "%s: %s", base, strerror(errno));
+	while (!ret && (de = readdir(d))) {
+		/* root's registry is /run/xiptool, never one of these */
+		if (!uid_name(de->d_name, &uid) || uid == 0)
+			continue;
+		ret = xip_registry_enter(uid);
+		if (ret)
+			break;
+		ret = list_other(a);
+		xip_registry_leave();
+	}
+	closedir(d);
+	return ret;
+}
+
+static int entry_owner_cmp(const void *a, const void *b)
+{
+	const struct xip_seg_entry *x = a, *y = b;
+
+	if (x->owner != y->owner)
+		return x->owner < y->owner ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+int xip_registry_list_all(struct xip_seg_entry **entries, size_t *n,
+			  xip_registry_warn_fn warn, void *arg)
+{
+	struct list_acc a = { .warn = warn, .arg = arg };
+	int ret = xip_registry_list(&a.v, &a.cnt);
+
+	if (ret)
+		return ret;
+	a.cap = a.cnt;
+	/* ours, whatever the records say */
+	for (size_t i = 0; i < a.cnt; i++)
+		a.v[i].owner = registry_euid();
+	/* a user sees their own registry: the others are not theirs */
+	if (registry_euid() == 0)
+		ret = list_users(&a);
+	if (ret) {
+		free(a.v);
+		return ret;
+	}
+	xip_error_clear();
+	if (a.cnt)
+		qsort(a.v, a.cnt, sizeof(*a.v), entry_owner_cmp);
+	*entries = a.v;
+	*n = a.cnt;
+	return 0;
+}
+#endif
 
 int xip_registry_find(const char *what, struct xip_seg_entry *e)
 {

@@ -49,6 +49,17 @@ bool xip_registry_loop_serves(const struct xip_seg_entry *e);
  * rundir_open() (registry.c).
  */
 int xip_registry_dir(char *buf, size_t len);
+/*
+ * Root: from here on, this thread's registry is uid @uid's
+ * (USERS/UID/xiptool, see xip_registry_list_all()), until
+ * xip_registry_leave().  Its run directory and lock must be that user's,
+ * and a record of it is read only when it names a file of theirs in a
+ * segment directory reached without a symlink through directories only
+ * root can rename, and a loop device or none (-EPERM otherwise).
+ * Entered with the registry unlocked: -EBUSY otherwise.
+ */
+int xip_registry_enter(uid_t uid);
+void xip_registry_leave(void);
 /* A valid segment name derived from an image file name ("rootfs.img.gz"
  * gives "rootfs"). */
 int xip_registry_default_name(const char *image, char *buf, size_t len);

@@ -64,5 +64,17 @@ int xip_spec_open(const char *spec, int flags, struct xip_seg **segp);
 int xip_registry_name_check(const char *name);
 /* All live records sorted by name, stale ones removed; free() the array. */
 int xip_registry_list(struct xip_seg_entry **entries, size_t *n);
+/*
+ * Every user's live records (root): its own registry, then each user's
+ * in USERS/UID/xiptool (USERS: $XIPTOOL_USERS_RUNDIR, else /run/user),
+ * read without changing anything there, sorted by owner, then name; the
+ * owner is the registry's.  What root must not trust there (a run
+ * directory not the user's, a record naming a file not theirs or outside
+ * their segment directories, a damaged one) is left out and passed to
+ * @warn (may be NULL) with the reason.  Another user gets their own.
+ */
+typedef void (*xip_registry_warn_fn)(void *arg, const char *msg);
+int xip_registry_list_all(struct xip_seg_entry **entries, size_t *n,
+			  xip_registry_warn_fn warn, void *arg);
 
 #endif /* XIP_REGISTRY_H */
