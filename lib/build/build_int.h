@@ -248,7 +248,8 @@ int xip_btree_scan_oci(struct btree *t, const struct xip_build_opts *o,
 int xip_oci_split(const char *spec, char **dir, char **tag);
 /*
  * The manifest descriptor of index JSON @json for @tag (NULL: the only
- * one): its digest and media type (malloc'ed).  -ENOENT for a missing
+ * one; entries of one digest, tags of one manifest, are one): its digest
+ * and media type (malloc'ed).  -ENOENT for a missing
  * tag, -EINVAL for ambiguity or bad JSON (reason in the error record).
  */
 int xip_oci_pick(const char *json, size_t len, const char *tag,

@@ -256,6 +256,14 @@ static void tag_list(struct json_object *arr, char *buf, size_t len)
 	}
 }
 
+/* Do descriptors @a and @b name one manifest (the same digest)? */
+static bool same_digest(struct json_object *a, struct json_object *b)
+{
+	const char *da = jstr(a, "digest"), *db = jstr(b, "digest");
+
+	return da && db && !strcmp(da, db);
+}
+
 int xip_oci_pick(const char *json, size_t len, const char *tag,
 		 const char *platform, char **digest, char **media,
 		 uint64_t *size)
@@ -264,6 +272,7 @@ int xip_oci_pick(const char *json, size_t len, const char *tag,
 	char tags[512], host[128];
 	size_t n;
 	int ret, matches = 0;
+	bool several = false;	/* matches of more than one digest */
 
 	ret = xip_lazy_load(XIP_LAZY_JSON);
 	if (!ret)
@@ -290,12 +299,15 @@ int xip_oci_pick(const char *json, size_t len, const char *tag,
 			continue;
 		if (!first)
 			first = d;
+		else if (!same_digest(first, d))
+			several = true;
 		matches++;
 		/* several platforms: the one asked for, else the host's */
 		if (!pick && platform_match(d, platform))
 			pick = d;
 	}
-	if (!pick && matches == 1)
+	/* tags naming one manifest: one image */
+	if (!pick && !several)
 		pick = first;
 	tag_list(arr, tags, sizeof(tags));
 	if (!matches && tag)

@@ -546,3 +546,56 @@ read_bytes() {
 	debugfs -R "dump /c $T/c.out" "$T/img"
 	cmp "$T/c" "$T/c.out"
 }
+
+# retag LAYOUT TAG...: the index's one manifest under each TAG, in order,
+# with no platform
+retag() {
+	"$PY" - "$@" <<-'EOF2'
+	import json, sys
+	p = sys.argv[1] + "/index.json"
+	ix = json.load(open(p))
+	m = ix["manifests"][0]
+	m.pop("platform", None)
+	ix["manifests"] = [dict(m, annotations={
+	    "org.opencontainers.image.ref.name": t}) for t in sys.argv[2:]]
+	json.dump(ix, open(p, "w"))
+	EOF2
+}
+
+@test "mkfs --oci: two tags of one manifest are one image, with or without a tag; two manifests without a tag are refused, the tags named" {
+	require_cmd python3 debugfs e2fsck
+	echo 'f hello' | mktar "$T/1.tar"
+	"$PY" "$MKOCI" "$T/L" "$T/1.tar"
+	retag "$T/L" base v2
+	run xiptool mkfs -q --timestamp $TS --oci "$T/L" "$T/notag.img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	fsck_clean "$T/notag.img"
+	[ "$(names "$T/notag.img" /)" = hello ]
+	xiptool mkfs -q --timestamp $TS --oci "$T/L:base" "$T/base.img"
+	xiptool mkfs -q --timestamp $TS --oci "$T/L:v2" "$T/v2.img"
+	cmp "$T/notag.img" "$T/base.img"
+	cmp "$T/notag.img" "$T/v2.img"
+	# a third tag of another manifest: no tag is ambiguous again
+	echo 'f other' | mktar "$T/2.tar"
+	"$PY" "$MKOCI" "$T/O" "$T/2.tar"
+	cp "$T/O/blobs/sha256/"* "$T/L/blobs/sha256/"
+	"$PY" - "$T/L/index.json" "$T/O/index.json" <<-'EOF2'
+	import json, sys
+	ix, other = (json.load(open(p)) for p in sys.argv[1:3])
+	m = other["manifests"][0]
+	m["annotations"]["org.opencontainers.image.ref.name"] = "v3"
+	ix["manifests"].append(m)
+	json.dump(ix, open(sys.argv[1], "w"))
+	EOF2
+	run xiptool mkfs --oci "$T/L" "$T/amb.img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "xiptool mkfs: $T/L: several images and none for "*": name one of the tags: base, v2, v3" ]]
+	[ ! -e "$T/amb.img" ]
+	xiptool mkfs -q --timestamp $TS --oci "$T/L:v2" "$T/v2b.img"
+	cmp "$T/notag.img" "$T/v2b.img"
+	xiptool mkfs -q --oci "$T/L:v3" "$T/v3.img"
+	[ "$(names "$T/v3.img" /)" = other ]
+}

@@ -1200,6 +1200,12 @@ static void test_oci_pick(void **state)
 		DESC("b", TAG("t2")) "]}";
 	static const char plats[] = "{\"manifests\":[" DESC("a", PLAT("amd64"))
 		"," DESC("b", PLAT("arm64")) "]}";
+	/* two tags of one manifest, a third of another */
+	static const char same[] = "{\"manifests\":[" DESC("a", TAG("base"))
+		"," DESC("a", TAG("v2")) "]}";
+	static const char same_other[] = "{\"manifests\":["
+		DESC("a", TAG("base")) "," DESC("a", TAG("v2")) ","
+		DESC("b", TAG("v3")) "]}";
 	char *d;
 
 	(void)state;
@@ -1220,6 +1226,18 @@ static void test_oci_pick(void **state)
 	assert_string_equal(d, D("a"));
 	free(d);
 	assert_int_equal(pick(plats, NULL, "linux/s390x", &d), -EINVAL);
+	/* one manifest under two tags is one image, whatever the platform */
+	assert_int_equal(pick(same, NULL, "linux/s390x", &d), 0);
+	assert_string_equal(d, D("a"));
+	free(d);
+	assert_int_equal(pick(same, "v2", NULL, &d), 0);
+	assert_string_equal(d, D("a"));
+	free(d);
+	assert_int_equal(pick(same_other, NULL, "linux/s390x", &d), -EINVAL);
+	assert_non_null(strstr(xip_errmsg(), "base, v2, v3"));
+	assert_int_equal(pick(same_other, "base", NULL, &d), 0);
+	assert_string_equal(d, D("a"));
+	free(d);
 	assert_int_equal(pick("{\"manifests\": [", NULL, NULL, &d), -EINVAL);
 	assert_int_equal(pick("[]", NULL, NULL, &d), -EINVAL);
 	assert_int_equal(pick("{\"manifests\":[]} x", NULL, NULL, &d), -EINVAL);
