@@ -600,6 +600,7 @@ static int one_layer(struct btree *t, const struct xip_build_opts *o,
 	enum layer_filter f;
 	char what[256];
 	uint64_t size, left;
+	bool unterminated = false;
 	int ret, fin;
 
 	snprintf(what, sizeof(what), "%s: layer %u (%.19s)", layout, layer,
@@ -622,14 +623,15 @@ static int one_layer(struct btree *t, const struct xip_build_opts *o,
 			archive_read_support_filter_gzip(a);
 		else if (f == LF_ZSTD)
 			archive_read_support_filter_zstd(a);
-		archive_read_support_format_tar(a);
+		archive_read_support_format_raw(a);
 		if (archive_read_open(a, b, NULL, layer_read_cb, NULL) !=
 		    ARCHIVE_OK)
 			ret = xip_error(-EINVAL, "%s: not a tar archive: %s",
 					what, archive_error_string(a) ?
 					archive_error_string(a) : "?");
 		else
-			ret = xip_btree_tar_layer(t, o, a, what, layer);
+			ret = xip_btree_tar_layer(t, o, a, what, layer,
+						  &unterminated);
 	}
 	left = b->seen < b->size ? b->size - b->seen : 0;
 	if (!ret && left > TAIL_MAX) {
@@ -649,6 +651,10 @@ static int one_layer(struct btree *t, const struct xip_build_opts *o,
 		else if (ret && ret != -ENOMEM)
 			xip_error(ret, "%s", msg);
 	}
+	/* the blob as its digest says: what umoci insert writes */
+	if (!ret && unterminated)
+		xip_btree_warn(o, "%s: layer %u (%s): %s", layout, layer, dg,
+			       XIP_TAR_UNTERMINATED);
 	if (a)
 		archive_read_free(a);
 	blob_close(b);

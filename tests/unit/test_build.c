@@ -1269,12 +1269,15 @@ static void read_layer(struct btree *t, const struct xip_build_opts *o,
 		       const char *path, uint32_t layer)
 {
 	struct archive *a = archive_read_new();
+	bool unterminated = true;
 
 	assert_non_null(a);
-	archive_read_support_format_tar(a);
+	archive_read_support_format_raw(a);
 	assert_int_equal(archive_read_open_filename(a, path, 10240),
 			 ARCHIVE_OK);
-	assert_int_equal(xip_btree_tar_layer(t, o, a, path, layer), 0);
+	assert_int_equal(xip_btree_tar_layer(t, o, a, path, layer,
+					     &unterminated), 0);
+	assert_false(unterminated);
 	archive_read_free(a);
 }
 
