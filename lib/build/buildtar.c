@@ -41,8 +41,8 @@ struct tarscan {
 	const struct xip_build_opts *o;
 	struct archive *a;	/* the tar reader, reading @raw's data */
 	struct archive *raw;	/* the archive's bytes, decompressed */
-	bool raw_end;		/* ... read to their end */
-	bool raw_failed;	/* ... not: a read or decompressor error */
+	bool raw_end;		/* ... read to their clean end */
+	bool raw_failed;	/* ... a read or decompressor error */
 	bool unterminated;	/* the archive ended right after its last
 				 * member, without end-of-archive blocks */
 	const char *name;	/* the archive, for messages */
@@ -292,8 +292,7 @@ static int tar_data(struct tarscan *ts, struct bnode *n, uint64_t stored)
 		r = archive_read_data_block(ts->a, &buf, &len, &off);
 		if (r == ARCHIVE_EOF)
 			break;
-		if (r < ARCHIVE_WARN && got == stored && ts->raw_end &&
-		    !ts->raw_failed) {
+		if (r < ARCHIVE_WARN && got == stored && ts->raw_end) {
 			/*
 			 * All of the member's data, then the end of the
 			 * input where its padding should be: the archive
@@ -805,7 +804,7 @@ static int tar_read_all(struct tarscan *ts)
 			 * no end-of-archive block was read (libarchive
 			 * reads one, or two, before it says EOF).
 			 */
-			if (!first && ts->raw_end && !ts->raw_failed &&
+			if (!first && ts->raw_end &&
 			    archive_filter_bytes(ts->a, 0) ==
 			    archive_read_header_position(ts->a))
 				ts->unterminated = true;

@@ -266,9 +266,24 @@ cut_refused() {
 	cut_refused inside.tar "d/b: Truncated tar archive"
 	"$PY" "$CUTTAR" "$T/full.tar" "$T/nodata.tar" header
 	cut_refused nodata.tar "d/b: Truncated tar archive"
-	# the member complete, but not the gzip stream (its trailer cut)
+	# the member complete, but not the gzip stream (its trailer cut), or
+	# a second gzip stream cut short after it: a decompressor's error is
+	# no end
 	head -c -8 "$T/end.tar.gz" > "$T/cut.tar.gz"
 	cut_refused cut.tar.gz "d/b: truncated or damaged data"
+	head -c 100000 /dev/zero | gzip -cn > "$T/zeros.gz"
+	cat "$T/end.tar.gz" > "$T/two.tar.gz"
+	head -c 20 "$T/zeros.gz" >> "$T/two.tar.gz"
+	cut_refused two.tar.gz "d/b: truncated gzip input"
+	# one end-of-archive block of the two is an end: no warning
+	size=$(stat -c %s "$T/end.tar")
+	cp "$T/end.tar" "$T/lone.tar"
+	head -c $(( (512 - size % 512) % 512 + 512 )) /dev/zero >> "$T/lone.tar"
+	xiptool mkfs -q -f --timestamp $TS --tar "$T/full.tar" "$T/full.img"
+	run --separate-stderr xiptool mkfs -q --timestamp $TS --tar "$T/lone.tar" "$T/lone.img"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	cmp "$T/full.img" "$T/lone.img"
 }
 
 @test "mkfs --inodes: a decimal count (not octal, not hex)" {

@@ -1281,6 +1281,116 @@ static void read_layer(struct btree *t, const struct xip_build_opts *o,
 	archive_read_free(a);
 }
 
+/* The bytes of the file @path (malloc'ed), *@len of them. */
+static char *slurp(const char *path, size_t *len)
+{
+	struct stat st;
+	char *data;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	data = malloc((size_t)st.st_size);
+	assert_non_null(data);
+	assert_int_equal(xip_pread_full(fd, data, (size_t)st.st_size, 0),
+			 st.st_size);
+	close(fd);
+	*len = (size_t)st.st_size;
+	return data;
+}
+
+/* An archive in memory, handed out 100 bytes at a time, then its end. */
+struct cutsrc {
+	const char *data;
+	size_t len, at;
+	bool fail;	/* the end is a read error */
+};
+
+static la_ssize_t cut_read(struct archive *a, void *arg, const void **buf)
+{
+	struct cutsrc *c = arg;
+	size_t n = c->len - c->at < 100 ? c->len - c->at : 100;
+
+	if (!n && c->fail) {
+		archive_set_error(a, EIO, "read error at the end");
+		return -1;
+	}
+	*buf = c->data + c->at;
+	c->at += n;
+	return (la_ssize_t)n;
+}
+
+/* xip_btree_tar_layer() of the first @len bytes of @data. */
+static int cut_layer(const char *data, size_t len, bool fail, bool *unterm)
+{
+	struct xip_build_opts o = { 0 };
+	struct btree t = { .bs = 4096, .root_fd = -1, .spool_fd = -1 };
+	struct cutsrc c = { data, len, 0, fail };
+	struct archive *a = archive_read_new();
+	int ret;
+
+	assert_non_null(a);
+	archive_read_support_format_raw(a);
+	assert_int_equal(archive_read_open(a, &c, NULL, cut_read, NULL),
+			 ARCHIVE_OK);
+	assert_int_equal(xip_btree_oci_begin(&t, &o, "L"), 0);
+	*unterm = true;
+	ret = xip_btree_tar_layer(&t, &o, a, "layer", 1, unterm);
+	if (!ret) {
+		/* every member there, the sparse one's data too */
+		assert_non_null(xip_btree_find_entry(t.root, "a"));
+		assert_non_null(xip_btree_find_entry(t.root, "s"));
+		assert_int_equal(t.files, 2);
+	}
+	archive_read_free(a);
+	xip_btree_free(&t);
+	return ret;
+}
+
+/*
+ * An archive that ends right after its last member's data (no padding,
+ * no end-of-archive blocks) is complete; cut a byte shorter, or ended by
+ * a read error instead of its end, it is not.
+ */
+static void test_tar_unterminated(void **state)
+{
+	static const struct tmember last_file[] = {
+		{ "s", 's', NULL }, { "a", 'f', "hello\n" },
+	};
+	static const struct tmember last_sparse[] = {
+		{ "a", 'f', "hello\n" }, { "s", 's', NULL },
+	};
+	const struct tmember *lists[] = { last_file, last_sparse };
+	const char *tar = unit_path("cut.tar");
+	bool unterm;
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		char *data;
+		size_t len, end;
+
+		write_tar(tar, lists[i], 2);
+		data = slurp(tar, &len);
+		/* the last member's data ends in a byte that is not zero */
+		for (end = len; end && !data[end - 1]; end--)
+			;
+		assert_true(end % 512);
+		assert_int_equal(cut_layer(data, len, false, &unterm), 0);
+		assert_false(unterm);
+		assert_int_equal(cut_layer(data, end, false, &unterm), 0);
+		assert_true(unterm);
+		assert_int_equal(cut_layer(data, end - 1, false, &unterm),
+				 -EINVAL);
+		assert_non_null(strstr(xip_errmsg(), "Truncated tar archive"));
+		assert_false(unterm);
+		assert_int_equal(cut_layer(data, end, true, &unterm), -EINVAL);
+		assert_non_null(strstr(xip_errmsg(), "read error at the end"));
+		assert_false(unterm);
+		free(data);
+	}
+	unlink(tar);
+}
+
 static void test_oci_whiteouts(void **state)
 {
 	static const struct tmember lower[] = {
@@ -1352,6 +1462,7 @@ int main(void)
 		cmocka_unit_test(test_oci_pick),
 		cmocka_unit_test(test_oci_split),
 		cmocka_unit_test(test_oci_whiteouts),
+		cmocka_unit_test(test_tar_unterminated),
 		cmocka_unit_test(test_build_tar),
 		cmocka_unit_test(test_build_tar_refused),
 		cmocka_unit_test(test_btree_names),
