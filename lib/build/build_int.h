@@ -223,6 +223,8 @@ void xip_btree_dirs_pop(struct btree *t, size_t keep);
  * spool file (t->spool_fd), holes of sparse members and blocks of zeros
  * left out as holes, the data of a file that loses its last name punched
  * out; the data of the files named at any point must fit t->data_max.
+ * An archive that ends right after its last member, complete, without
+ * end-of-archive blocks is read, with a warning (o->warn).
  */
 int xip_btree_scan_tar(struct btree *t, const struct xip_build_opts *o);
 /*

@@ -9,6 +9,12 @@
  * punched out, and the files named at any point must fit the image's
  * fixed size, if it has one.
  *
+ * The tar reader reads the archive's bytes from a reader of their own
+ * (libarchive's raw format, with the decompressor), so that their clean
+ * end is told from a read or decompressor error: an archive that ends
+ * right after its last member's data, without end-of-archive blocks, is
+ * complete (a warning), a member cut short is not.
+ *
  * Member names are hostile: leading "/" and "." components are dropped,
  * a ".." component is refused, and every name is placed below the root
  * of the tree being built, never anywhere else.  What a member replaces
@@ -827,8 +833,7 @@ static int tar_read_all(struct tarscan *ts)
  * told from a read or decompressor error, which the tar reader would
  * report alike ("Truncated input file").
  */
-static la_ssize_t tar_raw_read(struct archive *a, void *arg,
-			       const void **buf)
+static la_ssize_t tar_raw_read(struct archive *a, void *arg, const void **buf)
 {
 	struct tarscan *ts = arg;
 	la_int64_t off;
