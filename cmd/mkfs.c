@@ -28,6 +28,16 @@ static void mkfs_progress(const struct xip_build_progress *p, void *arg)
 	fflush(stderr);
 }
 
+/* A warning of the build, on a line of its own (after any progress). */
+static void mkfs_warn(const char *msg, void *arg)
+{
+	struct cmd_progress *mp = arg;
+
+	if (mp->shown)
+		fputs("\r\033[K", stderr);
+	msg_warn("%s", msg);
+}
+
 static int parse_idmaps(const char *what, const char **texts,
 			struct xip_idmap **maps, size_t *n)
 {
@@ -341,6 +351,8 @@ int cmd_mkfs(int argc, const char **argv)
 	rc = mkfs_opts(&a, &o, &um, &gm);
 	if (rc)
 		goto out;
+	o.warn = mkfs_warn;
+	o.warn_arg = &mp;
 	if (!a.quiet && !opt_quiet && isatty(STDERR_FILENO)) {
 		o.progress = mkfs_progress;
 		o.progress_arg = &mp;

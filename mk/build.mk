@@ -9,7 +9,7 @@ libxip_a_SOURCES += lib/build/xip_build.h lib/build/build_int.h \
 xiptool_main_SOURCES += cmd/mkfs.c cmd/extract.c
 dist_man_MANS += man/xiptool-mkfs.1 man/xiptool-extract.1
 EXTRA_DIST += tests/gentree.py tests/lib/treelist.py tests/lib/contig.py \
-	tests/lib/mkoci.py
+	tests/lib/mkoci.py tests/lib/cuttar.py
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/unit/test_build

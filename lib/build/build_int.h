@@ -190,6 +190,9 @@ void xip_btree_names_stats(const struct bnode *dir, size_t *indexed,
 /* Owner from the source ids, after --squash, --owner and the id maps. */
 void xip_btree_set_owner(struct bnode *n, const struct xip_build_opts *o,
 			 uint32_t uid, uint32_t gid);
+/* A warning for o->warn, if set: one line, the build goes on. */
+void xip_btree_warn(const struct xip_build_opts *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* Every time of @n set to the time of the build. */
 void xip_btree_node_set_now(struct btree *t, struct bnode *n);
 int xip_btree_finish(struct btree *t, const struct xip_build_opts *o);
@@ -220,21 +223,31 @@ void xip_btree_dirs_pop(struct btree *t, size_t keep);
  * spool file (t->spool_fd), holes of sparse members and blocks of zeros
  * left out as holes, the data of a file that loses its last name punched
  * out; the data of the files named at any point must fit t->data_max.
+ * An archive that ends right after its last member, complete, without
+ * end-of-archive blocks is read, with a warning (o->warn).
  */
 int xip_btree_scan_tar(struct btree *t, const struct xip_build_opts *o);
 /*
- * One layer (@layer from 1) of an OCI image read from @a (opened by the
- * caller) onto the tree: whiteouts (.wh.NAME, .wh..wh..opq) remove what
- * lower layers gave and never reach the tree, a later entry replaces an
- * earlier one of any type.  @name names the layer in messages.  The tree
- * gets its root from xip_btree_oci_begin and its lost+found from
+ * One layer (@layer from 1) of an OCI image onto the tree, its tar archive
+ * read from @raw: an archive the caller opened with libarchive's "raw"
+ * format and the layer's decompression filter (its data is the archive's
+ * bytes).  Whiteouts (.wh.NAME, .wh..wh..opq) remove what lower layers
+ * gave and never reach the tree, a later entry replaces an earlier one of
+ * any type.  @name names the layer in messages.  *@unterminated: the
+ * archive ended right after its last member, complete, with no end-of-
+ * archive blocks (accepted, as Go's archive/tar does; the caller warns).
+ * The tree gets its root from xip_btree_oci_begin and its lost+found from
  * xip_btree_make_lpf once every layer is read.
  */
 int xip_btree_oci_begin(struct btree *t, const struct xip_build_opts *o,
 			const char *src);
 struct archive;
 int xip_btree_tar_layer(struct btree *t, const struct xip_build_opts *o,
-			struct archive *a, const char *name, uint32_t layer);
+			struct archive *raw, const char *name, uint32_t layer,
+			bool *unterminated);
+/* The warning of an archive that has no end-of-archive blocks. */
+#define XIP_TAR_UNTERMINATED \
+	"no end-of-archive blocks after the last member (read as complete)"
 
 /* buildoci.c: the layers of an OCI image layout, onto the tree */
 int xip_btree_scan_oci(struct btree *t, const struct xip_build_opts *o,
@@ -248,7 +261,8 @@ int xip_btree_scan_oci(struct btree *t, const struct xip_build_opts *o,
 int xip_oci_split(const char *spec, char **dir, char **tag);
 /*
  * The manifest descriptor of index JSON @json for @tag (NULL: the only
- * one): its digest and media type (malloc'ed).  -ENOENT for a missing
+ * one; entries of one digest, tags of one manifest, are one): its digest
+ * and media type (malloc'ed).  -ENOENT for a missing
  * tag, -EINVAL for ambiguity or bad JSON (reason in the error record).
  */
 int xip_oci_pick(const char *json, size_t len, const char *tag,

@@ -256,6 +256,14 @@ static void tag_list(struct json_object *arr, char *buf, size_t len)
 	}
 }
 
+/* Do descriptors @a and @b name one manifest (the same digest)? */
+static bool same_digest(struct json_object *a, struct json_object *b)
+{
+	const char *da = jstr(a, "digest"), *db = jstr(b, "digest");
+
+	return da && db && !strcmp(da, db);
+}
+
 int xip_oci_pick(const char *json, size_t len, const char *tag,
 		 const char *platform, char **digest, char **media,
 		 uint64_t *size)
@@ -264,6 +272,7 @@ int xip_oci_pick(const char *json, size_t len, const char *tag,
 	char tags[512], host[128];
 	size_t n;
 	int ret, matches = 0;
+	bool several = false;	/* matches of more than one digest */
 
 	ret = xip_lazy_load(XIP_LAZY_JSON);
 	if (!ret)
@@ -290,12 +299,15 @@ int xip_oci_pick(const char *json, size_t len, const char *tag,
 			continue;
 		if (!first)
 			first = d;
+		else if (!same_digest(first, d))
+			several = true;
 		matches++;
 		/* several platforms: the one asked for, else the host's */
 		if (!pick && platform_match(d, platform))
 			pick = d;
 	}
-	if (!pick && matches == 1)
+	/* tags naming one manifest: one image */
+	if (!pick && !several)
 		pick = first;
 	tag_list(arr, tags, sizeof(tags));
 	if (!matches && tag)
@@ -588,6 +600,7 @@ static int one_layer(struct btree *t, const struct xip_build_opts *o,
 	enum layer_filter f;
 	char what[256];
 	uint64_t size, left;
+	bool unterminated = false;
 	int ret, fin;
 
 	snprintf(what, sizeof(what), "%s: layer %u (%.19s)", layout, layer,
@@ -610,14 +623,15 @@ static int one_layer(struct btree *t, const struct xip_build_opts *o,
 			archive_read_support_filter_gzip(a);
 		else if (f == LF_ZSTD)
 			archive_read_support_filter_zstd(a);
-		archive_read_support_format_tar(a);
+		archive_read_support_format_raw(a);
 		if (archive_read_open(a, b, NULL, layer_read_cb, NULL) !=
 		    ARCHIVE_OK)
 			ret = xip_error(-EINVAL, "%s: not a tar archive: %s",
 					what, archive_error_string(a) ?
 					archive_error_string(a) : "?");
 		else
-			ret = xip_btree_tar_layer(t, o, a, what, layer);
+			ret = xip_btree_tar_layer(t, o, a, what, layer,
+						  &unterminated);
 	}
 	left = b->seen < b->size ? b->size - b->seen : 0;
 	if (!ret && left > TAIL_MAX) {
@@ -637,6 +651,10 @@ static int one_layer(struct btree *t, const struct xip_build_opts *o,
 		else if (ret && ret != -ENOMEM)
 			xip_error(ret, "%s", msg);
 	}
+	/* the blob as its digest says: what umoci insert writes */
+	if (!ret && unterminated)
+		xip_btree_warn(o, "%s: layer %u (%s): %s", layout, layer, dg,
+			       XIP_TAR_UNTERMINATED);
 	if (a)
 		archive_read_free(a);
 	blob_close(b);

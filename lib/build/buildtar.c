@@ -9,6 +9,12 @@
  * punched out, and the files named at any point must fit the image's
  * fixed size, if it has one.
  *
+ * The tar reader reads the archive's bytes from a reader of their own
+ * (libarchive's raw format, with the decompressor), so that their clean
+ * end is told from a read or decompressor error: an archive that ends
+ * right after its last member's data, without end-of-archive blocks, is
+ * complete (a warning), a member cut short is not.
+ *
  * Member names are hostile: leading "/" and "." components are dropped,
  * a ".." component is refused, and every name is placed below the root
  * of the tree being built, never anywhere else.  What a member replaces
@@ -39,7 +45,12 @@
 struct tarscan {
 	struct btree *t;
 	const struct xip_build_opts *o;
-	struct archive *a;
+	struct archive *a;	/* the tar reader, reading @raw's data */
+	struct archive *raw;	/* the archive's bytes, decompressed */
+	bool raw_end;		/* ... read to their clean end */
+	bool raw_failed;	/* ... a read or decompressor error */
+	bool unterminated;	/* the archive ended right after its last
+				 * member, without end-of-archive blocks */
 	const char *name;	/* the archive, for messages */
 	const char *member;	/* the member being read (normalised) */
 	uint32_t layer;		/* OCI layer (from 1), 0: a plain archive */
@@ -96,9 +107,16 @@ static int tar_err(struct tarscan *ts, int err, const char *fmt, ...)
 
 static int tar_lib_err(struct tarscan *ts, const char *what)
 {
-	const char *m = archive_error_string(ts->a);
-	int e = archive_errno(ts->a);
+	/* the tar reader reports a failed read of its input as a short one */
+	struct archive *a = ts->raw_failed || !ts->a ? ts->raw : ts->a;
+	const char *m = archive_error_string(a);
+	int e = archive_errno(a);
 
+	if (ts->raw_failed) {
+		what = "";
+		if (!m)
+			m = "truncated or damaged data";
+	}
 	return tar_err(ts, e == ENOMEM ? -ENOMEM : -EINVAL, "%s%s%s", what,
 		       *what ? ": " : "", m ? m : "unreadable archive");
 }
@@ -256,10 +274,10 @@ static int spool_room(struct tarscan *ts, struct bnode *n, uint64_t a,
  * data ranges are the blocks libarchive returns data for (all of them
  * but the holes of a sparse member).
  */
-static int tar_data(struct tarscan *ts, struct bnode *n)
+static int tar_data(struct tarscan *ts, struct bnode *n, uint64_t stored)
 {
 	struct btree *t = ts->t;
-	uint64_t bs = t->bs, base, end = 0;
+	uint64_t bs = t->bs, base, end = 0, got = 0;
 	const void *buf;
 	size_t len, cap = n->nranges;	/* n->ranges holds at least that */
 	la_int64_t off;
@@ -280,6 +298,17 @@ static int tar_data(struct tarscan *ts, struct bnode *n)
 		r = archive_read_data_block(ts->a, &buf, &len, &off);
 		if (r == ARCHIVE_EOF)
 			break;
+		if (r < ARCHIVE_WARN && got == stored && ts->raw_end) {
+			/*
+			 * All of the member's data, then the end of the
+			 * input where its padding should be: the archive
+			 * has no end-of-archive blocks (umoci insert's
+			 * layers; Go's archive/tar reads them).  A member
+			 * cut short is refused below.
+			 */
+			ts->unterminated = true;
+			break;
+		}
 		if (r < ARCHIVE_WARN)
 			return tar_lib_err(ts, "");
 		if (!len)
@@ -296,6 +325,7 @@ static int tar_data(struct tarscan *ts, struct bnode *n)
 		if (ret)
 			return ret;
 		end = (uint64_t)off + len;
+		got += len;
 		ret = range_add(n, &cap, (uint64_t)off / bs,
 				div_round_up(end, bs));
 		if (ret)
@@ -380,6 +410,19 @@ static int tar_meta(struct tarscan *ts, struct bnode *n,
 	return ret;
 }
 
+/* The bytes of a member's data the archive holds: all but its holes. */
+static uint64_t tar_stored(struct archive_entry *ae, uint64_t size)
+{
+	la_int64_t off, len;
+	uint64_t sum = 0;
+
+	if (!archive_entry_sparse_reset(ae))
+		return size;
+	while (archive_entry_sparse_next(ae, &off, &len) == ARCHIVE_OK)
+		sum += (uint64_t)len;
+	return sum;
+}
+
 /* The contents of a new node of the member's type. */
 static int tar_node_body(struct tarscan *ts, struct bnode *n,
 			 struct archive_entry *ae)
@@ -395,7 +438,7 @@ static int tar_node_body(struct tarscan *ts, struct bnode *n,
 		n->size = (uint64_t)archive_entry_size(ae);
 		t->files++;
 		t->bytes += n->size;
-		return tar_data(ts, n);
+		return tar_data(ts, n, tar_stored(ae, n->size));
 	case S_IFLNK:
 		target = archive_entry_symlink(ae);
 		len = target ? strlen(target) : 0;
@@ -761,16 +804,79 @@ static int tar_read_all(struct tarscan *ts)
 
 	for (;;) {
 		r = archive_read_next_header(ts->a, &ae);
-		if (r == ARCHIVE_EOF)
+		if (r == ARCHIVE_EOF) {
+			/*
+			 * The end of the input where a header would start:
+			 * no end-of-archive block was read (libarchive
+			 * reads one, or two, before it says EOF).
+			 */
+			if (!first && ts->raw_end &&
+			    archive_filter_bytes(ts->a, 0) ==
+			    archive_read_header_position(ts->a))
+				ts->unterminated = true;
 			return 0;
+		}
 		if (r < ARCHIVE_WARN)
 			return tar_lib_err(ts, first ? "not a tar archive" :
 					   "");
 		first = false;
 		ret = tar_member(ts, ae);
-		if (ret)
+		/* the reader is done after a member that ends the input */
+		if (ret || ts->unterminated)
 			return ret;
 	}
+}
+
+/*
+ * The tar reader's input: the data of @ts->raw, the archive's bytes as
+ * their decompressor gives them.  Read apart so that their clean end is
+ * told from a read or decompressor error, which the tar reader would
+ * report alike ("Truncated input file").
+ */
+static la_ssize_t tar_raw_read(struct archive *a, void *arg, const void **buf)
+{
+	struct tarscan *ts = arg;
+	la_int64_t off;
+	size_t len;
+	int r;
+
+	(void)a;
+	if (ts->raw_end || ts->raw_failed)
+		return ts->raw_end ? 0 : -1;
+	r = archive_read_data_block(ts->raw, buf, &len, &off);
+	if (r == ARCHIVE_EOF) {
+		ts->raw_end = true;
+		return 0;
+	}
+	if (r < ARCHIVE_WARN) {
+		ts->raw_failed = true;
+		return -1;
+	}
+	return (la_ssize_t)len;
+}
+
+/* The tar archive whose bytes @ts->raw (opened) gives. */
+static int tar_read_raw(struct tarscan *ts)
+{
+	struct archive_entry *ae;
+	int ret;
+
+	if (archive_read_next_header(ts->raw, &ae) < ARCHIVE_WARN) {
+		ts->raw_failed = true;
+		return tar_lib_err(ts, "not a tar archive");
+	}
+	ts->a = archive_read_new();
+	if (!ts->a)
+		return -ENOMEM;
+	archive_read_support_format_tar(ts->a);
+	if (archive_read_open(ts->a, ts, NULL, tar_raw_read, NULL) !=
+	    ARCHIVE_OK)
+		ret = tar_lib_err(ts, "not a tar archive");
+	else
+		ret = tar_read_all(ts);
+	archive_read_free(ts->a);
+	ts->a = NULL;
+	return ret;
 }
 
 int xip_btree_scan_tar(struct btree *t, const struct xip_build_opts *o)
@@ -790,25 +896,27 @@ int xip_btree_scan_tar(struct btree *t, const struct xip_build_opts *o)
 	ret = tar_open(&ts, &fd);
 	if (ret)
 		return ret;
-	ts.a = archive_read_new();
-	if (!ts.a) {
+	ts.raw = archive_read_new();
+	if (!ts.raw) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	archive_read_support_filter_gzip(ts.a);
-	archive_read_support_filter_xz(ts.a);
-	archive_read_support_filter_zstd(ts.a);
-	archive_read_support_format_tar(ts.a);
-	if (archive_read_open_fd(ts.a, fd, 65536) != ARCHIVE_OK)
+	archive_read_support_filter_gzip(ts.raw);
+	archive_read_support_filter_xz(ts.raw);
+	archive_read_support_filter_zstd(ts.raw);
+	archive_read_support_format_raw(ts.raw);
+	if (archive_read_open_fd(ts.raw, fd, 65536) != ARCHIVE_OK)
 		ret = tar_lib_err(&ts, "not a tar archive");
 	else
-		ret = tar_read_all(&ts);
-	archive_read_free(ts.a);
+		ret = tar_read_raw(&ts);
+	archive_read_free(ts.raw);
 out:
 	if (fd > STDIN_FILENO)
 		close(fd);
 	if (ret)
 		return ret;
+	if (ts.unterminated)
+		xip_btree_warn(o, "%s: %s", o->tar, XIP_TAR_UNTERMINATED);
 	r->nlink = 2;
 	return xip_btree_make_lpf(t, o);
 }
@@ -827,10 +935,13 @@ int xip_btree_oci_begin(struct btree *t, const struct xip_build_opts *o,
 }
 
 int xip_btree_tar_layer(struct btree *t, const struct xip_build_opts *o,
-			struct archive *a, const char *name, uint32_t layer)
+			struct archive *raw, const char *name, uint32_t layer,
+			bool *unterminated)
 {
-	struct tarscan ts = { .t = t, .o = o, .a = a, .name = name,
+	struct tarscan ts = { .t = t, .o = o, .raw = raw, .name = name,
 			      .layer = layer };
+	int ret = tar_read_raw(&ts);
 
-	return tar_read_all(&ts);
+	*unterminated = !ret && ts.unterminated;
+	return ret;
 }

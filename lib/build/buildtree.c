@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <search.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -443,6 +444,19 @@ void xip_btree_set_owner(struct bnode *n, const struct xip_build_opts *o,
 		n->uid = xip_idmap_apply(o->uid_map, o->n_uid_map, uid);
 		n->gid = xip_idmap_apply(o->gid_map, o->n_gid_map, gid);
 	}
+}
+
+void xip_btree_warn(const struct xip_build_opts *o, const char *fmt, ...)
+{
+	char msg[XIP_ERRMSG_MAX];
+	va_list ap;
+
+	if (!o->warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	o->warn(msg, o->warn_arg);
 }
 
 void xip_btree_node_set_now(struct btree *t, struct bnode *n)

@@ -67,6 +67,13 @@ struct xip_build_opts {
 	size_t salt_len;
 	void (*progress)(const struct xip_build_progress *p, void *arg);
 	void *progress_arg;
+	/*
+	 * Something about the input worth knowing that does not stop the
+	 * build (an archive without its end-of-archive blocks, say): one
+	 * line, "OBJECT: REASON", for the caller to show.  NULL: none.
+	 */
+	void (*warn)(const char *msg, void *arg);
+	void *warn_arg;
 };
 
 struct xip_build_result {

@@ -46,6 +46,7 @@ struct lazy_lib {
 	X(struct archive *, archive_read_new, (void), ()) \
 	X(int, archive_read_free, (struct archive *a), (a)) \
 	X(int, archive_read_support_format_tar, (struct archive *a), (a)) \
+	X(int, archive_read_support_format_raw, (struct archive *a), (a)) \
 	X(int, archive_read_support_filter_gzip, (struct archive *a), (a)) \
 	X(int, archive_read_support_filter_xz, (struct archive *a), (a)) \
 	X(int, archive_read_support_filter_zstd, (struct archive *a), (a)) \
@@ -55,6 +56,10 @@ struct lazy_lib {
 	X(int, archive_read_data_block, (struct archive *a, const void **b, size_t *s, la_int64_t *o), (a, b, s, o)) \
 	X(int, archive_errno, (struct archive *a), (a)) \
 	X(const char *, archive_error_string, (struct archive *a), (a)) \
+	X(la_int64_t, archive_filter_bytes, (struct archive *a, int n), (a, n)) \
+	X(la_int64_t, archive_read_header_position, (struct archive *a), (a)) \
+	X(int, archive_entry_sparse_reset, (struct archive_entry *e), (e)) \
+	X(int, archive_entry_sparse_next, (struct archive_entry *e, la_int64_t *o, la_int64_t *l), (e, o, l)) \
 	X(time_t, archive_entry_atime, (struct archive_entry *e), (e)) \
 	X(int, archive_entry_atime_is_set, (struct archive_entry *e), (e)) \
 	X(long, archive_entry_atime_nsec, (struct archive_entry *e), (e)) \

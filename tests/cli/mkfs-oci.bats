@@ -183,6 +183,67 @@ layer_blob() {
 	grepq 'User: *2000 *Group: *3000' <<<"$output"
 }
 
+# layer_digests LAYOUT TAG: the digests of the layers of TAG, in order
+layer_digests() {
+	"$PY" - "$1" "$2" <<-'EOF'
+	import json, sys
+	idx = json.load(open(sys.argv[1] + "/index.json"))
+	for m in idx["manifests"]:
+	    if m["annotations"]["org.opencontainers.image.ref.name"] == sys.argv[2]:
+	        d = m["digest"].split(":")[1]
+	man = json.load(open(sys.argv[1] + "/blobs/sha256/" + d))
+	for l in man["layers"]:
+	    print(l["digest"])
+	EOF
+}
+
+@test "mkfs --oci: layers umoci insert wrote (no end-of-archive blocks) give what umoci unpack gives, with one warning naming each layer" {
+	bats_require_minimum_version 1.5.0
+	require_loop
+	require_cmd umoci python3 zcat
+	cd "$T"
+	umoci init --layout L
+	umoci new --image L:base
+	mkdir -p src/sub
+	echo hello > src/sub/motd	# last: 6 bytes of data, no padding
+	chmod 640 src/sub/motd
+	ln -s sub/motd src/link
+	mkfifo src/fifo
+	head -c 512 /dev/urandom > blk	# its data ends on a block boundary
+	chmod 4755 blk
+	umoci insert --image L:base src /opt
+	umoci insert --image L:base blk /usr/blk
+	cd - >/dev/null
+	mapfile -t dg < <(layer_digests "$T/L" base)
+	[ "${#dg[@]}" -eq 2 ]
+	# what the layers are: no end-of-archive blocks (umoci 0.4.7)
+	zcat "$T/L/blobs/sha256/${dg[0]#sha256:}" > "$T/l1.tar"
+	zcat "$T/L/blobs/sha256/${dg[1]#sha256:}" > "$T/l2.tar"
+	[ $(( $(stat -c %s "$T/l1.tar") % 512 )) -ne 0 ]
+	[ $(( $(stat -c %s "$T/l2.tar") % 512 )) -eq 0 ]
+	[ "$(tail -c 512 "$T/l2.tar" | tr -d '\0' | wc -c)" -gt 0 ]
+	run --separate-stderr xiptool mkfs --oci "$T/L:base" "$T/img"
+	echo "$output"
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	for i in 0 1; do
+		[ "${stderr_lines[$i]}" = "xiptool mkfs: warning: $T/L: layer $((i + 1)) (${dg[$i]}): no end-of-archive blocks after the last member (read as complete)" ]
+	done
+	fsck_clean "$T/img"
+	umoci unpack --image "$T/L:base" "$T/u" >/dev/null
+	list "$T/u/rootfs" --no-ctime > "$T/l.u"
+	grepq '^/opt/sub/motd 0o100000 0640 .* s6 ' "$T/l.u"
+	grepq '^/usr/blk 0o100000 4755 .* s512 ' "$T/l.u"
+	grepq '^/opt/fifo 0o10000 ' "$T/l.u"
+	for fs in ext2 ext4; do
+		loop_mount "$T/img" $fs
+		list "$T/mnt" --no-ctime --no-lpf > "$T/l.$fs"
+		loop_umount
+		diff -u "$T/l.u" "$T/l.$fs"
+	done
+}
+
 # bad LAYOUT EXPECTED-MESSAGE: exit 3, the message, no image, no temporary
 bad() {
 	run xiptool mkfs --oci "$1" "$T/out/img"
@@ -515,6 +576,37 @@ read_bytes() {
 	[ "$(names "$T/pad.img" /)" = "$(printf 'a\nb')" ]
 }
 
+@test "mkfs --oci: a hand-made layer without end-of-archive blocks is read with a warning, compressed or not; one cut inside a member is refused" {
+	bats_require_minimum_version 1.5.0
+	require_cmd python3 debugfs e2fsck
+	printf 'd d\nf d/a hello\nf d/b world\n' | mktar "$T/full.tar"
+	"$PY" "$TOP_SRCDIR/tests/lib/cuttar.py" "$T/full.tar" "$T/end.tar" end
+	"$PY" "$TOP_SRCDIR/tests/lib/cuttar.py" "$T/full.tar" "$T/inside.tar" inside
+	"$PY" "$MKOCI" "$T/H" "$T/full.tar"
+	run --separate-stderr xiptool mkfs -q --oci "$T/H:t" "$T/full.img"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	for z in "" --gzip; do
+		rm -rf "$T/H"
+		"$PY" "$MKOCI" "$T/H" $z "$T/end.tar"
+		dg=$(layer_digests "$T/H" t)
+		run --separate-stderr xiptool mkfs -q --oci "$T/H:t" "$T/end$z.img"
+		echo "$stderr"
+		[ "$status" -eq 0 ]
+		[ "$stderr" = "xiptool mkfs: warning: $T/H: layer 1 ($dg): no end-of-archive blocks after the last member (read as complete)" ]
+		fsck_clean "$T/end$z.img"
+		[ "$(names "$T/end$z.img" /d)" = "$(printf 'a\nb')" ]
+		[ "$(debugfs -R 'cat /d/b' "$T/end$z.img")" = world ]
+	done
+	rm -rf "$T/H"
+	"$PY" "$MKOCI" "$T/H" "$T/inside.tar"
+	run xiptool mkfs --oci "$T/H:t" "$T/inside.img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ "$output" == "xiptool mkfs: $T/H: layer 1 (sha256:"*"): d/b: Truncated tar archive" ]]
+	[ ! -e "$T/inside.img" ]
+}
+
 @test "mkfs --oci: the data of what a later layer removes leaves the spool, and counts no more against -s" {
 	require_root
 	require_cmd python3 debugfs e2fsck
@@ -568,4 +660,57 @@ read_bytes() {
 	done
 	xiptool mkfs --oci "$T/L:t1" "$T/img"
 	e2fsck -fn "$T/img"
+}
+
+# retag LAYOUT TAG...: the index's one manifest under each TAG, in order,
+# with no platform
+retag() {
+	"$PY" - "$@" <<-'EOF2'
+	import json, sys
+	p = sys.argv[1] + "/index.json"
+	ix = json.load(open(p))
+	m = ix["manifests"][0]
+	m.pop("platform", None)
+	ix["manifests"] = [dict(m, annotations={
+	    "org.opencontainers.image.ref.name": t}) for t in sys.argv[2:]]
+	json.dump(ix, open(p, "w"))
+	EOF2
+}
+
+@test "mkfs --oci: two tags of one manifest are one image, with or without a tag; two manifests without a tag are refused, the tags named" {
+	require_cmd python3 debugfs e2fsck
+	echo 'f hello' | mktar "$T/1.tar"
+	"$PY" "$MKOCI" "$T/L" "$T/1.tar"
+	retag "$T/L" base v2
+	run xiptool mkfs -q --timestamp $TS --oci "$T/L" "$T/notag.img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	fsck_clean "$T/notag.img"
+	[ "$(names "$T/notag.img" /)" = hello ]
+	xiptool mkfs -q --timestamp $TS --oci "$T/L:base" "$T/base.img"
+	xiptool mkfs -q --timestamp $TS --oci "$T/L:v2" "$T/v2.img"
+	cmp "$T/notag.img" "$T/base.img"
+	cmp "$T/notag.img" "$T/v2.img"
+	# a third tag of another manifest: no tag is ambiguous again
+	echo 'f other' | mktar "$T/2.tar"
+	"$PY" "$MKOCI" "$T/O" "$T/2.tar"
+	cp "$T/O/blobs/sha256/"* "$T/L/blobs/sha256/"
+	"$PY" - "$T/L/index.json" "$T/O/index.json" <<-'EOF2'
+	import json, sys
+	ix, other = (json.load(open(p)) for p in sys.argv[1:3])
+	m = other["manifests"][0]
+	m["annotations"]["org.opencontainers.image.ref.name"] = "v3"
+	ix["manifests"].append(m)
+	json.dump(ix, open(sys.argv[1], "w"))
+	EOF2
+	run xiptool mkfs --oci "$T/L" "$T/amb.img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "xiptool mkfs: $T/L: several images and none for "*": name one of the tags: base, v2, v3" ]]
+	[ ! -e "$T/amb.img" ]
+	xiptool mkfs -q --timestamp $TS --oci "$T/L:v2" "$T/v2b.img"
+	cmp "$T/notag.img" "$T/v2b.img"
+	xiptool mkfs -q --oci "$T/L:v3" "$T/v3.img"
+	[ "$(names "$T/v3.img" /)" = other ]
 }

@@ -201,6 +201,91 @@ EOF
 	[ "$(cat "$T/img")" = precious ]
 }
 
+CUTTAR="$TOP_SRCDIR/tests/lib/cuttar.py"
+
+# unterminated NAME: mkfs --tar of $T/NAME builds $T/NAME.img, the same
+# image as $T/full.img, and warns once, naming the archive
+unterminated() {
+	run --separate-stderr xiptool mkfs -q --timestamp $TS --tar "$T/$1" "$T/$1.img"
+	echo "$output"
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ "$stderr" = "xiptool mkfs: warning: $T/$1: no end-of-archive blocks after the last member (read as complete)" ]
+	cmp "$T/full.img" "$T/$1.img"
+}
+
+# cut_refused NAME REASON: mkfs --tar of $T/NAME: exit 3, the line
+# "xiptool mkfs: $T/NAME: REASON", no image
+cut_refused() {
+	run xiptool mkfs -q --tar "$T/$1" "$T/$1.img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool mkfs: $T/$1: $2" ]
+	[ ! -e "$T/$1.img" ]
+}
+
+@test "mkfs --tar: an archive that ends after its last member, complete, without end-of-archive blocks is read with a warning; one cut inside a member or in its compression is refused" {
+	bats_require_minimum_version 1.5.0
+	require_cmd python3 gzip e2fsck
+	# a member of 300001 bytes last (its data needs padding), or a
+	# directory (whose header ends on a block boundary)
+	"$PY" - "$T" <<-'EOF'
+	import io, os, sys, tarfile
+	def make(path, members):
+	    with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as t:
+	        for name, data in members:
+	            i = tarfile.TarInfo(name)
+	            i.mtime, i.mode = 1000000000, 0o640
+	            if data is None:
+	                i.type, i.mode = tarfile.DIRTYPE, 0o750
+	            else:
+	                i.size = len(data)
+	            t.addfile(i, io.BytesIO(data or b""))
+	members = [("d/a", b"hello\n"), ("d/b", os.urandom(300001))]
+	make(sys.argv[1] + "/full.tar", members)
+	make(sys.argv[1] + "/dir.tar", members + [("e", None)])
+	EOF
+	xiptool mkfs -q --timestamp $TS --tar "$T/full.tar" "$T/full.img"
+	fsck_clean "$T/full.img"
+	"$PY" "$CUTTAR" "$T/full.tar" "$T/end.tar" end
+	unterminated end.tar
+	"$PY" "$CUTTAR" "$T/full.tar" "$T/pad.tar" pad
+	unterminated pad.tar
+	gzip -kn "$T/end.tar"
+	unterminated end.tar.gz
+	# the same with the directory: no warning when complete
+	xiptool mkfs -q -f --timestamp $TS --tar "$T/dir.tar" "$T/full.img"
+	run --separate-stderr xiptool mkfs -q --timestamp $TS --tar "$T/dir.tar" "$T/dir.img"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	"$PY" "$CUTTAR" "$T/dir.tar" "$T/dirend.tar" header
+	unterminated dirend.tar
+	# a member cut short, or all of its data missing
+	"$PY" "$CUTTAR" "$T/full.tar" "$T/inside.tar" inside
+	cut_refused inside.tar "d/b: Truncated tar archive"
+	"$PY" "$CUTTAR" "$T/full.tar" "$T/nodata.tar" header
+	cut_refused nodata.tar "d/b: Truncated tar archive"
+	# the member complete, but not the gzip stream (its trailer cut), or
+	# a second gzip stream cut short after it: a decompressor's error is
+	# no end
+	head -c -8 "$T/end.tar.gz" > "$T/cut.tar.gz"
+	cut_refused cut.tar.gz "d/b: truncated or damaged data"
+	head -c 100000 /dev/zero | gzip -cn > "$T/zeros.gz"
+	cat "$T/end.tar.gz" > "$T/two.tar.gz"
+	head -c 20 "$T/zeros.gz" >> "$T/two.tar.gz"
+	cut_refused two.tar.gz "d/b: truncated gzip input"
+	# one end-of-archive block of the two is an end: no warning
+	size=$(stat -c %s "$T/end.tar")
+	cp "$T/end.tar" "$T/lone.tar"
+	head -c $(( (512 - size % 512) % 512 + 512 )) /dev/zero >> "$T/lone.tar"
+	xiptool mkfs -q -f --timestamp $TS --tar "$T/full.tar" "$T/full.img"
+	run --separate-stderr xiptool mkfs -q --timestamp $TS --tar "$T/lone.tar" "$T/lone.img"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	cmp "$T/full.img" "$T/lone.img"
+}
+
 @test "mkfs --inodes: a decimal count (not octal, not hex)" {
 	run xiptool mkfs --inodes 0x40 "$T/img"
 	[ "$status" -eq 2 ]

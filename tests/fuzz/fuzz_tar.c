@@ -80,16 +80,18 @@ static int fuzz_layer(struct btree *t, const struct xip_build_opts *o,
 {
 	struct memsrc m = { data, size, false };
 	struct archive *a = archive_read_new();
+	bool unterminated;
 	int ret;
 
 	if (!a)
 		return -ENOMEM;
 	archive_read_support_filter_gzip(a);
-	archive_read_support_format_tar(a);
+	archive_read_support_format_raw(a);
 	if (archive_read_open(a, &m, NULL, mem_read, NULL) != ARCHIVE_OK)
 		ret = -EINVAL;
 	else
-		ret = xip_btree_tar_layer(t, o, a, "fuzz layer", layer);
+		ret = xip_btree_tar_layer(t, o, a, "fuzz layer", layer,
+					  &unterminated);
 	archive_read_free(a);
 	return ret;
 }

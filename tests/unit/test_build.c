@@ -1200,6 +1200,12 @@ static void test_oci_pick(void **state)
 		DESC("b", TAG("t2")) "]}";
 	static const char plats[] = "{\"manifests\":[" DESC("a", PLAT("amd64"))
 		"," DESC("b", PLAT("arm64")) "]}";
+	/* two tags of one manifest, a third of another */
+	static const char same[] = "{\"manifests\":[" DESC("a", TAG("base"))
+		"," DESC("a", TAG("v2")) "]}";
+	static const char same_other[] = "{\"manifests\":["
+		DESC("a", TAG("base")) "," DESC("a", TAG("v2")) ","
+		DESC("b", TAG("v3")) "]}";
 	char *d;
 
 	(void)state;
@@ -1220,6 +1226,18 @@ static void test_oci_pick(void **state)
 	assert_string_equal(d, D("a"));
 	free(d);
 	assert_int_equal(pick(plats, NULL, "linux/s390x", &d), -EINVAL);
+	/* one manifest under two tags is one image, whatever the platform */
+	assert_int_equal(pick(same, NULL, "linux/s390x", &d), 0);
+	assert_string_equal(d, D("a"));
+	free(d);
+	assert_int_equal(pick(same, "v2", NULL, &d), 0);
+	assert_string_equal(d, D("a"));
+	free(d);
+	assert_int_equal(pick(same_other, NULL, "linux/s390x", &d), -EINVAL);
+	assert_non_null(strstr(xip_errmsg(), "base, v2, v3"));
+	assert_int_equal(pick(same_other, "base", NULL, &d), 0);
+	assert_string_equal(d, D("a"));
+	free(d);
 	assert_int_equal(pick("{\"manifests\": [", NULL, NULL, &d), -EINVAL);
 	assert_int_equal(pick("[]", NULL, NULL, &d), -EINVAL);
 	assert_int_equal(pick("{\"manifests\":[]} x", NULL, NULL, &d), -EINVAL);
@@ -1251,13 +1269,126 @@ static void read_layer(struct btree *t, const struct xip_build_opts *o,
 		       const char *path, uint32_t layer)
 {
 	struct archive *a = archive_read_new();
+	bool unterminated = true;
 
 	assert_non_null(a);
-	archive_read_support_format_tar(a);
+	archive_read_support_format_raw(a);
 	assert_int_equal(archive_read_open_filename(a, path, 10240),
 			 ARCHIVE_OK);
-	assert_int_equal(xip_btree_tar_layer(t, o, a, path, layer), 0);
+	assert_int_equal(xip_btree_tar_layer(t, o, a, path, layer,
+					     &unterminated), 0);
+	assert_false(unterminated);
 	archive_read_free(a);
+}
+
+/* The bytes of the file @path (malloc'ed), *@len of them. */
+static char *slurp(const char *path, size_t *len)
+{
+	struct stat st;
+	char *data;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	data = malloc((size_t)st.st_size);
+	assert_non_null(data);
+	assert_int_equal(xip_pread_full(fd, data, (size_t)st.st_size, 0),
+			 st.st_size);
+	close(fd);
+	*len = (size_t)st.st_size;
+	return data;
+}
+
+/* An archive in memory, handed out 100 bytes at a time, then its end. */
+struct cutsrc {
+	const char *data;
+	size_t len, at;
+	bool fail;	/* the end is a read error */
+};
+
+static la_ssize_t cut_read(struct archive *a, void *arg, const void **buf)
+{
+	struct cutsrc *c = arg;
+	size_t n = c->len - c->at < 100 ? c->len - c->at : 100;
+
+	if (!n && c->fail) {
+		archive_set_error(a, EIO, "read error at the end");
+		return -1;
+	}
+	*buf = c->data + c->at;
+	c->at += n;
+	return (la_ssize_t)n;
+}
+
+/* xip_btree_tar_layer() of the first @len bytes of @data. */
+static int cut_layer(const char *data, size_t len, bool fail, bool *unterm)
+{
+	struct xip_build_opts o = { 0 };
+	struct btree t = { .bs = 4096, .root_fd = -1, .spool_fd = -1 };
+	struct cutsrc c = { data, len, 0, fail };
+	struct archive *a = archive_read_new();
+	int ret;
+
+	assert_non_null(a);
+	archive_read_support_format_raw(a);
+	assert_int_equal(archive_read_open(a, &c, NULL, cut_read, NULL),
+			 ARCHIVE_OK);
+	assert_int_equal(xip_btree_oci_begin(&t, &o, "L"), 0);
+	*unterm = true;
+	ret = xip_btree_tar_layer(&t, &o, a, "layer", 1, unterm);
+	if (!ret) {
+		/* every member there, the sparse one's data too */
+		assert_non_null(xip_btree_find_entry(t.root, "a"));
+		assert_non_null(xip_btree_find_entry(t.root, "s"));
+		assert_int_equal(t.files, 2);
+	}
+	archive_read_free(a);
+	xip_btree_free(&t);
+	return ret;
+}
+
+/*
+ * An archive that ends right after its last member's data (no padding,
+ * no end-of-archive blocks) is complete; cut a byte shorter, or ended by
+ * a read error instead of its end, it is not.
+ */
+static void test_tar_unterminated(void **state)
+{
+	static const struct tmember last_file[] = {
+		{ "s", 's', NULL }, { "a", 'f', "hello\n" },
+	};
+	static const struct tmember last_sparse[] = {
+		{ "a", 'f', "hello\n" }, { "s", 's', NULL },
+	};
+	const struct tmember *lists[] = { last_file, last_sparse };
+	const char *tar = unit_path("cut.tar");
+	bool unterm;
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		char *data;
+		size_t len, end;
+
+		write_tar(tar, lists[i], 2);
+		data = slurp(tar, &len);
+		/* the last member's data ends in a byte that is not zero */
+		for (end = len; end && !data[end - 1]; end--)
+			;
+		assert_true(end % 512);
+		assert_int_equal(cut_layer(data, len, false, &unterm), 0);
+		assert_false(unterm);
+		assert_int_equal(cut_layer(data, end, false, &unterm), 0);
+		assert_true(unterm);
+		assert_int_equal(cut_layer(data, end - 1, false, &unterm),
+				 -EINVAL);
+		assert_non_null(strstr(xip_errmsg(), "Truncated tar archive"));
+		assert_false(unterm);
+		assert_int_equal(cut_layer(data, end, true, &unterm), -EINVAL);
+		assert_non_null(strstr(xip_errmsg(), "read error at the end"));
+		assert_false(unterm);
+		free(data);
+	}
+	unlink(tar);
 }
 
 static void test_oci_whiteouts(void **state)
@@ -1331,6 +1462,7 @@ int main(void)
 		cmocka_unit_test(test_oci_pick),
 		cmocka_unit_test(test_oci_split),
 		cmocka_unit_test(test_oci_whiteouts),
+		cmocka_unit_test(test_tar_unterminated),
 		cmocka_unit_test(test_build_tar),
 		cmocka_unit_test(test_build_tar_refused),
 		cmocka_unit_test(test_btree_names),
