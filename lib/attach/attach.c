@@ -787,6 +787,7 @@ static int attach_verify(const struct xip_attach_opts *o, struct segfile *sf,
 {
 	struct xip_root_hash_report r;
 	struct xip_seg *seg;
+	struct stat st;
 	int ret;
 
 	ret = xip_seg_open_fd(sf->fd, e->path, 0, &seg);
@@ -821,6 +822,11 @@ static int attach_verify(const struct xip_attach_opts *o, struct segfile *sf,
 	if (ret)
 		return xip_error(ret, "%s: cannot seal the segment: %s",
 				 e->path, strerror(-ret));
+	/* what list compares: any later change of the file moves it */
+	if (fstat(sf->fd, &st) < 0)
+		return xip_error(-errno, "%s: %s", e->path, strerror(errno));
+	e->seal_ctime = (uint64_t)st.st_ctim.tv_sec * 1000000000u +
+			(uint64_t)st.st_ctim.tv_nsec;
 	xip_engine_step();
 	e->verified = true;
 	return 0;

@@ -74,6 +74,8 @@ int xip_registry_format(const struct xip_seg_entry *e, char *buf, size_t len)
 	sb_str(&sb, "image", e->image);
 	sb_num(&sb, "compressed", e->compressed);
 	sb_num(&sb, "verified", e->verified);
+	if (e->seal_ctime)
+		sb_num(&sb, "sealctime", (int64_t)e->seal_ctime);
 	sb_str(&sb, "file", e->file);
 	sb_num(&sb, "offset", (int64_t)e->offset);
 	sb_num(&sb, "sizelimit", (int64_t)e->sizelimit);
@@ -183,6 +185,7 @@ static const struct field {
 	FIELD("image", F_STR, image),
 	FIELD("compressed", F_NUM, compressed),
 	FIELD("verified", F_NUM, verified),
+	FIELD("sealctime", F_NUM, seal_ctime),
 	FIELD("file", F_STR, file),
 	FIELD("offset", F_NUM, offset),
 	FIELD("sizelimit", F_NUM, sizelimit),

@@ -875,6 +875,32 @@ static int entry_cmp(const void *a, const void *b)
 		      ((const struct xip_seg_entry *)b)->name);
 }
 
+/*
+ * Is a segment recorded as verified still what was checked: the file the
+ * record names (opened without following a symlink; its device, inode
+ * and owner), still sealed (FS_IMMUTABLE_FL, asked of that descriptor)
+ * and unchanged since it was sealed (its ctime: unsealing it, writing it
+ * or sealing it again moves it)?  Otherwise its bytes may be anyone's.
+ */
+static bool still_verified(const struct xip_seg_entry *e)
+{
+	struct stat st;
+	bool ok;
+	int fd;
+
+	fd = open(e->path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK |
+		  O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ok = fstat(fd, &st) == 0 && xip_registry_same_file(e, &st) &&
+	     xip_seg_sealed(fd) == 1 &&
+	     (!e->seal_ctime ||
+	      (uint64_t)st.st_ctim.tv_sec * 1000000000u +
+			      (uint64_t)st.st_ctim.tv_nsec == e->seal_ctime);
+	close(fd);
+	return ok;
+}
+
 /* Read record @name into @e: 1 when live, 0 when not (cleaned), < 0. */
 static int list_one(const char *name, struct xip_seg_entry *e)
 {
@@ -888,6 +914,9 @@ static int list_one(const char *name, struct xip_seg_entry *e)
 	if (state == XIP_ENTRY_LIVE) {
 		if (e->loop[0] && !xip_registry_loop_serves(e))
 			loop_forget(e);
+		/* reported as it is now, not as it was at attach */
+		if (e->verified && !still_verified(e))
+			e->verified = false;
 		return 1;
 	}
 	/* stale, or an attach that may have died: judged again, locked */
