@@ -330,14 +330,14 @@ static void test_adopt_detached(void **state)
 	assert_true(fd >= 0);
 	/* still linked: adopted */
 	assert_int_equal(fstat(fd, &st), 0);
-	assert_int_equal(xip_seg_adopt_stat(dup(fd), &st, p, "gone",
+	assert_int_equal(xip_seg_adopt_stat(dup(fd), &st, -1, p, "gone",
 					    XIP_SEGTYPE_SR, 0, &seg),
 			 0);
 	xip_seg_close(seg);
 	seg = NULL;
 	assert_int_equal(unlink(p), 0);
 	assert_int_equal(fstat(fd, &st), 0);
-	assert_int_equal(xip_seg_adopt_stat(dup(fd), &st, p, "gone",
+	assert_int_equal(xip_seg_adopt_stat(dup(fd), &st, -1, p, "gone",
 					    XIP_SEGTYPE_SR, 0, &seg),
 			 -ENOENT);
 	assert_null(seg);
