@@ -1030,6 +1030,31 @@ static int open_attached(const char *name, int flags,
 	return fd;
 }
 
+int xip_registry_hold_seg(struct xip_seg *seg)
+{
+	char lock[XIP_PATH_MAX];
+	struct stat st;
+	bool none;
+	int fd;
+
+	if (seg->lock_fd >= 0)
+		return 0;
+	if (fstat(seg->fd, &st) < 0)
+		return xip_error(-errno, "%s: %s", seg->path, strerror(errno));
+	fd = hold_open_plain(&st, &none, lock);
+	if (none)
+		return 0;
+	if (fd < 0)
+		return fd;
+	seg->lock_path = strdup(lock);
+	if (!seg->lock_path) {
+		close(fd);
+		return xip_error(-ENOMEM, "out of memory");
+	}
+	seg->lock_fd = fd;
+	return 0;
+}
+
 /*
  * A segment named by path, its holder lock in the caller's run directory
  * by the file's identity (see "holder locks"); without a run directory,

@@ -68,6 +68,12 @@ void xip_registry_unlock(void);
  * there removed first (attach).  The descriptor, or < 0.
  */
 int xip_registry_hold_open(const struct xip_seg_entry *e, bool fresh);
+/*
+ * Give @seg, opened by descriptor (xip_seg_open_fd), the holder lock a
+ * path of its file has (its lock file in the caller's run directory), as
+ * xip_spec_open() would.  0 or < 0.
+ */
+int xip_registry_hold_seg(struct xip_seg *seg);
 /* Remove the lock file of @e (detach, after its segment file). */
 void xip_registry_hold_remove(const struct xip_seg_entry *e);
 /*
