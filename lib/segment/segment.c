@@ -519,7 +519,7 @@ int xip_seg_wait_unheld(const char *path, const char *what,
  * writer to wait for, and is refused by segment_probe() as what it is);
  * devices get blocking I/O back there.
  */
-static int open_path(const char *path, int flags)
+int xip_seg_open_path(const char *path, int flags)
 {
 	int oflags = O_CLOEXEC | O_NONBLOCK | O_NOCTTY |
 		     ((flags & XIP_SEG_WRITE) ? O_RDWR : O_RDONLY);
@@ -531,8 +531,8 @@ static int open_path(const char *path, int flags)
 		if (ret)
 			return ret;
 	}
-	fd = open(path, oflags);
-
+	/* openat, not open: musl's open adds an fcntl for O_CLOEXEC */
+	fd = openat(AT_FDCWD, path, oflags);
 	if (fd >= 0)
 		return fd;
 	if ((flags & XIP_SEG_WRITE) && (errno == EROFS || errno == EACCES ||
@@ -596,7 +596,7 @@ int xip_seg_open(const char *path, int flags, struct xip_seg **segp)
 	*segp = NULL;
 	if (!path || !*path)
 		return xip_error(-EINVAL, "empty image name");
-	fd = open_path(path, flags);
+	fd = xip_seg_open_path(path, flags);
 	if (fd < 0)
 		return fd;
 	return xip_seg_adopt(fd, path, NULL, XIP_SEGTYPE_NONE, flags, segp);
@@ -613,7 +613,7 @@ int xip_seg_open_locked(const char *path, int flags, int lock_fd,
 		close(lock_fd);
 		return xip_error(-ENOMEM, "%s: out of memory", path);
 	}
-	fd = open_path(path, flags);
+	fd = xip_seg_open_path(path, flags);
 	if (fd < 0) {
 		close(lock_fd);
 		free(name);

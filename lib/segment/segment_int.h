@@ -44,6 +44,12 @@ int xip_seg_adopt_stat(int fd, const struct stat *st, int lock_fd,
 		       enum xip_seg_type type, int flags,
 		       struct xip_seg **segp);
 /*
+ * The open of xip_seg_open(): the descriptor, or < 0 with the error
+ * recorded.  Without XIP_SEG_HELD_EX, a writer waits for the file's own
+ * holder lock first (xip_seg_wait_unheld).
+ */
+int xip_seg_open_path(const char *path, int flags);
+/*
  * xip_seg_open() of a path whose holder lock is @lock_fd (taken over,
  * closed on failure), the lock file @lock_path (see struct xip_seg);
  * XIP_SEG_HELD_EX in @flags: the caller holds it exclusive already.
