@@ -86,7 +86,7 @@ struct xip_seg {
 	 */
 	char *lock_path;
 	bool held_shared;	/* the shared holder lock, taken at open */
-	bool held_excl;		/* the exclusive one, taken before the open */
+	bool held_excl;		/* the exclusive one, taken before opening */
 	/*
 	 * exec maps a program's read-only pages at once (MAP_POPULATE): an
 	 * attached segment whose attach measured that it pays here
