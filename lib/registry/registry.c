@@ -1130,7 +1130,7 @@ static int open_plain(const char *path, int flags, struct xip_seg **segp)
 	if (!path || !*path || stat(path, &st) < 0)
 		return xip_seg_open(path, flags, segp);
 	lockfd = hold_open_plain(&st, &none, lock);
-	if (none)
+	if (none)		/* no run directory: the file's own lock */
 		return xip_seg_open(path, flags, segp);
 	if (lockfd < 0)
 		return lockfd;
