@@ -219,8 +219,9 @@ void xip_registry_unlock(void)
  * programs, save shared; detach exclusive, without waiting) is a flock on
  * a lock file in the run directory of the segment's owner, named after
  * the segment file's device and inode: ".lock:DEV:INO".  The run directory
- * is the owner's, 0700 and writable by nobody else (rundir_refuse), and
- * the lock file is 0600: only the owner's processes and root can open it,
+ * is the owner's, made 0700 and refused when others may write to it
+ * (rundir_refuse), and the lock file is 0600: only the owner's processes
+ * and root can open it,
  * and so only they can take the lock.  A flock on the segment file itself
  * could be taken by any user who may open the file for reading (a shared
  * segment is often 0444), and so block everyone's exec, read and verify
@@ -238,8 +239,11 @@ void xip_registry_unlock(void)
  * An attach creates its segment's lock file (a fresh one) and holds it
  * while it fills the segment; a detach removes it after the segment file,
  * holding it: whoever opens the name after that locks a new file, and
- * then finds the segment file gone (segment_still_attached).  Lock files
- * of plain paths stay, empty, in the run directory.
+ * then finds the segment file gone (segment_still_attached).  The lock
+ * file of a plain path is removed by its last holder, when it closes the
+ * segment and finds no one else holding it (a program run by exec keeps
+ * it); a holder that finds it removed locks the one at its name now
+ * (xip_seg_lockfile_take).
  */
 #define HOLD_FMT "/.lock:%" PRIu64 ":%" PRIu64
 
