@@ -679,8 +679,9 @@ static void record_identity(struct xip_seg_entry *e, const struct stat *st)
 
 /*
  * Claim the name, under the registry lock: refuse one in use, create the
- * segment file (O_EXCL), give it its owner and mode, lock it (the attach
- * is running while the lock is held) and record it as "attaching".
+ * segment file (O_EXCL), give it its owner and mode, create its lock file
+ * and lock it (the attach is running while the lock is held) and record
+ * it as "attaching".
  */
 static int attach_claim(struct segfile *sf, const char *dir,
 			const struct source *src, struct xip_seg_entry *e)
@@ -702,11 +703,18 @@ static int attach_claim(struct segfile *sf, const char *dir,
 		ret = segfile_create(sf, dir, e);
 	if (!ret)
 		ret = segfile_own(sf, src, e->type);
-	if (!ret && (flock(sf->fd, LOCK_EX | LOCK_NB) < 0 ||
-		     fstat(sf->fd, &st) < 0))
+	if (!ret && fstat(sf->fd, &st) < 0)
 		ret = xip_error(-errno, "%s: %s", e->path, strerror(errno));
 	if (!ret) {
 		record_identity(e, &st);
+		sf->lock_fd = xip_registry_hold_open(e, true);
+		if (sf->lock_fd < 0)
+			ret = sf->lock_fd;
+	}
+	if (!ret && flock(sf->lock_fd, LOCK_EX | LOCK_NB) < 0)
+		ret = xip_error(-errno, "%s: lock: %s", e->path,
+				strerror(errno));
+	if (!ret) {
 		e->attaching = true;
 		e->pid = getpid();
 		ret = xip_registry_store(e, XIP_REG_CREATE);
@@ -776,6 +784,8 @@ static void attach_undo(struct segfile *sf, struct xip_seg_entry *e)
 	    st.st_ino == now.st_ino) {
 		xip_seg_seal(sf->fd, false);
 		unlink(e->path);
+		if (sf->lock_fd >= 0)
+			xip_registry_hold_remove(e);
 	}
 	if (held)
 		xip_registry_remove(e->name);
@@ -794,6 +804,7 @@ static int attach_verify(const struct xip_attach_opts *o, struct segfile *sf,
 {
 	struct xip_root_hash_report r;
 	struct xip_seg *seg;
+	struct stat st;
 	int ret;
 
 	ret = xip_seg_open_fd(sf->fd, e->path, 0, &seg);
@@ -828,6 +839,11 @@ static int attach_verify(const struct xip_attach_opts *o, struct segfile *sf,
 	if (ret)
 		return xip_error(ret, "%s: cannot seal the segment: %s",
 				 e->path, strerror(-ret));
+	/* what list compares: any later change of the file moves it */
+	if (fstat(sf->fd, &st) < 0)
+		return xip_error(-errno, "%s: %s", e->path, strerror(errno));
+	e->seal_ctime = (uint64_t)st.st_ctim.tv_sec * 1000000000u +
+			(uint64_t)st.st_ctim.tv_nsec;
 	xip_engine_step();
 	xip_attach_hook_after_seal();
 	e->verified = true;
@@ -900,7 +916,7 @@ static int decide_populate(const struct xip_attach_opts *o,
 int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 {
 	enum xip_seg_type type = o->type ? o->type : XIP_SEGTYPE_SR;
-	struct segfile sf = { .fd = -1 };
+	struct segfile sf = { .fd = -1, .lock_fd = -1 };
 	struct source src = { .fd = -1 };
 	struct xip_nbd *nbd = NULL;
 	struct xip_verity_stream *vs = NULL;
@@ -950,6 +966,8 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 	if (src.fd >= 0)
 		close(src.fd);
 	if (sf.fd >= 0)
-		close(sf.fd);		/* the end of the claim's lock */
+		close(sf.fd);
+	if (sf.lock_fd >= 0)
+		close(sf.lock_fd);	/* the end of the claim's lock */
 	return ret;
 }

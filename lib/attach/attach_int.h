@@ -40,6 +40,7 @@ struct source {
 struct segfile {
 	const char *path;
 	int fd;
+	int lock_fd;		/* its holder lock, held while attaching */
 	uint64_t align;		/* XIP_PMEM_ALIGN or the huge page size */
 	bool huge;		/* on hugetlbfs: fill through the mapping */
 	uint64_t cap;		/* bytes of the file and the mapping */

@@ -52,7 +52,7 @@ static int detach_entry(const struct xip_seg_entry *e, const char *save,
 	bool serves = e->loop[0] && xip_registry_loop_serves(e);
 	char why[512] = "";
 	struct stat st;
-	int fd = -1, ret = 0;
+	int fd = -1, lfd = -1, ret = 0;
 
 	if (serves && !force) {
 		ret = xip_loop_busy(e->loop, why, sizeof(why));
@@ -63,7 +63,7 @@ static int detach_entry(const struct xip_seg_entry *e, const char *save,
 			return ret;
 	}
 	/* hold the lock until the file is gone: no new holder meanwhile */
-	fd = xip_registry_claim(e, why, sizeof(why));
+	fd = xip_registry_claim(e, why, sizeof(why), &lfd);
 	if (fd == -ESTALE)
 		return detach_stale(e, XIP_ENTRY_FOREIGN);
 	if (fd == -ENOENT)
@@ -86,8 +86,13 @@ static int detach_entry(const struct xip_seg_entry *e, const char *save,
 		ret = xip_error(-errno, "%s: %s", e->path, strerror(errno));
 	if (!ret)
 		ret = xip_registry_remove(e->name);
+	/* its lock file last, still held: see registry.c, "holder locks" */
+	if (!ret)
+		xip_registry_hold_remove(e);
 	if (fd >= 0)
 		close(fd);
+	if (lfd >= 0)
+		close(lfd);
 	return ret;
 }
 

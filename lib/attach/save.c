@@ -101,26 +101,27 @@ static int write_sparse(int fd, struct xip_seg *seg, uint64_t size,
 }
 
 /*
- * Wait for writers to finish: a shared lock on the segment file.  Then
- * the segment must still be attached: a detach that came first unlinked
- * it; one that comes later sees the lock and refuses.
+ * Wait for writers to finish: the shared holder lock (the segment's lock
+ * file, opened into *@lfd).  Then the segment file @fd must still be
+ * attached: a detach that came first unlinked it; one that comes later
+ * sees the lock and refuses.
  */
-static int lock_shared(int fd, const struct xip_seg_entry *e)
+static int lock_shared(int fd, const struct xip_seg_entry *e, int *lfd)
 {
-	struct timespec pause = { 0, 10 * 1000 * 1000 };
 	struct stat st;
 	char why[256];
+	int ret;
 
-	for (int waited = 0; flock(fd, LOCK_SH | LOCK_NB) < 0; waited += 10) {
-		if (errno != EWOULDBLOCK)
-			return xip_error(-errno, "%s: lock: %s", e->path,
-					 strerror(errno));
-		if (waited >= SAVE_LOCK_MS) {
-			xip_registry_holder(fd, why, sizeof(why));
-			return xip_error(-EBUSY, "%s: busy: %s", e->name, why);
-		}
-		nanosleep(&pause, NULL);
+	*lfd = xip_registry_hold_open(e, false);
+	if (*lfd < 0)
+		return *lfd;
+	ret = xip_seg_flock_wait(*lfd, LOCK_SH, SAVE_LOCK_MS);
+	if (ret == -EWOULDBLOCK) {
+		xip_registry_holder(*lfd, why, sizeof(why));
+		return xip_error(-EBUSY, "%s: busy: %s", e->name, why);
 	}
+	if (ret)
+		return xip_error(ret, "%s: lock: %s", e->path, strerror(-ret));
 	if (fstat(fd, &st) == 0 && st.st_nlink == 0)
 		return xip_error(-ENOENT,
 				 "@%s: no attached segment of that name (detached)",
@@ -214,23 +215,28 @@ static int save_data(const struct xip_seg_entry *e, int sfd, const char *dest)
 	return ret;
 }
 
-/* Save through @locked (a descriptor holding a lock), or lock here. */
+/*
+ * Save through @locked (the segment file's descriptor, its holder lock
+ * held by the caller), or open and lock here.
+ */
 int xip_attach_save_entry(const struct xip_seg_entry *e, const char *dest,
 			  int locked)
 {
-	int fd = locked, ret = 0;
+	int fd = locked, lfd = -1, ret = 0;
 
 	if (fd < 0) {
 		fd = xip_registry_open_entry(e, O_RDONLY);
 		if (fd < 0)
 			return fd;
-		ret = lock_shared(fd, e);
+		ret = lock_shared(fd, e, &lfd);
 	}
 	flush_loop(e);
 	if (!ret)
 		ret = save_data(e, fd, dest);
 	if (fd != locked)
 		close(fd);
+	if (lfd >= 0)
+		close(lfd);
 	return ret;
 }
 

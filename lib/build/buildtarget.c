@@ -377,6 +377,9 @@ int xip_target_open(struct btarget *tg, uint64_t bytes)
 	if (!tg->seg) {
 		ret = xip_seg_open_fd(tg->fd, tg->spec, XIP_SEG_WRITE,
 					  &tg->seg);
+		/* the holder lock readers of its path take */
+		if (!ret)
+			ret = xip_registry_hold_seg(tg->seg);
 		if (!ret)
 			ret = xip_seg_lock(tg->seg, true, 5000);
 		if (ret)

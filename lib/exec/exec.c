@@ -845,12 +845,18 @@ int xip_exec_run(struct xip_exec *ex, const char *const *argv,
 		ret = build_stack(ex, argv, envp, &st);
 	if (!ret)
 		ret = make_trampoline(ex);
+	/* the holder lock outlives the image's descriptors, as mappings do */
+	if (!ret)
+		ret = xip_image_pin_lock(ex->img);
 	if (ret)
-		return ret;
+		return ret < 0 && !xip_errcode() ?
+		       xip_error(ret, "%s: cannot keep the segment's lock: %s",
+				 ex->prog.name, strerror(-ret)) : ret;
 	entry = ex->has_interp ? ex->interp.bias + ex->interp.plan.entry :
 				 ex->prog.bias + ex->prog.plan.entry;
 	/*
-	 * The mappings keep the segment file, and its lock, open.  Only the
+	 * The mappings keep the segment file, and its lock file, open
+	 * (xip_seg_pin_lock).  Only the
 	 * image's descriptor (and its view of the segment, when it mapped
 	 * one) must go: the rest of the loader's memory is left behind as
 	 * execve leaves the old image's.

@@ -669,6 +669,11 @@ int xip_image_close(struct xip_image *img)
 	return ret;
 }
 
+int xip_image_pin_lock(struct xip_image *img)
+{
+	return img && img->seg ? xip_seg_pin_lock(img->seg) : 0;
+}
+
 void xip_image_abandon(struct xip_image *img)
 {
 	if (img && img->seg)

@@ -229,6 +229,11 @@ uint64_t xip_fs_inode_size(const struct xip_fs *fs,
  * Read-only images only; @img must not be used afterwards.
  */
 void xip_image_abandon(struct xip_image *img);
+/*
+ * Before xip_image_abandon(): keep the segment's holder lock for as long
+ * as the program's mappings of it stay (xip_seg_pin_lock).  0 or < 0.
+ */
+int xip_image_pin_lock(struct xip_image *img);
 
 /*
  * Is the image XIP-capable for pages of @page_size bytes (0: the host's)?

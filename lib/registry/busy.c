@@ -147,44 +147,52 @@ void xip_registry_holder(int fd, char *why, size_t len)
 }
 
 /*
- * Take the exclusive lock on the segment file, opened and checked to be
- * the one recorded: fails while a running program (exec holds a shared
- * lock) or an exclusive holder has it.  Returns the locked descriptor,
+ * Take the exclusive holder lock (the segment's lock file, see registry.c)
+ * and open the segment file, checked to be the one recorded: fails while
+ * a running program (exec holds a shared lock) or an exclusive holder has
+ * it.  Returns the segment file's descriptor (the lock's in *@lockfd),
  * -EBUSY with the reason, or < 0 (-ESTALE: another file in its place).
  */
 int xip_registry_claim(const struct xip_seg_entry *e, char *why,
-			 size_t len)
+			 size_t len, int *lockfd)
 {
-	int fd = xip_registry_open_entry(e, O_RDONLY);
+	int lfd, fd = xip_registry_open_entry(e, O_RDONLY);
 
+	*lockfd = -1;
 	if (fd < 0)
 		return fd;
-	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-		return fd;
-	if (errno != EWOULDBLOCK) {
+	lfd = xip_registry_hold_open(e, false);
+	if (lfd < 0) {
+		close(fd);
+		return lfd;
+	}
+	if (flock(lfd, LOCK_EX | LOCK_NB) < 0) {
 		int err = errno;
 
-		close(fd);
-		return xip_error(-err, "%s: lock: %s", e->path, strerror(err));
+		if (err == EWOULDBLOCK)
+			xip_registry_holder(lfd, why, len);
+		xip_close_two(fd, lfd);
+		return err == EWOULDBLOCK ? -EBUSY :
+		       xip_error(-err, "%s: lock: %s", e->path, strerror(err));
 	}
-	xip_registry_holder(fd, why, len);
-	close(fd);
-	return -EBUSY;
+	*lockfd = lfd;
+	return fd;
 }
 
 int xip_registry_busy(const struct xip_seg_entry *e, char *why, size_t len)
 {
-	int ret = 0, fd;
+	int ret = 0, fd, lfd;
 
 	if (e->loop[0])
 		ret = xip_loop_busy(e->loop, why, len);
 	if (ret)
 		return ret;
-	fd = xip_registry_claim(e, why, len);
+
+	fd = xip_registry_claim(e, why, len, &lfd);
 	if (fd == -EBUSY)
 		return 1;
 	if (fd < 0)
 		return fd;
-	close(fd);
+	xip_close_two(fd, lfd);
 	return 0;
 }

@@ -83,6 +83,8 @@ int xip_registry_format(const struct xip_seg_entry *e, char *buf, size_t len)
 	sb_str(&sb, "image", e->image);
 	sb_num(&sb, "compressed", e->compressed);
 	sb_num(&sb, "verified", e->verified);
+	if (e->seal_ctime)
+		sb_unum(&sb, "sealctime", e->seal_ctime);
 	sb_str(&sb, "file", e->file);
 	sb_unum(&sb, "offset", e->offset);
 	sb_unum(&sb, "sizelimit", e->sizelimit);
@@ -207,6 +209,7 @@ static const struct field {
 	FIELD("image", F_STR, image),
 	NUMBER("compressed", compressed),
 	NUMBER("verified", verified),
+	NUMBER("sealctime", seal_ctime),
 	FIELD("file", F_STR, file),
 	NUMBER("offset", offset),
 	NUMBER("sizelimit", sizelimit),

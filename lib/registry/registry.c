@@ -251,6 +251,135 @@ void xip_registry_unlock(void)
 	lock_fd = -1;
 }
 
+/* ---- holder locks ------------------------------------------------------ */
+
+/*
+ * The holder lock of a segment (writers exclusive; readers, running
+ * programs, save shared; detach exclusive, without waiting) is a flock on
+ * a lock file in the run directory of the segment's owner, named after
+ * the segment file's device and inode: ".lock:DEV:INO".  The run directory
+ * is the owner's, made 0700 and refused when others may write to it
+ * (rundir_refuse), and the lock file is 0600: only the owner's processes
+ * and root can open it,
+ * and so only they can take the lock.  A flock on the segment file itself
+ * could be taken by any user who may open the file for reading (a shared
+ * segment is often 0444), and so block everyone's exec, read and verify
+ * (LOCK_EX) or root's write, truncate and detach (LOCK_SH).
+ *
+ * Other users never take the owner's lock: they cannot write the segment
+ * anyway, and what they read of it they read as they find it.  A segment
+ * named by path (not @NAME) is locked the same way, in the caller's own
+ * run directory, by its device and inode: the caller's processes
+ * coordinate with each other, and with its attached segment when the path
+ * names one; other users' processes are neither waited for nor blocked.
+ * Only where the caller has no run directory at all (a user without
+ * XDG_RUNTIME_DIR or XIPTOOL_RUNDIR) does a path keep the file's own lock.
+ *
+ * An attach creates its segment's lock file (a fresh one) and holds it
+ * while it fills the segment; a detach removes it after the segment file,
+ * holding it: whoever opens the name after that locks a new file, and
+ * then finds the segment file gone (segment_still_attached).  The lock
+ * file of a plain path is removed by its last holder, when it closes the
+ * segment and finds no one else holding it (a program run by exec keeps
+ * it); a holder that finds it removed locks the one at its name now
+ * (xip_seg_lockfile_take).
+ */
+#define HOLD_FMT "/.lock:%" PRIu64 ":%" PRIu64
+
+/* The lock file of @dev/@ino, named in @buf from the run directory's path */
+static int hold_path(uint64_t dev, uint64_t ino, char *buf, size_t len)
+{
+	int ret = rundir_path(buf, len, registry_euid());
+	size_t n;
+	int m;
+
+	if (ret)
+		return ret;
+	n = strlen(buf);
+	m = snprintf(buf + n, len - n, HOLD_FMT, dev, ino);
+	if (m < 0 || (size_t)m >= len - n)
+		return xip_error(-ENAMETOOLONG, "%s: run directory name too long",
+				 buf);
+	return 0;
+}
+
+/*
+ * Open (create) the lock file of @dev/@ino by its path: the run directory
+ * was opened and checked just before (it is ours and no one else writes
+ * in it or above it).  Its name on the stack when short (exec's deepest
+ * frames), else on the heap; into @name when given (XIP_PATH_MAX bytes).
+ * @fresh: a new file, any old one removed.
+ */
+static int hold_open_path(uint64_t dev, uint64_t ino, bool fresh,
+			  char *name)
+{
+	char small[256], *path = name ? name : small;
+	int fd, ret = hold_path(dev, ino, path,
+				name ? XIP_PATH_MAX : sizeof(small));
+
+	if (ret == -ENAMETOOLONG) {
+		xip_error_clear();
+		path = malloc(XIP_PATH_MAX);
+		ret = path ? hold_path(dev, ino, path, XIP_PATH_MAX) :
+			     xip_error(-ENOMEM, "out of memory");
+	}
+	if (ret) {
+		if (path != small && path != name)
+			free(path);
+		return ret;
+	}
+	if (fresh && unlink(path) < 0 && errno != ENOENT)
+		fd = -1;
+	else
+		/* openat, not open: musl's open adds an fcntl for O_CLOEXEC */
+		fd = openat(AT_FDCWD, path, O_RDONLY | O_CREAT | O_NOFOLLOW |
+			    O_NOCTTY | O_NONBLOCK | O_CLOEXEC |
+			    (fresh ? O_EXCL : 0), 0600);
+	if (fd < 0)
+		fd = xip_error(-errno, "%s: %s", path, strerror(errno));
+	if (path != small && path != name)
+		free(path);
+	return fd;
+}
+
+int xip_registry_hold_open(const struct xip_seg_entry *e, bool fresh)
+{
+	return hold_open_path(e->seg_dev, e->seg_ino, fresh, NULL);
+}
+
+void xip_registry_hold_remove(const struct xip_seg_entry *e)
+{
+	char path[XIP_PATH_MAX];
+
+	if (!hold_path(e->seg_dev, e->seg_ino, path, sizeof(path)))
+		unlink(path);
+	xip_error_clear();
+}
+
+/*
+ * The holder lock's descriptor for the file @st opened by path, from the
+ * caller's run directory (checked here), its name in @name (XIP_PATH_MAX
+ * bytes), or < 0; *@none without a run directory (the file's own lock,
+ * see above).
+ */
+static int hold_open_plain(const struct stat *st, bool *none, char *name)
+{
+	char dir[XIP_PATH_MAX];
+	int dfd;
+
+	*none = rundir_path(dir, sizeof(dir), registry_euid()) == -ENOENT;
+	if (*none) {
+		xip_error_clear();
+		return -ENOENT;
+	}
+	dfd = rundir_open(dir, sizeof(dir));
+	if (dfd < 0)
+		return dfd;
+	close(dfd);
+	return hold_open_path((uint64_t)st->st_dev, (uint64_t)st->st_ino,
+			      false, name);
+}
+
 /* ---- names ------------------------------------------------------------ */
 
 static bool name_char(int c)
@@ -552,17 +681,18 @@ static enum xip_entry_state entry_judge(const struct xip_seg_entry *e,
 		return XIP_ENTRY_LIVE;
 	if (!probe)
 		return XIP_ENTRY_ATTACHING;
-	/* a running attach holds the file locked until it is recorded */
-	fd = open(e->path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK |
-		  O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? XIP_ENTRY_GONE : XIP_ENTRY_ATTACHING;
-	if (fstat(fd, &st) < 0 || !xip_registry_same_file(e, &st))
-		state = XIP_ENTRY_FOREIGN;
-	else if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-		state = XIP_ENTRY_ABANDONED;
-	else
-		state = XIP_ENTRY_ATTACHING;
+	/*
+	 * A running attach holds the segment's lock until it is recorded
+	 * (it made the lock file before it recorded its claim: one created
+	 * here is free, as the claim was abandoned).
+	 */
+	fd = xip_registry_hold_open(e, false);
+	if (fd < 0) {
+		xip_error_clear();
+		return XIP_ENTRY_ATTACHING;
+	}
+	state = flock(fd, LOCK_EX | LOCK_NB) == 0 ? XIP_ENTRY_ABANDONED :
+						    XIP_ENTRY_ATTACHING;
 	close(fd);
 	return state;
 }
@@ -771,6 +901,9 @@ int xip_registry_clean(const struct xip_seg_entry *e)
 	 * mounted, as detach --force does */
 	if (xip_registry_loop_serves(cur))
 		xip_loop_detach(cur->loop);
+	/* its lock file, after the segment file (see "holder locks") */
+	if (state == XIP_ENTRY_ABANDONED || state == XIP_ENTRY_GONE)
+		xip_registry_hold_remove(cur);
 	XIP_DBG(REGISTRY, "stale record %s (%s) cleaned", cur->name,
 		state == XIP_ENTRY_ABANDONED ? "attach died" :
 		state == XIP_ENTRY_GONE ? "file gone" : "another file");
@@ -842,13 +975,17 @@ int xip_registry_get(const char *name, struct xip_seg_entry *e)
 
 /*
  * xip_registry_open_entry(), with the descriptor's fstat left in @st.
- * With @locked, the shared holder lock is taken first when it is free
- * (*@locked tells), so that the fstat after it says whether the file was
- * still linked with the lock held.
+ * With @lockfd, the holder lock's descriptor goes there (opened here, just
+ * after the segment file, when it is -1: exec closes the two neighbours
+ * with one call; closed here on failure).  With @locked too, the shared
+ * holder lock is taken first when it is free (*@locked tells), so that
+ * the fstat after it says whether the file was still linked with the lock
+ * held.
  */
 static int open_entry_stat(const struct xip_seg_entry *e, int oflags,
-			   struct stat *st, bool *locked)
+			   struct stat *st, int *lockfd, bool *locked)
 {
+	bool opened = false;
 	int fd;
 
 	/* openat, not open: musl's open adds an fcntl for O_CLOEXEC */
@@ -861,11 +998,27 @@ static int open_entry_stat(const struct xip_seg_entry *e, int oflags,
 				 e->name);
 	if (fd < 0)
 		return xip_error(-errno, "%s: %s", e->path, strerror(errno));
+	if (lockfd && *lockfd < 0) {
+		*lockfd = xip_registry_hold_open(e, false);
+		if (*lockfd < 0) {
+			int ret = *lockfd;
+
+			*lockfd = -1;
+			close(fd);
+			return ret;
+		}
+		opened = true;
+	}
 	if (locked)
 		*locked = !xip_seg_type_exclusive(e->type) &&
-			  flock(fd, LOCK_SH | LOCK_NB) == 0;
+			  flock(*lockfd, LOCK_SH | LOCK_NB) == 0;
 	if (fstat(fd, st) < 0 || !xip_registry_same_file(e, st)) {
-		close(fd);
+		if (opened) {
+			xip_close_two(fd, *lockfd);
+			*lockfd = -1;
+		} else {
+			close(fd);
+		}
 		return foreign_error(e);
 	}
 #ifndef XIP_LIBC_ONLY
@@ -882,7 +1035,7 @@ int xip_registry_open_entry(const struct xip_seg_entry *e, int oflags)
 {
 	struct stat st;
 
-	return open_entry_stat(e, oflags, &st, NULL);
+	return open_entry_stat(e, oflags, &st, NULL, NULL);
 }
 
 /*
@@ -891,9 +1044,10 @@ int xip_registry_open_entry(const struct xip_seg_entry *e, int oflags)
  * of entry_judge() would, in the order the judgement gives: gone (the
  * record is cleaned), another file, or the segment.
  */
-static int open_live(struct xip_seg_entry *e, struct stat *st, bool *locked)
+static int open_live(struct xip_seg_entry *e, struct stat *st, int *lockfd,
+		     bool *locked)
 {
-	int fd = open_entry_stat(e, O_RDONLY, st, locked);
+	int fd = open_entry_stat(e, O_RDONLY, st, lockfd, locked);
 
 	if (fd == -ENOENT) {
 		xip_registry_clean(e);	/* stale */
@@ -906,14 +1060,14 @@ static int open_live(struct xip_seg_entry *e, struct stat *st, bool *locked)
 }
 
 /*
- * xip_registry_open(), with the descriptor's fstat left in @st; @locked
- * as for open_entry_stat() (false where the record is judged first).
- * @brief: @e is zeroed and only what opening reads is read of a live
- * record (xip_registry_parse_brief).
+ * xip_registry_open(), with the descriptor's fstat left in @st; @lockfd
+ * and @locked as for open_entry_stat() (*@locked false where the record
+ * is judged first).  @brief: @e is zeroed and only what opening reads is
+ * read of a live record (xip_registry_parse_brief).
  */
 static int registry_open_stat(const char *name, int oflags,
 			      struct xip_seg_entry *e, struct stat *st,
-			      bool *locked, bool brief)
+			      int *lockfd, bool *locked, bool brief)
 {
 	int ret = xip_registry_name_check(name);
 
@@ -928,7 +1082,7 @@ static int registry_open_stat(const char *name, int oflags,
 		if (ret)
 			return ret;
 		if (!e->attaching)
-			return open_live(e, st, locked);
+			return open_live(e, st, lockfd, locked);
 	}
 	ret = xip_registry_get(name, e);
 	if (ret)
@@ -938,7 +1092,7 @@ static int registry_open_stat(const char *name, int oflags,
 	    !xip_seg_type_writable(e->type))
 		return xip_error(-EROFS, "@%s: segment is read-only (type %s)",
 				 name, xip_seg_type_name(e->type));
-	ret = open_entry_stat(e, oflags, st, NULL);
+	ret = open_entry_stat(e, oflags, st, lockfd, NULL);
 	if (ret == -ENOENT) {
 		xip_registry_clean(e);	/* gone since: stale */
 		ret = xip_error(-ENOENT, "@%s: no attached segment of that name",
@@ -951,7 +1105,7 @@ int xip_registry_open(const char *name, int oflags, struct xip_seg_entry *e)
 {
 	struct stat st;
 
-	return registry_open_stat(name, oflags, e, &st, NULL, false);
+	return registry_open_stat(name, oflags, e, &st, NULL, NULL, false);
 }
 
 /*
@@ -967,19 +1121,37 @@ static int open_attached(const char *name, int flags,
 	struct xip_seg_entry *e = calloc(1, sizeof(*e));
 	bool write = flags & XIP_SEG_WRITE, locked = false;
 	struct stat st;
-	int fd;
+	int fd, lockfd = -1;
 
 	if (!e)
 		return xip_error(-ENOMEM, "out of memory");
-	/* no open for writing while others hold it (see segment_int.h) */
+	/*
+	 * No open for writing while others hold it (see segment_int.h): a
+	 * writer takes the exclusive holder lock first, and keeps it
+	 */
 	fd = 0;
 	if (write && !xip_registry_name_check(name) &&
-	    !xip_registry_get(name, e) && xip_seg_type_writable(e->type))
-		fd = xip_seg_wait_unheld(e->path, name, XIP_LOCK_WAIT_MS);
+	    !xip_registry_get(name, e) && xip_seg_type_writable(e->type)) {
+		lockfd = xip_registry_hold_open(e, false);
+		fd = lockfd < 0 ? lockfd :
+		     xip_seg_flock_wait(lockfd, LOCK_EX, XIP_LOCK_WAIT_MS);
+		if (fd == -EWOULDBLOCK)
+			fd = xip_error(-EBUSY, "%s: busy: another xiptool holds it open",
+				       name);
+		else if (fd < 0 && lockfd >= 0)
+			fd = xip_error(fd, "%s: lock: %s", name, strerror(-fd));
+		if (!fd)
+			flags |= XIP_SEG_HELD_EX;
+	}
 	if (!fd)
 		fd = registry_open_stat(name, write ? O_RDWR : O_RDONLY, e,
-					&st, (flags & XIP_SEG_SHARED) && !write ?
-						     &locked : NULL, !write);
+					&st, &lockfd,
+					(flags & XIP_SEG_SHARED) && !write ?
+						&locked : NULL, !write);
+	if (fd < 0 && lockfd >= 0) {
+		close(lockfd);
+		lockfd = -1;
+	}
 	if (write && (fd == -EACCES || fd == -EPERM))
 		fd = xip_error(-EROFS, "@%s: read-only: %s", name,
 			       strerror(-fd));
@@ -999,7 +1171,8 @@ static int open_attached(const char *name, int flags,
 	if (fd >= 0) {
 		XIP_DBG(REGISTRY, "@%s is %s (type %s)", name, e->path,
 			xip_seg_type_name(e->type));
-		fd = xip_seg_adopt_stat(fd, &st, e->path, name, e->type,
+		fd = xip_seg_adopt_stat(fd, &st, lockfd, e->path, name,
+					e->type,
 					locked ? flags : flags & ~XIP_SEG_SHARED,
 					segp);
 	}
@@ -1012,18 +1185,175 @@ static int open_attached(const char *name, int flags,
 	return fd;
 }
 
+int xip_registry_hold_seg(struct xip_seg *seg)
+{
+	char lock[XIP_PATH_MAX];
+	struct stat st;
+	bool none;
+	int fd;
+
+	if (seg->lock_fd >= 0)
+		return 0;
+	if (fstat(seg->fd, &st) < 0)
+		return xip_error(-errno, "%s: %s", seg->path, strerror(errno));
+	fd = hold_open_plain(&st, &none, lock);
+	if (none)
+		return 0;
+	if (fd < 0)
+		return fd;
+	seg->lock_path = strdup(lock);
+	if (!seg->lock_path) {
+		close(fd);
+		return xip_error(-ENOMEM, "out of memory");
+	}
+	seg->lock_fd = fd;
+	return 0;
+}
+
+/*
+ * The lock file of the file @st opened by path for reading, its name in
+ * @name (XIP_PATH_MAX bytes): as hold_open_plain(), in fewer system calls
+ * (exec): the run directory checked with lstat, as the open of a checked
+ * descriptor would be (both check its last component), then the lock file
+ * opened by its path; the directory is made (and checked) only where it
+ * is missing.
+ */
+static int hold_open_read(const struct stat *st, bool *none, char *name)
+{
+	struct stat dst;
+	int ret;
+
+	*none = rundir_path(name, XIP_PATH_MAX, registry_euid()) == -ENOENT;
+	if (*none) {
+		xip_error_clear();
+		return -ENOENT;
+	}
+	if (lstat(name, &dst) < 0)
+		return hold_open_plain(st, none, name);
+	ret = rundir_refuse(name, &dst, registry_euid());
+	return ret ? ret : hold_open_path((uint64_t)st->st_dev,
+					  (uint64_t)st->st_ino, false, name);
+}
+
+/* open_plain() of a reader: the file first, its fstat names the lock */
+static int open_plain_read(const char *path, int flags, struct xip_seg **segp)
+{
+	char lock[XIP_PATH_MAX];
+	struct stat st;
+	int fd, lockfd, ret;
+	bool none;
+
+	fd = xip_seg_open_path(path, flags);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		close(fd);
+		return xip_error(ret, "%s: %s", path, strerror(-ret));
+	}
+	lockfd = hold_open_read(&st, &none, lock);
+	if (!none && lockfd < 0) {
+		close(fd);
+		return lockfd;
+	}
+	ret = xip_seg_adopt_stat(fd, &st, none ? -1 : lockfd, path, NULL,
+				 XIP_SEGTYPE_NONE, flags & ~XIP_SEG_SHARED,
+				 segp);
+	if (!ret && !none && !((*segp)->lock_path = strdup(lock))) {
+		xip_seg_close(*segp);
+		*segp = NULL;
+		ret = xip_error(-ENOMEM, "out of memory");
+	}
+	return ret;
+}
+
+/*
+ * A segment named by path, its holder lock in the caller's run directory
+ * by the file's identity (see "holder locks"); without a run directory,
+ * the file's own (xip_seg_open).
+ */
+static int open_plain(const char *path, int flags, struct xip_seg **segp)
+{
+	char lock[XIP_PATH_MAX];
+	struct stat st, now;
+	int lockfd, ret;
+	bool none;
+
+	if (path && *path && !(flags & XIP_SEG_WRITE))
+		return open_plain_read(path, flags, segp);
+	/* the file that open will find names the lock; open says why not */
+	if (!path || !*path || stat(path, &st) < 0)
+		return xip_seg_open(path, flags, segp);
+	lockfd = hold_open_plain(&st, &none, lock);
+	if (none)		/* no run directory: the file's own lock */
+		return xip_seg_open(path, flags, segp);
+	if (lockfd < 0)
+		return lockfd;
+	if (flags & XIP_SEG_WRITE) {
+		ret = xip_seg_lockfile_take(&lockfd, lock, LOCK_EX,
+					    XIP_LOCK_WAIT_MS);
+		if (ret) {
+			close(lockfd);
+			return ret == -EWOULDBLOCK ?
+			       xip_error(-EBUSY, "%s: busy: another xiptool holds it open",
+					 path) :
+			       xip_error(ret, "%s: lock: %s", path,
+					 strerror(-ret));
+		}
+		flags |= XIP_SEG_HELD_EX;
+	}
+	ret = xip_seg_open_locked(path, flags, lockfd, lock, segp);
+	if (ret)
+		return ret;
+	/* replaced between the stat and the open: another file's lock */
+	if (fstat((*segp)->fd, &now) < 0 || now.st_dev != st.st_dev ||
+	    now.st_ino != st.st_ino) {
+		xip_seg_close(*segp);
+		*segp = NULL;
+		return xip_error(-EAGAIN, "%s: replaced while it was being opened",
+				 path);
+	}
+	return 0;
+}
+
 int xip_spec_open(const char *spec, int flags, struct xip_seg **segp)
 {
 	*segp = NULL;
 	if (spec && spec[0] == '@')
 		return open_attached(spec + 1, flags, segp);
-	return xip_seg_open(spec, flags, segp);
+	return open_plain(spec, flags, segp);
 }
 
 static int entry_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct xip_seg_entry *)a)->name,
 		      ((const struct xip_seg_entry *)b)->name);
+}
+
+/*
+ * Is a segment recorded as verified still what was checked: the file the
+ * record names (opened without following a symlink; its device, inode
+ * and owner), still sealed (FS_IMMUTABLE_FL, asked of that descriptor)
+ * and unchanged since it was sealed (its ctime: unsealing it, writing it
+ * or sealing it again moves it)?  Otherwise its bytes may be anyone's.
+ */
+static bool still_verified(const struct xip_seg_entry *e)
+{
+	struct stat st;
+	bool ok;
+	int fd;
+
+	fd = open(e->path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK |
+		  O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ok = fstat(fd, &st) == 0 && xip_registry_same_file(e, &st) &&
+	     xip_seg_sealed(fd) == 1 &&
+	     (!e->seal_ctime ||
+	      (uint64_t)st.st_ctim.tv_sec * 1000000000u +
+			      (uint64_t)st.st_ctim.tv_nsec == e->seal_ctime);
+	close(fd);
+	return ok;
 }
 
 /* Read record @name into @e: 1 when live, 0 when not (cleaned), < 0. */
@@ -1039,6 +1369,9 @@ static int list_one(const char *name, struct xip_seg_entry *e)
 	if (state == XIP_ENTRY_LIVE) {
 		if (e->loop[0] && !xip_registry_loop_serves(e))
 			loop_forget(e);
+		/* reported as it is now, not as it was at attach */
+		if (e->verified && !still_verified(e))
+			e->verified = false;
 		return 1;
 	}
 	/* stale, or an attach that may have died: judged again, locked */

@@ -72,6 +72,22 @@ int xip_registry_default_name(const char *image, char *buf, size_t len);
 int xip_registry_lock(void);
 void xip_registry_unlock(void);
 /*
+ * The holder lock of the attached segment @e: its lock file in the run
+ * directory, by the segment file's device and inode (registry.c, "holder
+ * locks": a file only the owner and root can open, so that no other user
+ * can take the lock), opened or created; @fresh: a new one, any old file
+ * there removed first (attach).  The descriptor, or < 0.
+ */
+int xip_registry_hold_open(const struct xip_seg_entry *e, bool fresh);
+/*
+ * Give @seg, opened by descriptor (xip_seg_open_fd), the holder lock a
+ * path of its file has (its lock file in the caller's run directory), as
+ * xip_spec_open() would.  0 or < 0.
+ */
+int xip_registry_hold_seg(struct xip_seg *seg);
+/* Remove the lock file of @e (detach, after its segment file). */
+void xip_registry_hold_remove(const struct xip_seg_entry *e);
+/*
  * A new record to read into, with the registry locked: 0, or
  * -errno with nothing held.  Undone by xip_registry_unlock() and free().
  */
@@ -127,11 +143,13 @@ int xip_registry_parse_brief(const char *text, struct xip_seg_entry *e);
  */
 int xip_registry_busy(const struct xip_seg_entry *e, char *why, size_t len);
 /*
- * Take the exclusive lock on the segment file of @e, opened and checked to
- * be the one recorded: the locked descriptor, -EBUSY with the reason in
- * @why while a running program or another holder has it, or < 0.
+ * Take the exclusive holder lock of @e (its lock file) without waiting,
+ * and open its segment file, checked to be the one recorded: the segment
+ * file's descriptor, the locked one in *@lockfd; -EBUSY with the reason
+ * in @why while a running program or another holder has it, or < 0.
  */
-int xip_registry_claim(const struct xip_seg_entry *e, char *why, size_t len);
+int xip_registry_claim(const struct xip_seg_entry *e, char *why, size_t len,
+		       int *lockfd);
 /* The process holding a lock on @fd, as "held by process N (comm)". */
 void xip_registry_holder(int fd, char *why, size_t len);
 

@@ -40,6 +40,12 @@ struct xip_seg_entry {
 	bool compressed;		/* the image was gzip-compressed */
 	/* admitted against a root hash (attach --root-hash) and sealed */
 	bool verified;
+	/*
+	 * The segment file's st_ctim when it was sealed, in nanoseconds: any
+	 * later change of its bytes or flags (chattr -i, a write) moves it,
+	 * and root cannot set it back.  0: not recorded.
+	 */
+	uint64_t seal_ctime;
 	/* the image's owner, group and st_mode at attach (what save gives
 	 * the file it writes); image_mode 0: no image file */
 	uid_t image_uid;

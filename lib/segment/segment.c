@@ -375,6 +375,12 @@ static int segment_still_attached(struct xip_seg *seg)
 	return segment_linked(seg, &st);
 }
 
+/* The descriptor the holder lock is taken on (see struct xip_seg). */
+static int holder_fd(const struct xip_seg *seg)
+{
+	return seg->lock_fd >= 0 ? seg->lock_fd : seg->fd;
+}
+
 /* @known: the fstat of seg->fd just made by the caller, or NULL */
 static int segment_setup(struct xip_seg *seg, int flags,
 			 const struct stat *known)
@@ -393,8 +399,8 @@ static int segment_setup(struct xip_seg *seg, int flags,
 	    !(st.st_mode & 0222))
 		return xip_error(-EROFS, "%s: read-only (no write permission)",
 				 seg->path);
-	if (xip_seg_type_exclusive(seg->type) &&
-	    flock(seg->fd, LOCK_EX | LOCK_NB) < 0)
+	if (xip_seg_type_exclusive(seg->type) && !(flags & XIP_SEG_HELD_EX) &&
+	    flock(holder_fd(seg), LOCK_EX | LOCK_NB) < 0)
 		return xip_error(-EBUSY,
 				 "%s: exclusive segment (type %s) is held by another process",
 				 seg->name ? seg->name : seg->path,
@@ -407,6 +413,7 @@ static int segment_setup(struct xip_seg *seg, int flags,
 	seg->writable = flags & XIP_SEG_WRITE;
 	seg->held_shared = known && (flags & XIP_SEG_SHARED) &&
 			   !xip_seg_type_exclusive(seg->type);
+	seg->held_excl = flags & XIP_SEG_HELD_EX;
 	seg->page_size = (unsigned int)xip_host_page_size();
 	/* a device-dax file has no read(2): only its mapping */
 	if ((flags & XIP_SEG_COPY) && !seg->writable &&
@@ -424,6 +431,7 @@ static struct xip_seg *segment_alloc(const char *path)
 	if (!seg)
 		return NULL;
 	seg->fd = -1;
+	seg->lock_fd = -1;
 	seg->path = strdup(path);
 	if (!seg->path) {
 		free(seg);
@@ -432,31 +440,77 @@ static struct xip_seg *segment_alloc(const char *path)
 	return seg;
 }
 
+int xip_seg_flock_wait(int fd, int op, int timeout_ms)
+{
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	int waited = 0;
+
+	while (flock(fd, op | LOCK_NB) < 0) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -errno;
+		if (waited >= timeout_ms)
+			return -EWOULDBLOCK;
+		nanosleep(&pause, NULL);
+		waited += 10;
+	}
+	return 0;
+}
+
+int xip_seg_lockfile_take(int *fd, const char *path, int op,
+			  int timeout_ms)
+{
+	struct stat st;
+	int ret, nfd;
+
+	for (;;) {
+		ret = xip_seg_flock_wait(*fd, op, timeout_ms);
+		if (ret || !path)
+			return ret;
+		if (fstat(*fd, &st) < 0)
+			return -errno;
+		if (st.st_nlink > 0)
+			return 0;
+		/* its last holder removed it meanwhile */
+		nfd = openat(AT_FDCWD, path, O_RDONLY | O_CREAT | O_NOFOLLOW |
+			     O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0600);
+		if (nfd < 0)
+			return -errno;
+		close(*fd);
+		*fd = nfd;
+	}
+}
+
+/*
+ * The last holder of a plain path's lock file removes it: when no one
+ * else holds it (LOCK_EX at once), and while it is still the file at its
+ * name (linked: lock files are removed, never renamed).
+ */
+static void lockfile_drop(struct xip_seg *seg)
+{
+	struct stat st;
+
+	if (seg->lock_path && seg->lock_fd >= 0 &&
+	    flock(seg->lock_fd, LOCK_EX | LOCK_NB) == 0 &&
+	    fstat(seg->lock_fd, &st) == 0 && st.st_nlink > 0)
+		unlink(seg->lock_path);
+}
+
 int xip_seg_wait_unheld(const char *path, const char *what,
 			    int timeout_ms)
 {
-	struct timespec pause = { 0, 10 * 1000 * 1000 };
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
 			    O_CLOEXEC);
 	struct stat st;
-	int waited = 0;
+	int ret = 0;
 
 	if (fd < 0)
 		return 0;	/* the open for writing says why */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		while (flock(fd, LOCK_EX | LOCK_NB) < 0 &&
-		       (errno == EWOULDBLOCK || errno == EINTR)) {
-			if (waited >= timeout_ms) {
-				close(fd);
-				return xip_error(-EBUSY,
-						 "%s: busy: another xiptool holds it open",
-						 what);
-			}
-			nanosleep(&pause, NULL);
-			waited += 10;
-		}
-	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		ret = xip_seg_flock_wait(fd, LOCK_EX, timeout_ms);
 	close(fd);		/* the lock goes with it */
+	if (ret == -EWOULDBLOCK)
+		return xip_error(-EBUSY, "%s: busy: another xiptool holds it open",
+				 what);
 	return 0;
 }
 
@@ -465,19 +519,20 @@ int xip_seg_wait_unheld(const char *path, const char *what,
  * writer to wait for, and is refused by segment_probe() as what it is);
  * devices get blocking I/O back there.
  */
-static int open_path(const char *path, int flags)
+int xip_seg_open_path(const char *path, int flags)
 {
 	int oflags = O_CLOEXEC | O_NONBLOCK | O_NOCTTY |
 		     ((flags & XIP_SEG_WRITE) ? O_RDWR : O_RDONLY);
 	int fd, ret;
 
-	if (flags & XIP_SEG_WRITE) {
+	/* the file's own holder lock: wait until no one holds it */
+	if ((flags & XIP_SEG_WRITE) && !(flags & XIP_SEG_HELD_EX)) {
 		ret = xip_seg_wait_unheld(path, path, XIP_LOCK_WAIT_MS);
 		if (ret)
 			return ret;
 	}
-	fd = open(path, oflags);
-
+	/* openat, not open: musl's open adds an fcntl for O_CLOEXEC */
+	fd = openat(AT_FDCWD, path, oflags);
 	if (fd >= 0)
 		return fd;
 	if ((flags & XIP_SEG_WRITE) && (errno == EROFS || errno == EACCES ||
@@ -496,11 +551,12 @@ int xip_seg_adopt(int fd, const char *path, const char *name,
 		      enum xip_seg_type type, int flags,
 		      struct xip_seg **segp)
 {
-	return xip_seg_adopt_stat(fd, NULL, path, name, type, flags, segp);
+	return xip_seg_adopt_stat(fd, NULL, -1, path, name, type, flags, segp);
 }
 
-int xip_seg_adopt_stat(int fd, const struct stat *st, const char *path,
-		       const char *name, enum xip_seg_type type, int flags,
+int xip_seg_adopt_stat(int fd, const struct stat *st, int lock_fd,
+		       const char *path, const char *name,
+		       enum xip_seg_type type, int flags,
 		       struct xip_seg **segp)
 {
 	struct xip_seg *seg;
@@ -509,10 +565,11 @@ int xip_seg_adopt_stat(int fd, const struct stat *st, const char *path,
 	*segp = NULL;
 	seg = segment_alloc(path);
 	if (!seg) {
-		close(fd);
+		xip_close_two(fd, lock_fd);
 		return xip_error(-ENOMEM, "%s: out of memory", path);
 	}
 	seg->fd = fd;
+	seg->lock_fd = lock_fd;
 	seg->type = type;
 	if (name && !(seg->name = strdup(name))) {
 		xip_seg_close(seg);
@@ -539,10 +596,37 @@ int xip_seg_open(const char *path, int flags, struct xip_seg **segp)
 	*segp = NULL;
 	if (!path || !*path)
 		return xip_error(-EINVAL, "empty image name");
-	fd = open_path(path, flags);
+	fd = xip_seg_open_path(path, flags);
 	if (fd < 0)
 		return fd;
 	return xip_seg_adopt(fd, path, NULL, XIP_SEGTYPE_NONE, flags, segp);
+}
+
+int xip_seg_open_locked(const char *path, int flags, int lock_fd,
+			const char *lock_path, struct xip_seg **segp)
+{
+	char *name = lock_path ? strdup(lock_path) : NULL;
+	int fd, ret;
+
+	*segp = NULL;
+	if (lock_path && !name) {
+		close(lock_fd);
+		return xip_error(-ENOMEM, "%s: out of memory", path);
+	}
+	fd = xip_seg_open_path(path, flags);
+	if (fd < 0) {
+		close(lock_fd);
+		free(name);
+		return fd;
+	}
+	ret = xip_seg_adopt_stat(fd, NULL, lock_fd, path, NULL,
+				 XIP_SEGTYPE_NONE, flags & ~XIP_SEG_SHARED,
+				 segp);
+	if (ret)
+		free(name);
+	else
+		(*segp)->lock_path = name;
+	return ret;
 }
 
 int xip_seg_open_fd(int fd, const char *path, int flags,
@@ -569,9 +653,11 @@ void xip_seg_release(struct xip_seg *seg)
 	seg->base = NULL;
 	seg->copies = false;
 	windows_free(seg);
-	if (seg->fd >= 0)
-		close(seg->fd);
+	lockfile_drop(seg);
+	/* neighbours, usually: one system call for both (exec's jump) */
+	xip_close_two(seg->fd, seg->lock_fd);
 	seg->fd = -1;
+	seg->lock_fd = -1;
 }
 
 void xip_seg_close(struct xip_seg *seg)
@@ -579,6 +665,7 @@ void xip_seg_close(struct xip_seg *seg)
 	if (!seg)
 		return;
 	xip_seg_release(seg);
+	free(seg->lock_path);
 	free(seg->path);
 	free(seg->name);
 	free(seg);
@@ -647,9 +734,7 @@ const char *xip_seg_label(const struct xip_seg *seg)
 
 int xip_seg_lock(struct xip_seg *seg, bool exclusive, int timeout_ms)
 {
-	struct timespec pause = { 0, 10 * 1000 * 1000 };
-	int op = (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB;
-	int waited = 0;
+	int ret;
 
 	if (!seg || seg->fd < 0)
 		return -ENODEV;
@@ -657,22 +742,41 @@ int xip_seg_lock(struct xip_seg *seg, bool exclusive, int timeout_ms)
 	if (xip_seg_type_exclusive(seg->type))
 		return 0;
 	/* taken at open, and the file was still linked after it */
-	if (!exclusive && seg->held_shared)
+	if ((!exclusive && seg->held_shared) || (exclusive && seg->held_excl))
 		return 0;
-	seg->held_shared = false;
-	while (flock(seg->fd, op) < 0) {
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			return xip_error(-errno, "%s: lock: %s", seg->path,
-					 strerror(errno));
-		if (waited >= timeout_ms)
-			return xip_error(-EBUSY,
-					 "%s: busy: another xiptool holds it %s",
-					 seg->name ? seg->name : seg->path,
-					 exclusive ? "open" : "open for writing");
-		nanosleep(&pause, NULL);
-		waited += 10;
-	}
+	seg->held_shared = seg->held_excl = false;
+	if (seg->lock_fd >= 0)
+		ret = xip_seg_lockfile_take(&seg->lock_fd, seg->lock_path,
+					    exclusive ? LOCK_EX : LOCK_SH,
+					    timeout_ms);
+	else
+		ret = xip_seg_flock_wait(seg->fd, exclusive ? LOCK_EX : LOCK_SH,
+					 timeout_ms);
+	if (ret == -EWOULDBLOCK)
+		return xip_error(-EBUSY,
+				 "%s: busy: another xiptool holds it %s",
+				 seg->name ? seg->name : seg->path,
+				 exclusive ? "open" : "open for writing");
+	if (ret)
+		return xip_error(ret, "%s: lock: %s", seg->path,
+				 strerror(-ret));
 	return segment_still_attached(seg);
+}
+
+int xip_seg_pin_lock(struct xip_seg *seg)
+{
+	void *p;
+
+	if (!seg || seg->lock_fd < 0)
+		return 0;	/* the segment's own mappings keep it */
+	p = mmap(NULL, (size_t)seg->page_size, PROT_NONE, MAP_PRIVATE,
+		 seg->lock_fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	/* held on: the lock file is not this holder's to remove */
+	free(seg->lock_path);
+	seg->lock_path = NULL;
+	return 0;
 }
 
 int xip_pmem_capable(uint64_t size, unsigned int block_size,

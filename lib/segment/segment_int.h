@@ -32,18 +32,50 @@ int xip_seg_adopt(int fd, const char *path, const char *name,
 		      struct xip_seg **segp);
 /*
  * Same, with @st the fstat of @fd the caller has just made (not
- * repeated); XIP_SEG_SHARED in @flags: the caller took the shared holder
- * lock on @fd before that fstat.
+ * repeated) and @lock_fd the holder lock's descriptor (taken over too;
+ * -1: the file's own, see struct xip_seg); XIP_SEG_SHARED in @flags: the
+ * caller took the shared holder lock before that fstat, XIP_SEG_HELD_EX:
+ * the exclusive one before it opened @fd.
  */
+#define XIP_SEG_HELD_EX	0x100
 struct stat;
-int xip_seg_adopt_stat(int fd, const struct stat *st, const char *path,
-		       const char *name, enum xip_seg_type type, int flags,
+int xip_seg_adopt_stat(int fd, const struct stat *st, int lock_fd,
+		       const char *path, const char *name,
+		       enum xip_seg_type type, int flags,
 		       struct xip_seg **segp);
 /*
- * Before a writer opens the regular file @path for writing: wait, at most
- * @timeout_ms, until no other xiptool holds it (the holder lock, taken
- * through a read-only descriptor and let go at once), else -EBUSY naming
- * @what.  An open for writing breaks the read lease of a read-only NBD
+ * The open of xip_seg_open(): the descriptor, or < 0 with the error
+ * recorded.  Without XIP_SEG_HELD_EX, a writer waits for the file's own
+ * holder lock first (xip_seg_wait_unheld).
+ */
+int xip_seg_open_path(const char *path, int flags);
+/*
+ * xip_seg_open() of a path whose holder lock is @lock_fd (taken over,
+ * closed on failure), the lock file @lock_path (see struct xip_seg);
+ * XIP_SEG_HELD_EX in @flags: the caller holds it exclusive already.
+ */
+int xip_seg_open_locked(const char *path, int flags, int lock_fd,
+			const char *lock_path, struct xip_seg **segp);
+/*
+ * xip_seg_flock_wait() on the lock file *@fd named @path, which its last
+ * holder may remove (NULL: never removed): when the file locked is no
+ * longer linked, the one at @path now (created) replaces it in *@fd and
+ * is locked instead.
+ */
+int xip_seg_lockfile_take(int *fd, const char *path, int op,
+			  int timeout_ms);
+/*
+ * Take the holder lock on @fd (LOCK_EX or LOCK_SH), waiting at most
+ * @timeout_ms milliseconds: 0, -EWOULDBLOCK when it stayed held, or
+ * another negative errno.  No error record.
+ */
+int xip_seg_flock_wait(int fd, int op, int timeout_ms);
+/*
+ * Before a writer opens the regular file @path for writing, where its
+ * holder lock is the file's own (no lock file, see struct xip_seg): wait,
+ * at most @timeout_ms, until no other xiptool holds it (the holder lock,
+ * taken through a read-only descriptor and let go at once), else -EBUSY
+ * naming @what.  An open for writing breaks the read lease of a read-only NBD
  * file export (the nbdkit plugin) even when the writer then finds the
  * segment busy; this way a refused writer leaves it alone.
  */

@@ -71,7 +71,22 @@ struct xip_seg {
 	 */
 	bool fs_known;
 	uint64_t fs_type, fs_bsize, fs_flags;
+	/*
+	 * The holder lock's descriptor: a lock file of the registry's, in
+	 * the run directory of the caller (xip_spec_open), which no other
+	 * user can open and so none can take; -1 for a segment opened by
+	 * path through this room alone (xip_seg_open), whose holder lock is
+	 * the file's own, as any process that opens the file can take it.
+	 */
+	int lock_fd;
+	/*
+	 * A lock file of a plain path: its name, so that its last holder
+	 * removes it (xip_seg_release) and a holder that finds it removed
+	 * locks the one at its name now; NULL otherwise.
+	 */
+	char *lock_path;
 	bool held_shared;	/* the shared holder lock, taken at open */
+	bool held_excl;		/* the exclusive one, taken before opening */
 	/*
 	 * exec maps a program's read-only pages at once (MAP_POPULATE): an
 	 * attached segment whose attach measured that it pays here
@@ -141,13 +156,20 @@ int xip_seg_pread(struct xip_seg *seg, uint64_t off, void *buf,
 /* Zeros written over [off, off + len) (the memory stays reserved). */
 int xip_seg_zero(struct xip_seg *seg, uint64_t off, uint64_t len);
 /*
- * Advisory holder lock on the backing object (flock): writers take it
- * exclusive, readers and running programs shared.  Waits at most
+ * Advisory holder lock (flock on seg->lock_fd, see there): writers take
+ * it exclusive, readers and running programs shared.  Waits at most
  * @timeout_ms milliseconds, then -EBUSY.
  */
 int xip_seg_lock(struct xip_seg *seg, bool exclusive, int timeout_ms);
 /* What messages call the segment: @NAME when attached, else its path. */
 const char *xip_seg_label(const struct xip_seg *seg);
+/*
+ * Keep the holder lock for as long as the segment's pages stay mapped
+ * once its descriptors are closed (exec's jump): a flock belongs to the
+ * open file, which a mapping keeps, so the lock file is mapped too (one
+ * page, PROT_NONE, never touched).  0 or a negative errno.
+ */
+int xip_seg_pin_lock(struct xip_seg *seg);
 const char *xip_seg_type_name(enum xip_seg_type type);
 int xip_seg_type_parse(const char *name, enum xip_seg_type *type);
 bool xip_seg_type_writable(enum xip_seg_type type);

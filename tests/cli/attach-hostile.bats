@@ -126,6 +126,83 @@ busybox_image() {
 	rm -f "$path"
 }
 
+# Start user 65534 holding flock(1) MODE (-x or -s) on FILE for at most
+# 30 s, in the background (its pid in $holder); return once it holds it.
+user_flock() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+		flock -F "$1" "$2" sleep 30 & holder=$!
+	wait_until 5 grep -q " $holder " /proc/locks
+}
+
+@test "another user's flock on a readable segment file blocks none of root's commands; xiptool's own lock still coordinates" {
+	require_root
+	require_cmd setpriv flock
+	busybox_image
+	chmod 755 "$T"
+	chmod 644 "$T/bb.img"
+	export XIPTOOL_SHMDIR=/dev/shm
+	# a shared read-only segment, 0444: anyone may open it for reading
+	xiptool attach -n "$SEG" "$T/bb.img"
+	path=$(seg_col "$SEG" PATH)
+	[ "$(stat -c %a "$path")" = 444 ]
+	# LOCK_EX by the user: exec, read and verify run all the same
+	user_flock -x "$path"
+	run xiptool exec "@$SEG" /bin/busybox echo ran
+	[ "$status" -eq 0 ]
+	[ "$output" = ran ]
+	xiptool read "@$SEG" /bin/busybox | cmp - /bin/busybox
+	xiptool read "$path" /bin/busybox | cmp - /bin/busybox
+	run xiptool verify "@$SEG"
+	[ "$status" -eq 0 ]
+	run xiptool save "$SEG" "$T/saved.img"
+	[ "$status" -eq 0 ]
+	# the user cannot reach the lock xiptool takes
+	run asuser flock -n -s "$(holder_lock "$path")" true
+	[ "$status" -ne 0 ]
+	kill "$holder"
+	wait "$holder" || true
+	# LOCK_SH by the user on a writable segment: write, truncate, detach
+	xiptool attach -t sw -n "w$SEG" "$T/bb.img"
+	wpath=$(seg_col "w$SEG" PATH)
+	[[ "$(stat -c %a "$wpath")" == *4 ]]	# others read it
+	user_flock -s "$wpath"
+	printf 'data\n' | xiptool write --create "@w$SEG" /f
+	[ "$(xiptool read "@w$SEG" /f)" = data ]
+	xiptool truncate "@w$SEG" /f 2
+	[ "$(xiptool read "@w$SEG" /f)" = da ]
+	printf 'path\n' | xiptool write "$wpath" /f
+	[ "$(xiptool read "@w$SEG" /f)" = path ]
+	xiptool detach "w$SEG"
+	[ ! -e "$wpath" ]
+	kill "$holder"
+	wait "$holder" || true
+	# root's own holders still coordinate: a running program keeps
+	# detach and writers out
+	"$XIPTOOL" exec "@$SEG" /bin/busybox sleep 30 & prog=$!
+	wait_until 5 grep -q " $prog " /proc/locks
+	run xiptool detach "$SEG"
+	[ "$status" -eq 3 ]
+	[[ "$output" == "xiptool detach: $SEG: busy: the segment is held by process $prog "* ]]
+	kill "$prog"
+	wait "$prog" || true
+	xiptool attach -t sw -n "w$SEG" "$T/bb.img"
+	wpath=$(seg_col "w$SEG" PATH)
+	"$XIPTOOL" exec "@w$SEG" /bin/busybox sleep 30 & prog=$!
+	wait_until 5 grep -q " $prog " /proc/locks
+	run xiptool write --create "@w$SEG" /g < /dev/null
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool write: w$SEG: busy: another xiptool holds it open" ]
+	run xiptool detach "w$SEG"
+	[ "$status" -eq 3 ]
+	kill "$prog"
+	wait "$prog" || true
+	xiptool detach "w$SEG"
+	xiptool detach "$SEG"
+	[ ! -e "$path" ]
+	# no lock file is left of either
+	[ -z "$(ls -A "$T/run" | grep -vx .lock)" ]
+}
+
 @test "a segment file replaced by another of the same owner is refused too (inode changed)" {
 	make_tree_image
 	xiptool attach -n "$SEG" "$T/img"

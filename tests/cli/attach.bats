@@ -179,7 +179,7 @@ bats_require_minimum_version 1.5.0
 	run xiptool info "@$SEG"
 	[ "$status" -eq 0 ]
 	# another process holds the segment (exclusive types lock it)
-	flock -F -x "$path" sleep 20 & holder=$!
+	flock -F -x "$(holder_lock "$path")" sleep 20 & holder=$!
 	for i in $(seq 50); do grep -q " $holder " /proc/locks 2>/dev/null && break; sleep 0.05; done
 	run xiptool info "@$SEG"
 	kill "$holder"; wait "$holder" 2>/dev/null || true
@@ -187,7 +187,7 @@ bats_require_minimum_version 1.5.0
 	[ "$output" = "xiptool info: $SEG: exclusive segment (type er) is held by another process" ]
 	# shared type: a shared holder (a running program) does not stop readers
 	xiptool attach -t sr -n "r$SEG" "$T/img"
-	flock -F -s "$(seg_col "r$SEG" PATH)" sleep 20 & holder=$!
+	flock -F -s "$(holder_lock "$(seg_col "r$SEG" PATH)")" sleep 20 & holder=$!
 	sleep 0.2
 	run xiptool info "@r$SEG"
 	kill "$holder"; wait "$holder" 2>/dev/null || true

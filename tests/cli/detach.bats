@@ -53,8 +53,8 @@ load ../lib/attach
 	make_tree_image
 	xiptool attach -n "$SEG" "$T/img"
 	path=$(seg_col "$SEG" PATH)
-	# a running exec holds a shared lock on the segment file
-	flock -F -s "$path" sleep 30 & holder=$!
+	# a running exec holds the segment's shared holder lock
+	flock -F -s "$(holder_lock "$path")" sleep 30 & holder=$!
 	for i in $(seq 50); do grep -q " $holder " /proc/locks 2>/dev/null && break; sleep 0.05; done
 	run xiptool detach "$SEG"
 	[ "$status" -eq 3 ]

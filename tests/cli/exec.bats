@@ -394,12 +394,13 @@ interp_image() {
 	# the program holds no descriptor of the image, only its mappings
 	if ls -l "/proc/$pid/fd" | grepq "$T/img"; then false; fi
 	grep -q "$T/img" "/proc/$pid/maps"
-	run flock -n -x "$T/img" true
+	lock=$(holder_lock "$T/img")
+	run flock -n -x "$lock" true
 	[ "$status" -ne 0 ]
-	run flock -n -s "$T/img" true
+	run flock -n -s "$lock" true
 	[ "$status" -eq 0 ]
 	wait "$pid"
-	run flock -n -x "$T/img" true
+	run flock -n -x "$lock" true
 	[ "$status" -eq 0 ]
 }
 

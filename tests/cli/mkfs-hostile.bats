@@ -240,7 +240,7 @@ only_files() {
 	path=$(sed -n 's/^path=//p' "$T/run/$name")
 	[ -f "$path" ]
 	# a running program holds the segment (as xiptool exec does)
-	flock -F -s "$path" sleep 60 & holder=$!
+	flock -F -s "$(holder_lock "$path")" sleep 60 & holder=$!
 	for i in $(seq 100); do grep -q " $holder " /proc/locks 2>/dev/null && break; sleep 0.05; done
 	echo other > "$T/src/d/f"
 	run xiptool mkfs -f -d "$T/src" "@$name"

@@ -171,8 +171,10 @@ read_refused() {
 @test "read takes a shared lock: readers run together, a writer's lock makes it wait and fail" {
 	require_cmd flock
 	mkimg "$T/img" 8M
-	flock -s "$T/img" -c "'$XIPTOOL' read '$T/img' /lost+found/. >/dev/null 2>&1; '$XIPTOOL' ls '$T/img' /" | grepq -x lost+found
-	run flock -x "$T/img" -c "timeout 20 '$XIPTOOL' ls '$T/img' /"
+	xiptool ls "$T/img" / >/dev/null	# the run directory made
+	lock=$(holder_lock "$T/img")
+	flock -s "$lock" -c "'$XIPTOOL' read '$T/img' /lost+found/. >/dev/null 2>&1; '$XIPTOOL' ls '$T/img' /" | grepq -x lost+found
+	run flock -x "$lock" -c "timeout 20 '$XIPTOOL' ls '$T/img' /"
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"busy"* ]]
 }

@@ -77,7 +77,7 @@ load ../lib/attach
 	make_tree_image
 	xiptool attach -t ew -n "$SEG" "$T/img"
 	path=$(seg_col "$SEG" PATH)
-	flock -F -x "$path" sleep 30 & holder=$!
+	flock -F -x "$(holder_lock "$path")" sleep 30 & holder=$!
 	for i in $(seq 50); do grep -q " $holder " /proc/locks 2>/dev/null && break; sleep 0.05; done
 	run xiptool save "$SEG" "$T/out.img"
 	kill "$holder"; wait "$holder" 2>/dev/null || true

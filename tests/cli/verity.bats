@@ -223,6 +223,41 @@ attach_bad() {
 	no_segfile "$SEG" "$T/shm"
 }
 
+@test "list: a verified segment unsealed and rewritten, resealed, or replaced is no longer verified" {
+	require_cmd chattr
+	vt_mkfs "$T/img"
+	xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/img"
+	[ "$(seg_col "$SEG" VERIFIED)" = 1 ]
+	path=$(seg_col "$SEG" PATH)
+	off=$(vt_offset "$T/img" data)
+	# the seal removed and a byte rewritten
+	chattr -i "$path"
+	vt_flip "$path" "$off"
+	[ "$(seg_col "$SEG" VERIFIED)" = 0 ]
+	run xiptool list --json "$SEG"
+	[ "$status" -eq 0 ]
+	grepq '"verified": false' <<<"$output"
+	# sealed again over the changed bytes: the seal is not the check's
+	chattr +i "$path"
+	[ "$(seg_col "$SEG" VERIFIED)" = 0 ]
+	run xiptool list --json "$SEG"
+	[ "$status" -eq 0 ]
+	grepq '"verified": false' <<<"$output"
+	xiptool detach "$SEG"
+	# another file, sealed, in the segment file's place: not verified
+	xiptool attach --root-hash "$ROOT" -n "$SEG" "$T/img"
+	path=$(seg_col "$SEG" PATH)
+	cp "$path" "$T/copy"
+	chattr -i "$path"
+	mv "$T/copy" "$path"
+	chattr +i "$path"
+	run xiptool list --json
+	[ "$status" -eq 0 ]
+	! grepq '"verified": true' <<<"$output"
+	chattr -i "$path"
+	rm -f "$path"
+}
+
 @test "attach --root-hash from gzip and nbd:// (nbdkit's file plugin)" {
 	require_pull
 	vt_mkfs "$T/img"

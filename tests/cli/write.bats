@@ -194,7 +194,7 @@ two" ]
 	require_cmd flock
 	mkimg "$T/img" 8M
 	printf 'x' | xiptool write --create "$T/img" /f
-	run flock -s "$T/img" -c "printf y | '$XIPTOOL' write '$T/img' /f"
+	run flock -s "$(holder_lock "$T/img")" -c "printf y | '$XIPTOOL' write '$T/img' /f"
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"busy"* ]]
 	[ "$(xiptool read "$T/img" /f)" = x ]

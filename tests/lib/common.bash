@@ -52,6 +52,15 @@ common_teardown() {
 setup() { common_setup; }
 teardown() { common_teardown; }
 
+# holder_lock FILE: the lock file xiptool's holders of FILE lock (flock):
+# in the caller's run directory, named by FILE's device and inode
+holder_lock() {
+	local dev ino
+	dev=$(stat -L -c %d "$1")
+	ino=$(stat -L -c %i "$1")
+	echo "${XIPTOOL_RUNDIR:-/run/xiptool}/.lock:$dev:$ino"
+}
+
 # Skip unless we are root and loop devices work.
 require_root() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root"

@@ -662,8 +662,8 @@ static void test_attaching_and_abandoned(void **state)
 	e.attaching = true;
 	e.pid = 1;
 	assert_int_equal(xip_registry_store(&e, XIP_REG_CREATE), 0);
-	/* the attach runs: it holds the file locked */
-	holder = open(p, O_RDONLY);
+	/* the attach runs: it holds the segment's lock (its lock file) */
+	holder = xip_registry_hold_open(&e, false);
 	assert_true(holder >= 0);
 	assert_int_equal(flock(holder, LOCK_EX), 0);
 	assert_int_equal(xip_registry_lock(), 0);
@@ -791,7 +791,7 @@ static void test_attach_save_detach(void **state)
 	/* a shared holder (a running program) makes detach refuse */
 	assert_int_equal(xip_registry_get("a", &got), 0);
 	{
-		int fd = open(got.path, O_RDONLY);
+		int fd = xip_registry_hold_open(&got, false);
 		char why[256];
 
 		assert_true(fd >= 0);

@@ -313,6 +313,51 @@ static void test_lock(void **state)
 }
 
 /*
+ * A plain path's lock file (xip_seg_open_locked): its holders share it,
+ * the last one removes it, and a holder that finds it removed locks the
+ * file at its name now.
+ */
+static void test_lock_file(void **state)
+{
+	const char *p = unit_path("lf-img"), *l = unit_path("lf-lock");
+	struct xip_seg *a, *b;
+	struct stat st, held;
+
+	(void)state;
+	unit_fill_file(p, xip_host_page_size(), 0);
+	assert_int_equal(xip_seg_open_locked(p, 0, open(l, O_RDONLY | O_CREAT |
+							O_CLOEXEC, 0600),
+					     l, &a), 0);
+	assert_int_equal(xip_seg_open_locked(p, 0, open(l, O_RDONLY |
+							O_CLOEXEC),
+					     l, &b), 0);
+	assert_int_equal(xip_seg_lock(a, false, 0), 0);
+	assert_int_equal(xip_seg_lock(b, true, 50), -EBUSY);
+	assert_int_equal(xip_seg_lock(b, false, 0), 0);
+	xip_seg_close(a);	/* b holds it: the file stays */
+	assert_int_equal(stat(l, &st), 0);
+	assert_int_equal(xip_seg_lock(b, true, 0), 0);
+	xip_seg_close(b);	/* the last holder removes it */
+	assert_int_equal(stat(l, &st), -1);
+	/* removed while b had it open, unlocked: b locks the new one */
+	assert_int_equal(xip_seg_open_locked(p, 0, open(l, O_RDONLY | O_CREAT |
+							O_CLOEXEC, 0600),
+					     l, &a), 0);
+	assert_int_equal(xip_seg_open_locked(p, 0, open(l, O_RDONLY |
+							O_CLOEXEC),
+					     l, &b), 0);
+	xip_seg_close(a);
+	assert_int_equal(stat(l, &st), -1);
+	assert_int_equal(xip_seg_lock(b, true, 0), 0);
+	assert_int_equal(stat(l, &st), 0);
+	assert_int_equal(fstat(b->lock_fd, &held), 0);
+	assert_int_equal(held.st_ino, st.st_ino);
+	xip_seg_close(b);
+	assert_int_equal(stat(l, &st), -1);
+	unlink(p);
+}
+
+/*
  * An attached segment's file unlinked (detached) between the registry's
  * open and the set-up: refused as detached, whether the caller's fstat
  * is handed over (a shared type) or made again (an exclusive one).
@@ -330,14 +375,14 @@ static void test_adopt_detached(void **state)
 	assert_true(fd >= 0);
 	/* still linked: adopted */
 	assert_int_equal(fstat(fd, &st), 0);
-	assert_int_equal(xip_seg_adopt_stat(dup(fd), &st, p, "gone",
+	assert_int_equal(xip_seg_adopt_stat(dup(fd), &st, -1, p, "gone",
 					    XIP_SEGTYPE_SR, 0, &seg),
 			 0);
 	xip_seg_close(seg);
 	seg = NULL;
 	assert_int_equal(unlink(p), 0);
 	assert_int_equal(fstat(fd, &st), 0);
-	assert_int_equal(xip_seg_adopt_stat(dup(fd), &st, p, "gone",
+	assert_int_equal(xip_seg_adopt_stat(dup(fd), &st, -1, p, "gone",
 					    XIP_SEGTYPE_SR, 0, &seg),
 			 -ENOENT);
 	assert_null(seg);
@@ -398,6 +443,7 @@ int main(void)
 		cmocka_unit_test(test_shm_kind),
 		cmocka_unit_test(test_types),
 		cmocka_unit_test(test_lock),
+		cmocka_unit_test(test_lock_file),
 		cmocka_unit_test(test_adopt_detached),
 		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_debug_parse),
