@@ -3,9 +3,11 @@
 # nbdkit plugin with --root-hash (lib/verity/, OpenSSL's EVP digests).
 libxip_a_SOURCES += lib/verity/xip_verity.h lib/verity/verity_int.h \
 	lib/verity/verity.c lib/verity/sig.c lib/exec/owner.c
+xiptool_main_SOURCES += cmd/sign.c
+dist_man_MANS += man/xiptool-sign.1
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/unit/test_verity
-TESTS += tests/unit/test_verity tests/cli/verity.bats
-EXTRA_DIST += tests/cli/verity.bats tests/lib/verity.bash
+TESTS += tests/unit/test_verity tests/cli/verity.bats tests/cli/sign.bats
+EXTRA_DIST += tests/cli/verity.bats tests/cli/sign.bats tests/lib/verity.bash
 endif
