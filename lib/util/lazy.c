@@ -166,6 +166,7 @@ LAZY_LIB(json, JSON_FUNCS, JSON_STUB, XIP_LIBJSONC_SONAME)
 	X(void, OPENSSL_sk_free, (OPENSSL_STACK *s), (s)) \
 	X(void, OPENSSL_sk_pop_free, (OPENSSL_STACK *s, void (*f)(void *)), (s, f)) \
 	X(unsigned long, ERR_get_error, (void), ()) \
+	X(unsigned long, ERR_get_error_all, (const char **f, int *l, const char **fn, const char **d, int *fl), (f, l, fn, d, fl)) \
 	X(const char *, ERR_reason_error_string, (unsigned long e), (e)) \
 	X(void, ERR_clear_error, (void), ())
 

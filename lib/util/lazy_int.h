@@ -80,6 +80,7 @@ int xip_lazy_load(enum xip_lazy_which which);
 #define OPENSSL_sk_free xip_lazy_OPENSSL_sk_free
 #define OPENSSL_sk_pop_free xip_lazy_OPENSSL_sk_pop_free
 #define ERR_get_error xip_lazy_ERR_get_error
+#define ERR_get_error_all xip_lazy_ERR_get_error_all
 #define ERR_reason_error_string xip_lazy_ERR_reason_error_string
 #define ERR_clear_error xip_lazy_ERR_clear_error
 #define archive_read_new xip_lazy_archive_read_new

@@ -187,17 +187,32 @@ int xip_verity_sig_block(const uint8_t *der, size_t der_len, uint8_t **blk,
 
 /* ---- keys and certificates ------------------------------------------- */
 
-/* libcrypto's reason for the last failure, or @dflt; the queue emptied. */
+/*
+ * libcrypto's reason for its first failure and what it added (a
+ * certificate's verify error: "certificate has expired"), or @dflt; the
+ * queue emptied.
+ */
 static const char *ssl_reason(const char *dflt)
 {
-	static __thread char buf[128];
-	unsigned long e, last = 0;
-	const char *r;
+	static __thread char buf[256];
+	const char *r = NULL, *d;
+	char data[160] = "";
+	unsigned long e;
+	int flags;
 
-	while ((e = ERR_get_error()))
-		last = e;
-	r = last ? ERR_reason_error_string(last) : NULL;
-	snprintf(buf, sizeof(buf), "%s", r ? r : dflt);
+	/* the data is the queue's: copied before the next entry is taken */
+	while ((e = ERR_get_error_all(NULL, NULL, NULL, &d, &flags))) {
+		if (!r)
+			r = ERR_reason_error_string(e);
+		if (!data[0] && d && *d && (flags & ERR_TXT_STRING))
+			snprintf(data, sizeof(data), "%s", d);
+	}
+	if (!r)
+		r = dflt;
+	if (data[0])
+		snprintf(buf, sizeof(buf), "%s (%s)", r, data);
+	else
+		snprintf(buf, sizeof(buf), "%s", r);
 	return buf;
 }
 
