@@ -287,3 +287,22 @@ openssl_sign() {
 	run xiptool info "$T/ver"
 	grepq -x 'Signature: *invalid: signature block: version 17 (only 1)' <<<"$output"
 }
+
+@test "the nbdkit plugin's root-hash= serves a signed image, and refuses a block that is not valid" {
+	require_cmd nbdkit nbdinfo
+	plugin=${TOP_BUILDDIR:-$PWD}/nbdkit-xiptool-plugin.so
+	[ -f "$plugin" ] || skip "the nbdkit plugin was not built"
+	vt_mkfs "$T/img" --private-key "$T/key1.pem" --certificate "$T/cert1.pem"
+	run timeout 60 nbdkit -U - "$plugin" image="$T/img" root-hash="$ROOT" \
+		--run 'nbdinfo --size "$uri"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(stat -c %s "$T/img")" ]
+	off=$(sig_field "$T/img" offset)
+	vt_flip "$T/img" $((off + 4100))
+	run timeout 60 nbdkit -U - "$plugin" image="$T/img" root-hash="$ROOT" \
+		--run 'nbdinfo --size "$uri"'
+	echo "$output"
+	grepq "$T/img: 8192 bytes after the verity tree" <<<"$output"
+	[ "$status" -ne 0 ]
+}
