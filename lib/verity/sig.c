@@ -620,6 +620,34 @@ int xip_verity_sig_signer(const uint8_t *der, size_t der_len, char *buf,
 	return 0;
 }
 
+int xip_verity_sig_verify_image(const uint8_t *base, uint64_t size,
+				const char *trust, uint8_t *root,
+				size_t *root_len, char *signer,
+				size_t signer_len)
+{
+	char hex[2 * XIP_VERITY_DIGEST_MAX + 1];
+	struct xip_verity_info vi;
+	struct xip_verity_sig sig;
+	int ret;
+
+	ret = xip_verity_probe(base, size, &vi);
+	if (!ret && !vi.present)
+		return xip_error(-ENOKEY,
+				 "not signed: no verity tree after the file system");
+	if (!ret)
+		ret = xip_verity_sig_read(base, size, &vi, &sig);
+	if (!ret && !sig.present)
+		return xip_error(-ENOKEY,
+				 "not signed: no signature block after the verity tree");
+	if (!ret)
+		ret = xip_verity_root(base, size, &vi, root, root_len);
+	if (ret)
+		return ret;
+	xip_verity_hex(root, *root_len, hex);
+	return xip_verity_sig_check(sig.der, sig.der_len, hex, trust, signer,
+				    signer_len);
+}
+
 /* ---- signing an image file ------------------------------------------- */
 
 /* The image mapped from @fd, checked against its own tree: its root. */

@@ -221,6 +221,21 @@ int xip_verity_sig_check(const uint8_t *der, size_t der_len,
 			 char *signer, size_t signer_len);
 
 /*
+ * The signature that the image at @base (@size bytes) carries after its
+ * tree, checked against @trust as xip_verity_sig_check() does, over the
+ * root hash of the tree's top block, which goes to @root
+ * (XIP_VERITY_DIGEST_MAX bytes, *@root_len): the data and the rest of
+ * the tree are still to be checked against it (xip_verity_check()).
+ * 0 with the signer's subject in @signer; -ENOKEY when the image has no
+ * tree or no signature; -EKEYREJECTED when the signature does not verify;
+ * -EUCLEAN for a malformed tree or block; each with a message.
+ */
+int xip_verity_sig_verify_image(const uint8_t *base, uint64_t size,
+				const char *trust, uint8_t *root,
+				size_t *root_len, char *signer,
+				size_t signer_len);
+
+/*
  * Who signed @der, without checking it: the signer certificate's subject
  * when the signature carries it, else "issuer ISSUER serial HEX" from
  * its SignerInfo.  0, or -EUCLEAN for DER that is not a signed PKCS#7.

@@ -306,3 +306,57 @@ openssl_sign() {
 	grepq "$T/img: 8192 bytes after the verity tree" <<<"$output"
 	[ "$status" -ne 0 ]
 }
+
+@test "verify --trust: the signature against a certificate or a directory, then every block against the signed root hash" {
+	vt_mkfs "$T/img" --private-key "$T/key1.pem" --certificate "$T/cert1.pem"
+	run xiptool verify --trust "$T/cert1.pem" "$T/img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$T/img: signature verified, signer /CN=xiptool-test1" ]
+	grepq '^verity: every block matches the root hash' <<<"$output"
+	mkdir "$T/trust"
+	cp "$T/cert2.pem" "$T/cert1.pem" "$T/trust/"
+	ln -s "$T/cert1.pem" "$T/trust/link.pem"
+	run xiptool verify --trust "$T/trust" "$T/img"
+	[ "$status" -eq 0 ]
+	# another signer's certificate only
+	run xiptool verify --trust "$T/cert2.pem" "$T/img"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ "$output" = "xiptool verify: $T/img: the signature does not verify against $T/cert2.pem: signer certificate not found" ]
+	# a data block changed after signing: the signed root hash catches it
+	vt_flip "$T/img" 8192
+	run xiptool verify --trust "$T/cert1.pem" "$T/img"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grepq '^block 2 (metadata): does not match its hash in the verity tree' <<<"$output"
+	# unsigned
+	vt_mkfs "$T/plain"
+	run xiptool verify --trust "$T/cert1.pem" "$T/plain"
+	[ "$status" -eq 1 ]
+	[ "$output" = "xiptool verify: $T/plain: not signed: no signature block after the verity tree" ]
+	run xiptool verify --trust "$T/cert1.pem" --root-hash "$ROOT" "$T/plain"
+	[ "$status" -eq 2 ]
+	run xiptool verify --trust "$T/missing.pem" "$T/img"
+	[ "$status" -eq 3 ]
+}
+
+@test "verify --trust: a signature made by openssl smime, put in the block, verifies" {
+	vt_mkfs "$T/img"
+	openssl_sign "$T/key2.pem" "$T/cert2.pem" "$T/ref.p7s"
+	len=$(stat -c %s "$T/ref.p7s")
+	"$PY" - "$T/img" "$T/ref.p7s" <<'PYEOF'
+import hashlib, struct, sys
+der = open(sys.argv[2], 'rb').read()
+hdr = b'xipsig1\0' + struct.pack('<IIII', 1, 4096, len(der), 0) + hashlib.sha256(der).digest()
+blk = hdr + bytes(4096 - len(hdr)) + der + bytes(-len(der) % 4096)
+with open(sys.argv[1], 'ab') as f:
+    f.write(blk)
+PYEOF
+	run xiptool info "$T/img"
+	grepq -x "Signature: *present ($len bytes, signer issuer /CN=xiptool-test2 serial .*)" <<<"$output"
+	run xiptool verify --trust "$T/cert2.pem" "$T/img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$T/img: signature verified, signer /CN=xiptool-test2" ]
+}
