@@ -339,6 +339,13 @@ openssl_sign() {
 	[ "$status" -eq 2 ]
 	run xiptool verify --trust "$T/missing.pem" "$T/img"
 	[ "$status" -eq 3 ]
+	# another user's certificate is not trusted
+	require_root
+	chown 65534:65534 "$T/trust/cert2.pem"
+	run xiptool verify --trust "$T/trust" "$T/img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool verify: $T/trust/cert2.pem: owned by another user (uid 65534); refusing to use it" ]
 }
 
 @test "verify --trust: a signature made by openssl smime, put in the block, verifies" {
