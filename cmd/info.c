@@ -50,6 +50,31 @@ static void info_fill(struct kv *kv, const char *spec,
 	       (in->state & EXT2_VALID_FS) ? "clean" : "not clean");
 }
 
+/*
+ * The signature block after the tree: "present (N bytes, signer WHO)",
+ * "none", or why it is not valid.
+ */
+static void info_signature(struct kv *kv, const struct xip_seg *seg,
+			   const struct xip_verity_info *vi)
+{
+	struct xip_verity_sig sig;
+	char who[512], text[640];
+	int ret;
+
+	ret = xip_verity_sig_read(seg->base, seg->data_size, vi, &sig);
+	if (!ret && sig.present)
+		ret = xip_verity_sig_signer(sig.der, sig.der_len, who,
+					    sizeof(who));
+	if (ret)
+		snprintf(text, sizeof(text), "invalid: %s", xip_errmsg());
+	else if (sig.present)
+		snprintf(text, sizeof(text), "present (%zu bytes, signer %s)",
+			 sig.der_len, who);
+	else
+		snprintf(text, sizeof(text), "none");
+	kv_str(kv, "Signature", "signature", text);
+}
+
 /* The dm-verity tree after the file system, when there is one. */
 static void info_verity(struct kv *kv, const struct xip_seg *seg)
 {
@@ -77,6 +102,7 @@ static void info_verity(struct kv *kv, const struct xip_seg *seg)
 	       vi.tree_blocks);
 	xip_verity_hex(vi.salt, vi.salt_size, salt);
 	kv_str(kv, "Verity salt", "verity-salt", salt);
+	info_signature(kv, seg, &vi);
 	xip_error_clear();
 }
 

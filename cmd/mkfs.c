@@ -126,7 +126,7 @@ static void mkfs_signals(bool cleanup)
 struct mkfs_args {
 	char *root, *tar, *size, *extra, *page_size, *align, *label, *uuid;
 	char *timestamp, *owner, *devtable, *inodes, *oci, *platform;
-	char *salt, *root_hash_file;
+	char *salt, *root_hash_file, *key, *cert, *sig_file;
 	const char **uid_map, **gid_map;
 	int squash, force, quiet, verity;
 	uint8_t salt_bytes[XIP_VERITY_SALT_MAX];
@@ -139,6 +139,10 @@ static int mkfs_verity_opts(struct mkfs_args *a, struct xip_build_opts *o)
 	o->verity = a->verity;
 	if ((a->salt || a->root_hash_file) && !a->verity)
 		return cmd_usage_error("--salt and --root-hash-file need --verity");
+	if ((a->key || a->cert || a->sig_file) && !a->verity)
+		return cmd_usage_error("--private-key, --certificate and --signature-file need --verity");
+	if (!a->key != !a->cert || (a->sig_file && !a->key))
+		return cmd_usage_error("--private-key and --certificate go together (and --signature-file needs them)");
 	if (!a->salt)
 		return EXIT_OK;
 	n = xip_verity_parse_hex(a->salt, a->salt_bytes,
@@ -174,6 +178,47 @@ static int mkfs_root_hash(const struct mkfs_args *a, struct xip_outfile *hf,
 		return EXIT_RUNTIME;
 	}
 	ret = xip_outfile_commit(hf);
+	return ret ? msg_lib_error(ret) : EXIT_OK;
+}
+
+/* The signature in --signature-file, whose new file @sf was made first. */
+static int mkfs_signature(const struct mkfs_args *a, struct xip_outfile *sf,
+			  const struct xip_build_result *r)
+{
+	int ret;
+
+	if (!a->sig_file)
+		return EXIT_OK;
+	ret = xip_write_all(sf->fd, r->signature, r->signature_len);
+	if (ret) {
+		xip_outfile_abort(sf);
+		msg_error("%s: %s", cmd_esc(a->sig_file), strerror(-ret));
+		return EXIT_RUNTIME;
+	}
+	ret = xip_outfile_commit(sf);
+	return ret ? msg_lib_error(ret) : EXIT_OK;
+}
+
+/*
+ * What is opened before anything is built: the signing key and
+ * certificate, the --root-hash-file and --signature-file destinations.
+ */
+static int mkfs_prepare(const struct mkfs_args *a, struct xip_build_opts *o,
+			struct xip_verity_signer **signer,
+			struct xip_outfile *hf, struct xip_outfile *sf)
+{
+	int ret = 0;
+
+	if (a->key)
+		ret = xip_verity_signer_load(a->key, a->cert, signer);
+	o->signer = *signer;
+	if (!ret && a->root_hash_file)
+		ret = xip_outfile_open(hf, a->root_hash_file, 0);
+	if (!ret && a->sig_file) {
+		ret = xip_outfile_open(sf, a->sig_file, 0);
+		if (ret && a->root_hash_file)
+			xip_outfile_abort(hf);
+	}
 	return ret ? msg_lib_error(ret) : EXIT_OK;
 }
 
@@ -267,7 +312,8 @@ int cmd_mkfs(int argc, const char **argv)
 	struct xip_build_opts o = { 0 };
 	struct xip_build_result res;
 	struct mkfs_args a = { 0 };
-	struct xip_outfile hf;
+	struct xip_outfile hf, sf;
+	struct xip_verity_signer *signer = NULL;
 	struct cmd_progress mp = { 0 };
 	struct cmd_args args = { 0 };
 	int rc = EXIT_OK, ret;
@@ -330,6 +376,13 @@ int cmd_mkfs(int argc, const char **argv)
 		  "HEX" },
 		{ "root-hash-file", '\0', POPT_ARG_STRING, &a.root_hash_file, 0,
 		  "also write the root hash to FILE", "FILE" },
+		{ "private-key", '\0', POPT_ARG_STRING, &a.key, 0,
+		  "sign the root hash with this PEM private key (PKCS#7, after the tree)",
+		  "KEY" },
+		{ "certificate", '\0', POPT_ARG_STRING, &a.cert, 0,
+		  "the PEM certificate of the private key", "CERT" },
+		{ "signature-file", '\0', POPT_ARG_STRING, &a.sig_file, 0,
+		  "also write the signature (DER) to FILE", "FILE" },
 		POPT_TABLEEND
 	};
 
@@ -357,13 +410,9 @@ int cmd_mkfs(int argc, const char **argv)
 		o.progress = mkfs_progress;
 		o.progress_arg = &mp;
 	}
-	if (a.root_hash_file) {
-		ret = xip_outfile_open(&hf, a.root_hash_file, 0);
-		if (ret) {
-			rc = msg_lib_error(ret);
-			goto out;
-		}
-	}
+	rc = mkfs_prepare(&a, &o, &signer, &hf, &sf);
+	if (rc)
+		goto out;
 	mkfs_signals(true);
 	ret = a.oci ? xip_build_oci(args.argv[0], a.oci, a.platform, &o, &res) :
 	      xip_build(args.argv[0], &o, &res);
@@ -378,7 +427,17 @@ int cmd_mkfs(int argc, const char **argv)
 		rc = mkfs_root_hash(&a, &hf, &res);
 	else if (a.root_hash_file)
 		xip_outfile_abort(&hf);
+	if (!ret && !rc)
+		rc = mkfs_signature(&a, &sf, &res);
+	else if (a.sig_file)
+		xip_outfile_abort(&sf);
+	if (!ret)
+		free(res.signature);
 out:
+	xip_verity_signer_free(signer);
+	free(a.key);
+	free(a.cert);
+	free(a.sig_file);
 	free(um);
 	free(gm);
 	free(a.root);

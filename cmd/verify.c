@@ -14,7 +14,7 @@
 #include "cmd.h"
 
 static const char verify_usage[] =
-	"[--json] [--against DIR] [--page-size N] [--pmem] [--root-hash HEX|--root-hash-file FILE] IMAGE";
+	"[--json] [--against DIR] [--page-size N] [--pmem] [--root-hash HEX|--root-hash-file FILE|--trust PATH] IMAGE";
 
 /* --pmem: the guest-pmem verdict too (info always shows it) */
 static int show_pmem;
@@ -157,8 +157,37 @@ static void print_text(const char *spec, const struct xip_check_report *rep)
 		printf("verity: mismatch\n");
 }
 
-static int verify_run(const char *spec, struct xip_check_opts *o, bool json)
+/*
+ * --trust: the signature after the tree checked against PATH, over the
+ * root hash of the tree's top block, which the check then holds every
+ * block to.  A missing or bad signature is a problem found (exit 1).
+ */
+static int verify_trust(const char *spec, struct xip_seg *seg,
+			const char *trust, struct xip_check_opts *o,
+			uint8_t *root, bool json)
 {
+	char signer[512];
+	int ret;
+
+	ret = xip_verity_sig_verify_image(seg->base, seg->data_size, trust,
+					  root, &o->root_hash_len, signer,
+					  sizeof(signer));
+	if (ret == -ENOKEY || ret == -EKEYREJECTED || ret == -EUCLEAN) {
+		msg_error("%s: %s", cmd_esc(spec), xip_errmsg());
+		return EXIT_PROBLEMS;
+	}
+	if (ret)
+		return msg_lib_error(ret);
+	o->root_hash = root;
+	if (!json)
+		printf("%s: signature verified, signer %s\n", spec, signer);
+	return EXIT_OK;
+}
+
+static int verify_run(const char *spec, const char *trust,
+		      struct xip_check_opts *o, bool json)
+{
+	uint8_t root[XIP_VERITY_DIGEST_MAX];
 	struct xip_check_report rep;
 	struct xip_seg *seg;
 	char fstype[64];
@@ -168,6 +197,13 @@ static int verify_run(const char *spec, struct xip_check_opts *o, bool json)
 	if (ret)
 		return msg_lib_error(ret);
 	ret = xip_seg_lock(seg, false, 5000);
+	if (!ret && trust) {
+		rc = verify_trust(spec, seg, trust, o, root, json);
+		if (rc) {
+			xip_seg_close(seg);
+			return rc;
+		}
+	}
 	if (!ret)
 		ret = xip_check(seg, o, &rep);
 	if (ret == -EUCLEAN) {
@@ -203,6 +239,7 @@ int cmd_verify(int argc, const char **argv)
 	struct xip_check_opts o = { 0 };
 	struct progress prog = { 0 };
 	char *against = NULL, *page = NULL, *root = NULL, *root_file = NULL;
+	char *trust = NULL;
 	uint8_t root_bytes[XIP_VERITY_DIGEST_MAX];
 	struct cmd_args args;
 	int json = 0, rc = EXIT_OK;
@@ -220,6 +257,9 @@ int cmd_verify(int argc, const char **argv)
 		{ "root-hash-file", '\0', POPT_ARG_STRING, &root_file, 0,
 		  "the same, the root hash read from FILE (as mkfs writes it)",
 		  "FILE" },
+		{ "trust", '\0', POPT_ARG_STRING, &trust, 0,
+		  "check the image's root hash signature against the certificates of PATH (a PEM file or a directory), then every block against the signed root hash",
+		  "PATH" },
 		POPT_TABLEEND
 	};
 
@@ -234,16 +274,21 @@ int cmd_verify(int argc, const char **argv)
 		goto out;
 	if (o.root_hash_len)
 		o.root_hash = root_bytes;
+	if (trust && o.root_hash_len) {
+		rc = cmd_usage_error("--trust excludes --root-hash and --root-hash-file");
+		goto out;
+	}
 	if (isatty(STDERR_FILENO) && !opt_quiet) {
 		o.progress = verify_progress;
 		o.progress_arg = &prog;
 	}
-	rc = verify_run(args.argv[0], &o, json);
+	rc = verify_run(args.argv[0], trust, &o, json);
 out:
 	cmd_args_free(&args);
 	free(against);
 	free(page);
 	free(root);
 	free(root_file);
+	free(trust);
 	return rc;
 }

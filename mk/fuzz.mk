@@ -22,6 +22,8 @@ FUZZ_TARGET_SRCS += tests/fuzz/fuzz_tar.c
 FUZZ_TARGET_NAMES += record
 FUZZ_TARGET_SRCS += tests/fuzz/fuzz_record.c
 FUZZ_TARGET_SRCS += tests/fuzz/fuzz_verity.c
+FUZZ_TARGET_NAMES += vsig
+FUZZ_TARGET_SRCS += tests/fuzz/fuzz_vsig.c
 FUZZ_COMMON_SRCS = tests/fuzz/fuzz.h tests/fuzz/targets.h \
 	tests/fuzz/fuzz_common.c
 FUZZ_COMMON_SRCS += tests/fuzz/fuzz_build.h
@@ -33,6 +35,7 @@ EXTRA_DIST += tests/fuzz/fuzz.gmk tests/fuzz/libfuzzer_main.c \
 EXTRA_DIST += tests/fuzz/seeds.py
 EXTRA_DIST += tests/fuzz/oci.dict tests/fuzz/tar.dict tests/fuzz/record.dict
 EXTRA_DIST += tests/fuzz/verity.dict
+EXTRA_DIST += tests/fuzz/vsig.dict
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/fuzz/fuzz-replay

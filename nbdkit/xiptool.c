@@ -510,6 +510,7 @@ static int ready_verify(void)
 {
 	struct xip_root_hash_report r;
 	char msg[XIP_ERRMSG_MAX];
+	uint64_t end;
 	int ret;
 
 	ret = xip_root_hash_check(seg, root_hash, root_hash_len, &r);
@@ -518,11 +519,11 @@ static int ready_verify(void)
 		return xip_error(ret, "%s: %s", image, msg);
 	}
 	/* what attach --root-hash refuses is not served either */
-	if (r.info.end != seg->data_size)
+	end = xip_verity_image_end(seg->base, seg->data_size, &r.info);
+	if (end != seg->data_size)
 		return xip_error(-EBADMSG,
 				 "%s: %" PRIu64 " bytes after the verity tree (it ends at %" PRIu64 ")",
-				 image, seg->data_size - r.info.end,
-				 r.info.end);
+				 image, seg->data_size - end, end);
 	/* a writer came while it was read: what was checked is gone */
 	if (lease_fd >= 0 && fcntl(lease_fd, F_GETLEASE) != F_RDLCK)
 		return xip_error(-EBUSY,

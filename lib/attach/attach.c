@@ -805,6 +805,7 @@ static int attach_verify(const struct xip_attach_opts *o, struct segfile *sf,
 	struct xip_root_hash_report r;
 	struct xip_seg *seg;
 	struct stat st;
+	uint64_t end;
 	int ret;
 
 	ret = xip_seg_open_fd(sf->fd, e->path, 0, &seg);
@@ -823,11 +824,13 @@ static int attach_verify(const struct xip_attach_opts *o, struct segfile *sf,
 		ret = xip_root_hash_check(seg, o->root_hash, o->root_hash_len,
 					  &r);
 	}
+	/* a signature block may follow the tree; nothing else */
+	end = ret ? 0 : xip_verity_image_end(seg->base, e->size, &r.info);
 	xip_seg_close(seg);
-	if (!ret && r.info.end != e->size)
+	if (!ret && end != e->size)
 		ret = xip_error(-EUCLEAN,
 				"%" PRIu64 " bytes after the verity tree (it ends at %" PRIu64 ")",
-				e->size - r.info.end, r.info.end);
+				e->size - end, end);
 	if (ret) {
 		char msg[XIP_ERRMSG_MAX];
 

@@ -459,6 +459,40 @@ static uint64_t verity_area(const struct bplan *p,
 }
 
 /*
+ * The root hash signed, its signature block after the tree (which ends
+ * on a block boundary, a multiple of 4096 bytes): the file grows to hold
+ * it.
+ */
+static int build_sign(struct btarget *tg, const struct bplan *p,
+		      const struct xip_build_opts *o, const uint8_t *root,
+		      size_t root_len, struct xip_build_result *res)
+{
+	uint64_t off = round_up(p->image_bytes + verity_area(p, o),
+				XIP_VERITY_SIG_ALIGN);
+	uint8_t *der, *blk = NULL;
+	size_t der_len, blk_len;
+	int ret;
+
+	ret = xip_verity_sign(o->signer, root, root_len, &der, &der_len);
+	if (!ret)
+		ret = xip_verity_sig_block(der, der_len, &blk, &blk_len);
+	if (!ret) {
+		ret = xip_pwrite_all(tg->seg->fd, blk, blk_len, off);
+		if (ret)
+			xip_error(ret, "%s: writing the signature: %s",
+				  tg->spec, strerror(-ret));
+	}
+	free(blk);
+	if (!ret && res) {
+		res->signature = der;
+		res->signature_len = der_len;
+	} else {
+		free(der);
+	}
+	return ret;
+}
+
+/*
  * The dm-verity tree over the file system just written, after it: the
  * salt given, derived from the image's UUID and hash seed (themselves
  * derived from the tree when the build is reproducible), or random.
@@ -503,7 +537,7 @@ static int build_verity(struct btarget *tg, const struct bplan *p,
 		memcpy(res->root_hash, root, root_len);
 		res->root_hash_len = root_len;
 	}
-	return 0;
+	return o->signer ? build_sign(tg, p, o, root, root_len, res) : 0;
 }
 
 static int build_on(struct btarget *tg, struct btree *t, struct bplan *p,
@@ -577,6 +611,8 @@ static int check_opts(const struct xip_build_opts *o, unsigned int bs)
 		return xip_error(-EINVAL, o->verity ?
 				 "a salt of at most 256 bytes" :
 				 "a salt without --verity");
+	if (o->signer && !o->verity)
+		return xip_error(-EINVAL, "a signature without --verity");
 	if (o->label && strlen(o->label) > EXT2_LABEL_LEN)
 		return xip_error(-EINVAL,
 				 "label '%s' is too long (at most %d bytes)",
@@ -596,6 +632,10 @@ static int build_any(const char *image, const struct xip_build_opts *o,
 	struct bplan p;
 	int ret;
 
+	if (res) {
+		res->signature = NULL;
+		res->signature_len = 0;
+	}
 	ret = check_opts(o, bs);
 	if (!ret && oci && (o->tar || o->source))
 		ret = xip_error(-EINVAL,
@@ -657,6 +697,10 @@ static int build_any(const char *image, const struct xip_build_opts *o,
 		ret = xip_target_commit(&tg);
 	if (ret)
 		xip_target_abort(&tg);
+	if (ret && res) {
+		free(res->signature);
+		res->signature = NULL;
+	}
 	XIP_DBG(BUILD, "%s: %s", image, ret ? "abandoned" : "in place");
 out:
 	xip_target_close(&tg);

@@ -65,6 +65,11 @@ struct xip_build_opts {
 	bool verity;
 	const uint8_t *salt;
 	size_t salt_len;
+	/*
+	 * With verity: sign the root hash with @signer and put the
+	 * signature block after the tree (xip_verity.h).
+	 */
+	const struct xip_verity_signer *signer;
 	void (*progress)(const struct xip_build_progress *p, void *arg);
 	void *progress_arg;
 	/*
@@ -86,6 +91,9 @@ struct xip_build_result {
 	uint64_t hash_offset;		/* the file system's bytes */
 	uint8_t root_hash[XIP_VERITY_DIGEST_MAX];
 	size_t root_hash_len;
+	/* with opts->signer: the DER signature (free() it), its length */
+	uint8_t *signature;
+	size_t signature_len;
 };
 
 /*

@@ -28,6 +28,10 @@
 #endif
 #include <json-c/json.h>
 #include <openssl/evp.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/pkcs7.h>
+#include <openssl/x509.h>
 
 struct lazy_lib {
 	const char *soname;
@@ -133,7 +137,43 @@ LAZY_LIB(json, JSON_FUNCS, JSON_STUB, XIP_LIBJSONC_SONAME)
 	X(int, EVP_DigestFinal_ex, (EVP_MD_CTX *c, unsigned char *md, unsigned int *n), (c, md, n)) \
 	X(EVP_MD *, EVP_MD_fetch, (OSSL_LIB_CTX *x, const char *a, const char *p), (x, a, p)) \
 	X(void, EVP_MD_free, (EVP_MD *m), (m)) \
-	X(int, EVP_DigestInit_ex2, (EVP_MD_CTX *c, const EVP_MD *t, const OSSL_PARAM *p), (c, t, p))
+	X(int, EVP_DigestInit_ex2, (EVP_MD_CTX *c, const EVP_MD *t, const OSSL_PARAM *p), (c, t, p)) \
+	X(void, EVP_PKEY_free, (EVP_PKEY *k), (k)) \
+	X(BIO *, BIO_new_mem_buf, (const void *b, int n), (b, n)) \
+	X(int, BIO_free, (BIO *b), (b)) \
+	X(EVP_PKEY *, PEM_read_bio_PrivateKey, (BIO *b, EVP_PKEY **k, pem_password_cb *cb, void *u), (b, k, cb, u)) \
+	X(X509 *, PEM_read_bio_X509, (BIO *b, X509 **x, pem_password_cb *cb, void *u), (b, x, cb, u)) \
+	X(void, X509_free, (X509 *x), (x)) \
+	X(int, X509_check_private_key, (const X509 *x, const EVP_PKEY *k), (x, k)) \
+	X(X509_NAME *, X509_get_subject_name, (const X509 *x), (x)) \
+	X(char *, X509_NAME_oneline, (const X509_NAME *n, char *b, int s), (n, b, s)) \
+	X(X509 *, X509_find_by_issuer_and_serial, (STACK_OF(X509) *sk, const X509_NAME *n, const ASN1_INTEGER *s), (sk, n, s)) \
+	X(X509_STORE *, X509_STORE_new, (void), ()) \
+	X(void, X509_STORE_free, (X509_STORE *s), (s)) \
+	X(int, X509_STORE_add_cert, (X509_STORE *s, X509 *x), (s, x)) \
+	X(int, X509_STORE_set_flags, (X509_STORE *s, unsigned long f), (s, f)) \
+	X(int, X509_STORE_set_purpose, (X509_STORE *s, int p), (s, p)) \
+	X(PKCS7 *, PKCS7_sign, (X509 *x, EVP_PKEY *k, STACK_OF(X509) *c, BIO *d, int f), (x, k, c, d, f)) \
+	X(int, PKCS7_verify, (PKCS7 *p, STACK_OF(X509) *c, X509_STORE *s, BIO *d, BIO *o, int f), (p, c, s, d, o, f)) \
+	X(STACK_OF(PKCS7_SIGNER_INFO) *, PKCS7_get_signer_info, (PKCS7 *p), (p)) \
+	X(STACK_OF(X509) *, PKCS7_get0_signers, (PKCS7 *p, STACK_OF(X509) *c, int f), (p, c, f)) \
+	X(long, PKCS7_ctrl, (PKCS7 *p, int c, long l, char *a), (p, c, l, a)) \
+	X(void, PKCS7_free, (PKCS7 *p), (p)) \
+	X(PKCS7 *, d2i_PKCS7, (PKCS7 **p, const unsigned char **in, long n), (p, in, n)) \
+	X(int, i2d_PKCS7, (const PKCS7 *p, unsigned char **out), (p, out)) \
+	X(int, OBJ_obj2nid, (const ASN1_OBJECT *o), (o)) \
+	X(int, ASN1_STRING_length, (const ASN1_STRING *s), (s)) \
+	X(const unsigned char *, ASN1_STRING_get0_data, (const ASN1_STRING *s), (s)) \
+	X(OPENSSL_STACK *, OPENSSL_sk_new_null, (void), ()) \
+	X(int, OPENSSL_sk_push, (OPENSSL_STACK *s, const void *d), (s, d)) \
+	X(int, OPENSSL_sk_num, (const OPENSSL_STACK *s), (s)) \
+	X(void *, OPENSSL_sk_value, (const OPENSSL_STACK *s, int i), (s, i)) \
+	X(void, OPENSSL_sk_free, (OPENSSL_STACK *s), (s)) \
+	X(void, OPENSSL_sk_pop_free, (OPENSSL_STACK *s, void (*f)(void *)), (s, f)) \
+	X(unsigned long, ERR_get_error, (void), ()) \
+	X(unsigned long, ERR_get_error_all, (const char **f, int *l, const char **fn, const char **d, int *fl), (f, l, fn, d, fl)) \
+	X(const char *, ERR_reason_error_string, (unsigned long e), (e)) \
+	X(void, ERR_clear_error, (void), ())
 
 #define CRYPTO_STUB(ret, name, params, args) LAZY_STUB(crypto, ret, name, params, args)
 LAZY_LIB(crypto, CRYPTO_FUNCS, CRYPTO_STUB, XIP_LIBCRYPTO_SONAME)

@@ -7,7 +7,8 @@ enum xip_lazy_which {
 	XIP_LAZY_ARCHIVE,	/* libarchive: mkfs --tar, extract */
 	XIP_LAZY_NBD,		/* libnbd: attach nbd:// */
 	XIP_LAZY_JSON,		/* json-c: mkfs --oci */
-	XIP_LAZY_CRYPTO,	/* libcrypto: mkfs --oci, dm-verity (lib/verity) */
+	XIP_LAZY_CRYPTO,	/* libcrypto: mkfs --oci, dm-verity and its
+				 * signatures (lib/verity) */
 };
 
 /*
@@ -20,7 +21,9 @@ int xip_lazy_load(enum xip_lazy_which which);
 /*
  * The functions of those libraries that the library calls are defined in
  * lazy.c under names of its own: include this header before <archive.h>,
- * <archive_entry.h>, <libnbd.h>, <json-c/json.h> and <openssl/evp.h>, and their declarations and every call
+ * <archive_entry.h>, <libnbd.h>, <json-c/json.h> and the OpenSSL headers
+ * (<openssl/evp.h>, pem.h, pkcs7.h, x509.h, err.h), and their declarations
+ * and every call
  * take the xip_lazy_ name.
  */
 #define json_tokener_new_ex xip_lazy_json_tokener_new_ex
@@ -44,6 +47,42 @@ int xip_lazy_load(enum xip_lazy_which which);
 #define EVP_MD_fetch xip_lazy_EVP_MD_fetch
 #define EVP_MD_free xip_lazy_EVP_MD_free
 #define EVP_DigestInit_ex2 xip_lazy_EVP_DigestInit_ex2
+#define EVP_PKEY_free xip_lazy_EVP_PKEY_free
+#define BIO_new_mem_buf xip_lazy_BIO_new_mem_buf
+#define BIO_free xip_lazy_BIO_free
+#define PEM_read_bio_PrivateKey xip_lazy_PEM_read_bio_PrivateKey
+#define PEM_read_bio_X509 xip_lazy_PEM_read_bio_X509
+#define X509_free xip_lazy_X509_free
+#define X509_check_private_key xip_lazy_X509_check_private_key
+#define X509_get_subject_name xip_lazy_X509_get_subject_name
+#define X509_NAME_oneline xip_lazy_X509_NAME_oneline
+#define X509_find_by_issuer_and_serial xip_lazy_X509_find_by_issuer_and_serial
+#define X509_STORE_new xip_lazy_X509_STORE_new
+#define X509_STORE_free xip_lazy_X509_STORE_free
+#define X509_STORE_add_cert xip_lazy_X509_STORE_add_cert
+#define X509_STORE_set_flags xip_lazy_X509_STORE_set_flags
+#define X509_STORE_set_purpose xip_lazy_X509_STORE_set_purpose
+#define PKCS7_sign xip_lazy_PKCS7_sign
+#define PKCS7_verify xip_lazy_PKCS7_verify
+#define PKCS7_get_signer_info xip_lazy_PKCS7_get_signer_info
+#define PKCS7_get0_signers xip_lazy_PKCS7_get0_signers
+#define PKCS7_ctrl xip_lazy_PKCS7_ctrl
+#define PKCS7_free xip_lazy_PKCS7_free
+#define d2i_PKCS7 xip_lazy_d2i_PKCS7
+#define i2d_PKCS7 xip_lazy_i2d_PKCS7
+#define OBJ_obj2nid xip_lazy_OBJ_obj2nid
+#define ASN1_STRING_length xip_lazy_ASN1_STRING_length
+#define ASN1_STRING_get0_data xip_lazy_ASN1_STRING_get0_data
+#define OPENSSL_sk_new_null xip_lazy_OPENSSL_sk_new_null
+#define OPENSSL_sk_push xip_lazy_OPENSSL_sk_push
+#define OPENSSL_sk_num xip_lazy_OPENSSL_sk_num
+#define OPENSSL_sk_value xip_lazy_OPENSSL_sk_value
+#define OPENSSL_sk_free xip_lazy_OPENSSL_sk_free
+#define OPENSSL_sk_pop_free xip_lazy_OPENSSL_sk_pop_free
+#define ERR_get_error xip_lazy_ERR_get_error
+#define ERR_get_error_all xip_lazy_ERR_get_error_all
+#define ERR_reason_error_string xip_lazy_ERR_reason_error_string
+#define ERR_clear_error xip_lazy_ERR_clear_error
 #define archive_read_new xip_lazy_archive_read_new
 #define archive_read_free xip_lazy_archive_read_free
 #define archive_read_support_format_tar xip_lazy_archive_read_support_format_tar

@@ -284,6 +284,25 @@ static int put_in_place(struct xip_outfile *of)
 	return 0;
 }
 
+int xip_outfile_open_old(const struct xip_outfile *of)
+{
+	struct stat st;
+	int fd;
+
+	if (!of->replace)
+		return xip_error(-ENOENT, "%s: %s", of->path, strerror(ENOENT));
+	fd = openat(of->dirfd, of->base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+		    O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return xip_error(-errno, "%s: %s", of->path, strerror(errno));
+	if (fstat(fd, &st) < 0 || st.st_dev != of->old.st_dev ||
+	    st.st_ino != of->old.st_ino) {
+		close(fd);
+		return changed(of);
+	}
+	return fd;
+}
+
 int xip_outfile_commit(struct xip_outfile *of)
 {
 	int ret = 0;

@@ -156,6 +156,12 @@ struct xip_outfile {
 int xip_outfile_open(struct xip_outfile *of, const char *path,
 		     unsigned int flags);
 int xip_outfile_commit(struct xip_outfile *of);
+/*
+ * The file that @of replaces, opened for reading (O_NOFOLLOW) and
+ * checked to be the one probed: a descriptor, -ENOENT when @of makes a
+ * new file, -ESTALE when the name now holds another file.
+ */
+int xip_outfile_open_old(const struct xip_outfile *of);
 void xip_outfile_abort(struct xip_outfile *of);
 
 /* ".BASE.XXXXXXXX", a random name for a temporary file beside BASE. */

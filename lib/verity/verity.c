@@ -307,6 +307,28 @@ int xip_verity_probe(const uint8_t *base, uint64_t size,
 	return sb_parse(base + vi->hash_offset, size, vi);
 }
 
+/* The top level, one block, lies first after the superblock's block. */
+int xip_verity_root(const uint8_t *base, uint64_t size,
+		    const struct xip_verity_info *vi, uint8_t *root,
+		    size_t *root_len)
+{
+	struct hasher h;
+	int ret;
+
+	if (!vi->present || vi->end > size || vi->end < vi->tree_offset +
+					      vi->hash_block_size)
+		return xip_error(-EUCLEAN, "no verity tree");
+	ret = hasher_init(&h, vi->algorithm, vi->salt, vi->salt_size);
+	if (!ret)
+		ret = hash_block(&h, base + vi->tree_offset,
+				 vi->hash_block_size, root);
+	hasher_free(&h);
+	if (ret)
+		return hash_error(ret, "hashing failed");
+	*root_len = vi->digest_size;
+	return 0;
+}
+
 /* ---- writing ------------------------------------------------------------ */
 
 /* Hash @n blocks of @bs bytes at @src into the slots of @dst. */

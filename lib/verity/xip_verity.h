@@ -111,4 +111,148 @@ void xip_verity_hex(const uint8_t *in, size_t len, char *buf);
 /* Human words for @where ("data block", "hash block", ...). */
 const char *xip_verity_where_name(enum xip_verity_where where);
 
+/*
+ * Root hash signatures: a PKCS#7 (CMS) detached signature, DER, of the
+ * root hash as lower-case hex digits without a newline, with no signed
+ * attributes and no certificates (openssl smime -sign -nocerts -noattr
+ * -binary -outform der): the format of veritysetup's
+ * --root-hash-signature and the kernel's dm-verity-verify-sig.c.
+ *
+ * It travels in the image, after the hash tree, in a signature block at
+ * the first multiple of 4096 bytes at or past the tree's end:
+ *
+ *   offset 0     8 bytes   magic "xipsig1\0"
+ *          8     le32      version: 1
+ *         12     le32      header size: 4096
+ *         16     le32      DER length: 1 to XIP_VERITY_SIG_MAX
+ *         20     le32      flags: 0
+ *         24     32 bytes  SHA-256 of the DER bytes
+ *         56     zeros up to 4096
+ *   4096         the DER bytes, then zeros up to a multiple of 4096
+ *
+ * The image ends there.  Every field is checked: another magic, version
+ * or flags, a length past the cap or past the image, a digest that does
+ * not match, bytes where zeros belong are all errors.
+ */
+#define XIP_VERITY_SIG_MAX	65536	/* DER bytes at most */
+#define XIP_VERITY_SIG_HDR	4096
+#define XIP_VERITY_SIG_ALIGN	4096
+
+struct xip_verity_sig {
+	bool present;
+	uint64_t offset;		/* bytes: the block's header */
+	uint64_t end;			/* bytes: the end of the block */
+	const uint8_t *der;		/* into the bytes parsed */
+	size_t der_len;
+};
+
+/*
+ * The signature block of the @len bytes at @p (the block's first byte):
+ * 0 with sig->present false when they do not start with its magic (or
+ * are fewer than the magic); 0 with the block in @sig (offset 0); or
+ * -EUCLEAN with the reason in the error record.  Nothing is allocated.
+ */
+int xip_verity_sig_parse(const uint8_t *p, uint64_t len,
+			 struct xip_verity_sig *sig);
+
+/*
+ * The signature block after the tree described by @vi in the image of
+ * @size bytes at @base: as xip_verity_sig_parse(), offsets in the image;
+ * bytes between the tree and the block must be zeros.  0 with
+ * sig->present false when the image ends with the tree.
+ */
+int xip_verity_sig_read(const uint8_t *base, uint64_t size,
+			const struct xip_verity_info *vi,
+			struct xip_verity_sig *sig);
+
+/*
+ * Where the image described by @vi ends: past its signature block when a
+ * valid one follows the tree, else at the tree's end.
+ */
+uint64_t xip_verity_image_end(const uint8_t *base, uint64_t size,
+			      const struct xip_verity_info *vi);
+
+/*
+ * The signature block for @der (@der_len bytes) in a new buffer *@blk of
+ * *@blk_len bytes (a multiple of 4096), for free().
+ */
+int xip_verity_sig_block(const uint8_t *der, size_t der_len, uint8_t **blk,
+			 size_t *blk_len);
+
+/* A private key and its certificate, loaded from PEM files. */
+struct xip_verity_signer;
+
+/*
+ * Load the PEM private key @key and certificate @cert: 0, or -errno with
+ * a message (unreadable, not PEM, an encrypted key, a key that does not
+ * match the certificate).
+ */
+int xip_verity_signer_load(const char *key, const char *cert,
+			   struct xip_verity_signer **sp);
+void xip_verity_signer_free(struct xip_verity_signer *s);
+
+/*
+ * Sign the root hash @root (@root_len bytes) as its hex text: the DER in
+ * a new buffer *@der (free()) of *@der_len bytes.
+ */
+int xip_verity_sign(const struct xip_verity_signer *s, const uint8_t *root,
+		    size_t root_len, uint8_t **der, size_t *der_len);
+
+/*
+ * The root hash of the tree of the image at @base (@size bytes, probed
+ * into @vi): the digest of its top hash block, into @root
+ * (XIP_VERITY_DIGEST_MAX bytes), its length in *@root_len.
+ */
+int xip_verity_root(const uint8_t *base, uint64_t size,
+		    const struct xip_verity_info *vi, uint8_t *root,
+		    size_t *root_len);
+
+/*
+ * Check the detached signature @der (@der_len bytes) over @root_hex
+ * against the certificates of @trust (a PEM file of one or more, or a
+ * directory of PEM files, whose entries are opened without following
+ * symbolic links): the signer must be one of them, or chain to one (each
+ * trusted certificate is an anchor), valid now.  0 with the signer's
+ * subject in @signer (@signer_len bytes); -EKEYREJECTED when the
+ * signature does not verify; -errno for unreadable or malformed input.
+ */
+int xip_verity_sig_check(const uint8_t *der, size_t der_len,
+			 const char *root_hex, const char *trust,
+			 char *signer, size_t signer_len);
+
+/*
+ * The signature that the image at @base (@size bytes) carries after its
+ * tree, checked against @trust as xip_verity_sig_check() does, over the
+ * root hash of the tree's top block, which goes to @root
+ * (XIP_VERITY_DIGEST_MAX bytes, *@root_len): the data and the rest of
+ * the tree are still to be checked against it (xip_verity_check()).
+ * 0 with the signer's subject in @signer; -ENOKEY when the image has no
+ * tree or no signature; -EKEYREJECTED when the signature does not verify;
+ * -EUCLEAN for a malformed tree or block; each with a message.
+ */
+int xip_verity_sig_verify_image(const uint8_t *base, uint64_t size,
+				const char *trust, uint8_t *root,
+				size_t *root_len, char *signer,
+				size_t signer_len);
+
+/*
+ * Who signed @der, without checking it: the signer certificate's subject
+ * when the signature carries it, else "issuer ISSUER serial HEX" from
+ * its SignerInfo.  0, or -EUCLEAN for DER that is not a signed PKCS#7.
+ */
+int xip_verity_sig_signer(const uint8_t *der, size_t der_len, char *buf,
+			  size_t len);
+
+/*
+ * Sign the verity image file @image (or sign it again): its root hash,
+ * read from its tree after every block is checked against it, is signed
+ * with @s and the image is rewritten with a new signature block in place
+ * of any old one; the file system and the tree are copied unchanged.
+ * The new image is a private file renamed over the old one: a kill
+ * leaves one or the other.  The DER in *@der (free()), *@der_len bytes.
+ */
+int xip_verity_sign_image(const char *image,
+			  const struct xip_verity_signer *s, uint8_t **der,
+			  size_t *der_len);
+
 #endif

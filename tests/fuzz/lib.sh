@@ -15,6 +15,7 @@ fuzz_kinds() {
 	tar*) echo tar ;;
 	record*) echo record ;;
 	verity*) echo verity ;;
+	vsig*) echo vsig ;;
 	*) echo ext2 ;;
 	esac
 }
@@ -27,6 +28,7 @@ fuzz_dict() {
 	tar*) echo "$fuzz_src/tar.dict" ;;
 	record*) echo "$fuzz_src/record.dict" ;;
 	verity*) echo "$fuzz_src/verity.dict" ;;
+	vsig*) echo "$fuzz_src/vsig.dict" ;;
 	*) echo "$fuzz_src/ext2.dict" ;;
 	esac
 }

@@ -234,4 +234,36 @@ if command -v veritysetup >/dev/null 2>&1 && command -v xxd >/dev/null 2>&1; the
 	done
 fi
 
+# --- vsig: the bytes from a tree's end, a signature block among them --------
+# The first byte says how many are the tree's (see fuzz_vsig.c): 0 and 8
+# (2048 bytes of zeros, then the block).  The DER: openssl smime's, or a
+# small INTEGER when there is no openssl.
+mkdir -p "$out/vsig"
+if command -v xxd >/dev/null 2>&1 && command -v sha256sum >/dev/null 2>&1; then
+	if command -v openssl >/dev/null 2>&1 &&
+		openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=seed \
+			-keyout "$tmp/k.pem" -out "$tmp/c.pem" 2>/dev/null; then
+		printf 00 > "$tmp/h.txt"
+		openssl smime -sign -nocerts -noattr -binary -in "$tmp/h.txt" \
+			-inkey "$tmp/k.pem" -signer "$tmp/c.pem" -outform der \
+			-out "$tmp/der" || exit 1
+	else
+		printf '\060\003\002\001\005' > "$tmp/der"
+	fi
+	len=$(wc -c < "$tmp/der")
+	pad=$(( (4096 - len % 4096) % 4096 ))
+	le32() { printf '%08x' "$1" | sed 's/\(..\)\(..\)\(..\)\(..\)/\4\3\2\1/' | xxd -r -p; }
+	{
+		printf 'xipsig1\000'
+		le32 1; le32 4096; le32 "$len"; le32 0
+		sha256sum < "$tmp/der" | cut -c1-64 | xxd -r -p
+		head -c $((4096 - 56)) /dev/zero
+		cat "$tmp/der"
+		head -c "$pad" /dev/zero
+	} > "$tmp/block"
+	cp "$tmp/block" "$out/vsig/block"
+	{ printf '\010'; head -c 4095 /dev/zero; cat "$tmp/block"; } > "$out/vsig/after-tree"
+	cp "$tmp/der" "$out/vsig/der"
+fi
+
 exit 0
