@@ -50,20 +50,20 @@
 static XIP_TLS bool other_on;
 static XIP_TLS uid_t other_uid;
 
-static const char *users_rundir(void)
+const char *xip_registry_users_dir(void)
 {
 	const char *env = getenv("XIPTOOL_USERS_RUNDIR");
 
 	return env && *env ? env : "/run/user";
 }
 
-static int rundir_path(char *buf, size_t len, uid_t euid)
+int xip_registry_rundir_path(char *buf, size_t len, uid_t euid)
 {
 	const char *env = getenv("XIPTOOL_RUNDIR");
 	int n;
 
 	if (other_on) {
-		n = snprintf(buf, len, "%s/%u/xiptool", users_rundir(),
+		n = snprintf(buf, len, "%s/%u/xiptool", xip_registry_users_dir(),
 			     (unsigned int)other_uid);
 		n = n < 0 || (size_t)n >= len;
 	} else if (env && *env)
@@ -81,7 +81,7 @@ static int rundir_path(char *buf, size_t len, uid_t euid)
 	return 0;
 }
 
-static int rundir_refuse(const char *dir, const struct stat *st, uid_t euid)
+int xip_registry_rundir_refuse(const char *dir, const struct stat *st, uid_t euid)
 {
 	if (S_ISLNK(st->st_mode))
 		return xip_error(-ELOOP,
@@ -102,7 +102,7 @@ static int rundir_refuse(const char *dir, const struct stat *st, uid_t euid)
  * credentials: its own are still those its execve gave it, which the
  * auxiliary vector holds.
  */
-static uid_t registry_euid(void)
+uid_t xip_registry_euid(void)
 {
 	if (other_on)
 		return other_uid;
@@ -131,7 +131,7 @@ static int rundir_open_error(const char *dir, uid_t euid)
 	struct stat lst;
 
 	if (lstat(dir, &lst) == 0) {
-		ret = rundir_refuse(dir, &lst, euid);
+		ret = xip_registry_rundir_refuse(dir, &lst, euid);
 		if (ret)
 			return ret;
 	}
@@ -149,9 +149,9 @@ static int rundir_open_error(const char *dir, uid_t euid)
  */
 static int rundir_open_as(char *buf, size_t len, bool path_only)
 {
-	uid_t euid = registry_euid();
+	uid_t euid = xip_registry_euid();
 	struct stat st;
-	int fd, ret = rundir_path(buf, len, euid);
+	int fd, ret = xip_registry_rundir_path(buf, len, euid);
 
 	if (ret)
 		return ret;
@@ -169,7 +169,7 @@ static int rundir_open_as(char *buf, size_t len, bool path_only)
 	if (fstat(fd, &st) < 0)
 		ret = xip_error(-errno, "%s: %s", buf, strerror(errno));
 	else
-		ret = rundir_refuse(buf, &st, euid);
+		ret = xip_registry_rundir_refuse(buf, &st, euid);
 	if (ret) {
 		close(fd);
 		return ret;
@@ -177,14 +177,14 @@ static int rundir_open_as(char *buf, size_t len, bool path_only)
 	return fd;
 }
 
-static int rundir_open(char *buf, size_t len)
+int xip_registry_rundir_open(char *buf, size_t len)
 {
 	return rundir_open_as(buf, len, false);
 }
 
 int xip_registry_dir(char *buf, size_t len)
 {
-	int fd = rundir_open(buf, len);
+	int fd = xip_registry_rundir_open(buf, len);
 
 	if (fd < 0)
 		return fd;
@@ -215,7 +215,7 @@ int xip_registry_lock(void)
 		lock_depth++;
 		return 0;
 	}
-	dfd = rundir_open(dir, sizeof(dir));
+	dfd = xip_registry_rundir_open(dir, sizeof(dir));
 	if (dfd < 0)
 		return dfd;
 	/* another user's lock is theirs: never created by root */
@@ -289,7 +289,7 @@ void xip_registry_unlock(void)
 /* The lock file of @dev/@ino, named in @buf from the run directory's path */
 static int hold_path(uint64_t dev, uint64_t ino, char *buf, size_t len)
 {
-	int ret = rundir_path(buf, len, registry_euid());
+	int ret = xip_registry_rundir_path(buf, len, xip_registry_euid());
 	size_t n;
 	int m;
 
@@ -310,7 +310,7 @@ static int hold_path(uint64_t dev, uint64_t ino, char *buf, size_t len)
  * frames), else on the heap; into @name when given (XIP_PATH_MAX bytes).
  * @fresh: a new file, any old one removed.
  */
-static int hold_open_path(uint64_t dev, uint64_t ino, bool fresh,
+int xip_registry_hold_open_path(uint64_t dev, uint64_t ino, bool fresh,
 			  char *name)
 {
 	char small[256], *path = name ? name : small;
@@ -344,7 +344,7 @@ static int hold_open_path(uint64_t dev, uint64_t ino, bool fresh,
 
 int xip_registry_hold_open(const struct xip_seg_entry *e, bool fresh)
 {
-	return hold_open_path(e->seg_dev, e->seg_ino, fresh, NULL);
+	return xip_registry_hold_open_path(e->seg_dev, e->seg_ino, fresh, NULL);
 }
 
 void xip_registry_hold_remove(const struct xip_seg_entry *e)
@@ -362,21 +362,21 @@ void xip_registry_hold_remove(const struct xip_seg_entry *e)
  * bytes), or < 0; *@none without a run directory (the file's own lock,
  * see above).
  */
-static int hold_open_plain(const struct stat *st, bool *none, char *name)
+int xip_registry_hold_open_plain(const struct stat *st, bool *none, char *name)
 {
 	char dir[XIP_PATH_MAX];
 	int dfd;
 
-	*none = rundir_path(dir, sizeof(dir), registry_euid()) == -ENOENT;
+	*none = xip_registry_rundir_path(dir, sizeof(dir), xip_registry_euid()) == -ENOENT;
 	if (*none) {
 		xip_error_clear();
 		return -ENOENT;
 	}
-	dfd = rundir_open(dir, sizeof(dir));
+	dfd = xip_registry_rundir_open(dir, sizeof(dir));
 	if (dfd < 0)
 		return dfd;
 	close(dfd);
-	return hold_open_path((uint64_t)st->st_dev, (uint64_t)st->st_ino,
+	return xip_registry_hold_open_path((uint64_t)st->st_dev, (uint64_t)st->st_ino,
 			      false, name);
 }
 
@@ -637,7 +637,7 @@ bool xip_registry_same_file(const struct xip_seg_entry *e,
 	       (uint64_t)st->st_ino == e->seg_ino && st->st_uid == e->seg_uid;
 }
 
-static int foreign_error(const struct xip_seg_entry *e)
+int xip_registry_foreign_error(const struct xip_seg_entry *e)
 {
 	return xip_error(-ESTALE,
 			 "@%s: %s is not the segment that was attached (device/inode changed): refusing",
@@ -811,7 +811,7 @@ static int foreign_record_check(const char *dir, const char *name,
  * The run directory's name on the stack when it is short, else on the
  * heap: exec's deepest frames are these, and they fit a page of stack.
  */
-static int record_read(const char *name, struct xip_seg_entry *e, bool brief)
+int xip_registry_record_read(const char *name, struct xip_seg_entry *e, bool brief)
 {
 	char small[256], *dir = small;
 	int dfd = state_dir(name, small, sizeof(small), true), ret;
@@ -849,7 +849,7 @@ static int record_read(const char *name, struct xip_seg_entry *e, bool brief)
 int xip_registry_read(const char *name, struct xip_seg_entry *e,
 		      enum xip_entry_state *state, bool probe)
 {
-	int ret = record_read(name, e, false);
+	int ret = xip_registry_record_read(name, e, false);
 
 	if (!ret)
 		*state = entry_judge(e, probe);
@@ -919,7 +919,7 @@ out:
 }
 
 /* The loop device was released behind our back: forget it (locked). */
-static void loop_forget(struct xip_seg_entry *e)
+void xip_registry_loop_forget(struct xip_seg_entry *e)
 {
 	struct xip_seg_entry *cur = malloc(sizeof(*cur));
 	enum xip_entry_state state;
@@ -942,10 +942,10 @@ static void loop_forget(struct xip_seg_entry *e)
 }
 
 /* A live record: forget its loop device if it was released meanwhile. */
-static void live_loop_check(struct xip_seg_entry *e)
+void xip_registry_live_loop_check(struct xip_seg_entry *e)
 {
 	if (e->loop[0] && !xip_registry_loop_serves(e))
-		loop_forget(e);
+		xip_registry_loop_forget(e);
 	xip_error_clear();
 }
 
@@ -958,14 +958,14 @@ int xip_registry_get(const char *name, struct xip_seg_entry *e)
 		return ret;
 	switch (state) {
 	case XIP_ENTRY_LIVE:
-		live_loop_check(e);
+		xip_registry_live_loop_check(e);
 		return 0;
 	case XIP_ENTRY_ATTACHING:
 		return xip_error(-EBUSY,
 				 "@%s: still being attached (by process %d)",
 				 name, (int)e->pid);
 	case XIP_ENTRY_FOREIGN:
-		return foreign_error(e);
+		return xip_registry_foreign_error(e);
 	default:
 		xip_registry_clean(e);
 		return xip_error(-ENOENT, "@%s: no attached segment of that name",
@@ -973,457 +973,6 @@ int xip_registry_get(const char *name, struct xip_seg_entry *e)
 	}
 }
 
-/*
- * xip_registry_open_entry(), with the descriptor's fstat left in @st.
- * With @lockfd, the holder lock's descriptor goes there (opened here, just
- * after the segment file, when it is -1: exec closes the two neighbours
- * with one call; closed here on failure).  With @locked too, the shared
- * holder lock is taken first when it is free (*@locked tells), so that
- * the fstat after it says whether the file was still linked with the lock
- * held.
- */
-static int open_entry_stat(const struct xip_seg_entry *e, int oflags,
-			   struct stat *st, int *lockfd, bool *locked)
-{
-	bool opened = false;
-	int fd;
-
-	/* openat, not open: musl's open adds an fcntl for O_CLOEXEC */
-	fd = openat(AT_FDCWD, e->path, (oflags & O_ACCMODE) | O_NOFOLLOW |
-		    O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 && errno == ELOOP)
-		return foreign_error(e);
-	if (fd < 0 && errno == ENOENT)
-		return xip_error(-ENOENT, "@%s: no attached segment of that name",
-				 e->name);
-	if (fd < 0)
-		return xip_error(-errno, "%s: %s", e->path, strerror(errno));
-	if (lockfd && *lockfd < 0) {
-		*lockfd = xip_registry_hold_open(e, false);
-		if (*lockfd < 0) {
-			int ret = *lockfd;
-
-			*lockfd = -1;
-			close(fd);
-			return ret;
-		}
-		opened = true;
-	}
-	if (locked)
-		*locked = !xip_seg_type_exclusive(e->type) &&
-			  flock(*lockfd, LOCK_SH | LOCK_NB) == 0;
-	if (fstat(fd, st) < 0 || !xip_registry_same_file(e, st)) {
-		if (opened) {
-			xip_close_two(fd, *lockfd);
-			*lockfd = -1;
-		} else {
-			close(fd);
-		}
-		return foreign_error(e);
-	}
-#ifndef XIP_LIBC_ONLY
-	/*
-	 * A regular file: blocking or not makes no difference from here.
-	 * The front end (exec) only maps it and closes it before the jump.
-	 */
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-#endif
-	return fd;
-}
-
-int xip_registry_open_entry(const struct xip_seg_entry *e, int oflags)
-{
-	struct stat st;
-
-	return open_entry_stat(e, oflags, &st, NULL, NULL);
-}
-
-/*
- * A live record's file opened for reading without judging it first: the
- * open (O_NOFOLLOW) and the fstat of the descriptor tell what the lstat
- * of entry_judge() would, in the order the judgement gives: gone (the
- * record is cleaned), another file, or the segment.
- */
-static int open_live(struct xip_seg_entry *e, struct stat *st, int *lockfd,
-		     bool *locked)
-{
-	int fd = open_entry_stat(e, O_RDONLY, st, lockfd, locked);
-
-	if (fd == -ENOENT) {
-		xip_registry_clean(e);	/* stale */
-		return xip_error(-ENOENT, "@%s: no attached segment of that name",
-				 e->name);
-	}
-	if (fd >= 0)
-		live_loop_check(e);
-	return fd;
-}
-
-/*
- * xip_registry_open(), with the descriptor's fstat left in @st; @lockfd
- * and @locked as for open_entry_stat() (*@locked false where the record
- * is judged first).  @brief: @e is zeroed and only what opening reads is
- * read of a live record (xip_registry_parse_brief).
- */
-static int registry_open_stat(const char *name, int oflags,
-			      struct xip_seg_entry *e, struct stat *st,
-			      int *lockfd, bool *locked, bool brief)
-{
-	int ret = xip_registry_name_check(name);
-
-	if (locked)
-		*locked = false;
-	if (ret)
-		return xip_error(-ENOENT, "@%.70s%s: %s", name,
-				 strlen(name) > 70 ? "..." : "", xip_errmsg());
-	/* reading a record no attach holds: one open judges it */
-	if ((oflags & O_ACCMODE) == O_RDONLY) {
-		ret = record_read(name, e, brief);
-		if (ret)
-			return ret;
-		if (!e->attaching)
-			return open_live(e, st, lockfd, locked);
-	}
-	ret = xip_registry_get(name, e);
-	if (ret)
-		return ret;
-	/* dcssblk's rule, before the file is opened for writing */
-	if ((oflags & O_ACCMODE) != O_RDONLY &&
-	    !xip_seg_type_writable(e->type))
-		return xip_error(-EROFS, "@%s: segment is read-only (type %s)",
-				 name, xip_seg_type_name(e->type));
-	ret = open_entry_stat(e, oflags, st, lockfd, NULL);
-	if (ret == -ENOENT) {
-		xip_registry_clean(e);	/* gone since: stale */
-		ret = xip_error(-ENOENT, "@%s: no attached segment of that name",
-				name);
-	}
-	return ret;
-}
-
-int xip_registry_open(const char *name, int oflags, struct xip_seg_entry *e)
-{
-	struct stat st;
-
-	return registry_open_stat(name, oflags, e, &st, NULL, NULL, false);
-}
-
-/*
- * Open the attached segment @name: its file through its record (never
- * following a symlink, only the file recorded at attach), with the
- * segment's type; a read-only type refuses XIP_SEG_WRITE before the file
- * is opened for writing.
- */
-static int open_attached(const char *name, int flags,
-			 struct xip_seg **segp)
-{
-	/* zeroed for a brief read: its first bytes written, not 12 KiB */
-	struct xip_seg_entry *e = calloc(1, sizeof(*e));
-	bool write = flags & XIP_SEG_WRITE, locked = false;
-	struct stat st;
-	int fd, lockfd = -1;
-
-	if (!e)
-		return xip_error(-ENOMEM, "out of memory");
-	/*
-	 * No open for writing while others hold it (see segment_int.h): a
-	 * writer takes the exclusive holder lock first, and keeps it
-	 */
-	fd = 0;
-	if (write && !xip_registry_name_check(name) &&
-	    !xip_registry_get(name, e) && xip_seg_type_writable(e->type)) {
-		lockfd = xip_registry_hold_open(e, false);
-		fd = lockfd < 0 ? lockfd :
-		     xip_seg_flock_wait(lockfd, LOCK_EX, XIP_LOCK_WAIT_MS);
-		if (fd == -EWOULDBLOCK)
-			fd = xip_error(-EBUSY, "%s: busy: another xiptool holds it open",
-				       name);
-		else if (fd < 0 && lockfd >= 0)
-			fd = xip_error(fd, "%s: lock: %s", name, strerror(-fd));
-		if (!fd)
-			flags |= XIP_SEG_HELD_EX;
-	}
-	if (!fd)
-		fd = registry_open_stat(name, write ? O_RDWR : O_RDONLY, e,
-					&st, &lockfd,
-					(flags & XIP_SEG_SHARED) && !write ?
-						&locked : NULL, !write);
-	if (fd < 0 && lockfd >= 0) {
-		close(lockfd);
-		lockfd = -1;
-	}
-	if (write && (fd == -EACCES || fd == -EPERM))
-		fd = xip_error(-EROFS, "@%s: read-only: %s", name,
-			       strerror(-fd));
-	/*
-	 * A brief entry is cut to what was read of it, up to its path's end
-	 * (nothing past it is read from here on), so that what is allocated
-	 * next (the segment's names) follows those bytes, not 12 KiB later
-	 */
-	if (fd >= 0 && !write) {
-		struct xip_seg_entry *cut = realloc(
-			e, offsetof(struct xip_seg_entry, path) +
-				   strlen(e->path) + 1);
-
-		if (cut)
-			e = cut;
-	}
-	if (fd >= 0) {
-		XIP_DBG(REGISTRY, "@%s is %s (type %s)", name, e->path,
-			xip_seg_type_name(e->type));
-		fd = xip_seg_adopt_stat(fd, &st, lockfd, e->path, name,
-					e->type,
-					locked ? flags : flags & ~XIP_SEG_SHARED,
-					segp);
-	}
-	/* the data, not the padding after it */
-	if (fd >= 0 && e->size && e->size < (*segp)->size)
-		(*segp)->data_size = e->size;
-	if (fd >= 0)
-		(*segp)->populate = e->populate;
-	free(e);
-	return fd;
-}
-
-int xip_registry_hold_seg(struct xip_seg *seg)
-{
-	char lock[XIP_PATH_MAX];
-	struct stat st;
-	bool none;
-	int fd;
-
-	if (seg->lock_fd >= 0)
-		return 0;
-	if (fstat(seg->fd, &st) < 0)
-		return xip_error(-errno, "%s: %s", seg->path, strerror(errno));
-	fd = hold_open_plain(&st, &none, lock);
-	if (none)
-		return 0;
-	if (fd < 0)
-		return fd;
-	seg->lock_path = strdup(lock);
-	if (!seg->lock_path) {
-		close(fd);
-		return xip_error(-ENOMEM, "out of memory");
-	}
-	seg->lock_fd = fd;
-	return 0;
-}
-
-/*
- * The lock file of the file @st opened by path for reading, its name in
- * @name (XIP_PATH_MAX bytes): as hold_open_plain(), in fewer system calls
- * (exec): the run directory checked with lstat, as the open of a checked
- * descriptor would be (both check its last component), then the lock file
- * opened by its path; the directory is made (and checked) only where it
- * is missing.
- */
-static int hold_open_read(const struct stat *st, bool *none, char *name)
-{
-	struct stat dst;
-	int ret;
-
-	*none = rundir_path(name, XIP_PATH_MAX, registry_euid()) == -ENOENT;
-	if (*none) {
-		xip_error_clear();
-		return -ENOENT;
-	}
-	if (lstat(name, &dst) < 0)
-		return hold_open_plain(st, none, name);
-	ret = rundir_refuse(name, &dst, registry_euid());
-	return ret ? ret : hold_open_path((uint64_t)st->st_dev,
-					  (uint64_t)st->st_ino, false, name);
-}
-
-/* open_plain() of a reader: the file first, its fstat names the lock */
-static int open_plain_read(const char *path, int flags, struct xip_seg **segp)
-{
-	char lock[XIP_PATH_MAX];
-	struct stat st;
-	int fd, lockfd, ret;
-	bool none;
-
-	fd = xip_seg_open_path(path, flags);
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &st) < 0) {
-		ret = -errno;
-		close(fd);
-		return xip_error(ret, "%s: %s", path, strerror(-ret));
-	}
-	lockfd = hold_open_read(&st, &none, lock);
-	if (!none && lockfd < 0) {
-		close(fd);
-		return lockfd;
-	}
-	ret = xip_seg_adopt_stat(fd, &st, none ? -1 : lockfd, path, NULL,
-				 XIP_SEGTYPE_NONE, flags & ~XIP_SEG_SHARED,
-				 segp);
-	if (!ret && !none && !((*segp)->lock_path = strdup(lock))) {
-		xip_seg_close(*segp);
-		*segp = NULL;
-		ret = xip_error(-ENOMEM, "out of memory");
-	}
-	return ret;
-}
-
-/*
- * A segment named by path, its holder lock in the caller's run directory
- * by the file's identity (see "holder locks"); without a run directory,
- * the file's own (xip_seg_open).
- */
-static int open_plain(const char *path, int flags, struct xip_seg **segp)
-{
-	char lock[XIP_PATH_MAX];
-	struct stat st, now;
-	int lockfd, ret;
-	bool none;
-
-	if (path && *path && !(flags & XIP_SEG_WRITE))
-		return open_plain_read(path, flags, segp);
-	/* the file that open will find names the lock; open says why not */
-	if (!path || !*path || stat(path, &st) < 0)
-		return xip_seg_open(path, flags, segp);
-	lockfd = hold_open_plain(&st, &none, lock);
-	if (none)		/* no run directory: the file's own lock */
-		return xip_seg_open(path, flags, segp);
-	if (lockfd < 0)
-		return lockfd;
-	if (flags & XIP_SEG_WRITE) {
-		ret = xip_seg_lockfile_take(&lockfd, lock, LOCK_EX,
-					    XIP_LOCK_WAIT_MS);
-		if (ret) {
-			close(lockfd);
-			return ret == -EWOULDBLOCK ?
-			       xip_error(-EBUSY, "%s: busy: another xiptool holds it open",
-					 path) :
-			       xip_error(ret, "%s: lock: %s", path,
-					 strerror(-ret));
-		}
-		flags |= XIP_SEG_HELD_EX;
-	}
-	ret = xip_seg_open_locked(path, flags, lockfd, lock, segp);
-	if (ret)
-		return ret;
-	/* replaced between the stat and the open: another file's lock */
-	if (fstat((*segp)->fd, &now) < 0 || now.st_dev != st.st_dev ||
-	    now.st_ino != st.st_ino) {
-		xip_seg_close(*segp);
-		*segp = NULL;
-		return xip_error(-EAGAIN, "%s: replaced while it was being opened",
-				 path);
-	}
-	return 0;
-}
-
-int xip_spec_open(const char *spec, int flags, struct xip_seg **segp)
-{
-	*segp = NULL;
-	if (spec && spec[0] == '@')
-		return open_attached(spec + 1, flags, segp);
-	return open_plain(spec, flags, segp);
-}
-
-static int entry_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct xip_seg_entry *)a)->name,
-		      ((const struct xip_seg_entry *)b)->name);
-}
-
-/*
- * Is a segment recorded as verified still what was checked: the file the
- * record names (opened without following a symlink; its device, inode
- * and owner), still sealed (FS_IMMUTABLE_FL, asked of that descriptor)
- * and unchanged since it was sealed (its ctime: unsealing it, writing it
- * or sealing it again moves it)?  Otherwise its bytes may be anyone's.
- */
-static bool still_verified(const struct xip_seg_entry *e)
-{
-	struct stat st;
-	bool ok;
-	int fd;
-
-	fd = open(e->path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK |
-		  O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ok = fstat(fd, &st) == 0 && xip_registry_same_file(e, &st) &&
-	     xip_seg_sealed(fd) == 1 &&
-	     (!e->seal_ctime ||
-	      (uint64_t)st.st_ctim.tv_sec * 1000000000u +
-			      (uint64_t)st.st_ctim.tv_nsec == e->seal_ctime);
-	close(fd);
-	return ok;
-}
-
-/* Read record @name into @e: 1 when live, 0 when not (cleaned), < 0. */
-static int list_one(const char *name, struct xip_seg_entry *e)
-{
-	enum xip_entry_state state;
-	int ret = xip_registry_read(name, e, &state, false);
-
-	if (ret == -ENOENT)
-		return 0;		/* removed meanwhile */
-	if (ret)
-		return ret;
-	if (state == XIP_ENTRY_LIVE) {
-		if (e->loop[0] && !xip_registry_loop_serves(e))
-			loop_forget(e);
-		/* reported as it is now, not as it was at attach */
-		if (e->verified && !still_verified(e))
-			e->verified = false;
-		return 1;
-	}
-	/* stale, or an attach that may have died: judged again, locked */
-	if (xip_registry_clean(e) < 0)
-		xip_error_clear();	/* left for the next one */
-	return 0;
-}
-
-int xip_registry_list(struct xip_seg_entry **entries, size_t *n)
-{
-	struct xip_seg_entry *v = NULL;
-	char dir[XIP_PATH_MAX];
-	size_t cnt = 0, cap = 0;
-	struct dirent *de;
-	DIR *d;
-	int ret = 0, dfd = rundir_open(dir, sizeof(dir));
-
-	*entries = NULL;
-	*n = 0;
-	if (dfd < 0)
-		return dfd;
-	d = fdopendir(dfd);
-	if (!d) {
-		ret = xip_error(-errno, "%s: %s", dir, strerror(errno));
-		close(dfd);
-		return ret;
-	}
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.' || xip_registry_name_check(de->d_name))
-			continue;	/* lock, temporary files, foreign names */
-		if (xip_grow((void **)&v, &cap, cnt + 1, sizeof(*v))) {
-			ret = xip_error(-ENOMEM, "out of memory");
-			break;
-		}
-		ret = list_one(de->d_name, &v[cnt]);
-		if (ret < 0)
-			break;
-		cnt += (size_t)ret;
-		ret = 0;
-	}
-	closedir(d);
-	if (ret) {
-		free(v);
-		return ret;
-	}
-	xip_error_clear();
-	if (cnt)
-		qsort(v, cnt, sizeof(*v), entry_cmp);
-	*entries = v;
-	*n = cnt;
-	return 0;
-}
 
 int xip_registry_enter(uid_t uid)
 {
@@ -1438,180 +987,4 @@ int xip_registry_enter(uid_t uid)
 void xip_registry_leave(void)
 {
 	other_on = false;
-}
-
-#ifndef XIP_LIBC_ONLY
-struct list_acc {
-	struct xip_seg_entry *v;
-	size_t cnt, cap;
-	xip_registry_warn_fn warn;
-	void *arg;
-};
-
-static void list_warn(struct list_acc *a)
-{
-	if (a->warn)
-		a->warn(a->arg, xip_errmsg());
-	xip_error_clear();
-}
-
-/*
- * The live records of the registry entered (xip_registry_enter()), read
- * only: nothing of the user's is cleaned or rewritten.  What is not a
- * record root may trust is a warning; what is stale is left out.
- */
-static int list_other(struct list_acc *a)
-{
-	enum xip_entry_state state;
-	char dir[XIP_PATH_MAX];
-	struct dirent *de;
-	DIR *d;
-	int ret = 0, dfd = rundir_open(dir, sizeof(dir));
-
-	if (dfd == -ENOENT) {
-		xip_error_clear();	/* no registry: nothing attached */
-		return 0;
-	}
-	if (dfd < 0) {
-		list_warn(a);
-		return 0;
-	}
-	d = fdopendir(dfd);
-	if (!d) {
-		close(dfd);
-		return xip_error(-errno, "%s: %s", dir, strerror(errno));
-	}
-	while ((de = readdir(d))) {
-		/* lock, temporary files, foreign names */
-		if (de->d_name[0] == '.' || xip_registry_name_check(de->d_name))
-			continue;
-		if (xip_grow((void **)&a->v, &a->cap, a->cnt + 1,
-			     sizeof(*a->v))) {
-			ret = xip_error(-ENOMEM, "out of memory");
-			break;
-		}
-		ret = xip_registry_read(de->d_name, &a->v[a->cnt], &state,
-					false);
-		if (ret == -ENOENT || (!ret && state != XIP_ENTRY_LIVE)) {
-			ret = 0;	/* gone, stale, still being attached */
-			continue;
-		}
-		if (ret == -ENOMEM)
-			break;
-		if (ret)
-			list_warn(a);
-		else
-			a->cnt++;
-		ret = 0;
-	}
-	closedir(d);
-	return ret;
-}
-
-/* Numbers only: the users' run directories are named by uid. */
-static bool uid_name(const char *s, uid_t *uid)
-{
-	unsigned long v;
-	char *end;
-
-	if (!isdigit((unsigned char)s[0]) || (s[0] == '0' && s[1]))
-		return false;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (*end || errno || v >= (uid_t)-1)
-		return false;
-	*uid = (uid_t)v;
-	return true;
-}
-
-static int list_users(struct list_acc *a)
-{
-	const char *base = users_rundir();
-	struct dirent *de;
-	int ret = 0;
-	uid_t uid;
-	DIR *d = opendir(base);
-
-	if (!d)
-		return errno == ENOENT ? 0 :
-		       xip_error(-errno, "%s: %s", base, strerror(errno));
-	while (!ret && (de = readdir(d))) {
-		/* root's registry is /run/xiptool, never one of these */
-		if (!uid_name(de->d_name, &uid) || uid == 0)
-			continue;
-		ret = xip_registry_enter(uid);
-		if (ret)
-			break;
-		ret = list_other(a);
-		xip_registry_leave();
-	}
-	closedir(d);
-	return ret;
-}
-
-static int entry_owner_cmp(const void *a, const void *b)
-{
-	const struct xip_seg_entry *x = a, *y = b;
-
-	if (x->owner != y->owner)
-		return x->owner < y->owner ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-int xip_registry_list_all(struct xip_seg_entry **entries, size_t *n,
-			  xip_registry_warn_fn warn, void *arg)
-{
-	struct list_acc a = { .warn = warn, .arg = arg };
-	int ret = xip_registry_list(&a.v, &a.cnt);
-
-	if (ret)
-		return ret;
-	a.cap = a.cnt;
-	/* ours, whatever the records say */
-	for (size_t i = 0; i < a.cnt; i++)
-		a.v[i].owner = registry_euid();
-	/* a user sees their own registry: the others are not theirs */
-	if (registry_euid() == 0)
-		ret = list_users(&a);
-	if (ret) {
-		free(a.v);
-		return ret;
-	}
-	xip_error_clear();
-	if (a.cnt)
-		qsort(a.v, a.cnt, sizeof(*a.v), entry_owner_cmp);
-	*entries = a.v;
-	*n = a.cnt;
-	return 0;
-}
-#endif
-
-int xip_registry_find(const char *what, struct xip_seg_entry *e)
-{
-	struct xip_seg_entry *all;
-	char real[XIP_PATH_MAX];
-	size_t n;
-	int ret;
-
-	if (what[0] == '@')
-		what++;
-	if (strncmp(what, "/dev/", 5))
-		return xip_registry_get(what, e);
-	if (!realpath(what, real))
-		snprintf(real, sizeof(real), "%s", what);
-	ret = xip_registry_list(&all, &n);
-	if (ret)
-		return ret;
-	ret = xip_error(-ENOENT, "%s: no attached segment uses this device",
-			what);
-	for (size_t i = 0; i < n; i++) {
-		if (all[i].loop[0] && !strcmp(all[i].loop, real)) {
-			*e = all[i];
-			xip_error_clear();
-			ret = 0;
-			break;
-		}
-	}
-	free(all);
-	return ret;
 }

@@ -153,4 +153,24 @@ int xip_registry_claim(const struct xip_seg_entry *e, char *why, size_t len,
 /* The process holding a lock on @fd, as "held by process N (comm)". */
 void xip_registry_holder(int fd, char *why, size_t len);
 
+/*
+ * Shared by the registry's files (registry.c: the run directory, holder
+ * locks, records and identity; open.c: opening a segment; list.c).
+ */
+const char *xip_registry_users_dir(void);
+uid_t xip_registry_euid(void);
+int xip_registry_rundir_path(char *buf, size_t len, uid_t euid);
+int xip_registry_rundir_refuse(const char *dir, const struct stat *st,
+			       uid_t euid);
+int xip_registry_rundir_open(char *buf, size_t len);
+int xip_registry_hold_open_path(uint64_t dev, uint64_t ino, bool fresh,
+				char *name);
+int xip_registry_hold_open_plain(const struct stat *st, bool *none,
+				 char *name);
+int xip_registry_record_read(const char *name, struct xip_seg_entry *e,
+			     bool brief);
+int xip_registry_foreign_error(const struct xip_seg_entry *e);
+void xip_registry_loop_forget(struct xip_seg_entry *e);
+void xip_registry_live_loop_check(struct xip_seg_entry *e);
+
 #endif

@@ -253,7 +253,7 @@ attach_bad() {
 	chattr +i "$path"
 	run xiptool list --json
 	[ "$status" -eq 0 ]
-	! grepq '"verified": true' <<<"$output"
+	if grepq '"verified": true' <<<"$output"; then false; fi
 	chattr -i "$path"
 	rm -f "$path"
 }
