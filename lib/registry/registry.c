@@ -38,6 +38,8 @@
 
 #define STATE_MAX 32768
 #define LOCK_NAME ".lock"
+/* how long root waits for another user's registry lock */
+#define OTHER_LOCK_WAIT_MS 5000
 
 /* ---- the run directory ----------------------------------------------- */
 
@@ -231,10 +233,25 @@ int xip_registry_lock(void)
 				 "%s/%s: not a file of uid %u: refusing", dir,
 				 LOCK_NAME, (unsigned int)other_uid);
 	}
-	while (flock(fd, LOCK_EX) < 0) {
+	/* another user holds theirs as long as they like: root waits 5 s */
+	for (int waited = 0;
+	     flock(fd, LOCK_EX | (other_on ? LOCK_NB : 0)) < 0;) {
+		struct timespec pause = { 0, 10 * 1000 * 1000 };
+
 		if (errno == EINTR)
 			continue;
+		if (errno == EWOULDBLOCK && other_on &&
+		    waited < OTHER_LOCK_WAIT_MS) {
+			nanosleep(&pause, NULL);
+			waited += 10;
+			continue;
+		}
 		close(fd);
+		if (errno == EWOULDBLOCK)
+			return xip_error(-EBUSY,
+					 "%s/%s: held by another process for %d s: uid %u's registry is busy",
+					 dir, LOCK_NAME, OTHER_LOCK_WAIT_MS / 1000,
+					 (unsigned int)other_uid);
 		return xip_error(-errno, "%s/%s: lock: %s", dir, LOCK_NAME,
 				 strerror(errno));
 	}
@@ -378,76 +395,6 @@ int xip_registry_hold_open_plain(const struct stat *st, bool *none, char *name)
 	close(dfd);
 	return xip_registry_hold_open_path((uint64_t)st->st_dev, (uint64_t)st->st_ino,
 			      false, name);
-}
-
-/* ---- names ------------------------------------------------------------ */
-
-static bool name_char(int c)
-{
-	return isascii(c) && (isalnum(c) || c == '.' || c == '_' || c == '-');
-}
-
-int xip_registry_name_check(const char *name)
-{
-	size_t n = name ? strlen(name) : 0;
-
-	/* the reason only: callers name the segment as they were given it */
-	if (n == 0)
-		return xip_error(-EINVAL, "empty segment name");
-	if (n > XIP_SEG_NAME_MAX)
-		return xip_error(-EINVAL,
-				 "segment name longer than %d characters",
-				 XIP_SEG_NAME_MAX);
-	if (name[0] == '.')
-		return xip_error(-EINVAL,
-				 "segment name must not start with '.'");
-	for (size_t i = 0; i < n; i++)
-		if (!name_char((unsigned char)name[i]))
-			return xip_error(-EINVAL,
-					 "invalid segment name (use 1 to %d of A-Z a-z 0-9 . _ -)",
-					 XIP_SEG_NAME_MAX);
-	return 0;
-}
-
-static void strip_suffix(char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	if (n > m && !strcasecmp(s + n - m, suffix))
-		s[n - m] = '\0';
-}
-
-int xip_registry_default_name(const char *image, char *buf, size_t len)
-{
-	const char *base = strrchr(image, '/');
-	char tmp[XIP_PATH_MAX];
-	size_t o = 0;
-
-	if (image[0] == '@')
-		return xip_error(-EINVAL,
-				 "%s: a copy of a segment needs a name (--name)",
-				 image);
-	base = base ? base + 1 : image;
-	snprintf(tmp, sizeof(tmp), "%s", base);
-	strip_suffix(tmp, ".gz");
-	strip_suffix(tmp, ".img");
-	strip_suffix(tmp, ".ext2");
-	for (const char *p = tmp; *p && o < XIP_SEG_NAME_MAX && o + 1 < len;
-	     p++) {
-		if (o == 0 && *p == '.')
-			continue;
-		buf[o++] = name_char((unsigned char)*p) ? *p : '_';
-	}
-	if (len)
-		buf[o < len ? o : len - 1] = '\0';
-	if (o == 0)
-		return xip_error(-EINVAL,
-				 "%s: cannot derive a segment name from the image name: give one with --name",
-				 image);
-	if (xip_registry_name_check(buf))
-		return xip_error(-EINVAL, "%s: segment name %.70s: %s", image,
-				 buf, xip_errmsg());
-	return 0;
 }
 
 /* ---- state files ------------------------------------------------------ */

@@ -241,3 +241,30 @@ EOT
 	[ "$(cat "$victim")" = root ]
 	rm -f "$victim"
 }
+
+@test "a user holding their registry's lock forever: root's detach UID:NAME gives up busy, then works once it is free" {
+	require_cmd flock timeout
+	user_attach
+	# the user takes their own registry lock and keeps it
+	# (one process from setpriv to sleep: killing it frees the lock)
+	setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+		sh -c 'exec 9<"$0" && flock -x 9 && exec sleep 600' "$UREG/.lock" \
+		</dev/null >/dev/null 2>&1 3>&- &
+	holder=$!
+	for _ in $(seq 100); do
+		grep -q "$(stat -c '%i' "$UREG/.lock")" /proc/locks && break
+		sleep 0.1
+	done
+	grep -q ":$(stat -c '%i' "$UREG/.lock") " /proc/locks
+	run timeout 60 "$XIPTOOL" detach "65534:$SEG"
+	kill "$holder"
+	wait "$holder" || true
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == *"/.lock: held by another process for 5 s: uid 65534's registry is busy" ]]
+	[ -e "$upath" ]
+	run xiptool detach "65534:$SEG"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ ! -e "$upath" ]
+}
