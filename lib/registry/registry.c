@@ -321,6 +321,39 @@ static int hold_path(uint64_t dev, uint64_t ino, char *buf, size_t len)
 }
 
 /*
+ * Root in another user's registry (xip_registry_enter): the lock file is
+ * opened from the run directory's checked descriptor, never created, and
+ * taken only when it is a regular file of that user's: a name the user
+ * planted (a link to a file of root's, a directory swapped after the
+ * check) is neither followed nor made.
+ */
+static int other_hold_open(uint64_t dev, uint64_t ino)
+{
+	char dir[XIP_PATH_MAX], name[64];
+	struct stat st;
+	int dfd, fd;
+
+	snprintf(name, sizeof(name), HOLD_FMT + 1, dev, ino);
+	dfd = xip_registry_rundir_open(dir, sizeof(dir));
+	if (dfd < 0)
+		return dfd;
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK |
+		    O_CLOEXEC);
+	close(dfd);
+	if (fd < 0)
+		return xip_error(-errno, "%s/%s: %s", dir, name,
+				 strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != other_uid || st.st_nlink != 1) {
+		close(fd);
+		return xip_error(-EPERM,
+				 "%s/%s: not a lock file of uid %u: refusing",
+				 dir, name, (unsigned int)other_uid);
+	}
+	return fd;
+}
+
+/*
  * Open (create) the lock file of @dev/@ino by its path: the run directory
  * was opened and checked just before (it is ours and no one else writes
  * in it or above it).  Its name on the stack when short (exec's deepest
@@ -345,6 +378,11 @@ int xip_registry_hold_open_path(uint64_t dev, uint64_t ino, bool fresh,
 			free(path);
 		return ret;
 	}
+	if (other_on) {		/* another user's: never by path, never made */
+		if (path != small && path != name)
+			free(path);
+		return other_hold_open(dev, ino);
+	}
 	if (fresh && unlink(path) < 0 && errno != ENOENT)
 		fd = -1;
 	else
@@ -367,9 +405,19 @@ int xip_registry_hold_open(const struct xip_seg_entry *e, bool fresh)
 void xip_registry_hold_remove(const struct xip_seg_entry *e)
 {
 	char path[XIP_PATH_MAX];
+	int dfd;
 
-	if (!hold_path(e->seg_dev, e->seg_ino, path, sizeof(path)))
+	if (other_on) {		/* from the checked descriptor, not by path */
+		dfd = xip_registry_rundir_open(path, sizeof(path));
+		snprintf(path, sizeof(path), HOLD_FMT + 1, e->seg_dev,
+			 e->seg_ino);
+		if (dfd >= 0) {
+			unlinkat(dfd, path, 0);
+			close(dfd);
+		}
+	} else if (!hold_path(e->seg_dev, e->seg_ino, path, sizeof(path))) {
 		unlink(path);
+	}
 	xip_error_clear();
 }
 

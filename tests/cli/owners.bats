@@ -268,3 +268,17 @@ EOT
 	[ "$status" -eq 0 ]
 	[ ! -e "$upath" ]
 }
+
+@test "a user's lock file replaced by a FIFO: root's detach UID:NAME refuses it and makes no file of root's there" {
+	user_attach
+	lock=$(ls -A "$UREG" | grep '^\.lock:')
+	[ -n "$lock" ]
+	rm -f "$UREG/$lock"
+	asuser mkfifo "$UREG/$lock"
+	run timeout 60 "$XIPTOOL" detach "65534:$SEG"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool detach: $UREG/$lock: not a lock file of uid 65534: refusing" ]
+	[ -p "$UREG/$lock" ]
+	[ -e "$upath" ]
+	[ -z "$(find "$UREG" -user 0)" ]
+}
