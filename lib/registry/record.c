@@ -85,6 +85,8 @@ int xip_registry_format(const struct xip_seg_entry *e, char *buf, size_t len)
 	sb_num(&sb, "verified", e->verified);
 	if (e->seal_ctime)
 		sb_unum(&sb, "sealctime", e->seal_ctime);
+	if (e->signer[0])
+		sb_str(&sb, "signer", e->signer);
 	sb_str(&sb, "file", e->file);
 	sb_unum(&sb, "offset", e->offset);
 	sb_unum(&sb, "sizelimit", e->sizelimit);
@@ -210,6 +212,7 @@ static const struct field {
 	NUMBER("compressed", compressed),
 	NUMBER("verified", verified),
 	NUMBER("sealctime", seal_ctime),
+	FIELD("signer", F_STR, signer),
 	FIELD("file", F_STR, file),
 	NUMBER("offset", offset),
 	NUMBER("sizelimit", sizelimit),

@@ -46,6 +46,11 @@ struct xip_seg_entry {
 	 * and root cannot set it back.  0: not recorded.
 	 */
 	uint64_t seal_ctime;
+	/*
+	 * The subject of the certificate whose signature of the root hash
+	 * was checked against a trust store at attach ("" when none was)
+	 */
+	char signer[256];
 	/* the image's owner, group and st_mode at attach (what save gives
 	 * the file it writes); image_mode 0: no image file */
 	uid_t image_uid;
