@@ -187,6 +187,9 @@ static void dir_entry(struct dirctx *d, uint32_t ino, const char *name,
 			dir_problem(d, "'.' points to inode %" PRIu32, ino);
 		else
 			xip_chk_stw(c, d->dir)->flags |= ST_HAS_DOT;
+		/* a record holds at least 4 name bytes; e2fsck wants NULs */
+		if (dot && name[1] != '\0')
+			dir_problem(d, "'.' entry is not NUL-terminated");
 		if (dot) {
 			entry_ftype(d, shown, ino, ftype, EXT2_FT_DIR);
 			xip_chk_stw(c, d->dir)->counted++;
@@ -198,6 +201,8 @@ static void dir_entry(struct dirctx *d, uint32_t ino, const char *name,
 		} else {
 			xip_chk_stw(c, d->dir)->flags |= ST_HAS_DOTDOT;
 			xip_chk_stw(c, d->dir)->dotdot = ino;
+			if (name[2] != '\0')
+				dir_problem(d, "'..' entry is not NUL-terminated");
 		}
 	} else if (dot || dotdot) {
 		dir_problem(d, "extra '%s' entry", shown);

@@ -389,6 +389,9 @@ ino_of() {
 	dir_damage "missing '.' entry" /d . inode 0
 	dir_damage "'..' is inode 2, should be $d" /d/s .. inode 2
 	dir_damage "extra '.' entry" /d a name .
+	# the bytes after the name of '.' and '..' (e2fsck wants them NUL)
+	dir_damage "'.' entry is not NUL-terminated" /d . pad 0x9a
+	dir_damage "'..' entry is not NUL-terminated" /d/s .. pad 1
 	# names: empty, with '/', twice
 	dir_damage "entry with an empty name" /d a name_len 0
 	dir_damage "has '/' or NUL in its name" /d a name /

@@ -3,8 +3,8 @@
 
 Change fields of the entry called NAME in the directory block BLOCK (of
 4096 bytes) of an ext2 IMAGE, in place: inode, rec_len, name_len,
-file_type (numbers; a leading + or - adds to the value found) or name
-(bytes of the same length).  Fails when no entry has that name.
+file_type (numbers; a leading + or - adds to the value found), name
+(bytes of the same length) or pad (the byte just after the name).  Fails when no entry has that name.
 """
 import struct
 import sys
@@ -37,6 +37,9 @@ with open(img, "r+b") as f:
 				sys.exit("dirent.py: the new name needs %d bytes"
 					 % nlen)
 			b[off + 8:off + 8 + nlen] = new
+			continue
+		if field == "pad":
+			b[off + 8 + nlen] = int(value, 0)
 			continue
 		fmt, at = fields[field]
 		old = struct.unpack_from(fmt, b, off + at)[0]
