@@ -41,7 +41,7 @@
 #include "attach/attach_int.h"
 #include "engine/engine_int.h"
 #include "reader/reader_int.h"
-#include "util/debug_int.h"
+#include "util/xip_debug.h"
 
 #define SHM_DIR		"/dev/shm"
 

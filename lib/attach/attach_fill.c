@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "util/debug_int.h"
+#include "util/xip_debug.h"
 #include "attach/attach_int.h"
 
 #define CHUNK		(1u << 20)	/* bytes per read() or inflate() */

@@ -36,10 +36,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/debug_int.h"
+#include "util/xip_debug.h"
 #include "xip.h"
 #include "util/xip_util.h"
-#include "util/lazy_int.h"
+#include "util/xip_lazy.h"
 #include "attach/nbd_int.h"
 #include "registry/registry_int.h"
 #include "verity/verity_int.h"

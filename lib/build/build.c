@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/debug_int.h"
+#include "util/xip_debug.h"
 #include "build/build_int.h"
 #include "segment/segment_int.h"
 #include "util/xip_util.h"

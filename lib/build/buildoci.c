@@ -24,7 +24,7 @@
 
 #include "build/build_int.h"
 #include "util/xip_util.h"
-#include "util/lazy_int.h"
+#include "util/xip_lazy.h"
 
 #include <archive.h>
 #include <json-c/json.h>

@@ -51,7 +51,7 @@
 #include <endian.h>
 #include <unistd.h>
 
-#include "util/debug_int.h"
+#include "util/xip_debug.h"
 #include "check/check_int.h"
 #include "segment/segment_int.h"
 

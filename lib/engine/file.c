@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/debug_int.h"
+#include "util/xip_debug.h"
 #include "engine/engine_int.h"
 #include "segment/kcopy_int.h"
 #include "util/xip_util.h"

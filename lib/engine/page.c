@@ -20,7 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "util/debug_int.h"
+#include "util/xip_debug.h"
 #include "engine/engine_int.h"
 #include "segment/kcopy_int.h"
 #include "util/xip_util.h"

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "xip.h"
-#include "util/debug_int.h"
+#include "util/xip_debug.h"
 #include "exec/elf_int.h"
 #include "util/xip_util.h"
 

@@ -41,7 +41,7 @@
 #include <linux/prctl.h>	/* musl's sys/prctl.h has prctl_mm_map itself */
 #endif
 
-#include "util/debug_int.h"
+#include "util/xip_debug.h"
 #include "reader/reader_int.h"
 #include "exec/exec_int.h"
 #include "engine/engine_int.h"

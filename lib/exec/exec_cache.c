@@ -28,7 +28,7 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
-#include "util/debug_int.h"
+#include "util/xip_debug.h"
 #include "exec/exec_int.h"
 #include "util/xip_util.h"
 

@@ -18,7 +18,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "util/debug_int.h"
+#include "util/xip_debug.h"
 #include "exec/exec_int.h"
 #include "engine/engine_int.h"
 #include "util/xip_util.h"

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "util/debug_int.h"
+#include "util/xip_debug.h"
 #include "xip.h"
 #include "registry/registry_int.h"
 #include "segment/segment_int.h"

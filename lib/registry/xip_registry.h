@@ -11,7 +11,6 @@
 /* ------------------------------------------------------------------ */
 
 #define XIP_SEG_NAME_MAX 64
-#define XIP_PATH_MAX 4096
 
 /*
  * One attached segment, as recorded in its state file (one small file per

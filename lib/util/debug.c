@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Tracing on standard error when XIPTOOL_DEBUG asks for it (debug_int.h).
+ * Tracing on standard error when XIPTOOL_DEBUG asks for it (xip_debug.h).
  * Each line is formatted first and written with one write(2), so that
  * lines of several threads or processes do not mix.  Names in a line may
  * come from an image or an ELF file: control bytes are shown as '?', so
@@ -15,7 +15,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "util/debug_int.h"
+#include "util/xip_debug.h"
 #include "util/xip_util.h"
 
 #define MASK_UNSET	(~0u)

@@ -14,7 +14,7 @@
 #endif
 
 #include "xip.h"
-#include "util/debug_int.h"
+#include "util/xip_debug.h"
 
 static XIP_TLS char err_msg[XIP_ERRMSG_MAX];
 static XIP_TLS int err_code;

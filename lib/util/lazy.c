@@ -5,7 +5,7 @@
  * libxml2, GnuTLS, libstdc++: some 20 shared objects) cost every command
  * a start-up of tens of milliseconds where a page fault is dear.  So
  * xiptool-main does not link them: the functions the library calls are
- * defined here, under xip_lazy_ names (lazy_int.h) with the prototypes of the
+ * defined here, under xip_lazy_ names (xip_lazy.h) with the prototypes of the
  * libraries' own headers, and call through pointers that xip_lazy_load()
  * fills with dlopen/dlsym.
  * Every entry point that uses one of them loads it first and reports a
@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "xip.h"
-#include "util/lazy_int.h"
+#include "util/xip_lazy.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -86,7 +86,7 @@ struct lazy_lib {
 #define LAZY_NAME(ret, name, params, args) #name,
 #define LAZY_SLOT(ret, name, params, args) void *name;
 /*
- * The stubs take the names lazy_int.h gives (xip_lazy_archive_read_new for
+ * The stubs take the names xip_lazy.h gives (xip_lazy_archive_read_new for
  * archive_read_new); LAZY_NAME's # keeps the library's own name for
  * dlsym.  Hidden: nothing outside the library calls them.
  */

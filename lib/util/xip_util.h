@@ -18,6 +18,9 @@
 /* A 64-bit value for printf's %llu (uint64_t is unsigned long on LP64). */
 #define U64(x) ((unsigned long long)(x))
 
+/* the longest path the library keeps (records, markers, reports) */
+#define XIP_PATH_MAX 4096
+
 /*
  * @n divided by @d, rounded up; @n rounded up or down to a multiple of @d.
  * Any @d > 0, not only powers of two; div_round_up() does not overflow

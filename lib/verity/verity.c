@@ -35,7 +35,7 @@
 #include <sys/random.h>
 #include <ext2fs/ext2_fs.h>
 
-#include "util/lazy_int.h"
+#include "util/xip_lazy.h"
 #include <openssl/evp.h>
 
 #include "verity/verity_int.h"

@@ -30,7 +30,7 @@
 
 #include "fuzz.h"
 #include "fuzz_build.h"
-#include "util/lazy_int.h"
+#include "util/xip_lazy.h"
 
 #include <openssl/evp.h>
 

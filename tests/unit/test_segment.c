@@ -1,7 +1,7 @@
 /* Unit tests of lib/segment/segment.c: mapping and direct_access. */
 #include "unit.h"
 #include "segment/segment_int.h"
-#include "util/debug_int.h"
+#include "util/xip_debug.h"
 
 static void test_direct_access_errors(void **state)
 {

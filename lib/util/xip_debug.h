@@ -8,10 +8,11 @@
  *
  * The only output the library makes, and only when asked for.  The
  * variable is read once, with secure_getenv (ignored in a set-id
- * process).  Not part of the public API.
+ * process).  Every room traces through it (a util header, in the
+ * umbrella lib/xip.h like the others).
  */
-#ifndef XIP_DEBUG_INT_H
-#define XIP_DEBUG_INT_H
+#ifndef XIP_DEBUG_H
+#define XIP_DEBUG_H
 
 #include <stdbool.h>
 

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Libraries loaded at first use (lazy.c). */
-#ifndef XIP_LAZY_INT_H
-#define XIP_LAZY_INT_H
+/*
+ * Libraries loaded at first use (lazy.c), for the rooms above util that
+ * call them.  Not in the umbrella lib/xip.h: its macros rename the
+ * functions of libarchive, libnbd, json-c and libcrypto, which a program
+ * of its own (a command, the plugin, a test) must keep calling directly.
+ */
+#ifndef XIP_LAZY_H
+#define XIP_LAZY_H
 
 enum xip_lazy_which {
 	XIP_LAZY_ARCHIVE,	/* libarchive: mkfs --tar, extract */
