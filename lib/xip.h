@@ -55,6 +55,8 @@ extern "C" {
 #include "util/xip_error.h"
 #include "util/xip_debug.h"
 #include "segment/xip_segment.h"
+#include "segment/xip_loop.h"
+#include "segment/xip_kcopy.h"
 #include "verity/xip_verity.h"
 #include "registry/xip_registry.h"
 #include "reader/xip_reader.h"

@@ -15,8 +15,8 @@
 
 #include "util/xip_util.h"
 #include "xip.h"
-#include "segment/kcopy_int.h"
-#include "segment/segment_int.h"
+#include "segment/xip_kcopy.h"
+#include "segment/xip_segment.h"
 #include "registry/registry_int.h"
 #include "attach/nbd_int.h"
 #include "verity/verity_int.h"

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "attach/attach_int.h"
-#include "segment/kcopy_int.h"
+#include "segment/xip_kcopy.h"
 
 #define SAVE_LOCK_MS	5000
 /* ---- save ---------------------------------------------------------------- */

@@ -26,7 +26,7 @@
 
 #include "util/xip_debug.h"
 #include "build/build_int.h"
-#include "segment/segment_int.h"
+#include "segment/xip_segment.h"
 #include "util/xip_util.h"
 
 #define INODE_SIZE 256

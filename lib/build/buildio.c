@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "xip.h"
-#include "segment/kcopy_int.h"
+#include "segment/xip_kcopy.h"
 #include "build/build_int.h"
 
 static bool range_ok(const struct xip_seg *seg, uint64_t off,

@@ -27,7 +27,8 @@
 #include <unistd.h>
 
 #include "build/build_int.h"
-#include "segment/segment_int.h"
+#include "segment/xip_segment.h"
+#include "segment/xip_loop.h"
 #include "registry/registry_int.h"
 
 /* ---- the named temporary file, for a signal handler ------------------- */

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "build/build_int.h"
-#include "segment/kcopy_int.h"
+#include "segment/xip_kcopy.h"
 #include "util/xip_util.h"
 
 /*

@@ -53,7 +53,7 @@
 
 #include "util/xip_debug.h"
 #include "check/check_int.h"
-#include "segment/segment_int.h"
+#include "segment/xip_segment.h"
 
 static void chk_finish(struct chk *c)
 {

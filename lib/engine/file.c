@@ -17,7 +17,7 @@
 
 #include "util/xip_debug.h"
 #include "engine/engine_int.h"
-#include "segment/kcopy_int.h"
+#include "segment/xip_kcopy.h"
 #include "util/xip_util.h"
 
 /* Holes read as this (block sizes go up to 64 KiB). */

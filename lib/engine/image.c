@@ -15,7 +15,8 @@
 #include <blkid.h>
 
 #include "engine/engine_int.h"
-#include "segment/segment_int.h"
+#include "segment/xip_segment.h"
+#include "segment/xip_loop.h"
 
 #define LOCK_TIMEOUT_MS 5000
 

@@ -16,7 +16,8 @@
 #include <unistd.h>
 
 #include "registry/registry_int.h"
-#include "segment/segment_int.h"
+#include "segment/xip_segment.h"
+#include "segment/xip_loop.h"
 
 /*
  * One lock line of /proc/locks or of a "lock:" line of fdinfo ("1: FLOCK

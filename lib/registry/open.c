@@ -21,7 +21,7 @@
 #include "util/xip_debug.h"
 #include "xip.h"
 #include "registry/registry_int.h"
-#include "segment/segment_int.h"
+#include "segment/xip_segment.h"
 #include "util/xip_util.h"
 
 /*

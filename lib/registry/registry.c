@@ -33,7 +33,8 @@
 #include "util/xip_debug.h"
 #include "xip.h"
 #include "registry/registry_int.h"
-#include "segment/segment_int.h"
+#include "segment/xip_segment.h"
+#include "segment/xip_loop.h"
 #include "util/xip_util.h"
 
 #define STATE_MAX 32768

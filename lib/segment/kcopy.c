@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "segment/kcopy_int.h"
+#include "segment/xip_kcopy.h"
 #include "util/xip_util.h"
 
 #ifndef MADV_POPULATE_READ

@@ -2,10 +2,21 @@
 /*
  * The segment room: a memory mapping with direct_access, byte moves
  * through its descriptor, and the kernel loop devices bound to it.
- * Part of the public API: include "xip.h", which includes this header.
+ * Part of the public API (lib/xip.h includes it), with xip_loop.h and
+ * xip_kcopy.h.
  */
 #ifndef XIP_SEGMENT_H
 #define XIP_SEGMENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#ifndef XIP_LIBC_ONLY
+#include <ext2fs/ext2fs.h>
+#endif
+
+#include "util/xip_util.h"
 
 /* ------------------------------------------------------------------ */
 /* Segments (segment.c): a memory mapping with direct_access          */
@@ -189,5 +200,104 @@ bool xip_seg_type_exclusive(enum xip_seg_type type);
  */
 int xip_loop_claim_backing(int fd, const char *what, int **fdsp, size_t *np);
 void xip_loop_release_claims(int *fds, size_t n);
+
+/* ------------------------------------------------------------------ */
+/* Opening with a holder lock (segment.c), for the registry            */
+/* ------------------------------------------------------------------ */
+
+/*
+ * xip_seg_adopt() (segment_int.h) with @st the fstat of @fd the caller
+ * has just made (not repeated) and @lock_fd the holder lock's descriptor (taken over too;
+ * -1: the file's own, see struct xip_seg); XIP_SEG_SHARED in @flags: the
+ * caller took the shared holder lock before that fstat, XIP_SEG_HELD_EX:
+ * the exclusive one before it opened @fd.
+ */
+#define XIP_SEG_HELD_EX	0x100
+struct stat;
+int xip_seg_adopt_stat(int fd, const struct stat *st, int lock_fd,
+		       const char *path, const char *name,
+		       enum xip_seg_type type, int flags,
+		       struct xip_seg **segp);
+/*
+ * The open of xip_seg_open(): the descriptor, or < 0 with the error
+ * recorded.  Without XIP_SEG_HELD_EX, a writer waits for the file's own
+ * holder lock first (xip_seg_wait_unheld).
+ */
+int xip_seg_open_path(const char *path, int flags);
+/*
+ * xip_seg_open() of a path whose holder lock is @lock_fd (taken over,
+ * closed on failure), the lock file @lock_path (see struct xip_seg);
+ * XIP_SEG_HELD_EX in @flags: the caller holds it exclusive already.
+ */
+int xip_seg_open_locked(const char *path, int flags, int lock_fd,
+			const char *lock_path, struct xip_seg **segp);
+/*
+ * xip_seg_flock_wait() on the lock file *@fd named @path, which its last
+ * holder may remove (NULL: never removed): when the file locked is no
+ * longer linked, the one at @path now (created) replaces it in *@fd and
+ * is locked instead.
+ */
+int xip_seg_lockfile_take(int *fd, const char *path, int op,
+			  int timeout_ms);
+/*
+ * Take the holder lock on @fd (LOCK_EX or LOCK_SH), waiting at most
+ * @timeout_ms milliseconds: 0, -EWOULDBLOCK when it stayed held, or
+ * another negative errno.  No error record.
+ */
+int xip_seg_flock_wait(int fd, int op, int timeout_ms);
+/* How long writers wait for other holders, as xip_seg_lock does. */
+#define XIP_LOCK_WAIT_MS	5000
+
+/* ------------------------------------------------------------------ */
+/* Sizes of segments for attach and for guests (segment.c)            */
+/* ------------------------------------------------------------------ */
+
+/* Without --size, a segment holds at most this, and what fits in the
+ * file system of its file (the free space statfs reports). */
+#define XIP_ATTACH_DEFAULT_MAX	(16ULL << 30)
+/*
+ * Segment files are padded to a multiple of this, so that a guest can map
+ * one as a pmem device (virtio-pmem or an nvdimm): nd_pmem refuses a region
+ * that is not made of whole 2 MiB subsections ("misaligned, unable to
+ * map").  The registry's size and save keep the image's own size.
+ */
+#define XIP_PMEM_ALIGN		(2ULL << 20)
+
+/*
+ * Can a guest map a segment of @size as pmem under DAX: @block_size ==
+ * @page_size (the guest's ext4 refuses DAX otherwise) and a whole number
+ * of XIP_PMEM_ALIGN sections?  1, or 0 with the reason in @why.
+ */
+int xip_pmem_capable(uint64_t size, unsigned int block_size,
+		     unsigned int page_size, char *why, size_t whylen);
+
+/*
+ * Seal (or unseal) the segment file open on @fd: FS_IMMUTABLE_FL, which
+ * tmpfs supports since Linux 6.0; then not even root opens it for
+ * writing, nor unlinks it, without CAP_LINUX_IMMUTABLE.  -EOPNOTSUPP
+ * where the file system has no such flag (hugetlbfs).
+ */
+int xip_seg_seal(int fd, bool on);
+/* Is the file open on @fd sealed?  1, 0, or < 0. */
+int xip_seg_sealed(int fd);
+/* Unseal the file at @path if it is sealed (before an unlink). */
+void xip_seg_unseal_path(const char *path);
+
+/* ------------------------------------------------------------------ */
+/* The segment io_manager (xipio.c)                                    */
+/* ------------------------------------------------------------------ */
+
+#ifndef XIP_LIBC_ONLY
+/* A libext2fs io_manager whose device is a segment: memcpy, no cache. */
+extern io_manager xip_io_manager;
+
+/*
+ * Write the channel name of @seg to pass to ext2fs_open2() or
+ * ext2fs_initialize() into @buf: it names @seg itself (its address), so
+ * it is good while @seg is open, and nothing is to be undone.  0, or
+ * -ENAMETOOLONG when @len is too small.
+ */
+int xip_io_register(struct xip_seg *seg, char *buf, size_t len);
+#endif
 
 #endif /* XIP_SEGMENT_H */

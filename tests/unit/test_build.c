@@ -5,7 +5,7 @@
 #include <sys/sysmacros.h>
 
 #include "unit.h"
-#include "segment/kcopy_int.h"
+#include "segment/xip_kcopy.h"
 #include "build/build_int.h"
 #include "reader/reader_int.h"
 

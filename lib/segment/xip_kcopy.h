@@ -3,15 +3,15 @@
  * Bulk data between a segment and a descriptor by the kernel's own paths
  * (kcopy.c); the mapping is the fallback, not the way.
  */
-#ifndef XIP_KCOPY_INT_H
-#define XIP_KCOPY_INT_H
+#ifndef XIP_KCOPY_H
+#define XIP_KCOPY_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "util/xip_util.h"
-#include "xip.h"
+#include "segment/xip_segment.h"
 
 enum xip_kcopy_how {
 	XIP_KCOPY_RANGE,	/* copy_file_range(2): a regular file */
