@@ -19,7 +19,7 @@
 #include "segment/xip_segment.h"
 #include "registry/registry_int.h"
 #include "attach/nbd_int.h"
-#include "verity/verity_int.h"
+#include "verity/xip_verity.h"
 
 static inline uint64_t min_u64(uint64_t a, uint64_t b)
 {

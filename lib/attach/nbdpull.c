@@ -42,7 +42,7 @@
 #include "util/xip_lazy.h"
 #include "attach/nbd_int.h"
 #include "registry/registry_int.h"
-#include "verity/verity_int.h"
+#include "verity/xip_verity.h"
 #include "attach/attach_int.h"
 
 #ifdef HAVE_LIBNBD

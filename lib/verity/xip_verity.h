@@ -81,6 +81,57 @@ int xip_verity_check(const uint8_t *base, uint64_t size,
 uint64_t xip_verity_area_size(uint64_t data_blocks, unsigned int block_size);
 
 /*
+ * Checking an image as its bytes arrive (attach --root-hash): each block
+ * is hashed once, while it is in the cache, by whichever thread moved it;
+ * the tree's levels are compared at the end (they are small).
+ */
+
+/*
+ * Read @len bytes at @off of the image into @buf, which is valid only
+ * until the reader returns: 0, or a negative errno with its message.
+ */
+typedef int xip_verity_read_fn(void *ctx, void *buf, size_t len,
+			       uint64_t off);
+
+struct xip_verity_stream;
+/*
+ * A check of an image of @size bytes, its ext2 and verity superblocks
+ * read ahead of the rest through @rd: 0, or the errors of
+ * xip_verity_check() with @bad->where saying what is wrong (the tree
+ * missing or truncated, or its superblock), or @rd's own error with
+ * @bad->where XIP_VERITY_OK.
+ */
+int xip_verity_stream_open(uint64_t size, xip_verity_read_fn *rd, void *ctx,
+			   struct xip_verity_stream **sp,
+			   struct xip_verity_bad *bad);
+void xip_verity_stream_free(struct xip_verity_stream *s);
+const struct xip_verity_info *
+xip_verity_stream_info(const struct xip_verity_stream *s);
+/*
+ * The bytes @p of the image at @off (@len bytes) have arrived: hash the
+ * whole blocks among them.  Threads may call it at once for ranges that
+ * share no block.  0, or -ENOMEM/-EIO.
+ */
+int xip_verity_stream_hash(struct xip_verity_stream *s, uint64_t off,
+			   const uint8_t *p, uint64_t len);
+/* The whole blocks of @len bytes at @off are zeros (a hole, a range the
+ * server reported as zeros): their digest is known. */
+void xip_verity_stream_zero(struct xip_verity_stream *s, uint64_t off,
+			    uint64_t len);
+/*
+ * Every block has arrived in @fd (named @name): compare the digests with
+ * the tree read from @fd, level by level from the root down, as
+ * xip_verity_check() does; the superblocks read ahead must be those in
+ * @fd.  0, or -EBADMSG with the lowest bad block of the highest bad
+ * level in @bad; -EIO when a block was not hashed or the superblocks
+ * changed.  @vi gets the tree's description.
+ */
+int xip_verity_stream_finish(struct xip_verity_stream *s, int fd,
+			     const char *name, const uint8_t *root,
+			     size_t root_len, struct xip_verity_info *vi,
+			     struct xip_verity_bad *bad);
+
+/*
  * Write the verity superblock and tree (sha256, format 1) for the first
  * @data_blocks blocks of @block_size bytes at @base into @fd at
  * @data_blocks * @block_size: that area (xip_verity_area_size()) must
