@@ -17,7 +17,7 @@
 #include "xip.h"
 #include "segment/xip_kcopy.h"
 #include "segment/xip_segment.h"
-#include "registry/registry_int.h"
+#include "registry/xip_registry.h"
 #include "attach/nbd_int.h"
 #include "verity/xip_verity.h"
 

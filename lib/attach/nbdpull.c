@@ -41,7 +41,7 @@
 #include "util/xip_util.h"
 #include "util/xip_lazy.h"
 #include "attach/nbd_int.h"
-#include "registry/registry_int.h"
+#include "registry/xip_registry.h"
 #include "verity/xip_verity.h"
 #include "attach/attach_int.h"
 

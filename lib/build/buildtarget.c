@@ -29,7 +29,7 @@
 #include "build/build_int.h"
 #include "segment/xip_segment.h"
 #include "segment/xip_loop.h"
-#include "registry/registry_int.h"
+#include "registry/xip_registry.h"
 
 /* ---- the named temporary file, for a signal handler ------------------- */
 

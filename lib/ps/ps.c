@@ -36,7 +36,7 @@
 #include <unistd.h>
 
 #include "xip.h"
-#include "registry/registry_int.h"
+#include "registry/xip_registry.h"
 #include "ps/ps_int.h"
 #include "reader/reader_int.h"
 #include "util/xip_util.h"

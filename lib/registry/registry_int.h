@@ -1,127 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Internal interface of the registry of attached segments (registry.c,
- * record.c) and of whether one is in use (busy.c).  Not part of the
- * public API.
+ * What only the registry's own files (registry.c, record.c, open.c,
+ * list.c, names.c, busy.c) and its tests use; the rooms above use
+ * xip_registry.h.
  */
 #ifndef XIP_REGISTRY_INT_H
 #define XIP_REGISTRY_INT_H
 
-#include "xip.h"
+#include "registry/xip_registry.h"
+#include "segment/xip_segment.h"
 
-/* ------------------------------------------------------------------ */
-/* Attached segments: the registry (registry.c)                        */
-/* ------------------------------------------------------------------ */
-
-/* What a record stands for, judged against its segment file. */
-enum xip_entry_state {
-	XIP_ENTRY_LIVE,		/* the recorded file is in place */
-	XIP_ENTRY_GONE,		/* the segment file is gone: stale */
-	XIP_ENTRY_FOREIGN,	/* another file is in its place: stale */
-	XIP_ENTRY_ATTACHING,	/* claimed by an attach still running */
-	XIP_ENTRY_ABANDONED,	/* claimed by an attach that died: stale */
-};
-
-struct stat;
-
-/*
- * Open the segment file of the attached segment @name with @oflags'
- * access mode (O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC added) and
- * check with fstat that it is the file recorded at attach (device, inode,
- * owner).  The record goes into @e.  Returns the descriptor, -ENOENT (not
- * attached), -EBUSY (still being attached), -ESTALE (another file) or
- * -EROFS (a read-only type, sr or er, asked for writing: refused before
- * the file is opened).
- */
-int xip_registry_open(const char *name, int oflags, struct xip_seg_entry *e);
-/* Same, for a record in hand. */
-int xip_registry_open_entry(const struct xip_seg_entry *e, int oflags);
-/* Is @st the segment file recorded in @e? */
-bool xip_registry_same_file(const struct xip_seg_entry *e,
-			    const struct stat *st);
-/* Is the record's loop device still bound to the recorded file
- * (LOOP_GET_STATUS64: device and inode)? */
-bool xip_registry_loop_serves(const struct xip_seg_entry *e);
-/*
- * The run directory (created 0700 when missing), written into @buf.  It
- * must be a directory, not a symlink, owned by the caller and not
- * writable by group or others.  Test-only: the library opens it with
- * rundir_open() (registry.c).
- */
-int xip_registry_dir(char *buf, size_t len);
-/*
- * Root: from here on, this thread's registry is uid @uid's
- * (USERS/UID/xiptool, see xip_registry_list_all()), until
- * xip_registry_leave().  Its run directory and lock must be that user's,
- * and a record of it is read only when it names a file of theirs in a
- * segment directory reached without a symlink through directories only
- * root can rename, and a loop device or none (-EPERM otherwise).
- * Entered with the registry unlocked: -EBUSY otherwise.
- */
-int xip_registry_enter(uid_t uid);
-void xip_registry_leave(void);
-/* A valid segment name derived from an image file name ("rootfs.img.gz"
- * gives "rootfs"). */
-int xip_registry_default_name(const char *image, char *buf, size_t len);
-/*
- * The registry lock (flock on .lock in the run directory): every change
- * of a record, segment file or loop device is made holding it, and a
- * reader that finds a stale record cleans it only under it, after reading
- * the record again.  Nests within one thread.
- */
-int xip_registry_lock(void);
-void xip_registry_unlock(void);
-/*
- * The holder lock of the attached segment @e: its lock file in the run
- * directory, by the segment file's device and inode (registry.c, "holder
- * locks": a file only the owner and root can open, so that no other user
- * can take the lock), opened or created; @fresh: a new one, any old file
- * there removed first (attach).  The descriptor, or < 0.
- */
-int xip_registry_hold_open(const struct xip_seg_entry *e, bool fresh);
-/*
- * Give @seg, opened by descriptor (xip_seg_open_fd), the holder lock a
- * path of its file has (its lock file in the caller's run directory), as
- * xip_spec_open() would.  0 or < 0.
- */
-int xip_registry_hold_seg(struct xip_seg *seg);
-/* Remove the lock file of @e (detach, after its segment file). */
-void xip_registry_hold_remove(const struct xip_seg_entry *e);
-/*
- * A new record to read into, with the registry locked: 0, or
- * -errno with nothing held.  Undone by xip_registry_unlock() and free().
- */
-int xip_registry_lock_new(struct xip_seg_entry **e);
-/*
- * Write a record atomically: a new one (XIP_REG_CREATE: -EEXIST when the
- * name is taken) or over the existing one.  Takes the lock.
- */
-#define XIP_REG_CREATE	0x01
-int xip_registry_store(const struct xip_seg_entry *e, int flags);
-/*
- * Read one record as it is and judge it (*state): -ENOENT when there is
- * none.  @probe (with the lock held) tells an attach that died from one
- * still running.
- */
-int xip_registry_read(const char *name, struct xip_seg_entry *e,
-		      enum xip_entry_state *state, bool probe);
-/*
- * Under the lock, read the record of @e->name again and, when it still
- * is the same stale record, remove it: a segment file only when it is
- * the one recorded (an abandoned attach), a loop device only when it
- * still serves the recorded file (at its last close when in use).
- * 1 when removed.
- */
-int xip_registry_clean(const struct xip_seg_entry *e);
-/*
- * Read one live record: -ENOENT when missing or its file is gone (then
- * removed), -ESTALE when another file is in its place, -EBUSY while it
- * is being attached.
- */
-int xip_registry_get(const char *name, struct xip_seg_entry *e);
-int xip_registry_remove(const char *name);
-/* Find by name, "@NAME" or by loop device path ("/dev/loop3"). */
-int xip_registry_find(const char *what, struct xip_seg_entry *e);
 /* State file text: format and parse (exposed for the unit tests). */
 int xip_registry_format(const struct xip_seg_entry *e, char *buf, size_t len);
 int xip_registry_parse(const char *text, struct xip_seg_entry *e);
@@ -131,27 +19,6 @@ int xip_registry_parse(const char *text, struct xip_seg_entry *e);
  * stay 0.  The bytes of @e written are those of its first fields.
  */
 int xip_registry_parse_brief(const char *text, struct xip_seg_entry *e);
-
-/* ------------------------------------------------------------------ */
-/* In use? (busy.c)                                                    */
-/* ------------------------------------------------------------------ */
-
-/*
- * Is the segment in use: its loop device mounted or claimed, or its file
- * locked by a running program?  Returns 1 with the reason in @why, 0 when
- * free, negative on error.
- */
-int xip_registry_busy(const struct xip_seg_entry *e, char *why, size_t len);
-/*
- * Take the exclusive holder lock of @e (its lock file) without waiting,
- * and open its segment file, checked to be the one recorded: the segment
- * file's descriptor, the locked one in *@lockfd; -EBUSY with the reason
- * in @why while a running program or another holder has it, or < 0.
- */
-int xip_registry_claim(const struct xip_seg_entry *e, char *why, size_t len,
-		       int *lockfd);
-/* The process holding a lock on @fd, as "held by process N (comm)". */
-void xip_registry_holder(int fd, char *why, size_t len);
 
 /*
  * Shared by the registry's files (registry.c: the run directory, holder
