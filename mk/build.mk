@@ -14,7 +14,8 @@ EXTRA_DIST += tests/gentree.py tests/lib/treelist.py tests/lib/contig.py \
 if ENABLE_TESTS
 check_PROGRAMS += tests/unit/test_build
 # with the test hooks (xip_build_test_hooks; mk/hooks.mk)
-tests_unit_test_build_SOURCES = tests/unit/test_build.c lib/util/testhooks.c
+tests_unit_test_build_SOURCES = tests/unit/test_build.c lib/util/testhooks.c \
+	lib/build/build_hooks.c
 tests_unit_test_build_CPPFLAGS = $(TEST_HOOKS_CPPFLAGS)
 tests_unit_test_build_LDADD = $(LDADD) $(LIBARCHIVE_LIBS)
 check_PROGRAMS += tests/unit/test_extract

@@ -1,6 +1,6 @@
 # exec: ELF parsing and validation, the user-space loader, `xiptool exec`.
 # each exec-<arch>.S assembles to nothing on the other machines
-libxip_a_SOURCES += lib/exec/xip_exec.h lib/exec/align.c lib/exec/elf_int.h lib/exec/exec_int.h lib/exec/elf.c lib/exec/exec.c \
+libxip_a_SOURCES += lib/exec/xip_exec.h lib/exec/align.c lib/exec/xip_elf.h lib/exec/exec_int.h lib/exec/elf.c lib/exec/exec.c \
 	lib/exec/exec_plan.c lib/exec/exec_prepare.c lib/exec/exec_cache.c lib/exec/exec_marker.c lib/exec/exec_state.c lib/exec/exec-x86_64.S lib/exec/exec-aarch64.S
 xiptool_main_SOURCES += cmd/exec.c
 dist_man_MANS += man/xiptool-exec.1

@@ -38,10 +38,21 @@
 #include <unistd.h>
 #include <blkid.h>
 
+#include "attach/xip_attach.h"
 #include "attach/attach_int.h"
-#include "engine/engine_int.h"
-#include "reader/reader_int.h"
+#include "attach/nbd_int.h"
 #include "util/xip_debug.h"
+#include "util/xip_error.h"
+#include "util/xip_ext2.h"
+#include "util/xip_util.h"
+#include "segment/xip_loop.h"
+#include "segment/xip_segment.h"
+#include "verity/xip_verity.h"
+#include "registry/xip_registry.h"
+#include "reader/xip_image.h"
+#include "reader/xip_reader.h"
+#include "engine/xip_engine.h"
+#include "exec/xip_exec.h"
 
 #define SHM_DIR		"/dev/shm"
 
@@ -812,7 +823,7 @@ static int attach_verify(const struct xip_attach_opts *o, struct segfile *sf,
 	if (ret)
 		return ret;
 	seg->data_size = e->size;
-	xip_engine_step();
+	xip_attach_hook_step();
 	if (vs) {
 		/* every block was hashed as it came: compare with the tree */
 		memset(&r, 0, sizeof(r));
@@ -847,7 +858,7 @@ static int attach_verify(const struct xip_attach_opts *o, struct segfile *sf,
 		return xip_error(-errno, "%s: %s", e->path, strerror(errno));
 	e->seal_ctime = (uint64_t)st.st_ctim.tv_sec * 1000000000u +
 			(uint64_t)st.st_ctim.tv_nsec;
-	xip_engine_step();
+	xip_attach_hook_step();
 	xip_attach_hook_after_seal();
 	e->verified = true;
 	return 0;

@@ -21,8 +21,15 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "util/xip_debug.h"
+#include "attach/xip_attach.h"
 #include "attach/attach_int.h"
+#include "attach/nbd_int.h"
+#include "util/xip_debug.h"
+#include "util/xip_error.h"
+#include "util/xip_ext2.h"
+#include "util/xip_util.h"
+#include "verity/xip_verity.h"
+#include "registry/xip_registry.h"
 
 #define CHUNK		(1u << 20)	/* bytes per read() or inflate() */
 #define EXT2_MAGIC_OFF	1080		/* s_magic of the superblock */

@@ -13,13 +13,13 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "attach/xip_attach.h"
+#include "attach/nbd_int.h"
 #include "util/xip_util.h"
-#include "xip.h"
 #include "segment/xip_kcopy.h"
 #include "segment/xip_segment.h"
-#include "registry/xip_registry.h"
-#include "attach/nbd_int.h"
 #include "verity/xip_verity.h"
+#include "registry/xip_registry.h"
 
 static inline uint64_t min_u64(uint64_t a, uint64_t b)
 {
@@ -67,7 +67,7 @@ int xip_attach_fill_nbd(const struct xip_attach_opts *o, struct segfile *sf,
 			struct xip_verity_stream *vs, struct xip_seg_entry *e);
 
 /*
- * Test hook (lib/util/testhooks.c): @done of @total pieces of a fill are
+ * Test hook (attach_hooks.c): @done of @total pieces of a fill are
  * in.  In the test build, with XIPTOOL_TEST_ATTACH_PAUSE=FILE, the first
  * call past half creates FILE and waits there until a stop signal (the
  * interrupt flag) or 60 s; elsewhere it does nothing.
@@ -77,18 +77,23 @@ void xip_attach_hook_fill(uint64_t done, uint64_t total);
 /* detach.c */
 
 /*
- * lib/util/testhooks.c: in the test build only, run the shell command
+ * attach_hooks.c: in the test build only, run the shell command
  * XIPTOOL_TEST_ATTACH_BEFORE_CLAIM between the choice of the segment
  * directory and the claim of the name (an empty function elsewhere).
  */
 void xip_attach_hook_before_claim(void);
 
 /*
- * lib/util/testhooks.c: in the test build only, run the shell command
+ * attach_hooks.c: in the test build only, run the shell command
  * XIPTOOL_TEST_ATTACH_AFTER_SEAL once a verified segment is sealed, before
  * it is recorded (an empty function elsewhere).
  */
 void xip_attach_hook_after_seal(void);
+/*
+ * attach_hooks.c: an ordering step (util/xip_hooks.h's xip_hook_step):
+ * with XIPTOOL_TEST_CRASH_AFTER=N, the test build kills the attach there.
+ */
+void xip_attach_hook_step(void);
 
 /* save.c */
 int xip_attach_save_entry(const struct xip_seg_entry *e, const char *dest,

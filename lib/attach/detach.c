@@ -19,7 +19,13 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "attach/xip_attach.h"
 #include "attach/attach_int.h"
+#include "util/xip_error.h"
+#include "util/xip_util.h"
+#include "segment/xip_loop.h"
+#include "segment/xip_segment.h"
+#include "registry/xip_registry.h"
 
 /* ---- detach -------------------------------------------------------------- */
 

@@ -6,7 +6,6 @@
 #ifndef XIP_NBD_INT_H
 #define XIP_NBD_INT_H
 
-#include "xip.h"
 
 struct xip_nbd;
 /*

@@ -36,14 +36,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/xip_debug.h"
-#include "xip.h"
-#include "util/xip_util.h"
-#include "util/xip_lazy.h"
-#include "attach/nbd_int.h"
-#include "registry/xip_registry.h"
-#include "verity/xip_verity.h"
+#include "attach/xip_attach.h"
 #include "attach/attach_int.h"
+#include "attach/nbd_int.h"
+#include "util/xip_debug.h"
+#include "util/xip_error.h"
+#include "util/xip_lazy.h"
+#include "util/xip_util.h"
+#include "segment/xip_segment.h"
+#include "verity/xip_verity.h"
+#include "registry/xip_registry.h"
+#include "reader/xip_image.h"
+#include "reader/xip_reader.h"
+#include "engine/xip_engine.h"
 
 #ifdef HAVE_LIBNBD
 #include <libnbd.h>

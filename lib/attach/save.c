@@ -18,8 +18,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach/xip_attach.h"
 #include "attach/attach_int.h"
+#include "util/xip_error.h"
+#include "util/xip_util.h"
 #include "segment/xip_kcopy.h"
+#include "segment/xip_loop.h"
+#include "segment/xip_segment.h"
+#include "registry/xip_registry.h"
 
 #define SAVE_LOCK_MS	5000
 /* ---- save ---------------------------------------------------------------- */

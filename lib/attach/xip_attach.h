@@ -6,6 +6,15 @@
 #ifndef XIP_ATTACH_H
 #define XIP_ATTACH_H
 
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "segment/xip_segment.h"
+#include "registry/xip_registry.h"
+
 /* ------------------------------------------------------------------ */
 /* Attach, detach, save (attach.c, detach.c, save.c)                  */
 /* ------------------------------------------------------------------ */

@@ -24,10 +24,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/xip_debug.h"
+#include "build/xip_build.h"
 #include "build/build_int.h"
-#include "segment/xip_segment.h"
+#include "util/xip_debug.h"
+#include "util/xip_error.h"
+#include "util/xip_ext2.h"
 #include "util/xip_util.h"
+#include "segment/xip_segment.h"
+#include "verity/xip_verity.h"
 
 #define INODE_SIZE 256
 #define MAX_SIZING_ROUNDS 32

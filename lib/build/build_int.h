@@ -12,7 +12,10 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "xip.h"
+#include "build/xip_build.h"
+#include "util/xip_ext2.h"
+#include "segment/xip_segment.h"
+#include "exec/xip_elf.h"
 
 /* A run of physical blocks. */
 struct prun {
@@ -314,7 +317,7 @@ int xip_bld_write(struct btree *t, const struct xip_build_opts *o,
 
 /* ------------------------------------------------------------------ */
 /* Helpers of mkfs, for the unit tests (buildtarget.c, buildtar.c,     */
-/* buildtree.c, buildio.c, builddevtable.c, build.c; testhooks.c)      */
+/* buildtree.c, buildio.c, builddevtable.c, build.c; build_hooks.c)   */
 /* ------------------------------------------------------------------ */
 
 /* Helpers of xip_build, public for the unit tests. */
@@ -398,7 +401,7 @@ int xip_devtable_parse_line(const char *line, struct xip_devtable_entry *e);
 
 /*
  * Test hooks of xip_build(), which exist only in the test build
- * (lib/util/testhooks.c compiled with XIP_TEST_HOOKS, linked into the test
+ * (build_hooks.c compiled with XIP_TEST_HOOKS, linked into the test
  * programs; libxip.a has empty functions and no xip_build_test_hooks).
  * after_scan runs once the tree is scanned and the output is created,
  * before any file's bytes are copied: the tests change the tree there.

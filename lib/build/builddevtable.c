@@ -15,6 +15,7 @@
 #include <sys/sysmacros.h>
 
 #include "build/build_int.h"
+#include "util/xip_error.h"
 
 #define NAME_MAX_EXT2 255
 

@@ -19,9 +19,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "xip.h"
-#include "segment/xip_kcopy.h"
 #include "build/build_int.h"
+#include "segment/xip_kcopy.h"
+#include "segment/xip_segment.h"
 
 static bool range_ok(const struct xip_seg *seg, uint64_t off,
 		     uint64_t len)

@@ -22,9 +22,11 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "build/xip_build.h"
 #include "build/build_int.h"
-#include "util/xip_util.h"
+#include "util/xip_error.h"
 #include "util/xip_lazy.h"
+#include "util/xip_util.h"
 
 #include <archive.h>
 #include <json-c/json.h>

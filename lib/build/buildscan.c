@@ -20,9 +20,11 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "build/xip_build.h"
 #include "build/build_int.h"
-#include "exec/elf_int.h"
+#include "util/xip_error.h"
 #include "util/xip_util.h"
+#include "exec/xip_elf.h"
 
 #define NAME_MAX_EXT2 255
 

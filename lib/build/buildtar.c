@@ -33,9 +33,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "build/xip_build.h"
 #include "build/build_int.h"
-#include "util/xip_util.h"
+#include "util/xip_error.h"
+#include "util/xip_ext2.h"
 #include "util/xip_lazy.h"
+#include "util/xip_util.h"
 
 #include <archive.h>
 #include <archive_entry.h>

@@ -26,9 +26,12 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "build/xip_build.h"
 #include "build/build_int.h"
-#include "segment/xip_segment.h"
+#include "util/xip_error.h"
+#include "util/xip_util.h"
 #include "segment/xip_loop.h"
+#include "segment/xip_segment.h"
 #include "registry/xip_registry.h"
 
 /* ---- the named temporary file, for a signal handler ------------------- */

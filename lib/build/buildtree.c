@@ -22,7 +22,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "build/xip_build.h"
 #include "build/build_int.h"
+#include "util/xip_error.h"
+#include "util/xip_ext2.h"
 #include "util/xip_util.h"
 
 #define FAST_LINK_MAX 59	/* bytes that fit in i_block (60 with NUL) */

@@ -12,9 +12,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "build/xip_build.h"
 #include "build/build_int.h"
-#include "segment/xip_kcopy.h"
+#include "util/xip_error.h"
+#include "util/xip_ext2.h"
 #include "util/xip_util.h"
+#include "segment/xip_kcopy.h"
+#include "segment/xip_segment.h"
 
 /*
  * The indirect blocks of the file being mapped, built in memory and
@@ -217,7 +221,7 @@ static int ind_get(struct bwriter *w, uint32_t *slot, blk64_t *blk,
 }
 
 /* Map file block @l to @p through i_block and the indirect blocks. */
-static int xip_map_block(struct bwriter *w, struct ext2_inode_large *in,
+static int bw_map_block(struct bwriter *w, struct ext2_inode_large *in,
 			 uint64_t l, blk64_t p)
 {
 	uint64_t P = w->bs / 4, idx[3];
@@ -314,7 +318,7 @@ static int map_file(struct bwriter *w, const struct bnode *n,
 			if (c.len > left)
 				c.len = left;
 			for (uint64_t k = 0; k < c.len; k++) {
-				ret = xip_map_block(w, in, c.lblk + k,
+				ret = bw_map_block(w, in, c.lblk + k,
 						    c.pblk + k);
 				if (ret)
 					return ret;

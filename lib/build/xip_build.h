@@ -6,6 +6,14 @@
 #ifndef XIP_BUILD_H
 #define XIP_BUILD_H
 
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "verity/xip_verity.h"
+
 /* ------------------------------------------------------------------ */
 /* Building images from a tree (build.c)                               */
 /* ------------------------------------------------------------------ */

@@ -51,9 +51,15 @@
 #include <endian.h>
 #include <unistd.h>
 
-#include "util/xip_debug.h"
+#include "check/xip_check.h"
 #include "check/check_int.h"
+#include "util/xip_debug.h"
+#include "util/xip_error.h"
+#include "util/xip_ext2.h"
+#include "util/xip_util.h"
 #include "segment/xip_segment.h"
+#include "verity/xip_verity.h"
+#include "exec/xip_exec.h"
 
 static void chk_finish(struct chk *c)
 {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "check/check_int.h"
+#include "util/xip_ext2.h"
 #include "util/xip_util.h"
 
 /* ---- pass 2: directories ------------------------------------------------ */

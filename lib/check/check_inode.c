@@ -15,7 +15,10 @@
 #include <endian.h>
 #include <unistd.h>
 
+#include "check/xip_check.h"
 #include "check/check_int.h"
+#include "util/xip_ext2.h"
+#include "util/xip_util.h"
 
 /* ---- pass 1: inodes and their blocks ------------------------------------ */
 

@@ -12,7 +12,9 @@
 #include <endian.h>
 #include <stdarg.h>
 
-#include "xip.h"
+#include "check/xip_check.h"
+#include "util/xip_ext2.h"
+#include "segment/xip_segment.h"
 
 /* group state */
 #define G_BB_OK 0x01	/* block bitmap placed inside its group */
@@ -299,7 +301,7 @@ void xip_chk_tree_entry(struct chk *c, uint32_t dir, uint32_t ino,
 int xip_chk_tree_compare(struct chk *c);
 void xip_chk_tree_free(struct chk *c);
 /*
- * testhooks.c: in the test build, a pause at the source path @src (once a
+ * check_hooks.c: in the test build, a pause at the source path @src (once a
  * directory has been compared, before a file is opened for its crc32)
  * when it is XIPTOOL_TEST_VERIFY_PAUSE_AT; empty otherwise.
  */

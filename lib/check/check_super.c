@@ -15,7 +15,10 @@
 #include <unistd.h>
 
 #include "check/check_int.h"
+#include "util/xip_error.h"
+#include "util/xip_ext2.h"
 #include "util/xip_util.h"
+#include "segment/xip_segment.h"
 
 /* ---- the superblock ----------------------------------------------------- */
 

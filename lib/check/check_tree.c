@@ -24,7 +24,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "check/xip_check.h"
 #include "check/check_int.h"
+#include "util/xip_error.h"
+#include "util/xip_ext2.h"
 #include "util/xip_util.h"
 
 struct tree_ent {

@@ -15,8 +15,11 @@
 #include <endian.h>
 #include <unistd.h>
 
+#include "check/xip_check.h"
 #include "check/check_int.h"
+#include "util/xip_ext2.h"
 #include "util/xip_util.h"
+#include "segment/xip_segment.h"
 
 /* ---- small helpers ---------------------------------------------------- */
 

@@ -6,6 +6,15 @@
 #ifndef XIP_CHECK_H
 #define XIP_CHECK_H
 
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "segment/xip_segment.h"
+#include "verity/xip_verity.h"
+
 /* ------------------------------------------------------------------ */
 /* Verify (check.c, check_tree.c)                                      */
 /* ------------------------------------------------------------------ */

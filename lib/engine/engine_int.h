@@ -8,7 +8,8 @@
 #ifndef XIP_ENGINE_INT_H
 #define XIP_ENGINE_INT_H
 
-#include "reader/reader_int.h"
+#include "util/xip_ext2.h"
+#include "reader/xip_image.h"
 
 /* Per-image state of the writers, built on first use. */
 struct xip_engine {
@@ -91,7 +92,7 @@ void xip_map_undo_end(struct xip_map *m);
  */
 void xip_engine_mark_inode(struct xip_image *img, ext2_ino_t ino);
 /*
- * An ordering step of a writer.  In the test build only (lib/util/testhooks.c
+ * An ordering step of a writer.  In the test build only (engine_hooks.c
  * compiled with XIP_TEST_HOOKS), with XIPTOOL_TEST_CRASH_AFTER=N in the
  * environment, a writer kills itself (SIGKILL) at its N-th step, so that
  * tests can stop it between any two steps (counted from 1); elsewhere it

@@ -36,9 +36,13 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "xip.h"
-#include "reader/reader_int.h"
+#include "engine/xip_engine.h"
+#include "engine/engine_int.h"
+#include "util/xip_error.h"
+#include "util/xip_ext2.h"
 #include "util/xip_util.h"
+#include "reader/xip_image.h"
+#include "reader/xip_reader.h"
 
 #define COPY_BUF (1u << 20)
 #define MAX_DEPTH 2048

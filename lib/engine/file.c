@@ -15,10 +15,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/xip_debug.h"
+#include "engine/xip_engine.h"
 #include "engine/engine_int.h"
-#include "segment/xip_kcopy.h"
+#include "util/xip_debug.h"
+#include "util/xip_error.h"
+#include "util/xip_ext2.h"
 #include "util/xip_util.h"
+#include "segment/xip_kcopy.h"
+#include "segment/xip_segment.h"
+#include "reader/xip_image.h"
 
 /* Holes read as this (block sizes go up to 64 KiB). */
 static const uint8_t zero_page[65536];

@@ -14,9 +14,16 @@
 #include <string.h>
 #include <blkid.h>
 
+#include "engine/xip_engine.h"
 #include "engine/engine_int.h"
-#include "segment/xip_segment.h"
+#include "util/xip_error.h"
+#include "util/xip_ext2.h"
+#include "util/xip_util.h"
 #include "segment/xip_loop.h"
+#include "segment/xip_segment.h"
+#include "registry/xip_registry.h"
+#include "reader/xip_image.h"
+#include "reader/xip_reader.h"
 
 #define LOCK_TIMEOUT_MS 5000
 

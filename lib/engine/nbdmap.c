@@ -9,7 +9,10 @@
 #include <errno.h>
 #include <inttypes.h>
 
-#include "xip.h"
+#include "engine/xip_engine.h"
+#include "engine/engine_int.h"
+#include "util/xip_error.h"
+#include "reader/xip_reader.h"
 
 int xip_nbd_runs_check(const struct xip_run *runs, size_t nruns,
 		       unsigned int bs, uint64_t seg_size, const char *what)

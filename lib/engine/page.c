@@ -20,10 +20,16 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "util/xip_debug.h"
+#include "engine/xip_engine.h"
 #include "engine/engine_int.h"
-#include "segment/xip_kcopy.h"
+#include "util/xip_debug.h"
+#include "util/xip_error.h"
+#include "util/xip_ext2.h"
 #include "util/xip_util.h"
+#include "segment/xip_kcopy.h"
+#include "segment/xip_segment.h"
+#include "reader/xip_image.h"
+#include "reader/xip_reader.h"
 
 
 /* ---- per-image state ---------------------------------------------------- */

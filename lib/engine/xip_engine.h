@@ -7,6 +7,17 @@
 #ifndef XIP_ENGINE_H
 #define XIP_ENGINE_H
 
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/xip_ext2.h"
+#include "segment/xip_segment.h"
+#include "reader/xip_image.h"
+#include "reader/xip_reader.h"
+
 /* ------------------------------------------------------------------ */
 /* Images, writers and libext2fs (image.c)                            */
 /* ------------------------------------------------------------------ */

@@ -21,10 +21,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "xip.h"
-#include "reader/reader_int.h"
-#include "exec/elf_int.h"
+#include "exec/xip_elf.h"
+#include "exec/xip_exec.h"
+#include "exec/exec_int.h"
+#include "util/xip_error.h"
+#include "util/xip_ext2.h"
 #include "util/xip_util.h"
+#include "reader/xip_image.h"
+#include "reader/xip_reader.h"
+#include "engine/xip_engine.h"
 
 #define HUGE_SIZE (2ULL << 20)
 

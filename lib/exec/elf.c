@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "xip.h"
+#include "exec/xip_elf.h"
 #include "util/xip_debug.h"
-#include "exec/elf_int.h"
+#include "util/xip_error.h"
 #include "util/xip_util.h"
 
 #define ELF_MAX_DYNAMIC (1U << 20)	/* bytes of PT_DYNAMIC scanned */

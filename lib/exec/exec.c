@@ -41,10 +41,13 @@
 #include <linux/prctl.h>	/* musl's sys/prctl.h has prctl_mm_map itself */
 #endif
 
-#include "util/xip_debug.h"
-#include "reader/reader_int.h"
+#include "exec/xip_elf.h"
+#include "exec/xip_exec.h"
 #include "exec/exec_int.h"
-#include "engine/engine_int.h"
+#include "util/xip_debug.h"
+#include "util/xip_error.h"
+#include "segment/xip_segment.h"
+#include "reader/xip_image.h"
 
 #define STACK_GAP	(256 * 1024)	/* left to xiptool below its sp */
 #define STACK_MIN	(128 * 1024)	/* room for strings and vectors */

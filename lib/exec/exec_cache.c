@@ -28,9 +28,11 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
-#include "util/xip_debug.h"
 #include "exec/exec_int.h"
+#include "util/xip_debug.h"
 #include "util/xip_util.h"
+#include "segment/xip_segment.h"
+#include "reader/xip_reader.h"
 
 #define CACHE_MAGIC	"XIPEXEC1"
 #define CACHE_PREFIX	"trusted.xiptool.exec."

@@ -9,8 +9,11 @@
 #ifndef XIP_EXEC_INT_H
 #define XIP_EXEC_INT_H
 
-#include "reader/reader_int.h"
-#include "exec/elf_int.h"
+#include "exec/xip_elf.h"
+#include "exec/xip_exec.h"
+#include "segment/xip_segment.h"
+#include "reader/xip_image.h"
+#include "reader/xip_reader.h"
 
 /* ------------------------------------------------------------------ */
 /* The user-space ELF loader (exec.c, exec-<arch>.S)                   */

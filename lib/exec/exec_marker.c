@@ -22,8 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/xip_exec.h"
 #include "exec/exec_int.h"
+#include "util/xip_error.h"
 #include "util/xip_util.h"
+#include "registry/xip_registry.h"
 
 static const char *const interp_names[] = {
 	[XIP_INTERP_AUTO] = "auto",

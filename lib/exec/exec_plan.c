@@ -13,8 +13,11 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "exec/xip_elf.h"
 #include "exec/exec_int.h"
+#include "util/xip_error.h"
 #include "util/xip_util.h"
+#include "reader/xip_reader.h"
 
 /* ---- planning (pure) ------------------------------------------------ */
 

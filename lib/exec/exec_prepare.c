@@ -18,10 +18,16 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "util/xip_debug.h"
+#include "exec/xip_elf.h"
+#include "exec/xip_exec.h"
 #include "exec/exec_int.h"
-#include "engine/engine_int.h"
+#include "util/xip_debug.h"
+#include "util/xip_error.h"
+#include "util/xip_ext2.h"
 #include "util/xip_util.h"
+#include "segment/xip_segment.h"
+#include "reader/xip_image.h"
+#include "reader/xip_reader.h"
 
 /* ---- prepare: find and check the program ---------------------------- */
 

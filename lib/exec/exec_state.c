@@ -33,6 +33,7 @@
 #endif
 
 #include "exec/exec_int.h"
+#include "util/xip_ext2.h"
 
 #define POLL_CHUNK	256		/* descriptors per poll(2) */
 #define POLL_SCAN_MAX	1024		/* descriptors poll(2) looks at */

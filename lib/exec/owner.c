@@ -14,8 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xip.h"
-#include "reader/reader_int.h"
+#include "exec/xip_exec.h"
+#include "exec/exec_int.h"
+#include "util/xip_error.h"
+#include "util/xip_ext2.h"
+#include "segment/xip_segment.h"
+#include "verity/xip_verity.h"
+#include "reader/xip_image.h"
+#include "reader/xip_reader.h"
+#include "engine/xip_engine.h"
 
 struct owner_walk {
 	struct xip_image *img;

@@ -6,6 +6,18 @@
 #ifndef XIP_EXEC_H
 #define XIP_EXEC_H
 
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/xip_ext2.h"
+#include "util/xip_util.h"
+#include "segment/xip_segment.h"
+#include "verity/xip_verity.h"
+#include "reader/xip_image.h"
+
 /* ------------------------------------------------------------------ */
 /* XIP readiness of ELF files in an image (align.c)                    */
 /* ------------------------------------------------------------------ */

@@ -35,11 +35,16 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "xip.h"
-#include "registry/xip_registry.h"
+#include "ps/xip_ps.h"
 #include "ps/ps_int.h"
-#include "reader/reader_int.h"
+#include "util/xip_error.h"
+#include "util/xip_ext2.h"
 #include "util/xip_util.h"
+#include "registry/xip_registry.h"
+#include "reader/xip_image.h"
+#include "reader/xip_reader.h"
+#include "engine/xip_engine.h"
+#include "exec/xip_exec.h"
 
 int xip_ps_parse_map(const char *line, struct xip_ps_map *m)
 {

@@ -3,7 +3,7 @@
 #ifndef XIP_PS_INT_H
 #define XIP_PS_INT_H
 
-#include "xip.h"
+#include "util/xip_util.h"
 
 /* ------------------------------------------------------------------ */
 /* Processes that map attached segments (ps.c)                         */

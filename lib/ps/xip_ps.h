@@ -6,6 +6,15 @@
 #ifndef XIP_PS_H
 #define XIP_PS_H
 
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/xip_util.h"
+#include "registry/xip_registry.h"
+
 /* ------------------------------------------------------------------ */
 /* Processes that map attached segments (ps.c)                         */
 /* ------------------------------------------------------------------ */

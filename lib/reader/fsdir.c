@@ -4,7 +4,6 @@
  * every record checked, a block seen twice refused), lookup of names and
  * paths with symbolic links followed, readlink and stat.
  */
-#define XIP_FSREAD_PRIVATE
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -12,8 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reader/xip_image.h"
+#include "reader/xip_reader.h"
 #include "reader/reader_int.h"
-#include "engine/engine_int.h"
+#include "util/xip_error.h"
+#include "util/xip_ext2.h"
 #include "util/xip_util.h"
 
 /* ---- directories -------------------------------------------------------- */

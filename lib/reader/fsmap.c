@@ -12,7 +12,6 @@
  * a writer makes through libext2fs (lib/engine/page.c).  Also xip_bmap and the
  * runs of a file.
  */
-#define XIP_FSREAD_PRIVATE
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -20,8 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reader/xip_image.h"
+#include "reader/xip_reader.h"
 #include "reader/reader_int.h"
-#include "engine/engine_int.h"
+#include "util/xip_error.h"
+#include "util/xip_ext2.h"
 #include "util/xip_util.h"
 
 /* ---- extent-mapped files ------------------------------------------------ */

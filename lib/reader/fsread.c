@@ -20,7 +20,6 @@
  * data blocks.  The block maps and extent trees are in fsmap.c; the
  * directories, path lookup, symlinks and stat in fsdir.c.
  */
-#define XIP_FSREAD_PRIVATE
 #include <byteswap.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -30,9 +29,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reader/xip_image.h"
+#include "reader/xip_reader.h"
 #include "reader/reader_int.h"
-#include "engine/engine_int.h"
+#include "util/xip_error.h"
+#include "util/xip_ext2.h"
 #include "util/xip_util.h"
+#include "segment/xip_segment.h"
+#include "registry/xip_registry.h"
 
 #define LOCK_TIMEOUT_MS 5000
 

@@ -7,6 +7,16 @@
 #ifndef XIP_READER_H
 #define XIP_READER_H
 
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "reader/xip_image.h"
+#include "util/xip_ext2.h"
+#include "segment/xip_segment.h"
+
 /* ------------------------------------------------------------------ */
 /* Images, read side (fsread.c)                                       */
 /* ------------------------------------------------------------------ */

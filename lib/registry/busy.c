@@ -15,9 +15,12 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "registry/xip_registry.h"
 #include "registry/registry_int.h"
-#include "segment/xip_segment.h"
+#include "util/xip_error.h"
+#include "util/xip_util.h"
 #include "segment/xip_loop.h"
+#include "segment/xip_segment.h"
 
 /*
  * One lock line of /proc/locks or of a "lock:" line of fdinfo ("1: FLOCK

@@ -9,8 +9,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "xip.h"
+#include "registry/xip_registry.h"
 #include "registry/registry_int.h"
+#include "util/xip_error.h"
+#include "util/xip_util.h"
 
 static bool name_char(int c)
 {

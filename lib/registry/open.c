@@ -18,11 +18,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "util/xip_debug.h"
-#include "xip.h"
+#include "registry/xip_registry.h"
 #include "registry/registry_int.h"
-#include "segment/xip_segment.h"
+#include "util/xip_debug.h"
+#include "util/xip_error.h"
 #include "util/xip_util.h"
+#include "segment/xip_segment.h"
 
 /*
  * xip_registry_open_entry(), with the descriptor's fstat left in @st.

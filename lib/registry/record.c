@@ -12,8 +12,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "xip.h"
+#include "registry/xip_registry.h"
 #include "registry/registry_int.h"
+#include "util/xip_error.h"
+#include "util/xip_util.h"
+#include "segment/xip_segment.h"
 
 struct sbuf {
 	char *p;

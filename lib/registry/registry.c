@@ -30,12 +30,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/xip_debug.h"
-#include "xip.h"
+#include "registry/xip_registry.h"
 #include "registry/registry_int.h"
-#include "segment/xip_segment.h"
-#include "segment/xip_loop.h"
+#include "util/xip_debug.h"
+#include "util/xip_error.h"
 #include "util/xip_util.h"
+#include "segment/xip_loop.h"
+#include "segment/xip_segment.h"
 
 #define STATE_MAX 32768
 #define LOCK_NAME ".lock"

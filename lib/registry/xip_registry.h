@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "segment/xip_segment.h"
 #include "util/xip_util.h"
+#include "segment/xip_segment.h"
 
 /* ------------------------------------------------------------------ */
 /* Attached segments: the registry (registry.c)                        */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "segment/xip_kcopy.h"
+#include "segment/xip_segment.h"
 #include "util/xip_util.h"
 
 #ifndef MADV_POPULATE_READ

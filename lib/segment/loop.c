@@ -18,10 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/xip_debug.h"
-#include "util/xip_util.h"
-#include "xip.h"
+#include "segment/xip_loop.h"
+#include "segment/xip_segment.h"
 #include "segment/segment_int.h"
+#include "util/xip_debug.h"
+#include "util/xip_error.h"
+#include "util/xip_util.h"
 
 #define LOOP_CONTROL	"/dev/loop-control"
 #define LOOP_TRIES	16		/* devices taken by others */

@@ -23,9 +23,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/xip_debug.h"
-#include "xip.h"
+#include "segment/xip_segment.h"
 #include "segment/segment_int.h"
+#include "util/xip_debug.h"
+#include "util/xip_error.h"
+#include "util/xip_util.h"
 
 #define SECTOR_SIZE 512
 

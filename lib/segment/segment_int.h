@@ -7,8 +7,9 @@
 #ifndef XIP_SEGMENT_INT_H
 #define XIP_SEGMENT_INT_H
 
-#include "segment/xip_segment.h"
 #include "segment/xip_loop.h"
+#include "segment/xip_segment.h"
+#include "util/xip_ext2.h"
 
 /*
  * xip_seg_populate_pays's rule: populating a span must cost less than

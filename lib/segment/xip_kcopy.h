@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/xip_util.h"
 #include "segment/xip_segment.h"
+#include "util/xip_util.h"
 
 enum xip_kcopy_how {
 	XIP_KCOPY_RANGE,	/* copy_file_range(2): a regular file */

@@ -12,10 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#ifndef XIP_LIBC_ONLY
-#include <ext2fs/ext2fs.h>
-#endif
 
+#include "util/xip_ext2.h"
 #include "util/xip_util.h"
 
 /* ------------------------------------------------------------------ */

@@ -27,8 +27,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "xip.h"
+#include "segment/xip_segment.h"
 #include "segment/segment_int.h"
+#include "util/xip_error.h"
+#include "util/xip_ext2.h"
 #include "util/xip_util.h"
 
 struct xipio_private {

@@ -13,8 +13,10 @@
 #include <et/com_err.h>
 #endif
 
-#include "xip.h"
 #include "util/xip_debug.h"
+#include "util/xip_error.h"
+#include "util/xip_ext2.h"
+#include "util/xip_util.h"
 
 static XIP_TLS char err_msg[XIP_ERRMSG_MAX];
 static XIP_TLS int err_code;

@@ -18,7 +18,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "xip.h"
+#include "util/xip_error.h"
 #include "util/xip_lazy.h"
 
 #include <archive.h>

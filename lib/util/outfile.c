@@ -22,7 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "xip.h"
+#include "util/xip_error.h"
+#include "util/xip_util.h"
 
 int xip_temp_name(const char *base, char *buf, size_t len)
 {

@@ -17,8 +17,8 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
+#include "util/xip_error.h"
 #include "util/xip_util.h"
-#include "xip.h"
 
 static volatile sig_atomic_t *interrupt_flag;
 static int interrupt_fd = -1;

@@ -7,6 +7,14 @@
 #ifndef XIP_ERROR_H
 #define XIP_ERROR_H
 
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/xip_ext2.h"
+
 /* ------------------------------------------------------------------ */
 /* Error record (error.c)                                             */
 /* ------------------------------------------------------------------ */

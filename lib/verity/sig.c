@@ -21,7 +21,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "verity/xip_verity.h"
+#include "verity/verity_int.h"
+#include "util/xip_error.h"
 #include "util/xip_lazy.h"
+#include "util/xip_util.h"
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -30,9 +34,6 @@
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
 
-#include "verity/verity_int.h"
-#include "util/xip_util.h"
-#include "xip.h"
 
 #define PEM_MAX		(1u << 20)	/* a key or certificate file */
 

@@ -35,12 +35,14 @@
 #include <sys/random.h>
 #include <ext2fs/ext2_fs.h>
 
+#include "verity/xip_verity.h"
+#include "verity/verity_int.h"
+#include "util/xip_error.h"
+#include "util/xip_ext2.h"
 #include "util/xip_lazy.h"
+#include "util/xip_util.h"
 #include <openssl/evp.h>
 
-#include "verity/verity_int.h"
-#include "util/xip_util.h"
-#include "xip.h"
 
 #define EXT2_SB_OFFSET	1024
 #define MAX_THREADS	8

@@ -55,15 +55,54 @@ room_symbols() {
 	# lib/<room>/*_int.h, never included by a public one
 	pub=$(ls lib/xip.h lib/*/xip_*.h)
 	[ "$(wc -l <<<"$pub")" -ge 10 ]
-	bad=$(grep -H '^#include "' $pub | grep -v '"[a-z]*/xip_[a-z]*\.h"$' ||
+	bad=$(grep -H '^#include "' $pub | grep -v '"[a-z]*/xip_[a-z0-9]*\.h"$' ||
 		true)
 	[ -z "$bad" ] || { echo "$bad"; false; }
-	# every room's public header is in the umbrella
+	# every room's public header is in the umbrella, but those for the
+	# rooms above only, which say so
 	for h in lib/*/xip_*.h; do
 		grepq "^#include \"${h#lib/}\"$" lib/xip.h ||
+			grepq 'Not in the umbrella' "$h" ||
 			{ echo "lib/xip.h does not include ${h#lib/}"; false; }
 	done
 	[ "$(wc -l < lib/xip.h)" -le 300 ]
+}
+
+# "FILE ROOM INCLUDED" for every quoted include of a file of lib/
+lib_includes() {
+	local f
+	for f in lib/*/*.[ch]; do
+		sed -n 's/^#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" |
+			awk -v f="$f" '{ split(f, p, "/"); print f, p[2], $0 }'
+	done
+}
+
+@test "layout: no file of lib/ includes the umbrella xip.h" {
+	cd "$TOP_SRCDIR"
+	lib_includes > "$T/inc"
+	[ "$(wc -l < "$T/inc")" -gt 200 ]
+	bad=$(awk '$3 == "xip.h" { print $1 " includes the umbrella xip.h" }' "$T/inc")
+	[ -z "$bad" ] || { echo "$bad"; false; }
+}
+
+@test "layout: a file of lib/ includes its own room's headers and public headers of rooms below only (so no cycle)" {
+	cd "$TOP_SRCDIR"
+	lib_includes > "$T/inc"
+	[ "$(wc -l < "$T/inc")" -gt 200 ]
+	bad=$(awk -v rooms="$ROOMS" '
+		BEGIN { n = split(rooms, r, " "); for (i = 1; i <= n; i++) rank[r[i]] = i }
+		{
+			if ($3 !~ /\//) { print $1 ": " $3 ": name the room (\"room/name.h\")"; next }
+			split($3, q, "/")
+			if (!(q[1] in rank)) { print $1 ": " $3 ": no such room"; next }
+			if (q[1] == $2) next
+			if (rank[q[1]] > rank[$2]) print $1 " (" $2 ") includes " $3 " of " q[1] ", a room above it"
+			else if (q[2] !~ /^xip_[a-z0-9]*\.h$/) print $1 " (" $2 ") includes " $3 ", another room'"'"'s internal header"
+		}' "$T/inc")
+	[ -z "$bad" ] || { echo "$bad"; false; }
+	# a public header includes public headers only, of its room or below
+	bad=$(awk '$1 ~ /\/xip_[a-z0-9]*\.h$/ && $3 !~ /\/xip_[a-z0-9]*\.h$/ { print $1 " (public) includes " $3 }' "$T/inc")
+	[ -z "$bad" ] || { echo "$bad"; false; }
 }
 
 @test "layout: every folder of lib/ is a room of the table" {

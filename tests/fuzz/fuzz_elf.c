@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "exec/elf_int.h"
+#include "exec/xip_elf.h"
 
 struct short_ctx {
 	const uint8_t *data;

@@ -24,7 +24,7 @@
 #include <sys/mman.h>
 
 #include "fuzz.h"
-#include "exec/elf_int.h"
+#include "exec/xip_elf.h"
 #include "exec/exec_int.h"
 
 #define PAGE 4096ULL

@@ -1,6 +1,6 @@
 /* Unit tests of lib/exec/align.c: XIP readiness of synthetic ELF files. */
 #include "unit.h"
-#include "exec/elf_int.h"
+#include "exec/xip_elf.h"
 
 #include <elf.h>
 

@@ -5,7 +5,7 @@
 #include <limits.h>
 
 #include "unit.h"
-#include "exec/elf_int.h"
+#include "exec/xip_elf.h"
 
 #define PAGE 4096
 

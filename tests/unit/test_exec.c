@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 
 #include "unit.h"
-#include "exec/elf_int.h"
+#include "exec/xip_elf.h"
 #include "exec/exec_int.h"
 #include "util/xip_util.h"
 

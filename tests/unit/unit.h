@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "xip.h"
-#include "exec/elf_int.h"
+#include "exec/xip_elf.h"
 
 /* A fresh temporary directory for the test binary, removed at exit. */
 static char unit_dir[256];

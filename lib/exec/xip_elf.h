@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Internal interface of ELF parsing and validation (elf.c), used by
- * align-check's analysis and the loader.  Not part of the public API.
+ * ELF parsing and validation (elf.c): align-check's analysis, the
+ * loader, and mkfs's look at the programs it lays out.  Part of the public
+ * API (lib/xip.h includes it).
  */
-#ifndef XIP_ELF_INT_H
-#define XIP_ELF_INT_H
+#ifndef XIP_ELF_H
+#define XIP_ELF_H
 
-#include "xip.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 /* ------------------------------------------------------------------ */
 /* ELF parsing and validation (elf.c)                                  */

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The ext2 types and constants every room speaks in: libext2fs's
+ * headers, or in the libc-only build (the front end, XIP_LIBC_ONLY) the
+ * on-disk structures of <ext2fs/ext2_fs.h> and the few libext2fs names
+ * the reader uses.
+ */
+#ifndef XIP_EXT2_H
+#define XIP_EXT2_H
+
+#include <stdint.h>
+
+#ifdef XIP_LIBC_ONLY
+/*
+ * The libc-only build (the xiptool front end): the on-disk definitions of
+ * ext2 without libext2fs, and the few of its names this header uses.
+ */
+#include <ext2fs/ext2_fs.h>
+typedef __u32 ext2_ino_t;
+typedef __u64 blk64_t;
+typedef long errcode_t;
+typedef struct struct_ext2_filsys *ext2_filsys;
+#define LINUX_S_IFMT	00170000
+#define LINUX_S_IFSOCK	0140000
+#define LINUX_S_IFLNK	0120000
+#define LINUX_S_IFREG	0100000
+#define LINUX_S_IFBLK	0060000
+#define LINUX_S_IFDIR	0040000
+#define LINUX_S_IFCHR	0020000
+#define LINUX_S_IFIFO	0010000
+#define LINUX_S_ISUID	0004000
+#define LINUX_S_ISGID	0002000
+#define LINUX_S_ISLNK(m)	(((m) & LINUX_S_IFMT) == LINUX_S_IFLNK)
+#define LINUX_S_ISREG(m)	(((m) & LINUX_S_IFMT) == LINUX_S_IFREG)
+#define LINUX_S_ISDIR(m)	(((m) & LINUX_S_IFMT) == LINUX_S_IFDIR)
+#define LINUX_S_ISCHR(m)	(((m) & LINUX_S_IFMT) == LINUX_S_IFCHR)
+#define LINUX_S_ISBLK(m)	(((m) & LINUX_S_IFMT) == LINUX_S_IFBLK)
+#define EXT2_I_SIZE(i)	((i)->i_size | ((__u64)(i)->i_size_high << 32))
+#else
+#include <ext2fs/ext2fs.h>
+#endif
+
+#endif /* XIP_EXT2_H */
