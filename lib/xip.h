@@ -53,6 +53,7 @@ extern "C" {
 
 #include "util/xip_util.h"
 #include "util/xip_error.h"
+#include "oci/xip_oci.h"
 #include "segment/xip_segment.h"
 #include "verity/xip_verity.h"
 #include "registry/xip_registry.h"
