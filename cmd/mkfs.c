@@ -267,6 +267,13 @@ static int mkfs_registry_opts(const struct mkfs_args *a,
 		return cmd_usage_error("--creds, --authfile, --tls-verify and --timeout only apply to --oci docker://...");
 	if (a->creds && a->authfile)
 		return cmd_usage_error("--creds and --authfile exclude each other");
+	if (a->oci && xip_oci_is_remote(a->oci)) {
+		struct xip_oci_ref ref;
+
+		if (xip_oci_ref_parse(a->oci, &ref))
+			return cmd_usage_error("%s", xip_errmsg());
+		xip_oci_ref_free(&ref);
+	}
 	if (a->creds && (!strchr(a->creds, ':') || *a->creds == ':'))
 		return cmd_usage_error("--creds: expected USER:PASSWORD");
 	if (a->tls_verify && strcmp(a->tls_verify, "true") &&
