@@ -353,6 +353,13 @@ static int await_end(struct xip_oci_body *b)
 	return pump(b, W_END);
 }
 
+/* A TLS client speaking to a plain HTTP server sees one of these. */
+static bool not_tls(CURLcode r)
+{
+	return r == CURLE_SSL_CONNECT_ERROR || r == CURLE_RECV_ERROR ||
+	       r == CURLE_WEIRD_SERVER_REPLY || r == CURLE_GOT_NOTHING;
+}
+
 static int curl_failure(struct xip_oci_body *b, const char *what)
 {
 	struct xip_oci_client *c = b->c;
@@ -365,6 +372,9 @@ static int curl_failure(struct xip_oci_body *b, const char *what)
 	if (b->result == CURLE_PEER_FAILED_VERIFICATION ||
 	    b->result == CURLE_SSL_CACERT_BADFILE)
 		return xip_error(-EACCES, "%s: %s: %s (--tls-verify=false to skip the check)",
+				 c->name, what, curl_easy_strerror(b->result));
+	if (!c->insecure && !c->scheme_known && b->result == CURLE_SSL_CONNECT_ERROR)
+		return xip_error(-EIO, "%s: %s: %s (a plain HTTP registry? --tls-verify=false allows it)",
 				 c->name, what, curl_easy_strerror(b->result));
 	return xip_error(-EIO, "%s: %s: %s", c->name, what,
 			 curl_easy_strerror(b->result));
@@ -645,13 +655,6 @@ static bool transient(CURLcode r)
 	return r == CURLE_RECV_ERROR || r == CURLE_SEND_ERROR ||
 	       r == CURLE_GOT_NOTHING || r == CURLE_PARTIAL_FILE ||
 	       r == CURLE_COULDNT_CONNECT;
-}
-
-/* A TLS client speaking to a plain HTTP server sees one of these. */
-static bool not_tls(CURLcode r)
-{
-	return r == CURLE_SSL_CONNECT_ERROR || r == CURLE_RECV_ERROR ||
-	       r == CURLE_WEIRD_SERVER_REPLY || r == CURLE_GOT_NOTHING;
 }
 
 static int http_failure(struct xip_oci_body *b, const char *what)

@@ -18,6 +18,7 @@ Every mode listens on ADDR (127.0.0.1) at a free port, written to
   stall    blob GETs: the headers and half the body, then nothing (a line
            "stalled" in --log); the rest goes upstream
   nolength blobs without a Content-Length (the end: the connection's)
+  flaky    the first GET of each blob answers 503
   hostile  /v2/ answers {}; manifests get --case huge|deep|mediatype|
            negsize|index
 """
@@ -33,6 +34,7 @@ import urllib.parse
 
 TOKEN = "tok-3c9f2a"
 LOCK = threading.Lock()
+SEEN = set()
 
 
 def log(args, handler):
@@ -161,6 +163,13 @@ def handler_for(args):
                 return forward(self, args)
             if args.mode == "stall":
                 return forward(self, args, half=blob)
+            if args.mode == "flaky":
+                with LOCK:
+                    first = blob and self.path not in SEEN
+                    SEEN.add(self.path)
+                if first:
+                    return send(self, 503, b'{"errors":[]}')
+                return forward(self, args)
             if args.mode == "nolength":
                 return forward(self, args, length=not blob)
             if args.mode == "hostile":
@@ -177,7 +186,7 @@ def handler_for(args):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("mode", choices=["bearer", "redirect", "plain", "stall",
-                                    "nolength", "hostile"])
+                                    "nolength", "flaky", "hostile"])
     p.add_argument("--portfile", required=True)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--upstream")
