@@ -15,7 +15,7 @@
 
 #include "cmd.h"
 
-static const char mkfs_usage[] = "[OPTION...] [-d DIR | --tar FILE | --oci LAYOUT[:TAG] | --oci docker://HOST/REPO[:TAG]] IMAGE";
+static const char mkfs_usage[] = "[OPTION...] [-d DIR | --tar FILE | --oci LAYOUT[:TAG] | --oci docker://HOST/REPO[:TAG|@DIGEST]] IMAGE";
 
 static void mkfs_progress(const struct xip_build_progress *p, void *arg)
 {
@@ -370,8 +370,8 @@ int cmd_mkfs(int argc, const char **argv)
 		  "copy the tree of a tar archive (GNU, pax, ustar; gzip, xz, zstd); - for stdin",
 		  "FILE" },
 		{ "oci", '\0', POPT_ARG_STRING, &a.oci, 0,
-		  "copy the tree of an OCI image layout, its layers applied (TAG: the only image when not given)",
-		  "LAYOUT[:TAG]" },
+		  "copy the tree of an OCI image layout or of an image in a registry (docker://HOST[:PORT]/REPO[:TAG|@DIGEST]), its layers applied (TAG: the layout's only image, the registry's latest, when not given)",
+		  "LAYOUT[:TAG]|docker://REF" },
 		{ "creds", '\0', POPT_ARG_STRING, &a.creds, 0,
 		  "credentials for the registry of --oci docker://",
 		  "USER:PASSWORD" },
