@@ -3,7 +3,7 @@
 # listed in hooks.mk, with the test build it serves.
 libxip_a_SOURCES += lib/util/xip_util.h lib/util/xip_error.h \
 	lib/util/util.c lib/util/error.c lib/util/debug_int.h lib/util/debug.c \
-	lib/util/lazy_int.h lib/util/lazy.c lib/util/outfile.c
+	lib/util/lazy_int.h lib/util/lazycurl_int.h lib/util/lazy.c lib/util/outfile.c
 
 # the files commands create for output (outfile.c)
 TESTS += tests/cli/output-hostile.bats

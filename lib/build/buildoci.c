@@ -62,15 +62,9 @@
 #define ACCEPT_MANIFESTS MT_INDEX ", " MT_MANIFEST ", " MT_DOCKER_LIST ", " \
 	MT_DOCKER_MANIFEST
 
-static bool mt_index(const char *mt)
-{
-	return !strcmp(mt, MT_INDEX) || !strcmp(mt, MT_DOCKER_LIST);
-}
-
-static bool mt_manifest(const char *mt)
-{
-	return !strcmp(mt, MT_MANIFEST) || !strcmp(mt, MT_DOCKER_MANIFEST);
-}
+#define mt_index(mt) (!strcmp(mt, MT_INDEX) || !strcmp(mt, MT_DOCKER_LIST))
+#define mt_manifest(mt) \
+	(!strcmp(mt, MT_MANIFEST) || !strcmp(mt, MT_DOCKER_MANIFEST))
 
 /*
  * Where the blobs come from: a layout's directory or a registry.  Both
@@ -717,13 +711,9 @@ static int layer_filter(const char *mt, enum layer_filter *f)
 	static const char *const oci = "application/vnd.oci.image.layer.";
 	const char *plus = strrchr(mt, '+');
 
-	if (!strcmp(mt, "application/vnd.docker.image.rootfs.diff.tar.gzip")) {
-		*f = LF_GZIP;
-		return 0;
-	}
-	if (!strcmp(mt, "application/vnd.docker.image.rootfs.diff.tar")) {
-		*f = LF_NONE;
-		return 0;
+	if (!strncmp(mt, "application/vnd.docker.image.rootfs.diff.tar", 45)) {
+		*f = !strcmp(mt + 45, ".gzip") ? LF_GZIP : LF_NONE;
+		return mt[45] && *f == LF_NONE ? -EOPNOTSUPP : 0;
 	}
 	if (strncmp(mt, oci, strlen(oci)))
 		return -EOPNOTSUPP;

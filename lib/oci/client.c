@@ -32,6 +32,7 @@
 #include "oci/oci_int.h"
 
 #include <curl/curl.h>
+#include "util/lazycurl_int.h"
 
 #define TIMEOUT_DEFAULT 30
 #define TRIES 3

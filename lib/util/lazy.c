@@ -33,8 +33,8 @@
 #include <openssl/pem.h>
 #include <openssl/pkcs7.h>
 #include <openssl/x509.h>
-#define CURL_DISABLE_TYPECHECK
 #include <curl/curl.h>
+#include "util/lazycurl_int.h"
 
 struct lazy_lib {
 	const char *soname;
@@ -265,7 +265,7 @@ LAZY_LIB(nbd, NBD_FUNCS, NBD_STUB, XIP_LIBNBD_SONAME)
 LAZY_LIB(curl, CURL_FUNCS, CURL_STUB, XIP_LIBCURL_SONAME)
 
 __attribute__((visibility("hidden"))) CURLcode
-curl_easy_setopt(CURL *c, CURLoption o, ...)
+xip_lazy_curl_easy_setopt(CURL *c, CURLoption o, ...)
 {
 	typedef CURLcode (*setopt_long)(CURL *, CURLoption, long);
 	typedef CURLcode (*setopt_ptr)(CURL *, CURLoption, void *);
@@ -288,7 +288,7 @@ curl_easy_setopt(CURL *c, CURLoption o, ...)
 }
 
 __attribute__((visibility("hidden"))) CURLcode
-curl_easy_getinfo(CURL *c, CURLINFO i, ...)
+xip_lazy_curl_easy_getinfo(CURL *c, CURLINFO i, ...)
 {
 	typedef CURLcode (*getinfo_ptr)(CURL *, CURLINFO, void *);
 	void *f = lazy_curl_slots.curl_easy_getinfo;

@@ -119,8 +119,11 @@ int xip_lazy_load(enum xip_lazy_which which);
 #define archive_entry_symlink xip_lazy_archive_entry_symlink
 #define archive_entry_xattr_reset xip_lazy_archive_entry_xattr_reset
 #define archive_entry_xattr_next xip_lazy_archive_entry_xattr_next
-/* libcurl: include <curl/curl.h> after this header, CURL_DISABLE_TYPECHECK
- * defined (its type-checking macros would hide these names) */
+/*
+ * libcurl: include <curl/curl.h> after this header (CURL_DISABLE_TYPECHECK
+ * keeps its type-checking macros out), then "util/lazycurl_int.h" for the
+ * two variadic functions, which curl.h defines as macros of their own.
+ */
 #define CURL_DISABLE_TYPECHECK
 #define curl_global_init xip_lazy_curl_global_init
 #define curl_easy_init xip_lazy_curl_easy_init
@@ -143,8 +146,6 @@ int xip_lazy_load(enum xip_lazy_which which);
 #define curl_url_get xip_lazy_curl_url_get
 #define curl_free xip_lazy_curl_free
 #define curl_easy_escape xip_lazy_curl_easy_escape
-#define curl_easy_setopt xip_lazy_curl_easy_setopt
-#define curl_easy_getinfo xip_lazy_curl_easy_getinfo
 #define nbd_create xip_lazy_nbd_create
 #define nbd_close xip_lazy_nbd_close
 #define nbd_get_error xip_lazy_nbd_get_error
