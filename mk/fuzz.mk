@@ -24,6 +24,8 @@ FUZZ_TARGET_SRCS += tests/fuzz/fuzz_record.c
 FUZZ_TARGET_SRCS += tests/fuzz/fuzz_verity.c
 FUZZ_TARGET_NAMES += vsig
 FUZZ_TARGET_SRCS += tests/fuzz/fuzz_vsig.c
+FUZZ_TARGET_NAMES += regauth
+FUZZ_TARGET_SRCS += tests/fuzz/fuzz_regauth.c
 FUZZ_COMMON_SRCS = tests/fuzz/fuzz.h tests/fuzz/targets.h \
 	tests/fuzz/fuzz_common.c
 FUZZ_COMMON_SRCS += tests/fuzz/fuzz_build.h
@@ -36,6 +38,7 @@ EXTRA_DIST += tests/fuzz/seeds.py
 EXTRA_DIST += tests/fuzz/oci.dict tests/fuzz/tar.dict tests/fuzz/record.dict
 EXTRA_DIST += tests/fuzz/verity.dict
 EXTRA_DIST += tests/fuzz/vsig.dict
+EXTRA_DIST += tests/fuzz/regauth.dict
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/fuzz/fuzz-replay
