@@ -436,7 +436,7 @@ static int blob_get(const struct oci_src *s, enum blob_kind k,
 		return ret;
 	len = xip_oci_body_length(b->body);
 	if (len > 0 && (uint64_t)len > b->size)
-		return xip_error(-EINVAL,
+		return xip_error(-EFBIG,
 				 "%s: size %" PRId64 " exceeds the %" PRIu64 " bytes of its descriptor",
 				 b->what, len, b->size);
 	return blob_md(b);
@@ -612,7 +612,7 @@ static int top_manifest(const struct oci_src *src,
 	snprintf(what, sizeof(what), "%s%s%s", src->name,
 		 ref->digest ? "@" : ":", xip_oci_ref_reference(ref));
 	ret = blob_get(src, BK_MANIFEST, xip_oci_ref_reference(ref), b);
-	if (ret == -EINVAL)
+	if (ret == -EFBIG)	/* its Content-Length */
 		ret = xip_error(-EFBIG, "%s: larger than %u bytes", what,
 				JSON_MAX);
 	if (!ret) {

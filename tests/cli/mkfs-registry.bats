@@ -331,16 +331,16 @@ open(p, "wb").write(b)' "$f"
 	[ "$output" -eq 2 ]
 }
 
-@test "mkfs --oci docker://: hostile manifests (huge, deep, a config's media type, a negative size): exit 3, one line" {
+@test "mkfs --oci docker://: hostile manifests (huge, with a Content-Length or not, deep, a config's media type, a negative size): exit 3, one line" {
 	local port c want
-	for c in huge deep mediatype negsize; do
+	for c in huge hugelen deep mediatype negsize; do
 		port=$(peer_start hostile "h-$c" --case "$c")
 		run xiptool mkfs -q --tls-verify=false --oci "docker://127.0.0.1:$port/t/h:v1" "$T/out/img"
 		echo "$output"
 		[ "$status" -eq 3 ]
 		[ "$(printf '%s\n' "$output" | wc -l)" -eq 2 ]
 		case $c in
-		huge) want="larger than 4194304 bytes" ;;
+		huge | hugelen) want="t/h:v1: larger than 4194304 bytes" ;;
 		deep) want="not a JSON object: nesting too deep" ;;
 		mediatype) want="not an image manifest (application/vnd.oci.image.config.v1+json)" ;;
 		negsize) want="no digest, media type or size" ;;
@@ -367,5 +367,19 @@ Try 'xiptool mkfs --help' for more information." xiptool mkfs --oci docker://127
 	[ "$status" -eq 2 ]
 	run xiptool mkfs --tls-verify=maybe --oci docker://127.0.0.1:1/a "$T/out/img"
 	[ "$status" -eq 2 ]
+	nothing_left
+}
+
+@test "mkfs --oci docker://: libcurl that cannot be loaded is a one-line error, exit 3, no image" {
+	local lib
+	require_root
+	lib=$(lazy_lib curl)
+	[ -n "$lib" ]
+	run unshare -m sh -c 'mount --bind /dev/null "$1" && exec "$2" mkfs -q --oci "$3" "$4"' \
+		sh "$lib" "$XIPTOOL" "docker://127.0.0.1:$PLAIN/t/img:v1" "$T/out/img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == "xiptool mkfs: "*"cannot load libcurl.so."*"file too short" ]]
 	nothing_left
 }

@@ -19,8 +19,8 @@ Every mode listens on ADDR (127.0.0.1) at a free port, written to
            "stalled" in --log); the rest goes upstream
   nolength blobs without a Content-Length (the end: the connection's)
   flaky    the first GET of each blob answers 503
-  hostile  /v2/ answers {}; manifests get --case huge|deep|mediatype|
-           negsize|index
+  hostile  /v2/ answers {}; manifests get --case huge (no Content-
+           Length), hugelen, deep, mediatype or negsize
 """
 import argparse
 import base64
@@ -105,8 +105,8 @@ def send(h, status, body, ctype="application/json", length=True):
 
 def hostile_manifest(case):
     d = "sha256:" + "ab" * 32
-    if case == "huge":
-        return b"{" + b" " * (5 << 20) + b"}", False
+    if case in ("huge", "hugelen"):
+        return b"{" + b" " * (5 << 20) + b"}", case == "hugelen"
     if case == "deep":
         return b'{"a":' + b"[" * 5000 + b"]" * 5000 + b"}", True
     if case == "mediatype":
