@@ -32,7 +32,7 @@
 /* ---- base64 (RFC 4648, with padding) ----------------------------------- */
 
 static const char b64[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 char *xip_oci_base64(const char *s, size_t len)
 {
@@ -88,7 +88,7 @@ static char *unbase64(const char *s)
 	}
 	out[n] = '\0';
 	if (strlen(out) != n)
-		goto bad;	/* a NUL inside */
+		goto bad; /* a NUL inside */
 	return out;
 bad:
 	free(out);
@@ -157,14 +157,15 @@ static const char *param(const char *p, char *name, char *val)
 static int set_param(struct xip_oci_challenge *c, const char *name,
 		     const char *val)
 {
-	char **slot = !strcasecmp(name, "realm") ? &c->realm :
-		      !strcasecmp(name, "service") ? &c->service :
-		      !strcasecmp(name, "scope") ? &c->scope : NULL;
+	char **slot = !strcasecmp(name, "realm")     ? &c->realm
+		      : !strcasecmp(name, "service") ? &c->service
+		      : !strcasecmp(name, "scope")   ? &c->scope
+						     : NULL;
 
 	if (!slot)
-		return 0;	/* error=, charset=: not ours */
+		return 0; /* error=, charset=: not ours */
 	if (*slot)
-		return -EINVAL;	/* twice */
+		return -EINVAL; /* twice */
 	*slot = strdup(val);
 	return *slot ? 0 : -ENOMEM;
 }
@@ -187,30 +188,35 @@ int xip_oci_challenge_parse(const char *header, struct xip_oci_challenge *c)
 		   (p[5] == ' ' || p[5] == '\t' || !p[5])) {
 		p += 5;
 	} else {
-		ret = xip_error(-EINVAL, "WWW-Authenticate: not Basic or Bearer");
+		ret =
+		    xip_error(-EINVAL, "WWW-Authenticate: not Basic or Bearer");
 		goto out;
 	}
 	p = skip_ws(p);
 	while (*p) {
 		p = param(p, name, val);
 		if (!p) {
-			ret = xip_error(-EINVAL, "WWW-Authenticate: malformed parameters");
+			ret = xip_error(
+			    -EINVAL, "WWW-Authenticate: malformed parameters");
 			goto out;
 		}
 		ret = set_param(c, name, val);
 		if (ret == -EINVAL)
-			ret = xip_error(ret, "WWW-Authenticate: %s twice", name);
+			ret =
+			    xip_error(ret, "WWW-Authenticate: %s twice", name);
 		if (ret)
 			goto out;
 		if (*p == ',')
 			p = skip_ws(p + 1);
 		else if (*p) {
-			ret = xip_error(-EINVAL, "WWW-Authenticate: malformed parameters");
+			ret = xip_error(
+			    -EINVAL, "WWW-Authenticate: malformed parameters");
 			goto out;
 		}
 	}
 	if (c->bearer && (!c->realm || !*c->realm))
-		ret = xip_error(-EINVAL, "WWW-Authenticate: Bearer without a realm");
+		ret = xip_error(-EINVAL,
+				"WWW-Authenticate: Bearer without a realm");
 out:
 	free(name);
 	free(val);
@@ -219,7 +225,8 @@ out:
 	return ret;
 }
 
-/* ---- JSON: auth files, token answers -------------------------------------- */
+/* ---- JSON: auth files, token answers --------------------------------------
+ */
 
 static int parse_json(const char *s, size_t len, const char *what,
 		      struct json_object **out)
@@ -272,9 +279,11 @@ int xip_oci_token_parse(const char *json, size_t len, char **token)
 	if (!t || !*t)
 		t = member_str(o, "access_token");
 	if (!t || !*t)
-		ret = xip_error(-EINVAL, "token server: no token in its answer");
+		ret =
+		    xip_error(-EINVAL, "token server: no token in its answer");
 	else if (strpbrk(t, "\r\n"))
-		ret = xip_error(-EINVAL, "token server: a token with a line break");
+		ret = xip_error(-EINVAL,
+				"token server: a token with a line break");
 	else if (!(*token = strdup(t)))
 		ret = -ENOMEM;
 	json_object_put(o);
@@ -290,8 +299,9 @@ static int slurp(const char *path, char **out, size_t *len)
 	char *s;
 
 	if (fd < 0)
-		return errno == ENOENT ? -ENOENT :
-		       xip_error(-errno, "%s: %s", path, strerror(errno));
+		return errno == ENOENT
+			   ? -ENOENT
+			   : xip_error(-errno, "%s: %s", path, strerror(errno));
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return xip_error(-EINVAL, "%s: not a regular file", path);
@@ -306,8 +316,9 @@ static int slurp(const char *path, char **out, size_t *len)
 	close(fd);
 	if (r < 0 || r != st.st_size) {
 		free(s);
-		return r == -ENOMEM ? -ENOMEM :
-		       xip_error(r < 0 ? (int)r : -EIO, "%s: cannot read", path);
+		return r == -ENOMEM ? -ENOMEM
+				    : xip_error(r < 0 ? (int)r : -EIO,
+						"%s: cannot read", path);
 	}
 	s[r] = '\0';
 	*out = s;
@@ -334,8 +345,8 @@ int xip_oci_authfile_lookup(const char *path, const char *host, char **user,
 	    json_object_is_type(auths, json_type_object)) {
 		if (!json_object_object_get_ex(auths, host, &e) &&
 		    !strcmp(host, "docker.io"))
-			json_object_object_get_ex(auths,
-				"https://index.docker.io/v1/", &e);
+			json_object_object_get_ex(
+			    auths, "https://index.docker.io/v1/", &e);
 	}
 	enc = member_str(e, "auth");
 	if (!e || !enc) {
@@ -347,8 +358,9 @@ int xip_oci_authfile_lookup(const char *path, const char *host, char **user,
 	colon = dec ? strchr(dec, ':') : NULL;
 	if (!colon) {
 		free(dec);
-		return xip_error(-EINVAL, "%s: %s: \"auth\" is not base64 of USER:PASSWORD",
-				 path, host);
+		return xip_error(
+		    -EINVAL, "%s: %s: \"auth\" is not base64 of USER:PASSWORD",
+		    path, host);
 	}
 	*colon = '\0';
 	*user = strdup(dec);

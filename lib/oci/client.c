@@ -44,13 +44,13 @@
 #define HEADER_MAX 8192
 
 struct xip_oci_client {
-	char *name;	/* docker://HOST/REPO */
-	char *host;	/* where to connect: HOST[:PORT] */
+	char *name; /* docker://HOST/REPO */
+	char *host; /* where to connect: HOST[:PORT] */
 	char *repo;
 	char *user, *pass;
-	char *auth;	/* the Authorization header once known, or NULL */
+	char *auth; /* the Authorization header once known, or NULL */
 	bool insecure;
-	bool plain;	/* http:// (insecure only, after https failed) */
+	bool plain; /* http:// (insecure only, after https failed) */
 	bool scheme_known;
 	unsigned int timeout;
 	CURLM *multi;
@@ -72,7 +72,7 @@ struct xip_oci_body {
 	CURLcode result;
 	char errbody[ERRBODY_MAX];
 	size_t errlen;
-	struct timespec last;	/* the last byte or header seen */
+	struct timespec last; /* the last byte or header seen */
 };
 
 static const char *hdr_value(const char *line, size_t n, const char *name,
@@ -89,8 +89,7 @@ static const char *hdr_value(const char *line, size_t n, const char *name,
 		v++;
 		n--;
 	}
-	while (n && (v[n - 1] == '\r' || v[n - 1] == '\n' ||
-		     v[n - 1] == ' '))
+	while (n && (v[n - 1] == '\r' || v[n - 1] == '\n' || v[n - 1] == ' '))
 		n--;
 	*vlen = n;
 	return v;
@@ -127,7 +126,7 @@ static size_t on_header(char *line, size_t size, size_t n, void *arg)
 	(void)size;
 	now(&b->last);
 	if (n > HEADER_MAX)
-		return 0;	/* a header line that long: refused */
+		return 0; /* a header line that long: refused */
 	if (n >= 5 && !strncmp(line, "HTTP/", 5)) {
 		const char *sp = memchr(line, ' ', n);
 
@@ -190,8 +189,8 @@ static size_t on_data(char *data, size_t size, size_t n, void *arg)
 	return n;
 }
 
-static int on_progress(void *arg, curl_off_t dt, curl_off_t dn,
-		       curl_off_t ut, curl_off_t un)
+static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut,
+		       curl_off_t un)
 {
 	(void)arg;
 	(void)dt;
@@ -210,7 +209,8 @@ static long elapsed_ms(const struct timespec *t)
 	       (n.tv_nsec - t->tv_nsec) / 1000000L;
 }
 
-/* ---- one transfer ---------------------------------------------------------- */
+/* ---- one transfer ----------------------------------------------------------
+ */
 
 static void transfer_end(struct xip_oci_body *b)
 {
@@ -247,8 +247,7 @@ static int add_header(struct xip_oci_body *b, const char *name,
 }
 
 static int transfer_start(struct xip_oci_body *b, const char *method,
-			  const char *url, const char *auth,
-			  const char *accept)
+			  const char *url, const char *auth, const char *accept)
 {
 	struct xip_oci_client *c = b->c;
 	const char *cafile = getenv("SSL_CERT_FILE");
@@ -273,7 +272,8 @@ static int transfer_start(struct xip_oci_body *b, const char *method,
 	curl_easy_setopt(b->easy, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(b->easy, CURLOPT_UNRESTRICTED_AUTH, 0L);
 	curl_easy_setopt(b->easy, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(b->easy, CURLOPT_USERAGENT, "xiptool/" PACKAGE_VERSION);
+	curl_easy_setopt(b->easy, CURLOPT_USERAGENT,
+			 "xiptool/" PACKAGE_VERSION);
 	curl_easy_setopt(b->easy, CURLOPT_HTTPHEADER, b->hdrs);
 	if (!strcmp(method, "HEAD"))
 		curl_easy_setopt(b->easy, CURLOPT_NOBODY, 1L);
@@ -317,8 +317,8 @@ static bool arrived(const struct xip_oci_body *b, enum wait_for w)
  */
 static int pump(struct xip_oci_body *b, enum wait_for w)
 {
-	struct curl_waitfd stop = { .fd = xip_interrupt_fd(),
-				    .events = CURL_WAIT_POLLIN };
+	struct curl_waitfd stop = {.fd = xip_interrupt_fd(),
+				   .events = CURL_WAIT_POLLIN};
 	int running = 0, left;
 	CURLMsg *m;
 
@@ -366,16 +366,22 @@ static int curl_failure(struct xip_oci_body *b, const char *what)
 	struct xip_oci_client *c = b->c;
 
 	if (b->result == CURLE_OPERATION_TIMEDOUT)
-		return xip_error(-ETIMEDOUT, "%s: %s: nothing received for %u s",
-				 c->name, what, c->timeout);
+		return xip_error(-ETIMEDOUT,
+				 "%s: %s: nothing received for %u s", c->name,
+				 what, c->timeout);
 	if (b->result == CURLE_ABORTED_BY_CALLBACK)
 		return xip_error(-EINTR, "%s: %s: interrupted", c->name, what);
 	if (b->result == CURLE_PEER_FAILED_VERIFICATION ||
 	    b->result == CURLE_SSL_CACERT_BADFILE)
-		return xip_error(-EACCES, "%s: %s: %s (--tls-verify=false to skip the check)",
-				 c->name, what, curl_easy_strerror(b->result));
-	if (!c->insecure && !c->scheme_known && b->result == CURLE_SSL_CONNECT_ERROR)
-		return xip_error(-EIO, "%s: %s: %s (a plain HTTP registry? --tls-verify=false allows it)",
+		return xip_error(
+		    -EACCES,
+		    "%s: %s: %s (--tls-verify=false to skip the check)",
+		    c->name, what, curl_easy_strerror(b->result));
+	if (!c->insecure && !c->scheme_known &&
+	    b->result == CURLE_SSL_CONNECT_ERROR)
+		return xip_error(-EIO,
+				 "%s: %s: %s (a plain HTTP registry? "
+				 "--tls-verify=false allows it)",
 				 c->name, what, curl_easy_strerror(b->result));
 	return xip_error(-EIO, "%s: %s: %s", c->name, what,
 			 curl_easy_strerror(b->result));
@@ -394,7 +400,7 @@ static int wait_failure(struct xip_oci_body *b, int ret, const char *what)
 /* Sleep @ms, or less when a stop signal comes. */
 static int backoff(int ms)
 {
-	struct pollfd p = { .fd = xip_interrupt_fd(), .events = POLLIN };
+	struct pollfd p = {.fd = xip_interrupt_fd(), .events = POLLIN};
 
 	poll(&p, p.fd >= 0 ? 1 : 0, ms);
 	return xip_interrupted() ? -EINTR : 0;
@@ -467,7 +473,8 @@ static bool same_origin(struct xip_oci_client *c, const char *url)
 	return same;
 }
 
-/* ---- authentication --------------------------------------------------------- */
+/* ---- authentication ---------------------------------------------------------
+ */
 
 static char *basic_header(struct xip_oci_client *c)
 {
@@ -513,9 +520,10 @@ static int fetch_token(struct xip_oci_client *c,
 	b->c = c;
 	b->length = -1;
 	if (origin(ch->realm, o, sizeof(o)) ||
-	    (strncmp(o, "https:", 6) && !(c->insecure &&
-					   !strncmp(o, "http:", 5)))) {
-		ret = xip_error(-EACCES, "%s: token realm %s: not an https:// URL",
+	    (strncmp(o, "https:", 6) &&
+	     !(c->insecure && !strncmp(o, "http:", 5)))) {
+		ret = xip_error(-EACCES,
+				"%s: token realm %s: not an https:// URL",
 				c->name, ch->realm);
 		goto out;
 	}
@@ -529,9 +537,11 @@ static int fetch_token(struct xip_oci_client *c,
 		goto out;
 	}
 	{
-		char *s = curl_easy_escape(b->easy, ch->scope ? ch->scope : scope, 0);
-		char *v = ch->service ?
-			  curl_easy_escape(b->easy, ch->service, 0) : NULL;
+		char *s =
+		    curl_easy_escape(b->easy, ch->scope ? ch->scope : scope, 0);
+		char *v = ch->service
+			      ? curl_easy_escape(b->easy, ch->service, 0)
+			      : NULL;
 
 		if (!s || asprintf(&url, "%s%sscope=%s%s%s", ch->realm,
 				   strchr(ch->realm, '?') ? "&" : "?", s,
@@ -562,13 +572,14 @@ static int fetch_token(struct xip_oci_client *c,
 	if (!ok_status(b->status)) {
 		await_end(b);
 		error_detail(b, detail, sizeof(detail));
-		ret = xip_error(b->status == 401 || b->status == 403 ?
-				-EACCES : -EIO,
-				"%s: token server: HTTP %ld%s%s%s", c->name,
-				b->status, *detail ? " (" : "", detail,
-				*detail ? ")" : "");
+		ret = xip_error(
+		    b->status == 401 || b->status == 403 ? -EACCES : -EIO,
+		    "%s: token server: HTTP %ld%s%s%s", c->name, b->status,
+		    *detail ? " (" : "", detail, *detail ? ")" : "");
 		if (ret == -EACCES && c->user)
-			xip_error(ret, "%s: authentication failed: credentials refused by the token server",
+			xip_error(ret,
+				  "%s: authentication failed: credentials "
+				  "refused by the token server",
 				  c->name);
 		goto out;
 	}
@@ -582,8 +593,9 @@ static int fetch_token(struct xip_oci_client *c,
 			break;
 		}
 		if (len + (size_t)r > TOKEN_MAX) {
-			ret = xip_error(-EFBIG, "%s: token server: an answer over %u bytes",
-					c->name, TOKEN_MAX);
+			ret = xip_error(
+			    -EFBIG, "%s: token server: an answer over %u bytes",
+			    c->name, TOKEN_MAX);
 			break;
 		}
 		grown = realloc(json, len + (size_t)r + 1);
@@ -622,7 +634,8 @@ static int authenticate(struct xip_oci_client *c, struct xip_oci_body *b,
 	int ret;
 
 	if (*tried)
-		return xip_error(-EACCES, "%s: authentication failed%s", c->name,
+		return xip_error(-EACCES, "%s: authentication failed%s",
+				 c->name,
 				 c->user ? " (wrong credentials?)" : "");
 	*tried = true;
 	if (!b->challenge)
@@ -638,7 +651,9 @@ static int authenticate(struct xip_oci_client *c, struct xip_oci_body *b,
 	if (ch.bearer) {
 		ret = fetch_token(c, &ch);
 	} else if (!c->user) {
-		ret = xip_error(-EACCES, "%s: the registry asks for credentials (--creds or --authfile)",
+		ret = xip_error(-EACCES,
+				"%s: the registry asks for credentials "
+				"(--creds or --authfile)",
 				c->name);
 	} else {
 		free(c->auth);
@@ -649,7 +664,8 @@ static int authenticate(struct xip_oci_client *c, struct xip_oci_body *b,
 	return ret;
 }
 
-/* ---- requests ---------------------------------------------------------------- */
+/* ---- requests
+ * ---------------------------------------------------------------- */
 
 static bool transient(CURLcode r)
 {
@@ -667,18 +683,19 @@ static int http_failure(struct xip_oci_body *b, const char *what)
 	await_end(b);
 	error_detail(b, detail, sizeof(detail));
 	return xip_error(err, "%s: %s: %s (HTTP %ld%s%s)", b->c->name, what,
-			 s == 404 ? "not found" : s == 401 || s == 403 ?
-			 "access denied" : "the registry failed", s,
-			 *detail ? ": " : "", detail);
+			 s == 404		? "not found"
+			 : s == 401 || s == 403 ? "access denied"
+						: "the registry failed",
+			 s, *detail ? ": " : "", detail);
 }
 
 /*
  * One step of a request: 1 to try again (after a redirect, a challenge,
  * a transient failure), 0 with @b's answer a 200, else -errno.
  */
-static int request_step(struct xip_oci_body *b, const char *method,
-			char **url, const char *accept, const char *what,
-			int *tries, int *redirects, bool *auth_tried)
+static int request_step(struct xip_oci_body *b, const char *method, char **url,
+			const char *accept, const char *what, int *tries,
+			int *redirects, bool *auth_tried)
 {
 	struct xip_oci_client *c = b->c;
 	bool mine = same_origin(c, *url);
@@ -695,7 +712,7 @@ static int request_step(struct xip_oci_body *b, const char *method,
 		if (c->insecure && !c->plain && !c->scheme_known &&
 		    not_tls(b->result)) {
 			c->plain = true;
-			return -EAGAIN;	/* rebuilt by the caller */
+			return -EAGAIN; /* rebuilt by the caller */
 		}
 		if (transient(b->result) && ++*tries < TRIES)
 			return backoff(BACKOFF_MS << *tries) ?: 1;
@@ -712,17 +729,21 @@ static int request_step(struct xip_oci_body *b, const char *method,
 	if (b->status >= 300 && b->status < 400 && b->location) {
 		await_end(b);
 		if (++*redirects > REDIRECTS_MAX)
-			return xip_error(-ELOOP, "%s: %s: more than %d redirects",
+			return xip_error(-ELOOP,
+					 "%s: %s: more than %d redirects",
 					 c->name, what, REDIRECTS_MAX);
 		next = resolve(*url, b->location);
 		if (!next)
-			return xip_error(-EINVAL, "%s: %s: a redirect to a bad URL",
+			return xip_error(-EINVAL,
+					 "%s: %s: a redirect to a bad URL",
 					 c->name, what);
 		if (strncmp(next, "https:", 6) &&
 		    !(c->insecure && !strncmp(next, "http:", 5))) {
 			curl_free(next);
-			return xip_error(-EACCES, "%s: %s: a redirect away from https:// (refused)",
-					 c->name, what);
+			return xip_error(
+			    -EACCES,
+			    "%s: %s: a redirect away from https:// (refused)",
+			    c->name, what);
 		}
 		free(*url);
 		*url = strdup(next);
@@ -836,7 +857,8 @@ const char *xip_oci_client_name(const struct xip_oci_client *c)
 	return c->name;
 }
 
-/* ---- the client ---------------------------------------------------------------- */
+/* ---- the client
+ * ---------------------------------------------------------------- */
 
 static int creds_from_files(struct xip_oci_client *c, const char *host,
 			    const char *given)
@@ -855,17 +877,19 @@ static int creds_from_files(struct xip_oci_client *c, const char *host,
 		if (env && *env)
 			files[n++] = env;
 		if (xdg && *xdg) {
-			snprintf(xdgf, sizeof(xdgf), "%s/containers/auth.json", xdg);
+			snprintf(xdgf, sizeof(xdgf), "%s/containers/auth.json",
+				 xdg);
 			files[n++] = xdgf;
 		}
 		if (home && *home) {
-			snprintf(dockf, sizeof(dockf), "%s/.docker/config.json", home);
+			snprintf(dockf, sizeof(dockf), "%s/.docker/config.json",
+				 home);
 			files[n++] = dockf;
 		}
 	}
 	for (size_t i = 0; i < n && ret == -ENOENT; i++)
-		ret = xip_oci_authfile_lookup(files[i], host, &c->user,
-					      &c->pass);
+		ret =
+		    xip_oci_authfile_lookup(files[i], host, &c->user, &c->pass);
 	if (ret == -ENOENT && given)
 		return xip_error(-ENOENT, "%s: no credentials for %s", given,
 				 host);
@@ -889,8 +913,9 @@ int xip_oci_client_new(const struct xip_oci_ref *ref,
 		return -ENOMEM;
 	c->insecure = o->insecure;
 	c->timeout = o->timeout ? o->timeout : TIMEOUT_DEFAULT;
-	c->host = strdup(strcmp(ref->host, "docker.io") ? ref->host :
-			 "registry-1.docker.io");
+	c->host =
+	    strdup(strcmp(ref->host, "docker.io") ? ref->host
+						  : "registry-1.docker.io");
 	c->repo = strdup(ref->repo);
 	if (asprintf(&c->name, "%s%s/%s", XIP_OCI_PREFIX, ref->host,
 		     ref->repo) < 0)
@@ -901,9 +926,10 @@ int xip_oci_client_new(const struct xip_oci_ref *ref,
 		const char *colon = strchr(o->creds, ':');
 
 		if (!colon || colon == o->creds)
-			ret = xip_error(-EINVAL, "credentials: expected USER:PASSWORD");
-		else if (!(c->user = strndup(o->creds,
-					     (size_t)(colon - o->creds))) ||
+			ret = xip_error(-EINVAL,
+					"credentials: expected USER:PASSWORD");
+		else if (!(c->user =
+			       strndup(o->creds, (size_t)(colon - o->creds))) ||
 			 !(c->pass = strdup(colon + 1)))
 			ret = -ENOMEM;
 	} else if (!ret) {

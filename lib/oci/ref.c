@@ -48,7 +48,8 @@ static bool host_ok(const char *h)
 		colon = strchr(h, ':');
 		for (; *p && p != colon; p++)
 			if (!strchr("abcdefghijklmnopqrstuvwxyz"
-				    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-", *p))
+				    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-",
+				    *p))
 				return false;
 		if (p == h)
 			return false;
@@ -120,8 +121,10 @@ void xip_oci_ref_free(struct xip_oci_ref *ref)
 
 static int bad(const char *spec, const char *why)
 {
-	return xip_error(-EINVAL, "%s: %s (expected docker://HOST[:PORT]/REPO[:TAG|@sha256:DIGEST])",
-			 spec, why);
+	return xip_error(
+	    -EINVAL,
+	    "%s: %s (expected docker://HOST[:PORT]/REPO[:TAG|@sha256:DIGEST])",
+	    spec, why);
 }
 
 static int split(const char *spec, char *s, struct xip_oci_ref *ref)
@@ -146,7 +149,8 @@ static int split(const char *spec, char *s, struct xip_oci_ref *ref)
 	if (at) {
 		*at = '\0';
 		if (!digest_ok(at + 1))
-			return bad(spec, "the digest is not sha256:<64 hex digits>");
+			return bad(spec,
+				   "the digest is not sha256:<64 hex digits>");
 		ref->digest = strdup(at + 1);
 	}
 	colon = strrchr(name, ':');

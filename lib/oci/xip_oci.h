@@ -22,10 +22,10 @@
 #define XIP_OCI_PREFIX "docker://"
 
 struct xip_oci_ref {
-	char *host;	/* "HOST[:PORT]", as credentials are keyed */
-	char *repo;	/* "library/alpine", "team/app" */
-	char *tag;	/* NULL when absent */
-	char *digest;	/* "sha256:<64 hex>", NULL when absent */
+	char *host;   /* "HOST[:PORT]", as credentials are keyed */
+	char *repo;   /* "library/alpine", "team/app" */
+	char *tag;    /* NULL when absent */
+	char *digest; /* "sha256:<64 hex>", NULL when absent */
 };
 
 /* Does @spec name a registry image (docker://...)? */
@@ -56,8 +56,7 @@ struct xip_oci_challenge {
 	char *realm, *service, *scope;
 };
 
-int xip_oci_challenge_parse(const char *header,
-			    struct xip_oci_challenge *c);
+int xip_oci_challenge_parse(const char *header, struct xip_oci_challenge *c);
 void xip_oci_challenge_free(struct xip_oci_challenge *c);
 
 /*
@@ -77,7 +76,7 @@ int xip_oci_token_parse(const char *json, size_t len, char **token);
 /* ------------------------------------------------------------------ */
 
 struct xip_oci_client_opts {
-	const char *creds;	/* "USER:PASS", or NULL */
+	const char *creds; /* "USER:PASS", or NULL */
 	/*
 	 * The auth file; NULL: $REGISTRY_AUTH_FILE, else
 	 * $XDG_RUNTIME_DIR/containers/auth.json, else
@@ -90,7 +89,7 @@ struct xip_oci_client_opts {
 	 * certificates checked against the system's store ($SSL_CERT_FILE).
 	 */
 	bool insecure;
-	unsigned int timeout;	/* seconds: connection, stall; 0: 30 */
+	unsigned int timeout; /* seconds: connection, stall; 0: 30 */
 };
 
 struct xip_oci_client;
