@@ -15,7 +15,7 @@
 
 #include "cmd.h"
 
-static const char mkfs_usage[] = "[OPTION...] [-d DIR | --tar FILE | --oci LAYOUT[:TAG]] IMAGE";
+static const char mkfs_usage[] = "[OPTION...] [-d DIR | --tar FILE | --oci LAYOUT[:TAG] | --oci docker://HOST/REPO[:TAG|@DIGEST]] IMAGE";
 
 static void mkfs_progress(const struct xip_build_progress *p, void *arg)
 {
@@ -127,6 +127,7 @@ struct mkfs_args {
 	char *root, *tar, *size, *extra, *page_size, *align, *label, *uuid;
 	char *timestamp, *owner, *devtable, *inodes, *oci, *platform;
 	char *salt, *root_hash_file, *key, *cert, *sig_file;
+	char *creds, *authfile, *tls_verify, *timeout;
 	const char **uid_map, **gid_map;
 	int squash, force, quiet, verity;
 	uint8_t salt_bytes[XIP_VERITY_SALT_MAX];
@@ -254,6 +255,45 @@ static int mkfs_sizes(const struct mkfs_args *a, struct xip_build_opts *o)
 	return EXIT_OK;
 }
 
+/* --creds, --authfile, --tls-verify, --timeout: for docker:// only */
+static int mkfs_registry_opts(const struct mkfs_args *a,
+			      struct xip_oci_client_opts *r)
+{
+	uint64_t secs = 0;
+	int rc;
+
+	if ((a->creds || a->authfile || a->tls_verify || a->timeout) &&
+	    !(a->oci && xip_oci_is_remote(a->oci)))
+		return cmd_usage_error("--creds, --authfile, --tls-verify and --timeout only apply to --oci docker://...");
+	if (a->creds && a->authfile)
+		return cmd_usage_error("--creds and --authfile exclude each other");
+	if (a->oci && xip_oci_is_remote(a->oci)) {
+		struct xip_oci_ref ref;
+
+		if (xip_oci_ref_parse(a->oci, &ref))
+			return cmd_usage_error("%s", xip_errmsg());
+		xip_oci_ref_free(&ref);
+	}
+	if (a->creds && (!strchr(a->creds, ':') || *a->creds == ':'))
+		return cmd_usage_error("--creds: expected USER:PASSWORD");
+	if (a->tls_verify && strcmp(a->tls_verify, "true") &&
+	    strcmp(a->tls_verify, "false"))
+		return cmd_usage_error("--tls-verify: '%s': expected true or false",
+				       a->tls_verify);
+	if (a->timeout) {
+		rc = cmd_parse_count("--timeout", a->timeout, 3600, &secs);
+		if (rc)
+			return rc;
+		if (!secs)
+			return cmd_usage_error("--timeout: must be at least 1 second");
+	}
+	r->creds = a->creds;
+	r->authfile = a->authfile;
+	r->insecure = a->tls_verify && !strcmp(a->tls_verify, "false");
+	r->timeout = (unsigned int)secs;
+	return EXIT_OK;
+}
+
 static int mkfs_opts(struct mkfs_args *a, struct xip_build_opts *o,
 		     struct xip_idmap **um, struct xip_idmap **gm)
 {
@@ -310,6 +350,7 @@ int cmd_mkfs(int argc, const char **argv)
 {
 	struct xip_idmap *um = NULL, *gm = NULL;
 	struct xip_build_opts o = { 0 };
+	struct xip_oci_client_opts reg = { 0 };
 	struct xip_build_result res;
 	struct mkfs_args a = { 0 };
 	struct xip_outfile hf, sf;
@@ -329,8 +370,20 @@ int cmd_mkfs(int argc, const char **argv)
 		  "copy the tree of a tar archive (GNU, pax, ustar; gzip, xz, zstd); - for stdin",
 		  "FILE" },
 		{ "oci", '\0', POPT_ARG_STRING, &a.oci, 0,
-		  "copy the tree of an OCI image layout, its layers applied (TAG: the only image when not given)",
-		  "LAYOUT[:TAG]" },
+		  "copy the tree of an OCI image layout or of an image in a registry (docker://HOST[:PORT]/REPO[:TAG|@DIGEST]), its layers applied (TAG: the layout's only image, the registry's latest, when not given)",
+		  "LAYOUT[:TAG]|docker://REF" },
+		{ "creds", '\0', POPT_ARG_STRING, &a.creds, 0,
+		  "credentials for the registry of --oci docker://",
+		  "USER:PASSWORD" },
+		{ "authfile", '\0', POPT_ARG_STRING, &a.authfile, 0,
+		  "the registry's credentials from this auth.json; default: $REGISTRY_AUTH_FILE, $XDG_RUNTIME_DIR/containers/auth.json, ~/.docker/config.json",
+		  "FILE" },
+		{ "tls-verify", '\0', POPT_ARG_STRING, &a.tls_verify, 0,
+		  "false: allow plain HTTP and unverified certificates (test registries); default: true",
+		  "BOOL" },
+		{ "timeout", '\0', POPT_ARG_STRING, &a.timeout, 0,
+		  "give up on a registry that sends nothing for SECONDS (default: 30)",
+		  "SECONDS" },
 		{ "platform", '\0', POPT_ARG_STRING, &a.platform, 0,
 		  "the image of a multi-platform OCI index for OS/ARCH[/VARIANT]; default: this host's",
 		  "OS/ARCH" },
@@ -402,8 +455,14 @@ int cmd_mkfs(int argc, const char **argv)
 		goto out;
 	}
 	rc = mkfs_opts(&a, &o, &um, &gm);
+	if (!rc)
+		rc = mkfs_registry_opts(&a, &reg);
 	if (rc)
 		goto out;
+	o.registry = &reg;
+	if (reg.insecure)
+		msg_warn("%s: --tls-verify=false: plain HTTP and unverified certificates allowed",
+			 cmd_esc(a.oci));
 	o.warn = mkfs_warn;
 	o.warn_arg = &mp;
 	if (!a.quiet && !opt_quiet && isatty(STDERR_FILENO)) {
@@ -456,6 +515,10 @@ out:
 	free(a.devtable);
 	free(a.salt);
 	free(a.root_hash_file);
+	free(a.creds);
+	free(a.authfile);
+	free(a.tls_verify);
+	free(a.timeout);
 	if (a.uid_map)
 		for (size_t i = 0; a.uid_map[i]; i++)
 			free((void *)a.uid_map[i]);

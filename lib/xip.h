@@ -26,6 +26,7 @@ extern "C" {
 #include "util/xip_util.h"
 #include "util/xip_error.h"
 #include "util/xip_debug.h"
+#include "oci/xip_oci.h"
 #include "segment/xip_segment.h"
 #include "segment/xip_loop.h"
 #include "segment/xip_kcopy.h"

@@ -24,6 +24,8 @@ FUZZ_TARGET_SRCS += tests/fuzz/fuzz_record.c
 FUZZ_TARGET_SRCS += tests/fuzz/fuzz_verity.c
 FUZZ_TARGET_NAMES += vsig
 FUZZ_TARGET_SRCS += tests/fuzz/fuzz_vsig.c
+FUZZ_TARGET_NAMES += regauth
+FUZZ_TARGET_SRCS += tests/fuzz/fuzz_regauth.c
 FUZZ_COMMON_SRCS = tests/fuzz/fuzz.h tests/fuzz/targets.h \
 	tests/fuzz/fuzz_common.c
 FUZZ_COMMON_SRCS += tests/fuzz/fuzz_build.h
@@ -36,6 +38,7 @@ EXTRA_DIST += tests/fuzz/seeds.py
 EXTRA_DIST += tests/fuzz/oci.dict tests/fuzz/tar.dict tests/fuzz/record.dict
 EXTRA_DIST += tests/fuzz/verity.dict
 EXTRA_DIST += tests/fuzz/vsig.dict
+EXTRA_DIST += tests/fuzz/regauth.dict
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/fuzz/fuzz-replay
@@ -63,7 +66,7 @@ FUZZ_GMAKE = $(MAKE) --no-print-directory -f $(top_srcdir)/tests/fuzz/fuzz.gmk \
 	srcdir='$(abs_top_srcdir)' builddir='$(abs_top_builddir)' \
 	O='$(abs_top_builddir)/tests/fuzz' FUZZ_CC='$(FUZZ_CC)' \
 	LIB_SRCS='$(libxip_a_SOURCES)' TARGETS='$(FUZZ_TARGET_NAMES)' \
-	DEP_CFLAGS='$(EXT2FS_CFLAGS) $(BLKID_CFLAGS) $(UUID_CFLAGS) $(ZLIB_CFLAGS) $(SMARTCOLS_CFLAGS) $(LIBARCHIVE_CFLAGS) $(JSONC_CFLAGS) $(LIBCRYPTO_CFLAGS)' \
+	DEP_CFLAGS='$(EXT2FS_CFLAGS) $(BLKID_CFLAGS) $(UUID_CFLAGS) $(ZLIB_CFLAGS) $(SMARTCOLS_CFLAGS) $(LIBARCHIVE_CFLAGS) $(JSONC_CFLAGS) $(LIBCRYPTO_CFLAGS) $(LIBCURL_CFLAGS)' \
 	DEP_LIBS='$(EXT2FS_LIBS) $(BLKID_LIBS) $(UUID_LIBS) $(ZLIB_LIBS) $(SMARTCOLS_LIBS) $(LIBARCHIVE_LIBS) $(LIBNBD_LIBS) $(LIBCRYPTO_LIBS)'
 
 FUZZ_ENV = TOP_SRCDIR='$(abs_top_srcdir)' TOP_BUILDDIR='$(abs_top_builddir)'

@@ -4,7 +4,7 @@
 # serves.
 libxip_a_SOURCES += lib/util/xip_util.h lib/util/xip_error.h lib/util/xip_ext2.h \
 	lib/util/util.c lib/util/error.c lib/util/xip_debug.h lib/util/debug.c \
-	lib/util/xip_lazy.h lib/util/lazy.c lib/util/outfile.c
+	lib/util/xip_lazy.h lib/util/xip_lazycurl.h lib/util/lazy.c lib/util/outfile.c
 
 # the files commands create for output (outfile.c)
 TESTS += tests/cli/output-hostile.bats

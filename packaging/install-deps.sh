@@ -26,13 +26,14 @@ esac
 BUILD="build-essential autoconf automake libtool pkg-config
 libext2fs-dev comerr-dev libpopt-dev libblkid-dev uuid-dev zlib1g-dev libsmartcols-dev
 libxxhash-dev
-libarchive-dev libjson-c-dev libssl-dev
+libarchive-dev libjson-c-dev libssl-dev libcurl4-openssl-dev
 musl-tools libnbd-dev nbdkit-plugin-dev"
 # Tests and peers the tests compare against
 TEST="libcmocka-dev bats e2fsprogs busybox-static squashfs-tools dosfstools
 util-linux mount xxd python3 groff-base man-db bash-completion zsh gzip
 libnbd-bin nbdkit qemu-utils genext2fs clang libclang-rt-14-dev llvm time tar xz-utils
 zstd attr erofs-utils umoci skopeo cryptsetup-bin
+docker-registry apache2-utils openssl
 qemu-system-x86 linux-image-amd64 cpio kmod file strace"
 # Packaging checks
 PACKAGING="debhelper devscripts lintian rpm dpkg-dev fakeroot"
@@ -46,7 +47,7 @@ if [ "$arch" = arm64 ]; then
 binfmt-support
 libext2fs2:arm64 comerr-dev:arm64 libpopt-dev:arm64 libblkid-dev:arm64 uuid-dev:arm64
 zlib1g-dev:arm64 libsmartcols-dev:arm64 libarchive-dev:arm64
-libjson-c-dev:arm64 libssl-dev:arm64
+libjson-c-dev:arm64 libssl-dev:arm64 libcurl4-openssl-dev:arm64
 libcmocka-dev:arm64 libc6:arm64"
 fi
 TRIPLET=aarch64-linux-gnu

@@ -11,6 +11,12 @@
  * blobs are opened below the layout's blobs/sha256 with no symbolic link
  * followed on the way (blobs/, sha256/ or the blob), and
  * every blob's size and digest is checked as its bytes go by.
+ *
+ * An image in a registry (docker://HOST/REPO[:TAG|@DIGEST]) is read the
+ * same way through the registry client (lib/oci): the manifest of the
+ * reference takes index.json's place, and manifests and blobs are fetched
+ * by digest (GET /v2/REPO/manifests|blobs/DIGEST) instead of opened under
+ * blobs/sha256, with the same bounds and the same checks on every byte.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +33,7 @@
 #include "util/xip_error.h"
 #include "util/xip_lazy.h"
 #include "util/xip_util.h"
+#include "oci/xip_oci.h"
 
 #include <archive.h>
 #include <json-c/json.h>
@@ -51,6 +58,27 @@
 #define REF_NAME "org.opencontainers.image.ref.name"
 #define MT_INDEX "application/vnd.oci.image.index.v1+json"
 #define MT_MANIFEST "application/vnd.oci.image.manifest.v1+json"
+#define MT_DOCKER_LIST "application/vnd.docker.distribution.manifest.list.v2+json"
+#define MT_DOCKER_MANIFEST "application/vnd.docker.distribution.manifest.v2+json"
+/* what a registry is asked for: the two kinds of each, index or manifest */
+#define ACCEPT_MANIFESTS MT_INDEX ", " MT_MANIFEST ", " MT_DOCKER_LIST ", " \
+	MT_DOCKER_MANIFEST
+
+#define mt_index(mt) (!strcmp(mt, MT_INDEX) || !strcmp(mt, MT_DOCKER_LIST))
+#define mt_manifest(mt) \
+	(!strcmp(mt, MT_MANIFEST) || !strcmp(mt, MT_DOCKER_MANIFEST))
+
+/*
+ * Where the blobs come from: a layout's directory or a registry.  Both
+ * hand out a blob's bytes by its digest; struct blob checks them.
+ */
+struct oci_src {
+	const char *name;		/* the layout, docker://HOST/REPO */
+	int dirfd;			/* a layout's directory, else -1 */
+	struct xip_oci_client *client;	/* a registry's, else NULL */
+};
+
+enum blob_kind { BK_MANIFEST, BK_LAYER };
 
 int xip_oci_split(const char *spec, char **dir, char **tag)
 {
@@ -331,11 +359,14 @@ int xip_oci_pick(const char *json, size_t len, const char *tag,
 
 struct blob {
 	int fd;
+	struct xip_oci_body *body;	/* from a registry */
 	const char *what;	/* for messages */
-	const char *digest;
+	const char *digest;	/* NULL: not known (a manifest by tag) */
 	uint64_t size, seen;	/* declared, read so far */
 	EVP_MD_CTX *md;
 	bool too_long;
+	int err;		/* a failed read, its message: */
+	char err_msg[XIP_ERRMSG_MAX];
 	char buf[65536];
 };
 
@@ -385,13 +416,42 @@ static int open_beneath(int dirfd, const char *path)
 	return next;
 }
 
-static int blob_open(int dirfd, const char *digest, uint64_t size,
-		     const char *what, struct blob *b)
+static int blob_md(struct blob *b)
+{
+	b->md = EVP_MD_CTX_new();
+	if (!b->md || !EVP_DigestInit_ex(b->md, EVP_sha256(), NULL))
+		return xip_error(-ENOMEM, "%s: sha256 unavailable", b->what);
+	return 0;
+}
+
+/* A manifest or layer from the registry, by digest (or by tag: @ref). */
+static int blob_get(const struct oci_src *s, enum blob_kind k,
+		    const char *ref, struct blob *b)
+{
+	int ret = xip_oci_request(s->client, "GET",
+				  k == BK_LAYER ? "blobs" : "manifests", ref,
+				  k == BK_LAYER ? NULL : ACCEPT_MANIFESTS,
+				  &b->body);
+	int64_t len;
+
+	if (ret)
+		return ret;
+	len = xip_oci_body_length(b->body);
+	if (len > 0 && (uint64_t)len > b->size)
+		return xip_error(-EFBIG,
+				 "%s: size %" PRId64 " exceeds the %" PRIu64 " bytes of its descriptor",
+				 b->what, len, b->size);
+	return blob_md(b);
+}
+
+static int blob_open(const struct oci_src *s, enum blob_kind k,
+		     const char *digest, uint64_t size, const char *what,
+		     struct blob *b)
 {
 	char path[128];
 	struct stat st;
 
-	memset(b, 0, offsetof(struct blob, buf));
+	memset(b, 0, offsetof(struct blob, err_msg));
 	b->fd = -1;
 	b->what = what;
 	b->digest = digest;
@@ -399,8 +459,10 @@ static int blob_open(int dirfd, const char *digest, uint64_t size,
 	if (!digest_ok(digest))
 		return xip_error(-EINVAL, "%s: digest '%s' is not sha256",
 				 what, digest);
+	if (s->client)
+		return blob_get(s, k, digest, b);
 	snprintf(path, sizeof(path), "blobs/sha256/%s", digest + 7);
-	b->fd = open_beneath(dirfd, path);
+	b->fd = open_beneath(s->dirfd, path);
 	if (b->fd < 0 && errno == ELOOP)
 		return xip_error(-ELOOP, "%s: %s: a symbolic link on the way "
 				 "(refused)", what, path);
@@ -410,10 +472,7 @@ static int blob_open(int dirfd, const char *digest, uint64_t size,
 	if (fstat(b->fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return xip_error(-EINVAL, "%s: %s: not a regular file", what,
 				 path);
-	b->md = EVP_MD_CTX_new();
-	if (!b->md || !EVP_DigestInit_ex(b->md, EVP_sha256(), NULL))
-		return xip_error(-ENOMEM, "%s: sha256 unavailable", what);
-	return 0;
+	return blob_md(b);
 }
 
 static void blob_close(struct blob *b)
@@ -421,6 +480,8 @@ static void blob_close(struct blob *b)
 	if (b->fd >= 0)
 		close(b->fd);
 	b->fd = -1;
+	xip_oci_body_close(b->body);
+	b->body = NULL;
 	EVP_MD_CTX_free(b->md);
 	b->md = NULL;
 }
@@ -430,11 +491,26 @@ static ssize_t blob_read(struct blob *b)
 {
 	ssize_t r;
 
-	do
-		r = read(b->fd, b->buf, sizeof(b->buf));
-	while (r < 0 && errno == EINTR);
-	if (r < 0)
-		return -errno;
+	if (b->err)
+		return b->err;	/* a registry is not asked twice */
+	if (b->body) {
+		r = xip_oci_body_read(b->body, b->buf, sizeof(b->buf));
+		if (r < 0) {
+			char msg[XIP_ERRMSG_MAX];
+
+			snprintf(msg, sizeof(msg), "%s", xip_errmsg());
+			b->err = xip_error((int)r, "%s: %s", b->what, msg);
+			snprintf(b->err_msg, sizeof(b->err_msg), "%s",
+				 xip_errmsg());
+			return r;
+		}
+	} else {
+		do
+			r = read(b->fd, b->buf, sizeof(b->buf));
+		while (r < 0 && errno == EINTR);
+		if (r < 0)
+			return -errno;
+	}
 	b->seen += (uint64_t)r;
 	if (b->seen > b->size) {
 		b->too_long = true;
@@ -455,6 +531,8 @@ static int blob_finish(struct blob *b)
 
 	while ((r = blob_read(b)) > 0)
 		;
+	if (b->err)
+		return xip_error(b->err, "%s", b->err_msg);
 	if (r < 0 && !b->too_long)
 		return xip_error((int)r, "%s: %s", b->what, strerror((int)-r));
 	if (b->too_long || b->seen != b->size)
@@ -466,15 +544,15 @@ static int blob_finish(struct blob *b)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < mdlen; i++)
 		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-	if (strcmp(hex, b->digest + 7))
+	if (b->digest && strcmp(hex, b->digest + 7))
 		return xip_error(-EINVAL, "%s: digest mismatch (sha256:%s)",
 				 b->what, hex);
 	return 0;
 }
 
 /* A whole JSON blob (bounded), its size and digest checked. */
-static int blob_slurp(int dirfd, const char *digest, uint64_t size,
-		      const char *what, char **out, size_t *len)
+static int blob_slurp(const struct oci_src *src, const char *digest,
+		      uint64_t size, const char *what, char **out, size_t *len)
 {
 	struct blob *b = malloc(sizeof(*b));
 	char *s = NULL;
@@ -489,7 +567,7 @@ static int blob_slurp(int dirfd, const char *digest, uint64_t size,
 		return xip_error(-EFBIG, "%s: larger than %u bytes", what,
 				 JSON_MAX);
 	}
-	ret = blob_open(dirfd, digest, size, what, b);
+	ret = blob_open(src, BK_MANIFEST, digest, size, what, b);
 	if (!ret && !(s = malloc(size + 1)))
 		ret = -ENOMEM;
 	while (!ret && (r = blob_read(b)) > 0) {
@@ -498,6 +576,68 @@ static int blob_slurp(int dirfd, const char *digest, uint64_t size,
 	}
 	if (!ret)
 		ret = blob_finish(b);
+	blob_close(b);
+	free(b);
+	if (ret) {
+		free(s);
+		return ret;
+	}
+	s[at] = '\0';
+	*out = s;
+	*len = at;
+	return 0;
+}
+
+/*
+ * The manifest a registry gives for the reference (a tag or a digest),
+ * read up to JSON_MAX: checked against the digest asked for, else
+ * against the one the registry names (Docker-Content-Digest), if any.
+ * *@media: its Content-Type (the document's mediaType wins).
+ */
+static int top_manifest(const struct oci_src *src,
+			const struct xip_oci_ref *ref, char **out,
+			size_t *len, char **media)
+{
+	struct blob *b = malloc(sizeof(*b));
+	const char *named;
+	char *s = NULL, what[300];
+	size_t at = 0;
+	ssize_t r;
+	int ret;
+
+	if (!b)
+		return -ENOMEM;
+	memset(b, 0, offsetof(struct blob, err_msg));
+	b->fd = -1;
+	b->what = what;
+	b->size = JSON_MAX;
+	snprintf(what, sizeof(what), "%s%s%s", src->name,
+		 ref->digest ? "@" : ":", xip_oci_ref_reference(ref));
+	ret = blob_get(src, BK_MANIFEST, xip_oci_ref_reference(ref), b);
+	if (ret == -EFBIG)	/* its Content-Length */
+		ret = xip_error(-EFBIG, "%s: larger than %u bytes", what,
+				JSON_MAX);
+	if (!ret) {
+		named = xip_oci_body_digest(b->body);
+		b->digest = ref->digest ? ref->digest :
+			    named && digest_ok(named) ? named : NULL;
+		*media = strdup(xip_oci_body_type(b->body) ?
+				xip_oci_body_type(b->body) : MT_MANIFEST);
+		s = malloc(JSON_MAX + 1);
+		if (!s || !*media)
+			ret = -ENOMEM;
+	}
+	while (!ret && (r = blob_read(b)) > 0) {
+		memcpy(s + at, b->buf, (size_t)r);
+		at += (size_t)r;
+	}
+	if (!ret && b->too_long)
+		ret = xip_error(-EFBIG, "%s: larger than %u bytes", what,
+				JSON_MAX);
+	if (!ret) {
+		b->size = b->seen;	/* whatever it was: the digest counts */
+		ret = blob_finish(b);
+	}
 	blob_close(b);
 	free(b);
 	if (ret) {
@@ -573,9 +713,9 @@ static int layer_filter(const char *mt, enum layer_filter *f)
 	static const char *const oci = "application/vnd.oci.image.layer.";
 	const char *plus = strrchr(mt, '+');
 
-	if (!strcmp(mt, "application/vnd.docker.image.rootfs.diff.tar.gzip")) {
-		*f = LF_GZIP;
-		return 0;
+	if (!strncmp(mt, "application/vnd.docker.image.rootfs.diff.tar", 45)) {
+		*f = !strcmp(mt + 45, ".gzip") ? LF_GZIP : LF_NONE;
+		return mt[45] && *f == LF_NONE ? -EOPNOTSUPP : 0;
 	}
 	if (strncmp(mt, oci, strlen(oci)))
 		return -EOPNOTSUPP;
@@ -593,9 +733,10 @@ static int layer_filter(const char *mt, enum layer_filter *f)
 }
 
 static int one_layer(struct btree *t, const struct xip_build_opts *o,
-		     int dirfd, struct json_object *d, uint32_t layer,
-		     const char *layout)
+		     const struct oci_src *src, struct json_object *d,
+		     uint32_t layer)
 {
+	const char *layout = src->name;
 	const char *dg = jstr(d, "digest"), *mt = jstr(d, "mediaType");
 	struct blob *b;
 	struct archive *a;
@@ -616,7 +757,7 @@ static int one_layer(struct btree *t, const struct xip_build_opts *o,
 	b = malloc(sizeof(*b));
 	if (!b)
 		return -ENOMEM;
-	ret = blob_open(dirfd, dg, size, what, b);
+	ret = blob_open(src, BK_LAYER, dg, size, what, b);
 	a = ret ? NULL : archive_read_new();
 	if (!ret && !a)
 		ret = -ENOMEM;
@@ -678,9 +819,38 @@ static int desc_size(struct json_object *d, uint64_t *size)
 	return 0;
 }
 
-/* The manifest of the image: index.json, then an image index if any. */
-static int load_manifest(int dirfd, const char *layout, const char *tag,
-			 const char *platform, struct json_object **man)
+/* The manifest descriptor of index.json for @tag. */
+static int layout_pick(const struct oci_src *src, const char *tag,
+		       const char *platform, char **digest, char **media,
+		       uint64_t *size)
+{
+	char *json = NULL;
+	size_t len = 0;
+	int ret = read_index(src->dirfd, src->name, &json, &len);
+
+	if (!ret) {
+		ret = xip_oci_pick(json, len, tag, platform, digest, media,
+				   size);
+		if (ret && ret != -ENOMEM) {
+			char msg[XIP_ERRMSG_MAX];
+
+			snprintf(msg, sizeof(msg), "%s", xip_errmsg());
+			xip_error(ret, "%s: %s", src->name, msg);
+		}
+	}
+	free(json);
+	return ret;
+}
+
+/*
+ * The manifest of the image: from a layout, index.json's descriptor for
+ * the tag, then an image index if any; from a registry, the manifest of
+ * the reference, an image index (a manifest list) if any.  An index
+ * leads to the manifest for @platform, fetched by digest.
+ */
+static int load_manifest(const struct oci_src *src, const char *tag,
+			 const struct xip_oci_ref *ref, const char *platform,
+			 struct json_object **man)
 {
 	char *json = NULL, *digest = NULL, *media = NULL, what[300];
 	uint64_t size = 0;
@@ -688,24 +858,21 @@ static int load_manifest(int dirfd, const char *layout, const char *tag,
 	int ret, depth;
 	struct json_object *o = NULL;
 
-	ret = read_index(dirfd, layout, &json, &len);
-	if (!ret) {
-		ret = xip_oci_pick(json, len, tag, platform, &digest, &media,
-				   &size);
-		if (ret && ret != -ENOMEM) {
-			char msg[XIP_ERRMSG_MAX];
-
-			snprintf(msg, sizeof(msg), "%s", xip_errmsg());
-			xip_error(ret, "%s: %s", layout, msg);
-		}
+	if (src->client) {
+		ret = top_manifest(src, ref, &json, &len, &media);
+		snprintf(what, sizeof(what), "%s%s%s", src->name,
+			 ref->digest ? "@" : ":", xip_oci_ref_reference(ref));
+	} else {
+		ret = layout_pick(src, tag, platform, &digest, &media, &size);
 	}
 	for (depth = 0; !ret; depth++) {
 		const char *mt;
 
-		free(json);
-		json = NULL;
-		snprintf(what, sizeof(what), "%s: %s", layout, digest);
-		ret = blob_slurp(dirfd, digest, size, what, &json, &len);
+		if (!json) {
+			snprintf(what, sizeof(what), "%s%s%s", src->name,
+				 src->client ? "@" : ": ", digest);
+			ret = blob_slurp(src, digest, size, what, &json, &len);
+		}
 		if (!ret)
 			ret = jparse(json, len, what, &o);
 		if (ret)
@@ -713,7 +880,7 @@ static int load_manifest(int dirfd, const char *layout, const char *tag,
 		mt = jstr(o, "mediaType");
 		if (!mt)
 			mt = media;
-		if (!strcmp(mt, MT_INDEX) && depth == 0) {
+		if (mt_index(mt) && depth == 0) {
 			/* several platforms: the one asked for */
 			char *d2 = NULL, *m2 = NULL;
 
@@ -721,6 +888,8 @@ static int load_manifest(int dirfd, const char *layout, const char *tag,
 					   &size);
 			json_object_put(o);
 			o = NULL;
+			free(json);
+			json = NULL;
 			free(digest);
 			free(media);
 			digest = d2;
@@ -733,7 +902,7 @@ static int load_manifest(int dirfd, const char *layout, const char *tag,
 			}
 			continue;
 		}
-		if (strcmp(mt, MT_MANIFEST) || !jarr(o, "layers") ||
+		if (!mt_manifest(mt) || !jarr(o, "layers") ||
 		    !json_object_object_get_ex(o, "config", NULL))
 			ret = xip_error(-EINVAL, "%s: not an image manifest (%s)",
 					what, mt);
@@ -750,45 +919,76 @@ static int load_manifest(int dirfd, const char *layout, const char *tag,
 	return 0;
 }
 
+/* The layers of the manifest, in order, onto the tree. */
+static int scan_manifest(struct btree *t, const struct xip_build_opts *o,
+			 const struct oci_src *src, const char *tag,
+			 const struct xip_oci_ref *ref, const char *platform)
+{
+	struct json_object *man = NULL, *layers;
+	int ret = load_manifest(src, tag, ref, platform, &man);
+	size_t n;
+
+	if (ret)
+		return ret;
+	layers = jarr(man, "layers");
+	n = json_object_array_length(layers);
+	for (size_t i = 0; !ret && i < n; i++)
+		ret = one_layer(t, o, src, json_object_array_get_idx(layers, i),
+				(uint32_t)(i + 1));
+	json_object_put(man);
+	return ret;
+}
+
+static int scan_registry(struct btree *t, const struct xip_build_opts *o,
+			 const char *spec, const char *platform)
+{
+	static const struct xip_oci_client_opts none;
+	struct oci_src src = { .dirfd = -1 };
+	struct xip_oci_ref ref;
+	int ret = xip_oci_ref_parse(spec, &ref);
+
+	if (ret)
+		return ret;
+	ret = xip_oci_client_new(&ref, o->registry ? o->registry : &none,
+				 &src.client);
+	if (!ret) {
+		src.name = xip_oci_client_name(src.client);
+		ret = scan_manifest(t, o, &src, NULL, &ref, platform);
+	}
+	xip_oci_client_free(src.client);
+	xip_oci_ref_free(&ref);
+	return ret;
+}
+
 int xip_btree_scan_oci(struct btree *t, const struct xip_build_opts *o,
 		       const char *spec, const char *platform)
 {
-	struct json_object *man = NULL, *layers;
+	struct oci_src src = { .dirfd = -1 };
 	char *layout = NULL, *tag = NULL;
-	int dirfd = -1, ret;
-	size_t n;
+	int ret;
 
-	ret = xip_oci_split(spec, &layout, &tag);
-	if (ret)
-		return ret;
-	ret = xip_btree_oci_begin(t, o, layout);
+	ret = xip_btree_oci_begin(t, o, spec);
 	if (!ret)
 		ret = xip_lazy_load(XIP_LAZY_JSON);
 	if (!ret)
 		ret = xip_lazy_load(XIP_LAZY_CRYPTO);
-	if (ret)
+	if (!ret && xip_oci_is_remote(spec))
+		ret = scan_registry(t, o, spec, platform);
+	else if (!ret)
+		ret = xip_oci_split(spec, &layout, &tag);
+	if (ret || !layout)
 		goto out;
-	dirfd = open(layout, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0) {
+	src.name = layout;
+	src.dirfd = open(layout, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (src.dirfd < 0)
 		ret = xip_error(-errno, "%s: %s", layout, strerror(errno));
-		goto out;
-	}
-	ret = load_manifest(dirfd, layout, tag, platform, &man);
-	if (ret)
-		goto out;
-	layers = jarr(man, "layers");
-	n = json_object_array_length(layers);
-	for (size_t i = 0; !ret && i < n; i++)
-		ret = one_layer(t, o, dirfd, json_object_array_get_idx(layers, i),
-				(uint32_t)(i + 1), layout);
+	else
+		ret = scan_manifest(t, o, &src, tag, NULL, platform);
+out:
 	if (!ret)
 		ret = xip_btree_make_lpf(t, o);
-out:
-	/* not loaded when libjson-c could not be: no json_object_put then */
-	if (man)
-		json_object_put(man);
-	if (dirfd >= 0)
-		close(dirfd);
+	if (src.dirfd >= 0)
+		close(src.dirfd);
 	free(layout);
 	free(tag);
 	return ret;

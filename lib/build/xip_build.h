@@ -44,6 +44,8 @@ struct xip_build_progress {
 	uint64_t bytes_done, bytes_total;
 };
 
+struct xip_oci_client_opts;
+
 struct xip_build_opts {
 	const char *source;		/* tree to copy; NULL: empty fs */
 	const char *tar;		/* or a tar archive ("-": stdin) */
@@ -87,6 +89,11 @@ struct xip_build_opts {
 	 */
 	void (*warn)(const char *msg, void *arg);
 	void *warn_arg;
+	/*
+	 * xip_build_oci() of docker://...: how to reach the registry
+	 * (credentials, TLS, timeout; xip_oci.h).  NULL: the defaults.
+	 */
+	const struct xip_oci_client_opts *registry;
 };
 
 struct xip_build_result {
@@ -129,7 +136,9 @@ void xip_build_signal_cleanup(void);
 
 /*
  * xip_build() of the image @layout ("DIR[:TAG]", an OCI image layout; no
- * TAG: its only image) names: its layers applied in order, whiteouts
+ * TAG: its only image; or "docker://HOST[:PORT]/REPO[:TAG|@DIGEST]", an
+ * image in a registry, reached as opts->registry says) names: its
+ * layers applied in order, whiteouts
  * removing what lower layers gave.  @platform ("linux/arm64"; NULL: this
  * host's) picks one image of a multi-platform index.  Every blob's size
  * and sha256 digest are checked as it is read; on failure nothing is left.

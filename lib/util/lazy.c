@@ -13,6 +13,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <pthread.h>
@@ -32,6 +33,8 @@
 #include <openssl/pem.h>
 #include <openssl/pkcs7.h>
 #include <openssl/x509.h>
+#include <curl/curl.h>
+#include "util/xip_lazycurl.h"
 
 struct lazy_lib {
 	const char *soname;
@@ -203,6 +206,101 @@ LAZY_LIB(crypto, CRYPTO_FUNCS, CRYPTO_STUB, XIP_LIBCRYPTO_SONAME)
 LAZY_LIB(nbd, NBD_FUNCS, NBD_STUB, XIP_LIBNBD_SONAME)
 #endif
 
+/*
+ * libcurl (the registry client, lib/oci).  curl_easy_setopt and
+ * curl_easy_getinfo are variadic: their stubs below take the one
+ * argument by the type the option's number says (curl's own rule).
+ */
+#define CURL_FUNCS(X) \
+	X(CURLcode, curl_global_init, (long f), (f)) \
+	X(CURL *, curl_easy_init, (void), ()) \
+	X(void, curl_easy_cleanup, (CURL *c), (c)) \
+	X(void, curl_easy_reset, (CURL *c), (c)) \
+	X(CURLcode, curl_easy_pause, (CURL *c, int b), (c, b)) \
+	X(const char *, curl_easy_strerror, (CURLcode e), (e)) \
+	X(struct curl_slist *, curl_slist_append, (struct curl_slist *l, const char *s), (l, s)) \
+	X(void, curl_slist_free_all, (struct curl_slist *l), (l)) \
+	X(CURLM *, curl_multi_init, (void), ()) \
+	X(CURLMcode, curl_multi_cleanup, (CURLM *m), (m)) \
+	X(CURLMcode, curl_multi_add_handle, (CURLM *m, CURL *c), (m, c)) \
+	X(CURLMcode, curl_multi_remove_handle, (CURLM *m, CURL *c), (m, c)) \
+	X(CURLMcode, curl_multi_perform, (CURLM *m, int *n), (m, n)) \
+	X(CURLMcode, curl_multi_poll, (CURLM *m, struct curl_waitfd e[], unsigned int n, int ms, int *r), (m, e, n, ms, r)) \
+	X(CURLMsg *, curl_multi_info_read, (CURLM *m, int *n), (m, n)) \
+	X(CURLU *, curl_url, (void), ()) \
+	X(void, curl_url_cleanup, (CURLU *u), (u)) \
+	X(CURLUcode, curl_url_set, (CURLU *u, CURLUPart w, const char *p, unsigned int f), (u, w, p, f)) \
+	X(CURLUcode, curl_url_get, (CURLU *u, CURLUPart w, char **p, unsigned int f), (u, w, p, f)) \
+	X(void, curl_free, (void *p), (p)) \
+	X(char *, curl_easy_escape, (CURL *c, const char *s, int n), (c, s, n)) \
+	X(CURLcode, curl_easy_setopt, (CURL *c, CURLoption o, ...), ()) \
+	X(CURLcode, curl_easy_getinfo, (CURL *c, CURLINFO i, ...), ())
+
+/* the variadic two are written by hand below */
+#define CURL_STUB(ret, name, params, args) CURL_STUB_##name(ret, name, params, args)
+#define CURL_STUB_ONE(ret, name, params, args) LAZY_STUB(curl, ret, name, params, args)
+#define CURL_STUB_curl_global_init CURL_STUB_ONE
+#define CURL_STUB_curl_easy_init CURL_STUB_ONE
+#define CURL_STUB_curl_easy_cleanup CURL_STUB_ONE
+#define CURL_STUB_curl_easy_reset CURL_STUB_ONE
+#define CURL_STUB_curl_easy_pause CURL_STUB_ONE
+#define CURL_STUB_curl_easy_strerror CURL_STUB_ONE
+#define CURL_STUB_curl_slist_append CURL_STUB_ONE
+#define CURL_STUB_curl_slist_free_all CURL_STUB_ONE
+#define CURL_STUB_curl_multi_init CURL_STUB_ONE
+#define CURL_STUB_curl_multi_cleanup CURL_STUB_ONE
+#define CURL_STUB_curl_multi_add_handle CURL_STUB_ONE
+#define CURL_STUB_curl_multi_remove_handle CURL_STUB_ONE
+#define CURL_STUB_curl_multi_perform CURL_STUB_ONE
+#define CURL_STUB_curl_multi_poll CURL_STUB_ONE
+#define CURL_STUB_curl_multi_info_read CURL_STUB_ONE
+#define CURL_STUB_curl_url CURL_STUB_ONE
+#define CURL_STUB_curl_url_cleanup CURL_STUB_ONE
+#define CURL_STUB_curl_url_set CURL_STUB_ONE
+#define CURL_STUB_curl_url_get CURL_STUB_ONE
+#define CURL_STUB_curl_free CURL_STUB_ONE
+#define CURL_STUB_curl_easy_escape CURL_STUB_ONE
+#define CURL_STUB_curl_easy_setopt(ret, name, params, args)
+#define CURL_STUB_curl_easy_getinfo(ret, name, params, args)
+LAZY_LIB(curl, CURL_FUNCS, CURL_STUB, XIP_LIBCURL_SONAME)
+
+__attribute__((visibility("hidden"))) CURLcode
+xip_lazy_curl_easy_setopt(CURL *c, CURLoption o, ...)
+{
+	typedef CURLcode (*setopt_long)(CURL *, CURLoption, long);
+	typedef CURLcode (*setopt_ptr)(CURL *, CURLoption, void *);
+	typedef CURLcode (*setopt_off)(CURL *, CURLoption, curl_off_t);
+	void *f = lazy_curl_slots.curl_easy_setopt;
+	CURLcode ret;
+	va_list ap;
+
+	va_start(ap, o);
+	if (o < CURLOPTTYPE_OBJECTPOINT)
+		ret = ((setopt_long)f)(c, o, va_arg(ap, long));
+	else if (o < CURLOPTTYPE_OFF_T)
+		ret = ((setopt_ptr)f)(c, o, va_arg(ap, void *));
+	else if (o < CURLOPTTYPE_BLOB)
+		ret = ((setopt_off)f)(c, o, va_arg(ap, curl_off_t));
+	else
+		ret = ((setopt_ptr)f)(c, o, va_arg(ap, void *));
+	va_end(ap);
+	return ret;
+}
+
+__attribute__((visibility("hidden"))) CURLcode
+xip_lazy_curl_easy_getinfo(CURL *c, CURLINFO i, ...)
+{
+	typedef CURLcode (*getinfo_ptr)(CURL *, CURLINFO, void *);
+	void *f = lazy_curl_slots.curl_easy_getinfo;
+	CURLcode ret;
+	va_list ap;
+
+	va_start(ap, i);
+	ret = ((getinfo_ptr)f)(c, i, va_arg(ap, void *));
+	va_end(ap);
+	return ret;
+}
+
 static int lazy_open(struct lazy_lib *l)
 {
 	const char *err;
@@ -244,6 +342,8 @@ static int lazy_load(enum xip_lazy_which which)
 		return lazy_open(&lib_json);
 	case XIP_LAZY_CRYPTO:
 		return lazy_open(&lib_crypto);
+	case XIP_LAZY_CURL:
+		return lazy_open(&lib_curl);
 #ifdef HAVE_LIBNBD
 	case XIP_LAZY_NBD:
 		return lazy_open(&lib_nbd);

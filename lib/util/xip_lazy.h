@@ -14,6 +14,7 @@ enum xip_lazy_which {
 	XIP_LAZY_JSON,		/* json-c: mkfs --oci */
 	XIP_LAZY_CRYPTO,	/* libcrypto: mkfs --oci, dm-verity and its
 				 * signatures (lib/verity) */
+	XIP_LAZY_CURL,		/* libcurl: the registry client (lib/oci) */
 };
 
 /*
@@ -123,6 +124,33 @@ int xip_lazy_load(enum xip_lazy_which which);
 #define archive_entry_symlink xip_lazy_archive_entry_symlink
 #define archive_entry_xattr_reset xip_lazy_archive_entry_xattr_reset
 #define archive_entry_xattr_next xip_lazy_archive_entry_xattr_next
+/*
+ * libcurl: include <curl/curl.h> after this header (CURL_DISABLE_TYPECHECK
+ * keeps its type-checking macros out), then "util/xip_lazycurl.h" for the
+ * two variadic functions, which curl.h defines as macros of their own.
+ */
+#define CURL_DISABLE_TYPECHECK
+#define curl_global_init xip_lazy_curl_global_init
+#define curl_easy_init xip_lazy_curl_easy_init
+#define curl_easy_cleanup xip_lazy_curl_easy_cleanup
+#define curl_easy_reset xip_lazy_curl_easy_reset
+#define curl_easy_pause xip_lazy_curl_easy_pause
+#define curl_easy_strerror xip_lazy_curl_easy_strerror
+#define curl_slist_append xip_lazy_curl_slist_append
+#define curl_slist_free_all xip_lazy_curl_slist_free_all
+#define curl_multi_init xip_lazy_curl_multi_init
+#define curl_multi_cleanup xip_lazy_curl_multi_cleanup
+#define curl_multi_add_handle xip_lazy_curl_multi_add_handle
+#define curl_multi_remove_handle xip_lazy_curl_multi_remove_handle
+#define curl_multi_perform xip_lazy_curl_multi_perform
+#define curl_multi_poll xip_lazy_curl_multi_poll
+#define curl_multi_info_read xip_lazy_curl_multi_info_read
+#define curl_url xip_lazy_curl_url
+#define curl_url_cleanup xip_lazy_curl_url_cleanup
+#define curl_url_set xip_lazy_curl_url_set
+#define curl_url_get xip_lazy_curl_url_get
+#define curl_free xip_lazy_curl_free
+#define curl_easy_escape xip_lazy_curl_easy_escape
 #define nbd_create xip_lazy_nbd_create
 #define nbd_close xip_lazy_nbd_close
 #define nbd_get_error xip_lazy_nbd_get_error

@@ -16,6 +16,7 @@ fuzz_kinds() {
 	record*) echo record ;;
 	verity*) echo verity ;;
 	vsig*) echo vsig ;;
+	regauth*) echo regauth ;;
 	*) echo ext2 ;;
 	esac
 }
@@ -29,6 +30,7 @@ fuzz_dict() {
 	record*) echo "$fuzz_src/record.dict" ;;
 	verity*) echo "$fuzz_src/verity.dict" ;;
 	vsig*) echo "$fuzz_src/vsig.dict" ;;
+	regauth*) echo "$fuzz_src/regauth.dict" ;;
 	*) echo "$fuzz_src/ext2.dict" ;;
 	esac
 }

@@ -266,4 +266,16 @@ if command -v xxd >/dev/null 2>&1 && command -v sha256sum >/dev/null 2>&1; then
 	cp "$tmp/der" "$out/vsig/der"
 fi
 
+# --- registry client texts (fuzz_regauth.c: the first byte picks) -------------
+mkdir -p "$out/regauth"
+printf '\000docker://127.0.0.1:5000/team/app:v1.2' > "$out/regauth/ref-tag"
+printf '\000docker://reg.io/a/b@sha256:%064d' 0 > "$out/regauth/ref-digest"
+printf '\000alpine' > "$out/regauth/ref-short"
+printf '\001Bearer realm="https://auth.io/token",service="reg.io",scope="repository:a/b:pull"' \
+	> "$out/regauth/bearer"
+printf '\001Basic realm="Registry Realm", charset="UTF-8"' > "$out/regauth/basic"
+printf '\001Bearer realm="https://a/\\"q\\"",error=invalid_token' > "$out/regauth/escapes"
+printf '\002{"token": "abc", "access_token": "abc", "expires_in": 300}' \
+	> "$out/regauth/token"
+
 exit 0
