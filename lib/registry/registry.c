@@ -421,6 +421,51 @@ void xip_registry_hold_remove(const struct xip_seg_entry *e)
 	xip_error_clear();
 }
 
+/* ---- the fill state of a lazy segment ----------------------------------- */
+
+#define FILL_FMT ".fill:%" PRIu64 ":%" PRIu64
+
+int xip_registry_fill_open(const struct xip_seg_entry *e, bool create)
+{
+	char dir[XIP_PATH_MAX], name[96];
+	struct stat st;
+	int dfd, fd;
+
+	dfd = xip_registry_rundir_open(dir, sizeof(dir));
+	if (dfd < 0)
+		return dfd;
+	snprintf(name, sizeof(name), FILL_FMT, e->seg_dev, e->seg_ino);
+	if (create)
+		unlinkat(dfd, name, 0);
+	fd = openat(dfd, name, (create ? O_RDWR | O_CREAT | O_EXCL : O_RDONLY) |
+		    O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0600);
+	close(dfd);
+	if (fd < 0)
+		return xip_error(-errno, "@%s: fill state %s/%s: %s", e->name,
+				 dir, name, strerror(errno));
+	/* the owner's own regular file, nothing planted */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != e->seg_uid || st.st_nlink != 1) {
+		close(fd);
+		return xip_error(-EPERM, "@%s: fill state %s/%s: not the owner's file",
+				 e->name, dir, name);
+	}
+	return fd;
+}
+
+void xip_registry_fill_remove(const struct xip_seg_entry *e)
+{
+	char dir[XIP_PATH_MAX], name[96];
+	int dfd = xip_registry_rundir_open(dir, sizeof(dir));
+
+	if (dfd >= 0) {
+		snprintf(name, sizeof(name), FILL_FMT, e->seg_dev, e->seg_ino);
+		unlinkat(dfd, name, 0);
+		close(dfd);
+	}
+	xip_error_clear();
+}
+
 /*
  * The holder lock's descriptor for the file @st opened by path, from the
  * caller's run directory (checked here), its name in @name (XIP_PATH_MAX

@@ -85,6 +85,14 @@ int xip_registry_hold_open(const struct xip_seg_entry *e, bool fresh);
  * xip_spec_open() would.  0 or < 0.
  */
 int xip_registry_hold_seg(struct xip_seg *seg);
+/*
+ * The fill state file of the lazy segment @e (lib/segment/fill.c) in the
+ * run directory, opened from its checked descriptor without following a
+ * link: a new one for writing (@create, any old one removed first), else
+ * read-only; it must be a regular file of the segment's owner.
+ */
+int xip_registry_fill_open(const struct xip_seg_entry *e, bool create);
+void xip_registry_fill_remove(const struct xip_seg_entry *e);
 /* Remove the lock file of @e (detach, after its segment file). */
 void xip_registry_hold_remove(const struct xip_seg_entry *e);
 /*

@@ -28,6 +28,11 @@ struct xip_seg_entry {
 	uint64_t size;			/* bytes of data in the segment */
 	/* exec maps a program's read-only pages at once (attach --populate) */
 	bool populate;
+	/*
+	 * Attached lazily (attach --lazy): its fill state sits beside the
+	 * record (.fill:DEV:INO in the run directory) until it is complete
+	 */
+	bool lazy;
 	bool attaching;			/* claimed, being filled: not live */
 	pid_t pid;			/* the attaching process */
 	uid_t owner;

@@ -47,6 +47,7 @@ enum xip_seg_type {
 #define XIP_SEG_COPY	0x08
 
 struct xip_seg_window;
+struct xip_fill;
 
 struct xip_seg {
 	char *path;		/* the backing file or device */
@@ -96,6 +97,12 @@ struct xip_seg {
 	bool copies;		/* XIP_SEG_COPY, and not mapped yet */
 	unsigned int nwin;	/* windows read (XIP_SEG_COPY) */
 	struct xip_seg_window *win;
+	/*
+	 * A lazy segment still being filled (attach --lazy): every range
+	 * handed out waits for its blocks first (segment_int.h); NULL once
+	 * complete, and for every other segment
+	 */
+	struct xip_fill *fill;
 };
 
 /*

@@ -622,6 +622,8 @@ struct xip_verity_stream {
 	uint8_t *digests;		/* one per block, digest_size apart */
 	uint8_t zero[XIP_VERITY_DIGEST_MAX];	/* of a block of zeros */
 	_Atomic uint64_t done;		/* blocks hashed or known zero */
+	uint8_t *leaves;		/* the tree's level 0, once checked */
+	EVP_MD_CTX *ctx;		/* xip_verity_stream_check()'s */
 };
 
 /* The range of whole blocks of @len bytes at @off, within the image. */
@@ -707,6 +709,9 @@ void xip_verity_stream_free(struct xip_verity_stream *s)
 		return;
 	if (s->md)	/* else libcrypto may not be loaded */
 		EVP_MD_free(s->md);
+	if (s->ctx)
+		EVP_MD_CTX_free(s->ctx);
+	free(s->leaves);
 	free(s->digests);
 	free(s);
 }
@@ -851,6 +856,128 @@ int xip_verity_stream_finish(struct xip_verity_stream *s, int fd,
 out:
 	free(buf);
 	return ret;
+}
+
+/* ---- checking block by block (attach --lazy) ------------------------- */
+
+int xip_verity_stream_tree(struct xip_verity_stream *s, const uint8_t *area,
+			   const uint8_t *root, size_t root_len,
+			   struct xip_verity_bad *bad)
+{
+	const struct verity_geom *g = &s->g;
+	uint64_t first = s->vi.tree_offset / s->bs;
+	uint64_t vblk = s->vi.hash_offset / s->bs;
+	const uint8_t *tree = area + (s->vi.tree_offset - s->vi.hash_offset);
+	unsigned int ds = s->vi.digest_size;
+	struct hasher h = { .md = s->md, .salt = s->vi.salt,
+			    .salt_len = s->vi.salt_size };
+	uint8_t d[XIP_VERITY_DIGEST_MAX];
+	uint64_t top = g->level_start[g->levels - 1];
+	int ret = 0;
+
+	if (bad)
+		memset(bad, 0, sizeof(*bad));
+	if (root_len != ds)
+		return xip_error(-EINVAL,
+				 "the root hash has %zu bytes, %s gives %u",
+				 root_len, s->vi.algorithm, ds);
+	if (memcmp(area, s->vsb, sizeof(s->vsb)))
+		return xip_error(-EIO,
+				 "the verity superblock changed after it was read ahead");
+	if (!all_zero(area + XIP_VERITY_SB_SIZE,
+		      s->vi.tree_offset - s->vi.hash_offset -
+		      XIP_VERITY_SB_SIZE))
+		return bad_at(bad, XIP_VERITY_SUPER, vblk, s->bs,
+			      "verity superblock: bytes after it in its block");
+	h.ctx = EVP_MD_CTX_new();
+	if (!h.ctx)
+		return xip_error(-ENOMEM, "out of memory");
+	if (hash_block(&h, tree + (top - first) * s->bs, s->bs, d)) {
+		ret = hash_error(-EIO, "hashing failed");
+		goto out;
+	}
+	if (memcmp(d, root, root_len)) {
+		ret = bad_at(bad, XIP_VERITY_ROOT, top, s->bs,
+			     "the root hash does not match hash block %" PRIu64 " (the top of the tree; or the salt, or a wrong root hash)",
+			     top);
+		goto out;
+	}
+	/* from the root down: each level against its parent's slots */
+	for (int i = (int)g->levels - 2; i >= 0 && !ret; i--) {
+		const uint8_t *slots = tree + (g->level_start[i + 1] - first) *
+						      s->bs;
+
+		for (uint64_t b = 0; b < g->level_size[i]; b++) {
+			uint64_t blk = g->level_start[i] + b;
+
+			if (hash_block(&h, tree + (blk - first) * s->bs, s->bs,
+				       d)) {
+				ret = hash_error(-EIO, "hashing failed");
+				break;
+			}
+			if (memcmp(d, slots + b * g->digest_full, ds)) {
+				ret = bad_at(bad, XIP_VERITY_HASH, blk, s->bs,
+					     "hash block %" PRIu64 " (tree level %d) does not match its hash",
+					     blk, i);
+				break;
+			}
+		}
+	}
+	if (!ret) {
+		free(s->leaves);
+		s->leaves = malloc(g->level_size[0] * s->bs);
+		if (!s->leaves)
+			ret = xip_error(-ENOMEM, "out of memory");
+		else
+			memcpy(s->leaves, tree + (g->level_start[0] - first) *
+						       s->bs,
+			       g->level_size[0] * s->bs);
+	}
+out:
+	EVP_MD_CTX_free(h.ctx);
+	return ret;
+}
+
+int xip_verity_stream_check(struct xip_verity_stream *s, uint64_t blk,
+			    const uint8_t *p, struct xip_verity_bad *bad)
+{
+	struct hasher h = { .md = s->md, .salt = s->vi.salt,
+			    .salt_len = s->vi.salt_size };
+	uint8_t d[XIP_VERITY_DIGEST_MAX];
+	int ret;
+
+	if (!s->leaves)
+		return xip_error(-EIO, "verity: the tree is not in");
+	if (blk >= s->vi.data_blocks)
+		return bad_at(bad, XIP_VERITY_DATA, blk, s->bs,
+			      "block %" PRIu64 " is past the data the tree covers",
+			      blk);
+	if (!s->ctx && !(s->ctx = EVP_MD_CTX_new()))
+		return xip_error(-ENOMEM, "out of memory");
+	h.ctx = s->ctx;
+	ret = hash_block(&h, p, s->bs, d);
+	if (ret)
+		return hash_error(ret, "hashing failed");
+	if (memcmp(d, s->leaves + blk * s->g.digest_full, s->vi.digest_size))
+		return bad_at(bad, XIP_VERITY_DATA, blk, s->bs,
+			      "data block %" PRIu64 " does not match its hash",
+			      blk);
+	return 0;
+}
+
+bool xip_verity_stream_is_zero(const struct xip_verity_stream *s,
+			       uint64_t blk)
+{
+	return s->leaves && blk < s->vi.data_blocks &&
+	       !memcmp(s->leaves + blk * s->g.digest_full, s->zero,
+		       s->vi.digest_size);
+}
+
+const uint8_t *xip_verity_stream_head(const struct xip_verity_stream *s,
+				      size_t *len)
+{
+	*len = sizeof(s->head);
+	return s->head;
 }
 
 int xip_verity_salt(const void *seed, size_t seed_len, uint8_t *salt)

@@ -102,4 +102,25 @@ int xip_verity_stream_finish(struct xip_verity_stream *s, int fd,
 			     size_t root_len, struct xip_verity_info *vi,
 			     struct xip_verity_bad *bad);
 
+/*
+ * Block by block (attach --lazy): the verity superblock's block and the
+ * whole tree, @area (from the hash offset to the tree's end), checked
+ * from the root down against @root; then each data block as it lands
+ * (xip_verity_stream_check: @blk of the data, hash_block_size bytes at
+ * @p) against its digest in the tree's lowest level.  0, or -EBADMSG
+ * with where in @bad and the message; -EINVAL for a root hash of the
+ * wrong length.
+ */
+int xip_verity_stream_tree(struct xip_verity_stream *s, const uint8_t *area,
+			   const uint8_t *root, size_t root_len,
+			   struct xip_verity_bad *bad);
+int xip_verity_stream_check(struct xip_verity_stream *s, uint64_t blk,
+			    const uint8_t *p, struct xip_verity_bad *bad);
+/* Does the tree say data block @blk is zeros? */
+bool xip_verity_stream_is_zero(const struct xip_verity_stream *s,
+			       uint64_t blk);
+/* The ext2 superblock's bytes read ahead (the first of the image). */
+const uint8_t *xip_verity_stream_head(const struct xip_verity_stream *s,
+				      size_t *len);
+
 #endif
