@@ -303,9 +303,11 @@ static const struct column columns[] = {
 	{ "OWNER", COL_NUM, 5, "owner uid" },
 	{ "VERIFIED", COL_BOOL, 1, "admitted against a root hash and sealed" },
 	{ "POPULATE", COL_BOOL, 1, "exec maps a program's read-only pages at once" },
+	{ "FILLED", COL_NUM, 6, "bytes arrived (and checked) of a lazy attach" },
+	{ "STATE", COL_STR, 8, "filling, complete or failed (attach --lazy)" },
 };
 #define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
-#define DEFAULT_COLUMNS "NAME,TYPE,SIZE,LOOP,IMAGE,LABEL,UUID,VERIFIED"
+#define DEFAULT_COLUMNS "NAME,TYPE,SIZE,FILLED,STATE,LOOP,IMAGE,LABEL,UUID,VERIFIED"
 /* list --all: whose each segment is */
 #define ALL_COLUMNS "OWNER," DEFAULT_COLUMNS
 
@@ -353,8 +355,19 @@ static void cell_text(const struct xip_seg_entry *e, int col, char *buf,
 	struct tm tm;
 	time_t t;
 
+	uint64_t filled;
+	const char *state;
+
 	buf[0] = '\0';
 	switch (col) {
+	case 17:
+	case 18:
+		state = xip_registry_fill_status(e, &filled);
+		if (col == 17)
+			snprintf(buf, len, "%llu", (unsigned long long)filled);
+		else
+			snprintf(buf, len, "%s", state);
+		break;
 	case 0: snprintf(buf, len, "%s", e->name); break;
 	case 1: snprintf(buf, len, "%s", xip_seg_type_name(e->type)); break;
 	case 2: snprintf(buf, len, "%llu", (unsigned long long)e->size); break;

@@ -87,6 +87,12 @@ int xip_attach_lazy(const struct xip_attach_opts *o, struct segfile *sf,
 /* Stop the filler of the lazy segment @e, if it runs (SIGTERM, then wait
  * for its lock to go, at most XIP_LOCK_WAIT_MS). */
 void xip_attach_lazy_stop(const struct xip_seg_entry *e);
+/*
+ * What cannot wait per block waits for the whole (save, detach --save):
+ * 0 at once for a segment that is not lazy or is complete; else as
+ * xip_fill_wait_all().
+ */
+int xip_attach_lazy_wait(const struct xip_seg_entry *e);
 
 /* detach.c */
 

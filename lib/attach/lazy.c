@@ -196,6 +196,29 @@ void xip_attach_lazy_stop(const struct xip_seg_entry *e)
 	xip_error_clear();
 }
 
+int xip_attach_lazy_wait(const struct xip_seg_entry *e)
+{
+	struct xip_fill *f;
+	char what[XIP_SEG_NAME_MAX + 2];
+	int fd, ret;
+
+	if (!e->lazy)
+		return 0;
+	fd = xip_registry_fill_open(e, false);
+	if (fd < 0)
+		return xip_error(-EIO, "@%s: lazy segment without its fill state: the attach or its filler died",
+				 e->name);
+	ret = xip_fill_open(fd, &f);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	snprintf(what, sizeof(what), "@%s", e->name);
+	ret = xip_fill_wait_all(f, what, NULL, NULL);
+	xip_fill_close(f);
+	return ret;
+}
+
 /* Wait for the filler's pid in the header (its first step). */
 static void filler_wait_pid(struct xip_fill *f)
 {

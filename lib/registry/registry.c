@@ -453,6 +453,35 @@ int xip_registry_fill_open(const struct xip_seg_entry *e, bool create)
 	return fd;
 }
 
+const char *xip_registry_fill_status(const struct xip_seg_entry *e,
+				     uint64_t *filled)
+{
+	static const char *const names[] = {
+		[XIP_FILL_FILLING] = "filling",
+		[XIP_FILL_COMPLETE] = "complete",
+		[XIP_FILL_FAILED] = "failed",
+	};
+	enum xip_fill_state st;
+	struct xip_fill *f;
+	int fd;
+
+	*filled = e->size;
+	if (!e->lazy)
+		return names[XIP_FILL_COMPLETE];
+	*filled = 0;
+	fd = xip_registry_fill_open(e, false);
+	if (fd < 0 || xip_fill_open(fd, &f)) {
+		if (fd >= 0)
+			close(fd);
+		xip_error_clear();
+		return names[XIP_FILL_FAILED];
+	}
+	st = xip_fill_state(f);
+	*filled = st == XIP_FILL_COMPLETE ? e->size : xip_fill_filled(f);
+	xip_fill_close(f);
+	return names[st];
+}
+
 void xip_registry_fill_remove(const struct xip_seg_entry *e)
 {
 	char dir[XIP_PATH_MAX], name[96];

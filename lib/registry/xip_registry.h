@@ -93,4 +93,13 @@ typedef void (*xip_registry_warn_fn)(void *arg, const char *msg);
 int xip_registry_list_all(struct xip_seg_entry **entries, size_t *n,
 			  xip_registry_warn_fn warn, void *arg);
 
+/*
+ * How much of the segment @e has arrived: "complete" (all of it: every
+ * segment but a lazy one still being filled), "filling" or "failed" (a
+ * fill that failed, or whose filler or state is gone); the bytes landed
+ * (and checked) in *@filled.
+ */
+const char *xip_registry_fill_status(const struct xip_seg_entry *e,
+				     uint64_t *filled);
+
 #endif /* XIP_REGISTRY_H */

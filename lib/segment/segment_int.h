@@ -184,15 +184,6 @@ int xip_fill_wait_all(struct xip_fill *f, const char *what,
 		      void (*progress)(void *arg, uint64_t done,
 				       uint64_t total),
 		      void *arg);
-/*
- * A segment's wait for [@off, @off + @len) (its fill, when it has one:
- * let go of once complete), and for the whole of it.
- */
-int xip_seg_fill_wait(struct xip_seg *seg, uint64_t off, uint64_t len);
-int xip_seg_fill_wait_all(struct xip_seg *seg,
-			  void (*progress)(void *arg, uint64_t done,
-					   uint64_t total),
-			  void *arg);
 /* The filler's side: blocks [@first, @first + @n) landed and checked. */
 void xip_fill_land(struct xip_fill *f, uint64_t first, uint64_t n);
 void xip_fill_end(struct xip_fill *f, enum xip_fill_state state,
