@@ -14,9 +14,10 @@ TESTS += tests/unit/test_registry tests/unit/test_loop
 TESTS += tests/cli/attach.bats tests/cli/detach.bats tests/cli/list.bats \
 	tests/cli/owners.bats \
 	tests/cli/save.bats tests/cli/attach-hostile.bats \
-	tests/cli/concurrency.bats tests/cli/stress.bats
+	tests/cli/concurrency.bats tests/cli/stress.bats tests/cli/lazy.bats
 EXTRA_DIST += tests/cli/attach.bats tests/cli/detach.bats \
 	tests/cli/list.bats tests/cli/owners.bats tests/cli/save.bats \
 	tests/cli/attach-hostile.bats \
-	tests/cli/concurrency.bats tests/cli/stress.bats tests/lib/attach.bash
+	tests/cli/concurrency.bats tests/cli/stress.bats tests/lib/attach.bash \
+	tests/cli/lazy.bats
 endif

@@ -162,6 +162,7 @@ struct slot {
 	uint64_t off;
 	uint32_t len;
 	uint8_t *buf;		/* NBD_REQ bytes (NULL: into the mapping) */
+	bool demand;		/* a lazy fill's read for a reader */
 };
 
 struct range {
@@ -205,6 +206,7 @@ struct xip_nbd {
 	struct range *demand;	/* runs of blocks readers asked for */
 	size_t ndemand, demand_cap;
 	uint64_t bad_block;	/* that failed its check, or UINT64_MAX */
+	bool picked_demand;	/* lazy_pick() chose a reader's run */
 };
 
 #define LZ		XIP_FILL_BLOCK
@@ -627,6 +629,24 @@ static int reserve(struct xip_nbd *n, uint64_t off, uint64_t len,
 	return 0;
 }
 
+#define LAZY_SWEEP_INFLIGHT	2
+
+/* Has the sweep asked for everything? */
+static bool lazy_swept(const struct xip_nbd *n)
+{
+	return n->window_end >= n->size && n->todo_next == n->ntodo;
+}
+
+/* Reads of the sweep in flight. */
+static int sweeping(const struct xip_nbd *n)
+{
+	int k = 0;
+
+	for (int i = 0; i < NBD_INFLIGHT; i++)
+		k += n->slots[i].state == SLOT_BUSY && !n->slots[i].demand;
+	return k;
+}
+
 /*
  * A lazy fill's next read: the first run a reader asked for that is not
  * asked for yet, else the next of the sweep; blocks asked for or landed
@@ -655,8 +675,15 @@ static int lazy_pick(struct xip_nbd *n, uint64_t *off, uint32_t *len)
 		d->len -= e - d->off;
 		d->off = e;
 		xip_fill_count_request(n->fill);
+		n->picked_demand = true;
 		goto found;
 	}
+	/*
+	 * the sweep keeps few reads in flight: a reader's request waits for
+	 * those at most, not for a full pipeline of them
+	 */
+	if (sweeping(n) >= LAZY_SWEEP_INFLIGHT)
+		return 0;
 	for (;;) {
 		struct range *r;
 
@@ -703,11 +730,13 @@ static int issue(struct xip_nbd *n, struct slot *s, uint8_t *map,
 		uint64_t off;
 		uint32_t len;
 
+		n->picked_demand = false;
 		ret = lazy_pick(n, &off, &len);
 		if (ret || !len)
 			return ret;
 		s->off = off;
 		s->len = len;
+		s->demand = n->picked_demand;
 		goto send;
 	}
 	while (n->todo_next == n->ntodo) {
@@ -823,8 +852,8 @@ static int pull_loop(struct xip_nbd *n, int fd, uint8_t *map,
 		xip_attach_hook_fill(n->done, n->size);
 		if (!busy && !more && !n->ndemand)
 			return 0;
-		if (n->fill && !more && n->ndemand)
-			more = 1;	/* a request came meanwhile */
+		if (n->fill && !more && (n->ndemand || !lazy_swept(n)))
+			more = 1;	/* a request came, or the sweep waits */
 		ret = nbd_wait(n, "pull");
 		if (ret)
 			return ret;
