@@ -18,7 +18,7 @@
 /* ---- attach -------------------------------------------------------------- */
 
 static const char attach_usage[] =
-	"[-n NAME] [-t TYPE] [--loop] [--file PATH] [--hugepages] [--size SIZE] [--raw] [--timeout SECONDS] [--root-hash HEX|--root-hash-file FILE] [--populate WHEN] [IMAGE|NBD-URI]";
+	"[-n NAME] [-t TYPE] [--loop] [--file PATH] [--hugepages] [--size SIZE] [--raw] [--timeout SECONDS] [--root-hash HEX|--root-hash-file FILE] [--populate WHEN] [--lazy] [IMAGE|NBD-URI]";
 
 /* A pull from an NBD server: MiB done, on a TTY. */
 static void pull_progress(void *arg, uint64_t done, uint64_t total)
@@ -57,6 +57,12 @@ static int attach_check_args(const struct xip_attach_opts *o)
 		return cmd_usage_error("--root-hash: type %s cannot be verified (only sr and er)", t);
 	if (o->root_hash && o->raw)
 		return cmd_usage_error("--root-hash and --raw exclude each other");
+	if (o->lazy && !xip_nbd_is_uri(o->image))
+		return cmd_usage_error("--lazy needs an NBD URI (nbd://, nbd+unix://)");
+	if (o->lazy && (o->loop || o->file))
+		return cmd_usage_error("--lazy and --loop exclude each other: a loop device needs the whole image");
+	if (o->lazy && o->hugepages)
+		return cmd_usage_error("--lazy and --hugepages exclude each other");
 	return EXIT_OK;
 }
 
@@ -69,7 +75,7 @@ int cmd_attach(int argc, const char **argv)
 	char *timeout = NULL, *root = NULL, *root_file = NULL, *populate = NULL;
 	uint8_t root_bytes[XIP_VERITY_DIGEST_MAX];
 	uint64_t secs;
-	int loop = 0, huge = 0, raw = 0, rc = EXIT_OK, ret;
+	int loop = 0, huge = 0, raw = 0, lazy = 0, rc = EXIT_OK, ret;
 	struct cmd_args args;
 	const struct poptOption options[] = {
 		{ "name", 'n', POPT_ARG_STRING, &name, 0,
@@ -101,10 +107,14 @@ int cmd_attach(int argc, const char **argv)
 		{ "populate", 0, POPT_ARG_STRING, &populate, 0,
 		  "auto (default: measured here), always or never: exec maps a program's read-only pages at once",
 		  "WHEN" },
+		{ "lazy", 0, POPT_ARG_NONE, &lazy, 0,
+		  "nbd://: return once the metadata (and the tree) are in; a filler pulls the rest",
+		  NULL },
 		POPT_TABLEEND
 	};
 
 	cmd_parse(argc, argv, options, attach_usage, 0, 1, &args);
+	o.lazy = lazy;
 	o.image = args.argc ? args.argv[0] : NULL;
 	o.name = name;
 	o.loop = loop;
@@ -293,9 +303,11 @@ static const struct column columns[] = {
 	{ "OWNER", COL_NUM, 5, "owner uid" },
 	{ "VERIFIED", COL_BOOL, 1, "admitted against a root hash and sealed" },
 	{ "POPULATE", COL_BOOL, 1, "exec maps a program's read-only pages at once" },
+	{ "FILLED", COL_NUM, 6, "bytes arrived (and checked) of a lazy attach" },
+	{ "STATE", COL_STR, 8, "filling, complete or failed (attach --lazy)" },
 };
 #define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
-#define DEFAULT_COLUMNS "NAME,TYPE,SIZE,LOOP,IMAGE,LABEL,UUID,VERIFIED"
+#define DEFAULT_COLUMNS "NAME,TYPE,SIZE,FILLED,STATE,LOOP,IMAGE,LABEL,UUID,VERIFIED"
 /* list --all: whose each segment is */
 #define ALL_COLUMNS "OWNER," DEFAULT_COLUMNS
 
@@ -343,8 +355,19 @@ static void cell_text(const struct xip_seg_entry *e, int col, char *buf,
 	struct tm tm;
 	time_t t;
 
+	uint64_t filled;
+	const char *state;
+
 	buf[0] = '\0';
 	switch (col) {
+	case 17:
+	case 18:
+		state = xip_registry_fill_status(e, &filled);
+		if (col == 17)
+			snprintf(buf, len, "%llu", (unsigned long long)filled);
+		else
+			snprintf(buf, len, "%s", state);
+		break;
 	case 0: snprintf(buf, len, "%s", e->name); break;
 	case 1: snprintf(buf, len, "%s", xip_seg_type_name(e->type)); break;
 	case 2: snprintf(buf, len, "%llu", (unsigned long long)e->size); break;

@@ -480,7 +480,7 @@ int cmd_root_hash(const char *hex, const char *file, uint8_t *out,
 	if (hex && file)
 		return cmd_usage_error("--root-hash and --root-hash-file exclude each other");
 	if (hex) {
-		got = xip_verity_parse_hex(hex, out, max);
+		got = xip_hex_decode(hex, out, max);
 		if (got < 0)
 			return cmd_usage_error("--root-hash: '%s': not a hash in hex digits",
 					       hex);
@@ -505,7 +505,7 @@ int cmd_root_hash(const char *hex, const char *file, uint8_t *out,
 		n--;
 	if (n >= 0) {
 		text[n] = '\0';
-		got = xip_verity_parse_hex(text, out, max);
+		got = xip_hex_decode(text, out, max);
 	}
 	if (n < 0 || got < 0) {
 		msg_error("%s: %s", cmd_esc(file),

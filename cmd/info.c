@@ -100,7 +100,7 @@ static void info_verity(struct kv *kv, const struct xip_seg *seg)
 		return;
 	kv_u64(kv, "Verity hash blocks", "verity-hash-blocks",
 	       vi.tree_blocks);
-	xip_verity_hex(vi.salt, vi.salt_size, salt);
+	xip_hex_encode(vi.salt, vi.salt_size, salt);
 	kv_str(kv, "Verity salt", "verity-salt", salt);
 	info_signature(kv, seg, &vi);
 	xip_error_clear();

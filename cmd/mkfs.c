@@ -146,7 +146,7 @@ static int mkfs_verity_opts(struct mkfs_args *a, struct xip_build_opts *o)
 		return cmd_usage_error("--private-key and --certificate go together (and --signature-file needs them)");
 	if (!a->salt)
 		return EXIT_OK;
-	n = xip_verity_parse_hex(a->salt, a->salt_bytes,
+	n = xip_hex_decode(a->salt, a->salt_bytes,
 				 sizeof(a->salt_bytes));
 	if (n < 0)
 		return cmd_usage_error("--salt: '%s': must be 1 to %d bytes in hex digits",
@@ -167,7 +167,7 @@ static int mkfs_root_hash(const struct mkfs_args *a, struct xip_outfile *hf,
 	char hex[2 * XIP_VERITY_DIGEST_MAX + 2];
 	int ret;
 
-	xip_verity_hex(r->root_hash, r->root_hash_len, hex);
+	xip_hex_encode(r->root_hash, r->root_hash_len, hex);
 	printf("root hash: %s\n", hex);
 	if (!a->root_hash_file)
 		return EXIT_OK;

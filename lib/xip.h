@@ -30,6 +30,7 @@ extern "C" {
 #include "segment/xip_segment.h"
 #include "segment/xip_loop.h"
 #include "segment/xip_kcopy.h"
+#include "segment/xip_fill.h"
 #include "verity/xip_verity.h"
 #include "registry/xip_registry.h"
 #include "reader/xip_reader.h"

@@ -2,7 +2,7 @@
 # image, written by mkfs --verity and checked by verify, attach and the
 # nbdkit plugin with --root-hash (lib/verity/, OpenSSL's EVP digests).
 libxip_a_SOURCES += lib/verity/xip_verity.h lib/verity/verity_int.h \
-	lib/verity/verity.c lib/verity/sig.c lib/exec/owner.c
+	lib/verity/verity.c lib/verity/stream.c lib/verity/sig.c lib/exec/owner.c
 xiptool_main_SOURCES += cmd/sign.c
 dist_man_MANS += man/xiptool-sign.1
 

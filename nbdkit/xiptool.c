@@ -167,7 +167,7 @@ static int plugin_config(const char *key, const char *value)
 		return 0;
 	}
 	if (!strcmp(key, "root-hash")) {
-		int n = xip_verity_parse_hex(value, root_hash,
+		int n = xip_hex_decode(value, root_hash,
 					     sizeof(root_hash));
 
 		if (n < 0 || root_hash_len) {

@@ -530,6 +530,8 @@ static int attach_check(const struct xip_attach_opts *o,
 	if (o->root_hash && o->raw)
 		return xip_error(-EINVAL,
 				 "--raw and --root-hash exclude each other (the tree's place is the file system's size)");
+	if (o->lazy && xip_attach_lazy_opts(o, type))
+		return -EINVAL;
 	if (o->root_hash && o->hugepages)
 		return xip_error(-EOPNOTSUPP,
 				 "hugetlbfs cannot seal a verified segment (no immutable flag): attach it without --hugepages");
@@ -798,6 +800,10 @@ static void attach_undo(struct segfile *sf, struct xip_seg_entry *e)
 		if (sf->lock_fd >= 0)
 			xip_registry_hold_remove(e);
 	}
+	if (e->lazy) {
+		xip_attach_lazy_stop(e);
+		xip_registry_fill_remove(e);
+	}
 	if (held)
 		xip_registry_remove(e->name);
 	if (locked)
@@ -911,7 +917,7 @@ static int decide_populate(const struct xip_attach_opts *o,
 	bool pays = false;
 	int ret;
 
-	if (o->populate != XIP_POPULATE_AUTO) {
+	if (o->populate != XIP_POPULATE_AUTO || o->lazy) {
 		e->populate = o->populate == XIP_POPULATE_ALWAYS;
 		return 0;
 	}
@@ -961,12 +967,14 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 		xip_attach_hook_before_claim();
 		ret = attach_claim(&sf, dir, &src, e);
 	}
-	if (!ret)
+	if (!ret && o->lazy)
+		ret = xip_attach_lazy(o, &sf, &nbd, nbd_size, vs, e);
+	else if (!ret)
 		ret = nbd ? xip_attach_fill_nbd(o, &sf, nbd, nbd_size, vs, e) :
 			    xip_attach_fill(o, &sf, &src, &lim, vs, e);
 	if (nbd)
 		xip_nbd_close(nbd);
-	if (!ret && o->root_hash)
+	if (!ret && o->root_hash && !o->lazy)
 		ret = attach_verify(o, &sf, vs, e);
 	xip_verity_stream_free(vs);
 	if (!ret)

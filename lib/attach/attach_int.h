@@ -74,6 +74,29 @@ int xip_attach_fill_nbd(const struct xip_attach_opts *o, struct segfile *sf,
  */
 void xip_attach_hook_fill(uint64_t done, uint64_t total);
 
+/* lazy.c */
+/* 0, or -EINVAL naming what --lazy excludes (attach_lazy.c) */
+int xip_attach_lazy_opts(const struct xip_attach_opts *o,
+			 enum xip_seg_type type);
+/*
+ * attach --lazy: the segment sized, its fill state made, the tree (with
+ * @vs) pulled and checked, the filler started (it takes over the
+ * pull; *@nbdp is closed), the metadata brought in: then the caller
+ * records the segment (e->lazy).
+ */
+int xip_attach_lazy(const struct xip_attach_opts *o, struct segfile *sf,
+		    struct xip_nbd **nbdp, uint64_t size,
+		    struct xip_verity_stream *vs, struct xip_seg_entry *e);
+/* Stop the filler of the lazy segment @e, if it runs (SIGTERM, then wait
+ * for its lock to go, at most XIP_LOCK_WAIT_MS). */
+void xip_attach_lazy_stop(const struct xip_seg_entry *e);
+/*
+ * What cannot wait per block waits for the whole (save, detach --save):
+ * 0 at once for a segment that is not lazy or is complete; else as
+ * xip_fill_wait_all().
+ */
+int xip_attach_lazy_wait(const struct xip_seg_entry *e);
+
 /* detach.c */
 
 /*

@@ -81,6 +81,9 @@ static int detach_entry(const struct xip_seg_entry *e, const char *save,
 		return fd;
 	if (save)
 		ret = xip_attach_save_entry(e, save, fd);
+	/* a lazy segment's filler first: nothing lands after this */
+	if (!ret && e->lazy)
+		xip_attach_lazy_stop(e);
 	if (!ret && serves)
 		ret = xip_loop_detach(e->loop);
 	/* a verified segment is sealed: unsealed to be removed */
@@ -95,6 +98,9 @@ static int detach_entry(const struct xip_seg_entry *e, const char *save,
 	/* its lock file last, still held: see registry.c, "holder locks" */
 	if (!ret)
 		xip_registry_hold_remove(e);
+	/* a lazy attach's fill state, complete or not */
+	if (!ret)
+		xip_registry_fill_remove(e);
 	if (fd >= 0)
 		close(fd);
 	if (lfd >= 0)

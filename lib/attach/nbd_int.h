@@ -50,5 +50,20 @@ int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, uint64_t align,
  */
 int xip_nbd_read(struct xip_nbd *n, void *buf, size_t len, uint64_t off);
 void xip_nbd_close(struct xip_nbd *n);
+/* Read @len bytes (any number) at @off, before a pull. */
+int xip_nbd_pread(struct xip_nbd *n, void *buf, size_t len, uint64_t off);
+/*
+ * A lazy fill (attach --lazy) into @fd: the runs readers ask for on
+ * @sock first (xip_fill_recv), then the rest in order, zero ranges
+ * skipped; with @vs (its tree checked: xip_verity_stream_tree) each
+ * block is checked before it is written; each block is marked in @fill
+ * once written.  Blocks @fill has already are not asked for.  As
+ * xip_nbd_pull() otherwise; a block that fails its check gives -EBADMSG
+ * and its number in *@bad_block.
+ */
+struct xip_fill;
+int xip_nbd_pull_lazy(struct xip_nbd *n, int fd, uint64_t align,
+		      const char *path, struct xip_fill *fill, int sock,
+		      struct xip_verity_stream *vs, uint64_t *bad_block);
 
 #endif

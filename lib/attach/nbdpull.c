@@ -43,6 +43,7 @@
 #include "util/xip_error.h"
 #include "util/xip_lazy.h"
 #include "util/xip_util.h"
+#include "segment/xip_fill.h"
 #include "segment/xip_segment.h"
 #include "verity/xip_verity.h"
 #include "registry/xip_registry.h"
@@ -143,6 +144,18 @@ void xip_nbd_close(struct xip_nbd *n)
 {
 }
 
+int xip_nbd_pread(struct xip_nbd *n, void *buf, size_t len, uint64_t off)
+{
+	return xip_error(-EPROTONOSUPPORT, "built without libnbd");
+}
+
+int xip_nbd_pull_lazy(struct xip_nbd *n, int fd, uint64_t align,
+		      const char *path, struct xip_fill *fill, int sock,
+		      struct xip_verity_stream *vs, uint64_t *bad_block)
+{
+	return xip_error(-EPROTONOSUPPORT, "built without libnbd");
+}
+
 #else
 
 enum slot_state { SLOT_FREE, SLOT_BUSY, SLOT_DONE };
@@ -154,6 +167,7 @@ struct slot {
 	uint64_t off;
 	uint32_t len;
 	uint8_t *buf;		/* NBD_REQ bytes (NULL: into the mapping) */
+	bool demand;		/* a lazy fill's read for a reader */
 };
 
 struct range {
@@ -190,7 +204,28 @@ struct xip_nbd {
 	size_t ntodo, todo_cap, todo_next;
 	uint64_t window_end;	/* block status known up to here */
 	uint64_t done;		/* bytes copied or skipped */
+	/* a lazy fill (xip_nbd_pull_lazy): what readers wait for */
+	struct xip_fill *fill;
+	int sock;		/* readers' requests */
+	uint64_t *asked;	/* a bit a block: asked for, or landed */
+	struct range *demand;	/* runs of blocks readers asked for */
+	size_t ndemand, demand_cap;
+	uint64_t bad_block;	/* that failed its check, or UINT64_MAX */
+	bool picked_demand;	/* lazy_pick() chose a reader's run */
 };
+
+#define LZ		XIP_FILL_BLOCK
+
+static bool asked(const struct xip_nbd *n, uint64_t b)
+{
+	return n->asked[b / 64] & (1ull << (b % 64));
+}
+
+static void ask(struct xip_nbd *n, uint64_t first, uint64_t end)
+{
+	for (uint64_t b = first; b < end; b++)
+		n->asked[b / 64] |= 1ull << (b % 64);
+}
 
 /* The libnbd failure as an error record: its errno, its reason. */
 static int nbd_failure(struct xip_nbd *n, const char *what)
@@ -216,6 +251,25 @@ static int stall_limit(unsigned int ms)
 	return ms && ms <= INT_MAX ? (int)ms : NBD_STALL_MS;
 }
 
+/* The requests readers sent: runs of blocks, first come first served. */
+static int demand_take(struct xip_nbd *n)
+{
+	uint64_t first, cnt, nblocks = xip_fill_blocks(n->size);
+	int r;
+
+	while ((r = xip_fill_recv(n->sock, &first, &cnt)) > 0) {
+		if (first >= nblocks || !cnt)
+			continue;
+		if (cnt > nblocks - first)
+			cnt = nblocks - first;
+		if (xip_grow((void **)&n->demand, &n->demand_cap,
+			     n->ndemand + 1, sizeof(*n->demand)))
+			return xip_error(-ENOMEM, "out of memory");
+		n->demand[n->ndemand++] = (struct range){ first, cnt };
+	}
+	return 0;
+}
+
 /*
  * One round of the event loop, while @step waits for the server: poll
  * libnbd's descriptor in the direction it wants and the interrupt
@@ -225,7 +279,9 @@ static int stall_limit(unsigned int ms)
  */
 static int nbd_wait(struct xip_nbd *n, const char *step)
 {
-	struct pollfd p[2] = { { .fd = -1 }, { .fd = xip_interrupt_fd() } };
+	struct pollfd p[3] = { { .fd = -1 }, { .fd = xip_interrupt_fd() },
+			       { .fd = n->fill ? n->sock : -1,
+				 .events = POLLIN } };
 	unsigned int dir = nbd_aio_get_direction(n->h);
 	int64_t left = n->last_ms + n->stall_ms - now_ms();
 	int r, tick = p[1].fd >= 0 ? n->stall_ms : NBD_POLL_MS;
@@ -242,10 +298,15 @@ static int nbd_wait(struct xip_nbd *n, const char *step)
 	p[0].events = (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
 		      (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0);
 	p[1].events = POLLIN;
-	r = poll(p, 2, (int)(left < tick ? left : tick));
+	r = poll(p, 3, (int)(left < tick ? left : tick));
 	if (r < 0 && errno != EINTR)
 		return xip_error(-errno, "%s: poll: %s", n->uri,
 				 strerror(errno));
+	if (r > 0 && p[2].revents) {
+		r = demand_take(n);
+		if (r)
+			return r;
+	}
 	if (r <= 0 || !p[0].revents)
 		return 0;	/* the next round looks at the flag, the time */
 	if ((dir & LIBNBD_AIO_DIRECTION_READ) &&
@@ -411,9 +472,10 @@ static int todo_add(struct xip_nbd *n, uint64_t off, uint64_t len)
 {
 	uint64_t end = off + len;
 
-	if (n->vs) {
+	if (n->vs || n->fill) {
 		/* whole blocks: each is hashed from one request */
-		uint64_t bs = xip_verity_stream_info(n->vs)->hash_block_size;
+		uint64_t bs = n->vs ?
+			xip_verity_stream_info(n->vs)->hash_block_size : LZ;
 
 		off = round_down(off, bs);
 		end = round_up(end, bs) < n->size ? round_up(end, bs) : n->size;
@@ -436,6 +498,36 @@ static int todo_add(struct xip_nbd *n, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/*
+ * A range the server says is zeros, in a lazy fill: its whole blocks
+ * land at once where the tree says zeros too (the segment holds zeros
+ * there); the others are read like data.
+ */
+static int lazy_zero(struct xip_nbd *n, uint64_t off, uint64_t len)
+{
+	uint64_t b = div_round_up(off, LZ), end = (off + len) / LZ;
+	const struct xip_verity_info *vi = n->vs ?
+		xip_verity_stream_info(n->vs) : NULL;
+	int ret = 0;
+
+	if (off % LZ)
+		ret = todo_add(n, off, b * LZ - off);
+	for (; !ret && b < end; b++) {
+		if (asked(n, b))
+			continue;
+		if (vi && (b >= vi->data_blocks ||
+			   !xip_verity_stream_is_zero(n->vs, b))) {
+			ret = todo_add(n, b * LZ, LZ);
+			continue;
+		}
+		ask(n, b, b + 1);
+		xip_fill_land(n->fill, b, 1);
+	}
+	if (!ret && end * LZ < off + len && end >= b)
+		ret = todo_add(n, end * LZ, off + len - end * LZ);
+	return ret;
+}
+
 static int status_extent(void *user_data, const char *metacontext,
 			 uint64_t offset, uint32_t *entries, size_t nr_entries,
 			 int *error)
@@ -455,6 +547,8 @@ static int status_extent(void *user_data, const char *metacontext,
 			len = c->n->size - off;
 		if (!(entries[i + 1] & LIBNBD_STATE_ZERO))
 			c->ret = todo_add(c->n, off, len);
+		else if (c->n->fill)
+			c->ret = lazy_zero(c->n, off, len);
 		else if (c->n->vs)	/* its whole blocks: zeros */
 			xip_verity_stream_zero(c->n->vs, off, len);
 		off += len;
@@ -540,6 +634,96 @@ static int reserve(struct xip_nbd *n, uint64_t off, uint64_t len,
 	return 0;
 }
 
+#define LAZY_SWEEP_INFLIGHT	2
+
+/* Has the sweep asked for everything? */
+static bool lazy_swept(const struct xip_nbd *n)
+{
+	return n->window_end >= n->size && n->todo_next == n->ntodo;
+}
+
+/* Reads of the sweep in flight. */
+static int sweeping(const struct xip_nbd *n)
+{
+	int k = 0;
+
+	for (int i = 0; i < NBD_INFLIGHT; i++)
+		k += n->slots[i].state == SLOT_BUSY && !n->slots[i].demand;
+	return k;
+}
+
+/*
+ * A lazy fill's next read: the first run a reader asked for that is not
+ * asked for yet, else the next of the sweep; blocks asked for or landed
+ * are skipped.  0 with *@len 0 when nothing is left of either.
+ */
+static int lazy_pick(struct xip_nbd *n, uint64_t *off, uint32_t *len)
+{
+	uint64_t nblocks = xip_fill_blocks(n->size), most = n->req / LZ;
+	uint64_t b, e;
+	int ret;
+
+	*len = 0;
+	while (n->ndemand) {
+		struct range *d = &n->demand[0];
+
+		for (b = d->off; b < d->off + d->len && asked(n, b); b++)
+			;
+		if (b == d->off + d->len) {
+			memmove(n->demand, n->demand + 1,
+				--n->ndemand * sizeof(*n->demand));
+			continue;
+		}
+		for (e = b; e < d->off + d->len && e - b < most &&
+			    !asked(n, e); e++)
+			;
+		d->len -= e - d->off;
+		d->off = e;
+		xip_fill_count_request(n->fill);
+		n->picked_demand = true;
+		goto found;
+	}
+	/*
+	 * the sweep keeps few reads in flight: a reader's request waits for
+	 * those at most, not for a full pipeline of them
+	 */
+	if (sweeping(n) >= LAZY_SWEEP_INFLIGHT)
+		return 0;
+	for (;;) {
+		struct range *r;
+
+		while (n->todo_next == n->ntodo) {
+			if (n->window_end >= n->size)
+				return 0;
+			ret = next_window(n);
+			if (ret)
+				return ret;
+		}
+		r = &n->todo[n->todo_next];
+		for (b = r->off / LZ; b * LZ < r->off + r->len && asked(n, b);
+		     b++)
+			;
+		if (b * LZ >= r->off + r->len) {
+			n->todo_next++;
+			continue;
+		}
+		for (e = b; e * LZ < r->off + r->len && e - b < most &&
+			    !asked(n, e); e++)
+			;
+		r->len = r->off + r->len > e * LZ ? r->off + r->len - e * LZ :
+						    0;
+		r->off = e * LZ;
+		break;
+	}
+found:
+	if (e > nblocks)
+		e = nblocks;
+	ask(n, b, e);
+	*off = b * LZ;
+	*len = (uint32_t)(min_u64(e * LZ, n->size) - *off);
+	return 0;
+}
+
 /* Start one more read into a free slot; 0 when nothing was left to do. */
 static int issue(struct xip_nbd *n, struct slot *s, uint8_t *map,
 		 const char *path)
@@ -547,6 +731,19 @@ static int issue(struct xip_nbd *n, struct slot *s, uint8_t *map,
 	struct range *r;
 	int ret;
 
+	if (n->fill) {
+		uint64_t off;
+		uint32_t len;
+
+		n->picked_demand = false;
+		ret = lazy_pick(n, &off, &len);
+		if (ret || !len)
+			return ret;
+		s->off = off;
+		s->len = len;
+		s->demand = n->picked_demand;
+		goto send;
+	}
 	while (n->todo_next == n->ntodo) {
 		if (n->window_end >= n->size)
 			return 0;
@@ -561,6 +758,7 @@ static int issue(struct xip_nbd *n, struct slot *s, uint8_t *map,
 	r->len -= s->len;
 	if (!r->len)
 		n->todo_next++;
+send:
 	if (!map && !s->buf && !(s->buf = malloc(n->req)))
 		return xip_error(-ENOMEM, "out of memory");
 	ret = reserve(n, s->off, s->len, path);
@@ -579,6 +777,33 @@ static int issue(struct xip_nbd *n, struct slot *s, uint8_t *map,
 	return 1;
 }
 
+/*
+ * A read of a lazy fill: each block checked against the tree (with a
+ * root hash), then written, then marked landed: a reader never finds a
+ * block marked that was not checked, nor reads one that failed.
+ */
+static int lazy_land(struct xip_nbd *n, struct slot *s, int fd,
+		     const char *path)
+{
+	struct xip_verity_bad bad;
+	int ret = 0;
+
+	for (uint64_t o = 0; n->vs && o < s->len && !ret; o += LZ) {
+		ret = xip_verity_stream_check(n->vs, (s->off + o) / LZ,
+					      s->buf + o, &bad);
+		if (ret)
+			n->bad_block = (s->off + o) / LZ;
+	}
+	if (!ret && (ret = xip_pwrite_all(fd, s->buf, s->len, s->off)))
+		ret = xip_error(ret, "%s: %s", path, strerror(-ret));
+	if (!ret)
+		xip_fill_land(n->fill, s->off / LZ,
+			      div_round_up(s->len, LZ));
+	s->state = SLOT_FREE;
+	n->done += s->len;
+	return ret;
+}
+
 /* A completed read: its bytes into the segment. */
 static int harvest(struct xip_nbd *n, struct slot *s, int fd, uint8_t *map,
 		   const char *path)
@@ -594,6 +819,8 @@ static int harvest(struct xip_nbd *n, struct slot *s, int fd, uint8_t *map,
 				 "%s: the server failed to send bytes %" PRIu64 "-%" PRIu64 ": %s",
 				 n->uri, s->off, s->off + s->len - 1,
 				 strerror(s->err));
+	if (n->fill)
+		return lazy_land(n, s, fd, path);
 	/* hashed while it is in the cache, then written as hashed */
 	if (n->vs)
 		ret = xip_verity_stream_hash(n->vs, s->off, s->buf, s->len);
@@ -628,8 +855,10 @@ static int pull_loop(struct xip_nbd *n, int fd, uint8_t *map,
 		if (progress_fn)
 			progress_fn(progress_arg, n->done, n->size);
 		xip_attach_hook_fill(n->done, n->size);
-		if (!busy && !more)
+		if (!busy && !more && !n->ndemand)
 			return 0;
+		if (n->fill && !more && (n->ndemand || !lazy_swept(n)))
+			more = 1;	/* a request came, or the sweep waits */
 		ret = nbd_wait(n, "pull");
 		if (ret)
 			return ret;
@@ -701,6 +930,60 @@ int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, uint64_t align,
 		return ret;
 	/* messages about the file system name where it came from */
 	return check_image(fd, n->uri);
+}
+
+int xip_nbd_pread(struct xip_nbd *n, void *buf, size_t len, uint64_t off)
+{
+	while (len) {
+		size_t k = len < n->req ? len : n->req;
+		int64_t cookie = nbd_aio_pread(n->h, buf, k, off,
+					       NBD_NULL_COMPLETION, 0);
+		int ret = nbd_wait_command(n, cookie, "read", "read");
+
+		if (ret)
+			return ret;
+		buf = (uint8_t *)buf + k;
+		off += k;
+		len -= k;
+	}
+	return 0;
+}
+
+int xip_nbd_pull_lazy(struct xip_nbd *n, int fd, uint64_t align,
+		      const char *path, struct xip_fill *fill, int sock,
+		      struct xip_verity_stream *vs, uint64_t *bad_block)
+{
+	uint64_t nblocks = xip_fill_blocks(n->size);
+	struct stat st;
+	int ret;
+
+	*bad_block = UINT64_MAX;
+	if (fstat(fd, &st) < 0)
+		return xip_error(-errno, "%s: %s", path, strerror(errno));
+	n->fd = fd;
+	n->fd_size = (uint64_t)st.st_size;
+	n->align = align;
+	n->vs = vs;
+	n->fill = fill;
+	n->sock = sock;
+	n->bad_block = UINT64_MAX;
+	n->asked = calloc((nblocks + 63) / 64, sizeof(uint64_t));
+	if (!n->asked)
+		return xip_error(-ENOMEM, "out of memory");
+	/* what landed before the filler started (the tree, the head) */
+	for (uint64_t b = 0; b < nblocks; b++)
+		if (xip_fill_has(fill, b))
+			ask(n, b, b + 1);
+	n->req -= n->req % LZ;
+	n->last_ms = now_ms();
+	ret = pull_loop(n, fd, NULL, path);
+	*bad_block = n->bad_block;
+	free(n->asked);
+	n->asked = NULL;
+	free(n->demand);
+	n->demand = NULL;
+	n->fill = NULL;
+	return ret;
 }
 
 #endif /* HAVE_LIBNBD */

@@ -228,8 +228,10 @@ static int save_data(const struct xip_seg_entry *e, int sfd, const char *dest)
 int xip_attach_save_entry(const struct xip_seg_entry *e, const char *dest,
 			  int locked)
 {
-	int fd = locked, lfd = -1, ret = 0;
+	int fd = locked, lfd = -1, ret = xip_attach_lazy_wait(e);
 
+	if (ret)
+		return ret;
 	if (fd < 0) {
 		fd = xip_registry_open_entry(e, O_RDONLY);
 		if (fd < 0)

@@ -50,6 +50,11 @@ struct xip_attach_opts {
 	size_t root_hash_len;
 	/* whether exec populates a program's read-only mappings */
 	enum xip_populate populate;
+	/*
+	 * nbd:// only: return once the metadata (and the tree) are in; a
+	 * filler process pulls the rest, readers wait for what they touch
+	 */
+	bool lazy;
 };
 
 /*

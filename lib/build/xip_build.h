@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "oci/xip_oci.h"
 #include "verity/xip_verity.h"
 
 /* ------------------------------------------------------------------ */

@@ -165,11 +165,12 @@ static int read_range(struct xip_map *m, uint64_t pos, uint64_t end,
 				ret = xip_seg_range(img->seg,
 							pblk * bs + in, n,
 							&p);
-			if (ret) {
+			/* a lazy fill's failure is said already */
+			if (ret && ret != -EIO && ret != -ETIMEDOUT)
 				ret = xip_error(ret, "inode %u: block %llu: outside the segment",
 						m->ino, U64(pblk));
+			if (ret)
 				break;
-			}
 			ret = sink_data(s, p, (size_t)n);
 		}
 		if (ret)

@@ -280,6 +280,14 @@ static int open_in_image(struct xip_exec *ex, struct exec_file *f,
 		xip_exec_cached_free(&e);
 	}
 	free(abs);
+	/*
+	 * A lazy segment: the program is mapped only once every block of
+	 * its runs has landed and been checked (its PT_LOAD pages among them)
+	 */
+	for (size_t i = 0; !ret && seg->fill && i < f->nruns; i++)
+		ret = xip_seg_fill_wait(seg, f->runs[i].pblk * ex->block_size,
+					(uint64_t)f->runs[i].len *
+						ex->block_size);
 	f->fd = seg->fd;
 	f->seg = seg;
 	f->src_pages = ex->block_size ? seg->size / ex->block_size : 0;

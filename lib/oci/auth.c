@@ -16,11 +16,11 @@
 
 #include <ext2fs/ext2fs.h>
 
-#include "util/xip_error.h"
-#include "util/xip_util.h"
-#include "util/xip_lazy.h"
 #include "oci/xip_oci.h"
 #include "oci/oci_int.h"
+#include "util/xip_error.h"
+#include "util/xip_lazy.h"
+#include "util/xip_util.h"
 
 #include <json-c/json.h>
 

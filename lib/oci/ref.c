@@ -13,8 +13,8 @@
 
 #include <ext2fs/ext2fs.h>
 
-#include "util/xip_error.h"
 #include "oci/xip_oci.h"
+#include "util/xip_error.h"
 
 #define REPO_MAX 255
 #define TAG_MAX 128

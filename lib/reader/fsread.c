@@ -812,7 +812,10 @@ int xip_fs_read_inode(struct xip_fs *fs, ext2_ino_t ino,
 				 "inode %u: inode table of group %u at block %llu outside the image",
 				 ino, g, U64(it));
 	off = it * fs->block_size + (uint64_t)idx * fs->inode_size;
-	if (xip_seg_range(fs->seg, off, fs->inode_size, &p))
+	ret = xip_seg_range(fs->seg, off, fs->inode_size, &p);
+	if (ret == -EIO || ret == -ETIMEDOUT)	/* a lazy fill's, said */
+		return ret;
+	if (ret)
 		return xip_error(-EUCLEAN, "inode %u: outside the segment %s",
 				 ino, fs->seg->path);
 	n = fs->inode_size < sizeof(*inode) ? fs->inode_size : sizeof(*inode);
@@ -912,6 +915,8 @@ int xip_engine_block_ptr(struct xip_image *img, ext2_ino_t ino, blk64_t blk,
 		ret = xip_seg_direct_access(seg, blk * (bs / 512), ptr);
 	else
 		ret = xip_seg_range(seg, blk * bs, bs, ptr);
+	if (ret == -EIO || ret == -ETIMEDOUT)	/* a lazy fill's, said */
+		return ret;
 	if (ret)
 		return xip_error(ret, "inode %u: block %llu: outside the segment %s",
 				 ino, U64(blk), seg->path);

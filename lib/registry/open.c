@@ -23,6 +23,7 @@
 #include "util/xip_debug.h"
 #include "util/xip_error.h"
 #include "util/xip_util.h"
+#include "segment/xip_fill.h"
 #include "segment/xip_segment.h"
 
 /*
@@ -161,6 +162,35 @@ int xip_registry_open(const char *name, int oflags, struct xip_seg_entry *e)
 }
 
 /*
+ * A lazy segment: its fill state, until it is complete (then nothing is
+ * kept, and nothing more is tested).
+ */
+static int seg_fill_attach(struct xip_seg *seg, const struct xip_seg_entry *e)
+{
+	struct xip_fill *f;
+	int fd = xip_registry_fill_open(e, false), ret;
+
+	if (fd == -ENOENT) {
+		/* gone: complete and forgotten, or never made */
+		xip_error_clear();
+		return xip_error(-EIO, "@%s: lazy segment without its fill state: the attach or its filler died",
+				 e->name);
+	}
+	if (fd < 0)
+		return fd;
+	ret = xip_fill_open(fd, &f);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	if (xip_fill_complete(f))
+		xip_fill_close(f);
+	else
+		seg->fill = f;
+	return 0;
+}
+
+/*
  * Open the attached segment @name: its file through its record (never
  * following a symlink, only the file recorded at attach), with the
  * segment's type; a read-only type refuses XIP_SEG_WRITE before the file
@@ -233,6 +263,13 @@ static int open_attached(const char *name, int flags,
 		(*segp)->data_size = e->size;
 	if (fd >= 0)
 		(*segp)->populate = e->populate;
+	if (fd >= 0 && e->lazy) {
+		fd = seg_fill_attach(*segp, e);
+		if (fd < 0) {
+			xip_seg_close(*segp);
+			*segp = NULL;
+		}
+	}
 	free(e);
 	return fd;
 }

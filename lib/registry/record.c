@@ -74,6 +74,8 @@ int xip_registry_format(const struct xip_seg_entry *e, char *buf, size_t len)
 	sb_str(&sb, "type", xip_seg_type_name(e->type));
 	sb_unum(&sb, "size", e->size);
 	sb_num(&sb, "populate", e->populate);
+	if (e->lazy)
+		sb_num(&sb, "lazy", 1);
 	sb_str(&sb, "state", e->attaching ? "attaching" : "attached");
 	if (e->attaching)
 		sb_num(&sb, "pid", (int64_t)e->pid);
@@ -203,6 +205,7 @@ static const struct field {
 	FIELD("type", F_TYPE, type),
 	NUMBER("size", size),
 	NUMBER("populate", populate),
+	NUMBER("lazy", lazy),
 	FIELD("state", F_STATE, attaching),
 	NUMBER("pid", pid),
 	NUMBER("owner", owner),
@@ -332,10 +335,21 @@ static unsigned int brief_fields(unsigned int *pid)
 	for (size_t i = 0; i < NFIELDS; i++) {
 		if (brief_field(&fields[i]))
 			all |= 1U << i;
-		if (fields[i].off == offsetof(struct xip_seg_entry, pid))
-			*pid = 1U << i;
+		/* the pid, and the lazy flag only a lazy segment's has */
+		if (fields[i].off == offsetof(struct xip_seg_entry, pid) ||
+		    fields[i].off == offsetof(struct xip_seg_entry, lazy))
+			*pid |= 1U << i;
 	}
 	return all;
+}
+
+/* The pid's own bit (a record being attached has it). */
+static unsigned int pid_bit(void)
+{
+	for (size_t i = 0; i < NFIELDS; i++)
+		if (fields[i].off == offsetof(struct xip_seg_entry, pid))
+			return 1U << i;
+	return 0;
 }
 
 static int parse_text(const char *text, struct xip_seg_entry *e, bool brief)
@@ -370,7 +384,8 @@ static int parse_text(const char *text, struct xip_seg_entry *e, bool brief)
 		/* a brief read stops once it has what it reads */
 		if (brief && f && brief_field(f)) {
 			seen |= 1U << (f - fields);
-			if ((seen | (e->attaching ? 0 : pid)) == want)
+			if ((seen | (e->attaching ? pid & ~pid_bit() : pid)) ==
+			    want)
 				break;
 		}
 	}

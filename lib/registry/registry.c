@@ -35,6 +35,7 @@
 #include "util/xip_debug.h"
 #include "util/xip_error.h"
 #include "util/xip_util.h"
+#include "segment/xip_fill.h"
 #include "segment/xip_loop.h"
 #include "segment/xip_segment.h"
 

@@ -35,6 +35,11 @@ struct xip_seg_entry {
 	uint64_t size;			/* bytes of data in the segment */
 	/* exec maps a program's read-only pages at once (attach --populate) */
 	bool populate;
+	/*
+	 * Attached lazily (attach --lazy): its fill state sits beside the
+	 * record (.fill:DEV:INO in the run directory) until it is complete
+	 */
+	bool lazy;
 	bool attaching;			/* claimed, being filled: not live */
 	pid_t pid;			/* the attaching process */
 	uid_t owner;
@@ -94,6 +99,15 @@ int xip_registry_list(struct xip_seg_entry **entries, size_t *n);
 typedef void (*xip_registry_warn_fn)(void *arg, const char *msg);
 int xip_registry_list_all(struct xip_seg_entry **entries, size_t *n,
 			  xip_registry_warn_fn warn, void *arg);
+
+/*
+ * How much of the segment @e has arrived: "complete" (all of it: every
+ * segment but a lazy one still being filled), "filling" or "failed" (a
+ * fill that failed, or whose filler or state is gone); the bytes landed
+ * (and checked) in *@filled.
+ */
+const char *xip_registry_fill_status(const struct xip_seg_entry *e,
+				     uint64_t *filled);
 
 /* ------------------------------------------------------------------ */
 /* Records, the registry lock and holder locks, for attach and detach  */
@@ -171,6 +185,14 @@ int xip_registry_hold_open(const struct xip_seg_entry *e, bool fresh);
  * xip_spec_open() would.  0 or < 0.
  */
 int xip_registry_hold_seg(struct xip_seg *seg);
+/*
+ * The fill state file of the lazy segment @e (lib/segment/fill.c) in the
+ * run directory, opened from its checked descriptor without following a
+ * link: a new one for writing (@create, any old one removed first), else
+ * read-only; it must be a regular file of the segment's owner.
+ */
+int xip_registry_fill_open(const struct xip_seg_entry *e, bool create);
+void xip_registry_fill_remove(const struct xip_seg_entry *e);
 /* Remove the lock file of @e (detach, after its segment file). */
 void xip_registry_hold_remove(const struct xip_seg_entry *e);
 /*

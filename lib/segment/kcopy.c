@@ -22,6 +22,7 @@
 
 #include "segment/xip_kcopy.h"
 #include "segment/xip_segment.h"
+#include "segment/segment_int.h"
 #include "util/xip_util.h"
 
 #ifndef MADV_POPULATE_READ
@@ -192,6 +193,12 @@ int xip_seg_pread(struct xip_seg *seg, uint64_t off, void *buf,
 
 	if (!range_ok(seg, off, len))
 		return -ERANGE;
+	if (seg->fill) {
+		int ret = xip_seg_fill_wait(seg, off, len);
+
+		if (ret)
+			return ret;
+	}
 	if (seg->kind != XIP_SEG_DAX) {
 		ssize_t n = xip_pread_full(seg->fd, buf, len, off);
 

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "segment/xip_fill.h"
 #include "segment/xip_segment.h"
 #include "segment/segment_int.h"
 #include "util/xip_debug.h"
@@ -646,6 +647,39 @@ int xip_seg_open_fd(int fd, const char *path, int flags,
 				 segp);
 }
 
+int xip_seg_fill_wait(struct xip_seg *seg, uint64_t off, uint64_t len)
+{
+	int ret;
+
+	if (!seg->fill)
+		return 0;
+	if (xip_fill_complete(seg->fill)) {
+		/* one test, then none: the segment is whole */
+		xip_fill_close(seg->fill);
+		seg->fill = NULL;
+		return 0;
+	}
+	ret = xip_fill_wait(seg->fill, off, len, xip_seg_label(seg));
+	return ret;
+}
+
+int xip_seg_fill_wait_all(struct xip_seg *seg,
+			  void (*progress)(void *arg, uint64_t done,
+					   uint64_t total),
+			  void *arg)
+{
+	int ret;
+
+	if (!seg->fill)
+		return 0;
+	ret = xip_fill_wait_all(seg->fill, xip_seg_label(seg), progress, arg);
+	if (!ret) {
+		xip_fill_close(seg->fill);
+		seg->fill = NULL;
+	}
+	return ret;
+}
+
 void xip_seg_release(struct xip_seg *seg)
 {
 	if (seg->base)
@@ -656,6 +690,8 @@ void xip_seg_release(struct xip_seg *seg)
 	seg->copies = false;
 	windows_free(seg);
 	lockfile_drop(seg);
+	xip_fill_close(seg->fill);
+	seg->fill = NULL;
 	/* neighbours, usually: one system call for both (exec's jump) */
 	xip_close_two(seg->fd, seg->lock_fd);
 	seg->fd = -1;
@@ -686,6 +722,13 @@ int xip_seg_direct_access(struct xip_seg *seg, uint64_t sector,
 	pgoff = sector / per_page;
 	if (pgoff >= seg->size / seg->page_size)
 		return -ERANGE;
+	if (seg->fill) {
+		int ret = xip_seg_fill_wait(seg, pgoff * seg->page_size,
+					    seg->page_size);
+
+		if (ret)
+			return ret;
+	}
 	if (!seg->base)
 		return window_range(seg, pgoff * seg->page_size,
 				    seg->page_size, addr);
@@ -700,6 +743,12 @@ int xip_seg_range(struct xip_seg *seg, uint64_t off, uint64_t len,
 		return -ENODEV;
 	if (off > seg->size || len > seg->size - off)
 		return -ERANGE;
+	if (seg->fill) {
+		int ret = xip_seg_fill_wait(seg, off, len);
+
+		if (ret)
+			return ret;
+	}
 	if (!seg->base)
 		return window_range(seg, off, len, addr);
 	*addr = seg->base + off;

@@ -56,6 +56,7 @@ enum xip_seg_type {
 #define XIP_SEG_COPY	0x08
 
 struct xip_seg_window;
+struct xip_fill;
 
 struct xip_seg {
 	char *path;		/* the backing file or device */
@@ -105,6 +106,12 @@ struct xip_seg {
 	bool copies;		/* XIP_SEG_COPY, and not mapped yet */
 	unsigned int nwin;	/* windows read (XIP_SEG_COPY) */
 	struct xip_seg_window *win;
+	/*
+	 * A lazy segment still being filled (attach --lazy): every range
+	 * handed out waits for its blocks first (segment_int.h); NULL once
+	 * complete, and for every other segment
+	 */
+	struct xip_fill *fill;
 };
 
 /*
@@ -148,6 +155,20 @@ int xip_seg_direct_access(struct xip_seg *seg, uint64_t sector,
  */
 int xip_seg_range(struct xip_seg *seg, uint64_t off, uint64_t len,
 		      void **addr);
+/*
+ * A lazy segment still being filled (attach --lazy): wait until every
+ * block of [@off, @off + @len) has landed and been checked, asking the
+ * filler for them first, at most the segment's deadline: 0 (at once for
+ * any other segment), -EIO once the fill failed (naming the block),
+ * -ETIMEDOUT.  xip_seg_range() and xip_seg_direct_access() wait so;
+ * whoever maps the segment's descriptor waits first.  _all: the whole
+ * segment (save, a loop device), @progress (may be NULL) told as it goes.
+ */
+int xip_seg_fill_wait(struct xip_seg *seg, uint64_t off, uint64_t len);
+int xip_seg_fill_wait_all(struct xip_seg *seg,
+			  void (*progress)(void *arg, uint64_t done,
+					   uint64_t total),
+			  void *arg);
 /* msync for file-backed segments; fsync for block devices. */
 int xip_seg_sync(struct xip_seg *seg);
 /*

@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "util/xip_hooks.h"
+#include "util/xip_util.h"
 
 #ifdef XIP_TEST_HOOKS
 
@@ -31,7 +32,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/xip_util.h"
 
 const char *xip_hook_env(const char *var)
 {

@@ -362,3 +362,32 @@ int xip_pids_each(int (*fn)(pid_t pid, void *arg), void *arg)
 	closedir(d);
 	return ret;
 }
+
+/* ---- hex ------------------------------------------------------------------ */
+
+int xip_hex_decode(const char *hex, uint8_t *out, size_t max)
+{
+	size_t n = strlen(hex);
+
+	if (!n || n % 2 || n / 2 > max)
+		return -EINVAL;
+	for (size_t i = 0; i < n / 2; i++) {
+		int hi = xip_hexval(hex[2 * i]), lo = xip_hexval(hex[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -EINVAL;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return (int)(n / 2);
+}
+
+void xip_hex_encode(const uint8_t *in, size_t len, char *buf)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < len; i++) {
+		buf[2 * i] = digits[in[i] >> 4];
+		buf[2 * i + 1] = digits[in[i] & 15];
+	}
+	buf[2 * len] = '\0';
+}

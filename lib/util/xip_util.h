@@ -234,5 +234,12 @@ static inline int xip_hexval(char c)
 		return c - 'A' + 10;
 	return -1;
 }
+/*
+ * Parse hex digits (an even number, no prefix) into @out of @max bytes:
+ * the length, or -EINVAL.
+ */
+int xip_hex_decode(const char *hex, uint8_t *out, size_t max);
+/* @len bytes as lower-case hex into @buf (2 * @len + 1 bytes). */
+void xip_hex_encode(const uint8_t *in, size_t len, char *buf);
 
 #endif

@@ -363,7 +363,7 @@ int xip_verity_sign(const struct xip_verity_signer *s, const uint8_t *root,
 	*der = NULL;
 	if (root_len > XIP_VERITY_DIGEST_MAX || !root_len)
 		return xip_error(-EINVAL, "a root hash of %zu bytes", root_len);
-	xip_verity_hex(root, root_len, hex);
+	xip_hex_encode(root, root_len, hex);
 	data = BIO_new_mem_buf(hex, (int)strlen(hex));
 	if (data)
 		p7 = PKCS7_sign(s->cert, s->key, NULL, data,
@@ -609,7 +609,7 @@ int xip_verity_sig_signer(const uint8_t *der, size_t der_len, char *buf,
 		n = ASN1_STRING_length(sn);
 		if (n < 0 || n > 32)
 			n = 0;
-		xip_verity_hex(ASN1_STRING_get0_data(sn), (size_t)n, serial);
+		xip_hex_encode(ASN1_STRING_get0_data(sn), (size_t)n, serial);
 		if (!X509_NAME_oneline(si->issuer_and_serial->issuer, issuer,
 				       sizeof(issuer)))
 			issuer[0] = '\0';
@@ -644,7 +644,7 @@ int xip_verity_sig_verify_image(const uint8_t *base, uint64_t size,
 		ret = xip_verity_root(base, size, &vi, root, root_len);
 	if (ret)
 		return ret;
-	xip_verity_hex(root, *root_len, hex);
+	xip_hex_encode(root, *root_len, hex);
 	return xip_verity_sig_check(sig.der, sig.der_len, hex, trust, signer,
 				    signer_len);
 }

@@ -44,7 +44,6 @@
 #include <openssl/evp.h>
 
 
-#define EXT2_SB_OFFSET	1024
 #define MAX_THREADS	8
 
 static const uint8_t verity_sig[8] = { 'v', 'e', 'r', 'i', 't', 'y', 0, 0 };
@@ -98,19 +97,12 @@ uint64_t xip_verity_area_size(uint64_t data_blocks, unsigned int block_size)
 
 /* ---- hashing --------------------------------------------------------- */
 
-struct hasher {
-	EVP_MD *md;
-	EVP_MD_CTX *ctx;
-	const uint8_t *salt;
-	size_t salt_len;
-};
-
 /*
  * The digest fetched once from the provider (EVP_MD_fetch): a digest
  * looked up by name (EVP_get_digestbyname) is fetched again at every
  * EVP_DigestInit_ex, a fifth of the time of hashing a 4 KiB block.
  */
-static int hasher_init(struct hasher *h, const char *alg, const uint8_t *salt,
+int xip_verity_hasher_init(struct hasher *h, const char *alg, const uint8_t *salt,
 		       size_t salt_len)
 {
 	int ret = xip_lazy_load(XIP_LAZY_CRYPTO);
@@ -126,7 +118,7 @@ static int hasher_init(struct hasher *h, const char *alg, const uint8_t *salt,
 	return h->ctx ? 0 : -ENOMEM;
 }
 
-static void hasher_free(struct hasher *h)
+void xip_verity_hasher_free(struct hasher *h)
 {
 	/* nothing of libcrypto's is called before it is loaded */
 	if (h->ctx)
@@ -141,13 +133,13 @@ static void hasher_free(struct hasher *h)
  * A hashing failure: -ENOSYS is libcrypto that could not be loaded, whose
  * message (naming the shared object and why) stands.
  */
-static int hash_error(int ret, const char *what)
+int xip_verity_hash_error(int ret, const char *what)
 {
 	return ret == -ENOSYS ? ret : xip_error(ret, "verity: %s", what);
 }
 
 /* H(salt || @len bytes at @p) into @out. */
-static int hash_block(struct hasher *h, const uint8_t *p, size_t len,
+int xip_verity_hash_block(struct hasher *h, const uint8_t *p, size_t len,
 		      uint8_t *out)
 {
 	unsigned int n;
@@ -163,7 +155,7 @@ static int hash_block(struct hasher *h, const uint8_t *p, size_t len,
 /* ---- the superblocks --------------------------------------------------- */
 
 /* The file system's size from its ext2 superblock, and its block size. */
-static int fs_size(const uint8_t *base, uint64_t size, uint64_t *bytes,
+int xip_verity_fs_size(const uint8_t *base, uint64_t size, uint64_t *bytes,
 		   unsigned int *bs)
 {
 	struct ext2_super_block sb;
@@ -187,7 +179,7 @@ static int fs_size(const uint8_t *base, uint64_t size, uint64_t *bytes,
 	return 0;
 }
 
-static bool all_zero(const uint8_t *p, size_t n)
+bool xip_verity_all_zero(const uint8_t *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (p[i])
@@ -201,7 +193,7 @@ static bool bs_ok(uint32_t bs)
 }
 
 /* Fill @vi from the verity superblock at vi->hash_offset. */
-static int sb_parse(const uint8_t *vsb, uint64_t size,
+int xip_verity_sb_parse(const uint8_t *vsb, uint64_t size,
 		    struct xip_verity_info *vi)
 {
 	struct verity_sb sb;
@@ -220,7 +212,7 @@ static int sb_parse(const uint8_t *vsb, uint64_t size,
 		return xip_error(-EOPNOTSUPP, "verity hash type %u (only 1)",
 				 le32toh(sb.hash_type));
 	if (!memchr(sb.algorithm, 0, sizeof(sb.algorithm)) ||
-	    !all_zero(sb.algorithm + strlen((char *)sb.algorithm),
+	    !xip_verity_all_zero(sb.algorithm + strlen((char *)sb.algorithm),
 		      sizeof(sb.algorithm) - strlen((char *)sb.algorithm)))
 		return xip_error(-EUCLEAN,
 				 "verity superblock: malformed algorithm name");
@@ -257,13 +249,13 @@ static int sb_parse(const uint8_t *vsb, uint64_t size,
 	 * here they are refused: no hash covers them, and a sealed segment
 	 * would hold whatever they say.
 	 */
-	if (!all_zero(sb.salt + vi->salt_size,
+	if (!xip_verity_all_zero(sb.salt + vi->salt_size,
 		      XIP_VERITY_SALT_MAX - vi->salt_size))
 		return xip_error(-EUCLEAN,
 				 "verity superblock: bytes after its %u-byte salt",
 				 vi->salt_size);
-	if (!all_zero(sb.pad1, sizeof(sb.pad1)) ||
-	    !all_zero(sb.pad2, sizeof(sb.pad2)))
+	if (!xip_verity_all_zero(sb.pad1, sizeof(sb.pad1)) ||
+	    !xip_verity_all_zero(sb.pad2, sizeof(sb.pad2)))
 		return xip_error(-EUCLEAN,
 				 "verity superblock: bytes in its reserved padding");
 	memcpy(vi->salt, sb.salt, vi->salt_size);
@@ -300,13 +292,13 @@ int xip_verity_probe(const uint8_t *base, uint64_t size,
 	int ret;
 
 	memset(vi, 0, sizeof(*vi));
-	ret = fs_size(base, size, &vi->hash_offset, &bs);
+	ret = xip_verity_fs_size(base, size, &vi->hash_offset, &bs);
 	if (ret)
 		return ret;
 	if (vi->hash_offset > size ||
 	    size - vi->hash_offset < XIP_VERITY_SB_SIZE)
 		return 0;
-	return sb_parse(base + vi->hash_offset, size, vi);
+	return xip_verity_sb_parse(base + vi->hash_offset, size, vi);
 }
 
 /* The top level, one block, lies first after the superblock's block. */
@@ -320,13 +312,13 @@ int xip_verity_root(const uint8_t *base, uint64_t size,
 	if (!vi->present || vi->end > size || vi->end < vi->tree_offset +
 					      vi->hash_block_size)
 		return xip_error(-EUCLEAN, "no verity tree");
-	ret = hasher_init(&h, vi->algorithm, vi->salt, vi->salt_size);
+	ret = xip_verity_hasher_init(&h, vi->algorithm, vi->salt, vi->salt_size);
 	if (!ret)
-		ret = hash_block(&h, base + vi->tree_offset,
+		ret = xip_verity_hash_block(&h, base + vi->tree_offset,
 				 vi->hash_block_size, root);
-	hasher_free(&h);
+	xip_verity_hasher_free(&h);
 	if (ret)
-		return hash_error(ret, "hashing failed");
+		return xip_verity_hash_error(ret, "hashing failed");
 	*root_len = vi->digest_size;
 	return 0;
 }
@@ -338,7 +330,7 @@ static int hash_level(struct hasher *h, const uint8_t *src, uint64_t n,
 		      unsigned int bs, unsigned int full, uint8_t *dst)
 {
 	for (uint64_t k = 0; k < n; k++) {
-		int ret = hash_block(h, src + k * bs, bs, dst + k * full);
+		int ret = xip_verity_hash_block(h, src + k * bs, bs, dst + k * full);
 
 		if (ret)
 			return ret;
@@ -368,10 +360,10 @@ int xip_verity_write(const uint8_t *base, uint64_t data_blocks,
 	tree = calloc(g.blocks, block_size);
 	if (!tree)
 		return xip_error(-ENOMEM, "verity: out of memory");
-	ret = hasher_init(&h, "sha256", salt, salt_len);
+	ret = xip_verity_hasher_init(&h, "sha256", salt, salt_len);
 	if (ret) {
 		free(tree);
-		return hash_error(ret, "sha256");
+		return xip_verity_hash_error(ret, "sha256");
 	}
 	/* level i at tree + (level_start[i] - first) blocks */
 	for (unsigned int i = 0; !ret && i < g.levels; i++) {
@@ -387,13 +379,13 @@ int xip_verity_write(const uint8_t *base, uint64_t data_blocks,
 					 g.digest_full, dst);
 	}
 	if (!ret)
-		ret = hash_block(&h, tree + (g.level_start[g.levels - 1] -
+		ret = xip_verity_hash_block(&h, tree + (g.level_start[g.levels - 1] -
 					     first) * block_size,
 				 block_size, root);
-	hasher_free(&h);
+	xip_verity_hasher_free(&h);
 	if (ret) {
 		free(tree);
-		return hash_error(ret, "hashing failed");
+		return xip_verity_hash_error(ret, "hashing failed");
 	}
 	*root_len = 32;
 	memset(&sb, 0, sizeof(sb));
@@ -438,17 +430,17 @@ static void *check_run(void *arg)
 	struct hasher h;
 
 	j->bad = UINT64_MAX;
-	j->err = hasher_init(&h, j->vi->algorithm, j->vi->salt,
+	j->err = xip_verity_hasher_init(&h, j->vi->algorithm, j->vi->salt,
 			     j->vi->salt_size);
 	for (uint64_t k = j->from; !j->err && k < j->to; k++) {
-		j->err = hash_block(&h, j->src + k * bs, bs, d);
+		j->err = xip_verity_hash_block(&h, j->src + k * bs, bs, d);
 		if (!j->err && memcmp(d, j->slots + k * j->full,
 				      j->vi->digest_size)) {
 			j->bad = k;
 			break;
 		}
 	}
-	hasher_free(&h);
+	xip_verity_hasher_free(&h);
 	return NULL;
 }
 
@@ -508,11 +500,7 @@ static int64_t check_blocks(const struct xip_verity_info *vi,
 	return bad == UINT64_MAX ? -1 : (int64_t)bad;
 }
 
-static int bad_at(struct xip_verity_bad *bad, enum xip_verity_where where,
-		  uint64_t block, unsigned int bs, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static int bad_at(struct xip_verity_bad *bad, enum xip_verity_where where,
+int xip_verity_bad_at(struct xip_verity_bad *bad, enum xip_verity_where where,
 		  uint64_t block, unsigned int bs, const char *fmt, ...)
 {
 	va_list ap;
@@ -532,7 +520,7 @@ static int bad_at(struct xip_verity_bad *bad, enum xip_verity_where where,
  * A probe of an image of @size bytes that failed with @ret, or found no
  * verity superblock (@ret 0): the error, and in @bad where it lies.
  */
-static int probe_failed(int ret, const struct xip_verity_info *vi,
+int xip_verity_probe_failed(int ret, const struct xip_verity_info *vi,
 			uint64_t size, struct xip_verity_bad *bad)
 {
 	if (!ret)
@@ -563,28 +551,28 @@ int xip_verity_check(const uint8_t *base, uint64_t size,
 		memset(bad, 0, sizeof(*bad));
 	ret = xip_verity_probe(base, size, vi);
 	if (ret || !vi->present)
-		return probe_failed(ret, vi, size, bad);
+		return xip_verity_probe_failed(ret, vi, size, bad);
 	bs = vi->hash_block_size;
 	if (root_len != vi->digest_size)
 		return xip_error(-EINVAL,
 				 "the root hash has %zu bytes, %s gives %u",
 				 root_len, vi->algorithm, vi->digest_size);
-	if (!all_zero(base + vi->hash_offset + XIP_VERITY_SB_SIZE,
+	if (!xip_verity_all_zero(base + vi->hash_offset + XIP_VERITY_SB_SIZE,
 		      vi->tree_offset - vi->hash_offset - XIP_VERITY_SB_SIZE))
-		return bad_at(bad, XIP_VERITY_SUPER, vi->hash_offset / bs, bs,
+		return xip_verity_bad_at(bad, XIP_VERITY_SUPER, vi->hash_offset / bs, bs,
 			      "verity superblock: bytes after it in its block");
 	xip_verity_geom(vi->data_blocks, bs, vi->digest_size,
 			vi->tree_offset / bs, &g);
 	/* the top block against the root hash */
-	ret = hasher_init(&h, vi->algorithm, vi->salt, vi->salt_size);
+	ret = xip_verity_hasher_init(&h, vi->algorithm, vi->salt, vi->salt_size);
 	if (!ret)
-		ret = hash_block(&h, base + g.level_start[g.levels - 1] * bs,
+		ret = xip_verity_hash_block(&h, base + g.level_start[g.levels - 1] * bs,
 				 bs, d);
-	hasher_free(&h);
+	xip_verity_hasher_free(&h);
 	if (ret)
-		return hash_error(ret, "hashing failed");
+		return xip_verity_hash_error(ret, "hashing failed");
 	if (memcmp(d, root, root_len))
-		return bad_at(bad, XIP_VERITY_ROOT, g.level_start[g.levels - 1],
+		return xip_verity_bad_at(bad, XIP_VERITY_ROOT, g.level_start[g.levels - 1],
 			      bs,
 			      "the root hash does not match hash block %" PRIu64 " (the top of the tree; or the salt, or a wrong root hash)",
 			      g.level_start[g.levels - 1]);
@@ -597,262 +585,18 @@ int xip_verity_check(const uint8_t *base, uint64_t size,
 		k = check_blocks(vi, src, n, base + g.level_start[i + 1] * bs,
 				 g.digest_full, threads);
 		if (k < -1)
-			return hash_error((int)k, "hashing failed");
+			return xip_verity_hash_error((int)k, "hashing failed");
 		if (k < 0)
 			continue;
 		if (i < 0)
-			return bad_at(bad, XIP_VERITY_DATA, (uint64_t)k, bs,
+			return xip_verity_bad_at(bad, XIP_VERITY_DATA, (uint64_t)k, bs,
 				      "data block %" PRId64 " does not match its hash",
 				      k);
-		return bad_at(bad, XIP_VERITY_HASH, first + (uint64_t)k, bs,
+		return xip_verity_bad_at(bad, XIP_VERITY_HASH, first + (uint64_t)k, bs,
 			      "hash block %" PRIu64 " (tree level %d) does not match its hash",
 			      first + (uint64_t)k, i);
 	}
 	return 0;
-}
-
-/* ---- checking as the bytes arrive ------------------------------------- */
-
-struct xip_verity_stream {
-	struct xip_verity_info vi;
-	struct verity_geom g;
-	uint8_t head[EXT2_SB_OFFSET + sizeof(struct ext2_super_block)];
-	uint8_t vsb[XIP_VERITY_SB_SIZE];
-	EVP_MD *md;
-	unsigned int bs;
-	uint64_t nblocks;		/* whole blocks of the image */
-	uint8_t *digests;		/* one per block, digest_size apart */
-	uint8_t zero[XIP_VERITY_DIGEST_MAX];	/* of a block of zeros */
-	_Atomic uint64_t done;		/* blocks hashed or known zero */
-};
-
-/* The range of whole blocks of @len bytes at @off, within the image. */
-static void block_span(const struct xip_verity_stream *s, uint64_t off,
-		       uint64_t len, uint64_t *first, uint64_t *n)
-{
-	uint64_t end = off + len;
-
-	*first = off / s->bs;
-	*n = 0;
-	if (off % s->bs)
-		(*first)++;
-	end = end / s->bs;
-	if (end > s->nblocks)
-		end = s->nblocks;
-	if (end > *first)
-		*n = end - *first;
-}
-
-int xip_verity_stream_open(uint64_t size, xip_verity_read_fn *rd, void *ctx,
-			   struct xip_verity_stream **sp,
-			   struct xip_verity_bad *bad)
-{
-	struct xip_verity_stream *s = calloc(1, sizeof(*s));
-	uint8_t *zeros = NULL;
-	uint64_t off;
-	unsigned int bs;
-	int ret;
-
-	*sp = NULL;
-	if (bad)
-		memset(bad, 0, sizeof(*bad));
-	if (!s)
-		return xip_error(-ENOMEM, "out of memory");
-	/* the reader's own failures are not the image's: passed on as such */
-	ret = size < sizeof(s->head) ? 0 : rd(ctx, s->head, sizeof(s->head), 0);
-	if (ret)
-		goto fail;
-	ret = fs_size(s->head, size < sizeof(s->head) ? size : sizeof(s->head),
-		      &s->vi.hash_offset, &bs);
-	off = s->vi.hash_offset;
-	if (!ret && off <= size && size - off >= XIP_VERITY_SB_SIZE) {
-		ret = rd(ctx, s->vsb, sizeof(s->vsb), off);
-		if (ret)
-			goto fail;
-		ret = sb_parse(s->vsb, size, &s->vi);
-	}
-	if (ret || !s->vi.present) {
-		ret = probe_failed(ret, &s->vi, size, bad);
-		goto fail;
-	}
-	s->bs = s->vi.hash_block_size;
-	xip_verity_geom(s->vi.data_blocks, s->bs, s->vi.digest_size,
-			s->vi.tree_offset / s->bs, &s->g);
-	s->nblocks = s->vi.end / s->bs;
-	ret = xip_lazy_load(XIP_LAZY_CRYPTO);
-	if (ret)
-		goto fail;
-	s->md = EVP_MD_fetch(NULL, s->vi.algorithm, NULL);
-	s->digests = calloc(s->nblocks, s->vi.digest_size);
-	zeros = calloc(1, s->bs);
-	if (!s->md || !s->digests || !zeros) {
-		ret = xip_error(-ENOMEM, "out of memory");
-		goto fail;
-	}
-	ret = xip_verity_stream_hash(s, 0, zeros, s->bs);
-	if (ret)
-		goto fail;
-	memcpy(s->zero, s->digests, s->vi.digest_size);
-	s->done = 0;
-	free(zeros);
-	*sp = s;
-	return 0;
-fail:
-	free(zeros);
-	xip_verity_stream_free(s);
-	return ret;
-}
-
-void xip_verity_stream_free(struct xip_verity_stream *s)
-{
-	if (!s)
-		return;
-	if (s->md)	/* else libcrypto may not be loaded */
-		EVP_MD_free(s->md);
-	free(s->digests);
-	free(s);
-}
-
-const struct xip_verity_info *
-xip_verity_stream_info(const struct xip_verity_stream *s)
-{
-	return &s->vi;
-}
-
-int xip_verity_stream_hash(struct xip_verity_stream *s, uint64_t off,
-			   const uint8_t *p, uint64_t len)
-{
-	struct hasher h = { .md = s->md, .salt = s->vi.salt,
-			    .salt_len = s->vi.salt_size };
-	uint64_t first, n;
-	int ret = 0;
-
-	block_span(s, off, len, &first, &n);
-	if (!n)
-		return 0;
-	p += first * s->bs - off;
-	h.ctx = EVP_MD_CTX_new();
-	if (!h.ctx)
-		return xip_error(-ENOMEM, "out of memory");
-	for (uint64_t k = 0; !ret && k < n; k++)
-		ret = hash_block(&h, p + k * s->bs, s->bs,
-				 s->digests + (first + k) * s->vi.digest_size);
-	EVP_MD_CTX_free(h.ctx);
-	if (ret)
-		return hash_error(ret, "hashing failed");
-	s->done += n;
-	return 0;
-}
-
-void xip_verity_stream_zero(struct xip_verity_stream *s, uint64_t off,
-			    uint64_t len)
-{
-	uint64_t first, n;
-
-	block_span(s, off, len, &first, &n);
-	for (uint64_t k = first; k < first + n; k++)
-		memcpy(s->digests + k * s->vi.digest_size, s->zero,
-		       s->vi.digest_size);
-	s->done += n;
-}
-
-/*
- * The digests of the blocks of level @i (-1: the data) against the slots
- * of level i + 1 in @tree: the first block that differs, or -1.
- */
-static int64_t stream_level(const struct xip_verity_stream *s, int i,
-			    const uint8_t *tree)
-{
-	const struct verity_geom *g = &s->g;
-	uint64_t first = i < 0 ? 0 : g->level_start[i];
-	uint64_t n = i < 0 ? s->vi.data_blocks : g->level_size[i];
-	unsigned int ds = s->vi.digest_size;
-	/* @tree starts at the first hash block */
-	const uint8_t *slots = tree + (g->level_start[i + 1] -
-				       s->vi.tree_offset / s->bs) * s->bs;
-
-	/* from the lowest up: the first that differs is the one named */
-	for (uint64_t b = first; b < first + n; b++)
-		if (memcmp(s->digests + b * ds,
-			   slots + (b - first) * g->digest_full, ds))
-			return (int64_t)b;
-	return -1;
-}
-
-int xip_verity_stream_finish(struct xip_verity_stream *s, int fd,
-			     const char *name, const uint8_t *root,
-			     size_t root_len, struct xip_verity_info *vi,
-			     struct xip_verity_bad *bad)
-{
-	uint64_t tree_bytes = s->vi.tree_blocks * s->bs;
-	uint64_t vblk = s->vi.hash_offset / s->bs;
-	uint8_t *buf, *tree;
-	int64_t k;
-	int ret;
-
-	if (bad)
-		memset(bad, 0, sizeof(*bad));
-	*vi = s->vi;
-	if (root_len != s->vi.digest_size)
-		return xip_error(-EINVAL,
-				 "the root hash has %zu bytes, %s gives %u",
-				 root_len, s->vi.algorithm, s->vi.digest_size);
-	if (s->done != s->nblocks)
-		return xip_error(-EIO,
-				 "verity: %" PRIu64 " of %" PRIu64 " blocks were hashed",
-				 (uint64_t)s->done, s->nblocks);
-	buf = malloc(tree_bytes + s->bs + sizeof(s->head));
-	if (!buf)
-		return xip_error(-ENOMEM, "out of memory");
-	tree = buf + s->bs + sizeof(s->head);
-	/* what was read first is what arrived: superblocks, then the tree */
-	ret = xip_pread_exact(fd, buf, s->bs, s->vi.hash_offset, name);
-	if (!ret)
-		ret = xip_pread_exact(fd, buf + s->bs, sizeof(s->head), 0,
-				      name);
-	if (!ret)
-		ret = xip_pread_exact(fd, tree, tree_bytes,
-				      s->vi.tree_offset, name);
-	if (ret)
-		goto out;
-	if (memcmp(buf + s->bs, s->head, sizeof(s->head)) ||
-	    memcmp(buf, s->vsb, sizeof(s->vsb))) {
-		ret = xip_error(-EIO,
-				"the superblocks changed after they were read ahead (the image changed while it was read)");
-		goto out;
-	}
-	if (!all_zero(buf + XIP_VERITY_SB_SIZE,
-		      s->vi.tree_offset - s->vi.hash_offset -
-		      XIP_VERITY_SB_SIZE)) {
-		ret = bad_at(bad, XIP_VERITY_SUPER, vblk, s->bs,
-			     "verity superblock: bytes after it in its block");
-		goto out;
-	}
-	k = (int64_t)s->g.level_start[s->g.levels - 1];
-	if (memcmp(s->digests + (uint64_t)k * s->vi.digest_size, root,
-		   root_len)) {
-		ret = bad_at(bad, XIP_VERITY_ROOT, (uint64_t)k, s->bs,
-			     "the root hash does not match hash block %" PRId64 " (the top of the tree; or the salt, or a wrong root hash)",
-			     k);
-		goto out;
-	}
-	for (int i = (int)s->g.levels - 2; i >= -1; i--) {
-		k = stream_level(s, i, tree);
-		if (k < 0)
-			continue;
-		if (i < 0)
-			ret = bad_at(bad, XIP_VERITY_DATA, (uint64_t)k, s->bs,
-				     "data block %" PRId64 " does not match its hash",
-				     k);
-		else
-			ret = bad_at(bad, XIP_VERITY_HASH, (uint64_t)k, s->bs,
-				     "hash block %" PRId64 " (tree level %d) does not match its hash",
-				     k, i);
-		break;
-	}
-out:
-	free(buf);
-	return ret;
 }
 
 int xip_verity_salt(const void *seed, size_t seed_len, uint8_t *salt)
@@ -881,35 +625,6 @@ int xip_verity_salt(const void *seed, size_t seed_len, uint8_t *salt)
 	     EVP_DigestFinal_ex(ctx, salt, &n);
 	EVP_MD_CTX_free(ctx);
 	return ok ? 0 : xip_error(-ENOMEM, "verity: sha256 failed");
-}
-
-/* ---- hex ------------------------------------------------------------------ */
-
-int xip_verity_parse_hex(const char *hex, uint8_t *out, size_t max)
-{
-	size_t n = strlen(hex);
-
-	if (!n || n % 2 || n / 2 > max)
-		return -EINVAL;
-	for (size_t i = 0; i < n / 2; i++) {
-		int hi = xip_hexval(hex[2 * i]), lo = xip_hexval(hex[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return -EINVAL;
-		out[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return (int)(n / 2);
-}
-
-void xip_verity_hex(const uint8_t *in, size_t len, char *buf)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < len; i++) {
-		buf[2 * i] = digits[in[i] >> 4];
-		buf[2 * i + 1] = digits[in[i] & 15];
-	}
-	buf[2 * len] = '\0';
 }
 
 const char *xip_verity_where_name(enum xip_verity_where where)

@@ -51,4 +51,36 @@ int xip_verity_geom(uint64_t data_blocks, unsigned int bs,
 		    unsigned int digest_size, uint64_t first,
 		    struct verity_geom *g);
 
+/*
+ * Shared by verity.c (building and checking a whole tree) and stream.c
+ * (checking an image as it arrives): hashing with a digest fetched once,
+ * the superblocks, and how a mismatch is reported.
+ */
+/* where the ext2 superblock sits in an image */
+#define EXT2_SB_OFFSET	1024
+
+struct hasher {
+	struct evp_md_st *md;
+	struct evp_md_ctx_st *ctx;
+	const uint8_t *salt;
+	size_t salt_len;
+};
+
+bool xip_verity_all_zero(const uint8_t *p, size_t n);
+int xip_verity_bad_at(struct xip_verity_bad *bad, enum xip_verity_where where,
+		  uint64_t block, unsigned int bs, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+int xip_verity_fs_size(const uint8_t *base, uint64_t size, uint64_t *bytes,
+		   unsigned int *bs);
+int xip_verity_hash_block(struct hasher *h, const uint8_t *p, size_t len,
+		      uint8_t *out);
+int xip_verity_hash_error(int ret, const char *what);
+int xip_verity_probe_failed(int ret, const struct xip_verity_info *vi,
+			uint64_t size, struct xip_verity_bad *bad);
+int xip_verity_sb_parse(const uint8_t *vsb, uint64_t size,
+		    struct xip_verity_info *vi);
+int xip_verity_hasher_init(struct hasher *h, const char *alg, const uint8_t *salt,
+		       size_t salt_len);
+void xip_verity_hasher_free(struct hasher *h);
+
 #endif

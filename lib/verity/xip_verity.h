@@ -130,6 +130,27 @@ int xip_verity_stream_finish(struct xip_verity_stream *s, int fd,
 			     const char *name, const uint8_t *root,
 			     size_t root_len, struct xip_verity_info *vi,
 			     struct xip_verity_bad *bad);
+/*
+ * Block by block (attach --lazy): the verity superblock's block and the
+ * whole tree, @area (from the hash offset to the tree's end), checked
+ * from the root down against @root; then each data block as it lands
+ * (xip_verity_stream_check: @blk of the data, hash_block_size bytes at
+ * @p) against its digest in the tree's lowest level.  0, or -EBADMSG
+ * with where in @bad and the message; -EINVAL for a root hash of the
+ * wrong length.
+ */
+int xip_verity_stream_tree(struct xip_verity_stream *s, const uint8_t *area,
+			   const uint8_t *root, size_t root_len,
+			   struct xip_verity_bad *bad);
+int xip_verity_stream_check(struct xip_verity_stream *s, uint64_t blk,
+			    const uint8_t *p, struct xip_verity_bad *bad);
+/* Does the tree say data block @blk is zeros? */
+bool xip_verity_stream_is_zero(const struct xip_verity_stream *s,
+			       uint64_t blk);
+/* The ext2 superblock's bytes read ahead (the first of the image). */
+const uint8_t *xip_verity_stream_head(const struct xip_verity_stream *s,
+				      size_t *len);
+
 
 /*
  * Write the verity superblock and tree (sha256, format 1) for the first
@@ -151,13 +172,6 @@ int xip_verity_write(const uint8_t *base, uint64_t data_blocks,
  */
 int xip_verity_salt(const void *seed, size_t seed_len, uint8_t *salt);
 
-/*
- * Parse hex digits (an even number, no prefix) into @out of @max bytes:
- * the length, or -EINVAL.
- */
-int xip_verity_parse_hex(const char *hex, uint8_t *out, size_t max);
-/* @len bytes as lower-case hex into @buf (2 * @len + 1 bytes). */
-void xip_verity_hex(const uint8_t *in, size_t len, char *buf);
 
 /* Human words for @where ("data block", "hash block", ...). */
 const char *xip_verity_where_name(enum xip_verity_where where);

@@ -19,7 +19,7 @@ bats_require_minimum_version 1.5.0
 	# list: every default column, against blkid and stat
 	run xiptool list
 	[ "$status" -eq 0 ]
-	[[ "${lines[0]}" =~ ^NAME\ +TYPE\ +SIZE\ +LOOP\ +IMAGE\ +LABEL\ +UUID\ +VERIFIED$ ]]
+	[[ "${lines[0]}" =~ ^NAME\ +TYPE\ +SIZE\ +FILLED\ +STATE\ +LOOP\ +IMAGE\ +LABEL\ +UUID\ +VERIFIED$ ]]
 	read -r n t s l i lab uuid <<< "$(xiptool list --noheadings -o NAME,TYPE,SIZE,LOOP,IMAGE,LABEL,UUID "$SEG")"
 	[ "$n $t $s $l" = "$SEG sr $(stat -c %s "$T/img") $dev" ]
 	[ "$i" = "$(realpath "$T/img")" ]

@@ -77,15 +77,15 @@ static void test_hex(void **state)
 	uint8_t b[4];
 	char s[9];
 
-	assert_int_equal(xip_verity_parse_hex("00fFa1", b, sizeof(b)), 3);
+	assert_int_equal(xip_hex_decode("00fFa1", b, sizeof(b)), 3);
 	assert_int_equal(b[1], 0xff);
 	assert_int_equal(b[2], 0xa1);
-	assert_int_equal(xip_verity_parse_hex("0", b, sizeof(b)), -EINVAL);
-	assert_int_equal(xip_verity_parse_hex("", b, sizeof(b)), -EINVAL);
-	assert_int_equal(xip_verity_parse_hex("zz", b, sizeof(b)), -EINVAL);
-	assert_int_equal(xip_verity_parse_hex("0011223344", b, sizeof(b)),
+	assert_int_equal(xip_hex_decode("0", b, sizeof(b)), -EINVAL);
+	assert_int_equal(xip_hex_decode("", b, sizeof(b)), -EINVAL);
+	assert_int_equal(xip_hex_decode("zz", b, sizeof(b)), -EINVAL);
+	assert_int_equal(xip_hex_decode("0011223344", b, sizeof(b)),
 			 -EINVAL);
-	xip_verity_hex(b, 3, s);
+	xip_hex_encode(b, 3, s);
 	assert_string_equal(s, "00ffa1");
 }
 
@@ -425,12 +425,12 @@ static void test_known_root_written(void **state)
 	/* the superblock's block and three of the tree */
 	assert_int_equal(size, (uint64_t)(KAT_BLOCKS + 4) * BS);
 	fd = kat_file("kat-written", size, &base);
-	assert_int_equal(xip_verity_parse_hex(KAT_SALT, salt, sizeof(salt)),
+	assert_int_equal(xip_hex_decode(KAT_SALT, salt, sizeof(salt)),
 			 32);
 	assert_int_equal(xip_verity_write(base, KAT_BLOCKS, BS, salt, 32, uuid,
 					  fd, root, &root_len), 0);
 	assert_int_equal(root_len, 32);
-	xip_verity_hex(root, root_len, hex);
+	xip_hex_encode(root, root_len, hex);
 	assert_string_equal(hex, kats[1].root);
 	assert_int_equal(xip_verity_check(base, size, root, root_len, 0, &vi,
 					  &bad), 0);
@@ -478,7 +478,7 @@ static void test_known_roots_checked(void **state)
 		base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 			    0);
 		assert_true(base != MAP_FAILED);
-		assert_int_equal(xip_verity_parse_hex(t->root, root,
+		assert_int_equal(xip_hex_decode(t->root, root,
 						      sizeof(root)),
 				 (int)len);
 		assert_int_equal(check_mapped(base, size, fd, root, len, &bad),
@@ -499,7 +499,7 @@ static void test_known_roots_checked(void **state)
 			uint8_t salt[32], uuid[16] = { 1, 2, 3 };
 			int mfd = kat_file("kat-mine", size, &mine);
 
-			assert_int_equal(xip_verity_parse_hex(KAT_SALT, salt,
+			assert_int_equal(xip_hex_decode(KAT_SALT, salt,
 							      sizeof(salt)),
 					 32);
 			assert_int_equal(xip_verity_write(mine, KAT_BLOCKS, BS,

@@ -240,7 +240,7 @@ static void test_sign_matches_openssl(void **state)
 	make_cert(dir, "mine", "-days 2");
 	snprintf(key, sizeof(key), "%s/mine-key.pem", dir);
 	snprintf(cert, sizeof(cert), "%s/mine-cert.pem", dir);
-	assert_int_equal(xip_verity_parse_hex(ROOT_HEX, root, sizeof(root)),
+	assert_int_equal(xip_hex_decode(ROOT_HEX, root, sizeof(root)),
 			 32);
 	assert_int_equal(xip_verity_signer_load(key, cert, &s), 0);
 	assert_int_equal(xip_verity_sign(s, root, 32, &der, &len), 0);

@@ -1,0 +1,123 @@
+#!/usr/bin/env bats
+# attach --lazy: the attach returns with the metadata and the tree; a
+# filler brings the rest; readers wait only for what they touch.
+
+load ../lib/common
+load ../lib/attach
+load ../lib/nbd
+
+# A tree with busybox and a far file, its verity image at $T/img.
+lazy_image() {
+	mkdir -p "$T/tree/bin" "$T/tree/far"
+	cp "$(command -v busybox)" "$T/tree/bin/busybox"
+	head -c 24M /dev/urandom >"$T/tree/far/big.bin"
+	printf 'the far end\n' >"$T/tree/far/zz.txt"
+	run "$XIPTOOL" mkfs -q --verity -d "$T/tree" "$T/img"
+	[ "$status" -eq 0 ]
+	ROOT=$(sed -n 's/^root hash: //p' <<<"$output")
+	[ ${#ROOT} -eq 64 ]
+}
+
+json_field() {
+	"$XIPTOOL" list --json "$1" | python3 -c "import json,sys; print(json.load(sys.stdin)['segments'][0]['$2'])"
+}
+
+@test "lazy: the first exec runs while most of the image has not arrived; the fill completes byte for byte" {
+	require_pull
+	require_cmd busybox
+	lazy_image
+	nbd_start a --filter=rate file "$T/img" rate=40M
+	run "$XIPTOOL" attach --lazy --root-hash "$ROOT" -n "$SEG" "$(nbd_uri a)"
+	[ "$status" -eq 0 ]
+	run "$XIPTOOL" exec "@$SEG" /bin/busybox echo hi
+	[ "$status" -eq 0 ]
+	[ "$output" = hi ]
+	filled=$(json_field "$SEG" filled)
+	size=$(json_field "$SEG" size)
+	[ "$filled" -lt "$size" ]
+	[ "$(json_field "$SEG" state)" = filling ]
+	# a file at the far end, early
+	run "$XIPTOOL" read "@$SEG" /far/zz.txt
+	[ "$status" -eq 0 ]
+	[ "$output" = "the far end" ]
+	run "$XIPTOOL" save "@$SEG" "$T/out.img"
+	[ "$status" -eq 0 ]
+	cmp "$T/out.img" "$T/img"
+	[ "$(json_field "$SEG" state)" = complete ]
+	[ "$(json_field "$SEG" filled)" = "$size" ]
+	[ "$(json_field "$SEG" verified)" = True ]
+	run "$XIPTOOL" detach "$SEG"
+	[ "$status" -eq 0 ]
+	run ls -A "$T/run"
+	[[ "$output" != *fill* ]]
+	[ -z "$(ls -A "$T/shm")" ]
+}
+
+@test "lazy: a flipped byte of the served program with --root-hash: neither run nor read, the segment failed, detach leaves nothing" {
+	require_pull
+	require_cmd busybox debugfs
+	lazy_image
+	cp "$T/img" "$T/bad.img"
+	blk=$(debugfs -R "bmap /bin/busybox 3" "$T/img" 2>/dev/null)
+	[ -n "$blk" ]
+	byte=$(dd if="$T/img" bs=1 skip=$((blk * 4096 + 100)) count=1 2>/dev/null | od -An -tu1 | tr -d ' ')
+	printf "$(printf '\\%03o' $(((byte + 1) % 256)))" |
+		dd of="$T/bad.img" bs=1 seek=$((blk * 4096 + 100)) conv=notrunc 2>/dev/null
+	nbd_start a --filter=rate file "$T/bad.img" rate=4M
+	run "$XIPTOOL" attach --lazy --root-hash "$ROOT" -n "$SEG" "$(nbd_uri a)"
+	[ "$status" -eq 0 ]
+	run "$XIPTOOL" exec "@$SEG" /bin/busybox true
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"block $blk"* ]] || { echo "$output"; false; }
+	run "$XIPTOOL" read "@$SEG" /bin/busybox
+	[ "$status" -eq 3 ]
+	[ "$(json_field "$SEG" state)" = failed ]
+	run "$XIPTOOL" detach "$SEG"
+	[ "$status" -eq 0 ]
+	run ls -A "$T/run"
+	[[ "$output" != *fill* ]]
+	[ -z "$(ls -A "$T/shm")" ]
+}
+
+@test "lazy: server killed mid-fill: a read of a far block fails within the deadline, detach leaves nothing" {
+	require_pull
+	lazy_image
+	nbd_start a --filter=rate file "$T/img" rate=4M
+	run "$XIPTOOL" attach --lazy --timeout 3 -n "$SEG" "$(nbd_uri a)"
+	[ "$status" -eq 0 ]
+	kill "$(cat "$T/a.pid")"
+	SECONDS=0
+	run "$XIPTOOL" read "@$SEG" /far/big.bin
+	[ "$status" -eq 3 ]
+	# at once, with the fill's failure, not at the deadline
+	[[ "$output" == *"never arrived"* ]] || { echo "$output"; false; }
+	[ "$SECONDS" -le 10 ]
+	[ "$(json_field "$SEG" state)" = failed ]
+	run "$XIPTOOL" detach "$SEG"
+	[ "$status" -eq 0 ]
+	[ -z "$(ls -A "$T/shm")" ]
+}
+
+@test "lazy: SIGTERM of the filler turns the segment failed" {
+	require_pull
+	lazy_image
+	nbd_start a --filter=rate file "$T/img" rate=4M
+	run "$XIPTOOL" attach --lazy -n "$SEG" "$(nbd_uri a)"
+	[ "$status" -eq 0 ]
+	pid=$(pgrep -x xiptool-fill -s 0 2>/dev/null || pgrep -n -x xiptool-fill)
+	[ -n "$pid" ]
+	kill -TERM "$pid"
+	for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	[ "$(json_field "$SEG" state)" = failed ]
+	run "$XIPTOOL" read "@$SEG" /far/big.bin
+	[ "$status" -eq 3 ]
+	run "$XIPTOOL" detach "$SEG"
+	[ "$status" -eq 0 ]
+}
+
+@test "lazy: --lazy needs an NBD URI and excludes --loop" {
+	run "$XIPTOOL" attach --lazy -n "$SEG" "$T/nothing.img"
+	[ "$status" -eq 2 ]
+	run "$XIPTOOL" attach --lazy --loop -n "$SEG" "nbd+unix:///?socket=$T/x.sock"
+	[ "$status" -eq 2 ]
+}
