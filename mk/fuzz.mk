@@ -63,7 +63,7 @@ FUZZ_GMAKE = $(MAKE) --no-print-directory -f $(top_srcdir)/tests/fuzz/fuzz.gmk \
 	srcdir='$(abs_top_srcdir)' builddir='$(abs_top_builddir)' \
 	O='$(abs_top_builddir)/tests/fuzz' FUZZ_CC='$(FUZZ_CC)' \
 	LIB_SRCS='$(libxip_a_SOURCES)' TARGETS='$(FUZZ_TARGET_NAMES)' \
-	DEP_CFLAGS='$(EXT2FS_CFLAGS) $(BLKID_CFLAGS) $(UUID_CFLAGS) $(ZLIB_CFLAGS) $(SMARTCOLS_CFLAGS) $(LIBARCHIVE_CFLAGS) $(JSONC_CFLAGS) $(LIBCRYPTO_CFLAGS)' \
+	DEP_CFLAGS='$(EXT2FS_CFLAGS) $(BLKID_CFLAGS) $(MOUNT_CFLAGS) $(UUID_CFLAGS) $(ZLIB_CFLAGS) $(SMARTCOLS_CFLAGS) $(LIBARCHIVE_CFLAGS) $(JSONC_CFLAGS) $(LIBCRYPTO_CFLAGS)' \
 	DEP_LIBS='$(EXT2FS_LIBS) $(BLKID_LIBS) $(UUID_LIBS) $(ZLIB_LIBS) $(SMARTCOLS_LIBS) $(LIBARCHIVE_LIBS) $(LIBNBD_LIBS) $(LIBCRYPTO_LIBS)'
 
 FUZZ_ENV = TOP_SRCDIR='$(abs_top_srcdir)' TOP_BUILDDIR='$(abs_top_builddir)'

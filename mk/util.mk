@@ -1,8 +1,9 @@
 # util: the bottom room of libxip (lib/util/): the error record, tracing,
-# read/write loops, lazy loading of optional libraries.  testhooks.c is
+# read/write loops, the mount table (libmount), lazy loading of optional
+# libraries.  testhooks.c is
 # listed in hooks.mk, with the test build it serves.
 libxip_a_SOURCES += lib/util/xip_util.h lib/util/xip_error.h \
-	lib/util/util.c lib/util/error.c lib/util/debug_int.h lib/util/debug.c \
+	lib/util/util.c lib/util/mounts.c lib/util/error.c lib/util/debug_int.h lib/util/debug.c \
 	lib/util/lazy_int.h lib/util/lazy.c lib/util/outfile.c
 
 # the files commands create for output (outfile.c)

@@ -73,6 +73,8 @@ static int hugetlbfs_dir(char *buf, size_t len)
 		return 0;
 	}
 	ret = xip_mounts_each(NULL, match_hugetlbfs, &q);
+	if (ret == -ENOSYS)
+		return ret;	/* libmount cannot be loaded: said */
 	if (ret < 0)
 		return xip_error(ret, "/proc/self/mountinfo: %s",
 				 strerror(-ret));

@@ -359,6 +359,23 @@ bats_require_minimum_version 1.5.0
 	[ "$ok" = 1 ]
 }
 
+@test "libmount is loaded only to read the mount table: not linked; a broken one is a one-line error of --hugepages" {
+	require_root
+	lib=$(lazy_lib mount)
+	[ -n "$lib" ]
+	make_tree_image
+	run unshare -m sh -c 'mount --bind /dev/null "$1" && exec env -u XIPTOOL_HUGETLBFS "$2" attach --hugepages -n "$3" "$4"' \
+		sh "$lib" "$XIPTOOL" "$SEG" "$T/img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "xiptool attach: cannot load ${lib##*/}: "* ]]
+	# a command that reads no mount table runs without it
+	run unshare -m sh -c 'mount --bind /dev/null "$1" && exec "$2" info "$3"' \
+		sh "$lib" "$XIPTOOL" "$T/img"
+	[ "$status" -eq 0 ]
+}
+
 @test "@NAME works with the engine's commands: read, ls and stat see the image" {
 	make_tree_image
 	gzip -c "$T/img" > "$T/img.gz"
