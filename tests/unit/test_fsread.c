@@ -338,6 +338,7 @@ static void test_inode_swab(void **state)
 		"sif /small crtime 0x11223344\nsif /small crtime_extra 0x55667788\n"
 		"sif /small mtime_extra 0x12345678\nsif /small generation 0xdeadbeef\n"
 		"sif /small uid_hi 0x0102\nsif /small version_hi 0x0a0b0c0d\n"
+		"sif /small uid 0x0304\nsif /small gid 0x0506\n"
 		"EOF", p, dir, p, p);
 	swab_every_inode(p, 0, 2, true);
 	/* the good old 128-byte inode */
