@@ -75,20 +75,30 @@ static int boot_id(char *id)
  * The verdict kept in the run directory @dfd for boot @id: 1 (*@pays
  * set), or 0 when there is none to trust.
  */
+static bool cache_file_ok(const struct stat *st)
+{
+	return S_ISREG(st->st_mode) &&
+	       st->st_uid == geteuid() && st->st_nlink == 1 &&
+	       !(st->st_mode & (S_IWGRP | S_IWOTH)) && st->st_size < CACHE_MAX;
+}
+
 static int cache_read(int dfd, const char *id, bool *pays)
 {
 	char buf[CACHE_MAX];
-	struct stat st;
+	struct stat ls, st;
 	ssize_t n;
 	int fd;
 
+	/* a device or a FIFO there is never opened */
+	if (fstatat(dfd, CACHE_NAME, &ls, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !cache_file_ok(&ls))
+		return 0;
 	fd = openat(dfd, CACHE_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
 		    O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_uid != geteuid() || st.st_nlink != 1 ||
-	    (st.st_mode & (S_IWGRP | S_IWOTH)) || st.st_size >= CACHE_MAX) {
+	if (fstat(fd, &st) < 0 || !cache_file_ok(&st) ||
+	    st.st_dev != ls.st_dev || st.st_ino != ls.st_ino) {
 		close(fd);
 		return 0;
 	}

@@ -604,12 +604,13 @@ attach_auto() {
 	run -0 ls -A "$XIPTOOL_RUNDIR"
 	[ "$(grep -v '^\.lock' <<<"$output")" = .populate ]
 	# another boot's, one writable by others, another user's, a second
-	# link, a symlink, a damaged one: measured again and replaced
+	# link, a symlink, a FIFO (never waited on), a damaged one: measured
+	# again and replaced
 	echo "00000000-0000-0000-0000-000000000000 yes" > "$XIPTOOL_RUNDIR/.populate"
 	attach_auto "${SEG}4" >/dev/null
 	grepq "(measured now)" "$T/dbg"
 	[[ "$(cat "$XIPTOOL_RUNDIR/.populate")" == "$boot "* ]]
-	for how in mode owner link symlink damaged; do
+	for how in mode owner link symlink fifo damaged; do
 		rm -f "$XIPTOOL_RUNDIR/.populate"
 		echo "$boot yes" > "$T/planted"
 		case $how in
@@ -619,6 +620,7 @@ attach_auto() {
 		       chown 65534 "$XIPTOOL_RUNDIR/.populate" ;;
 		link) ln "$T/planted" "$XIPTOOL_RUNDIR/.populate" ;;
 		symlink) ln -s "$T/planted" "$XIPTOOL_RUNDIR/.populate" ;;
+		fifo) mkfifo "$XIPTOOL_RUNDIR/.populate" ;;
 		damaged) echo "$boot yes please" > "$XIPTOOL_RUNDIR/.populate" ;;
 		esac
 		attach_auto "${SEG}$how" >/dev/null
