@@ -122,6 +122,22 @@ struct env_args {
 };
 
 /*
+ * The options of a run from this front end: a fresh front end's @argv
+ * and environ are still execve's own.
+ */
+static struct xip_exec_opts exec_opts_of(const char **argv)
+{
+	return (struct xip_exec_opts){
+		.fresh = cmd_exec_fresh,
+		.std_opened = cmd_exec_std_opened,
+		.own_memory_only = FRONT_OWN_MEMORY,
+		.own_stack = cmd_exec_own_stack,
+		.initial_argv = argv,
+		.initial_envp = (const char *const *)environ,
+	};
+}
+
+/*
  * Open the image @spec, prepare @opts->path and run it with @pargv and
  * the environment @e says (with the marker that names this run), or
  * ours unchanged when @e is NULL (a run again: it holds the marker).
@@ -329,13 +345,7 @@ done:
 
 int cmd_exec(int argc, const char **argv)
 {
-	/* a fresh front end's argv and environ are still execve's own */
-	struct xip_exec_opts opts = { .fresh = cmd_exec_fresh,
-				      .std_opened = cmd_exec_std_opened,
-				      .own_memory_only = FRONT_OWN_MEMORY,
-				      .own_stack = cmd_exec_own_stack,
-				      .initial_argv = argv,
-				      .initial_envp = (const char *const *)environ };
+	struct xip_exec_opts opts = exec_opts_of(argv);
 	struct exec_args a = { 0 };
 	const char **pargv = NULL;
 	int rc, n;
@@ -377,13 +387,7 @@ out:
  */
 int cmd_exec_again(const char *value, const char **argv)
 {
-	/* a fresh front end's argv and environ are still execve's own */
-	struct xip_exec_opts opts = { .fresh = cmd_exec_fresh,
-				      .std_opened = cmd_exec_std_opened,
-				      .own_memory_only = FRONT_OWN_MEMORY,
-				      .own_stack = cmd_exec_own_stack,
-				      .initial_argv = argv,
-				      .initial_envp = (const char *const *)environ };
+	struct xip_exec_opts opts = exec_opts_of(argv);
 	struct xip_exec_marker *m = malloc(sizeof(*m));
 	int rc;
 

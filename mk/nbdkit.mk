@@ -19,7 +19,7 @@ EXTRA_DIST += nbdkit/xiptool.c
 
 if HAVE_NBDKIT
 PLUGIN_CFLAGS = -std=gnu11 -fPIC -fvisibility=hidden $(WARN_CFLAGS) \
-	$(EXT2FS_CFLAGS) $(BLKID_CFLAGS) $(UUID_CFLAGS) $(ZLIB_CFLAGS)
+	$(EXT2FS_CFLAGS) $(BLKID_CFLAGS) $(MOUNT_CFLAGS) $(UUID_CFLAGS) $(ZLIB_CFLAGS)
 noinst_LIBRARIES += libxip_pic.a
 libxip_pic_a_SOURCES = $(libxip_a_SOURCES)
 libxip_pic_a_CFLAGS = $(PLUGIN_CFLAGS)

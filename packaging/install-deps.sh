@@ -24,7 +24,8 @@ esac
 
 # Build
 BUILD="build-essential autoconf automake libtool pkg-config
-libext2fs-dev comerr-dev libpopt-dev libblkid-dev uuid-dev zlib1g-dev libsmartcols-dev
+libext2fs-dev comerr-dev libpopt-dev libblkid-dev libmount-dev uuid-dev zlib1g-dev
+libsmartcols-dev
 libxxhash-dev
 libarchive-dev libjson-c-dev libssl-dev libcurl4-openssl-dev
 musl-tools libnbd-dev nbdkit-plugin-dev"
@@ -45,7 +46,8 @@ CROSS=""
 if [ "$arch" = arm64 ]; then
 	CROSS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static
 binfmt-support
-libext2fs2:arm64 comerr-dev:arm64 libpopt-dev:arm64 libblkid-dev:arm64 uuid-dev:arm64
+libext2fs2:arm64 comerr-dev:arm64 libpopt-dev:arm64 libblkid-dev:arm64 libmount-dev:arm64
+uuid-dev:arm64
 zlib1g-dev:arm64 libsmartcols-dev:arm64 libarchive-dev:arm64
 libjson-c-dev:arm64 libssl-dev:arm64 libcurl4-openssl-dev:arm64
 libcmocka-dev:arm64 libc6:arm64"

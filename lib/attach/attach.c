@@ -84,6 +84,8 @@ static int hugetlbfs_dir(char *buf, size_t len)
 		return 0;
 	}
 	ret = xip_mounts_each(NULL, match_hugetlbfs, &q);
+	if (ret == -ENOSYS)
+		return ret;	/* libmount cannot be loaded: said */
 	if (ret < 0)
 		return xip_error(ret, "/proc/self/mountinfo: %s",
 				 strerror(-ret));
@@ -912,7 +914,7 @@ static int verity_open(const struct xip_attach_opts *o, struct source *src,
 
 /* Whether exec populates the new segment's programs (attach --populate). */
 static int decide_populate(const struct xip_attach_opts *o,
-			   const struct segfile *sf, struct xip_seg_entry *e)
+			   struct xip_seg_entry *e)
 {
 	bool pays = false;
 	int ret;
@@ -922,13 +924,13 @@ static int decide_populate(const struct xip_attach_opts *o,
 		return 0;
 	}
 	e->populate = false;
-	/* huge pages are mapped whole; zeros tell nothing */
+	/* huge pages are mapped whole; zeros are not run */
 	if (o->hugepages || !o->image)
 		return 0;
-	ret = xip_seg_populate_pays(sf->fd, e->size, &pays);
+	/* this boot's verdict, the same for every image (populate.c) */
+	ret = xip_attach_populate_auto(&pays);
 	if (ret)
-		return xip_error(ret, "%s: cannot map: %s", e->path,
-				 strerror(-ret));
+		return ret;
 	e->populate = pays;
 	return 0;
 }
@@ -978,7 +980,7 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 		ret = attach_verify(o, &sf, vs, e);
 	xip_verity_stream_free(vs);
 	if (!ret)
-		ret = decide_populate(o, &sf, e);
+		ret = decide_populate(o, e);
 	if (!ret)
 		identify(sf.fd, e);
 	if (!ret)

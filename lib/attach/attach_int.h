@@ -118,6 +118,13 @@ void xip_attach_hook_after_seal(void);
  */
 void xip_attach_hook_step(void);
 
+/*
+ * populate.c: attach --populate auto's verdict, *@pays: measured once per
+ * boot and kept in the run directory, or XIPTOOL_POPULATE_AUTO=yes|no.
+ * 0, or -errno with an error.
+ */
+int xip_attach_populate_auto(bool *pays);
+
 /* save.c */
 int xip_attach_save_entry(const struct xip_seg_entry *e, const char *dest,
 			  int locked);

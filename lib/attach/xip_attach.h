@@ -21,8 +21,9 @@
 
 /*
  * attach --populate: whether exec maps a program's read-only pages at
- * once (MAP_POPULATE) or leaves them to faults; auto: measured on the
- * new segment (xip_seg_populate_pays), never for hugetlbfs and sn/en
+ * once (MAP_POPULATE) or leaves them to faults; auto: this boot's
+ * verdict (populate.c: measured once per boot, kept in the run
+ * directory), never for hugetlbfs and sn/en
  */
 enum xip_populate {
 	XIP_POPULATE_AUTO = 0,

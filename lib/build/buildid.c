@@ -8,10 +8,9 @@
  * libuuid's uuid_generate_sha1 (a version 5 UUID) in xiptool's namespace
  * over it, so that trees that differ only in the bytes of a file get
  * different UUIDs.  The contents are hashed as the writer copies them:
- * every run of a file's bytes (read back from the image with pread, at
- * most 1 MiB at a time) after its place in the file, then the file's
- * inode number and size: one pass over the data, no per-file state
- * kept.  The directory hash seed comes from the hash and the UUID.  The
+ * every run of a file's bytes (at most 1 MiB, hashed in the buffer it
+ * is written from) after its place in the file, then the file's inode
+ * number and size: one pass over the data, no per-file state kept.  The directory hash seed comes from the hash and the UUID.  The
  * superblock gets them with the label and the time of the build
  * (SOURCE_DATE_EPOCH or --timestamp make it reproducible: the same tree
  * gives the same image, UUID included).

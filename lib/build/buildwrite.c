@@ -51,47 +51,14 @@ struct bwriter {
 	uint64_t tick;
 	uint8_t *icbuf;
 	struct bhash id;		/* the derived UUID's hash */
-	uint8_t *hbuf;			/* reading back where unmapped */
+	uint8_t *cbuf;			/* a file's bytes on their way */
 };
 
-#define HASH_CHUNK (1u << 20)
-
 /*
- * Feed the @len bytes just copied to byte @at of the image (byte @off of
- * the file) to the contents hash: read back with pread from the page
- * cache the copy filled (not through the mapping, but on device DAX: a
- * page-table entry costs more than the copy on some machines).
+ * A file's bytes move in runs of at most this many, each fed to the
+ * contents hash after its place in the file (buildid.c).
  */
-static int hash_back(struct bwriter *w, uint64_t at, uint64_t off,
-		     uint64_t len)
-{
-	while (len) {
-		size_t n = len < HASH_CHUNK ? (size_t)len : HASH_CHUNK;
-		void *p = NULL;
-		ssize_t r;
-
-		/* device DAX has no read(): its mapping, then */
-		if (w->seg->kind == XIP_SEG_DAX &&
-		    xip_seg_range(w->seg, at, n, &p))
-			return xip_error(-ERANGE, "%s: reading back: out of range",
-					 w->seg->path);
-		if (!p && !w->hbuf && !(w->hbuf = malloc(HASH_CHUNK)))
-			return xip_error(-ENOMEM, "out of memory");
-		r = p ? (ssize_t)n : xip_pread_full(w->seg->fd, w->hbuf, n, at);
-		if (r != (ssize_t)n)
-			return xip_error(r < 0 ? (int)r : -EIO,
-					 "%s: reading back: %s", w->seg->path,
-					 r < 0 ? strerror((int)-r) :
-						 "short read");
-		if (!p)
-			p = w->hbuf;
-		xip_bld_content_add(&w->id, off, p, n);
-		at += n;
-		off += n;
-		len -= n;
-	}
-	return 0;
-}
+#define HASH_CHUNK (1u << 20)
 
 /* Write @len bytes at block @blk of the image. */
 static int write_blocks(struct bwriter *w, blk64_t blk, const void *buf,
@@ -339,12 +306,48 @@ struct csrc {
 	uint64_t base;
 };
 
+/*
+ * Copy @len bytes of the source at @src_off to byte @at of the image
+ * (byte @off of the file), hashing them as they pass: one read, one write
+ * (copy_file_range(2) would spare the read into memory, but the hash
+ * would then read every byte back from the image).  0, -ENODATA when the
+ * source ended early, or -errno with *@wrote saying whose it was.
+ */
+static int copy_hashed(struct bwriter *w, const struct csrc *src,
+		       uint64_t at, uint64_t off, uint64_t len, bool *wrote)
+{
+	*wrote = false;
+	if (!w->cbuf && !(w->cbuf = malloc(HASH_CHUNK)))
+		return -ENOMEM;
+	while (len) {
+		size_t n = len < HASH_CHUNK ? (size_t)len : HASH_CHUNK;
+		ssize_t r = xip_pread_full(src->fd, w->cbuf, n, src->base + off);
+		int ret;
+
+		if (r < 0)
+			return (int)r;
+		if ((size_t)r < n)
+			return -ENODATA;
+		xip_bld_content_add(&w->id, off, w->cbuf, n);
+		ret = xip_seg_pwrite(w->seg, at, w->cbuf, n);
+		if (ret) {
+			*wrote = true;
+			return ret;
+		}
+		at += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
 static int copy_chunk(struct bwriter *w, const struct bnode *n,
 		      const struct chunk *c, void *arg)
 {
 	const struct csrc *src = arg;
-	uint64_t off = c->lblk * w->bs, len = c->len * w->bs, done;
+	uint64_t off = c->lblk * w->bs, len = c->len * w->bs;
 	uint64_t blocks = ext2fs_blocks_count(w->fs->super);
+	bool wrote;
 	char *p;
 	int ret;
 
@@ -353,16 +356,18 @@ static int copy_chunk(struct bwriter *w, const struct bnode *n,
 	if (c->pblk >= blocks || c->len > blocks - c->pblk)
 		return xip_error(-ERANGE, "block %llu beyond the image",
 				 (unsigned long long)c->pblk);
-	ret = xip_seg_copy_in(w->seg, (uint64_t)c->pblk * w->bs, src->fd,
-				src->base + off, len, &done);
-	if (!ret && done == len)
-		return hash_back(w, (uint64_t)c->pblk * w->bs, off, len);
+	ret = copy_hashed(w, src, (uint64_t)c->pblk * w->bs, off, len, &wrote);
+	if (!ret)
+		return 0;
+	if (ret == -ENOMEM)
+		return xip_error(ret, "out of memory");
 	p = xip_btree_path(w->t, n);
-	if (ret == -ERANGE || ret == -EROFS || (ret && !p))
+	if (wrote || !p)
 		ret = xip_error(ret, "%s: %s", w->seg->path, strerror(-ret));
+	else if (ret == -ENODATA)
+		ret = xip_error(-EIO, "%s: file shrank while being copied", p);
 	else
-		ret = ret ? xip_error(ret, "%s: %s", p, strerror(-ret)) :
-		      xip_error(-EIO, "%s: file shrank while being copied", p);
+		ret = xip_error(ret, "%s: %s", p, strerror(-ret));
 	free(p);
 	return ret;
 }
@@ -691,6 +696,6 @@ out:
 	xip_bld_hash_free(&w.id);
 	free(w.dirbuf);
 	free(w.icbuf);
-	free(w.hbuf);
+	free(w.cbuf);
 	return ret;
 }

@@ -15,6 +15,7 @@
 #include "check/xip_check.h"
 #include "util/xip_ext2.h"
 #include "segment/xip_segment.h"
+#include "reader/xip_reader.h"
 
 /* group state */
 #define G_BB_OK 0x01	/* block bitmap placed inside its group */
@@ -176,48 +177,19 @@ static inline bool meta_in_group(const struct chk *c, uint32_t g,
  * The fields of an on-disk inode of @inode_size bytes (at @in, a private
  * copy) from little-endian to host order, but for i_block: its meaning
  * depends on the inode (block pointers, an extent tree, a symlink's bytes),
- * so each reader of it converts what it reads there.  The large inode's
- * fields only where the inode has them: in an inode table read in chunks,
- * what follows a 128-byte inode is the next inode.
+ * so each reader of it converts what it reads there.  The reader's swap
+ * (xip_inode_swab_fields): the large inode's fields only where the inode
+ * has them.
  */
 static inline void chk_inode_to_host(struct ext2_inode_large *in,
 				     unsigned int inode_size)
 {
-	in->i_mode = le16toh(in->i_mode);
-	in->i_uid = le16toh(in->i_uid);
-	in->i_size = le32toh(in->i_size);
-	in->i_atime = le32toh(in->i_atime);
-	in->i_ctime = le32toh(in->i_ctime);
-	in->i_mtime = le32toh(in->i_mtime);
-	in->i_dtime = le32toh(in->i_dtime);
-	in->i_gid = le16toh(in->i_gid);
-	in->i_links_count = le16toh(in->i_links_count);
-	in->i_blocks = le32toh(in->i_blocks);
-	in->i_flags = le32toh(in->i_flags);
-	in->osd1.linux1.l_i_version = le32toh(in->osd1.linux1.l_i_version);
-	in->i_generation = le32toh(in->i_generation);
-	in->i_file_acl = le32toh(in->i_file_acl);
-	in->i_size_high = le32toh(in->i_size_high);
-	in->i_faddr = le32toh(in->i_faddr);
-	in->osd2.linux2.l_i_blocks_hi = le16toh(in->osd2.linux2.l_i_blocks_hi);
-	in->osd2.linux2.l_i_file_acl_high =
-		le16toh(in->osd2.linux2.l_i_file_acl_high);
-	in->osd2.linux2.l_i_uid_high = le16toh(in->osd2.linux2.l_i_uid_high);
-	in->osd2.linux2.l_i_gid_high = le16toh(in->osd2.linux2.l_i_gid_high);
-	in->osd2.linux2.l_i_checksum_lo =
-		le16toh(in->osd2.linux2.l_i_checksum_lo);
-	in->osd2.linux2.l_i_reserved = le16toh(in->osd2.linux2.l_i_reserved);
-	if (inode_size < sizeof(*in))
-		return;		/* 128 bytes: the good old inode */
-	in->i_extra_isize = le16toh(in->i_extra_isize);
-	in->i_checksum_hi = le16toh(in->i_checksum_hi);
-	in->i_ctime_extra = le32toh(in->i_ctime_extra);
-	in->i_mtime_extra = le32toh(in->i_mtime_extra);
-	in->i_atime_extra = le32toh(in->i_atime_extra);
-	in->i_crtime = le32toh(in->i_crtime);
-	in->i_crtime_extra = le32toh(in->i_crtime_extra);
-	in->i_version_hi = le32toh(in->i_version_hi);
-	in->i_projid = le32toh(in->i_projid);
+#if __BYTE_ORDER == __BIG_ENDIAN
+	xip_inode_swab_fields(in, inode_size);
+#else
+	(void)in;
+	(void)inode_size;
+#endif
 }
 
 typedef int (*chk_block_fn)(void *arg, uint64_t lblk, uint64_t pblk);

@@ -727,19 +727,8 @@ int xip_seg_xip_capable(const struct xip_seg *seg, unsigned int bs,
 			(in)->field = bswap_##bits((in)->field);	\
 	} while (0)
 
-/*
- * The byte order of every field of an inode copy reversed, from the
- * other order to this host's, the way libext2fs's ext2fs_swap_inode_full()
- * reads an inode (so the copy is what the writers, which hand it to
- * libext2fs, expect): i_block's block pointers too, but not where i_block
- * holds bytes (an extent tree, inline data, a fast symlink's target:
- * those are read as little-endian where they are read); the large
- * inode's fields only inside its i_extra_isize.  A symlink is fast by
- * its size, as xip_map_open() has it (libext2fs: by its lack of data
- * blocks, which is the same for what mke2fs, xiptool and the kernel
- * write).
- */
-void xip_fs_inode_swab(struct ext2_inode_large *in, unsigned int inode_size)
+void xip_inode_swab_fields(struct ext2_inode_large *in,
+			   unsigned int inode_size)
 {
 	size_t n = inode_size < sizeof(*in) ? inode_size : sizeof(*in);
 	unsigned int extra;
@@ -767,10 +756,6 @@ void xip_fs_inode_swab(struct ext2_inode_large *in, unsigned int inode_size)
 	in->osd2.linux2.l_i_gid_high = bswap_16(in->osd2.linux2.l_i_gid_high);
 	in->osd2.linux2.l_i_checksum_lo =
 		bswap_16(in->osd2.linux2.l_i_checksum_lo);
-	if (!(in->i_flags & (EXT4_EXTENTS_FL | EXT4_INLINE_DATA_FL)) &&
-	    !xip_fs_fast_symlink(in))
-		for (size_t i = 0; i < EXT2_N_BLOCKS; i++)
-			in->i_block[i] = bswap_32(in->i_block[i]);
 	if (!INODE_HAS(n, i_extra_isize))
 		return;
 	in->i_extra_isize = bswap_16(in->i_extra_isize);
@@ -787,6 +772,26 @@ void xip_fs_inode_swab(struct ext2_inode_large *in, unsigned int inode_size)
 	SWAB_IF_HELD(n, in, i_crtime_extra, 32);
 	SWAB_IF_HELD(n, in, i_version_hi, 32);
 	SWAB_IF_HELD(n, in, i_projid, 32);
+}
+
+/*
+ * The byte order of every field of an inode copy reversed, from the
+ * other order to this host's, the way libext2fs's ext2fs_swap_inode_full()
+ * reads an inode (so the copy is what the writers, which hand it to
+ * libext2fs, expect): i_block's block pointers too, but not where i_block
+ * holds bytes (an extent tree, inline data, a fast symlink's target:
+ * those are read as little-endian where they are read).  A symlink is
+ * fast by its size, as xip_map_open() has it (libext2fs: by its lack of
+ * data blocks, which is the same for what mke2fs, xiptool and the kernel
+ * write).
+ */
+void xip_fs_inode_swab(struct ext2_inode_large *in, unsigned int inode_size)
+{
+	xip_inode_swab_fields(in, inode_size);
+	if (!(in->i_flags & (EXT4_EXTENTS_FL | EXT4_INLINE_DATA_FL)) &&
+	    !xip_fs_fast_symlink(in))
+		for (size_t i = 0; i < EXT2_N_BLOCKS; i++)
+			in->i_block[i] = bswap_32(in->i_block[i]);
 }
 
 int xip_fs_read_inode(struct xip_fs *fs, ext2_ino_t ino,

@@ -151,4 +151,16 @@ int xip_stat_inode(struct xip_image *img, ext2_ino_t ino, struct xip_stat *st);
 uint32_t xip_inode_rdev(const struct ext2_inode_large *in);
 void xip_rdev_split(uint64_t rdev, unsigned int *major, unsigned int *minor);
 
+/*
+ * Reverse the byte order of the fields of a copy of an on-disk inode of
+ * @inode_size bytes (the copy: its first sizeof(*in) at most) but
+ * i_block, whose meaning depends on the inode (block pointers, an extent
+ * tree, a symlink's bytes): as ext2fs_swap_inode_full() does, the large
+ * inode's fields only inside its i_extra_isize.  On a big-endian host,
+ * the on-disk order to the host's; the reader's own inode reads add
+ * i_block's block pointers.
+ */
+void xip_inode_swab_fields(struct ext2_inode_large *in,
+			   unsigned int inode_size);
+
 #endif /* XIP_READER_H */

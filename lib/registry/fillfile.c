@@ -15,9 +15,9 @@
 
 #include "registry/xip_registry.h"
 #include "registry/registry_int.h"
-#include "segment/xip_fill.h"
 #include "util/xip_error.h"
 #include "util/xip_util.h"
+#include "segment/xip_fill.h"
 
 #define FILL_FMT ".fill:%" PRIu64 ":%" PRIu64
 

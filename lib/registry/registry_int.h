@@ -29,7 +29,6 @@ uid_t xip_registry_euid(void);
 int xip_registry_rundir_path(char *buf, size_t len, uid_t euid);
 int xip_registry_rundir_refuse(const char *dir, const struct stat *st,
 			       uid_t euid);
-int xip_registry_rundir_open(char *buf, size_t len);
 int xip_registry_hold_open_path(uint64_t dev, uint64_t ino, bool fresh,
 				char *name);
 int xip_registry_hold_open_plain(const struct stat *st, bool *none,

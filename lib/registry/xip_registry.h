@@ -150,6 +150,13 @@ bool xip_registry_loop_serves(const struct xip_seg_entry *e);
  */
 int xip_registry_dir(char *buf, size_t len);
 /*
+ * The caller's run directory, checked as xip_registry_dir() does, opened
+ * (O_DIRECTORY, no link followed): the descriptor, its path in @buf; or
+ * < 0 with the reason recorded.  Files beside the records (lock files,
+ * fill states, the populate verdict) are opened from it with openat().
+ */
+int xip_registry_rundir_open(char *buf, size_t len);
+/*
  * Root: from here on, this thread's registry is uid @uid's
  * (USERS/UID/xiptool, see xip_registry_list_all()), until
  * xip_registry_leave().  Its run directory and lock must be that user's,

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Libraries loaded when first needed: libarchive (mkfs --tar, extract) and
- * libnbd (attach nbd://).  Linked in, they and what they pull in (ICU,
+ * Libraries loaded when first needed: libarchive (mkfs --tar, extract),
+ * libnbd (attach nbd://), json-c and libcrypto (OCI, dm-verity), libmount
+ * (the mount table: libselinux and PCRE2 come with it).  Linked in, they and what they pull in (ICU,
  * libxml2, GnuTLS, libstdc++: some 20 shared objects) cost every command
  * a start-up of tens of milliseconds where a page fault is dear.  So
  * xiptool-main does not link them: the functions the library calls are
@@ -28,6 +29,7 @@
 #include <libnbd.h>
 #endif
 #include <json-c/json.h>
+#include <libmount.h>
 #include <openssl/evp.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
@@ -180,6 +182,22 @@ LAZY_LIB(json, JSON_FUNCS, JSON_STUB, XIP_LIBJSONC_SONAME)
 
 #define CRYPTO_STUB(ret, name, params, args) LAZY_STUB(crypto, ret, name, params, args)
 LAZY_LIB(crypto, CRYPTO_FUNCS, CRYPTO_STUB, XIP_LIBCRYPTO_SONAME)
+
+#define MOUNT_FUNCS(X) \
+	X(struct libmnt_table *, mnt_new_table, (void), ()) \
+	X(void, mnt_unref_table, (struct libmnt_table *tb), (tb)) \
+	X(struct libmnt_iter *, mnt_new_iter, (int direction), (direction)) \
+	X(void, mnt_free_iter, (struct libmnt_iter *itr), (itr)) \
+	X(int, mnt_table_parse_file, (struct libmnt_table *tb, const char *filename), (tb, filename)) \
+	X(int, mnt_table_next_fs, (struct libmnt_table *tb, struct libmnt_iter *itr, struct libmnt_fs **fs), (tb, itr, fs)) \
+	X(dev_t, mnt_fs_get_devno, (struct libmnt_fs *fs), (fs)) \
+	X(const char *, mnt_fs_get_root, (struct libmnt_fs *fs), (fs)) \
+	X(const char *, mnt_fs_get_target, (struct libmnt_fs *fs), (fs)) \
+	X(const char *, mnt_fs_get_fstype, (struct libmnt_fs *fs), (fs)) \
+	X(const char *, mnt_fs_get_source, (struct libmnt_fs *fs), (fs))
+
+#define MOUNT_STUB(ret, name, params, args) LAZY_STUB(mount, ret, name, params, args)
+LAZY_LIB(mount, MOUNT_FUNCS, MOUNT_STUB, XIP_LIBMOUNT_SONAME)
 
 #ifdef HAVE_LIBNBD
 #define NBD_FUNCS(X) \
@@ -344,6 +362,8 @@ static int lazy_load(enum xip_lazy_which which)
 		return lazy_open(&lib_crypto);
 	case XIP_LAZY_CURL:
 		return lazy_open(&lib_curl);
+	case XIP_LAZY_MOUNT:
+		return lazy_open(&lib_mount);
 #ifdef HAVE_LIBNBD
 	case XIP_LAZY_NBD:
 		return lazy_open(&lib_nbd);

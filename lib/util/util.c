@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Read and write loops, growing arrays, the interrupt flag and the mount
- * table (xip_util.h).
+ * Read and write loops, growing arrays, the interrupt flag and the walk
+ * of /proc (xip_util.h); the mount table is in mounts.c.
  * Only the C library: the libc-only front end links this file too.
  */
 #include <dirent.h>
@@ -15,7 +15,6 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
 
 #include "util/xip_error.h"
 #include "util/xip_util.h"
@@ -207,140 +206,6 @@ int xip_grow(void **arr, size_t *cap, size_t need, size_t elsize)
 	*arr = p;
 	*cap = ncap;
 	return 0;
-}
-
-/* ---- the mount table ----------------------------------------------------- */
-
-/* Undo the kernel's \ooo escapes (show_mountinfo's mangle()) in place. */
-static void unescape(char *s)
-{
-	char *d = s;
-
-	for (; *s; s++, d++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
-		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*d = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
-				    (s[3] - '0'));
-			s += 3;
-		} else {
-			*d = *s;
-		}
-	}
-	*d = '\0';
-}
-
-/* The next field of @*line separated by one space, or NULL at the end. */
-static char *next_field(char **line)
-{
-	char *f = *line, *sp;
-
-	if (!f)
-		return NULL;
-	sp = strchr(f, ' ');
-	if (sp) {
-		*sp = '\0';
-		*line = sp + 1;
-	} else {
-		*line = NULL;
-	}
-	return f;
-}
-
-/*
- * "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw": the
- * optional fields end at "-", then type, source and super options.
- */
-static bool parse_mount(char *line, struct xip_mount *m)
-{
-	char *f[5], *dev, *end, *opt;
-
-	for (int i = 0; i < 5; i++)
-		if (!(f[i] = next_field(&line)))
-			return false;
-	if (!next_field(&line))		/* the mount options */
-		return false;
-	do {
-		opt = next_field(&line);
-		if (!opt)
-			return false;
-	} while (strcmp(opt, "-"));
-	m->type = next_field(&line);
-	m->source = next_field(&line);
-	if (!m->type || !m->source)
-		return false;
-	dev = f[2];
-	m->major = (unsigned int)strtoul(dev, &end, 10);
-	if (end == dev || *end != ':')
-		return false;
-	dev = end + 1;
-	m->minor = (unsigned int)strtoul(dev, &end, 10);
-	if (end == dev || *end)
-		return false;
-	unescape(f[3]);
-	unescape(f[4]);
-	unescape((char *)m->type);
-	unescape((char *)m->source);
-	m->root = f[3];
-	m->point = f[4];
-	return true;
-}
-
-int xip_mounts_each(const char *table,
-		    int (*fn)(const struct xip_mount *m, void *arg),
-		    void *arg)
-{
-	FILE *f = fopen(table ? table : "/proc/self/mountinfo", "re");
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	int ret = 0;
-
-	if (!f)
-		return -errno;
-	errno = 0;
-	while (!ret && (n = getline(&line, &cap, f)) >= 0) {
-		struct xip_mount m;
-
-		if (n > 0 && line[n - 1] == '\n')
-			line[n - 1] = '\0';
-		if (parse_mount(line, &m))
-			ret = fn(&m, arg);
-		errno = 0;
-	}
-	if (!ret && ferror(f))
-		ret = errno ? -errno : -EIO;
-	else if (!ret && errno == ENOMEM)
-		ret = -ENOMEM;
-	free(line);
-	fclose(f);
-	return ret;
-}
-
-struct point_query {
-	dev_t dev;
-	bool whole;
-	char *buf;
-	size_t len;
-};
-
-static int match_point(const struct xip_mount *m, void *arg)
-{
-	struct point_query *q = arg;
-
-	if (makedev(m->major, m->minor) != q->dev ||
-	    (q->whole && strcmp(m->root, "/")))
-		return 0;
-	snprintf(q->buf, q->len, "%s", m->point);
-	return 1;
-}
-
-int xip_mount_point(const char *table, dev_t dev, bool whole, char *buf,
-		    size_t len)
-{
-	struct point_query q = { dev, whole, buf, len };
-
-	buf[0] = '\0';
-	return xip_mounts_each(table, match_point, &q);
 }
 
 int xip_pids_each(int (*fn)(pid_t pid, void *arg), void *arg)

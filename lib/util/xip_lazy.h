@@ -15,6 +15,7 @@ enum xip_lazy_which {
 	XIP_LAZY_CRYPTO,	/* libcrypto: mkfs --oci, dm-verity and its
 				 * signatures (lib/verity) */
 	XIP_LAZY_CURL,		/* libcurl: the registry client (lib/oci) */
+	XIP_LAZY_MOUNT,		/* libmount: the mount table (mounts.c) */
 };
 
 /*
@@ -27,11 +28,23 @@ int xip_lazy_load(enum xip_lazy_which which);
 /*
  * The functions of those libraries that the library calls are defined in
  * lazy.c under names of its own: include this header before <archive.h>,
- * <archive_entry.h>, <libnbd.h>, <json-c/json.h> and the OpenSSL headers
+ * <archive_entry.h>, <libnbd.h>, <json-c/json.h>, <libmount.h> and the
+ * OpenSSL headers
  * (<openssl/evp.h>, pem.h, pkcs7.h, x509.h, err.h), and their declarations
  * and every call
  * take the xip_lazy_ name.
  */
+#define mnt_new_table xip_lazy_mnt_new_table
+#define mnt_unref_table xip_lazy_mnt_unref_table
+#define mnt_new_iter xip_lazy_mnt_new_iter
+#define mnt_free_iter xip_lazy_mnt_free_iter
+#define mnt_table_parse_file xip_lazy_mnt_table_parse_file
+#define mnt_table_next_fs xip_lazy_mnt_table_next_fs
+#define mnt_fs_get_devno xip_lazy_mnt_fs_get_devno
+#define mnt_fs_get_root xip_lazy_mnt_fs_get_root
+#define mnt_fs_get_target xip_lazy_mnt_fs_get_target
+#define mnt_fs_get_fstype xip_lazy_mnt_fs_get_fstype
+#define mnt_fs_get_source xip_lazy_mnt_fs_get_source
 #define json_tokener_new_ex xip_lazy_json_tokener_new_ex
 #define json_tokener_free xip_lazy_json_tokener_free
 #define json_tokener_parse_ex xip_lazy_json_tokener_parse_ex

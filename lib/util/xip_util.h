@@ -200,7 +200,8 @@ struct xip_mount {
  * Call @fn for each mount of the table @table (NULL: /proc/self/mountinfo)
  * in order, until it returns non-zero: that value; 0 at the end of the
  * table; -errno when the table cannot be opened or read (-ENOMEM out of
- * memory).  Lines not in the format are skipped.  Records no error.
+ * memory).  Lines not in the format are skipped.  Records an error only
+ * when libmount, which reads the table, cannot be loaded (-ENOSYS).
  */
 int xip_mounts_each(const char *table,
 		    int (*fn)(const struct xip_mount *m, void *arg),
@@ -210,8 +211,8 @@ int xip_mounts_each(const char *table,
  * Where the file system on device @dev is mounted, into @buf (@len bytes):
  * its first mount in @table (NULL: /proc/self/mountinfo), or with @whole
  * the first that mounts its root directory.  1 when found; 0 when it is
- * not mounted (@buf is then ""); -errno as xip_mounts_each.  Records no
- * error.
+ * not mounted (@buf is then ""); -errno as xip_mounts_each, which
+ * records the same errors.
  */
 int xip_mount_point(const char *table, dev_t dev, bool whole, char *buf,
 		    size_t len);

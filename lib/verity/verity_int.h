@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "verity/xip_verity.h"
+#include "util/xip_ext2.h"
 
 /* The 512-byte verity superblock, little-endian on disk. */
 struct verity_sb {

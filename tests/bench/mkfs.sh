@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # xiptool mkfs vs mke2fs -t ext2 -b 4096 -d and genext2fs -B 4096 on one
-# large tree (default /usr/share; another with an argument).  Target from
-# the issue: at most half the time of mke2fs -d.
+# large tree (default /usr/share; another with an argument).  Target: at
+# most half the time of mke2fs -d.
+#
+# And mkfs -d of that tree against tar -cf of it into a file on the same
+# scratch directory (target: at most half as long again): both read every
+# byte of the tree once and write it once.  Interleaved, best of
+# MKFS_BENCH_TAR_ROUNDS (default 5), each ending with a sync.
+# MKFS_BENCH_TAR_ONLY=1 measures only that.
 #
 # All three build the same tree into a new image on the scratch directory
 # (tmpfs when possible), with the same inode count and, for the peers, the
@@ -22,6 +28,7 @@ BENCH_REPEAT=${MKFS_BENCH_REPEAT:-1}
 tree=${1:-/usr/share}
 [ -d "$tree" ] || { echo "mkfs bench: $tree: not a directory" >&2; exit 1; }
 bench_scratch
+tar_only=${MKFS_BENCH_TAR_ONLY:-0}
 
 # mkfs --tar of one directory of many members against mkfs -d of the same
 # tree (target: at most half as long again): finding a name in the
@@ -30,6 +37,7 @@ bench_scratch
 # archived with GNU tar; both build into tmpfs, best of 3 each
 # (MKFS_BENCH_WIDE_REPEAT).  MKFS_BENCH_WIDE_ONLY=1 measures only that.
 wide=${MKFS_BENCH_WIDE:-131072}
+if [ "$tar_only" != 1 ]; then
 mkdir -p "$B/wide/d"
 /usr/bin/python3 - "$B/wide/d" "$wide" <<'EOF2'
 import os, sys
@@ -54,6 +62,7 @@ rm -rf "$B/wide" "$B/wide.tar" "$B/wt.img" "$B/wd.img"
 bench_report "mkfs --tar of $wide files in one directory [s] vs mkfs -d" \
 	"$(bench_fmt "$wt" 2)" "$(bench_fmt "$wd" 2)" "<=1.5"
 [ "${MKFS_BENCH_WIDE_ONLY:-0}" = 1 ] && exit 0
+fi
 
 S=$(mktemp -d "${MKFS_SCALE_DIR:-${TMPDIR:-/var/tmp}}/xipscale.XXXXXX")
 trap 'rm -rf "$S"; bench_cleanup' EXIT
@@ -68,7 +77,9 @@ scale_mke2fs() {
 	rm -f "$S/m.img"
 	mke2fs -q -F -t ext2 -b 4096 -d "$S/src" "$S/m.img" 256G && sync
 }
-if truncate -s 256G "$S/probe" 2>/dev/null; then
+if [ "$tar_only" = 1 ]; then
+	:
+elif truncate -s 256G "$S/probe" 2>/dev/null; then
 	rm -f "$S/probe"
 	read -r x m < <(bench_pair scale_xiptool scale_mke2fs)
 	rm -f "$S/x.img"
@@ -86,6 +97,23 @@ fi
 
 echo "tree: $tree ($(du -sh "$tree" 2>/dev/null | cut -f1), $(find "$tree" | wc -l) names)"
 tar cf - "$tree" 2>/dev/null | cat >/dev/null
+
+run_mkfs_tree() {
+	rm -f "$B/x.img"
+	"$XIPTOOL" mkfs -q --page-size 4096 -d "$tree" "$B/x.img" && sync
+}
+run_tar_tree() {
+	rm -f "$B/t.tar"
+	tar -cf - "$tree" 2>/dev/null >"$B/t.tar" && sync
+}
+read -r x t < <(BENCH_ROUNDS=${MKFS_BENCH_TAR_ROUNDS:-5} \
+	bench_pair run_mkfs_tree run_tar_tree)
+rm -f "$B/x.img" "$B/t.tar"
+echo "mkfs -d $x s, tar -cf $t s"
+bench_report "mkfs -d of $tree [s] vs tar -cf" "$(bench_fmt "$x" 2)" \
+	"$(bench_fmt "$t" 2)" "<=1.5"
+[ "$tar_only" = 1 ] && exit 0
+
 "$XIPTOOL" mkfs --page-size 4096 -d "$tree" "$B/probe.img" | tee "$B/probe.log"
 rm -f "$B/probe.img"
 size=$(sed -n 's/.*), \([0-9]*\) bytes: .*/\1/p' "$B/probe.log")

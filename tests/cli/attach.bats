@@ -359,6 +359,23 @@ bats_require_minimum_version 1.5.0
 	[ "$ok" = 1 ]
 }
 
+@test "libmount is loaded only to read the mount table: not linked; a broken one is a one-line error of --hugepages" {
+	require_root
+	lib=$(lazy_lib mount)
+	[ -n "$lib" ]
+	make_tree_image
+	run unshare -m sh -c 'mount --bind /dev/null "$1" && exec env -u XIPTOOL_HUGETLBFS "$2" attach --hugepages -n "$3" "$4"' \
+		sh "$lib" "$XIPTOOL" "$SEG" "$T/img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "xiptool attach: cannot load ${lib##*/}: "* ]]
+	# a command that reads no mount table runs without it
+	run unshare -m sh -c 'mount --bind /dev/null "$1" && exec "$2" info "$3"' \
+		sh "$lib" "$XIPTOOL" "$T/img"
+	[ "$status" -eq 0 ]
+}
+
 @test "@NAME works with the engine's commands: read, ls and stat see the image" {
 	make_tree_image
 	gzip -c "$T/img" > "$T/img.gz"
@@ -504,7 +521,7 @@ populated_maps() {
 		END { print n + 0, t + 0 }' "$BATS_TEST_TMPDIR/maps"
 }
 
-@test "attach --populate: exec maps a program's read-only pages at once only where the record says so; auto measures it here" {
+@test "attach --populate: exec maps a program's read-only pages at once only where the record says so; auto takes this boot's verdict" {
 	[ -x /bin/busybox ] || skip "no /bin/busybox"
 	command -v strace >/dev/null || skip "strace is not installed"
 	local n all
@@ -516,7 +533,6 @@ populated_maps() {
 	run -3 xiptool list --noheadings "${SEG}x"
 	xiptool attach --populate=always -n "${SEG}a" "$T/pop.img"
 	xiptool attach --populate=never -n "${SEG}n" "$T/pop.img"
-	XIPTOOL_DEBUG=segment xiptool attach -n "${SEG}u" "$T/pop.img" 2>"$T/pop.err"
 	[ "$(seg_col "${SEG}a" POPULATE)" = 1 ]
 	[ "$(seg_col "${SEG}n" POPULATE)" = 0 ]
 	run -0 xiptool list -o NAME,POPULATE
@@ -532,19 +548,87 @@ populated_maps() {
 	read -r n all < "$T/pm"
 	[ "$all" -ge 4 ]
 	[ "$n" -eq 0 ]
-	# auto: measured on the new segment, and exec does what it found
-	grepq -E "segment: [0-9]+ bytes: faults [0-9]+ ns, populated [0-9]+ ns: (populate|leave to faults)" "$T/pop.err"
+	# auto, each verdict forced: the record, and exec does what it says
+	XIPTOOL_POPULATE_AUTO=yes xiptool attach -n "${SEG}y" "$T/pop.img"
+	XIPTOOL_POPULATE_AUTO=no xiptool attach -n "${SEG}u" "$T/pop.img"
+	[ "$(seg_col "${SEG}y" POPULATE)" = 1 ]
+	[ "$(seg_col "${SEG}u" POPULATE)" = 0 ]
+	populated_maps "${SEG}y" > "$T/pm"
+	read -r n all < "$T/pm"
+	[ "$all" -ge 4 ]
+	[ "$n" -eq 3 ]
 	populated_maps "${SEG}u" > "$T/pm"
 	read -r n all < "$T/pm"
 	[ "$all" -ge 4 ]
-	if grepq "leave to faults" "$T/pop.err"; then
-		[ "$(seg_col "${SEG}u" POPULATE)" = 0 ]
-		[ "$n" -eq 0 ]
-	else
-		[ "$(seg_col "${SEG}u" POPULATE)" = 1 ]
-		[ "$n" -eq 3 ]
-	fi
+	[ "$n" -eq 0 ]
+	# neither measured nor kept
+	[ ! -e "$XIPTOOL_RUNDIR/.populate" ]
+	run -3 env XIPTOOL_POPULATE_AUTO=maybe "$XIPTOOL" attach -n "${SEG}m" "$T/pop.img"
+	[ "$output" = "xiptool attach: XIPTOOL_POPULATE_AUTO: 'maybe': expected yes or no" ]
+	run -3 xiptool list --noheadings "${SEG}m"
 	xiptool detach "${SEG}a"
 	xiptool detach "${SEG}n"
+	xiptool detach "${SEG}y"
 	xiptool detach "${SEG}u"
+}
+
+# attach_auto NAME: attach $T/img as NAME with --populate auto, its
+# debug lines in $T/dbg; prints the record's POPULATE
+attach_auto() {
+	XIPTOOL_DEBUG=attach xiptool attach -n "$1" "$T/img" 2>"$T/dbg" >/dev/null
+	cat "$T/dbg" >&2
+	seg_col "$1" POPULATE
+	xiptool detach "$1"
+}
+
+@test "attach --populate auto: measured once per boot and kept in the run directory; a kept verdict not the caller's own is measured again" {
+	require_root
+	local boot v pop
+	make_tree_image
+	boot=$(cat /proc/sys/kernel/random/boot_id)
+	# the first attach measures and keeps the verdict, 0600, one line
+	pop=$(attach_auto "${SEG}1")
+	grepq -E "attach: populate: (yes|no) \(measured now\)$" "$T/dbg"
+	v=$(sed -n 's/.*attach: populate: \(yes\|no\) .*/\1/p' "$T/dbg")
+	[ "$(cat "$XIPTOOL_RUNDIR/.populate")" = "$boot $v" ]
+	[ "$(stat -c %a:%u:%h "$XIPTOOL_RUNDIR/.populate")" = 600:0:1 ]
+	if [ "$v" = yes ]; then [ "$pop" = 1 ]; else [ "$pop" = 0 ]; fi
+	# the next ones read it: each verdict kept gives its record
+	echo "$boot yes" > "$XIPTOOL_RUNDIR/.populate"
+	[ "$(attach_auto "${SEG}2")" = 1 ]
+	grepq "attach: populate: yes (measured this boot)" "$T/dbg"
+	echo "$boot no" > "$XIPTOOL_RUNDIR/.populate"
+	[ "$(attach_auto "${SEG}3")" = 0 ]
+	grepq "attach: populate: no (measured this boot)" "$T/dbg"
+	# no file in the run directory but the records' and locks'
+	run -0 ls -A "$XIPTOOL_RUNDIR"
+	[ "$(grep -v '^\.lock' <<<"$output")" = .populate ]
+	# another boot's, one writable by others, another user's, a second
+	# link, a symlink, a FIFO (never waited on), a damaged one: measured
+	# again and replaced
+	echo "00000000-0000-0000-0000-000000000000 yes" > "$XIPTOOL_RUNDIR/.populate"
+	attach_auto "${SEG}4" >/dev/null
+	grepq "(measured now)" "$T/dbg"
+	[[ "$(cat "$XIPTOOL_RUNDIR/.populate")" == "$boot "* ]]
+	for how in mode owner link symlink fifo damaged; do
+		rm -f "$XIPTOOL_RUNDIR/.populate"
+		echo "$boot yes" > "$T/planted"
+		case $how in
+		mode) cp "$T/planted" "$XIPTOOL_RUNDIR/.populate"
+		      chmod 0666 "$XIPTOOL_RUNDIR/.populate" ;;
+		owner) cp "$T/planted" "$XIPTOOL_RUNDIR/.populate"
+		       chown 65534 "$XIPTOOL_RUNDIR/.populate" ;;
+		link) ln "$T/planted" "$XIPTOOL_RUNDIR/.populate" ;;
+		symlink) ln -s "$T/planted" "$XIPTOOL_RUNDIR/.populate" ;;
+		fifo) mkfifo "$XIPTOOL_RUNDIR/.populate" ;;
+		damaged) echo "$boot yes please" > "$XIPTOOL_RUNDIR/.populate" ;;
+		esac
+		attach_auto "${SEG}$how" >/dev/null
+		grepq "(measured now)" "$T/dbg" || { echo "$how: trusted"; false; }
+		[ ! -L "$XIPTOOL_RUNDIR/.populate" ]
+		[ -f "$XIPTOOL_RUNDIR/.populate" ]
+		[ "$(stat -c %a:%u:%h "$XIPTOOL_RUNDIR/.populate")" = 600:0:1 ]
+		# what was planted elsewhere is untouched
+		[ "$(cat "$T/planted")" = "$boot yes" ]
+	done
 }

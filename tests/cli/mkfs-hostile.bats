@@ -86,6 +86,15 @@ only_files() {
 	[ ! -e "$T/img" ]
 }
 
+@test "mkfs -d: a file written in place after the scan (the same inode) is refused" {
+	XIPTOOL_TEST_MKFS_AFTER_SCAN="truncate -s 3 '$T/w/src/top'" \
+		run xiptool mkfs -d "$T/w/src" "$T/img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool mkfs: $T/w/src/top: changed during the scan" ]
+	[ ! -e "$T/img" ]
+}
+
 @test "mkfs -d: hard links are checked against the inode the scan grouped them by" {
 	ln "$T/w/src/top" "$T/w/src/second"
 	hook="cd '$T/w/src' && rm top second && cp '$T/secret/top' top && ln top second"

@@ -193,6 +193,19 @@ f.seek(123456); f.write(bytes([b[0] ^ 1]))' "$T/b/dir/big"
 	fsck_clean "$T/b.img"
 }
 
+@test "mkfs: the derived UUID of a fixed tree is pinned (contents hashed in runs of 1 MiB after their offsets)" {
+	require_cmd blkid
+	mkdir -p "$T/t/d"
+	seq 1 400000 > "$T/t/big"
+	echo hi > "$T/t/small"
+	seq 1 10 > "$T/t/d/f"
+	chmod 755 "$T/t" "$T/t/d"
+	chmod 644 "$T/t/big" "$T/t/small" "$T/t/d/f"
+	xiptool mkfs -q --page-size 4096 --owner 0:0 --timestamp 1600000000 \
+		-d "$T/t" "$T/img"
+	[ "$(blkid -o value -s UUID "$T/img")" = 3ea696a5-62cf-5330-ab4a-8b6cd149b35a ]
+}
+
 @test "mkfs: -L, -U, -N, -s and an empty file system without -d" {
 	require_cmd dumpe2fs blkid
 	xiptool mkfs -q -L mylabel -U 0b6e1a02-5d87-4c5e-a6a3-6ef8a55e7a1d \

@@ -115,6 +115,7 @@ require_deb() {
 	grep -q '^Depends: .*libjson-c5' <<<"$output"
 	grep -q '^Depends: .*libssl3' <<<"$output"
 	grep -q '^Depends: .*libcurl4' <<<"$output"
+	grep -q '^Depends: .*libmount1' <<<"$output"
 	grep -q '^Recommends: .*libnbd0' <<<"$output"
 	run dpkg-deb -f "$D/deb/xiptool_$(version)_"*.deb Package Version Depends
 	[ "$status" -eq 0 ]

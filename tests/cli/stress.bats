@@ -96,8 +96,9 @@ lister() {
 	debugfs -R 'cat /var/log' "$T/saved.img" 2>/dev/null | sort > "$T/log"
 	cat "$T"/appended.* | sort > "$T/expected"
 	diff "$T/expected" "$T/log"
-	# nothing of ours is left
-	[ -z "$(ls -A "$T/run" | grep -vx .lock)" ]
+	# nothing of ours is left (but the lock, and attach --populate auto's
+	# verdict for this boot)
+	[ -z "$(ls -A "$T/run" | grep -vx -e .lock -e .populate)" ]
 	[ -z "$(ls /dev/shm | grep -- "$U")" ]
 	[ -z "$(ls "$T/run.shm" | grep -- "$U")" ]
 	for f in /sys/block/loop*/loop/backing_file; do

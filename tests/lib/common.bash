@@ -144,7 +144,7 @@ list() {
 # after checking that none of the libraries it loads so is linked.
 lazy_lib() {
 	local main="$TOP_BUILDDIR/xiptool-main" soname
-	if ldd "$main" | grep -E 'lib(archive|nbd|crypto|json-c|curl)\.so'; then return 1; fi
+	if ldd "$main" | grep -E 'lib(archive|nbd|crypto|json-c|curl|mount)\.so'; then return 1; fi
 	soname=$(grep -aoE -m1 "lib$1\.so\.[0-9]+" "$main" | head -1)
 	[ -n "$soname" ] || return 1
 	# awk reads to the end: an early exit would kill ldconfig with SIGPIPE

@@ -138,11 +138,15 @@ static void test_superblock_fields(void **state)
 	} cases[] = {
 		{ 1024 + 0, 999, "s_inodes_count" },
 		{ 1024 + 4, 0xffffff, "s_blocks_count" },
+		/* one group still, its inodes counted right: past the image */
+		{ 1024 + 4, 4096, "(s_blocks_count) exceeds the image" },
 		{ 1024 + 24, 12, "s_log_block_size" },
 		{ 1024 + 32, 9, "s_blocks_per_group" },
 		{ 1024 + 40, 0, "s_inodes_per_group" },
 		{ 1024 + 76, 7, "s_rev_level" },
 		{ 1024 + 84, 2, "s_first_ino" },
+		/* s_inode_size (s_block_group_nr 0): not a power of two */
+		{ 1024 + 88, 200, "s_inode_size" },
 	};
 	const char *p = unit_path("sb");
 	struct xip_check_report rep;
