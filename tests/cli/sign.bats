@@ -316,9 +316,15 @@ openssl_sign() {
 	grepq '^verity: every block matches the root hash' <<<"$output"
 	mkdir "$T/trust"
 	cp "$T/cert2.pem" "$T/cert1.pem" "$T/trust/"
-	ln -s "$T/cert1.pem" "$T/trust/link.pem"
 	run xiptool verify --trust "$T/trust" "$T/img"
 	[ "$status" -eq 0 ]
+	# a symbolic link in the store is refused, not followed
+	ln -s "$T/cert1.pem" "$T/trust/link.pem"
+	run xiptool verify --trust "$T/trust" "$T/img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool verify: $T/trust/link.pem: a symbolic link; a trust store is not read through links" ]
+	rm "$T/trust/link.pem"
 	# another signer's certificate only
 	run xiptool verify --trust "$T/cert2.pem" "$T/img"
 	echo "$output"
