@@ -487,6 +487,12 @@ out:
 
 /* ---- attach -------------------------------------------------------------- */
 
+/* Is the segment admitted against a root hash (given or signed)? */
+static bool verifying(const struct xip_attach_opts *o)
+{
+	return o->root_hash || o->trust;
+}
+
 static int attach_check(const struct xip_attach_opts *o,
 			enum xip_seg_type type)
 {
@@ -509,19 +515,22 @@ static int attach_check(const struct xip_attach_opts *o,
 		return xip_error(-EINVAL, "--file needs an image");
 	if (nodata && o->raw)
 		return xip_error(-EINVAL, "--raw needs an image");
-	if (o->root_hash && xip_seg_type_writable(type))
+	if (verifying(o) && xip_seg_type_writable(type))
 		return xip_error(-EINVAL,
 				 "type %s is writable: only sr and er segments can be verified",
 				 xip_seg_type_name(type));
-	if (o->root_hash && nodata)
+	if (verifying(o) && nodata)
 		return xip_error(-EINVAL, "type %s holds no data to verify",
 				 xip_seg_type_name(type));
-	if (o->root_hash && o->raw)
+	if (verifying(o) && o->raw)
 		return xip_error(-EINVAL,
-				 "--raw and --root-hash exclude each other (the tree's place is the file system's size)");
-	if (o->root_hash && o->hugepages)
+				 "--raw and --root-hash (or --trust) exclude each other (the tree's place is the file system's size)");
+	if (verifying(o) && o->hugepages)
 		return xip_error(-EOPNOTSUPP,
 				 "hugetlbfs cannot seal a verified segment (no immutable flag): attach it without --hugepages");
+	if (o->root_hash_sig && !o->trust)
+		return xip_error(-EINVAL,
+				 "a detached root hash signature needs a trust store");
 	return 0;
 }
 
@@ -794,14 +803,79 @@ static void attach_undo(struct segfile *sf, struct xip_seg_entry *e)
 	xip_error(saved ? saved : -EIO, "%s", msg);
 }
 
+/* attach --trust: the signature checked and the root hash it signs. */
+struct signed_root {
+	uint8_t *der;			/* a detached signature, or NULL */
+	size_t der_len;
+	uint8_t root[XIP_VERITY_DIGEST_MAX];
+	size_t root_len;
+	char signer[256];
+};
+
+/*
+ * Before anything is created: the trust store, loaded once to refuse a
+ * bad one early, and the detached signature.
+ */
+static int signed_root_open(const struct xip_attach_opts *o,
+			    struct signed_root *sr)
+{
+	int ret;
+
+	if (!o->trust)
+		return 0;
+	ret = xip_verity_trust_check(o->trust);
+	if (!ret && o->root_hash_sig)
+		ret = xip_verity_sig_load(o->root_hash_sig, &sr->der,
+					  &sr->der_len);
+	return ret;
+}
+
+/*
+ * The signature of the segment's tree (the detached one, else the block
+ * after the tree: in the segment, whatever the source) against the trust
+ * store, over the root hash of the tree's top block: that root hash, the
+ * signed one, is the one every block is then held to.  A root hash given
+ * too must be it.
+ */
+static int signed_root(const struct xip_attach_opts *o,
+		       const struct xip_seg *seg, uint64_t size,
+		       struct signed_root *sr)
+{
+	char hex[2 * XIP_VERITY_DIGEST_MAX + 1], msg[XIP_ERRMSG_MAX];
+	int ret;
+
+	ret = xip_verity_sig_verify_detached(seg->base, size, sr->der,
+					     sr->der_len, o->trust, sr->root,
+					     &sr->root_len, sr->signer,
+					     sizeof(sr->signer));
+	if (!ret && o->root_hash &&
+	    (o->root_hash_len != sr->root_len ||
+	     memcmp(o->root_hash, sr->root, sr->root_len))) {
+		xip_verity_hex(sr->root, sr->root_len, hex);
+		ret = xip_error(-EKEYREJECTED,
+				"the root hash given is not the signed one (%s)",
+				hex);
+	}
+	if (!ret && !sr->signer[0])
+		snprintf(sr->signer, sizeof(sr->signer), "(no subject)");
+	if (ret) {
+		snprintf(msg, sizeof(msg), "%s", xip_errmsg());
+		return xip_error(ret, "%s: %s", o->image, msg);
+	}
+	return 0;
+}
+
 /*
  * The segment file, filled, against the root hash: every data and hash
  * block of the tree it carries, hashed from the mapping; then sealed.
  * Before anything is published: a mismatch is the attach's failure.
  */
 static int attach_verify(const struct xip_attach_opts *o, struct segfile *sf,
-			 struct xip_verity_stream *vs, struct xip_seg_entry *e)
+			 struct xip_verity_stream *vs, struct signed_root *sr,
+			 struct xip_seg_entry *e)
 {
+	const uint8_t *root = o->root_hash;
+	size_t root_len = o->root_hash_len;
 	struct xip_root_hash_report r;
 	struct xip_seg *seg;
 	struct stat st;
@@ -813,16 +887,24 @@ static int attach_verify(const struct xip_attach_opts *o, struct segfile *sf,
 		return ret;
 	seg->data_size = e->size;
 	xip_engine_step();
+	if (o->trust) {
+		/* the root hash the signature signs, the tree held to it */
+		ret = signed_root(o, seg, e->size, sr);
+		root = sr->root;
+		root_len = sr->root_len;
+		if (ret) {
+			xip_seg_close(seg);
+			return ret;
+		}
+	}
 	if (vs) {
 		/* every block was hashed as it came: compare with the tree */
 		memset(&r, 0, sizeof(r));
-		ret = xip_verity_stream_finish(vs, sf->fd, e->path,
-					       o->root_hash, o->root_hash_len,
-					       &r.info, &r.bad);
+		ret = xip_verity_stream_finish(vs, sf->fd, e->path, root,
+					       root_len, &r.info, &r.bad);
 		ret = xip_root_hash_explain(seg, ret, &r);
 	} else {
-		ret = xip_root_hash_check(seg, o->root_hash, o->root_hash_len,
-					  &r);
+		ret = xip_root_hash_check(seg, root, root_len, &r);
 	}
 	/* a signature block may follow the tree; nothing else */
 	end = ret ? 0 : xip_verity_image_end(seg->base, e->size, &r.info);
@@ -850,6 +932,8 @@ static int attach_verify(const struct xip_attach_opts *o, struct segfile *sf,
 	xip_engine_step();
 	xip_attach_hook_after_seal();
 	e->verified = true;
+	if (o->trust)
+		snprintf(e->signer, sizeof(e->signer), "%s", sr->signer);
 	return 0;
 }
 
@@ -879,7 +963,7 @@ static int verity_open(const struct xip_attach_opts *o, struct source *src,
 	int ret;
 
 	*vs = NULL;
-	if (!o->root_hash || (!nbd && src->gz))
+	if (!verifying(o) || (!nbd && src->gz))
 		return 0;
 	memset(&r, 0, sizeof(r));
 	ret = nbd ? xip_verity_stream_open(nbd_size, nbd_read, nbd, vs,
@@ -923,6 +1007,7 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 	struct source src = { .fd = -1 };
 	struct xip_nbd *nbd = NULL;
 	struct xip_verity_stream *vs = NULL;
+	struct signed_root sr = { 0 };
 	char dir[XIP_PATH_MAX];
 	uint64_t nbd_size = 0;
 	struct limit lim;
@@ -946,6 +1031,8 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 			      &lim);
 	if (!ret)
 		ret = verity_open(o, &src, nbd, nbd_size, &vs);
+	if (!ret)
+		ret = signed_root_open(o, &sr);
 	if (!ret) {
 		xip_attach_hook_before_claim();
 		ret = attach_claim(&sf, dir, &src, e);
@@ -955,8 +1042,8 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 			    xip_attach_fill(o, &sf, &src, &lim, vs, e);
 	if (nbd)
 		xip_nbd_close(nbd);
-	if (!ret && o->root_hash)
-		ret = attach_verify(o, &sf, vs, e);
+	if (!ret && verifying(o))
+		ret = attach_verify(o, &sf, vs, &sr, e);
 	xip_verity_stream_free(vs);
 	if (!ret)
 		ret = decide_populate(o, &sf, e);
@@ -972,5 +1059,6 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 		close(sf.fd);
 	if (sf.lock_fd >= 0)
 		close(sf.lock_fd);	/* the end of the claim's lock */
+	free(sr.der);
 	return ret;
 }

@@ -73,6 +73,9 @@ static int list_one(const char *name, struct xip_seg_entry *e)
 		/* reported as it is now, not as it was at attach */
 		if (e->verified && !still_verified(e))
 			e->verified = false;
+		/* a signer vouches for the sealed bytes only */
+		if (!e->verified)
+			e->signer[0] = '\0';
 		return 1;
 	}
 	/* stale, or an attach that may have died: judged again, locked */
