@@ -346,3 +346,22 @@ PYEOF
 	[ "$(seg_col "$SEG" SIGNER)" = /CN=signer ]
 	xiptool detach "$SEG"
 }
+
+@test "info: the Signature line says who signed which root hash, and, with a trust store (--trust or the default), whether it is valid" {
+	run -0 xiptool info "$T/img"
+	grepq -x "Signature: *present ([0-9]* bytes, signer issuer /CN=signer serial [0-9a-f]*, root hash $IMG_ROOT)" <<<"$output"
+	grepq -x "Signed root hash: *$IMG_ROOT" <<<"$output"
+	if grepq '^Signature valid:' <<<"$output"; then false; fi
+	run -0 xiptool info --trust "$T/trust" "$T/img"
+	grepq -x "Signature: *valid against $T/trust ([0-9]* bytes, signer /CN=signer, root hash $IMG_ROOT)" <<<"$output"
+	grepq -x "Signer: */CN=signer" <<<"$output"
+	grepq -x "Signature valid: *yes" <<<"$output"
+	run -0 xiptool info --trust "$T/other-cert.pem" "$T/img"
+	grepq -x "Signature: *invalid: the signature does not verify against $T/other-cert.pem: signer certificate not found (.*)" <<<"$output"
+	grepq -x "Signature valid: *no" <<<"$output"
+	# the default store
+	XIPTOOL_TRUST_DIR=$T/trust run -0 xiptool info --json "$T/img"
+	grepq '"signature-valid": true' <<<"$output"
+	grepq '"signer": "/CN=signer"' <<<"$output"
+	grepq "\"signed-root-hash\": \"$IMG_ROOT\"" <<<"$output"
+}
