@@ -87,7 +87,7 @@ openssl_sign() {
 	loop_umount
 }
 
-@test "info shows the signature: none, or its size and signer" {
+@test "info shows the signature: none, or its size, signer and signed root hash" {
 	vt_mkfs "$T/plain"
 	run xiptool info "$T/plain"
 	[ "$status" -eq 0 ]
@@ -98,7 +98,8 @@ openssl_sign() {
 	run xiptool info "$T/img"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	grepq -x "Signature: *present ($(stat -c %s "$T/img.p7s") bytes, signer issuer /CN=xiptool-test1 serial $serial)" <<<"$output"
+	grepq -x "Signature: *present ($(stat -c %s "$T/img.p7s") bytes, signer issuer /CN=xiptool-test1 serial $serial, root hash $ROOT)" <<<"$output"
+	grepq -x "Signed root hash: *$ROOT" <<<"$output"
 }
 
 @test "sign: an unsigned verity image gets the signature mkfs would give it; file system and tree untouched" {
