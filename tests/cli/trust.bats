@@ -57,7 +57,13 @@ setup() {
 	IMG_ROOT=$ROOT
 }
 
-teardown() { nbd_teardown; }
+teardown() {
+	# a program a test left running from a segment
+	if [ -n "${SLEEPER:-}" ]; then
+		kill "$SLEEPER" 2>/dev/null || [ $? -eq 1 ]
+	fi
+	nbd_teardown
+}
 
 # Nothing of segment $SEG is left: no record, no segment file, no loop.
 nothing_left() {
@@ -364,4 +370,33 @@ PYEOF
 	grepq '"signature-valid": true' <<<"$output"
 	grepq '"signer": "/CN=signer"' <<<"$output"
 	grepq "\"signed-root-hash\": \"$IMG_ROOT\"" <<<"$output"
+}
+
+@test "ps --json: the signer of the segment a process maps, and whether it is verified" {
+	xiptool attach --trust "$T/trust" -n "$SEG" "$T/img"
+	xiptool attach --root-hash "$IMG_ROOT" -n "b$SEG" "$T/img"
+	path=$(seg_col "$SEG" PATH)
+	"$XIPTOOL" exec "@$SEG" /bin/busybox sleep 30 &
+	SLEEPER=$!
+	for i in $(seq 100); do
+		grep -q "${path##*/}" "/proc/$SLEEPER/maps" 2>/dev/null && break
+		sleep 0.05
+	done
+	run -0 xiptool ps --json
+	printf '%s' "$output" > "$T/ps.json"
+	"$PY" - "$T/ps.json" "$SEG" "$SLEEPER" <<'PYEOF'
+import json, sys
+segs = {s["segment"]: s for s in json.load(open(sys.argv[1]))["segments"]}
+a, b = segs[sys.argv[2]], segs["b" + sys.argv[2]]
+assert a["signer"] == "/CN=signer" and a["verified"] is True, a
+assert b["signer"] is None and b["verified"] is True, b
+kid = [k for k in a["children"] if k["pid"] == int(sys.argv[3])]
+assert len(kid) == 1 and kid[0]["signer"] == "/CN=signer", a
+PYEOF
+	# the table keeps its columns
+	run -0 xiptool ps
+	[[ "${lines[0]}" =~ COPIED$ ]]
+	kill "$SLEEPER"
+	wait_until 5 gone "$SLEEPER"
+	SLEEPER=
 }
