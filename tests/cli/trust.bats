@@ -400,3 +400,33 @@ PYEOF
 	wait_until 5 gone "$SLEEPER"
 	SLEEPER=
 }
+
+@test "nbdkit plugin trust=: serves a signed image against the signed root hash; another signer, a root-hash= not the signed one, a bad block stop it" {
+	require_pull
+	nbdkit -U "$T/p.sock" --pidfile "$T/p.pid" "$PLUGIN" image="$T/img" \
+		trust="$T/trust"
+	nbdcopy "nbd+unix:///?socket=$T/p.sock" - | cmp - "$T/img"
+	# what it serves, attach --trust admits
+	xiptool attach --trust "$T/trust" -n "$SEG" "nbd+unix:///?socket=$T/p.sock"
+	[ "$(seg_col "$SEG" SIGNER)" = /CN=signer ]
+	xiptool detach "$SEG"
+	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN" image="$T/img" \
+		trust="$T/other-cert.pem"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	grepq "the signature does not verify against $T/other-cert.pem: signer certificate not found" <<<"$output"
+	wrong=$(printf '%s' "$IMG_ROOT" | tr 0-9a-f 1-9a-f0)
+	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN" image="$T/img" \
+		trust="$T/trust" root-hash="$wrong"
+	[ "$status" -ne 0 ]
+	grepq "root-hash= is not the signed root hash ($IMG_ROOT)" <<<"$output"
+	cp "$T/img" "$T/bad"
+	vt_flip "$T/bad" "$(vt_offset "$T/img" data)"
+	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN" image="$T/bad" \
+		trust="$T/trust"
+	[ "$status" -ne 0 ]
+	grepq '(/bin/busybox): does not match its hash' <<<"$output"
+	run timeout 30 nbdkit -f -U "$T/x.sock" "$PLUGIN" image="$T/img" \
+		trust="$T/trust" readonly=false
+	[ "$status" -ne 0 ]
+}
