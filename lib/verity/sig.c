@@ -532,7 +532,7 @@ static int add_dir_entry(int dfd, const char *name, const char *path,
 		return xip_error(-ELOOP,
 				 "%s: a symbolic link; a trust store is not read through links",
 				 path);
-	ret = trust_mode_ok(path, &st);
+	ret = trust_mode_ok(path, &st);	/* read or not */
 	if (ret || !cert_name(name))
 		return ret;
 	fd = trust_open(dfd, name, path);
