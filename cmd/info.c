@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cmd.h"
 
@@ -114,6 +115,31 @@ static void info_signature(struct kv *kv, const struct xip_seg *seg,
 		kv_bool(kv, "Signature valid", "signature-valid", !chk);
 }
 
+/*
+ * An attached segment (@NAME): verified and signed as list tells it now
+ * (a seal gone, the segment is neither any more).
+ */
+static void info_segment(struct kv *kv, const struct xip_seg *seg)
+{
+	struct xip_seg_entry *all;
+	size_t n;
+
+	if (!seg->name || xip_registry_list(&all, &n)) {
+		xip_error_clear();
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(all[i].name, seg->name))
+			continue;
+		kv_bool(kv, "Segment verified", "segment-verified",
+			all[i].verified);
+		if (all[i].signer[0])
+			kv_str(kv, "Segment signer", "segment-signer",
+			       all[i].signer);
+	}
+	free(all);
+}
+
 /* The dm-verity tree after the file system, when there is one. */
 static void info_verity(struct kv *kv, const struct xip_seg *seg)
 {
@@ -187,6 +213,7 @@ int cmd_info(int argc, const char **argv)
 	kv = kv_new("image");
 	info_fill(kv, spec, seg, &in);
 	info_verity(kv, xip_image_seg(img));
+	info_segment(kv, xip_image_seg(img));
 	rc = kv_print(kv, json) ? EXIT_RUNTIME : EXIT_OK;
 	kv_free(kv);
 	xip_image_close(img);

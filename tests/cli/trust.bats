@@ -112,12 +112,18 @@ PYEOF
 	head -c "$(stat -c %s "$T/img")" "$path" | cmp - "$T/img"
 	run -0 xiptool exec "@$SEG" /bin/busybox echo signed
 	[ "$output" = signed ]
+	run -0 xiptool info "@$SEG"
+	grepq -x 'Segment verified: *yes' <<<"$output"
+	grepq -x 'Segment signer: */CN=signer' <<<"$output"
 	# the seal gone, the signer no longer vouches for the bytes
 	chattr -i "$path"
 	[ "$(seg_col "$SEG" VERIFIED)" = 0 ]
 	[ -z "$(seg_col "$SEG" SIGNER)" ]
 	run -0 xiptool list --json "$SEG"
 	grepq '"signer": null' <<<"$output"
+	run -0 xiptool info "@$SEG"
+	grepq -x 'Segment verified: *no' <<<"$output"
+	if grepq '^Segment signer:' <<<"$output"; then false; fi
 	chattr +i "$path"
 	xiptool detach "$SEG"
 	# with the root hash too: the same one
