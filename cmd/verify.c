@@ -169,8 +169,7 @@ struct verify_trust {
  * --trust: the signature after the tree (or the detached one) checked
  * against PATH, over the root hash of the tree's top block, which the
  * check then holds every block to.  A missing or bad signature is a
- * problem found (exit 1); with the default store, an image that carries
- * none is checked as without one.
+ * problem found (exit 1).
  */
 static int verify_trust(const char *spec, struct xip_seg *seg,
 			const struct verify_trust *t, struct xip_check_opts *o,
@@ -183,11 +182,6 @@ static int verify_trust(const char *spec, struct xip_seg *seg,
 					     t->der_len, t->path, root,
 					     &o->root_hash_len, signer,
 					     sizeof(signer));
-	if (ret == -ENOKEY && t->dflt && !t->der) {
-		xip_error_clear();
-		o->root_hash_len = 0;
-		return EXIT_OK;
-	}
 	if (ret == -ENOKEY || ret == -EKEYREJECTED || ret == -EUCLEAN) {
 		msg_error("%s: %s", cmd_esc(spec), xip_errmsg());
 		return EXIT_PROBLEMS;
@@ -198,6 +192,21 @@ static int verify_trust(const char *spec, struct xip_seg *seg,
 	if (!json)
 		printf("%s: signature verified, signer %s\n", spec, signer);
 	return EXIT_OK;
+}
+
+/* Does the image carry a signature block (valid or not) after its tree? */
+static bool carries_signature(const struct xip_seg *seg)
+{
+	struct xip_verity_info vi;
+	struct xip_verity_sig sig;
+	bool yes;
+
+	yes = !xip_verity_probe(seg->base, seg->data_size, &vi) &&
+	      vi.present &&
+	      (xip_verity_sig_read(seg->base, seg->data_size, &vi, &sig) ||
+	       sig.present);
+	xip_error_clear();
+	return yes;
 }
 
 static int verify_run(const char *spec, const struct verify_trust *trust,
@@ -213,7 +222,9 @@ static int verify_run(const char *spec, const struct verify_trust *trust,
 	if (ret)
 		return msg_lib_error(ret);
 	ret = xip_seg_lock(seg, false, 5000);
-	if (!ret && trust->path) {
+	/* the default store checks only an image that carries a signature */
+	if (!ret && trust->path &&
+	    (!trust->dflt || trust->der || carries_signature(seg))) {
 		rc = verify_trust(spec, seg, trust, o, root, json);
 		if (rc) {
 			xip_seg_close(seg);

@@ -318,6 +318,17 @@ PYEOF
 	run xiptool verify "$T/plain"
 	[ "$status" -eq 0 ]
 	grepq "^$T/plain: clean" <<<"$output"
+	# no tree at all, or not even a file system: as without a store
+	xiptool mkfs -q -d "$T/tree" "$T/notree"
+	run xiptool verify "$T/notree"
+	[ "$status" -eq 0 ]
+	grepq "^$T/notree: clean" <<<"$output"
+	head -c 1M /dev/zero > "$T/zeros"
+	XIPTOOL_TRUST_DIR=$T/no-default run xiptool verify "$T/zeros"
+	before="$status $output"
+	[ "$status" -eq 3 ]
+	XIPTOOL_TRUST_DIR=$T/trust run xiptool verify "$T/zeros"
+	[ "$status $output" = "$before" ]
 	# attach --root-hash of a signed image: no signature needed
 	xiptool attach -n "$SEG" --root-hash "$ROOT" "$T/img2"
 	[ "$(seg_col "$SEG" VERIFIED)" = 1 ]
