@@ -290,6 +290,16 @@ PYEOF
 		--trust "$T/trust" --root-hash-signature "$T/wrong.der" "$T/plain"
 	run xiptool verify --trust "$T/trust" --root-hash-signature "$T/wrong.der" "$T/plain"
 	[ "$status" -eq 1 ]
+	# writable types and --raw cannot be verified: usage errors
+	run xiptool attach -n "$SEG" --trust "$T/trust" -t sw "$T/img"
+	[ "$status" -eq 2 ]
+	grepq -- '--trust: type sw cannot be verified (only sr and er)' <<<"$output"
+	run xiptool attach -n "$SEG" --trust "$T/trust" --raw "$T/img"
+	[ "$status" -eq 2 ]
+	grepq -- '--trust and --raw exclude each other' <<<"$output"
+	run xiptool verify --trust "$T/trust" --root-hash "$IMG_ROOT" \
+		--root-hash-signature "$T/sig.der" "$T/img"
+	[ "$status" -eq 2 ]
 	# no store given and no default one: a usage error
 	run xiptool attach -n "$SEG" --root-hash-signature "$T/sig.der" "$T/plain"
 	[ "$status" -eq 2 ]
