@@ -18,7 +18,7 @@
 /* ---- attach -------------------------------------------------------------- */
 
 static const char attach_usage[] =
-	"[-n NAME] [-t TYPE] [--loop] [--file PATH] [--hugepages] [--size SIZE] [--raw] [--timeout SECONDS] [--root-hash HEX|--root-hash-file FILE] [--populate WHEN] [--lazy] [IMAGE|NBD-URI]";
+	"[-n NAME] [-t TYPE] [--loop] [--file PATH] [--hugepages] [--size SIZE] [--raw] [--timeout SECONDS] [--root-hash HEX|--root-hash-file FILE] [--trust PATH] [--root-hash-signature FILE] [--populate WHEN] [--lazy] [IMAGE|NBD-URI]";
 
 /* A pull from an NBD server: MiB done, on a TTY. */
 static void pull_progress(void *arg, uint64_t done, uint64_t total)
@@ -35,6 +35,7 @@ static int attach_check_args(const struct xip_attach_opts *o)
 {
 	bool nodata = o->type == XIP_SEGTYPE_SN || o->type == XIP_SEGTYPE_EN;
 	const char *t = xip_seg_type_name(o->type);
+	const char *v = o->root_hash ? "--root-hash" : "--trust";
 
 	if (o->name && xip_registry_name_check(o->name))
 		return cmd_usage_error("--name%s%.70s: %s",
@@ -52,11 +53,15 @@ static int attach_check_args(const struct xip_attach_opts *o)
 		return cmd_usage_error("--file needs an image");
 	if (nodata && o->raw)
 		return cmd_usage_error("--raw needs an image");
-	if (o->root_hash && o->type &&
+	if ((o->root_hash || o->trust) && o->type &&
 	    (nodata || xip_seg_type_writable(o->type)))
-		return cmd_usage_error("--root-hash: type %s cannot be verified (only sr and er)", t);
-	if (o->root_hash && o->raw)
-		return cmd_usage_error("--root-hash and --raw exclude each other");
+		return cmd_usage_error("%s: type %s cannot be verified (only sr and er)",
+				       v, t);
+	if ((o->root_hash || o->trust) && o->raw)
+		return cmd_usage_error("%s and --raw exclude each other", v);
+	if (o->root_hash_sig && !o->trust)
+		return cmd_usage_error("--root-hash-signature needs --trust PATH (no default trust store %s)",
+				       XIP_VERITY_TRUST_DIR);
 	if (o->lazy && !xip_nbd_is_uri(o->image))
 		return cmd_usage_error("--lazy needs an NBD URI (nbd://, nbd+unix://)");
 	if (o->lazy && (o->loop || o->file))
@@ -73,6 +78,7 @@ int cmd_attach(int argc, const char **argv)
 	struct xip_seg_entry *e;
 	char *name = NULL, *type = NULL, *size = NULL, *file = NULL;
 	char *timeout = NULL, *root = NULL, *root_file = NULL, *populate = NULL;
+	char *trust = NULL, *sig = NULL;
 	uint8_t root_bytes[XIP_VERITY_DIGEST_MAX];
 	uint64_t secs;
 	int loop = 0, huge = 0, raw = 0, lazy = 0, rc = EXIT_OK, ret;
@@ -103,6 +109,12 @@ int cmd_attach(int argc, const char **argv)
 		  "HEX" },
 		{ "root-hash-file", 0, POPT_ARG_STRING, &root_file, 0,
 		  "the same, the root hash read from FILE (as mkfs writes it)",
+		  "FILE" },
+		{ "trust", 0, POPT_ARG_STRING, &trust, 0,
+		  "check the image's root hash signature against the certificates of PATH (a PEM file or a directory), then admit it against the signed root hash and seal it",
+		  "PATH" },
+		{ "root-hash-signature", 0, POPT_ARG_STRING, &sig, 0,
+		  "a detached signature of the root hash (DER or PEM) in place of the image's (the trust store: --trust, else the default)",
 		  "FILE" },
 		{ "populate", 0, POPT_ARG_STRING, &populate, 0,
 		  "auto (default: measured here), always or never: exec maps a program's read-only pages at once",
@@ -147,12 +159,16 @@ int cmd_attach(int argc, const char **argv)
 				   sizeof(root_bytes), &o.root_hash_len);
 	if (!rc && o.root_hash_len)
 		o.root_hash = root_bytes;
+	o.trust = trust;
+	o.root_hash_sig = sig;
+	if (sig && !trust)
+		o.trust = xip_verity_trust_default();
 	if (!rc)
 		rc = attach_check_args(&o);
 	if (rc)
 		goto out;
 	e = malloc(sizeof(*e));
-	if (xip_nbd_is_uri(o.image) || o.root_hash)
+	if (xip_nbd_is_uri(o.image) || o.root_hash || o.trust)
 		/* a long pull or check stops cleanly, leaving nothing behind */
 		cmd_catch_stop_signals();
 	if (xip_nbd_is_uri(o.image)) {
@@ -191,6 +207,8 @@ out:
 	free(root);
 	free(root_file);
 	free(populate);
+	free(trust);
+	free(sig);
 	cmd_args_free(&args);
 	return rc;
 }
@@ -305,9 +323,12 @@ static const struct column columns[] = {
 	{ "POPULATE", COL_BOOL, 1, "exec maps a program's read-only pages at once" },
 	{ "FILLED", COL_NUM, 6, "bytes arrived (and checked) of a lazy attach" },
 	{ "STATE", COL_STR, 8, "filling, complete or failed (attach --lazy)" },
+	{ "SIGNER", COL_STR, 0.2, "subject of the certificate whose signature of the root hash was checked (attach --trust), while sealed" },
 };
 #define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
 #define DEFAULT_COLUMNS "NAME,TYPE,SIZE,FILLED,STATE,LOOP,IMAGE,LABEL,UUID,VERIFIED"
+/* list --json: who signed it too (null when nobody's signature was checked) */
+#define JSON_COLUMNS DEFAULT_COLUMNS ",SIGNER"
 /* list --all: whose each segment is */
 #define ALL_COLUMNS "OWNER," DEFAULT_COLUMNS
 
@@ -352,11 +373,10 @@ static int columns_parse(const char *spec, const char *def, int *cols,
 static void cell_text(const struct xip_seg_entry *e, int col, char *buf,
 		      size_t len)
 {
+	const char *state;
+	uint64_t filled;
 	struct tm tm;
 	time_t t;
-
-	uint64_t filled;
-	const char *state;
 
 	buf[0] = '\0';
 	switch (col) {
@@ -394,6 +414,7 @@ static void cell_text(const struct xip_seg_entry *e, int col, char *buf,
 	case 14: snprintf(buf, len, "%u", (unsigned int)e->owner); break;
 	case 15: snprintf(buf, len, "%s", e->verified ? "1" : "0"); break;
 	case 16: snprintf(buf, len, "%s", e->populate ? "1" : "0"); break;
+	case 19: snprintf(buf, len, "%s", e->signer); break;
 	}
 }
 
@@ -540,7 +561,9 @@ int cmd_list(int argc, const char **argv)
 	};
 
 	cmd_parse(argc, argv, options, list_usage, 0, -1, &args);
-	rc = columns_parse(output, every ? ALL_COLUMNS : DEFAULT_COLUMNS,
+	rc = columns_parse(output, every ? (json ? "OWNER," JSON_COLUMNS :
+					       ALL_COLUMNS) :
+				    json ? JSON_COLUMNS : DEFAULT_COLUMNS,
 			   cols, &ncols);
 	if (rc)
 		goto out;

@@ -5,10 +5,15 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cmd.h"
 
-static const char info_usage[] = "[--json] IMAGE";
+static const char info_usage[] = "[--json] [--trust PATH] IMAGE";
+
+/* the trust store the signature is checked against (--trust, default) */
+static const char *info_trust;
 
 /*
  * An attached segment's file is padded to whole 2 MiB sections past the
@@ -51,28 +56,88 @@ static void info_fill(struct kv *kv, const char *spec,
 }
 
 /*
- * The signature block after the tree: "present (N bytes, signer WHO)",
- * "none", or why it is not valid.
+ * The signature block after the tree: "present (N bytes, signer WHO,
+ * root hash HEX)" (the root hash of the tree's top block, the one it
+ * signs when valid), "none", or why it is not valid; with a trust store
+ * "valid against PATH (...)" or "invalid: REASON (...)".
  */
 static void info_signature(struct kv *kv, const struct xip_seg *seg,
 			   const struct xip_verity_info *vi)
 {
+	char who[512], vwho[512], text[1024];
+	char hex[2 * XIP_VERITY_DIGEST_MAX + 1];
+	char why[XIP_ERRMSG_MAX] = "";
+	uint8_t root[XIP_VERITY_DIGEST_MAX];
 	struct xip_verity_sig sig;
-	char who[512], text[640];
-	int ret;
+	size_t root_len = 0;
+	int ret, chk = 0;
 
 	ret = xip_verity_sig_read(seg->base, seg->data_size, vi, &sig);
 	if (!ret && sig.present)
 		ret = xip_verity_sig_signer(sig.der, sig.der_len, who,
 					    sizeof(who));
-	if (ret)
+	if (!ret && sig.present)
+		ret = xip_verity_root(seg->base, seg->data_size, vi, root,
+				      &root_len);
+	if (!ret && sig.present && info_trust) {
+		xip_hex_encode(root, root_len, hex);
+		chk = xip_verity_sig_check(sig.der, sig.der_len, hex,
+					   info_trust, vwho, sizeof(vwho));
+		if (chk)
+			snprintf(why, sizeof(why), "%s", xip_errmsg());
+	}
+	if (ret) {
 		snprintf(text, sizeof(text), "invalid: %s", xip_errmsg());
-	else if (sig.present)
-		snprintf(text, sizeof(text), "present (%zu bytes, signer %s)",
-			 sig.der_len, who);
+		kv_str(kv, "Signature", "signature", text);
+		return;
+	}
+	if (!sig.present) {
+		kv_str(kv, "Signature", "signature", "none");
+		return;
+	}
+	xip_hex_encode(root, root_len, hex);
+	if (!info_trust)
+		snprintf(text, sizeof(text),
+			 "present (%zu bytes, signer %s, root hash %s)",
+			 sig.der_len, who, hex);
+	else if (!chk)
+		snprintf(text, sizeof(text),
+			 "valid against %s (%zu bytes, signer %s, root hash %s)",
+			 info_trust, sig.der_len, vwho, hex);
 	else
-		snprintf(text, sizeof(text), "none");
+		snprintf(text, sizeof(text),
+			 "invalid: %s (%zu bytes, signer %s, root hash %s)",
+			 why, sig.der_len, who, hex);
 	kv_str(kv, "Signature", "signature", text);
+	kv_str(kv, "Signer", "signer", info_trust && !chk ? vwho : who);
+	kv_str(kv, "Signed root hash", "signed-root-hash", hex);
+	if (info_trust)
+		kv_bool(kv, "Signature valid", "signature-valid", !chk);
+}
+
+/*
+ * An attached segment (@NAME): verified and signed as list tells it now
+ * (a seal gone, the segment is neither any more).
+ */
+static void info_segment(struct kv *kv, const struct xip_seg *seg)
+{
+	struct xip_seg_entry *all;
+	size_t n;
+
+	if (!seg->name || xip_registry_list(&all, &n)) {
+		xip_error_clear();
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(all[i].name, seg->name))
+			continue;
+		kv_bool(kv, "Segment verified", "segment-verified",
+			all[i].verified);
+		if (all[i].signer[0])
+			kv_str(kv, "Segment signer", "segment-signer",
+			       all[i].signer);
+	}
+	free(all);
 }
 
 /* The dm-verity tree after the file system, when there is one. */
@@ -116,12 +181,17 @@ int cmd_info(int argc, const char **argv)
 	char fstype[64];
 	int json = 0, rc = EXIT_OK, ret;
 	struct kv *kv;
+	char *trust = NULL;
 	const struct poptOption options[] = {
 		CMD_OPT_JSON(&json, "the result"),
+		{ "trust", '\0', POPT_ARG_STRING, &trust, 0,
+		  "say whether the image's root hash signature verifies against the certificates of PATH (a PEM file or a directory; default: the default trust store, when it exists)",
+		  "PATH" },
 		POPT_TABLEEND
 	};
 
 	cmd_parse(argc, argv, options, info_usage, 1, 1, &args);
+	info_trust = trust ? trust : xip_verity_trust_default();
 	spec = args.argv[0];
 	ret = xip_spec_open(spec, 0, &seg);
 	if (!ret) {
@@ -136,15 +206,18 @@ int cmd_info(int argc, const char **argv)
 	if (ret) {
 		rc = msg_lib_error(ret);
 		cmd_args_free(&args);
+		free(trust);
 		return rc;
 	}
 	xip_image_info(img, &in);
 	kv = kv_new("image");
 	info_fill(kv, spec, seg, &in);
 	info_verity(kv, xip_image_seg(img));
+	info_segment(kv, xip_image_seg(img));
 	rc = kv_print(kv, json) ? EXIT_RUNTIME : EXIT_OK;
 	kv_free(kv);
 	xip_image_close(img);
 	cmd_args_free(&args);
+	free(trust);
 	return rc;
 }

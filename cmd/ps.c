@@ -17,8 +17,10 @@
 
 static const char ps_usage[] = "[--json] [--noheadings] [NAME...]";
 
+/* VERIFIED and SIGNER: in --json only (the table stays as it was) */
 enum { COL_SEGMENT, COL_PID, COL_COMMAND, COL_PROGRAM, COL_VIA, COL_SHARED,
-       COL_COPIED, NCOLS };
+       COL_COPIED, COL_VERIFIED, COL_SIGNER, NCOLS };
+#define NCOLS_TEXT	COL_VERIFIED
 
 static const struct {
 	const char *name;
@@ -33,7 +35,17 @@ static const struct {
 	{ "VIA", 0.1, 0, SCOLS_JSON_STRING },
 	{ "SHARED", 7, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
 	{ "COPIED", 7, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
+	{ "VERIFIED", 1, 0, SCOLS_JSON_BOOLEAN },
+	{ "SIGNER", 0.2, 0, SCOLS_JSON_STRING },
 };
+
+/* Whether the segment is verified and who signed it, on line @ln. */
+static void set_trust(struct libscols_line *ln, const struct xip_ps_seg *sg)
+{
+	scols_line_set_data(ln, COL_VERIFIED, sg->verified ? "true" : "false");
+	if (sg->signer[0])
+		scols_line_set_data(ln, COL_SIGNER, cmd_json_safe(sg->signer));
+}
 
 static void set_u64(struct libscols_line *ln, int col, uint64_t v)
 {
@@ -76,7 +88,7 @@ static int ps_print(const struct xip_ps_report *r, bool json, bool noheadings)
 	scols_table_enable_json(tb, json);
 	scols_table_enable_noheadings(tb, noheadings);
 	scols_table_set_name(tb, "segments");
-	for (int i = 0; i < NCOLS; i++) {
+	for (int i = 0; i < (json ? NCOLS : NCOLS_TEXT); i++) {
 		struct libscols_column *cl = scols_table_new_column(
 			tb, ps_cols[i].name, ps_cols[i].width, ps_cols[i].flags);
 
@@ -102,6 +114,8 @@ static int ps_print(const struct xip_ps_report *r, bool json, bool noheadings)
 		scols_line_set_data(top, COL_VIA, text(via, json));
 		set_u64(top, COL_SHARED, sg->shared);
 		set_u64(top, COL_COPIED, sg->copied);
+		if (json)
+			set_trust(top, sg);
 		for (size_t i = 0; i < r->n; i++) {
 			const struct xip_ps_proc *p = &r->procs[i];
 			struct libscols_line *ln;
@@ -120,6 +134,8 @@ static int ps_print(const struct xip_ps_report *r, bool json, bool noheadings)
 			scols_line_set_data(ln, COL_VIA, via_names[p->how]);
 			set_u64(ln, COL_SHARED, p->shared);
 			set_u64(ln, COL_COPIED, p->copied);
+			if (json)
+				set_trust(ln, sg);
 		}
 	}
 	if (scols_print_table(tb))

@@ -14,7 +14,7 @@
 #include "cmd.h"
 
 static const char verify_usage[] =
-	"[--json] [--against DIR] [--page-size N] [--pmem] [--root-hash HEX|--root-hash-file FILE|--trust PATH] IMAGE";
+	"[--json] [--against DIR] [--page-size N] [--pmem] [--root-hash HEX|--root-hash-file FILE|--trust PATH] [--root-hash-signature FILE] IMAGE";
 
 /* --pmem: the guest-pmem verdict too (info always shows it) */
 static int show_pmem;
@@ -157,21 +157,31 @@ static void print_text(const char *spec, const struct xip_check_report *rep)
 		printf("verity: mismatch\n");
 }
 
+/* What --trust checks: the store, a detached signature; defaulted? */
+struct verify_trust {
+	const char *path;		/* the trust store, or NULL */
+	bool dflt;			/* the default store, not --trust */
+	uint8_t *der;			/* --root-hash-signature, or NULL */
+	size_t der_len;
+};
+
 /*
- * --trust: the signature after the tree checked against PATH, over the
- * root hash of the tree's top block, which the check then holds every
- * block to.  A missing or bad signature is a problem found (exit 1).
+ * --trust: the signature after the tree (or the detached one) checked
+ * against PATH, over the root hash of the tree's top block, which the
+ * check then holds every block to.  A missing or bad signature is a
+ * problem found (exit 1).
  */
 static int verify_trust(const char *spec, struct xip_seg *seg,
-			const char *trust, struct xip_check_opts *o,
+			const struct verify_trust *t, struct xip_check_opts *o,
 			uint8_t *root, bool json)
 {
 	char signer[512];
 	int ret;
 
-	ret = xip_verity_sig_verify_image(seg->base, seg->data_size, trust,
-					  root, &o->root_hash_len, signer,
-					  sizeof(signer));
+	ret = xip_verity_sig_verify_detached(seg->base, seg->data_size, t->der,
+					     t->der_len, t->path, root,
+					     &o->root_hash_len, signer,
+					     sizeof(signer));
 	if (ret == -ENOKEY || ret == -EKEYREJECTED || ret == -EUCLEAN) {
 		msg_error("%s: %s", cmd_esc(spec), xip_errmsg());
 		return EXIT_PROBLEMS;
@@ -184,7 +194,22 @@ static int verify_trust(const char *spec, struct xip_seg *seg,
 	return EXIT_OK;
 }
 
-static int verify_run(const char *spec, const char *trust,
+/* Does the image carry a signature block (valid or not) after its tree? */
+static bool carries_signature(const struct xip_seg *seg)
+{
+	struct xip_verity_info vi;
+	struct xip_verity_sig sig;
+	bool yes;
+
+	yes = !xip_verity_probe(seg->base, seg->data_size, &vi) &&
+	      vi.present &&
+	      (xip_verity_sig_read(seg->base, seg->data_size, &vi, &sig) ||
+	       sig.present);
+	xip_error_clear();
+	return yes;
+}
+
+static int verify_run(const char *spec, const struct verify_trust *trust,
 		      struct xip_check_opts *o, bool json)
 {
 	uint8_t root[XIP_VERITY_DIGEST_MAX];
@@ -197,7 +222,9 @@ static int verify_run(const char *spec, const char *trust,
 	if (ret)
 		return msg_lib_error(ret);
 	ret = xip_seg_lock(seg, false, 5000);
-	if (!ret && trust) {
+	/* the default store checks only an image that carries a signature */
+	if (!ret && trust->path &&
+	    (!trust->dflt || trust->der || carries_signature(seg))) {
 		rc = verify_trust(spec, seg, trust, o, root, json);
 		if (rc) {
 			xip_seg_close(seg);
@@ -239,7 +266,8 @@ int cmd_verify(int argc, const char **argv)
 	struct xip_check_opts o = { 0 };
 	struct progress prog = { 0 };
 	char *against = NULL, *page = NULL, *root = NULL, *root_file = NULL;
-	char *trust = NULL;
+	char *trust = NULL, *sig = NULL;
+	struct verify_trust t = { 0 };
 	uint8_t root_bytes[XIP_VERITY_DIGEST_MAX];
 	struct cmd_args args;
 	int json = 0, rc = EXIT_OK;
@@ -260,6 +288,9 @@ int cmd_verify(int argc, const char **argv)
 		{ "trust", '\0', POPT_ARG_STRING, &trust, 0,
 		  "check the image's root hash signature against the certificates of PATH (a PEM file or a directory), then every block against the signed root hash",
 		  "PATH" },
+		{ "root-hash-signature", '\0', POPT_ARG_STRING, &sig, 0,
+		  "a detached signature of the root hash (DER or PEM) in place of the image's",
+		  "FILE" },
 		POPT_TABLEEND
 	};
 
@@ -274,15 +305,31 @@ int cmd_verify(int argc, const char **argv)
 		goto out;
 	if (o.root_hash_len)
 		o.root_hash = root_bytes;
-	if (trust && o.root_hash_len) {
-		rc = cmd_usage_error("--trust excludes --root-hash and --root-hash-file");
+	if ((trust || sig) && o.root_hash_len) {
+		rc = cmd_usage_error("%s excludes --root-hash and --root-hash-file",
+				     trust ? "--trust" : "--root-hash-signature");
+		goto out;
+	}
+	/* the default trust store, for an image that carries a signature */
+	t.path = trust;
+	if (!trust && !o.root_hash_len) {
+		t.path = xip_verity_trust_default();
+		t.dflt = t.path != NULL;
+	}
+	if (sig && !t.path) {
+		rc = cmd_usage_error("--root-hash-signature needs --trust PATH (no default trust store %s)",
+				     XIP_VERITY_TRUST_DIR);
+		goto out;
+	}
+	if (sig && xip_verity_sig_load(sig, &t.der, &t.der_len)) {
+		rc = msg_lib_error(xip_errcode());
 		goto out;
 	}
 	if (isatty(STDERR_FILENO) && !opt_quiet) {
 		o.progress = verify_progress;
 		o.progress_arg = &prog;
 	}
-	rc = verify_run(args.argv[0], trust, &o, json);
+	rc = verify_run(args.argv[0], &t, &o, json);
 out:
 	cmd_args_free(&args);
 	free(against);
@@ -290,5 +337,7 @@ out:
 	free(root);
 	free(root_file);
 	free(trust);
+	free(sig);
+	free(t.der);
 	return rc;
 }

@@ -9,6 +9,8 @@ dist_man_MANS += man/xiptool-sign.1
 if ENABLE_TESTS
 check_PROGRAMS += tests/unit/test_verity tests/unit/test_verity_sig
 TESTS += tests/unit/test_verity tests/unit/test_verity_sig tests/cli/verity.bats \
-	tests/cli/sign.bats
-EXTRA_DIST += tests/cli/verity.bats tests/cli/sign.bats tests/lib/verity.bash
+	tests/cli/sign.bats \
+	tests/cli/trust.bats
+EXTRA_DIST += tests/cli/verity.bats tests/cli/sign.bats tests/cli/trust.bats \
+	tests/lib/verity.bash
 endif

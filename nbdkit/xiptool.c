@@ -4,8 +4,12 @@
  * file inside an image over NBD.
  *
  *   nbdkit xiptool image=IMAGE|@NAME [file=PATH] [readonly=true]
- *                  [root-hash=HEX]
+ *                  [root-hash=HEX] [trust=PATH]
  *
+ * With trust=, the image's root hash signature (the block after its
+ * tree) is checked against the certificates of the trust store PATH
+ * first, and the root hash it signs is the one the check below holds
+ * every block to (a root-hash= given too must be that one).
  * With root-hash=, the image (or segment) is checked against its
  * dm-verity tree and that root hash before the first client, every data
  * and hash block, and served read-only; a mismatch stops the server from
@@ -78,6 +82,7 @@ static char *image;		/* image=: a path or @NAME */
 static char *file;		/* file=: a path inside the image */
 static uint8_t root_hash[XIP_VERITY_DIGEST_MAX];	/* root-hash= */
 static size_t root_hash_len;
+static char *trust;		/* trust=: the root hash a signature signs */
 static int readonly = -1;	/* readonly=: -1 when not given */
 
 /* The export, set up by .get_ready. */
@@ -139,6 +144,7 @@ static void plugin_unload(void)
 	release();
 	free(image);
 	free(file);
+	free(trust);
 }
 
 static int plugin_config(const char *key, const char *value)
@@ -178,11 +184,21 @@ static int plugin_config(const char *key, const char *value)
 		root_hash_len = (size_t)n;
 		return 0;
 	}
+	if (!strcmp(key, "trust")) {
+		if (trust || !*value) {
+			nbdkit_error("trust=%s: %s", value,
+				     trust ? "given twice" : "empty value");
+			return -1;
+		}
+		/* nbdkit changes directory when it goes to the background */
+		trust = nbdkit_absolute_path(value);
+		return trust ? 0 : -1;
+	}
 	if (!strcmp(key, "readonly")) {
 		readonly = nbdkit_parse_bool(value);
 		return readonly < 0 ? -1 : 0;
 	}
-	nbdkit_error("unknown parameter '%s' (image=, file=, readonly=, root-hash=)", key);
+	nbdkit_error("unknown parameter '%s' (image=, file=, readonly=, root-hash=, trust=)", key);
 	return -1;
 }
 
@@ -192,11 +208,12 @@ static int plugin_config_complete(void)
 		nbdkit_error("the image parameter is required: image=IMAGE or image=@NAME");
 		return -1;
 	}
-	if (root_hash_len && readonly == 0) {
-		nbdkit_error("root-hash= serves a verified image read-only: not with readonly=false");
+	if ((root_hash_len || trust) && readonly == 0) {
+		nbdkit_error("%s serves a verified image read-only: not with readonly=false",
+			     trust ? "trust=" : "root-hash=");
 		return -1;
 	}
-	if (root_hash_len)
+	if (root_hash_len || trust)
 		readonly = 1;
 	if (file && file[0] != '/') {
 		nbdkit_error("file=%s: a path inside the image starts with /",
@@ -466,9 +483,9 @@ static int hold_image(void)
 {
 	int ret = 0;
 
-	if (writable || (!file && !root_hash_len))
+	if (writable || (!file && !root_hash_len && !trust))
 		return 0;
-	if (root_hash_len)
+	if (root_hash_len || trust)
 		ret = device_read_only();
 	if (!ret && (seg->kind == XIP_SEG_FILE || seg->kind == XIP_SEG_SHM))
 		ret = lease_take();
@@ -505,15 +522,51 @@ static int ready_file(void)
 	return ret;
 }
 
-/* root-hash=: every block of the image against its dm-verity tree. */
+/*
+ * trust=: the image's signature (after its tree) checked against the
+ * trust store, over the root hash of the tree's top block: that signed
+ * root hash is the one every block is held to (root-hash=, when given
+ * too, must be it).
+ */
+static int signed_root(uint8_t *root, size_t *root_len)
+{
+	char signer[256], hex[2 * XIP_VERITY_DIGEST_MAX + 1];
+	int ret;
+
+	ret = xip_verity_sig_verify_image(seg->base, seg->data_size, trust,
+					  root, root_len, signer,
+					  sizeof(signer));
+	if (!ret && root_hash_len &&
+	    (root_hash_len != *root_len ||
+	     memcmp(root_hash, root, *root_len))) {
+		xip_hex_encode(root, *root_len, hex);
+		ret = xip_error(-EKEYREJECTED,
+				"root-hash= is not the signed root hash (%s)",
+				hex);
+	}
+	if (!ret)
+		nbdkit_debug("%s: signature verified, signer %s", image,
+			     signer);
+	return ret;
+}
+
+/* root-hash=, trust=: every block of the image against its tree. */
 static int ready_verify(void)
 {
+	uint8_t signed_hash[XIP_VERITY_DIGEST_MAX];
+	const uint8_t *root = root_hash;
+	size_t root_len = root_hash_len;
 	struct xip_root_hash_report r;
 	char msg[XIP_ERRMSG_MAX];
 	uint64_t end;
-	int ret;
+	int ret = 0;
 
-	ret = xip_root_hash_check(seg, root_hash, root_hash_len, &r);
+	if (trust) {
+		ret = signed_root(signed_hash, &root_len);
+		root = signed_hash;
+	}
+	if (!ret)
+		ret = xip_root_hash_check(seg, root, root_len, &r);
 	if (ret) {
 		snprintf(msg, sizeof(msg), "%s", xip_errmsg());
 		return xip_error(ret, "%s: %s", image, msg);
@@ -539,7 +592,7 @@ static int plugin_get_ready(void)
 
 	if (!ret)
 		ret = file ? ready_file() : ready_whole();
-	if (!ret && root_hash_len)
+	if (!ret && (root_hash_len || trust))
 		ret = ready_verify();
 	if (ret) {
 		const char *m = xip_errmsg();

@@ -54,208 +54,6 @@
 #include "engine/xip_engine.h"
 #include "exec/xip_exec.h"
 
-#define SHM_DIR		"/dev/shm"
-
-/* ---- where segments live ---------------------------------------------- */
-
-struct mount_query {
-	char *buf;
-	size_t len;
-};
-
-static int match_hugetlbfs(const struct xip_mount *m, void *arg)
-{
-	struct mount_query *q = arg;
-
-	if (strcmp(m->type, "hugetlbfs"))
-		return 0;
-	snprintf(q->buf, q->len, "%s", m->point);
-	return 1;
-}
-
-static int hugetlbfs_dir(char *buf, size_t len)
-{
-	const char *env = getenv("XIPTOOL_HUGETLBFS");
-	struct mount_query q = { buf, len };
-	int ret;
-
-	if (env && *env) {
-		snprintf(buf, len, "%s", env);
-		return 0;
-	}
-	ret = xip_mounts_each(NULL, match_hugetlbfs, &q);
-	if (ret == -ENOSYS)
-		return ret;	/* libmount cannot be loaded: said */
-	if (ret < 0)
-		return xip_error(ret, "/proc/self/mountinfo: %s",
-				 strerror(-ret));
-	if (!ret)
-		return xip_error(-ENOENT,
-				 "--hugepages: no hugetlbfs is mounted (mount -t hugetlbfs none /dev/hugepages)");
-	return 0;
-}
-
-/*
- * Mount a tmpfs with transparent huge pages (huge=within_size: a segment
- * is sized before it is filled, so every whole 2 MiB of it is one huge
- * page) at @dir beside the run directory @run, as large as /dev/shm,
- * unless a tmpfs is mounted there already.  Root's, writable by nobody
- * else (others read segments there as their modes allow, as in /dev/shm,
- * but plant nothing); whatever else is found there is not used.  exec maps a program's 2 MiB-congruent ranges from it with 2
- * MiB entries (/dev/shm has none when shmem_enabled is never).
- */
-static int huge_tmpfs_mount(const char *run, const char *dir)
-{
-	struct stat st, parent;
-	struct statfs sfs;
-	char opts[128];
-	uint64_t size = 0;
-	int fd;
-
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || stat(run, &parent) < 0 ||
-	    fstatfs(fd, &sfs) < 0) {
-		close(fd);
-		return -errno;
-	}
-	close(fd);
-	if (st.st_uid != 0 || (st.st_mode & 0022))
-		return -EPERM;
-	if (st.st_dev != parent.st_dev)	/* mounted already */
-		return sfs.f_type == TMPFS_MAGIC ? 0 : -ENOTDIR;
-	if (statfs(SHM_DIR, &sfs) == 0 && sfs.f_blocks)
-		size = (uint64_t)sfs.f_blocks * (uint64_t)sfs.f_bsize;
-	if (size)
-		snprintf(opts, sizeof(opts),
-			 "huge=within_size,mode=0755,size=%" PRIu64, size);
-	else
-		snprintf(opts, sizeof(opts), "huge=within_size,mode=0755");
-	if (mount("xiptool", dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
-		return -errno;
-	return 0;
-}
-
-/*
- * Root's segments live on a tmpfs with huge pages that xiptool mounts
- * beside its run directory (/run/xiptool.shm); when that cannot be (no
- * THP, no mount permission, another user's directory there), and for
- * other users, in /dev/shm.
- */
-static int default_segment_dir(char *buf, size_t len)
-{
-	char run[XIP_PATH_MAX];
-	int ret, n;
-
-	snprintf(buf, len, "%s", SHM_DIR);
-	if (geteuid() != 0 || xip_registry_dir(run, sizeof(run)))
-		goto shm;
-	n = snprintf(buf, len, "%s.shm", run);
-	if (n < 0 || (size_t)n >= len)
-		goto shm;
-	ret = xip_registry_lock();
-	if (ret)
-		goto shm;
-	ret = huge_tmpfs_mount(run, buf);
-	xip_registry_unlock();
-	if (!ret)
-		return 0;
-	XIP_DBG(SEGMENT, "%s: no tmpfs with huge pages there (%s): segments"
-		" go to %s", buf, strerror(-ret), SHM_DIR);
-shm:
-	xip_error_clear();
-	snprintf(buf, len, "%s", SHM_DIR);
-	return 0;
-}
-
-/*
- * Under the registry lock, just before the segment file is created: when
- * @dir is the tmpfs with huge pages beside the run directory, make sure it
- * is (still) mounted.  The detach of the last segment on it unmounts it,
- * and that detach may have run since default_segment_dir() chose it.
- */
-static int huge_tmpfs_again(const char *dir)
-{
-	char run[XIP_PATH_MAX], shm[XIP_PATH_MAX];
-	int ret, n;
-
-	if (geteuid() != 0 || xip_registry_dir(run, sizeof(run)))
-		return 0;
-	n = snprintf(shm, sizeof(shm), "%s.shm", run);
-	if (n < 0 || (size_t)n >= sizeof(shm) || strcmp(shm, dir))
-		return 0;
-	ret = huge_tmpfs_mount(run, dir);
-	if (ret)
-		return xip_error(ret, "%s: the tmpfs with huge pages for segments cannot be mounted again: %s",
-				 dir, strerror(-ret));
-	return 0;
-}
-
-static int segment_dir(bool huge, char *buf, size_t len)
-{
-	const char *env = getenv("XIPTOOL_SHMDIR");
-
-	if (huge)
-		return hugetlbfs_dir(buf, len);
-	if (env && *env) {
-		snprintf(buf, len, "%s", env);
-		return 0;
-	}
-	return default_segment_dir(buf, len);
-}
-
-/*
- * The directory of segment files, opened: root's or the caller's, and
- * sticky when others may write to it (as /dev/shm is), so that nobody
- * else removes or renames what is created there.
- */
-static int segdir_open(const char *dir)
-{
-	struct stat st;
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0)
-		return xip_error(-errno, "%s: %s", dir, strerror(errno));
-	if (fstat(fd, &st) < 0) {
-		close(fd);
-		return xip_error(-errno, "%s: %s", dir, strerror(errno));
-	}
-	if ((st.st_uid != 0 && st.st_uid != geteuid()) ||
-	    ((st.st_mode & 0022) && !(st.st_mode & S_ISVTX))) {
-		close(fd);
-		return xip_error(-EPERM,
-				 "%s: segment directory must belong to root or uid %u and be sticky when others may write to it",
-				 dir, (unsigned int)geteuid());
-	}
-	return fd;
-}
-
-/*
- * A file name for the segment @name that nobody can take first, as the
- * directory is shared: xiptool-NAME. for root, xiptool-UID:NAME. for
- * other users, then 64 random bits.  Every use finds the file through
- * its record, never by guessing its name.
- */
-static int segfile_name(const char *name, char *buf, size_t len)
-{
-	uint64_t r;
-	int n;
-
-	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
-		return xip_error(-errno, "getrandom: %s", strerror(errno));
-	if (geteuid() == 0)
-		n = snprintf(buf, len, "xiptool-%s.%016" PRIx64, name, r);
-	else
-		n = snprintf(buf, len, "xiptool-%u:%s.%016" PRIx64,
-			     (unsigned int)geteuid(), name, r);
-	if (n < 0 || (size_t)n >= len)
-		return xip_error(-ENAMETOOLONG, "%s: name too long", name);
-	return 0;
-}
-
 /* ---- the source image --------------------------------------------------- */
 
 static int source_open_attached(struct source *s, const char *name)
@@ -326,11 +124,11 @@ static int segfile_create(struct segfile *sf, const char *dir,
 	sf->align = XIP_PMEM_ALIGN;
 	if ((uint64_t)xip_host_page_size() > sf->align)
 		sf->align = (uint64_t)xip_host_page_size();
-	dfd = segdir_open(dir);
+	dfd = xip_attach_segdir_open(dir);
 	if (dfd < 0)
 		return dfd;
 	for (int tries = 0; !ret && sf->fd < 0 && tries < 64; tries++) {
-		ret = segfile_name(e->name, name, sizeof(name));
+		ret = xip_attach_segfile_name(e->name, name, sizeof(name));
 		n = snprintf(e->path, sizeof(e->path), "%s/%s", dir, name);
 		if (!ret && (n < 0 || (size_t)n >= sizeof(e->path)))
 			ret = xip_error(-ENAMETOOLONG, "%s: name too long",
@@ -500,6 +298,12 @@ out:
 
 /* ---- attach -------------------------------------------------------------- */
 
+/* Is the segment admitted against a root hash (given or signed)? */
+static bool verifying(const struct xip_attach_opts *o)
+{
+	return o->root_hash || o->trust;
+}
+
 static int attach_check(const struct xip_attach_opts *o,
 			enum xip_seg_type type)
 {
@@ -522,21 +326,24 @@ static int attach_check(const struct xip_attach_opts *o,
 		return xip_error(-EINVAL, "--file needs an image");
 	if (nodata && o->raw)
 		return xip_error(-EINVAL, "--raw needs an image");
-	if (o->root_hash && xip_seg_type_writable(type))
+	if (verifying(o) && xip_seg_type_writable(type))
 		return xip_error(-EINVAL,
 				 "type %s is writable: only sr and er segments can be verified",
 				 xip_seg_type_name(type));
-	if (o->root_hash && nodata)
+	if (verifying(o) && nodata)
 		return xip_error(-EINVAL, "type %s holds no data to verify",
 				 xip_seg_type_name(type));
-	if (o->root_hash && o->raw)
+	if (verifying(o) && o->raw)
 		return xip_error(-EINVAL,
-				 "--raw and --root-hash exclude each other (the tree's place is the file system's size)");
+				 "--raw and --root-hash (or --trust) exclude each other (the tree's place is the file system's size)");
 	if (o->lazy && xip_attach_lazy_opts(o, type))
 		return -EINVAL;
-	if (o->root_hash && o->hugepages)
+	if (verifying(o) && o->hugepages)
 		return xip_error(-EOPNOTSUPP,
 				 "hugetlbfs cannot seal a verified segment (no immutable flag): attach it without --hugepages");
+	if (o->root_hash_sig && !o->trust)
+		return xip_error(-EINVAL,
+				 "a detached root hash signature needs a trust store");
 	return 0;
 }
 
@@ -557,7 +364,7 @@ static int attach_limit(const struct xip_attach_opts *o,
 			struct limit *lim, char *dir, size_t len)
 {
 	uint64_t page = XIP_PMEM_ALIGN, need;	/* the padding */
-	int ret = segment_dir(o->hugepages, dir, len);
+	int ret = xip_attach_segment_dir(o->hugepages, dir, len);
 
 	if (ret)
 		return ret;
@@ -713,7 +520,7 @@ static int attach_claim(struct segfile *sf, const char *dir,
 	}
 	ret = name_free(e->name);
 	if (!ret)
-		ret = huge_tmpfs_again(dir);
+		ret = xip_attach_huge_tmpfs_again(dir);
 	if (!ret)
 		ret = segfile_create(sf, dir, e);
 	if (!ret)
@@ -813,14 +620,79 @@ static void attach_undo(struct segfile *sf, struct xip_seg_entry *e)
 	xip_error(saved ? saved : -EIO, "%s", msg);
 }
 
+/* attach --trust: the signature checked and the root hash it signs. */
+struct signed_root {
+	uint8_t *der;			/* a detached signature, or NULL */
+	size_t der_len;
+	uint8_t root[XIP_VERITY_DIGEST_MAX];
+	size_t root_len;
+	char signer[256];
+};
+
+/*
+ * Before anything is created: the trust store, loaded once to refuse a
+ * bad one early, and the detached signature.
+ */
+static int signed_root_open(const struct xip_attach_opts *o,
+			    struct signed_root *sr)
+{
+	int ret;
+
+	if (!o->trust)
+		return 0;
+	ret = xip_verity_trust_check(o->trust);
+	if (!ret && o->root_hash_sig)
+		ret = xip_verity_sig_load(o->root_hash_sig, &sr->der,
+					  &sr->der_len);
+	return ret;
+}
+
+/*
+ * The signature of the segment's tree (the detached one, else the block
+ * after the tree: in the segment, whatever the source) against the trust
+ * store, over the root hash of the tree's top block: that root hash, the
+ * signed one, is the one every block is then held to.  A root hash given
+ * too must be it.
+ */
+static int signed_root(const struct xip_attach_opts *o,
+		       const struct xip_seg *seg, uint64_t size,
+		       struct signed_root *sr)
+{
+	char hex[2 * XIP_VERITY_DIGEST_MAX + 1], msg[XIP_ERRMSG_MAX];
+	int ret;
+
+	ret = xip_verity_sig_verify_detached(seg->base, size, sr->der,
+					     sr->der_len, o->trust, sr->root,
+					     &sr->root_len, sr->signer,
+					     sizeof(sr->signer));
+	if (!ret && o->root_hash &&
+	    (o->root_hash_len != sr->root_len ||
+	     memcmp(o->root_hash, sr->root, sr->root_len))) {
+		xip_hex_encode(sr->root, sr->root_len, hex);
+		ret = xip_error(-EKEYREJECTED,
+				"the root hash given is not the signed one (%s)",
+				hex);
+	}
+	if (!ret && !sr->signer[0])
+		snprintf(sr->signer, sizeof(sr->signer), "(no subject)");
+	if (ret) {
+		snprintf(msg, sizeof(msg), "%s", xip_errmsg());
+		return xip_error(ret, "%s: %s", o->image, msg);
+	}
+	return 0;
+}
+
 /*
  * The segment file, filled, against the root hash: every data and hash
  * block of the tree it carries, hashed from the mapping; then sealed.
  * Before anything is published: a mismatch is the attach's failure.
  */
 static int attach_verify(const struct xip_attach_opts *o, struct segfile *sf,
-			 struct xip_verity_stream *vs, struct xip_seg_entry *e)
+			 struct xip_verity_stream *vs, struct signed_root *sr,
+			 struct xip_seg_entry *e)
 {
+	const uint8_t *root = o->root_hash;
+	size_t root_len = o->root_hash_len;
 	struct xip_root_hash_report r;
 	struct xip_seg *seg;
 	struct stat st;
@@ -832,16 +704,24 @@ static int attach_verify(const struct xip_attach_opts *o, struct segfile *sf,
 		return ret;
 	seg->data_size = e->size;
 	xip_attach_hook_step();
+	if (o->trust) {
+		/* the root hash the signature signs, the tree held to it */
+		ret = signed_root(o, seg, e->size, sr);
+		root = sr->root;
+		root_len = sr->root_len;
+		if (ret) {
+			xip_seg_close(seg);
+			return ret;
+		}
+	}
 	if (vs) {
 		/* every block was hashed as it came: compare with the tree */
 		memset(&r, 0, sizeof(r));
-		ret = xip_verity_stream_finish(vs, sf->fd, e->path,
-					       o->root_hash, o->root_hash_len,
-					       &r.info, &r.bad);
+		ret = xip_verity_stream_finish(vs, sf->fd, e->path, root,
+					       root_len, &r.info, &r.bad);
 		ret = xip_root_hash_explain(seg, ret, &r);
 	} else {
-		ret = xip_root_hash_check(seg, o->root_hash, o->root_hash_len,
-					  &r);
+		ret = xip_root_hash_check(seg, root, root_len, &r);
 	}
 	/* a signature block may follow the tree; nothing else */
 	end = ret ? 0 : xip_verity_image_end(seg->base, e->size, &r.info);
@@ -869,6 +749,8 @@ static int attach_verify(const struct xip_attach_opts *o, struct segfile *sf,
 	xip_attach_hook_step();
 	xip_attach_hook_after_seal();
 	e->verified = true;
+	if (o->trust)
+		snprintf(e->signer, sizeof(e->signer), "%s", sr->signer);
 	return 0;
 }
 
@@ -898,7 +780,7 @@ static int verity_open(const struct xip_attach_opts *o, struct source *src,
 	int ret;
 
 	*vs = NULL;
-	if (!o->root_hash || (!nbd && src->gz))
+	if (!verifying(o) || (!nbd && src->gz))
 		return 0;
 	memset(&r, 0, sizeof(r));
 	ret = nbd ? xip_verity_stream_open(nbd_size, nbd_read, nbd, vs,
@@ -942,6 +824,7 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 	struct source src = { .fd = -1 };
 	struct xip_nbd *nbd = NULL;
 	struct xip_verity_stream *vs = NULL;
+	struct signed_root sr = { 0 };
 	char dir[XIP_PATH_MAX];
 	uint64_t nbd_size = 0;
 	struct limit lim;
@@ -965,6 +848,8 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 			      &lim);
 	if (!ret)
 		ret = verity_open(o, &src, nbd, nbd_size, &vs);
+	if (!ret)
+		ret = signed_root_open(o, &sr);
 	if (!ret) {
 		xip_attach_hook_before_claim();
 		ret = attach_claim(&sf, dir, &src, e);
@@ -976,8 +861,8 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 			    xip_attach_fill(o, &sf, &src, &lim, vs, e);
 	if (nbd)
 		xip_nbd_close(nbd);
-	if (!ret && o->root_hash && !o->lazy)
-		ret = attach_verify(o, &sf, vs, e);
+	if (!ret && verifying(o) && !o->lazy)
+		ret = attach_verify(o, &sf, vs, &sr, e);
 	xip_verity_stream_free(vs);
 	if (!ret)
 		ret = decide_populate(o, e);
@@ -993,5 +878,6 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 		close(sf.fd);
 	if (sf.lock_fd >= 0)
 		close(sf.lock_fd);	/* the end of the claim's lock */
+	free(sr.der);
 	return ret;
 }

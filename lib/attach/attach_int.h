@@ -129,4 +129,15 @@ int xip_attach_populate_auto(bool *pays);
 int xip_attach_save_entry(const struct xip_seg_entry *e, const char *dest,
 			  int locked);
 
+/* segdir.c: where segment files live */
+
+/* The directory of a new segment file (--hugepages: a huge-page one). */
+int xip_attach_segment_dir(bool huge, char *buf, size_t len);
+/* Mount root's huge-page tmpfs again when a detach unmounted it. */
+int xip_attach_huge_tmpfs_again(const char *dir);
+/* The segment directory opened without following a link, checked. */
+int xip_attach_segdir_open(const char *dir);
+/* A file name for the segment @name nobody can take first. */
+int xip_attach_segfile_name(const char *name, char *buf, size_t len);
+
 #endif

@@ -435,6 +435,9 @@ int xip_attach_lazy_opts(const struct xip_attach_opts *o,
 		return xip_error(-EINVAL,
 				 "%s: --lazy needs an NBD URI (nbd://, nbd+unix://)",
 				 o->image ? o->image : "--lazy");
+	if (o->trust)
+		return xip_error(-EINVAL,
+				 "--lazy and --trust exclude each other: a lazy segment is checked against --root-hash");
 	if (o->loop || o->file)
 		return xip_error(-EINVAL,
 				 "--lazy and --loop exclude each other: a loop device needs the whole image (attach without --lazy)");

@@ -49,6 +49,15 @@ struct xip_attach_opts {
 	 */
 	const uint8_t *root_hash;
 	size_t root_hash_len;
+	/*
+	 * A trust store (xip_verity.h): the root hash is the one the image's
+	 * signature (after its tree) signs, checked against it; the segment
+	 * is then admitted as with root_hash, which, when also given, must be
+	 * that one.  The record names the signer.
+	 */
+	const char *trust;
+	/* a detached signature file used in place of the image's (trust) */
+	const char *root_hash_sig;
 	/* whether exec populates a program's read-only mappings */
 	enum xip_populate populate;
 	/*

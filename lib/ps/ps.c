@@ -494,6 +494,9 @@ int xip_ps(const char *const *names, size_t nnames, struct xip_ps_report *r)
 			 "%s", all[i].loop);
 		snprintf(r->segs[nsegs].mount, sizeof(r->segs[nsegs].mount),
 			 "%s", s->mnt);
+		r->segs[nsegs].verified = all[i].verified;
+		snprintf(r->segs[nsegs].signer, sizeof(r->segs[nsegs].signer),
+			 "%s", all[i].signer);
 		nsegs++;
 	}
 	r->nsegs = nsegs;

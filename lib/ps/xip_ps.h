@@ -49,6 +49,10 @@ struct xip_ps_seg {
 	char name[XIP_SEG_NAME_MAX + 1];
 	char loop[64];
 	char mount[XIP_PATH_MAX];	/* where the loop device is mounted */
+	/* admitted against a root hash and still sealed (as list tells) */
+	bool verified;
+	/* whose checked signature of the root hash it was ("": none) */
+	char signer[256];
 	uint64_t procs, shared, copied;	/* totals */
 };
 

@@ -58,6 +58,19 @@ static bool still_verified(const struct xip_seg_entry *e)
 	return ok;
 }
 
+/*
+ * A live record as it is now: verified only while still sealed and
+ * unchanged, and a signer vouches for the sealed bytes only.  What a
+ * record says of itself is never taken on its word: its owner writes it.
+ */
+static void judge_live(struct xip_seg_entry *e)
+{
+	if (e->verified && !still_verified(e))
+		e->verified = false;
+	if (!e->verified)
+		e->signer[0] = '\0';
+}
+
 /* Read record @name into @e: 1 when live, 0 when not (cleaned), < 0. */
 static int list_one(const char *name, struct xip_seg_entry *e)
 {
@@ -72,8 +85,7 @@ static int list_one(const char *name, struct xip_seg_entry *e)
 		if (e->loop[0] && !xip_registry_loop_serves(e))
 			xip_registry_loop_forget(e);
 		/* reported as it is now, not as it was at attach */
-		if (e->verified && !still_verified(e))
-			e->verified = false;
+		judge_live(e);
 		return 1;
 	}
 	/* stale, or an attach that may have died: judged again, locked */
@@ -185,10 +197,12 @@ static int list_other(struct list_acc *a)
 		}
 		if (ret == -ENOMEM)
 			break;
-		if (ret)
+		if (ret) {
 			list_warn(a);
-		else
+		} else {
+			judge_live(&a->v[a->cnt]);
 			a->cnt++;
+		}
 		ret = 0;
 	}
 	closedir(d);

@@ -148,6 +148,7 @@ LAZY_LIB(json, JSON_FUNCS, JSON_STUB, XIP_LIBJSONC_SONAME)
 	X(int, BIO_free, (BIO *b), (b)) \
 	X(EVP_PKEY *, PEM_read_bio_PrivateKey, (BIO *b, EVP_PKEY **k, pem_password_cb *cb, void *u), (b, k, cb, u)) \
 	X(X509 *, PEM_read_bio_X509, (BIO *b, X509 **x, pem_password_cb *cb, void *u), (b, x, cb, u)) \
+	X(PKCS7 *, PEM_read_bio_PKCS7, (BIO *b, PKCS7 **x, pem_password_cb *cb, void *u), (b, x, cb, u)) \
 	X(void, X509_free, (X509 *x), (x)) \
 	X(int, X509_check_private_key, (const X509 *x, const EVP_PKEY *k), (x, k)) \
 	X(X509_NAME *, X509_get_subject_name, (const X509 *x), (x)) \

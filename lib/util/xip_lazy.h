@@ -71,6 +71,7 @@ int xip_lazy_load(enum xip_lazy_which which);
 #define BIO_free xip_lazy_BIO_free
 #define PEM_read_bio_PrivateKey xip_lazy_PEM_read_bio_PrivateKey
 #define PEM_read_bio_X509 xip_lazy_PEM_read_bio_X509
+#define PEM_read_bio_PKCS7 xip_lazy_PEM_read_bio_PKCS7
 #define X509_free xip_lazy_X509_free
 #define X509_check_private_key xip_lazy_X509_check_private_key
 #define X509_get_subject_name xip_lazy_X509_get_subject_name

@@ -218,33 +218,49 @@ static const char *ssl_reason(const char *dflt)
 }
 
 /*
- * The file @path (at most PEM_MAX bytes) in a new buffer; @dirfd and
- * @name open it without following a symbolic link when @dirfd >= 0.
- * Owned by root or the caller only: another user's certificate is not
- * trusted, nor another user's key used.
+ * May @st (of @path) be trusted: owned by root or, for a caller who is not
+ * root, by the caller, and writable by nobody else (no group or other
+ * write bit)?  Anyone else who can change it could make us trust a key of
+ * theirs.
  */
-static int read_small(int dirfd, const char *name, const char *path,
-		      char **buf, size_t *len)
+static int trust_mode_ok(const char *path, const struct stat *st)
 {
-	int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+	if (st->st_uid != 0 && st->st_uid != geteuid())
+		return xip_error(-EPERM,
+				 "%s: owned by another user (uid %u); refusing to use it",
+				 path, (unsigned int)st->st_uid);
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return xip_error(-EPERM,
+				 "%s: writable by other users (mode %04o); refusing to trust it",
+				 path, (unsigned int)(st->st_mode & 07777));
+	return 0;
+}
+
+/*
+ * The file open at @fd (@path, at most PEM_MAX bytes) in a new buffer.
+ * Owned by root or the caller only: another user's certificate is not
+ * trusted, nor another user's key used; a certificate to trust (@trust)
+ * must not be writable by others either.
+ */
+static int read_small_fd(int fd, const char *path, bool trust, char **buf,
+			 size_t *len)
+{
 	struct stat st;
 	ssize_t got;
-	int fd, ret = 0;
+	int ret = 0;
 
 	*buf = NULL;
-	fd = dirfd >= 0 ? openat(dirfd, name, flags | O_NOFOLLOW) :
-	     open(path, flags);
-	if (fd < 0)
-		return xip_error(-errno, "%s: %s", path, strerror(errno));
 	if (fstat(fd, &st) < 0)
 		ret = xip_error(-errno, "%s: %s", path, strerror(errno));
 	else if (!S_ISREG(st.st_mode))
 		ret = xip_error(-EINVAL, "%s: not a regular file", path);
+	else if (trust)
+		ret = trust_mode_ok(path, &st);
 	else if (st.st_uid != 0 && st.st_uid != geteuid())
 		ret = xip_error(-EPERM,
 				"%s: owned by another user (uid %u); refusing to use it",
 				path, (unsigned int)st.st_uid);
-	else if (st.st_size > PEM_MAX)
+	if (!ret && st.st_size > PEM_MAX)
 		ret = xip_error(-EFBIG, "%s: larger than %u bytes", path,
 				PEM_MAX);
 	if (!ret) {
@@ -260,11 +276,26 @@ static int read_small(int dirfd, const char *name, const char *path,
 		else
 			*len = (size_t)got;
 	}
-	close(fd);
 	if (ret) {
 		free(*buf);
 		*buf = NULL;
 	}
+	return ret;
+}
+
+#define OPEN_FLAGS	(O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+
+/* The file @path (a key or a certificate to sign with) in a new buffer. */
+static int read_small(const char *path, char **buf, size_t *len)
+{
+	int fd = open(path, OPEN_FLAGS);
+	int ret;
+
+	*buf = NULL;
+	if (fd < 0)
+		return xip_error(-errno, "%s: %s", path, strerror(errno));
+	ret = read_small_fd(fd, path, false, buf, len);
+	close(fd);
 	return ret;
 }
 
@@ -300,7 +331,7 @@ static int load_pem(const char *path, bool key, struct xip_verity_signer *s)
 	char *text;
 	size_t len;
 	BIO *b;
-	int ret = read_small(-1, NULL, path, &text, &len);
+	int ret = read_small(path, &text, &len);
 
 	if (ret)
 		return ret;
@@ -446,12 +477,29 @@ static int add_pem_certs(const char *path, const char *text, size_t len,
 	return 0;
 }
 
-static int add_cert_file(int dirfd, const char *name, const char *path,
-			 STACK_OF(X509) *certs)
+/*
+ * Open @name in @dirfd (@path) to trust it: never through a symbolic
+ * link, whoever made it (it could be pointed elsewhere after any check).
+ */
+static int trust_open(int dirfd, const char *name, const char *path)
+{
+	int fd = openat(dirfd, name, OPEN_FLAGS | O_NOFOLLOW);
+
+	if (fd < 0 && errno == ELOOP)
+		return xip_error(-ELOOP,
+				 "%s: a symbolic link; a trust store is not read through links",
+				 path);
+	if (fd < 0)
+		return xip_error(-errno, "%s: %s", path, strerror(errno));
+	return fd;
+}
+
+/* The certificates of the PEM file open at @fd onto @certs. */
+static int add_cert_fd(int fd, const char *path, STACK_OF(X509) *certs)
 {
 	char *text;
 	size_t len;
-	int ret = read_small(dirfd, name, path, &text, &len);
+	int ret = read_small_fd(fd, path, true, &text, &len);
 
 	if (ret)
 		return ret;
@@ -469,44 +517,107 @@ static bool cert_name(const char *name)
 }
 
 /*
- * The certificates of @trust: a PEM file, or every *.pem and *.crt
- * regular file of a directory (symbolic links are not followed).
+ * Entry @name of the trust directory @dfd (@path): every one is held to
+ * the rules (no symbolic link, root's or the caller's, writable by no one
+ * else); the *.pem and *.crt files are read.
  */
-static int load_trust(const char *trust, STACK_OF(X509) *certs)
+static int add_dir_entry(int dfd, const char *name, const char *path,
+			 STACK_OF(X509) *certs)
+{
+	struct stat st;
+	int fd, ret;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return xip_error(-errno, "%s: %s", path, strerror(errno));
+	if (S_ISLNK(st.st_mode))
+		return xip_error(-ELOOP,
+				 "%s: a symbolic link; a trust store is not read through links",
+				 path);
+	ret = trust_mode_ok(path, &st);	/* read or not */
+	if (ret || !cert_name(name))
+		return ret;
+	fd = trust_open(dfd, name, path);
+	if (fd < 0)
+		return fd;
+	ret = add_cert_fd(fd, path, certs);
+	close(fd);
+	return ret;
+}
+
+static int add_dir(int dfd, const char *trust, STACK_OF(X509) *certs)
 {
 	char path[XIP_PATH_MAX];
 	struct dirent *de;
-	struct stat st;
-	int dfd, ret = 0;
+	int ret = 0;
 	DIR *d;
 
-	if (stat(trust, &st) < 0)
-		return xip_error(-errno, "%s: %s", trust, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return add_cert_file(-1, NULL, trust, certs);
-	dfd = open(trust, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return xip_error(-errno, "%s: %s", trust, strerror(errno));
 	d = fdopendir(dfd);
 	if (!d) {
 		close(dfd);
 		return xip_error(-ENOMEM, "out of memory");
 	}
 	while (!ret && (de = readdir(d))) {
-		if (!cert_name(de->d_name))
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", trust, de->d_name);
-		ret = add_cert_file(dfd, de->d_name, path, certs);
-		if (ret == -ELOOP) {	/* a symbolic link: not followed */
-			xip_error_clear();
-			ret = 0;
-		}
+		ret = add_dir_entry(dirfd(d), de->d_name, path, certs);
 	}
 	closedir(d);
 	if (!ret && !sk_X509_num(certs))
 		ret = xip_error(-ENOENT, "%s: no certificate (*.pem, *.crt) in it",
 				trust);
 	return ret;
+}
+
+/*
+ * The certificates of the trust store @trust: a PEM file, or every *.pem
+ * and *.crt file of a directory.  The store, and every entry of a
+ * directory, must be root's (or the caller's) and writable by no one
+ * else; symbolic links are refused, not followed.
+ */
+static int load_trust(const char *trust, STACK_OF(X509) *certs)
+{
+	struct stat st;
+	int fd, ret;
+
+	fd = trust_open(AT_FDCWD, trust, trust);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		ret = xip_error(-errno, "%s: %s", trust, strerror(errno));
+	else
+		ret = trust_mode_ok(trust, &st);
+	if (!ret && S_ISDIR(st.st_mode))
+		return add_dir(fd, trust, certs);	/* closes fd */
+	if (!ret)
+		ret = add_cert_fd(fd, trust, certs);
+	close(fd);
+	return ret;
+}
+
+int xip_verity_trust_check(const char *trust)
+{
+	STACK_OF(X509) *certs;
+	int ret = xip_lazy_load(XIP_LAZY_CRYPTO);
+
+	if (ret)
+		return ret;
+	certs = sk_X509_new_null();
+	if (!certs)
+		return xip_error(-ENOMEM, "out of memory");
+	ret = load_trust(trust, certs);
+	sk_X509_pop_free(certs, X509_free);
+	return ret;
+}
+
+const char *xip_verity_trust_default(void)
+{
+	const char *dir = getenv("XIPTOOL_TRUST_DIR");
+	struct stat st;
+
+	if (!dir || !*dir)
+		dir = XIP_VERITY_TRUST_DIR;
+	return lstat(dir, &st) == 0 ? dir : NULL;
 }
 
 static void subject_of(X509 *x, char *buf, size_t len)
@@ -621,23 +732,29 @@ int xip_verity_sig_signer(const uint8_t *der, size_t der_len, char *buf,
 	return 0;
 }
 
-int xip_verity_sig_verify_image(const uint8_t *base, uint64_t size,
-				const char *trust, uint8_t *root,
-				size_t *root_len, char *signer,
-				size_t signer_len)
+/*
+ * The signature @der (NULL: the block after the tree) over the root hash
+ * of the tree of the image at @base, checked against @trust.
+ */
+static int verify_image(const uint8_t *base, uint64_t size,
+			const uint8_t *der, size_t der_len, const char *trust,
+			uint8_t *root, size_t *root_len, char *signer,
+			size_t signer_len)
 {
 	char hex[2 * XIP_VERITY_DIGEST_MAX + 1];
 	struct xip_verity_info vi;
-	struct xip_verity_sig sig;
+	struct xip_verity_sig sig = { 0 };
 	int ret;
 
+	if (signer_len)
+		signer[0] = '\0';
 	ret = xip_verity_probe(base, size, &vi);
 	if (!ret && !vi.present)
 		return xip_error(-ENOKEY,
 				 "not signed: no verity tree after the file system");
-	if (!ret)
+	if (!ret && !der)
 		ret = xip_verity_sig_read(base, size, &vi, &sig);
-	if (!ret && !sig.present)
+	if (!ret && !der && !sig.present)
 		return xip_error(-ENOKEY,
 				 "not signed: no signature block after the verity tree");
 	if (!ret)
@@ -645,8 +762,114 @@ int xip_verity_sig_verify_image(const uint8_t *base, uint64_t size,
 	if (ret)
 		return ret;
 	xip_hex_encode(root, *root_len, hex);
-	return xip_verity_sig_check(sig.der, sig.der_len, hex, trust, signer,
-				    signer_len);
+	return der ? xip_verity_sig_check(der, der_len, hex, trust, signer,
+					  signer_len) :
+		     xip_verity_sig_check(sig.der, sig.der_len, hex, trust,
+					  signer, signer_len);
+}
+
+int xip_verity_sig_verify_image(const uint8_t *base, uint64_t size,
+				const char *trust, uint8_t *root,
+				size_t *root_len, char *signer,
+				size_t signer_len)
+{
+	return verify_image(base, size, NULL, 0, trust, root, root_len,
+			    signer, signer_len);
+}
+
+int xip_verity_sig_verify_detached(const uint8_t *base, uint64_t size,
+				   const uint8_t *der, size_t der_len,
+				   const char *trust, uint8_t *root,
+				   size_t *root_len, char *signer,
+				   size_t signer_len)
+{
+	if (!der)
+		return xip_verity_sig_verify_image(base, size, trust, root,
+						   root_len, signer,
+						   signer_len);
+	return verify_image(base, size, der, der_len, trust, root, root_len,
+			    signer, signer_len);
+}
+
+/* PEM text ("-----BEGIN PKCS7-----") of a signature: its DER in @der. */
+static int pem_to_der(const char *path, const char *text, size_t len,
+		      uint8_t **der, size_t *der_len)
+{
+	BIO *b = BIO_new_mem_buf(text, (int)len);
+	unsigned char *out;
+	PKCS7 *p7 = NULL;
+	int n;
+
+	if (b)
+		p7 = PEM_read_bio_PKCS7(b, NULL, no_passphrase, NULL);
+	if (b)
+		BIO_free(b);
+	if (!p7)
+		return xip_error(-EUCLEAN, "%s: not a PEM PKCS#7 signature: %s",
+				 path, ssl_reason("malformed"));
+	n = i2d_PKCS7(p7, NULL);
+	*der = n > 0 && n <= XIP_VERITY_SIG_MAX ? malloc((size_t)n) : NULL;
+	out = *der;
+	if (out)
+		n = i2d_PKCS7(p7, &out);
+	PKCS7_free(p7);
+	if (!*der)
+		return xip_error(n > 0 && n <= XIP_VERITY_SIG_MAX ? -ENOMEM :
+				 -EUCLEAN, "%s: a signature of %d bytes (1 to %d)",
+				 path, n, XIP_VERITY_SIG_MAX);
+	*der_len = (size_t)n;
+	return 0;
+}
+
+int xip_verity_sig_load(const char *path, uint8_t **der, size_t *der_len)
+{
+	static const char pem[] = "-----BEGIN";
+	uint8_t *buf = NULL;
+	struct stat st;
+	ssize_t got;
+	int fd, ret = 0;
+
+	*der = NULL;
+	ret = xip_lazy_load(XIP_LAZY_CRYPTO);
+	if (ret)
+		return ret;
+	fd = open(path, OPEN_FLAGS);
+	if (fd < 0)
+		return xip_error(-errno, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0)
+		ret = xip_error(-errno, "%s: %s", path, strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		ret = xip_error(-EINVAL, "%s: not a regular file", path);
+	else if (!st.st_size || st.st_size > 2 * XIP_VERITY_SIG_MAX)
+		ret = xip_error(-EUCLEAN,
+				"%s: not a signature (%jd bytes)", path,
+				(intmax_t)st.st_size);
+	if (!ret && !(buf = malloc((size_t)st.st_size)))
+		ret = xip_error(-ENOMEM, "out of memory");
+	if (!ret) {
+		got = xip_read_full(fd, buf, (size_t)st.st_size);
+		if (got != st.st_size)
+			ret = xip_error(got < 0 ? (int)got : -EIO,
+					"%s: cannot read it", path);
+	}
+	close(fd);
+	if (!ret && (size_t)st.st_size > sizeof(pem) - 1 &&
+	    !memcmp(buf, pem, sizeof(pem) - 1)) {
+		ret = pem_to_der(path, (const char *)buf, (size_t)st.st_size,
+				 der, der_len);
+		free(buf);
+		return ret;
+	}
+	if (!ret && st.st_size > XIP_VERITY_SIG_MAX)
+		ret = xip_error(-EUCLEAN, "%s: a signature of %jd bytes (1 to %d)",
+				path, (intmax_t)st.st_size, XIP_VERITY_SIG_MAX);
+	if (ret) {
+		free(buf);
+		return ret;
+	}
+	*der = buf;
+	*der_len = (size_t)st.st_size;
+	return 0;
 }
 
 /* ---- signing an image file ------------------------------------------- */

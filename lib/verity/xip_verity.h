@@ -301,6 +301,42 @@ int xip_verity_sig_verify_image(const uint8_t *base, uint64_t size,
 				size_t signer_len);
 
 /*
+ * As xip_verity_sig_verify_image(), with the detached signature @der
+ * (@der_len bytes) in place of the image's own (NULL: the image's).
+ */
+int xip_verity_sig_verify_detached(const uint8_t *base, uint64_t size,
+				   const uint8_t *der, size_t der_len,
+				   const char *trust, uint8_t *root,
+				   size_t *root_len, char *signer,
+				   size_t signer_len);
+
+/*
+ * A detached signature from the file @path: DER (openssl smime -sign
+ * -outform der) or PEM ("-----BEGIN PKCS7-----"); the DER in a new
+ * buffer *@der (free()) of *@der_len bytes.
+ */
+int xip_verity_sig_load(const char *path, uint8_t **der, size_t *der_len);
+
+/*
+ * Trust stores: a PEM file of certificates or a directory of them (its
+ * *.pem and *.crt files).  A store is used only when it, and every entry
+ * of a directory, is owned by root (or by the caller, for a caller who
+ * is not root) and writable by no one else; symbolic links, the store's
+ * own or in a directory, are refused.  Each trusted certificate is an
+ * anchor: a signer must be one of them or chain to one, valid now.
+ */
+#define XIP_VERITY_TRUST_DIR	"/etc/xiptool/trust.d"
+
+/*
+ * The default trust store: $XIPTOOL_TRUST_DIR when set, else
+ * XIP_VERITY_TRUST_DIR; NULL when that does not exist.
+ */
+const char *xip_verity_trust_default(void);
+
+/* Load the store @trust to check it: 0, or -errno with the reason. */
+int xip_verity_trust_check(const char *trust);
+
+/*
  * Who signed @der, without checking it: the signer certificate's subject
  * when the signature carries it, else "issuer ISSUER serial HEX" from
  * its SignerInfo.  0, or -EUCLEAN for DER that is not a signed PKCS#7.

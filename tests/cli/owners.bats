@@ -89,6 +89,20 @@ EOT
 	[ -z "$(find "$UREG" -user 0)" ]
 }
 
+@test "list --all: a user's record that says verified and signed, of a segment never sealed, is neither" {
+	user_attach
+	# the user writes their own record: its word is not taken
+	asuser sh -c 'printf "verified=1\nsigner=/CN=forged\n" >> "$1"' sh "$UREG/$SEG"
+	grepq -x 'signer=/CN=forged' "$UREG/$SEG"
+	run xiptool list --all --noheadings -r -o NAME,VERIFIED,SIGNER "65534:$SEG"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^"$SEG 0"\ ?$ ]]
+	run xiptool list --all --json -o NAME,VERIFIED,SIGNER "65534:$SEG"
+	[ "$status" -eq 0 ]
+	grepq '"verified": false' <<<"$output"
+	grepq '"signer": null' <<<"$output"
+}
+
 @test "root's detach UID:NAME and USER:NAME release a user's segment: file, record, nothing left" {
 	user_attach
 	run xiptool detach "65534:$SEG"

@@ -87,7 +87,7 @@ openssl_sign() {
 	loop_umount
 }
 
-@test "info shows the signature: none, or its size and signer" {
+@test "info shows the signature: none, or its size, signer and signed root hash" {
 	vt_mkfs "$T/plain"
 	run xiptool info "$T/plain"
 	[ "$status" -eq 0 ]
@@ -98,7 +98,8 @@ openssl_sign() {
 	run xiptool info "$T/img"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	grepq -x "Signature: *present ($(stat -c %s "$T/img.p7s") bytes, signer issuer /CN=xiptool-test1 serial $serial)" <<<"$output"
+	grepq -x "Signature: *present ($(stat -c %s "$T/img.p7s") bytes, signer issuer /CN=xiptool-test1 serial $serial, root hash $ROOT)" <<<"$output"
+	grepq -x "Signed root hash: *$ROOT" <<<"$output"
 }
 
 @test "sign: an unsigned verity image gets the signature mkfs would give it; file system and tree untouched" {
@@ -316,9 +317,15 @@ openssl_sign() {
 	grepq '^verity: every block matches the root hash' <<<"$output"
 	mkdir "$T/trust"
 	cp "$T/cert2.pem" "$T/cert1.pem" "$T/trust/"
-	ln -s "$T/cert1.pem" "$T/trust/link.pem"
 	run xiptool verify --trust "$T/trust" "$T/img"
 	[ "$status" -eq 0 ]
+	# a symbolic link in the store is refused, not followed
+	ln -s "$T/cert1.pem" "$T/trust/link.pem"
+	run xiptool verify --trust "$T/trust" "$T/img"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool verify: $T/trust/link.pem: a symbolic link; a trust store is not read through links" ]
+	rm "$T/trust/link.pem"
 	# another signer's certificate only
 	run xiptool verify --trust "$T/cert2.pem" "$T/img"
 	echo "$output"

@@ -313,6 +313,74 @@ static void test_expired_certificate(void **state)
 	free(der);
 }
 
+/* xip_verity_trust_check(@dir/@name): @err, the message has @what. */
+static void trust_is(const char *dir, const char *name, int err,
+		     const char *what)
+{
+	char trust[512];
+
+	snprintf(trust, sizeof(trust), "%s/%s", dir, name);
+	assert_int_equal(xip_verity_trust_check(trust), err);
+	if (what)
+		assert_non_null(strstr(xip_errmsg(), what));
+}
+
+/*
+ * A trust store is root's (or the caller's) and writable by no one
+ * else, itself and each entry of a directory; no symbolic link in it.
+ */
+static void test_trust_store_rules(void **state)
+{
+	const char *dir = unit_tmpdir();
+	char path[512];
+
+	(void)state;
+	if (!have_openssl())
+		skip();
+	make_cert(dir, "ts", "-days 2");
+	sh("cd %s && rm -rf store && mkdir store && chmod 755 store && "
+	   "cp ts-cert.pem store/ && chmod 644 ts-cert.pem store/ts-cert.pem "
+	   "&& touch store/README && chmod 644 store/README", dir);
+	trust_is(dir, "store", 0, NULL);
+	trust_is(dir, "ts-cert.pem", 0, NULL);
+	/* writable by a group or by everyone: the file, an entry, the dir */
+	sh("chmod g+w %s/ts-cert.pem", dir);
+	trust_is(dir, "ts-cert.pem", -EPERM, "writable by other users (mode 0664)");
+	sh("chmod 644 %s/ts-cert.pem && chmod o+w %s/store/ts-cert.pem", dir,
+	   dir);
+	trust_is(dir, "store", -EPERM, "store/ts-cert.pem: writable by other users");
+	sh("chmod 644 %s/store/ts-cert.pem && chmod o+w %s/store/README", dir,
+	   dir);
+	trust_is(dir, "store", -EPERM, "store/README: writable by other users");
+	sh("chmod 644 %s/store/README && chmod 777 %s/store", dir, dir);
+	trust_is(dir, "store", -EPERM, "store: writable by other users (mode 0777)");
+	sh("chmod 755 %s/store", dir);
+	trust_is(dir, "store", 0, NULL);
+	/* a symbolic link: in the store, or the store itself */
+	sh("cd %s && ln -s ../ts-cert.pem store/link.pem", dir);
+	trust_is(dir, "store", -ELOOP, "store/link.pem: a symbolic link");
+	sh("cd %s && rm store/link.pem && ln -s store store-link", dir);
+	trust_is(dir, "store-link", -ELOOP, "store-link: a symbolic link");
+	trust_is(dir, "store", 0, NULL);
+	/* another user's: only as root can the test give it away */
+	if (geteuid() == 0) {
+		sh("chown 65534 %s/store/ts-cert.pem", dir);
+		trust_is(dir, "store", -EPERM, "owned by another user (uid 65534)");
+		sh("chown 0 %s/store/ts-cert.pem && chown 65534 %s/store", dir,
+		   dir);
+		trust_is(dir, "store", -EPERM, "store: owned by another user");
+		sh("chown 0 %s/store", dir);
+	}
+	/* the default: $XIPTOOL_TRUST_DIR when it exists */
+	snprintf(path, sizeof(path), "%s/store", dir);
+	setenv("XIPTOOL_TRUST_DIR", path, 1);
+	assert_string_equal(xip_verity_trust_default(), path);
+	snprintf(path, sizeof(path), "%s/none", dir);
+	setenv("XIPTOOL_TRUST_DIR", path, 1);
+	assert_null(xip_verity_trust_default());
+	unsetenv("XIPTOOL_TRUST_DIR");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +390,7 @@ int main(void)
 		cmocka_unit_test(test_openssl_signature_checks),
 		cmocka_unit_test(test_sign_matches_openssl),
 		cmocka_unit_test(test_expired_certificate),
+		cmocka_unit_test(test_trust_store_rules),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
