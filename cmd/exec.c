@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdbool.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/fcntl.h>
 
 #include "cmd.h"
 
@@ -121,6 +125,69 @@ struct env_args {
 	bool clear;
 };
 
+#ifndef PR_GET_SECUREBITS
+#define PR_GET_SECUREBITS 27
+#endif
+/* Linux 6.14: <linux/securebits.h>, <linux/fcntl.h> */
+#ifndef SECBIT_EXEC_RESTRICT_FILE
+#define SECBIT_EXEC_RESTRICT_FILE (1 << 8)
+#endif
+#ifndef AT_EXECVE_CHECK
+#define AT_EXECVE_CHECK 0x10000
+#endif
+
+/*
+ * Root's exec runs programs only from what the policy file's exec rule
+ * admits (xiptool.conf(5)): 0, or the exit status of a refusal (126, the
+ * program cannot be started), said in one line.  Other users are not
+ * bound: they could run a loader of their own.
+ */
+static int policy_check(const char *spec, struct xip_image *img)
+{
+	struct xip_policy *p;
+	int ret;
+
+	if (geteuid() != 0)
+		return EXIT_OK;
+	p = malloc(sizeof(*p));
+	ret = p ? xip_policy_load(p) : xip_error(-ENOMEM, "out of memory");
+	if (ret) {
+		msg_error("%s", xip_errmsg());
+		free(p);
+		return EXIT_CANNOT_EXEC;
+	}
+	ret = xip_registry_admits(xip_image_seg(img), p->exec.level);
+	if (ret)
+		msg_error("%s: refused by %s line %u (exec = %s): %s", spec,
+			  p->path, p->exec.line,
+			  xip_policy_level_name(p->exec.level), xip_errmsg());
+	free(p);
+	return ret ? EXIT_CANNOT_EXEC : EXIT_OK;
+}
+
+/*
+ * Under SECBIT_EXEC_RESTRICT_FILE the caller asks its interpreters to run
+ * only what the kernel would execute: the file the program is mapped from
+ * (the image, or the segment file) is asked of the kernel as execve(2)
+ * would open it (AT_EXECVE_CHECK: a noexec mount, no execute permission,
+ * an LSM's no), its format aside.  0, or 126 said in one line.
+ */
+static int kernel_check(const char *spec, struct xip_image *img)
+{
+	static const char *const none[] = { NULL };
+	static const char *const argv0[] = { "", NULL };
+	int bits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+
+	if (bits < 0 || !(bits & SECBIT_EXEC_RESTRICT_FILE))
+		return EXIT_OK;
+	if (syscall(SYS_execveat, xip_image_seg(img)->fd, "", argv0, none,
+		    AT_EMPTY_PATH | AT_EXECVE_CHECK) == 0)
+		return EXIT_OK;
+	msg_error("%s: the kernel would not execute it (AT_EXECVE_CHECK under SECBIT_EXEC_RESTRICT_FILE): %s",
+		  spec, strerror(errno));
+	return EXIT_CANNOT_EXEC;
+}
+
 /*
  * Open the image @spec, prepare @opts->path and run it with @pargv and
  * the environment @e says (with the marker that names this run), or
@@ -144,6 +211,13 @@ static int run(const char *spec, struct xip_exec_opts *opts,
 	ret = xip_image_open_read(spec, XIP_IMG_COPY | XIP_IMG_DEFER_FS, &img);
 	if (ret)
 		return exec_exit(ret);
+	ret = policy_check(spec, img);
+	if (!ret)
+		ret = kernel_check(spec, img);
+	if (ret) {
+		xip_image_close(img);
+		return ret;
+	}
 	ret = xip_exec_prepare(img, opts, &ex);
 	if (ret) {
 		xip_image_close(img);

@@ -352,8 +352,10 @@ static int segfile_create(struct segfile *sf, const char *dir,
  * nobody else may chmod it and rewrite what was attached (and checked).
  * Others read it as far as the image let them: its group's read bit
  * when the file can take the image's group, its others' read bit.  Write
- * bits for the owner of a writable type only; execute and set-id bits
- * never.
+ * bits for the owner of a writable type only.  The image's execute bits
+ * go with its read bits, so that the kernel's check of the segment file
+ * under SECBIT_EXEC_RESTRICT_FILE (exec, AT_EXECVE_CHECK) says what it
+ * would of the image's; set-id bits never.
  */
 static int segfile_own(struct segfile *sf, const struct source *src,
 		       enum xip_seg_type type)
@@ -361,10 +363,11 @@ static int segfile_own(struct segfile *sf, const struct source *src,
 	mode_t mode = xip_seg_type_writable(type) ? 0600 : 0400;
 
 	if (src && src->fd >= 0) {
+		mode |= src->st.st_mode & 0100;
 		if ((src->st.st_mode & 0040) &&
 		    fchown(sf->fd, (uid_t)-1, src->st.st_gid) == 0)
-			mode |= 0040;
-		mode |= src->st.st_mode & 0004;
+			mode |= 0040 | (src->st.st_mode & 0010);
+		mode |= src->st.st_mode & 0005;
 	}
 	if (fchmod(sf->fd, mode) < 0)
 		return xip_error(-errno, "%s: %s", sf->path, strerror(errno));
