@@ -41,6 +41,13 @@ struct xip_attach_opts {
 	size_t root_hash_len;
 	/* whether exec populates a program's read-only mappings */
 	enum xip_populate populate;
+	/*
+	 * The policy file's attach rule (xiptool.conf(5), root's attach):
+	 * what the segment must be before it is recorded, verified (sealed)
+	 * or signed too (its record's signer); NULL or XIP_POLICY_ANY:
+	 * anything.  A refusal is -EPERM naming the rule, nothing left.
+	 */
+	const struct xip_policy *policy;
 };
 
 /*
