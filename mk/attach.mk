@@ -1,7 +1,7 @@
 # attach: attach, detach, save, list of named memory segments, and pulling
 # from nbd:// (lib/attach/; nbdpull.c's libnbd flags are in nbdkit.mk).
 libxip_a_SOURCES += lib/attach/xip_attach.h lib/attach/attach_int.h \
-	lib/attach/attach.c lib/attach/attach_fill.c lib/attach/detach.c \
+	lib/attach/attach.c lib/attach/attach_fill.c lib/attach/admit.c lib/attach/detach.c \
 	lib/attach/save.c lib/attach/nbd_int.h lib/attach/nbdpull.c
 xiptool_main_SOURCES += cmd/attach.c
 dist_man_MANS += man/xiptool-attach.1 man/xiptool-detach.1 \

@@ -528,47 +528,6 @@ static int attach_check(const struct xip_attach_opts *o,
 	return 0;
 }
 
-/* The level the policy file's attach rule asks of @o (XIP_POLICY_ANY: none). */
-static enum xip_policy_level admit_level(const struct xip_attach_opts *o)
-{
-	return o->policy ? o->policy->attach.level : XIP_POLICY_ANY;
-}
-
-/* -EPERM: @o's attach refused by the policy file's rule, for @why. */
-static int admit_refuse(const struct xip_attach_opts *o, const char *why)
-{
-	return xip_error(-EPERM, "%s: refused by %s line %u (attach = %s): %s",
-			 o->image ? o->image : o->name, o->policy->path,
-			 o->policy->attach.line,
-			 xip_policy_level_name(o->policy->attach.level), why);
-}
-
-/*
- * Before anything is made: an attach that checks nothing (no root hash)
- * cannot give what the policy asks.  Every way an attach verifies the
- * image's bytes belongs in this test.
- */
-static int admit_early(const struct xip_attach_opts *o)
-{
-	if (admit_level(o) >= XIP_POLICY_VERIFIED && !o->root_hash)
-		return admit_refuse(o, "the image would not be verified (attach it with --root-hash)");
-	return 0;
-}
-
-/*
- * What was made, before it is recorded: verified and sealed, and signed
- * when the policy asks (xip_registry_admits() judges it again at exec).
- */
-static int admit_made(const struct xip_attach_opts *o,
-		      const struct xip_seg_entry *e)
-{
-	if (admit_level(o) >= XIP_POLICY_VERIFIED && !e->verified)
-		return admit_refuse(o, "the segment is not verified");
-	if (admit_level(o) >= XIP_POLICY_SIGNED && !e->signer[0])
-		return admit_refuse(o, "the segment is not signed (no signature of its root hash checked against a trust store)");
-	return 0;
-}
-
 static int too_big(const char *what, uint64_t need, const struct limit *lim)
 {
 	return xip_error(-ENOSPC,
@@ -974,7 +933,7 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 
 	ret = attach_check(o, type);
 	if (!ret)
-		ret = admit_early(o);
+		ret = xip_attach_admit_early(o);
 	if (!ret)
 		ret = entry_init(o, type, e);
 	if (!ret && o->image && xip_nbd_is_uri(o->image)) {
@@ -1009,7 +968,7 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 	if (!ret)
 		identify(sf.fd, e);
 	if (!ret)
-		ret = admit_made(o, e);
+		ret = xip_attach_admit_made(o, e);
 	if (!ret)
 		ret = attach_commit(o, &sf, e);
 	if (ret && (sf.created || e->seg_ino))
