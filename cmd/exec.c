@@ -147,7 +147,7 @@ static int policy_check(const char *spec, struct xip_image *img)
 	struct xip_policy *p;
 	int ret;
 
-	if (geteuid() != 0)
+	if (xip_euid() != 0)
 		return EXIT_OK;
 	p = malloc(sizeof(*p));
 	ret = p ? xip_policy_load(p) : xip_error(-ENOMEM, "out of memory");
@@ -224,7 +224,8 @@ static int run(const char *spec, struct xip_exec_opts *opts,
 		return exec_exit(ret);
 	}
 	if (e) {
-		ret = xip_exec_marker_format(spec, opts->path,
+		ret = xip_exec_marker_format(spec, xip_image_seg(img)->fd,
+					     opts->path,
 					     opts->interp_from, &marker);
 		env = ret ? NULL : make_env(e->sets, e->clear, marker);
 		if (!ret && !env)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +19,15 @@
 #define POLICY_MAX (64 * 1024)
 /* Symbolic links followed to reach it, at most. */
 #define POLICY_HOPS 8
+
+uid_t xip_euid(void)
+{
+#ifdef XIP_LIBC_ONLY
+	return (uid_t)getauxval(AT_EUID);
+#else
+	return geteuid();
+#endif
+}
 
 static const char *const level_names[] = {
 	[XIP_POLICY_ANY] = "any",
@@ -151,13 +161,14 @@ static int policy_open(const char *path, uid_t uid)
 				 strerror(ENAMETOOLONG));
 	strcpy(cur, path);
 	for (int hops = 0;; hops++) {
-		fd = open(cur, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
-			  O_CLOEXEC);
+		/* openat, not open: musl's open adds an fcntl for O_CLOEXEC */
+		fd = openat(AT_FDCWD, cur, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+			    O_NOCTTY | O_CLOEXEC);
 		if (fd >= 0)
 			return fd;
 		if (errno != ELOOP || hops == POLICY_HOPS)
 			return xip_error(-errno, "%s: %s", cur, strerror(errno));
-		lfd = open(cur, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		lfd = openat(AT_FDCWD, cur, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (lfd < 0)
 			return xip_error(-errno, "%s: %s", cur, strerror(errno));
 		if (fstat(lfd, &st) < 0 || !S_ISLNK(st.st_mode)) {
@@ -205,6 +216,7 @@ int xip_policy_load(struct xip_policy *p)
 {
 	const char *path = getenv("XIPTOOL_CONF");
 	bool named = path && *path;
+	uid_t uid = xip_euid();
 	struct stat st;
 	char *text;
 	ssize_t n;
@@ -216,7 +228,7 @@ int xip_policy_load(struct xip_policy *p)
 	if (strlen(path) >= sizeof(p->path))
 		return xip_error(-ENAMETOOLONG, "%.64s...: %s", path,
 				 strerror(ENAMETOOLONG));
-	fd = policy_open(path, geteuid());
+	fd = policy_open(path, uid);
 	/* no policy file where it is looked for by default: no rule */
 	if (fd == -ENOENT && !named) {
 		xip_error_clear();
@@ -227,7 +239,7 @@ int xip_policy_load(struct xip_policy *p)
 	strcpy(p->path, path);
 	ret = fstat(fd, &st) < 0 ? xip_error(-errno, "%s: %s", path,
 					     strerror(errno)) :
-				   policy_trusted(path, &st, geteuid());
+				   policy_trusted(path, &st, uid);
 	if (!ret && st.st_size > POLICY_MAX)
 		ret = xip_error(-EFBIG, "%s: larger than %d KiB: not a policy file",
 				path, POLICY_MAX / 1024);

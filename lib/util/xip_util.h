@@ -272,5 +272,11 @@ int xip_policy_parse(struct xip_policy *p, const char *text, size_t len);
 int xip_policy_load(struct xip_policy *p);
 /* "any", "verified", "signed". */
 const char *xip_policy_level_name(enum xip_policy_level level);
+/*
+ * The effective user ID: in the libc-only front end, the one execve(2)
+ * gave (getauxval(AT_EUID), no system call on exec's path; it changes
+ * no IDs), else geteuid(2).
+ */
+uid_t xip_euid(void);
 
 #endif
