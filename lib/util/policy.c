@@ -214,7 +214,8 @@ static int policy_trusted(const char *path, const struct stat *st, uid_t uid)
 
 int xip_policy_load(struct xip_policy *p)
 {
-	const char *path = getenv("XIPTOOL_CONF");
+	/* not for a set-ID start: the policy would be its caller's to name */
+	const char *path = secure_getenv("XIPTOOL_CONF");
 	bool named = path && *path;
 	uid_t uid = xip_euid();
 	struct stat st;
