@@ -8,10 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdbool.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#include <linux/fcntl.h>
 
 #include "cmd.h"
 
@@ -125,17 +121,6 @@ struct env_args {
 	bool clear;
 };
 
-#ifndef PR_GET_SECUREBITS
-#define PR_GET_SECUREBITS 27
-#endif
-/* Linux 6.14: <linux/securebits.h>, <linux/fcntl.h> */
-#ifndef SECBIT_EXEC_RESTRICT_FILE
-#define SECBIT_EXEC_RESTRICT_FILE (1 << 8)
-#endif
-#ifndef AT_EXECVE_CHECK
-#define AT_EXECVE_CHECK 0x10000
-#endif
-
 /*
  * Root's exec runs programs only from what the policy file's exec rule
  * admits (xiptool.conf(5)): 0, or the exit status of a refusal (126, the
@@ -174,17 +159,12 @@ static int policy_check(const char *spec, struct xip_image *img)
  */
 static int kernel_check(const char *spec, struct xip_image *img)
 {
-	static const char *const none[] = { NULL };
-	static const char *const argv0[] = { "", NULL };
-	int bits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+	int ret = xip_exec_restrict_check(xip_image_seg(img)->fd);
 
-	if (bits < 0 || !(bits & SECBIT_EXEC_RESTRICT_FILE))
-		return EXIT_OK;
-	if (syscall(SYS_execveat, xip_image_seg(img)->fd, "", argv0, none,
-		    AT_EMPTY_PATH | AT_EXECVE_CHECK) == 0)
+	if (!ret)
 		return EXIT_OK;
 	msg_error("%s: the kernel would not execute it (AT_EXECVE_CHECK under SECBIT_EXEC_RESTRICT_FILE): %s",
-		  spec, strerror(errno));
+		  spec, strerror(-ret));
 	return EXIT_CANNOT_EXEC;
 }
 

@@ -355,7 +355,9 @@ static int segfile_create(struct segfile *sf, const char *dir,
  * bits for the owner of a writable type only.  The image's execute bits
  * go with its read bits, so that the kernel's check of the segment file
  * under SECBIT_EXEC_RESTRICT_FILE (exec, AT_EXECVE_CHECK) says what it
- * would of the image's; set-id bits never.
+ * would of the image's; none when the attach itself runs with that bit
+ * and the kernel would not execute the image (a noexec mount, an LSM's
+ * no).  Set-id bits never.
  */
 static int segfile_own(struct segfile *sf, const struct source *src,
 		       enum xip_seg_type type)
@@ -363,11 +365,15 @@ static int segfile_own(struct segfile *sf, const struct source *src,
 	mode_t mode = xip_seg_type_writable(type) ? 0600 : 0400;
 
 	if (src && src->fd >= 0) {
-		mode |= src->st.st_mode & 0100;
+		/* the execute bits, but for the kernel's no under the bit */
+		mode_t x = xip_exec_restrict_check(src->fd) ? 0 :
+			   src->st.st_mode & 0111;
+
+		mode |= x & 0100;
 		if ((src->st.st_mode & 0040) &&
 		    fchown(sf->fd, (uid_t)-1, src->st.st_gid) == 0)
-			mode |= 0040 | (src->st.st_mode & 0010);
-		mode |= src->st.st_mode & 0005;
+			mode |= 0040 | (x & 0010);
+		mode |= (src->st.st_mode & 0004) | (x & 0001);
 	}
 	if (fchmod(sf->fd, mode) < 0)
 		return xip_error(-errno, "%s: %s", sf->path, strerror(errno));

@@ -2,6 +2,7 @@
 /*
  * The policy file (xiptool.conf(5)): what root's attach admits and what
  * root's exec runs programs from.  Read here, judged by the callers.
+ * And the kernel's say under SECBIT_EXEC_RESTRICT_FILE (AT_EXECVE_CHECK).
  * Only the C library: the libc-only front end (exec) reads it too.
  */
 #include <errno.h>
@@ -10,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,6 +30,31 @@ uid_t xip_euid(void)
 #else
 	return geteuid();
 #endif
+}
+
+#ifndef PR_GET_SECUREBITS
+#define PR_GET_SECUREBITS 27
+#endif
+/* Linux 6.14: <linux/securebits.h>, <linux/fcntl.h> */
+#ifndef SECBIT_EXEC_RESTRICT_FILE
+#define SECBIT_EXEC_RESTRICT_FILE (1 << 8)
+#endif
+#ifndef AT_EXECVE_CHECK
+#define AT_EXECVE_CHECK 0x10000
+#endif
+
+int xip_exec_restrict_check(int fd)
+{
+	static const char *const none[] = { NULL };
+	static const char *const argv0[] = { "", NULL };
+	int bits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+
+	if (bits < 0 || !(bits & SECBIT_EXEC_RESTRICT_FILE))
+		return 0;
+	if (syscall(SYS_execveat, fd, "", argv0, none,
+		    AT_EMPTY_PATH | AT_EXECVE_CHECK) == 0)
+		return 0;
+	return -errno;
 }
 
 static const char *const level_names[] = {
@@ -80,8 +108,8 @@ static int parse_line(struct xip_policy *p, unsigned int line, const char *s,
 		rule = &p->exec;
 	else
 		return xip_error(-EINVAL, "%s line %u: unknown key '%.*s' (expected attach or exec)",
-				 p->path, line, (int)(ke - k > 64 ? 64 : ke - k),
-				 k);
+				 p->path, line,
+				 (int)(ke - k > 64 ? 64 : ke - k), k);
 	if (rule->line)
 		return xip_error(-EINVAL, "%s line %u: %s given again (first on line %u)",
 				 p->path, line, rule == &p->attach ? "attach" :

@@ -278,5 +278,14 @@ const char *xip_policy_level_name(enum xip_policy_level level);
  * no IDs), else geteuid(2).
  */
 uid_t xip_euid(void);
+/*
+ * Would the kernel execute the file open on @fd, as the caller asks of
+ * what it runs when it runs with SECBIT_EXEC_RESTRICT_FILE (Linux 6.14)?
+ * 0 when the caller does not run with that bit, or when
+ * execveat(@fd, "", ..., AT_EMPTY_PATH | AT_EXECVE_CHECK) says yes (a
+ * noexec mount, no execute permission or an LSM say no; the file's
+ * format is not judged); else its -errno.  Records no error.
+ */
+int xip_exec_restrict_check(int fd);
 
 #endif

@@ -200,7 +200,7 @@ require_exec_restrict() {
 	[ "$output" = ran ]
 }
 
-@test "SECBIT_EXEC_RESTRICT_FILE: a segment carries its image's execute bits, and the kernel's check of its file" {
+@test "SECBIT_EXEC_RESTRICT_FILE: a segment carries its image's execute bits (none where an attach under the bit had the kernel refuse the image), and the kernel's check of its file" {
 	require_exec_restrict
 	unset XIPTOOL_CONF
 	chmod 0644 "$T/img"
@@ -213,4 +213,15 @@ require_exec_restrict() {
 	[ "$(stat -c %a "$(seg_col "x$SEG" PATH)")" = 555 ]
 	run -0 restricted "$XIPTOOL" exec "@x$SEG" /bin/busybox echo ran
 	[ "$output" = ran ]
+	# an executable image on a noexec mount: attached under the bit, the
+	# kernel's no carried (no execute bits); without it, its bits
+	mkdir "$T/noexec"
+	mount -t tmpfs -o noexec,size=8M tmpfs "$T/noexec"
+	cp -p "$T/img" "$T/noexec/img"
+	run -0 restricted "$XIPTOOL" attach -n "n$SEG" "$T/noexec/img"
+	[ "$(stat -c %a "$(seg_col "n$SEG" PATH)")" = 444 ]
+	fails_with 126 "xiptool exec: @n$SEG: the kernel would not execute it (AT_EXECVE_CHECK under SECBIT_EXEC_RESTRICT_FILE): Permission denied" \
+		restricted "$XIPTOOL" exec "@n$SEG" /bin/busybox echo ran
+	xiptool attach -n "m$SEG" "$T/noexec/img"
+	[ "$(stat -c %a "$(seg_col "m$SEG" PATH)")" = 555 ]
 }
