@@ -71,9 +71,31 @@ static int attach_check_args(const struct xip_attach_opts *o)
 	return EXIT_OK;
 }
 
+/*
+ * Root's attach admits only what the policy file's attach rule says
+ * (xiptool.conf(5)), judged by xip_attach(); other users are not bound.
+ * A policy file that cannot be read or parsed is a runtime failure.
+ */
+static int attach_policy(struct xip_policy **policy,
+			 struct xip_attach_opts *o)
+{
+	int ret;
+
+	if (geteuid() != 0)
+		return EXIT_OK;
+	*policy = malloc(sizeof(**policy));
+	ret = *policy ? xip_policy_load(*policy) :
+			xip_error(-ENOMEM, "out of memory");
+	if (ret)
+		return msg_lib_error(ret);
+	o->policy = *policy;
+	return EXIT_OK;
+}
+
 int cmd_attach(int argc, const char **argv)
 {
 	struct xip_attach_opts o = { 0 };
+	struct xip_policy *policy = NULL;
 	struct cmd_progress pp = { 0 };
 	struct xip_seg_entry *e;
 	char *name = NULL, *type = NULL, *size = NULL, *file = NULL;
@@ -165,6 +187,8 @@ int cmd_attach(int argc, const char **argv)
 		o.trust = xip_verity_trust_default();
 	if (!rc)
 		rc = attach_check_args(&o);
+	if (!rc)
+		rc = attach_policy(&policy, &o);
 	if (rc)
 		goto out;
 	e = malloc(sizeof(*e));
@@ -209,6 +233,7 @@ out:
 	free(populate);
 	free(trust);
 	free(sig);
+	free(policy);
 	cmd_args_free(&args);
 	return rc;
 }

@@ -138,6 +138,53 @@ static struct xip_exec_opts exec_opts_of(const char **argv)
 }
 
 /*
+ * Root's exec runs programs only from what the policy file's exec rule
+ * admits (xiptool.conf(5)): 0, or the exit status of a refusal (126, the
+ * program cannot be started), said in one line.  Other users are not
+ * bound: they could run a loader of their own.
+ */
+static int policy_check(const char *spec, struct xip_image *img)
+{
+	struct xip_policy *p;
+	int ret;
+
+	if (xip_euid() != 0)
+		return EXIT_OK;
+	p = malloc(sizeof(*p));
+	ret = p ? xip_policy_load(p) : xip_error(-ENOMEM, "out of memory");
+	if (ret) {
+		msg_error("%s", xip_errmsg());
+		free(p);
+		return EXIT_CANNOT_EXEC;
+	}
+	ret = xip_registry_admits(xip_image_seg(img), p->exec.level);
+	if (ret)
+		msg_error("%s: refused by %s line %u (exec = %s): %s", spec,
+			  p->path, p->exec.line,
+			  xip_policy_level_name(p->exec.level), xip_errmsg());
+	free(p);
+	return ret ? EXIT_CANNOT_EXEC : EXIT_OK;
+}
+
+/*
+ * Under SECBIT_EXEC_RESTRICT_FILE the caller asks its interpreters to run
+ * only what the kernel would execute: the file the program is mapped from
+ * (the image, or the segment file) is asked of the kernel as execve(2)
+ * would open it (AT_EXECVE_CHECK: a noexec mount, no execute permission,
+ * an LSM's no), its format aside.  0, or 126 said in one line.
+ */
+static int kernel_check(const char *spec, struct xip_image *img)
+{
+	int ret = xip_exec_restrict_check(xip_image_seg(img)->fd);
+
+	if (!ret)
+		return EXIT_OK;
+	msg_error("%s: the kernel would not execute it (AT_EXECVE_CHECK under SECBIT_EXEC_RESTRICT_FILE): %s",
+		  spec, strerror(-ret));
+	return EXIT_CANNOT_EXEC;
+}
+
+/*
  * Open the image @spec, prepare @opts->path and run it with @pargv and
  * the environment @e says (with the marker that names this run), or
  * ours unchanged when @e is NULL (a run again: it holds the marker).
@@ -160,13 +207,21 @@ static int run(const char *spec, struct xip_exec_opts *opts,
 	ret = xip_image_open_read(spec, XIP_IMG_COPY | XIP_IMG_DEFER_FS, &img);
 	if (ret)
 		return exec_exit(ret);
+	ret = policy_check(spec, img);
+	if (!ret)
+		ret = kernel_check(spec, img);
+	if (ret) {
+		xip_image_close(img);
+		return ret;
+	}
 	ret = xip_exec_prepare(img, opts, &ex);
 	if (ret) {
 		xip_image_close(img);
 		return exec_exit(ret);
 	}
 	if (e) {
-		ret = xip_exec_marker_format(spec, opts->path,
+		ret = xip_exec_marker_format(spec, xip_image_seg(img)->fd,
+					     opts->path,
 					     opts->interp_from, &marker);
 		env = ret ? NULL : make_env(e->sets, e->clear, marker);
 		if (!ret && !env)

@@ -2,7 +2,7 @@
 # from nbd:// (lib/attach/; nbdpull.c's libnbd flags are in nbdkit.mk).
 libxip_a_SOURCES += lib/attach/xip_attach.h lib/attach/attach_int.h \
 	lib/attach/attach.c lib/attach/segdir.c lib/attach/attach_fill.c \
-	lib/attach/populate.c \
+	lib/attach/populate.c lib/attach/admit.c \
 	lib/attach/detach.c \
 	lib/attach/save.c lib/attach/nbd_int.h lib/attach/nbdpull.c \
 	lib/attach/attach_lazy.c

@@ -1,7 +1,7 @@
 # The CLI core (the command table, common option handling, `info`) and
 # the unit tests of the rooms below the engine.
 xiptool_main_SOURCES += cmd/xiptool.c cmd/cmd.h cmd/commands.h cmd/common.c cmd/table.c cmd/info.c
-dist_man_MANS += man/xiptool.1 man/xiptool-info.1
+dist_man_MANS += man/xiptool.1 man/xiptool-info.1 man/xiptool.conf.5
 EXTRA_DIST += tests/demo.sh sample tests/lib/common.bash tests/lib/names.bash \
 	tests/unit/unit.h tests/unit/cmocka-tap.sh \
 	packaging/install-deps.sh \
@@ -14,16 +14,16 @@ all-local: man-tree
 .PHONY: man-tree clean-man-tree
 man-tree: man/man1/.stamp
 man/man1/.stamp: $(dist_man_MANS)
-	$(AM_V_GEN)$(MKDIR_P) man/man1 && \
+	$(AM_V_GEN)$(MKDIR_P) man/man1 man/man5 && \
 	for f in $(dist_man_MANS); do \
 		n=$${f#man/}; \
 		if test '$(srcdir)' = .; then t=../$$n; \
 		else t='$(abs_top_srcdir)'/$$f; fi; \
-		ln -sfn "$$t" "man/man1/$$n" || exit 1; \
+		ln -sfn "$$t" "man/man$${n##*.}/$$n" || exit 1; \
 	done && touch $@
 clean-local: clean-man-tree
 clean-man-tree:
-	rm -rf man/man1
+	rm -rf man/man1 man/man5
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/unit/test_segment tests/unit/test_xipio tests/unit/test_image

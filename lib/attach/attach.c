@@ -163,8 +163,12 @@ static int segfile_create(struct segfile *sf, const char *dir,
  * nobody else may chmod it and rewrite what was attached (and checked).
  * Others read it as far as the image let them: its group's read bit
  * when the file can take the image's group, its others' read bit.  Write
- * bits for the owner of a writable type only; execute and set-id bits
- * never.
+ * bits for the owner of a writable type only.  The image's execute bits
+ * go with its read bits, so that the kernel's check of the segment file
+ * under SECBIT_EXEC_RESTRICT_FILE (exec, AT_EXECVE_CHECK) says what it
+ * would of the image's; none when the attach itself runs with that bit
+ * and the kernel would not execute the image (a noexec mount, an LSM's
+ * no).  Set-id bits never.
  */
 static int segfile_own(struct segfile *sf, const struct source *src,
 		       enum xip_seg_type type)
@@ -172,10 +176,15 @@ static int segfile_own(struct segfile *sf, const struct source *src,
 	mode_t mode = xip_seg_type_writable(type) ? 0600 : 0400;
 
 	if (src && src->fd >= 0) {
+		/* the execute bits, but for the kernel's no under the bit */
+		mode_t x = xip_exec_restrict_check(src->fd) ? 0 :
+			   src->st.st_mode & 0111;
+
+		mode |= x & 0100;
 		if ((src->st.st_mode & 0040) &&
 		    fchown(sf->fd, (uid_t)-1, src->st.st_gid) == 0)
-			mode |= 0040;
-		mode |= src->st.st_mode & 0004;
+			mode |= 0040 | (x & 0010);
+		mode |= (src->st.st_mode & 0004) | (x & 0001);
 	}
 	if (fchmod(sf->fd, mode) < 0)
 		return xip_error(-errno, "%s: %s", sf->path, strerror(errno));
@@ -832,6 +841,8 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 
 	ret = attach_check(o, type);
 	if (!ret)
+		ret = xip_attach_admit_early(o);
+	if (!ret)
 		ret = entry_init(o, type, e);
 	if (!ret && o->image && xip_nbd_is_uri(o->image)) {
 		ret = nbd_source(o, &nbd, &nbd_size);
@@ -868,6 +879,8 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 		ret = decide_populate(o, e);
 	if (!ret)
 		identify(sf.fd, e);
+	if (!ret)
+		ret = xip_attach_admit_made(o, e);
 	if (!ret)
 		ret = attach_commit(o, &sf, e);
 	if (ret && (sf.created || e->seg_ino))

@@ -140,4 +140,21 @@ int xip_attach_segdir_open(const char *dir);
 /* A file name for the segment @name nobody can take first. */
 int xip_attach_segfile_name(const char *name, char *buf, size_t len);
 
+/* ------------------------------------------------------------------ */
+/* The policy file's attach rule (admit.c)                             */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Before anything is made: -EPERM naming the rule when the attach @o
+ * checks nothing (no root hash) and its policy asks for verified or
+ * signed.  Every way an attach verifies the image's bytes belongs there.
+ */
+int xip_attach_admit_early(const struct xip_attach_opts *o);
+/*
+ * What was made (@e), before it is recorded: verified and sealed, and
+ * signed (its signer) when the policy asks; -EPERM naming the rule.
+ */
+int xip_attach_admit_made(const struct xip_attach_opts *o,
+			  const struct xip_seg_entry *e);
+
 #endif

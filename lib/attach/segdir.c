@@ -28,6 +28,7 @@
 #include "util/xip_error.h"
 #include "util/xip_util.h"
 #include "segment/xip_segment.h"
+#include "registry/xip_registry.h"
 
 #define SHM_DIR		"/dev/shm"
 

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "util/xip_util.h"
 #include "segment/xip_segment.h"
 #include "registry/xip_registry.h"
 
@@ -65,6 +66,13 @@ struct xip_attach_opts {
 	 * filler process pulls the rest, readers wait for what they touch
 	 */
 	bool lazy;
+	/*
+	 * The policy file's attach rule (xiptool.conf(5), root's attach):
+	 * what the segment must be before it is recorded, verified (sealed)
+	 * or signed too (its record's signer); NULL or XIP_POLICY_ANY:
+	 * anything.  A refusal is -EPERM naming the rule, nothing left.
+	 */
+	const struct xip_policy *policy;
 };
 
 /*

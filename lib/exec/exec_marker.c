@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "exec/xip_exec.h"
 #include "exec/exec_int.h"
@@ -127,7 +128,33 @@ static int check_path(const char *path)
 	return 0;
 }
 
-int xip_exec_marker_format(const char *image, const char *path,
+/*
+ * The kernel's name of the file open on @fd (/proc/self/fd/N): what
+ * realpath(3) of the path it was opened by gives, in one system call
+ * instead of one a component; NULL when it has none (no /proc, a file
+ * removed since).
+ */
+static char *fd_path(int fd)
+{
+	static const char deleted[] = " (deleted)";
+	char link[32], *buf;
+	ssize_t n;
+
+	if (fd < 0 || !(buf = malloc(XIP_PATH_MAX)))
+		return NULL;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, XIP_PATH_MAX);
+	if (n > 0 && n < XIP_PATH_MAX && buf[0] == '/') {
+		buf[n] = '\0';
+		if ((size_t)n < sizeof(deleted) ||
+		    strcmp(buf + n - (sizeof(deleted) - 1), deleted))
+			return buf;
+	}
+	free(buf);
+	return NULL;
+}
+
+int xip_exec_marker_format(const char *image, int fd, const char *path,
 			   enum xip_interp_from from, char **out)
 {
 	/* on the heap: the front end's stack is its memory (8 KiB less) */
@@ -140,7 +167,9 @@ int xip_exec_marker_format(const char *image, const char *path,
 		return xip_error(-EINVAL, "unknown interpreter source %d",
 				 (int)from);
 	if (image[0] != '@') {
-		real = realpath(image, NULL);
+		real = fd_path(fd);
+		if (!real)
+			real = realpath(image, NULL);
 		if (!real)
 			return xip_error(-errno, "%s: %s", image,
 					 strerror(errno));

@@ -222,9 +222,10 @@ struct xip_exec_marker {
 /*
  * The "XIPTOOL_EXEC=..." entry for the program @path (made absolute) of
  * the image @image as given to exec ("@NAME", else a path, made
- * absolute with realpath(3)), into a malloc'ed *@out.
+ * absolute: the kernel's name of the file open on @fd when it has one,
+ * else realpath(3) of @image; @fd -1: none), into a malloc'ed *@out.
  */
-int xip_exec_marker_format(const char *image, const char *path,
+int xip_exec_marker_format(const char *image, int fd, const char *path,
 			   enum xip_interp_from from, char **out);
 /*
  * Parse and check the marker's @value (without "XIPTOOL_EXEC=") into

@@ -33,15 +33,27 @@ static int entry_cmp(const void *a, const void *b)
 }
 
 /*
- * Is a segment recorded as verified still what was checked: the file the
- * record names (opened without following a symlink; its device, inode
- * and owner), still sealed (FS_IMMUTABLE_FL, asked of that descriptor)
- * and unchanged since it was sealed (its ctime: unsealing it, writing it
- * or sealing it again moves it)?  Otherwise its bytes may be anyone's.
+ * Is the file open on @fd still what was checked of the segment @e
+ * records as verified: the file recorded (its device, inode and owner),
+ * still sealed (FS_IMMUTABLE_FL, asked of that descriptor) and unchanged
+ * since it was sealed (its ctime: unsealing it, writing it or sealing it
+ * again moves it)?  Otherwise its bytes may be anyone's.
  */
-static bool still_verified(const struct xip_seg_entry *e)
+static bool still_sealed(const struct xip_seg_entry *e, int fd)
 {
 	struct stat st;
+
+	return fstat(fd, &st) == 0 && xip_registry_same_file(e, &st) &&
+	       xip_seg_sealed(fd) == 1 &&
+	       (!e->seal_ctime ||
+		(uint64_t)st.st_ctim.tv_sec * 1000000000u +
+				(uint64_t)st.st_ctim.tv_nsec == e->seal_ctime);
+}
+
+/* still_sealed() of the file the record names (opened without following
+ * a symlink) */
+static bool still_verified(const struct xip_seg_entry *e)
+{
 	bool ok;
 	int fd;
 
@@ -49,11 +61,7 @@ static bool still_verified(const struct xip_seg_entry *e)
 		  O_CLOEXEC);
 	if (fd < 0)
 		return false;
-	ok = fstat(fd, &st) == 0 && xip_registry_same_file(e, &st) &&
-	     xip_seg_sealed(fd) == 1 &&
-	     (!e->seal_ctime ||
-	      (uint64_t)st.st_ctim.tv_sec * 1000000000u +
-			      (uint64_t)st.st_ctim.tv_nsec == e->seal_ctime);
+	ok = still_sealed(e, fd);
 	close(fd);
 	return ok;
 }
@@ -69,6 +77,33 @@ static void judge_live(struct xip_seg_entry *e)
 		e->verified = false;
 	if (!e->verified)
 		e->signer[0] = '\0';
+}
+
+int xip_registry_admits(const struct xip_seg *seg,
+			enum xip_policy_level level)
+{
+	enum xip_entry_state state;
+	struct xip_seg_entry *e;
+	int ret;
+
+	if (level == XIP_POLICY_ANY)
+		return 0;
+	if (!seg->name)
+		return xip_error(-EPERM, "not an attached segment (only a verified segment is)");
+	e = malloc(sizeof(*e));
+	if (!e)
+		return xip_error(-ENOMEM, "out of memory");
+	ret = xip_registry_read(seg->name, e, &state, false);
+	if (ret == -ENOENT || (!ret && state != XIP_ENTRY_LIVE))
+		ret = xip_error(-EPERM, "the segment's record is gone");
+	else if (!ret && !e->verified)
+		ret = xip_error(-EPERM, "the segment is not verified");
+	else if (!ret && !still_sealed(e, seg->fd))
+		ret = xip_error(-EPERM, "the segment was verified, but its seal is broken");
+	else if (!ret && level >= XIP_POLICY_SIGNED && !e->signer[0])
+		ret = xip_error(-EPERM, "the segment is verified but not signed (no signature checked against a trust store)");
+	free(e);
+	return ret;
 }
 
 /* Read record @name into @e: 1 when live, 0 when not (cleaned), < 0. */

@@ -101,6 +101,18 @@ int xip_registry_list_all(struct xip_seg_entry **entries, size_t *n,
 			  xip_registry_warn_fn warn, void *arg);
 
 /*
+ * Does the attached segment @seg, as open now, meet @level of the policy
+ * file (xip_policy_load): XIP_POLICY_VERIFIED, its record says verified
+ * and the file open on @seg->fd is the recorded one, still sealed and
+ * unchanged since it was sealed (list's VERIFIED); XIP_POLICY_SIGNED, and
+ * its record names the signer.  0, or -EPERM with the reason ("the
+ * segment is not verified"); a path, not an attached segment, is never
+ * verified.
+ */
+int xip_registry_admits(const struct xip_seg *seg,
+			enum xip_policy_level level);
+
+/*
  * How much of the segment @e has arrived: "complete" (all of it: every
  * segment but a lazy one still being filled), "filling" or "failed" (a
  * fill that failed, or whose filler or state is gone); the bytes landed

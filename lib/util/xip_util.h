@@ -243,4 +243,60 @@ int xip_hex_decode(const char *hex, uint8_t *out, size_t max);
 /* @len bytes as lower-case hex into @buf (2 * @len + 1 bytes). */
 void xip_hex_encode(const uint8_t *in, size_t len, char *buf);
 
+/* ------------------------------------------------------------------ */
+/* The policy file (policy.c, xiptool.conf(5))                        */
+/* ------------------------------------------------------------------ */
+
+/* What root's attach admits, what root's exec runs programs from. */
+enum xip_policy_level {
+	XIP_POLICY_ANY = 0,	/* anything: no rule */
+	XIP_POLICY_VERIFIED,	/* a verified segment, still sealed */
+	XIP_POLICY_SIGNED,	/* verified, and its signer checked */
+};
+
+#define XIP_POLICY_FILE "/etc/xiptool/xiptool.conf"
+#define XIP_POLICY_PATH_MAX 4096
+
+struct xip_policy_rule {
+	enum xip_policy_level level;
+	unsigned int line;	/* its line in the file; 0: not given */
+};
+
+struct xip_policy {
+	char path[XIP_POLICY_PATH_MAX];	/* the file read; "": none */
+	struct xip_policy_rule attach, exec;
+};
+
+/*
+ * Parse the text of a policy file (@len bytes, @p->path naming it in the
+ * messages) into @p: lines "key = value", '#' starting a comment, blank
+ * lines.  -EINVAL with "PATH line N: reason" for an unknown key or value,
+ * a key given twice, a line that is no "key = value".
+ */
+int xip_policy_parse(struct xip_policy *p, const char *text, size_t len);
+/*
+ * Read the policy file: $XIPTOOL_CONF when set and not empty (then it
+ * must exist), else XIP_POLICY_FILE (none there: no rule, 0).  Refused
+ * (-EPERM) when it, or a symbolic link on the way to it, belongs to
+ * neither root nor the caller, or when group or others may write it.
+ */
+int xip_policy_load(struct xip_policy *p);
+/* "any", "verified", "signed". */
+const char *xip_policy_level_name(enum xip_policy_level level);
+/*
+ * The effective user ID: in the libc-only front end, the one execve(2)
+ * gave (getauxval(AT_EUID), no system call on exec's path; it changes
+ * no IDs), else geteuid(2).
+ */
+uid_t xip_euid(void);
+/*
+ * Would the kernel execute the file open on @fd, as the caller asks of
+ * what it runs when it runs with SECBIT_EXEC_RESTRICT_FILE (Linux 6.14)?
+ * 0 when the caller does not run with that bit, or when
+ * execveat(@fd, "", ..., AT_EMPTY_PATH | AT_EXECVE_CHECK) says yes (a
+ * noexec mount, no execute permission or an LSM say no; the file's
+ * format is not judged); else its -errno.  Records no error.
+ */
+int xip_exec_restrict_check(int fd);
+
 #endif

@@ -293,12 +293,13 @@ user_cannot_rewrite() {
 	run xiptool verify "@sr$SEG"
 	[ "$status" -eq 0 ]
 	# write bits of the image's group and others never travel, nor
-	# execute or set-id bits
+	# set-id bits; execute bits go with the read bits (exec's
+	# AT_EXECVE_CHECK under SECBIT_EXEC_RESTRICT_FILE asks for them)
 	chmod 6777 "$T/img"
 	xiptool attach -n "x$SEG" "$T/img"
 	xiptool attach -t sw -n "y$SEG" "$T/img"
-	[ "$(stat -c '%u %a' "$(seg_col "x$SEG" PATH)")" = "0 444" ]
-	[ "$(stat -c '%u %a' "$(seg_col "y$SEG" PATH)")" = "0 644" ]
+	[ "$(stat -c '%u %a' "$(seg_col "x$SEG" PATH)")" = "0 555" ]
+	[ "$(stat -c '%u %a' "$(seg_col "y$SEG" PATH)")" = "0 755" ]
 	user_cannot_rewrite "$(seg_col "y$SEG" PATH)" "$T/img"
 	# a copy of a segment (@NAME) is no wider than its source
 	xiptool attach -t sw -n "c$SEG" "@sr$SEG"

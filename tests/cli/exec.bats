@@ -922,7 +922,7 @@ syscalls_of() {
 	need_busybox
 	command -v strace >/dev/null || skip "strace is not installed"
 	skip_sanitized_front
-	local n x1 x2 a0 a1 a2 hi
+	local n x1 x2 a0 a1 a2 hi p
 	# the most this shell may set (raising the hard limit may be refused)
 	hi=$(ulimit -Hn)
 	[ "$hi" = unlimited ] && hi=65536
@@ -946,11 +946,20 @@ syscalls_of() {
 	a0=$(syscalls_of "$XIPTOOL" exec "@execcount$$" /bin/busybox true)
 	a1=$(ulimit -n 1024 && syscalls_of "$XIPTOOL" exec "@execcount$$" /bin/busybox true)
 	a2=$(ulimit -n "$hi" && syscalls_of "$XIPTOOL" exec "@execcount$$" /bin/busybox true)
+	# and what no loader's work is: root's exec looks for the policy
+	# file (one openat, xiptool.conf(5)) and every exec asks for its
+	# securebits (one prctl, SECBIT_EXEC_RESTRICT_FILE): counted apart,
+	# each exactly once
+	strace -f -e trace=open,openat,prctl -o "$BATS_TEST_TMPDIR/policy" \
+		"$XIPTOOL" exec "@execcount$$" /bin/busybox true
 	xiptool detach "execcount$$"
-	echo "native $n; image path $x1 (ulimit -n $hi: $x2); @NAME $a1 ($a2), its first start $a0"
-	[ "$x1" -le "$((n + 30))" ]
-	[ "$a1" -le "$((n + 30))" ]
-	[ "$a0" -le "$((n + 32))" ]
+	[ "$(grep -c 'PR_GET_SECUREBITS' "$BATS_TEST_TMPDIR/policy")" -eq 1 ]
+	[ "$(grep -c '"/etc/xiptool/xiptool.conf"' "$BATS_TEST_TMPDIR/policy")" -eq "$(($(id -u) == 0))" ]
+	p=$((1 + ($(id -u) == 0)))
+	echo "native $n; image path $x1 (ulimit -n $hi: $x2); @NAME $a1 ($a2), its first start $a0; of each, $p for the policy"
+	[ "$x1" -le "$((n + 30 + p))" ]
+	[ "$a1" -le "$((n + 30 + p))" ]
+	[ "$a0" -le "$((n + 32 + p))" ]
 	[ "$x1" -eq "$x2" ]
 	[ "$a1" -eq "$a2" ]
 }

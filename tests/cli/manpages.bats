@@ -32,7 +32,7 @@ man_options() {
 
 @test "man pages format without warnings" {
 	require_cmd groff
-	for m in "$TOP_SRCDIR"/man/*.1; do
+	for m in "$TOP_SRCDIR"/man/*.1 "$TOP_SRCDIR"/man/*.5; do
 		out=$(groff -ww -z -man "$m" 2>&1)
 		[ -z "$out" ] || { echo "$m: $out"; false; }
 		if command -v man >/dev/null; then
@@ -40,6 +40,24 @@ man_options() {
 			[ -z "$out" ] || { echo "$m: $out"; false; }
 		fi
 	done
+}
+
+@test "xiptool.conf(5): its sections, named by the pages of the commands that read it, in the build tree's man5" {
+	m="$TOP_SRCDIR/man/xiptool.conf.5"
+	for s in NAME SYNOPSIS DESCRIPTION SECURITY ENVIRONMENT FILES EXAMPLES "SEE ALSO"; do
+		grep -q "^\.SH \"\?$s\"\?\$" "$m" || { echo "$m lacks $s"; false; }
+	done
+	for c in xiptool xiptool-attach xiptool-exec; do
+		grep -q '^\.BR xiptool\.conf (5)' "$TOP_SRCDIR/man/$c.1" ||
+			{ echo "$c.1 does not name xiptool.conf(5)"; false; }
+	done
+	# MANPATH="$PWD/man:" of the build tree finds it in its section
+	[ -e "${TOP_BUILDDIR:-$PWD}/man/man5/xiptool.conf.5" ]
+	if command -v man >/dev/null; then
+		run man -M "${TOP_BUILDDIR:-$PWD}/man" -w 5 xiptool.conf
+		[ "$status" -eq 0 ]
+		[ "$(realpath "$output")" = "$(realpath "$m")" ]
+	fi
 }
 
 @test "man page OPTIONS match each command's --help exactly" {

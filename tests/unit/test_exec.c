@@ -523,7 +523,7 @@ static char *marker_of(const char *image, const char *path,
 {
 	char *out = NULL;
 
-	assert_int_equal(xip_exec_marker_format(image, path, from, &out), 0);
+	assert_int_equal(xip_exec_marker_format(image, -1, path, from, &out), 0);
 	assert_non_null(out);
 	assert_memory_equal(out, XIP_EXEC_MARKER "=", 13);
 	return out;
@@ -711,25 +711,54 @@ static void test_marker_round_trip(void **state)
 	free(v);
 }
 
+/* The image open on a descriptor: named as the kernel names that file. */
+static void test_marker_of_descriptor(void **state)
+{
+	struct xip_exec_marker m;
+	char *img = unit_path("fd img"), *v = NULL, linked[600];
+	int fd;
+
+	(void)state;
+	unit_fill_file(img, 1, 0);
+	/* reached through a symbolic link: its target's name, one readlink
+	 * of /proc/self/fd/N, whatever the path given said */
+	assert_int_equal(symlink(unit_tmpdir(), unit_path("dirlink")), 0);
+	snprintf(linked, sizeof(linked), "%s/fd img", unit_path("dirlink"));
+	fd = open(linked, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(xip_exec_marker_format("no such name", fd, "/p",
+						XIP_INTERP_AUTO, &v), 0);
+	assert_int_equal(xip_exec_marker_parse(v + 13, &m), 0);
+	assert_string_equal(m.image, img);
+	free(v);
+	/* removed since: realpath(3) of the path given, which is gone */
+	assert_int_equal(unlink(img), 0);
+	v = (char *)1;
+	assert_int_equal(xip_exec_marker_format(linked, fd, "/p",
+						XIP_INTERP_AUTO, &v), -ENOENT);
+	assert_null(v);
+	close(fd);
+}
+
 static void test_marker_format_refuses(void **state)
 {
 	char *v = (char *)1, *longpath = malloc(XIP_PATH_MAX + 1);
 
 	(void)state;
-	assert_int_equal(xip_exec_marker_format(unit_path("none"), "/p",
+	assert_int_equal(xip_exec_marker_format(unit_path("none"), -1, "/p",
 						XIP_INTERP_AUTO, &v),
 			 -ENOENT);
 	assert_null(v);
-	assert_int_equal(xip_exec_marker_format("@bad name", "/p",
+	assert_int_equal(xip_exec_marker_format("@bad name", -1, "/p",
 						XIP_INTERP_AUTO, &v),
 			 -EINVAL);
 	assert_non_null(longpath);
 	memset(longpath, 'a', XIP_PATH_MAX);
 	longpath[XIP_PATH_MAX] = '\0';
-	assert_int_equal(xip_exec_marker_format("@r", longpath,
+	assert_int_equal(xip_exec_marker_format("@r", -1, longpath,
 						XIP_INTERP_AUTO, &v),
 			 -ENAMETOOLONG);
-	assert_int_equal(xip_exec_marker_format("@r", "/p", 7, &v), -EINVAL);
+	assert_int_equal(xip_exec_marker_format("@r", -1, "/p", 7, &v), -EINVAL);
 	free(longpath);
 }
 
@@ -808,6 +837,7 @@ int main(void)
 		cmocka_unit_test(test_cache_round_trip),
 		cmocka_unit_test(test_cache_damaged),
 		cmocka_unit_test(test_marker_round_trip),
+		cmocka_unit_test(test_marker_of_descriptor),
 		cmocka_unit_test(test_marker_format_refuses),
 		cmocka_unit_test(test_marker_parse_refuses),
 	};
