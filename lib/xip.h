@@ -38,7 +38,7 @@ extern "C" {
 #include "exec/xip_elf.h"
 #include "exec/xip_exec.h"
 #include "attach/xip_attach.h"
-#include "build/xip_build.h"
+#include "mkfs/xip_mkfs.h"
 #include "check/xip_check.h"
 #include "ps/xip_ps.h"
 

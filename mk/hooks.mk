@@ -1,7 +1,7 @@
 # Test hooks: crash points of the writers, pauses of mkfs, attach and
 # verify.  Each room has its hook points in a file of its own
 # (lib/engine/engine_hooks.c, lib/attach/attach_hooks.c,
-# lib/build/build_hooks.c, lib/check/check_hooks.c) over what they share
+# lib/mkfs/build_hooks.c, lib/check/check_hooks.c) over what they share
 # (lib/util/testhooks.c, util/xip_hooks.h).  libxip.a gets them compiled
 # plainly: empty functions that read no environment, so xiptool,
 # xiptool-main and the nbdkit plugin carry no hook.  The test build
@@ -13,10 +13,10 @@
 #    its commands to the xiptool-main of its own directory.  The bats
 #    files that set XIPTOOL_TEST_* run these (use_test_hooks in
 #    tests/lib/common.bash);
-#  - tests/unit/test_build (mk/build.mk), which sets xip_build_test_hooks.
+#  - tests/unit/test_build (mk/mkfs.mk), which sets xip_build_test_hooks.
 TEST_HOOKS_SRCS = lib/util/xip_hooks.h lib/util/testhooks.c \
 	lib/engine/engine_hooks.c lib/attach/attach_hooks.c \
-	lib/build/build_hooks.c lib/check/check_hooks.c
+	lib/mkfs/build_hooks.c lib/check/check_hooks.c
 libxip_a_SOURCES += $(TEST_HOOKS_SRCS)
 TEST_HOOKS_CPPFLAGS = $(AM_CPPFLAGS) -DXIP_TEST_HOOKS
 

@@ -1,6 +1,6 @@
 # oci: the client of OCI distribution registries (lib/oci/): references,
 # credentials and challenges, requests over libcurl (loaded at first use).
-# Above util only; mkfs --oci docker:// (lib/build) reads through it.
+# Above util only; mkfs --oci docker:// (lib/mkfs) reads through it.
 libxip_a_SOURCES += lib/oci/xip_oci.h lib/oci/oci_int.h lib/oci/ref.c \
 	lib/oci/auth.c lib/oci/client.c
 

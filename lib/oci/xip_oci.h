@@ -4,7 +4,7 @@
  * HTTP API v2) over libcurl: references (ref.c), credentials and
  * challenges (auth.c), requests with authentication, redirects, retries
  * and deadlines, their bodies streamed (client.c).  It knows nothing of
- * images: mkfs --oci (lib/build) reads manifests and blobs through it.
+ * images: mkfs --oci (lib/mkfs) reads manifests and blobs through it.
  * Part of the public API: include "xip.h", which includes this header.
  */
 #ifndef XIP_OCI_H

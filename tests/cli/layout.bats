@@ -4,14 +4,14 @@
 # The rooms of lib/, bottom to top (README "Layout"): a room calls only
 # rooms below it, so no two rooms call each other.
 #
-#   util oci segment verity registry reader engine exec attach build check ps
+#   util oci segment verity registry reader engine exec attach mkfs check ps
 
 load ../lib/common
 
 bats_require_minimum_version 1.5.0
 
 LIBXIP=${TOP_BUILDDIR:-$PWD}/libxip.a
-ROOMS="util oci segment verity registry reader engine exec attach build check ps"
+ROOMS="util oci segment verity registry reader engine exec attach mkfs check ps"
 
 # "symbol room object" for every object of libxip.a: D for each global
 # symbol it defines, U for each it leaves undefined

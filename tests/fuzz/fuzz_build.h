@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "build/build_int.h"
+#include "mkfs/mkfs_int.h"
 
 /*
  * A tree as xip_build() starts it, of @bs-byte blocks, its spool (the

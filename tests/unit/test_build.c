@@ -1,4 +1,4 @@
-/* Unit tests of lib/build/build.c, buildtree.c, builddevtable.c and buildtar.c. */
+/* Unit tests of lib/mkfs/build.c, buildtree.c, builddevtable.c and buildtar.c. */
 #include <archive.h>
 #include <archive_entry.h>
 #include <sys/resource.h>
@@ -6,7 +6,7 @@
 
 #include "unit.h"
 #include "segment/xip_kcopy.h"
-#include "build/build_int.h"
+#include "mkfs/mkfs_int.h"
 #include "reader/reader_int.h"
 
 static void test_idmap(void **state)

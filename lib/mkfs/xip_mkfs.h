@@ -3,8 +3,8 @@
  * The build room: mkfs from a tree, a tar archive or OCI layers.
  * Part of the public API: include "xip.h", which includes this header.
  */
-#ifndef XIP_BUILD_H
-#define XIP_BUILD_H
+#ifndef XIP_MKFS_H
+#define XIP_MKFS_H
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -132,7 +132,7 @@ int xip_build(const char *image, const struct xip_build_opts *opts,
 void xip_build_signal_cleanup(void);
 
 /* ------------------------------------------------------------------ */
-/* Building an image from an OCI image layout (lib/build/buildoci.c)   */
+/* Building an image from an OCI image layout (lib/mkfs/buildoci.c)   */
 /* ------------------------------------------------------------------ */
 
 /*
@@ -149,4 +149,4 @@ int xip_build_oci(const char *image, const char *layout,
 		  const char *platform, const struct xip_build_opts *opts,
 		  struct xip_build_result *res);
 
-#endif /* XIP_BUILD_H */
+#endif /* XIP_MKFS_H */

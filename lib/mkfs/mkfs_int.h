@@ -5,14 +5,14 @@
  * a tar archive, builddevtable.c adds to), build.c plans, buildwrite.c
  * writes and buildid.c derives the image's identity from.
  */
-#ifndef XIP_BUILD_INT_H
-#define XIP_BUILD_INT_H
+#ifndef XIP_MKFS_INT_H
+#define XIP_MKFS_INT_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "build/xip_build.h"
+#include "mkfs/xip_mkfs.h"
 #include "util/xip_ext2.h"
 #include "segment/xip_segment.h"
 #include "exec/xip_elf.h"

@@ -24,8 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "build/xip_build.h"
-#include "build/build_int.h"
+#include "mkfs/xip_mkfs.h"
+#include "mkfs/mkfs_int.h"
 #include "util/xip_debug.h"
 #include "util/xip_error.h"
 #include "util/xip_ext2.h"

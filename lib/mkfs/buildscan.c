@@ -20,8 +20,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "build/xip_build.h"
-#include "build/build_int.h"
+#include "mkfs/xip_mkfs.h"
+#include "mkfs/mkfs_int.h"
 #include "util/xip_error.h"
 #include "util/xip_util.h"
 #include "exec/xip_elf.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The image builder's tree as a data structure (struct btree, struct
- * bnode in build_int.h): nodes and their entries (a hash table of the names
+ * bnode in mkfs_int.h): nodes and their entries (a hash table of the names
  * of each directory looked up in), owners, lost+found; then, once the tree
  * is whole, inodes numbered, link counts checked and the blocks each one
  * needs counted (xip_btree_finish); freeing it.  Also the small helpers the
@@ -22,8 +22,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "build/xip_build.h"
-#include "build/build_int.h"
+#include "mkfs/xip_mkfs.h"
+#include "mkfs/mkfs_int.h"
 #include "util/xip_error.h"
 #include "util/xip_ext2.h"
 #include "util/xip_util.h"

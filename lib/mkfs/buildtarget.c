@@ -26,8 +26,8 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "build/xip_build.h"
-#include "build/build_int.h"
+#include "mkfs/xip_mkfs.h"
+#include "mkfs/mkfs_int.h"
 #include "util/xip_error.h"
 #include "util/xip_util.h"
 #include "segment/xip_loop.h"

@@ -19,7 +19,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "build/build_int.h"
+#include "mkfs/mkfs_int.h"
 #include "segment/xip_kcopy.h"
 #include "segment/xip_segment.h"
 

@@ -24,8 +24,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "build/xip_build.h"
-#include "build/build_int.h"
+#include "mkfs/xip_mkfs.h"
+#include "mkfs/mkfs_int.h"
 #include "util/xip_ext2.h"
 
 /* ---- a 128-bit hash for the derived UUID -------------------------------- */

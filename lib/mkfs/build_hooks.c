@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Test hooks of xip_build() (build_int.h): after the scan, and a named
+ * Test hooks of xip_build() (mkfs_int.h): after the scan, and a named
  * temporary file instead of O_TMPFILE.  The unit tests set
  * xip_build_test_hooks; the bats tests, environment variables.  They act
  * in the test build only (util/xip_hooks.h): libxip.a has no
@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "build/build_int.h"
+#include "mkfs/mkfs_int.h"
 #include "util/xip_hooks.h"
 
 #ifdef XIP_TEST_HOOKS

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "build/build_int.h"
+#include "mkfs/mkfs_int.h"
 #include "util/xip_error.h"
 
 #define NAME_MAX_EXT2 255
