@@ -89,6 +89,17 @@ static int attach_policy(struct xip_policy **policy,
 	if (ret)
 		return msg_lib_error(ret);
 	o->policy = *policy;
+	/*
+	 * A rule that asks for a verified segment, an attach that names no
+	 * way to verify it: the default trust store, when there is one,
+	 * vouches for a signed image (attach --trust without the path)
+	 */
+	if ((*policy)->attach.level >= XIP_POLICY_VERIFIED && !o->root_hash &&
+	    !o->trust && !o->raw && !o->lazy) {
+		o->trust = xip_verity_trust_default();
+		if (o->trust)
+			return attach_check_args(o);
+	}
 	return EXIT_OK;
 }
 

@@ -133,6 +133,40 @@ require_exec_restrict() {
 	[ "$output" = ran ]
 }
 
+@test "attach = signed and the default trust store: a plain attach of a signed image is checked with it; an unsigned one refused" {
+	require_cmd openssl
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=xiptool-default \
+		-keyout "$T/key.pem" -out "$T/cert.pem" 2>/dev/null
+	run -0 env SOURCE_DATE_EPOCH=1700000000 "$XIPTOOL" mkfs -q --verity \
+		--private-key "$T/key.pem" --certificate "$T/cert.pem" \
+		-d "$T/tree" "$T/simg"
+	mkdir -m 0755 "$T/trust.d"
+	install -m 0644 "$T/cert.pem" "$T/trust.d/builder.pem"
+	export XIPTOOL_TRUST_DIR=$T/trust.d
+	conf 'attach = signed' 'exec = signed'
+	xiptool attach -n "$SEG" "$T/simg"
+	run -0 xiptool list --json "$SEG"
+	printf '%s' "$output" > "$T/list.json"
+	"$PY" - "$T/list.json" <<'PYEOF'
+import json, sys
+s = json.load(open(sys.argv[1]))["segments"]
+assert s[0]["verified"] is True and s[0]["signer"] == "/CN=xiptool-default", s
+PYEOF
+	run -0 xiptool exec "@$SEG" /bin/busybox echo ran
+	[ "$output" = ran ]
+	xiptool detach "$SEG"
+	# an image with no signature: the store's check refuses it, nothing left
+	run -3 xiptool attach -n "$SEG" "$T/img"
+	[ "${#lines[@]}" -eq 1 ]
+	grepq 'signature' <<<"$output"
+	nothing_left "$SEG"
+	# without the store, the rule asks for a way to verify
+	export XIPTOOL_TRUST_DIR=$T/none
+	fails_with 3 "xiptool attach: $T/simg: refused by $XIPTOOL_CONF line 1 (attach = signed): the image would not be verified (attach it with --root-hash or --trust)" \
+		xiptool attach -n "$SEG" "$T/simg"
+	nothing_left "$SEG"
+}
+
 @test "the policy file: others may write it, another user's, another user's symbolic link: refused, and nothing runs" {
 	conf 'exec = any'
 	chmod 0666 "$XIPTOOL_CONF"
