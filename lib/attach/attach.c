@@ -839,6 +839,7 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 	struct limit lim;
 	int ret;
 
+	memset(e, 0, sizeof(*e));	/* what undo reads is never stale */
 	ret = attach_check(o, type);
 	if (!ret)
 		ret = xip_attach_admit_early(o);
