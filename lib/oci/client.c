@@ -52,6 +52,7 @@ struct xip_oci_client {
 	bool insecure;
 	bool plain; /* http:// (insecure only, after https failed) */
 	bool scheme_known;
+	bool push; /* token scope pull,push */
 	unsigned int timeout;
 	CURLM *multi;
 };
@@ -73,6 +74,9 @@ struct xip_oci_body {
 	char errbody[ERRBODY_MAX];
 	size_t errlen;
 	struct timespec last; /* the last byte or header seen */
+	/* a request's body to send (upload), sent again on every try */
+	const char *up, *up_type, *up_range;
+	size_t up_len, up_off;
 };
 
 static const char *hdr_value(const char *line, size_t n, const char *name,
@@ -189,6 +193,19 @@ static size_t on_data(char *data, size_t size, size_t n, void *arg)
 	return n;
 }
 
+static size_t on_send(char *out, size_t size, size_t n, void *arg)
+{
+	struct xip_oci_body *b = arg;
+	size_t take = b->up_len - b->up_off;
+
+	now(&b->last);
+	if (take > size * n)
+		take = size * n;
+	memcpy(out, b->up + b->up_off, take);
+	b->up_off += take;
+	return take;
+}
+
 static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut,
 		       curl_off_t un)
 {
@@ -263,6 +280,12 @@ static int transfer_start(struct xip_oci_body *b, const char *method,
 		ret = add_header(b, "Authorization", auth);
 	if (!ret && accept)
 		ret = add_header(b, "Accept", accept);
+	if (!ret && b->up && b->up_type)
+		ret = add_header(b, "Content-Type", b->up_type);
+	if (!ret && b->up && b->up_range)
+		ret = add_header(b, "Content-Range", b->up_range);
+	if (!ret && b->up)
+		ret = add_header(b, "Expect", ""); /* no 100-continue wait */
 	if (ret)
 		return ret;
 	curl_easy_setopt(b->easy, CURLOPT_URL, url);
@@ -277,6 +300,16 @@ static int transfer_start(struct xip_oci_body *b, const char *method,
 	curl_easy_setopt(b->easy, CURLOPT_HTTPHEADER, b->hdrs);
 	if (!strcmp(method, "HEAD"))
 		curl_easy_setopt(b->easy, CURLOPT_NOBODY, 1L);
+	if (b->up) {
+		b->up_off = 0;
+		curl_easy_setopt(b->easy, CURLOPT_UPLOAD, 1L);
+		curl_easy_setopt(b->easy, CURLOPT_INFILESIZE_LARGE,
+				 (curl_off_t)b->up_len);
+		curl_easy_setopt(b->easy, CURLOPT_READFUNCTION, on_send);
+		curl_easy_setopt(b->easy, CURLOPT_READDATA, b);
+		if (strcmp(method, "PUT"))
+			curl_easy_setopt(b->easy, CURLOPT_CUSTOMREQUEST, method);
+	}
 	curl_easy_setopt(b->easy, CURLOPT_CONNECTTIMEOUT, (long)c->timeout);
 	curl_easy_setopt(b->easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
 	curl_easy_setopt(b->easy, CURLOPT_LOW_SPEED_TIME, (long)c->timeout);
@@ -527,7 +560,8 @@ static int fetch_token(struct xip_oci_client *c,
 				c->name, ch->realm);
 		goto out;
 	}
-	if (!ch->scope && asprintf(&scope, "repository:%s:pull", c->repo) < 0) {
+	if (!ch->scope && asprintf(&scope, "repository:%s:%s", c->repo,
+				   c->push ? "pull,push" : "pull") < 0) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -719,7 +753,8 @@ static int request_step(struct xip_oci_body *b, const char *method, char **url,
 		return curl_failure(b, what);
 	}
 	c->scheme_known = true;
-	if (ok_status(b->status))
+	if (ok_status(b->status) ||
+	    (b->up && b->status >= 200 && b->status < 300))
 		return 0;
 	if (b->status == 401 && mine) {
 		await_end(b);
@@ -757,9 +792,32 @@ static int request_step(struct xip_oci_body *b, const char *method, char **url,
 	return http_failure(b, what);
 }
 
-int xip_oci_request(struct xip_oci_client *c, const char *method,
-		    const char *kind, const char *ref, const char *accept,
-		    struct xip_oci_body **out)
+/* What a request sends: a body (may be empty) and its headers. */
+struct sendbody {
+	const char *data, *type, *range;
+	size_t len;
+};
+
+/* The URL of a request: @fixed (a Location, its scheme as now), or kind/ref */
+static char *request_url(struct xip_oci_client *c, const char *fixed,
+			 const char *kind, const char *ref)
+{
+	char *url;
+
+	if (!fixed)
+		return registry_url(c, kind, ref);
+	if (c->plain && !strncmp(fixed, "https://", 8)) {
+		if (asprintf(&url, "http://%s", fixed + 8) < 0)
+			return NULL;
+		return url;
+	}
+	return strdup(fixed);
+}
+
+static int do_request(struct xip_oci_client *c, const char *method,
+		      const char *kind, const char *ref, const char *fixed,
+		      const char *accept, const struct sendbody *sb,
+		      struct xip_oci_body **out)
 {
 	struct xip_oci_body *b = calloc(1, sizeof(*b));
 	int tries = 0, redirects = 0, ret = 1;
@@ -772,13 +830,19 @@ int xip_oci_request(struct xip_oci_client *c, const char *method,
 	b->c = c;
 	b->length = -1;
 	b->buf = malloc(BUF_CAP);
-	url = registry_url(c, kind, ref);
+	if (sb) {
+		b->up = sb->data ? sb->data : "";
+		b->up_len = sb->len;
+		b->up_type = sb->type;
+		b->up_range = sb->range;
+	}
+	url = request_url(c, fixed, kind, ref);
 	if (!b->buf || !url)
 		ret = -ENOMEM;
 	while (ret > 0 || ret == -EAGAIN) {
 		if (ret == -EAGAIN) {
 			free(url);
-			url = registry_url(c, kind, ref);
+			url = request_url(c, fixed, kind, ref);
 			if (!url) {
 				ret = -ENOMEM;
 				break;
@@ -794,6 +858,123 @@ int xip_oci_request(struct xip_oci_client *c, const char *method,
 	}
 	*out = b;
 	return 0;
+}
+
+int xip_oci_request(struct xip_oci_client *c, const char *method,
+		    const char *kind, const char *ref, const char *accept,
+		    struct xip_oci_body **out)
+{
+	return do_request(c, method, kind, ref, NULL, accept, NULL, out);
+}
+
+/* ---- uploads (the distribution spec's push) -------------------------------
+ */
+
+int xip_oci_blob_exists(struct xip_oci_client *c, const char *digest)
+{
+	struct xip_oci_body *b;
+	int ret = xip_oci_request(c, "HEAD", "blobs", digest, NULL, &b);
+
+	if (ret == -ENOENT) {
+		xip_error_clear();
+		return -ENOENT;
+	}
+	if (!ret)
+		xip_oci_body_close(b);
+	return ret;
+}
+
+/* The answer's Location resolved against the registry: a new string. */
+static int next_location(struct xip_oci_client *c, struct xip_oci_body *b,
+			 char **loc)
+{
+	char *base = registry_url(c, "blobs", "uploads/"), *r;
+
+	if (!base)
+		return -ENOMEM;
+	if (!b->location) {
+		free(base);
+		return xip_error(-EIO, "%s: upload: no Location in the answer",
+				 c->name);
+	}
+	r = resolve(base, b->location);
+	free(base);
+	if (!r)
+		return xip_error(-EIO, "%s: upload: a bad Location", c->name);
+	free(*loc);
+	*loc = strdup(r);
+	curl_free(r);
+	return *loc ? 0 : -ENOMEM;
+}
+
+/* @loc with "digest=@digest" added to its query: a new string. */
+static char *with_digest(const char *loc, const char *digest)
+{
+	char *url;
+
+	if (asprintf(&url, "%s%sdigest=%s", loc, strchr(loc, '?') ? "&" : "?",
+		     digest) < 0)
+		return NULL;
+	return url;
+}
+
+int xip_oci_blob_upload(struct xip_oci_client *c, const char *digest,
+			const void *data, size_t len, size_t chunk)
+{
+	struct sendbody sb = {.type = "application/octet-stream"};
+	struct xip_oci_body *b = NULL;
+	char *loc = NULL, *url = NULL, range[64];
+	size_t off = 0;
+	int ret;
+
+	ret = do_request(c, "POST", "blobs", "uploads/", NULL, NULL, &sb, &b);
+	if (!ret)
+		ret = next_location(c, b, &loc);
+	xip_oci_body_close(b);
+	b = NULL;
+	/* chunks: PATCH with Content-Range, each answer the next Location */
+	while (!ret && chunk && len - off > chunk) {
+		size_t n = len - off < chunk ? len - off : chunk;
+
+		snprintf(range, sizeof(range), "%zu-%zu", off, off + n - 1);
+		sb.data = (const char *)data + off;
+		sb.len = n;
+		sb.range = range;
+		ret = do_request(c, "PATCH", "blobs", digest, loc, NULL, &sb,
+				 &b);
+		if (!ret)
+			ret = next_location(c, b, &loc);
+		xip_oci_body_close(b);
+		b = NULL;
+		off += n;
+	}
+	if (!ret && !(url = with_digest(loc, digest)))
+		ret = -ENOMEM;
+	if (!ret) {
+		sb.data = (const char *)data + off;
+		sb.len = len - off;
+		sb.range = NULL;
+		ret = do_request(c, "PUT", "blobs", digest, url, NULL, &sb, &b);
+	}
+	if (!ret && b->digest && strcmp(b->digest, digest))
+		ret = xip_error(-EIO, "%s: blobs/%s: stored as %s", c->name,
+				digest, b->digest);
+	xip_oci_body_close(b);
+	free(loc);
+	free(url);
+	return ret;
+}
+
+int xip_oci_manifest_put(struct xip_oci_client *c, const char *ref,
+			 const char *type, const char *json, size_t len)
+{
+	struct sendbody sb = {.data = json, .len = len, .type = type};
+	struct xip_oci_body *b;
+	int ret = do_request(c, "PUT", "manifests", ref, NULL, NULL, &sb, &b);
+
+	if (!ret)
+		xip_oci_body_close(b);
+	return ret;
 }
 
 ssize_t xip_oci_body_read(struct xip_oci_body *b, void *buf, size_t len)
@@ -912,6 +1093,7 @@ int xip_oci_client_new(const struct xip_oci_ref *ref,
 	if (!c)
 		return -ENOMEM;
 	c->insecure = o->insecure;
+	c->push = o->push;
 	c->timeout = o->timeout ? o->timeout : TIMEOUT_DEFAULT;
 	c->host =
 	    strdup(strcmp(ref->host, "docker.io") ? ref->host
