@@ -584,6 +584,35 @@ int xip_attach_fill_nbd(const struct xip_attach_opts *o, struct segfile *sf,
 	return ret;
 }
 
+/* An artifact of a registry (ocipull.c), as an NBD export above. */
+int xip_attach_fill_oci(const struct xip_attach_opts *o, struct segfile *sf,
+			struct xip_ocipull *p, uint64_t size,
+			struct xip_verity_stream *vs, struct xip_seg_entry *e)
+{
+	uint64_t bytes;
+	int ret = 0;
+
+	e->size = size > o->size ? size : o->size;
+	bytes = round_up(e->size ? e->size : 1, sf->align);
+	if (bytes > (uint64_t)SIZE_MAX / 2)
+		ret = xip_error(-EFBIG, "%s: too large", sf->path);
+	else if (ftruncate(sf->fd, (off_t)bytes) < 0)
+		ret = xip_error(-errno, "%s: cannot size the segment: %s",
+				sf->path, strerror(errno));
+	sf->cap = ret ? 0 : bytes;
+	if (!ret && sf->huge)
+		ret = segfile_map(sf);
+	if (!ret)
+		ret = xip_ocipull_pull(p, sf->fd, sf->map, e->path, vs);
+	if (sf->map) {
+		munmap(sf->map, (size_t)sf->cap);
+		sf->map = NULL;
+	}
+	if (!ret)
+		ret = segfile_reserve(sf);
+	return ret;
+}
+
 /* Fill the created segment file; e->size is the data size. */
 int xip_attach_fill(const struct xip_attach_opts *o, struct segfile *sf,
 		    struct source *src, const struct limit *lim,

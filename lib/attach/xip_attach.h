@@ -75,6 +75,8 @@ struct xip_attach_opts {
 	 * anything.  A refusal is -EPERM naming the rule, nothing left.
 	 */
 	const struct xip_policy *policy;
+	/* docker://: how to reach the registry (NULL: the defaults) */
+	const struct xip_oci_client_opts *oci;
 };
 
 /*

@@ -77,6 +77,7 @@ struct xip_oci_body {
 	/* a request's body to send (upload), sent again on every try */
 	const char *up, *up_type, *up_range;
 	size_t up_len, up_off;
+	char range[64]; /* a GET of part of a blob: "bytes=A-B", or "" */
 };
 
 static const char *hdr_value(const char *line, size_t n, const char *name,
@@ -286,6 +287,8 @@ static int transfer_start(struct xip_oci_body *b, const char *method,
 		ret = add_header(b, "Content-Range", b->up_range);
 	if (!ret && b->up)
 		ret = add_header(b, "Expect", ""); /* no 100-continue wait */
+	if (!ret && b->range[0])
+		ret = add_header(b, "Range", b->range);
 	if (ret)
 		return ret;
 	curl_easy_setopt(b->easy, CURLOPT_URL, url);
@@ -817,7 +820,7 @@ static char *request_url(struct xip_oci_client *c, const char *fixed,
 static int do_request(struct xip_oci_client *c, const char *method,
 		      const char *kind, const char *ref, const char *fixed,
 		      const char *accept, const struct sendbody *sb,
-		      struct xip_oci_body **out)
+		      const char *range, struct xip_oci_body **out)
 {
 	struct xip_oci_body *b = calloc(1, sizeof(*b));
 	int tries = 0, redirects = 0, ret = 1;
@@ -830,6 +833,8 @@ static int do_request(struct xip_oci_client *c, const char *method,
 	b->c = c;
 	b->length = -1;
 	b->buf = malloc(BUF_CAP);
+	if (range)
+		snprintf(b->range, sizeof(b->range), "%s", range);
 	if (sb) {
 		b->up = sb->data ? sb->data : "";
 		b->up_len = sb->len;
@@ -864,7 +869,27 @@ int xip_oci_request(struct xip_oci_client *c, const char *method,
 		    const char *kind, const char *ref, const char *accept,
 		    struct xip_oci_body **out)
 {
-	return do_request(c, method, kind, ref, NULL, accept, NULL, out);
+	return do_request(c, method, kind, ref, NULL, accept, NULL, NULL, out);
+}
+
+int xip_oci_blob_range(struct xip_oci_client *c, const char *digest,
+		       uint64_t off, uint64_t len, struct xip_oci_body **out)
+{
+	char range[64];
+	int ret;
+
+	if (!len)
+		return -EINVAL;
+	snprintf(range, sizeof(range), "bytes=%" PRIu64 "-%" PRIu64, off,
+		 off + len - 1);
+	ret = do_request(c, "GET", "blobs", digest, NULL, NULL, NULL, range,
+			 out);
+	if (!ret && (*out)->status != 206) {
+		xip_oci_body_close(*out);
+		return xip_error(-EIO, "%s: blobs/%s: no ranges served",
+				 c->name, digest);
+	}
+	return ret;
 }
 
 /* ---- uploads (the distribution spec's push) -------------------------------
@@ -927,7 +952,8 @@ int xip_oci_blob_upload(struct xip_oci_client *c, const char *digest,
 	size_t off = 0;
 	int ret;
 
-	ret = do_request(c, "POST", "blobs", "uploads/", NULL, NULL, &sb, &b);
+	ret = do_request(c, "POST", "blobs", "uploads/", NULL, NULL, &sb, NULL,
+			 &b);
 	if (!ret)
 		ret = next_location(c, b, &loc);
 	xip_oci_body_close(b);
@@ -941,7 +967,7 @@ int xip_oci_blob_upload(struct xip_oci_client *c, const char *digest,
 		sb.len = n;
 		sb.range = range;
 		ret = do_request(c, "PATCH", "blobs", digest, loc, NULL, &sb,
-				 &b);
+				 NULL, &b);
 		if (!ret)
 			ret = next_location(c, b, &loc);
 		xip_oci_body_close(b);
@@ -954,7 +980,8 @@ int xip_oci_blob_upload(struct xip_oci_client *c, const char *digest,
 		sb.data = (const char *)data + off;
 		sb.len = len - off;
 		sb.range = NULL;
-		ret = do_request(c, "PUT", "blobs", digest, url, NULL, &sb, &b);
+		ret = do_request(c, "PUT", "blobs", digest, url, NULL, &sb,
+				 NULL, &b);
 	}
 	if (!ret && b->digest && strcmp(b->digest, digest))
 		ret = xip_error(-EIO, "%s: blobs/%s: stored as %s", c->name,
@@ -970,7 +997,8 @@ int xip_oci_manifest_put(struct xip_oci_client *c, const char *ref,
 {
 	struct sendbody sb = {.data = json, .len = len, .type = type};
 	struct xip_oci_body *b;
-	int ret = do_request(c, "PUT", "manifests", ref, NULL, NULL, &sb, &b);
+	int ret = do_request(c, "PUT", "manifests", ref, NULL, NULL, &sb, NULL,
+			     &b);
 
 	if (!ret)
 		xip_oci_body_close(b);

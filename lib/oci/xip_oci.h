@@ -113,6 +113,9 @@ void xip_oci_client_free(struct xip_oci_client *c);
 int xip_oci_request(struct xip_oci_client *c, const char *method,
 		    const char *kind, const char *ref, const char *accept,
 		    struct xip_oci_body **out);
+/* GET @len bytes at @off of the blob @digest (a Range request, 206). */
+int xip_oci_blob_range(struct xip_oci_client *c, const char *digest,
+		       uint64_t off, uint64_t len, struct xip_oci_body **out);
 /* Up to @len bytes of the body: 0 at its end, else -errno. */
 ssize_t xip_oci_body_read(struct xip_oci_body *b, void *buf, size_t len);
 /* The answer's Content-Type, Docker-Content-Digest (NULL: none). */
