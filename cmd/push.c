@@ -11,7 +11,7 @@
 #include "cmd.h"
 
 static const char push_usage[] =
-	"[--tls-verify=false] [--creds USER:PASSWORD | --authfile FILE] [--timeout SECONDS] IMAGE docker://HOST[:PORT]/REPO:TAG";
+	"[-q] [--tls-verify=false] [--creds USER:PASSWORD | --authfile FILE] [--timeout SECONDS] IMAGE docker://HOST[:PORT]/REPO:TAG";
 
 struct push_args {
 	char *creds, *authfile, *tls_verify, *timeout;
@@ -63,8 +63,10 @@ int cmd_push(int argc, const char **argv)
 	struct xip_push_result r;
 	struct push_args a = { 0 };
 	struct cmd_args args;
-	int rc, ret;
+	int rc, ret, quiet = 0;
 	const struct poptOption options[] = {
+		{ "quiet", 'q', POPT_ARG_NONE, &quiet, 0,
+		  "print nothing on success", NULL },
 		{ "creds", '\0', POPT_ARG_STRING, &a.creds, 0,
 		  "credentials for the registry", "USER:PASSWORD" },
 		{ "authfile", '\0', POPT_ARG_STRING, &a.authfile, 0,
@@ -85,7 +87,7 @@ int cmd_push(int argc, const char **argv)
 		ret = xip_push(args.argv[0], args.argv[1], &o, &r);
 		if (ret)
 			rc = msg_lib_error(ret);
-		else if (!opt_quiet)
+		else if (!quiet && !opt_quiet)
 			printf("%s: pushed to %s (%s; %u blob%s sent, %u already there)\n",
 			       args.argv[0], args.argv[1], r.digest, r.uploaded,
 			       r.uploaded == 1 ? "" : "s", r.skipped);
