@@ -172,12 +172,12 @@ static int push_blob(struct xip_oci_client *c, const char *digest,
 {
 	int ret = xip_oci_blob_exists(c, digest);
 
-	if (!ret) {
+	if (ret && ret != -ENOENT)
+		return ret;
+	if (ret == 0) {
 		r->skipped++;
 		return 0;
 	}
-	if (ret != -ENOENT)
-		return ret;
 	r->uploaded++;
 	return xip_oci_blob_upload(c, digest, p, len, PUSH_CHUNK);
 }
