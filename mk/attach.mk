@@ -11,8 +11,9 @@ dist_man_MANS += man/xiptool-attach.1 man/xiptool-detach.1 \
 	man/xiptool-list.1 man/xiptool-save.1 man/xiptool-push.1
 
 if ENABLE_TESTS
-check_PROGRAMS += tests/unit/test_registry tests/unit/test_loop
-TESTS += tests/unit/test_registry tests/unit/test_loop
+check_PROGRAMS += tests/unit/test_registry tests/unit/test_loop \
+	tests/unit/test_push
+TESTS += tests/unit/test_registry tests/unit/test_loop tests/unit/test_push
 TESTS += tests/cli/attach.bats tests/cli/detach.bats tests/cli/list.bats \
 	tests/cli/owners.bats \
 	tests/cli/save.bats tests/cli/attach-hostile.bats \

@@ -114,8 +114,10 @@ int xip_ocipull_manifest(const char *json, size_t len, const char *what,
 	enum json_tokener_error err;
 	struct json_tokener *tok;
 	const char *mt, *at, *cmt, *lmt, *ld;
-	int ret = 0;
+	int ret = xip_lazy_load(XIP_LAZY_JSON);
 
+	if (ret)
+		return ret;
 	tok = json_tokener_new_ex(16);
 	if (!tok)
 		return -ENOMEM;

@@ -8,6 +8,8 @@
  * manifest goes last, so a tag never names a partial push.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,85 +28,104 @@
 
 #define PUSH_CHUNK (16u << 20) /* bytes per PATCH of a large blob */
 
-/* @s as a JSON string (quoted, escaped) appended to @out (@cap bytes). */
-static void json_str(char *out, size_t cap, const char *s)
-{
-	size_t n = strlen(out);
+/* Text into a caller's buffer, remembering when it did not fit. */
+struct jbuf {
+	char *p;
+	size_t len, cap;
+	bool over;
+};
 
-	if (n + 1 < cap)
-		out[n++] = '"';
-	for (; *s && n + 8 < cap; s++) {
+static void jb_add(struct jbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->over)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= b->cap - b->len) {
+		b->over = true;
+		b->p[b->len] = '\0';
+		return;
+	}
+	b->len += (size_t)n;
+}
+
+/* @s as a JSON string: quoted, '"', '\\' and control bytes escaped */
+static void jb_str(struct jbuf *b, const char *s)
+{
+	jb_add(b, "\"");
+	for (; *s; s++) {
 		unsigned char ch = (unsigned char)*s;
 
 		if (ch == '"' || ch == '\\')
-			n += (size_t)snprintf(out + n, cap - n, "\\%c", ch);
+			jb_add(b, "\\%c", ch);
 		else if (ch < 0x20 || ch >= 0x7f)
-			n += (size_t)snprintf(out + n, cap - n, "\\u%04x", ch);
+			jb_add(b, "\\u%04x", ch);
 		else
-			out[n++] = (char)ch;
+			jb_add(b, "%c", ch);
 	}
-	if (n + 1 < cap)
-		out[n++] = '"';
-	out[n] = '\0';
+	jb_add(b, "\"");
 }
 
-/* ,"KEY":"VALUE" (or "KEY":... when first) appended to @out */
-static void json_kv(char *out, size_t cap, bool first, const char *key,
-		    const char *val)
+/* "KEY":"VALUE", after a comma unless @first */
+static void jb_kv(struct jbuf *b, bool first, const char *key,
+		  const char *val)
 {
-	size_t n = strlen(out);
-
-	snprintf(out + n, cap - n, "%s", first ? "" : ",");
-	json_str(out, cap, key);
-	n = strlen(out);
-	snprintf(out + n, cap - n, ":");
-	json_str(out, cap, val);
+	if (!first)
+		jb_add(b, ",");
+	jb_str(b, key);
+	jb_add(b, ":");
+	jb_str(b, val);
 }
 
 int xip_push_config(const struct xip_push_meta *m, char *out, size_t cap)
 {
-	char size[32];
+	struct jbuf b = {.p = out, .cap = cap};
 
-	snprintf(size, sizeof(size), "%llu", (unsigned long long)m->size);
+	if (!cap)
+		return -ENAMETOOLONG;
 	out[0] = '\0';
-	snprintf(out, cap, "{");
-	json_kv(out, cap, true, "label", m->label);
-	json_kv(out, cap, false, "uuid", m->uuid);
-	snprintf(out + strlen(out), cap - strlen(out), ",\"size\":%s", size);
+	jb_add(&b, "{");
+	jb_kv(&b, true, "label", m->label);
+	jb_kv(&b, false, "uuid", m->uuid);
+	jb_add(&b, ",\"size\":%" PRIu64, m->size);
 	if (m->root_hash[0])
-		json_kv(out, cap, false, "rootHash", m->root_hash);
-	snprintf(out + strlen(out), cap - strlen(out), ",\"signed\":%s}",
-		 m->is_signed ? "true" : "false");
-	return strlen(out) + 1 < cap ? 0 : -ENAMETOOLONG;
+		jb_kv(&b, false, "rootHash", m->root_hash);
+	jb_add(&b, ",\"signed\":%s}", m->is_signed ? "true" : "false");
+	return b.over ? -ENAMETOOLONG : 0;
 }
 
 int xip_push_manifest(const struct xip_push_meta *m, const char *config_digest,
 		      size_t config_size, char *out, size_t cap)
 {
+	struct jbuf b = {.p = out, .cap = cap};
 	char size[32];
-	size_t n;
 
-	snprintf(size, sizeof(size), "%llu", (unsigned long long)m->size);
-	snprintf(out, cap,
-		 "{\"schemaVersion\":2,\"mediaType\":\"%s\","
-		 "\"artifactType\":\"%s\","
-		 "\"config\":{\"mediaType\":\"%s\",\"digest\":\"%s\","
-		 "\"size\":%zu},"
-		 "\"layers\":[{\"mediaType\":\"%s\",\"digest\":\"%s\","
-		 "\"size\":%s}],\"annotations\":{",
-		 XIP_OCI_MANIFEST_TYPE, XIP_OCI_ARTIFACT_TYPE,
-		 XIP_OCI_CONFIG_TYPE, config_digest, config_size,
-		 XIP_OCI_LAYER_TYPE, m->layer_digest, size);
-	json_kv(out, cap, true, "org.opencontainers.image.title", m->title);
-	json_kv(out, cap, false, "org.xiptool.image.label", m->label);
-	json_kv(out, cap, false, "org.xiptool.image.uuid", m->uuid);
-	json_kv(out, cap, false, "org.xiptool.image.size", size);
+	if (!cap)
+		return -ENAMETOOLONG;
+	out[0] = '\0';
+	snprintf(size, sizeof(size), "%" PRIu64, m->size);
+	jb_add(&b,
+	       "{\"schemaVersion\":2,\"mediaType\":\"%s\","
+	       "\"artifactType\":\"%s\","
+	       "\"config\":{\"mediaType\":\"%s\",\"digest\":\"%s\","
+	       "\"size\":%zu},"
+	       "\"layers\":[{\"mediaType\":\"%s\",\"digest\":\"%s\","
+	       "\"size\":%s}],\"annotations\":{",
+	       XIP_OCI_MANIFEST_TYPE, XIP_OCI_ARTIFACT_TYPE, XIP_OCI_CONFIG_TYPE,
+	       config_digest, config_size, XIP_OCI_LAYER_TYPE, m->layer_digest,
+	       size);
+	jb_kv(&b, true, "org.opencontainers.image.title", m->title);
+	jb_kv(&b, false, "org.xiptool.image.label", m->label);
+	jb_kv(&b, false, "org.xiptool.image.uuid", m->uuid);
+	jb_kv(&b, false, "org.xiptool.image.size", size);
 	if (m->root_hash[0])
-		json_kv(out, cap, false, "org.xiptool.image.root-hash",
-			m->root_hash);
-	n = strlen(out);
-	snprintf(out + n, cap - n, "}}");
-	return strlen(out) + 1 < cap ? 0 : -ENAMETOOLONG;
+		jb_kv(&b, false, "org.xiptool.image.root-hash", m->root_hash);
+	jb_add(&b, "}}");
+	return b.over ? -ENAMETOOLONG : 0;
 }
 
 /* "sha256:<hex>" of @len bytes at @p into @out (72 bytes) */
