@@ -10,6 +10,7 @@
  * them with what arrived.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -309,10 +310,17 @@ static int land(int fd, uint8_t *map, const char *path,
 {
 	int ret = 0;
 
-	if (map)
+	if (map) {
 		memcpy(map + off, buf, n);
-	else if ((ret = xip_pwrite_all(fd, buf, n, off)))
+	} else if (fallocate(fd, 0, (off_t)off, (off_t)n) < 0 &&
+		   errno != EOPNOTSUPP) {
+		/* reserved before it is written, as a pull from NBD is */
+		ret = xip_error(-errno,
+				"%s: cannot reserve %zu bytes of memory: %s",
+				path, n, strerror(errno));
+	} else if ((ret = xip_pwrite_all(fd, buf, n, off))) {
 		ret = xip_error(ret, "%s: %s", path, strerror(-ret));
+	}
 	if (!ret && vs)
 		ret = xip_verity_stream_hash(vs, off, buf, n);
 	return ret;
