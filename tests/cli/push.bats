@@ -13,7 +13,7 @@ bats_require_minimum_version 1.5.0
 export SOURCE_DATE_EPOCH=1000000000
 
 setup_file() {
-	require_cmd docker-registry skopeo htpasswd openssl python3
+	require_cmd docker-registry skopeo htpasswd openssl python3 curl
 	export RT=$BATS_FILE_TMPDIR
 	reg_start plain accesslog
 	reg_start auth htpasswd
