@@ -328,6 +328,8 @@ static int transfer_start(struct xip_oci_body *b, const char *method,
 	}
 	curl_easy_setopt(b->easy, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(b->easy, CURLOPT_HEADERDATA, b);
+	/* fewer, larger callbacks for blobs of hundreds of MiB */
+	curl_easy_setopt(b->easy, CURLOPT_BUFFERSIZE, 512L * 1024);
 	curl_easy_setopt(b->easy, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(b->easy, CURLOPT_WRITEDATA, b);
 	curl_easy_setopt(b->easy, CURLOPT_NOPROGRESS, 0L);
