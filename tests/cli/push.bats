@@ -272,3 +272,28 @@ requests() {
 	grep -q "interrupted" "$T/attach.out"
 	nothing_left
 }
+
+@test "push and attach docker:// --trust: a signed image says so in its config; admitted against the store, refused by another" {
+	local ref="docker://127.0.0.1:$PLAIN/$REPO:s" n cfg
+	for n in signer other; do
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+			-nodes -days 2 -subj "/CN=$n" -keyout "$T/$n-key.pem" \
+			-out "$T/$n-cert.pem" 2>/dev/null
+	done
+	cp "$RT/verity.img" "$T/signed.img"
+	xiptool sign --private-key "$T/signer-key.pem" --certificate "$T/signer-cert.pem" "$T/signed.img" >/dev/null
+	xiptool push -q --tls-verify=false "$T/signed.img" "$ref"
+	cfg=$(skopeo inspect --raw --tls-verify=false "$ref" | python3 -c 'import json,sys; print(json.load(sys.stdin)["config"]["digest"])')
+	curl -fsS -o "$T/config.json" "http://127.0.0.1:$PLAIN/v2/$REPO/blobs/$cfg"
+	python3 -c 'import json,sys; c = json.load(open(sys.argv[1])); assert c["signed"] is True, c' "$T/config.json"
+	run xiptool attach -n "$SEG" --tls-verify=false --trust "$T/other-cert.pem" "$ref"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ $output == "xiptool attach: $ref: the signature does not verify against $T/other-cert.pem"* ]]
+	nothing_left
+	run xiptool attach -n "$SEG" --tls-verify=false --trust "$T/signer-cert.pem" "$ref"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run xiptool list --noheadings -o NAME,VERIFIED,SIGNER
+	[ "$(echo $output)" = "$SEG 1 /CN=signer" ]
+}
