@@ -35,10 +35,10 @@
 
 #define MANIFEST_MAX (4u << 20)
 #define PULL_BUF (4u << 20) /* bytes written at a time: whole verity blocks */
-#define ACCEPT_MANIFESTS                                                      \
-	"application/vnd.oci.image.manifest.v1+json, "                        \
-	"application/vnd.oci.image.index.v1+json, "                           \
-	"application/vnd.docker.distribution.manifest.v2+json, "              \
+#define ACCEPT_MANIFESTS                                                       \
+	"application/vnd.oci.image.manifest.v1+json, "                         \
+	"application/vnd.oci.image.index.v1+json, "                            \
+	"application/vnd.docker.distribution.manifest.v2+json, "               \
 	"application/vnd.docker.distribution.manifest.list.v2+json"
 
 struct xip_ocipull {
@@ -102,8 +102,9 @@ static const char *not_ours(const char *mt, const char *cfg_mt)
 	if (mt && (strstr(mt, "index") || strstr(mt, "manifest.list")))
 		return "an image index (several images): name one of them by "
 		       "its digest";
-	if (cfg_mt && (!strcmp(cfg_mt, "application/vnd.oci.image.config.v1+json") ||
-		       !strcmp(cfg_mt, "application/vnd.docker.container.image.v1+json")))
+	if (cfg_mt &&
+	    (!strcmp(cfg_mt, "application/vnd.oci.image.config.v1+json") ||
+	     !strcmp(cfg_mt, "application/vnd.docker.container.image.v1+json")))
 		return "a container image: use mkfs --oci for container images";
 	return "not an xiptool image artifact";
 }
@@ -137,14 +138,15 @@ int xip_ocipull_manifest(const char *json, size_t len, const char *what,
 	cmt = jstr(cfg, "mediaType");
 	if ((!at || strcmp(at, XIP_OCI_ARTIFACT_TYPE)) &&
 	    (!cmt || strcmp(cmt, XIP_OCI_CONFIG_TYPE))) {
-		ret = xip_error(-EMEDIUMTYPE, "%s: %s", what, not_ours(mt, cmt));
+		ret =
+		    xip_error(-EMEDIUMTYPE, "%s: %s", what, not_ours(mt, cmt));
 		goto out;
 	}
 	if (!json_object_object_get_ex(m, "layers", &layers) ||
 	    !json_object_is_type(layers, json_type_array) ||
 	    json_object_array_length(layers) != 1) {
-		ret = xip_error(-EINVAL, "%s: an xiptool artifact has one layer",
-				what);
+		ret = xip_error(-EINVAL,
+				"%s: an xiptool artifact has one layer", what);
 		goto out;
 	}
 	l = json_object_array_get_idx(layers, 0);
@@ -158,8 +160,10 @@ int xip_ocipull_manifest(const char *json, size_t len, const char *what,
 	if (!digest_ok(ld) || !json_object_object_get_ex(l, "size", &sz) ||
 	    !json_object_is_type(sz, json_type_int) ||
 	    json_object_get_int64(sz) <= 0) {
-		ret = xip_error(-EINVAL, "%s: the layer has no sha256 digest "
-				"or size", what);
+		ret = xip_error(-EINVAL,
+				"%s: the layer has no sha256 digest "
+				"or size",
+				what);
 		goto out;
 	}
 	snprintf(digest, dlen, "%s", ld);
@@ -201,8 +205,8 @@ int xip_ocipull_open(const struct xip_attach_opts *o, struct xip_ocipull **pp,
 	if (!ret)
 		ret = xip_lazy_load(XIP_LAZY_CRYPTO);
 	if (!ret)
-		ret = xip_oci_client_new(&p->ref, o->oci ? o->oci : &none,
-					 &p->c);
+		ret =
+		    xip_oci_client_new(&p->ref, o->oci ? o->oci : &none, &p->c);
 	if (!ret)
 		ret = xip_oci_request(p->c, "GET", "manifests",
 				      xip_oci_ref_reference(&p->ref),
@@ -214,7 +218,7 @@ int xip_ocipull_open(const struct xip_attach_opts *o, struct xip_ocipull **pp,
 		EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 
 		ret = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) &&
-				      EVP_DigestUpdate(ctx, json, len)
+			      EVP_DigestUpdate(ctx, json, len)
 			  ? digest_end(ctx, got)
 			  : -ENOMEM;
 		EVP_MD_CTX_free(ctx);
@@ -279,8 +283,8 @@ int xip_ocipull_read(void *ctx, void *buf, size_t len, uint64_t off)
 	ret = xip_oci_blob_range(p->c, p->digest, off, len, &b);
 	if (ret)
 		return ret;
-	while (n < len && (r = xip_oci_body_read(b, (char *)buf + n,
-						 len - n)) > 0)
+	while (n < len &&
+	       (r = xip_oci_body_read(b, (char *)buf + n, len - n)) > 0)
 		n += (size_t)r;
 	xip_oci_body_close(b);
 	if (r < 0)
@@ -393,8 +397,8 @@ static ssize_t body_fill(struct xip_oci_body *b, uint8_t *buf, size_t cap)
 	return r < 0 ? r : (ssize_t)n;
 }
 
-int xip_ocipull_pull(struct xip_ocipull *p, int fd, void *map,
-		     const char *path, struct xip_verity_stream *vs)
+int xip_ocipull_pull(struct xip_ocipull *p, int fd, void *map, const char *path,
+		     struct xip_verity_stream *vs)
 {
 	struct hasher h = {.lock = PTHREAD_MUTEX_INITIALIZER,
 			   .cond = PTHREAD_COND_INITIALIZER};
@@ -416,8 +420,8 @@ int xip_ocipull_pull(struct xip_ocipull *p, int fd, void *map,
 		ret = -EAGAIN;
 	started = !ret;
 	if (!ret)
-		ret = xip_oci_request(p->c, "GET", "blobs", p->digest, NULL,
-				      &b);
+		ret =
+		    xip_oci_request(p->c, "GET", "blobs", p->digest, NULL, &b);
 	while (!ret) {
 		/* buf[i] is not the hasher's: it has at most the other */
 		r = body_fill(b, buf[i], PULL_BUF);
@@ -428,9 +432,10 @@ int xip_ocipull_pull(struct xip_ocipull *p, int fd, void *map,
 		if (r == 0)
 			break;
 		if ((uint64_t)r > p->size - off) {
-			ret = xip_error(-EBADMSG, "%s: the blob is longer than "
-					"its %" PRIu64 " bytes", p->spec,
-					p->size);
+			ret = xip_error(-EBADMSG,
+					"%s: the blob is longer than "
+					"its %" PRIu64 " bytes",
+					p->spec, p->size);
 			break;
 		}
 		ret = land(fd, map, path, vs, buf[i], (size_t)r, off);
@@ -444,15 +449,18 @@ int xip_ocipull_pull(struct xip_ocipull *p, int fd, void *map,
 		hash_stop(&h, tid);
 	xip_oci_body_close(b);
 	if (!ret && off != p->size)
-		ret = xip_error(-EBADMSG, "%s: the blob ended after %" PRIu64
-				" of %" PRIu64 " bytes", p->spec, off, p->size);
+		ret = xip_error(-EBADMSG,
+				"%s: the blob ended after %" PRIu64
+				" of %" PRIu64 " bytes",
+				p->spec, off, p->size);
 	if (!ret && h.failed)
 		ret = -EIO;
 	if (!ret)
 		ret = digest_end(h.ctx, got);
 	if (!ret && strcmp(got, p->digest))
-		ret = xip_error(-EBADMSG, "%s: the layer's digest is %s, not %s",
-				p->spec, got, p->digest);
+		ret =
+		    xip_error(-EBADMSG, "%s: the layer's digest is %s, not %s",
+			      p->spec, got, p->digest);
 	EVP_MD_CTX_free(h.ctx);
 	free(buf[0]);
 	free(buf[1]);

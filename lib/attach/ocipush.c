@@ -71,8 +71,7 @@ static void jb_str(struct jbuf *b, const char *s)
 }
 
 /* "KEY":"VALUE", after a comma unless @first */
-static void jb_kv(struct jbuf *b, bool first, const char *key,
-		  const char *val)
+static void jb_kv(struct jbuf *b, bool first, const char *key, const char *val)
 {
 	if (!first)
 		jb_add(b, ",");
@@ -115,9 +114,9 @@ int xip_push_manifest(const struct xip_push_meta *m, const char *config_digest,
 	       "\"size\":%zu},"
 	       "\"layers\":[{\"mediaType\":\"%s\",\"digest\":\"%s\","
 	       "\"size\":%s}],\"annotations\":{",
-	       XIP_OCI_MANIFEST_TYPE, XIP_OCI_ARTIFACT_TYPE, XIP_OCI_CONFIG_TYPE,
-	       config_digest, config_size, XIP_OCI_LAYER_TYPE, m->layer_digest,
-	       size);
+	       XIP_OCI_MANIFEST_TYPE, XIP_OCI_ARTIFACT_TYPE,
+	       XIP_OCI_CONFIG_TYPE, config_digest, config_size,
+	       XIP_OCI_LAYER_TYPE, m->layer_digest, size);
 	jb_kv(&b, true, "org.opencontainers.image.title", m->title);
 	jb_kv(&b, false, "org.xiptool.image.label", m->label);
 	jb_kv(&b, false, "org.xiptool.image.uuid", m->uuid);
@@ -240,7 +239,8 @@ int xip_push(const char *spec, const char *dest,
 	if (!ret)
 		ret = xip_oci_client_new(&ref, &o, &c);
 	if (!ret)
-		ret = push_blob(c, m.layer_digest, seg->base, seg->data_size, r);
+		ret =
+		    push_blob(c, m.layer_digest, seg->base, seg->data_size, r);
 	if (!ret)
 		ret = push_blob(c, cdigest, config, strlen(config), r);
 	/* last: the tag names the artifact only once its blobs are in */
