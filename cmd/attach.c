@@ -18,7 +18,7 @@
 /* ---- attach -------------------------------------------------------------- */
 
 static const char attach_usage[] =
-	"[-n NAME] [-t TYPE] [--loop] [--file PATH] [--hugepages] [--size SIZE] [--raw] [--timeout SECONDS] [--root-hash HEX|--root-hash-file FILE] [--trust PATH] [--root-hash-signature FILE] [--populate WHEN] [--lazy] [IMAGE|NBD-URI]";
+	"[-n NAME] [-t TYPE] [--loop] [--file PATH] [--hugepages] [--size SIZE] [--raw] [--timeout SECONDS] [--root-hash HEX|--root-hash-file FILE] [--trust PATH] [--root-hash-signature FILE] [--populate WHEN] [--lazy] [--tls-verify=false] [--creds USER:PASSWORD|--authfile FILE] [IMAGE|NBD-URI|docker://HOST/REPO:TAG|@sha256:DIGEST]";
 
 /* A pull from an NBD server: MiB done, on a TTY. */
 static void pull_progress(void *arg, uint64_t done, uint64_t total)
@@ -112,6 +112,8 @@ int cmd_attach(int argc, const char **argv)
 	char *name = NULL, *type = NULL, *size = NULL, *file = NULL;
 	char *timeout = NULL, *root = NULL, *root_file = NULL, *populate = NULL;
 	char *trust = NULL, *sig = NULL;
+	char *creds = NULL, *authfile = NULL, *tls_verify = NULL;
+	struct xip_oci_client_opts oci = { 0 };
 	uint8_t root_bytes[XIP_VERITY_DIGEST_MAX];
 	uint64_t secs;
 	int loop = 0, huge = 0, raw = 0, lazy = 0, rc = EXIT_OK, ret;
@@ -135,7 +137,7 @@ int cmd_attach(int argc, const char **argv)
 		{ "raw", '\0', POPT_ARG_NONE, &raw, 0,
 		  "attach any bytes, not only an ext2 image", NULL },
 		{ "timeout", 0, POPT_ARG_STRING, &timeout, 0,
-		  "nbd://: give up on a server silent this long (default 60)",
+		  "nbd://, docker://: give up on a server silent this long (default 60, 30)",
 		  "SECONDS" },
 		{ "root-hash", 0, POPT_ARG_STRING, &root, 0,
 		  "admit only the bytes of the image's dm-verity tree with this root hash, then seal the segment",
@@ -155,6 +157,14 @@ int cmd_attach(int argc, const char **argv)
 		{ "lazy", 0, POPT_ARG_NONE, &lazy, 0,
 		  "nbd://: return once the metadata (and the tree) are in; a filler pulls the rest",
 		  NULL },
+		{ "creds", '\0', POPT_ARG_STRING, &creds, 0,
+		  "docker://: credentials for the registry", "USER:PASSWORD" },
+		{ "authfile", '\0', POPT_ARG_STRING, &authfile, 0,
+		  "docker://: the registry's credentials from this auth.json",
+		  "FILE" },
+		{ "tls-verify", '\0', POPT_ARG_STRING, &tls_verify, 0,
+		  "docker://: false allows plain HTTP and unverified certificates (test registries); default: true",
+		  "BOOL" },
 		POPT_TABLEEND
 	};
 
@@ -175,6 +185,30 @@ int cmd_attach(int argc, const char **argv)
 		if (!rc && !secs)
 			rc = cmd_usage_error("--timeout: must be at least 1");
 		o.timeout_ms = (unsigned int)secs * 1000;
+		oci.timeout = (unsigned int)secs;
+	}
+	if (!rc && (creds || authfile || tls_verify) &&
+	    !xip_oci_is_remote(o.image))
+		rc = cmd_usage_error("--creds, --authfile and --tls-verify only apply to docker://...");
+	if (!rc && creds && authfile)
+		rc = cmd_usage_error("--creds and --authfile exclude each other");
+	if (!rc && creds && (!strchr(creds, ':') || *creds == ':'))
+		rc = cmd_usage_error("--creds: expected USER:PASSWORD");
+	if (!rc && tls_verify && strcmp(tls_verify, "true") &&
+	    strcmp(tls_verify, "false"))
+		rc = cmd_usage_error("--tls-verify: '%s': expected true or false",
+				     tls_verify);
+	if (!rc && xip_oci_is_remote(o.image)) {
+		struct xip_oci_ref ref;
+
+		if (xip_oci_ref_parse(o.image, &ref))
+			rc = cmd_usage_error("%s", xip_errmsg());
+		else
+			xip_oci_ref_free(&ref);
+		oci.creds = creds;
+		oci.authfile = authfile;
+		oci.insecure = tls_verify && !strcmp(tls_verify, "false");
+		o.oci = &oci;
 	}
 	if (!rc && populate) {
 		if (!strcmp(populate, "auto"))
@@ -203,7 +237,8 @@ int cmd_attach(int argc, const char **argv)
 	if (rc)
 		goto out;
 	e = malloc(sizeof(*e));
-	if (xip_nbd_is_uri(o.image) || o.root_hash || o.trust)
+	if (xip_nbd_is_uri(o.image) || xip_oci_is_remote(o.image) ||
+	    o.root_hash || o.trust)
 		/* a long pull or check stops cleanly, leaving nothing behind */
 		cmd_catch_stop_signals();
 	if (xip_nbd_is_uri(o.image)) {
@@ -244,6 +279,9 @@ out:
 	free(populate);
 	free(trust);
 	free(sig);
+	free(creds);
+	free(authfile);
+	free(tls_verify);
 	free(policy);
 	cmd_args_free(&args);
 	return rc;

@@ -2,7 +2,7 @@
 # credentials and challenges, requests over libcurl (loaded at first use).
 # Above util only; mkfs --oci docker:// (lib/mkfs) reads through it.
 libxip_a_SOURCES += lib/oci/xip_oci.h lib/oci/oci_int.h lib/oci/ref.c \
-	lib/oci/auth.c lib/oci/client.c
+	lib/oci/auth.c lib/oci/client.c lib/oci/upload.c lib/oci/session.c
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/unit/test_oci

@@ -34,7 +34,7 @@ TEST="libcmocka-dev bats e2fsprogs busybox-static squashfs-tools dosfstools
 util-linux mount xxd python3 groff-base man-db bash-completion zsh gzip
 libnbd-bin nbdkit qemu-utils genext2fs clang libclang-rt-14-dev llvm time tar xz-utils
 zstd attr erofs-utils umoci skopeo cryptsetup-bin openssl python3-cryptography
-docker-registry apache2-utils
+docker-registry apache2-utils curl
 qemu-system-x86 linux-image-amd64 cpio kmod file strace"
 # Packaging checks
 PACKAGING="debhelper devscripts lintian rpm dpkg-dev fakeroot"

@@ -420,6 +420,30 @@ static int nbd_source(const struct xip_attach_opts *o, struct xip_nbd **n,
 	return ret;
 }
 
+/* Open a registry's artifact and check that it fits the limits. */
+static int oci_source(const struct xip_attach_opts *o,
+		      struct xip_ocipull **p, uint64_t *size)
+{
+	int ret;
+
+	if (o->lazy)
+		return xip_error(-EINVAL, "%s: --lazy: nbd:// sources only",
+				 o->image);
+	ret = xip_ocipull_open(o, p, size);
+	if (!ret && o->size && o->size < *size)
+		ret = xip_error(-EINVAL,
+				"%s: --size %" PRIu64 " is smaller than the image (%" PRIu64 " bytes)",
+				o->image, o->size, *size);
+	if (!ret && !o->size && *size > XIP_ATTACH_DEFAULT_MAX)
+		ret = xip_error(-EFBIG,
+				"%s: %" PRIu64 " bytes, more than %" PRIu64 ", the most without --size",
+				o->image, *size, (uint64_t)XIP_ATTACH_DEFAULT_MAX);
+	if (ret && *p) {
+		xip_ocipull_close(*p);
+		*p = NULL;
+	}
+	return ret;
+}
 
 static int attach_loop(const struct xip_attach_opts *o,
 		       struct xip_seg_entry *e, struct segfile *sf)
@@ -457,13 +481,17 @@ static int entry_init(const struct xip_attach_opts *o, enum xip_seg_type type,
 			snprintf(e->name, sizeof(e->name), "%s", o->name);
 	} else if (xip_nbd_is_uri(o->image)) {
 		ret = xip_nbd_default_name(o->image, e->name, sizeof(e->name));
+	} else if (xip_oci_is_remote(o->image)) {
+		ret = xip_ocipull_default_name(o->image, e->name,
+					       sizeof(e->name));
 	} else {
 		ret = xip_registry_default_name(o->image, e->name,
 						sizeof(e->name));
 	}
 	if (ret)
 		return ret;
-	if (o->image && (o->image[0] == '@' || xip_nbd_is_uri(o->image)))
+	if (o->image && (o->image[0] == '@' || xip_nbd_is_uri(o->image) ||
+			 xip_oci_is_remote(o->image)))
 		snprintf(e->image, sizeof(e->image), "%s", o->image);
 	else if (o->image && realpath(o->image, tmp))
 		snprintf(e->image, sizeof(e->image), "%s", tmp);
@@ -775,27 +803,35 @@ static int nbd_read(void *ctx, void *buf, size_t len, uint64_t off)
 	return xip_nbd_read(ctx, buf, len, off);
 }
 
+/* A remote source: an NBD export or a registry's artifact. */
+struct remote {
+	struct xip_nbd *nbd;
+	struct xip_ocipull *oci;
+	uint64_t size;
+};
+
 /*
  * The check of a verified attach, set up before anything is created: the
  * superblocks read ahead, so that each block is hashed as it arrives.  A
  * gzip image has its salt at its end: it is checked once inflated (NULL).
  */
 static int verity_open(const struct xip_attach_opts *o, struct source *src,
-		       struct xip_nbd *nbd, uint64_t nbd_size,
-		       struct xip_verity_stream **vs)
+		       const struct remote *rm, struct xip_verity_stream **vs)
 {
 	struct xip_root_hash_report r;
 	char msg[XIP_ERRMSG_MAX];
 	int ret;
 
 	*vs = NULL;
-	if (!verifying(o) || (!nbd && src->gz))
+	if (!verifying(o) || (!rm->nbd && !rm->oci && src->gz))
 		return 0;
 	memset(&r, 0, sizeof(r));
-	ret = nbd ? xip_verity_stream_open(nbd_size, nbd_read, nbd, vs,
-					   &r.bad) :
-		    xip_verity_stream_open(src->size, source_read, src, vs,
-					   &r.bad);
+	ret = rm->nbd ? xip_verity_stream_open(rm->size, nbd_read, rm->nbd, vs,
+					       &r.bad) :
+	      rm->oci ? xip_verity_stream_open(rm->size, xip_ocipull_read,
+					       rm->oci, vs, &r.bad) :
+			xip_verity_stream_open(src->size, source_read, src, vs,
+					       &r.bad);
 	if (!ret || r.bad.where == XIP_VERITY_OK)
 		return ret;		/* the source's own failure */
 	ret = xip_root_hash_explain(NULL, ret, &r);
@@ -831,11 +867,10 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 	enum xip_seg_type type = o->type ? o->type : XIP_SEGTYPE_SR;
 	struct segfile sf = { .fd = -1, .lock_fd = -1 };
 	struct source src = { .fd = -1 };
-	struct xip_nbd *nbd = NULL;
+	struct remote rm = { 0 };
 	struct xip_verity_stream *vs = NULL;
 	struct signed_root sr = { 0 };
 	char dir[XIP_PATH_MAX];
-	uint64_t nbd_size = 0;
 	struct limit lim;
 	int ret;
 
@@ -846,7 +881,9 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 	if (!ret)
 		ret = entry_init(o, type, e);
 	if (!ret && o->image && xip_nbd_is_uri(o->image)) {
-		ret = nbd_source(o, &nbd, &nbd_size);
+		ret = nbd_source(o, &rm.nbd, &rm.size);
+	} else if (!ret && o->image && xip_oci_is_remote(o->image)) {
+		ret = oci_source(o, &rm.oci, &rm.size);
 	} else if (!ret && o->image) {
 		ret = source_open(&src, o->image);
 		e->compressed = src.gz;
@@ -855,11 +892,12 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 	}
 	if (!ret)
 		ret = attach_limit(o, &src, e, &lim, dir, sizeof(dir));
-	if (!ret && nbd && round_up(nbd_size, XIP_PMEM_ALIGN) > lim.free)
-		ret = too_big(o->image, round_up(nbd_size, XIP_PMEM_ALIGN),
+	if (!ret && (rm.nbd || rm.oci) &&
+	    round_up(rm.size, XIP_PMEM_ALIGN) > lim.free)
+		ret = too_big(o->image, round_up(rm.size, XIP_PMEM_ALIGN),
 			      &lim);
 	if (!ret)
-		ret = verity_open(o, &src, nbd, nbd_size, &vs);
+		ret = verity_open(o, &src, &rm, &vs);
 	if (!ret)
 		ret = signed_root_open(o, &sr);
 	if (!ret) {
@@ -867,12 +905,16 @@ int xip_attach(const struct xip_attach_opts *o, struct xip_seg_entry *e)
 		ret = attach_claim(&sf, dir, &src, e);
 	}
 	if (!ret && o->lazy)
-		ret = xip_attach_lazy(o, &sf, &nbd, nbd_size, vs, e);
+		ret = xip_attach_lazy(o, &sf, &rm.nbd, rm.size, vs, e);
+	else if (!ret && rm.nbd)
+		ret = xip_attach_fill_nbd(o, &sf, rm.nbd, rm.size, vs, e);
+	else if (!ret && rm.oci)
+		ret = xip_attach_fill_oci(o, &sf, rm.oci, rm.size, vs, e);
 	else if (!ret)
-		ret = nbd ? xip_attach_fill_nbd(o, &sf, nbd, nbd_size, vs, e) :
-			    xip_attach_fill(o, &sf, &src, &lim, vs, e);
-	if (nbd)
-		xip_nbd_close(nbd);
+		ret = xip_attach_fill(o, &sf, &src, &lim, vs, e);
+	if (rm.nbd)
+		xip_nbd_close(rm.nbd);
+	xip_ocipull_close(rm.oci);
 	if (!ret && verifying(o) && !o->lazy)
 		ret = attach_verify(o, &sf, vs, &sr, e);
 	xip_verity_stream_free(vs);

@@ -550,15 +550,22 @@ static int segfile_reserve(struct segfile *sf)
 	return 0;
 }
 
+/* What pulls a remote image into a segment file */
+struct puller {
+	struct xip_nbd *nbd;		/* an NBD export, or */
+	struct xip_ocipull *oci;	/* an artifact of a registry */
+	struct xip_verity_stream *vs;
+};
+
 /*
- * An NBD export (lib/attach/nbdpull.c), opened already: pulled into the
- * file, whose memory is reserved as the requests go out, and all of it
- * once the pull is done: a server that stalls or trickles holds no more
- * than it was asked for.
+ * A remote image (an NBD export: nbdpull.c; an artifact of a registry:
+ * ocipull.c), opened already: pulled into the file, whose memory is
+ * reserved as the requests go out, and all of it once the pull is done:
+ * a server that stalls or trickles holds no more than it was asked for.
  */
-int xip_attach_fill_nbd(const struct xip_attach_opts *o, struct segfile *sf,
-			struct xip_nbd *n, uint64_t size,
-			struct xip_verity_stream *vs, struct xip_seg_entry *e)
+static int fill_pulled(const struct xip_attach_opts *o, struct segfile *sf,
+		       const struct puller *p, uint64_t size,
+		       struct xip_seg_entry *e)
 {
 	uint64_t bytes;
 	int ret = 0;
@@ -573,8 +580,11 @@ int xip_attach_fill_nbd(const struct xip_attach_opts *o, struct segfile *sf,
 	sf->cap = ret ? 0 : bytes;
 	if (!ret && sf->huge)
 		ret = segfile_map(sf);
-	if (!ret)
-		ret = xip_nbd_pull(n, sf->fd, sf->map, sf->align, e->path, vs);
+	if (!ret && p->nbd)
+		ret = xip_nbd_pull(p->nbd, sf->fd, sf->map, sf->align, e->path,
+				   p->vs);
+	else if (!ret)
+		ret = xip_ocipull_pull(p->oci, sf->fd, sf->map, e->path, p->vs);
 	if (sf->map) {
 		munmap(sf->map, (size_t)sf->cap);
 		sf->map = NULL;
@@ -582,6 +592,24 @@ int xip_attach_fill_nbd(const struct xip_attach_opts *o, struct segfile *sf,
 	if (!ret)
 		ret = segfile_reserve(sf);
 	return ret;
+}
+
+int xip_attach_fill_nbd(const struct xip_attach_opts *o, struct segfile *sf,
+			struct xip_nbd *n, uint64_t size,
+			struct xip_verity_stream *vs, struct xip_seg_entry *e)
+{
+	const struct puller p = { .nbd = n, .vs = vs };
+
+	return fill_pulled(o, sf, &p, size, e);
+}
+
+int xip_attach_fill_oci(const struct xip_attach_opts *o, struct segfile *sf,
+			struct xip_ocipull *pull, uint64_t size,
+			struct xip_verity_stream *vs, struct xip_seg_entry *e)
+{
+	const struct puller p = { .oci = pull, .vs = vs };
+
+	return fill_pulled(o, sf, &p, size, e);
 }
 
 /* Fill the created segment file; e->size is the data size. */

@@ -141,6 +141,38 @@ int xip_attach_segdir_open(const char *dir);
 int xip_attach_segfile_name(const char *name, char *buf, size_t len);
 
 /* ------------------------------------------------------------------ */
+/* Pulling xiptool artifacts from registries (ocipull.c)              */
+/* ------------------------------------------------------------------ */
+
+struct xip_ocipull;
+/*
+ * The artifact @o->image (docker://...): its manifest fetched and
+ * checked, the layer's size in *@size.  -EMEDIUMTYPE saying what it is
+ * when it is not an xiptool artifact.
+ */
+int xip_ocipull_open(const struct xip_attach_opts *o, struct xip_ocipull **p,
+		     uint64_t *size);
+void xip_ocipull_close(struct xip_ocipull *p);
+/* The layer of the manifest @json, when it is an xiptool artifact. */
+int xip_ocipull_manifest(const char *json, size_t len, const char *what,
+			 char *digest, size_t dlen, uint64_t *size);
+/* The segment name of a reference: the repository's last component. */
+int xip_ocipull_default_name(const char *spec, char *buf, size_t len);
+/* A verity read-ahead (xip_verity_read_fn): a Range request. */
+int xip_ocipull_read(void *ctx, void *buf, size_t len, uint64_t off);
+/*
+ * Stream the layer into @fd (or @map), hashed as it arrives, handed to
+ * @vs (may be NULL): -EBADMSG when its digest or length is not the
+ * manifest's, nothing of it to keep.
+ */
+int xip_ocipull_pull(struct xip_ocipull *p, int fd, void *map,
+		     const char *path, struct xip_verity_stream *vs);
+/* The segment file filled from the artifact (attach_fill.c). */
+int xip_attach_fill_oci(const struct xip_attach_opts *o, struct segfile *sf,
+			struct xip_ocipull *p, uint64_t size,
+			struct xip_verity_stream *vs, struct xip_seg_entry *e);
+
+/* ------------------------------------------------------------------ */
 /* The policy file's attach rule (admit.c)                             */
 /* ------------------------------------------------------------------ */
 

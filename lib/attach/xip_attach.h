@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The attach room: attach, detach, save, and pulling from nbd://.
+ * The attach room: attach, detach, save, pulling from nbd://, pushing
+ * images to registries.
  * Part of the public API: include "xip.h", which includes this header.
  */
 #ifndef XIP_ATTACH_H
@@ -15,6 +16,7 @@
 #include "util/xip_util.h"
 #include "segment/xip_segment.h"
 #include "registry/xip_registry.h"
+#include "oci/xip_oci.h"
 
 /* ------------------------------------------------------------------ */
 /* Attach, detach, save (attach.c, detach.c, save.c)                  */
@@ -73,6 +75,8 @@ struct xip_attach_opts {
 	 * anything.  A refusal is -EPERM naming the rule, nothing left.
 	 */
 	const struct xip_policy *policy;
+	/* docker://: how to reach the registry (NULL: the defaults) */
+	const struct xip_oci_client_opts *oci;
 };
 
 /*
@@ -121,5 +125,44 @@ typedef void (*xip_nbd_progress_fn)(void *arg, uint64_t done,
  * NBD URI) to @fn; NULL turns it off.
  */
 void xip_nbd_set_progress(xip_nbd_progress_fn fn, void *arg);
+
+/* ------------------------------------------------------------------ */
+/* Pushing images to registries as OCI artifacts (ocipush.c)          */
+/* ------------------------------------------------------------------ */
+
+#define XIP_OCI_MANIFEST_TYPE "application/vnd.oci.image.manifest.v1+json"
+#define XIP_OCI_ARTIFACT_TYPE "application/vnd.xiptool.image.v1"
+#define XIP_OCI_CONFIG_TYPE "application/vnd.xiptool.image.config.v1+json"
+#define XIP_OCI_LAYER_TYPE "application/vnd.xiptool.image.layer.v1.ext2"
+
+/* What the artifact says of an image. */
+struct xip_push_meta {
+	char title[256];	/* the image file's name */
+	char label[17];
+	char uuid[37];
+	uint64_t size;		/* bytes of the image (the layer) */
+	char root_hash[2 * 64 + 1]; /* hex, "" without a verity tree */
+	bool is_signed;
+	char layer_digest[80];	/* sha256:HEX of the image's bytes */
+};
+
+/* The config blob's JSON of @m into @out: 0, -ENAMETOOLONG. */
+int xip_push_config(const struct xip_push_meta *m, char *out, size_t cap);
+/* The image manifest of @m with its config blob: 0, -ENAMETOOLONG. */
+int xip_push_manifest(const struct xip_push_meta *m, const char *config_digest,
+		      size_t config_size, char *out, size_t cap);
+
+struct xip_push_result {
+	char digest[80];	 /* the manifest's */
+	unsigned int uploaded;	 /* blobs sent */
+	unsigned int skipped;	 /* blobs the repository had */
+};
+
+/*
+ * Push the image @spec (a path or @NAME) to @dest (docker://HOST/REPO:TAG):
+ * its blobs that the repository lacks, then the manifest under the tag.
+ */
+int xip_push(const char *spec, const char *dest,
+	     const struct xip_oci_client_opts *opts, struct xip_push_result *r);
 
 #endif /* XIP_ATTACH_H */

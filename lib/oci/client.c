@@ -31,49 +31,14 @@
 #include "util/xip_lazy.h"
 #include "util/xip_util.h"
 
-#include <curl/curl.h>
-#include "util/xip_lazycurl.h"
 
-#define TIMEOUT_DEFAULT 30
 #define TRIES 3
 #define BACKOFF_MS 250
 #define REDIRECTS_MAX 5
 #define BUF_CAP (1u << 20)
-#define ERRBODY_MAX 2048
 #define TOKEN_MAX (1u << 20)
 #define HEADER_MAX 8192
 
-struct xip_oci_client {
-	char *name; /* docker://HOST/REPO */
-	char *host; /* where to connect: HOST[:PORT] */
-	char *repo;
-	char *user, *pass;
-	char *auth; /* the Authorization header once known, or NULL */
-	bool insecure;
-	bool plain; /* http:// (insecure only, after https failed) */
-	bool scheme_known;
-	unsigned int timeout;
-	CURLM *multi;
-};
-
-struct xip_oci_body {
-	struct xip_oci_client *c;
-	CURL *easy;
-	struct curl_slist *hdrs;
-	/* the answer being received */
-	long status;
-	bool headers_done;
-	char *type, *digest, *location, *challenge;
-	int64_t length;
-	/* the body: buf[off, len) not read yet */
-	char *buf;
-	size_t off, len;
-	bool paused, done, delivered;
-	CURLcode result;
-	char errbody[ERRBODY_MAX];
-	size_t errlen;
-	struct timespec last; /* the last byte or header seen */
-};
 
 static const char *hdr_value(const char *line, size_t n, const char *name,
 			     size_t *vlen)
@@ -189,6 +154,19 @@ static size_t on_data(char *data, size_t size, size_t n, void *arg)
 	return n;
 }
 
+static size_t on_send(char *out, size_t size, size_t n, void *arg)
+{
+	struct xip_oci_body *b = arg;
+	size_t take = b->up_len - b->up_off;
+
+	now(&b->last);
+	if (take > size * n)
+		take = size * n;
+	memcpy(out, b->up + b->up_off, take);
+	b->up_off += take;
+	return take;
+}
+
 static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut,
 		       curl_off_t un)
 {
@@ -263,6 +241,14 @@ static int transfer_start(struct xip_oci_body *b, const char *method,
 		ret = add_header(b, "Authorization", auth);
 	if (!ret && accept)
 		ret = add_header(b, "Accept", accept);
+	if (!ret && b->up && b->up_type)
+		ret = add_header(b, "Content-Type", b->up_type);
+	if (!ret && b->up && b->up_range)
+		ret = add_header(b, "Content-Range", b->up_range);
+	if (!ret && b->up)
+		ret = add_header(b, "Expect", ""); /* no 100-continue wait */
+	if (!ret && b->range[0])
+		ret = add_header(b, "Range", b->range);
 	if (ret)
 		return ret;
 	curl_easy_setopt(b->easy, CURLOPT_URL, url);
@@ -277,6 +263,16 @@ static int transfer_start(struct xip_oci_body *b, const char *method,
 	curl_easy_setopt(b->easy, CURLOPT_HTTPHEADER, b->hdrs);
 	if (!strcmp(method, "HEAD"))
 		curl_easy_setopt(b->easy, CURLOPT_NOBODY, 1L);
+	if (b->up) {
+		b->up_off = 0;
+		curl_easy_setopt(b->easy, CURLOPT_UPLOAD, 1L);
+		curl_easy_setopt(b->easy, CURLOPT_INFILESIZE_LARGE,
+				 (curl_off_t)b->up_len);
+		curl_easy_setopt(b->easy, CURLOPT_READFUNCTION, on_send);
+		curl_easy_setopt(b->easy, CURLOPT_READDATA, b);
+		if (strcmp(method, "PUT"))
+			curl_easy_setopt(b->easy, CURLOPT_CUSTOMREQUEST, method);
+	}
 	curl_easy_setopt(b->easy, CURLOPT_CONNECTTIMEOUT, (long)c->timeout);
 	curl_easy_setopt(b->easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
 	curl_easy_setopt(b->easy, CURLOPT_LOW_SPEED_TIME, (long)c->timeout);
@@ -292,6 +288,8 @@ static int transfer_start(struct xip_oci_body *b, const char *method,
 	}
 	curl_easy_setopt(b->easy, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(b->easy, CURLOPT_HEADERDATA, b);
+	/* fewer, larger callbacks for blobs of hundreds of MiB */
+	curl_easy_setopt(b->easy, CURLOPT_BUFFERSIZE, 512L * 1024);
 	curl_easy_setopt(b->easy, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(b->easy, CURLOPT_WRITEDATA, b);
 	curl_easy_setopt(b->easy, CURLOPT_NOPROGRESS, 0L);
@@ -435,7 +433,7 @@ static int origin(const char *url, char *out, size_t len)
 }
 
 /* @location resolved against @base: a new string (curl_free), or NULL. */
-static char *resolve(const char *base, const char *location)
+char *xip_oci_resolve(const char *base, const char *location)
 {
 	CURLU *u = curl_url();
 	char *out = NULL;
@@ -450,7 +448,7 @@ static char *resolve(const char *base, const char *location)
 	return out;
 }
 
-static char *registry_url(struct xip_oci_client *c, const char *kind,
+char *xip_oci_registry_url(struct xip_oci_client *c, const char *kind,
 			  const char *ref)
 {
 	char *url;
@@ -464,7 +462,7 @@ static char *registry_url(struct xip_oci_client *c, const char *kind,
 /* Is @url on the registry's own origin (where credentials may go)? */
 static bool same_origin(struct xip_oci_client *c, const char *url)
 {
-	char a[512], b[512], *home = registry_url(c, "", "");
+	char a[512], b[512], *home = xip_oci_registry_url(c, "", "");
 	bool same;
 
 	same = home && !origin(home, a, sizeof(a)) &&
@@ -527,7 +525,8 @@ static int fetch_token(struct xip_oci_client *c,
 				c->name, ch->realm);
 		goto out;
 	}
-	if (!ch->scope && asprintf(&scope, "repository:%s:pull", c->repo) < 0) {
+	if (!ch->scope && asprintf(&scope, "repository:%s:%s", c->repo,
+				   c->push ? "pull,push" : "pull") < 0) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -719,7 +718,8 @@ static int request_step(struct xip_oci_body *b, const char *method, char **url,
 		return curl_failure(b, what);
 	}
 	c->scheme_known = true;
-	if (ok_status(b->status))
+	if (ok_status(b->status) ||
+	    (b->up && b->status >= 200 && b->status < 300))
 		return 0;
 	if (b->status == 401 && mine) {
 		await_end(b);
@@ -732,7 +732,7 @@ static int request_step(struct xip_oci_body *b, const char *method, char **url,
 			return xip_error(-ELOOP,
 					 "%s: %s: more than %d redirects",
 					 c->name, what, REDIRECTS_MAX);
-		next = resolve(*url, b->location);
+		next = xip_oci_resolve(*url, b->location);
 		if (!next)
 			return xip_error(-EINVAL,
 					 "%s: %s: a redirect to a bad URL",
@@ -757,9 +757,28 @@ static int request_step(struct xip_oci_body *b, const char *method, char **url,
 	return http_failure(b, what);
 }
 
-int xip_oci_request(struct xip_oci_client *c, const char *method,
-		    const char *kind, const char *ref, const char *accept,
-		    struct xip_oci_body **out)
+/* What a request sends: a body (may be empty) and its headers. */
+
+/* The URL of a request: @fixed (a Location, its scheme as now), or kind/ref */
+static char *request_url(struct xip_oci_client *c, const char *fixed,
+			 const char *kind, const char *ref)
+{
+	char *url;
+
+	if (!fixed)
+		return xip_oci_registry_url(c, kind, ref);
+	if (c->plain && !strncmp(fixed, "https://", 8)) {
+		if (asprintf(&url, "http://%s", fixed + 8) < 0)
+			return NULL;
+		return url;
+	}
+	return strdup(fixed);
+}
+
+int xip_oci_do_request(struct xip_oci_client *c, const char *method,
+		      const char *kind, const char *ref, const char *fixed,
+		      const char *accept, const struct sendbody *sb,
+		      const char *range, struct xip_oci_body **out)
 {
 	struct xip_oci_body *b = calloc(1, sizeof(*b));
 	int tries = 0, redirects = 0, ret = 1;
@@ -772,13 +791,21 @@ int xip_oci_request(struct xip_oci_client *c, const char *method,
 	b->c = c;
 	b->length = -1;
 	b->buf = malloc(BUF_CAP);
-	url = registry_url(c, kind, ref);
+	if (range)
+		snprintf(b->range, sizeof(b->range), "%s", range);
+	if (sb) {
+		b->up = sb->data ? sb->data : "";
+		b->up_len = sb->len;
+		b->up_type = sb->type;
+		b->up_range = sb->range;
+	}
+	url = request_url(c, fixed, kind, ref);
 	if (!b->buf || !url)
 		ret = -ENOMEM;
 	while (ret > 0 || ret == -EAGAIN) {
 		if (ret == -EAGAIN) {
 			free(url);
-			url = registry_url(c, kind, ref);
+			url = request_url(c, fixed, kind, ref);
 			if (!url) {
 				ret = -ENOMEM;
 				break;
@@ -794,6 +821,33 @@ int xip_oci_request(struct xip_oci_client *c, const char *method,
 	}
 	*out = b;
 	return 0;
+}
+
+int xip_oci_request(struct xip_oci_client *c, const char *method,
+		    const char *kind, const char *ref, const char *accept,
+		    struct xip_oci_body **out)
+{
+	return xip_oci_do_request(c, method, kind, ref, NULL, accept, NULL, NULL, out);
+}
+
+int xip_oci_blob_range(struct xip_oci_client *c, const char *digest,
+		       uint64_t off, uint64_t len, struct xip_oci_body **out)
+{
+	char range[64];
+	int ret;
+
+	if (!len)
+		return -EINVAL;
+	snprintf(range, sizeof(range), "bytes=%" PRIu64 "-%" PRIu64, off,
+		 off + len - 1);
+	ret = xip_oci_do_request(c, "GET", "blobs", digest, NULL, NULL, NULL, range,
+			 out);
+	if (!ret && (*out)->status != 206) {
+		xip_oci_body_close(*out);
+		return xip_error(-EIO, "%s: blobs/%s: no ranges served",
+				 c->name, digest);
+	}
+	return ret;
 }
 
 ssize_t xip_oci_body_read(struct xip_oci_body *b, void *buf, size_t len)
@@ -850,114 +904,4 @@ void xip_oci_body_close(struct xip_oci_body *b)
 	transfer_end(b);
 	free(b->buf);
 	free(b);
-}
-
-const char *xip_oci_client_name(const struct xip_oci_client *c)
-{
-	return c->name;
-}
-
-/* ---- the client
- * ---------------------------------------------------------------- */
-
-static int creds_from_files(struct xip_oci_client *c, const char *host,
-			    const char *given)
-{
-	const char *env = getenv("REGISTRY_AUTH_FILE");
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	const char *home = getenv("HOME");
-	char xdgf[4096], dockf[4096];
-	const char *files[3];
-	size_t n = 0;
-	int ret = -ENOENT;
-
-	if (given) {
-		files[n++] = given;
-	} else {
-		if (env && *env)
-			files[n++] = env;
-		if (xdg && *xdg) {
-			snprintf(xdgf, sizeof(xdgf), "%s/containers/auth.json",
-				 xdg);
-			files[n++] = xdgf;
-		}
-		if (home && *home) {
-			snprintf(dockf, sizeof(dockf), "%s/.docker/config.json",
-				 home);
-			files[n++] = dockf;
-		}
-	}
-	for (size_t i = 0; i < n && ret == -ENOENT; i++)
-		ret =
-		    xip_oci_authfile_lookup(files[i], host, &c->user, &c->pass);
-	if (ret == -ENOENT && given)
-		return xip_error(-ENOENT, "%s: no credentials for %s", given,
-				 host);
-	return ret == -ENOENT ? 0 : ret;
-}
-
-int xip_oci_client_new(const struct xip_oci_ref *ref,
-		       const struct xip_oci_client_opts *o,
-		       struct xip_oci_client **out)
-{
-	struct xip_oci_client *c;
-	int ret;
-
-	ret = xip_lazy_load(XIP_LAZY_CURL);
-	if (ret)
-		return ret;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT))
-		return xip_error(-ENOMEM, "libcurl: cannot initialize");
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	c->insecure = o->insecure;
-	c->timeout = o->timeout ? o->timeout : TIMEOUT_DEFAULT;
-	c->host =
-	    strdup(strcmp(ref->host, "docker.io") ? ref->host
-						  : "registry-1.docker.io");
-	c->repo = strdup(ref->repo);
-	if (asprintf(&c->name, "%s%s/%s", XIP_OCI_PREFIX, ref->host,
-		     ref->repo) < 0)
-		c->name = NULL;
-	c->multi = curl_multi_init();
-	ret = !c->host || !c->repo || !c->name || !c->multi ? -ENOMEM : 0;
-	if (!ret && o->creds) {
-		const char *colon = strchr(o->creds, ':');
-
-		if (!colon || colon == o->creds)
-			ret = xip_error(-EINVAL,
-					"credentials: expected USER:PASSWORD");
-		else if (!(c->user =
-			       strndup(o->creds, (size_t)(colon - o->creds))) ||
-			 !(c->pass = strdup(colon + 1)))
-			ret = -ENOMEM;
-	} else if (!ret) {
-		ret = creds_from_files(c, ref->host, o->authfile);
-	}
-	if (ret) {
-		xip_oci_client_free(c);
-		return ret;
-	}
-	*out = c;
-	return 0;
-}
-
-void xip_oci_client_free(struct xip_oci_client *c)
-{
-	if (!c)
-		return;
-	if (c->multi)
-		curl_multi_cleanup(c->multi);
-	free(c->name);
-	free(c->host);
-	free(c->repo);
-	free(c->user);
-	if (c->pass)
-		explicit_bzero(c->pass, strlen(c->pass));
-	free(c->pass);
-	if (c->auth)
-		explicit_bzero(c->auth, strlen(c->auth));
-	free(c->auth);
-	free(c);
 }

@@ -22,7 +22,7 @@
 
 bool xip_oci_is_remote(const char *spec)
 {
-	return !strncmp(spec, XIP_OCI_PREFIX, strlen(XIP_OCI_PREFIX));
+	return spec && !strncmp(spec, XIP_OCI_PREFIX, strlen(XIP_OCI_PREFIX));
 }
 
 static bool is_lower_alnum(char c)

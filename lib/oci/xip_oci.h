@@ -3,7 +3,7 @@
  * The oci room: a client of OCI distribution registries (the registry
  * HTTP API v2) over libcurl: references (ref.c), credentials and
  * challenges (auth.c), requests with authentication, redirects, retries
- * and deadlines, their bodies streamed (client.c).  It knows nothing of
+ * and deadlines, their bodies streamed, uploads (client.c).  It knows nothing of
  * images: mkfs --oci (lib/mkfs) reads manifests and blobs through it.
  * Part of the public API: include "xip.h", which includes this header.
  */
@@ -90,6 +90,7 @@ struct xip_oci_client_opts {
 	 */
 	bool insecure;
 	unsigned int timeout; /* seconds: connection, stall; 0: 30 */
+	bool push;	      /* a token for pull,push (not only pull) */
 };
 
 struct xip_oci_client;
@@ -112,6 +113,9 @@ void xip_oci_client_free(struct xip_oci_client *c);
 int xip_oci_request(struct xip_oci_client *c, const char *method,
 		    const char *kind, const char *ref, const char *accept,
 		    struct xip_oci_body **out);
+/* GET @len bytes at @off of the blob @digest (a Range request, 206). */
+int xip_oci_blob_range(struct xip_oci_client *c, const char *digest,
+		       uint64_t off, uint64_t len, struct xip_oci_body **out);
 /* Up to @len bytes of the body: 0 at its end, else -errno. */
 ssize_t xip_oci_body_read(struct xip_oci_body *b, void *buf, size_t len);
 /* The answer's Content-Type, Docker-Content-Digest (NULL: none). */
@@ -120,6 +124,22 @@ const char *xip_oci_body_digest(const struct xip_oci_body *b);
 /* Its Content-Length, -1 when not given. */
 int64_t xip_oci_body_length(const struct xip_oci_body *b);
 void xip_oci_body_close(struct xip_oci_body *b);
+
+/*
+ * Pushing (the distribution spec's uploads).  Is the blob @digest in the
+ * repository (HEAD)?  0 yes, -ENOENT no, else -errno.
+ */
+int xip_oci_blob_exists(struct xip_oci_client *c, const char *digest);
+/*
+ * Upload the @len bytes at @data as the blob @digest: POST an upload,
+ * then one PUT ?digest=, or (@chunk non-zero and @len above it) PATCHes
+ * of @chunk bytes with Content-Range and a closing PUT.
+ */
+int xip_oci_blob_upload(struct xip_oci_client *c, const char *digest,
+			const void *data, size_t len, size_t chunk);
+/* PUT the manifest @json (@len bytes, media type @type) under @ref. */
+int xip_oci_manifest_put(struct xip_oci_client *c, const char *ref,
+			 const char *type, const char *json, size_t len);
 
 /* "docker://HOST/REPO", for messages. */
 const char *xip_oci_client_name(const struct xip_oci_client *c);

@@ -12,9 +12,10 @@ s.bind(("127.0.0.1", 0))
 print(s.getsockname()[1])'
 }
 
-# reg_start NAME [htpasswd] [tls]: a registry in $RT/NAME; its port in
-# $RT/NAME/port.  htpasswd: basic auth of user:pass (bcrypt); tls: HTTPS
-# with the self-signed certificate $RT/cert.pem (IP:127.0.0.1).
+# reg_start NAME [htpasswd] [tls] [accesslog]: a registry in $RT/NAME; its
+# port in $RT/NAME/port.  htpasswd: basic auth of user:pass (bcrypt); tls:
+# HTTPS with the self-signed certificate $RT/cert.pem (IP:127.0.0.1);
+# accesslog: a line per request in $RT/NAME/log ("METHOD PATH HTTP/1.1").
 reg_start() {
 	local name=$1 dir=$RT/$1 port opt tries
 	shift
@@ -23,7 +24,11 @@ reg_start() {
 		port=$(reg_free_port)
 		{
 			echo "version: 0.1"
-			echo "log: {level: error, accesslog: {disabled: true}}"
+			if [[ " $* " == *" accesslog "* ]]; then
+				echo "log: {level: error, accesslog: {disabled: false}}"
+			else
+				echo "log: {level: error, accesslog: {disabled: true}}"
+			fi
 			echo "storage: {filesystem: {rootdirectory: $dir/store}, delete: {enabled: true}}"
 			echo "http:"
 			echo "  addr: 127.0.0.1:$port"
