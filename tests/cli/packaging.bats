@@ -38,15 +38,17 @@ setup_file() {
 		nice -n 10 make dist-gzip) >"$D/dist.log" 2>&1 &&
 		mv "$D/src/xiptool-$(version).tar.gz" "$D/" || true
 
+	# the two packages from the tarball side by side (one core each)
 	if command -v dpkg-buildpackage >/dev/null && [ -f "$D/xiptool-$(version).tar.gz" ]; then
-		sh "$TOP_SRCDIR/packaging/build-deb.sh" -o "$D/deb" \
+		{ sh "$TOP_SRCDIR/packaging/build-deb.sh" -o "$D/deb" \
 			"$D/xiptool-$(version).tar.gz" >"$D/deb.log" 2>&1 &&
-			dpkg -x "$D/deb/xiptool_$(version)_"*.deb "$D/root" || true
+			dpkg -x "$D/deb/xiptool_$(version)_"*.deb "$D/root" || true; } &
 	fi
 	if command -v rpmbuild >/dev/null && [ -f "$D/xiptool-$(version).tar.gz" ]; then
-		nice -n 10 rpmbuild -tb --nodeps --define "_topdir $D/rpm" \
-			"$D/xiptool-$(version).tar.gz" >"$D/rpm.log" 2>&1 || true
+		{ nice -n 10 rpmbuild -tb --nodeps --define "_topdir $D/rpm" \
+			"$D/xiptool-$(version).tar.gz" >"$D/rpm.log" 2>&1 || true; } &
 	fi
+	wait
 	ls -a "$TOP_SRCDIR" >"$D/top-after"
 }
 
