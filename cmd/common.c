@@ -78,18 +78,29 @@ int exit_code_for(int err)
 }
 
 /*
- * What to do about @err, when it is obvious: "" otherwise.  A read-only
- * segment (dcssblk's rule, registry) is written only through a writable
- * type; a name already attached takes another name or a detach.
+ * What to do about the record of @err, in the commands' words (their
+ * options), from its reason: "" when there is nothing obvious.  A
+ * read-only segment (dcssblk's rule, registry) is written only through a
+ * writable type; a name already attached takes another name or a detach.
  */
-static const char *remedy(int err, const char *m)
+static const char *remedy(int err)
 {
-	if (err == -EROFS && m && strstr(m, "segment is read-only"))
+	if (err != xip_errcode())
+		return "";	/* the record is about another failure */
+	switch (xip_errreason()) {
+	case XIP_R_SEG_READONLY:
 		return ": attach it with -t sw to write to it";
-	if (err == -EEXIST && m &&
-	    strstr(m, "a segment of that name is already attached"))
+	case XIP_R_NAME_TAKEN:
 		return ": give another with -n OTHER, or detach it first";
-	return "";
+	case XIP_R_NAME_NEEDED:
+		return ": give one with --name";
+	case XIP_R_BUSY:
+		return " (use --force)";
+	case XIP_R_NO_HUGETLBFS:
+		return ": --hugepages needs one (mount -t hugetlbfs none /dev/hugepages)";
+	default:
+		return "";
+	}
 }
 
 int msg_lib_error(int err)
@@ -97,7 +108,7 @@ int msg_lib_error(int err)
 	const char *m = xip_errmsg();
 
 	if (m && *m)
-		msg_error("%s%s", m, remedy(err, m));
+		msg_error("%s%s", m, remedy(err));
 	else
 		msg_error("%s", strerror(-err));
 	return exit_code_for(err);
@@ -118,9 +129,9 @@ int msg_path_error(const char *path, int err)
 		msg_error("%s: %s", path, strerror(-err));
 	else if (obj == XIP_OBJ_FD ||
 		 (obj != XIP_OBJ_NONE && !strcmp(xip_errobj_name(), path)))
-		msg_error("%s%s", m, remedy(err, m));
+		msg_error("%s%s", m, remedy(err));
 	else
-		msg_error("%s: %s%s", path, m, remedy(err, m));
+		msg_error("%s: %s%s", path, m, remedy(err));
 	return exit_code_for(err);
 }
 

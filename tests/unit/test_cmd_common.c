@@ -345,25 +345,56 @@ static void test_msg_remedy(void **state)
 {
 	(void)state;
 	cmd_name = "test";
-	xip_error(-EROFS, "@seg: segment is read-only (type sr)");
+	xip_error_reason(-EROFS, XIP_R_SEG_READONLY,
+			 "@seg: segment is read-only (type sr)");
 	capture_begin();
 	assert_int_equal(msg_lib_error(-EROFS), EXIT_RUNTIME);
 	assert_string_equal(capture_end(), "xiptool test: @seg: segment is"
 			    " read-only (type sr): attach it with -t sw to"
 			    " write to it");
 	/* through msg_path_error too (a write names the file) */
-	xip_error(-EROFS, "@seg: segment is read-only (type er)");
+	xip_error_reason(-EROFS, XIP_R_SEG_READONLY,
+			 "@seg: segment is read-only (type er)");
 	capture_begin();
 	msg_path_error("/f", -EROFS);
 	assert_string_equal(capture_end(), "xiptool test: /f: @seg: segment"
 			    " is read-only (type er): attach it with -t sw to"
 			    " write to it");
-	xip_error(-EEXIST, "seg: a segment of that name is already attached");
+	xip_error_reason(-EEXIST, XIP_R_NAME_TAKEN,
+			 "seg: a segment of that name is already attached");
 	capture_begin();
 	msg_lib_error(-EEXIST);
 	assert_string_equal(capture_end(), "xiptool test: seg: a segment of"
 			    " that name is already attached: give another"
 			    " with -n OTHER, or detach it first");
+	xip_error_reason(-EBUSY, XIP_R_BUSY, "seg: busy: /dev/loop0 is mounted");
+	capture_begin();
+	msg_lib_error(-EBUSY);
+	assert_string_equal(capture_end(), "xiptool test: seg: busy:"
+			    " /dev/loop0 is mounted (use --force)");
+	xip_error_reason(-EINVAL, XIP_R_NAME_NEEDED,
+			 "@a: a copy of a segment needs a name");
+	capture_begin();
+	msg_lib_error(-EINVAL);
+	assert_string_equal(capture_end(), "xiptool test: @a: a copy of a"
+			    " segment needs a name: give one with --name");
+	xip_error_reason(-ENOENT, XIP_R_NO_HUGETLBFS, "no hugetlbfs is mounted");
+	capture_begin();
+	msg_lib_error(-ENOENT);
+	assert_string_equal(capture_end(), "xiptool test: no hugetlbfs is"
+			    " mounted: --hugepages needs one (mount -t"
+			    " hugetlbfs none /dev/hugepages)");
+	/* the reason, not the text: the same words without one get none */
+	xip_error(-EROFS, "@seg: segment is read-only (type sr)");
+	capture_begin();
+	msg_lib_error(-EROFS);
+	assert_string_equal(capture_end(),
+			    "xiptool test: @seg: segment is read-only (type sr)");
+	/* nor a record of another failure than the one reported */
+	xip_error_reason(-EBUSY, XIP_R_BUSY, "seg: busy: held");
+	capture_begin();
+	msg_lib_error(-EIO);
+	assert_string_equal(capture_end(), "xiptool test: seg: busy: held");
 	/* other records get none, even with the same errno */
 	xip_error(-EROFS, "x.img: read-only file system");
 	capture_begin();
