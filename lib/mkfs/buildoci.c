@@ -542,8 +542,7 @@ static int blob_finish(struct blob *b)
 				 (unsigned long long)b->size);
 	if (!EVP_DigestFinal_ex(b->md, md, &mdlen))
 		return -ENOMEM;
-	for (unsigned int i = 0; i < mdlen; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	xip_hex_encode(md, mdlen, hex);
 	if (b->digest && strcmp(hex, b->digest + 7))
 		return xip_error(-EINVAL, "%s: digest mismatch (sha256:%s)",
 				 b->what, hex);
