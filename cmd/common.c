@@ -612,3 +612,113 @@ void cmd_args_free(struct cmd_args *args)
 	args->argv = NULL;
 }
 #endif
+
+/* ---- JSON documents ----------------------------------------------------- */
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (const char *p = cmd_json_safe(s); *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+/* The separator and indent of the next value at this depth. */
+static void json_next(struct cmd_json *j)
+{
+	printf("%s\n%*s", j->count[j->depth]++ ? "," : "", 3 * j->depth, "");
+}
+
+static void json_key(struct cmd_json *j, const char *key)
+{
+	json_next(j);
+	json_string(key);
+	fputs(": ", stdout);
+}
+
+/* One level deeper (past the last level: stays, a caller's bug). */
+static void json_push(struct cmd_json *j)
+{
+	if (j->depth + 1 < CMD_JSON_DEPTH)
+		j->depth++;
+	j->count[j->depth] = 0;
+}
+
+void cmd_json_begin(struct cmd_json *j)
+{
+	j->depth = 0;
+	putchar('{');
+	json_push(j);
+}
+
+int cmd_json_end(struct cmd_json *j)
+{
+	(void)j;
+	puts("\n}");
+	return fflush(stdout) || ferror(stdout) ? -EIO : 0;
+}
+
+void cmd_json_str(struct cmd_json *j, const char *key, const char *val)
+{
+	json_key(j, key);
+	if (val)
+		json_string(val);
+	else
+		fputs("null", stdout);
+}
+
+void cmd_json_u64(struct cmd_json *j, const char *key, uint64_t val,
+		  bool present)
+{
+	json_key(j, key);
+	if (present)
+		printf("%" PRIu64, val);
+	else
+		fputs("null", stdout);
+}
+
+void cmd_json_bool(struct cmd_json *j, const char *key, bool val)
+{
+	json_key(j, key);
+	fputs(val ? "true" : "false", stdout);
+}
+
+void cmd_json_array_begin(struct cmd_json *j, const char *key)
+{
+	json_key(j, key);
+	putchar('[');
+	json_push(j);
+}
+
+void cmd_json_array_end(struct cmd_json *j)
+{
+	bool empty = !j->count[j->depth];
+
+	j->depth--;
+	printf("%s\n%*s]", empty ? "\n" : "", 3 * j->depth, "");
+}
+
+void cmd_json_object_begin(struct cmd_json *j)
+{
+	/* "},{" between an array's objects, as libsmartcols writes them */
+	if (j->count[j->depth]++)
+		putchar(',');
+	else
+		printf("\n%*s", 3 * j->depth, "");
+	putchar('{');
+	json_push(j);
+}
+
+void cmd_json_object_end(struct cmd_json *j)
+{
+	j->depth--;
+	printf("\n%*s}", 3 * j->depth, "");
+}

@@ -404,6 +404,66 @@ static void test_msg_remedy(void **state)
 	xip_error_clear();
 }
 
+/*
+ * A JSON document: libsmartcols' layout, null for what is absent, every
+ * string escaped (quotes, backslashes, controls; bytes that are not UTF-8
+ * as \\xHH text), the verdicts after the array.
+ */
+static void test_json_document(void **state)
+{
+	static char out[2048];
+	struct cmd_json j;
+	int fd, saved;
+	ssize_t n;
+
+	(void)state;
+	fflush(stdout);
+	saved = dup(1);
+	fd = open(unit_path("json"), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
+		  0600);
+	assert_true(saved >= 0 && fd >= 0);
+	assert_int_equal(dup2(fd, 1), 1);
+	cmd_json_begin(&j);
+	cmd_json_array_begin(&j, "none");
+	cmd_json_array_end(&j);
+	cmd_json_array_begin(&j, "two");
+	cmd_json_object_begin(&j);
+	cmd_json_str(&j, "s", "a\"b\\c\n\x01\xff");
+	cmd_json_u64(&j, "n", 18446744073709551615ULL, true);
+	cmd_json_object_end(&j);
+	cmd_json_object_begin(&j);
+	cmd_json_str(&j, "s", NULL);
+	cmd_json_u64(&j, "n", 0, false);
+	cmd_json_object_end(&j);
+	cmd_json_array_end(&j);
+	cmd_json_bool(&j, "t", true);
+	cmd_json_bool(&j, "f", false);
+	assert_int_equal(cmd_json_end(&j), 0);
+	assert_int_equal(dup2(saved, 1), 1);
+	close(saved);
+	n = pread(fd, out, sizeof(out) - 1, 0);
+	close(fd);
+	assert_true(n > 0);
+	out[n] = '\0';
+	assert_string_equal(out,
+			    "{\n"
+			    "   \"none\": [\n"
+			    "\n"
+			    "   ],\n"
+			    "   \"two\": [\n"
+			    "      {\n"
+			    "         \"s\": \"a\\\"b\\\\c\\u000a\\u0001\\\\xff\",\n"
+			    "         \"n\": 18446744073709551615\n"
+			    "      },{\n"
+			    "         \"s\": null,\n"
+			    "         \"n\": null\n"
+			    "      }\n"
+			    "   ],\n"
+			    "   \"t\": true,\n"
+			    "   \"f\": false\n"
+			    "}\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -420,6 +480,7 @@ int main(void)
 		cmocka_unit_test(test_msg_path_error),
 		cmocka_unit_test(test_cmd_parse_offset),
 		cmocka_unit_test(test_msg_remedy),
+		cmocka_unit_test(test_json_document),
 	};
 
 	return cmocka_run_group_tests_name("cmd_common", tests, NULL, NULL);
