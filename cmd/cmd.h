@@ -88,8 +88,8 @@ int exit_code_for(int err);
  */
 const char *cmd_esc(const char *s);
 /*
- * @s for a JSON string through libsmartcols (or cmd_json), which escape control
- * characters but passes other bytes as they are: bytes that are not valid
+ * @s for a JSON string through libsmartcols or cmd_json, which escape
+ * control characters but pass other bytes as they are: bytes not valid
  * UTF-8, C1 controls, line separators and bidirectional overrides become
  * \xHH text (JSON has no escape for a byte).  NULL stays NULL; the result
  * shares cmd_esc's buffers.
