@@ -78,7 +78,7 @@ static int attach_check_args(const struct xip_attach_opts *o)
 		return cmd_usage_error("--lazy and --loop exclude each other: a loop device needs the whole image");
 	if (o->lazy && o->hugepages)
 		return cmd_usage_error("--lazy and --hugepages exclude each other: hugetlbfs files are filled through their mapping");
-	if (o->lazy && xip_seg_type_writable(o->type))
+	if (o->lazy && o->type && xip_seg_type_writable(o->type))
 		return cmd_usage_error("--lazy: type %s is writable: only sr and er segments are filled lazily",
 				       t);
 	return EXIT_OK;
