@@ -367,6 +367,10 @@ bats_require_minimum_version 1.5.0
 	run xiptool attach --lazy -t sw -n "$SEG" "$u"
 	[ "$status" -eq 2 ]
 	[ "${lines[0]}" = "xiptool attach: --lazy: type sw is writable: only sr and er segments are filled lazily" ]
+	# the default type is sr: no usage error, a server that is not there
+	run xiptool attach --lazy -n "$SEG" "$u"
+	[ "$status" -eq 3 ]
+	[[ "${lines[0]}" == "xiptool attach: $u: cannot connect: "* ]]
 	run xiptool attach --lazy --hugepages -n "$SEG" "$u"
 	[ "$status" -eq 2 ]
 	[ "${lines[0]}" = "xiptool attach: --lazy and --hugepages exclude each other: hugetlbfs files are filled through their mapping" ]
