@@ -10,12 +10,6 @@ load ../lib/verity
 
 bats_require_minimum_version 1.5.0
 
-# as_nobody CMD...: run as uid and gid 65534 without capabilities
-as_nobody() {
-	setpriv --reuid=65534 --regid=65534 --clear-groups \
-		--inh-caps=-all --bounding-set=-all -- "$@"
-}
-
 setup() {
 	attach_setup
 	require_cmd openssl veritysetup dumpe2fs
