@@ -652,7 +652,6 @@ static int sweeping(const struct xip_nbd *n)
 	return k;
 }
 
-
 /* The next range still to read in @r, moving the window on; NULL at the end. */
 static int todo_range(struct xip_nbd *n, struct range **r)
 {
@@ -670,6 +669,7 @@ static int todo_range(struct xip_nbd *n, struct range **r)
 	*r = &n->todo[n->todo_next];
 	return 0;
 }
+
 /*
  * A lazy fill's next read: the first run a reader asked for that is not
  * asked for yet, else the next of the sweep; blocks asked for or landed

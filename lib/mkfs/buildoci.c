@@ -539,7 +539,6 @@ static int blob_finish(struct blob *b)
 	return 0;
 }
 
-
 /*
  * Close @b; on success the @at bytes read into @s (one more for its NUL)
  * become the text in *@out, *@len; on failure @s is freed: @ret.
@@ -558,6 +557,7 @@ static int blob_text_done(struct blob *b, int ret, char *s, size_t at,
 	*len = at;
 	return 0;
 }
+
 /* A whole JSON blob (bounded), its size and digest checked. */
 static int blob_slurp(const struct oci_src *src, const char *digest,
 		      uint64_t size, const char *what, char **out, size_t *len)
