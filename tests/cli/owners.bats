@@ -141,11 +141,7 @@ EOT
 }
 
 @test "a user's segment held by their running program: root's detach refuses it, --force releases it" {
-	require_cmd busybox
-	file -L "$(command -v busybox)" 2>/dev/null | grepq 'statically linked' || skip "busybox is not static"
-	mkdir -p "$T/tree/bin"
-	cp "$(command -v busybox)" "$T/tree/bin/busybox"
-	xiptool mkfs -d "$T/tree" "$T/img" >/dev/null
+	static_busybox_image
 	chmod 644 "$T/img"
 	asuser "$XIPTOOL" attach -n "$SEG" "$T/img"
 	upath=$(sed -n 's/^path=//p' "$UREG/$SEG")

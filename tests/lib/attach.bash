@@ -46,6 +46,16 @@ attach_teardown() {
 setup() { attach_setup; }
 teardown() { attach_teardown; }
 
+# An image of this machine's busybox at $T/img (/bin/busybox); skips
+# unless that busybox is static.
+static_busybox_image() {
+	require_cmd busybox
+	file -L "$(command -v busybox)" 2>/dev/null | grepq 'statically linked' || skip "busybox is not static"
+	mkdir -p "$T/tree/bin"
+	cp "$(command -v busybox)" "$T/tree/bin/busybox"
+	xiptool mkfs -d "$T/tree" "$T/img" >/dev/null
+}
+
 # A small tree and a 16 MiB ext2 image of it (4 KiB blocks) at $T/img.
 make_tree_image() {
 	mkdir -p "$T/tree/dir/sub"
