@@ -433,13 +433,8 @@ bats_require_minimum_version 1.5.0
 }
 
 @test "sw: a change made to the segment is seen at once through @NAME and the loop device" {
-	require_loop
-	make_tree_image
-	run xiptool attach -t sw --loop -n "$SEG" "$T/img"
-	[ "$status" -eq 0 ]
-	dev=${output##* }
+	attach_tree_loop -t sw
 	[ -b "$dev" ]
-	path=$(seg_col "$SEG" PATH)
 	# the kernel reads the segment through the loop device first (cached)
 	debugfs -R 'cat /hello.txt' "$dev" >/dev/null 2>&1
 	printf 'in place\n' > "$T/data"

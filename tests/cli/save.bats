@@ -6,11 +6,7 @@ load ../lib/common
 load ../lib/attach
 
 @test "sw: a change made through the loop device is in the saved image, e2fsck clean" {
-	require_loop
-	make_tree_image
-	run xiptool attach -t sw --loop -n "$SEG" "$T/img"
-	[ "$status" -eq 0 ]
-	dev=${output##* }
+	attach_tree_loop -t sw
 	mkdir "$T/mnt"
 	mount -t ext2 "$dev" "$T/mnt"
 	printf 'changed\n' > "$T/mnt/new.txt"

@@ -66,12 +66,18 @@ make_tree_image() {
 	mkimg "$T/img" 16M "$T/tree" -L "l$U" "$@"
 }
 
-# make_tree_image (arguments passed on), attached as $SEG with a loop
-# device: the device in $dev, the segment file in $path.
+# attach_tree_loop [-t TYPE] ARGS...: make_tree_image (ARGS passed on),
+# attached as $SEG (of TYPE, default sr) with a loop device: the device
+# in $dev, the segment file in $path.
 attach_tree_loop() {
+	local type=sr
+	if [ "${1:-}" = -t ]; then
+		type=$2
+		shift 2
+	fi
 	require_loop
 	make_tree_image "$@"
-	run xiptool attach --loop -n "$SEG" "$T/img"
+	run xiptool attach -t "$type" --loop -n "$SEG" "$T/img"
 	[ "$status" -eq 0 ]
 	dev=${output##* }
 	path=$(seg_col "$SEG" PATH)
