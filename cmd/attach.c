@@ -31,6 +31,11 @@ static void pull_progress(void *arg, uint64_t done, uint64_t total)
 	fflush(stderr);
 }
 
+/*
+ * Which options of attach go together: the one place that words them
+ * (the library refuses the same requests in its own terms, for its
+ * other callers).
+ */
 static int attach_check_args(const struct xip_attach_opts *o)
 {
 	bool nodata = o->type == XIP_SEGTYPE_SN || o->type == XIP_SEGTYPE_EN;
@@ -59,15 +64,23 @@ static int attach_check_args(const struct xip_attach_opts *o)
 				       v, t);
 	if ((o->root_hash || o->trust) && o->raw)
 		return cmd_usage_error("%s and --raw exclude each other", v);
+	if ((o->root_hash || o->trust) && o->hugepages)
+		return cmd_usage_error("%s and --hugepages exclude each other: hugetlbfs cannot seal a verified segment (no immutable flag)",
+				       v);
 	if (o->root_hash_sig && !o->trust)
 		return cmd_usage_error("--root-hash-signature needs --trust PATH (no default trust store %s)",
 				       XIP_VERITY_TRUST_DIR);
 	if (o->lazy && !xip_nbd_is_uri(o->image))
 		return cmd_usage_error("--lazy needs an NBD URI (nbd://, nbd+unix://)");
+	if (o->lazy && o->trust)
+		return cmd_usage_error("--lazy and --trust exclude each other: a lazy segment is checked against --root-hash");
 	if (o->lazy && (o->loop || o->file))
 		return cmd_usage_error("--lazy and --loop exclude each other: a loop device needs the whole image");
 	if (o->lazy && o->hugepages)
-		return cmd_usage_error("--lazy and --hugepages exclude each other");
+		return cmd_usage_error("--lazy and --hugepages exclude each other: hugetlbfs files are filled through their mapping");
+	if (o->lazy && o->type && xip_seg_type_writable(o->type))
+		return cmd_usage_error("--lazy: type %s is writable: only sr and er segments are filled lazily",
+				       t);
 	return EXIT_OK;
 }
 

@@ -88,8 +88,8 @@ int exit_code_for(int err);
  */
 const char *cmd_esc(const char *s);
 /*
- * @s for a JSON string through libsmartcols, which escapes control
- * characters but passes other bytes as they are: bytes that are not valid
+ * @s for a JSON string through libsmartcols or cmd_json, which escape
+ * control characters but pass other bytes as they are: bytes not valid
  * UTF-8, C1 controls, line separators and bidirectional overrides become
  * \xHH text (JSON has no escape for a byte).  NULL stays NULL; the result
  * shares cmd_esc's buffers.
@@ -193,6 +193,31 @@ struct libscols_table;
 struct libscols_table *cmd_json_table(const char *name,
 				      const struct cmd_json_col *cols,
 				      size_t n);
+
+/*
+ * A JSON document written as it goes, laid out as libsmartcols lays out
+ * its tables (three spaces a level, "},{" between an array's objects),
+ * for output that is more than one table: an object of members, arrays
+ * of objects among them.  Strings pass cmd_json_safe(), then JSON's
+ * escapes.  cmd_json_end() says whether stdout took it all (-EIO if not).
+ */
+#define CMD_JSON_DEPTH 8
+struct cmd_json {
+	int depth;
+	unsigned int count[CMD_JSON_DEPTH];
+};
+void cmd_json_begin(struct cmd_json *j);
+int cmd_json_end(struct cmd_json *j);
+void cmd_json_str(struct cmd_json *j, const char *key, const char *val);
+/* @val as a number, or null when !@present */
+void cmd_json_u64(struct cmd_json *j, const char *key, uint64_t val,
+		  bool present);
+void cmd_json_bool(struct cmd_json *j, const char *key, bool val);
+void cmd_json_array_begin(struct cmd_json *j, const char *key);
+void cmd_json_array_end(struct cmd_json *j);
+void cmd_json_object_begin(struct cmd_json *j);
+void cmd_json_object_end(struct cmd_json *j);
+
 void kv_str(struct kv *kv, const char *label, const char *key, const char *val);
 void kv_u64(struct kv *kv, const char *label, const char *key, uint64_t val);
 void kv_bool(struct kv *kv, const char *label, const char *key, bool val);

@@ -78,18 +78,29 @@ int exit_code_for(int err)
 }
 
 /*
- * What to do about @err, when it is obvious: "" otherwise.  A read-only
- * segment (dcssblk's rule, registry) is written only through a writable
- * type; a name already attached takes another name or a detach.
+ * What to do about the record of @err, in the commands' words (their
+ * options), from its reason: "" when there is nothing obvious.  A
+ * read-only segment (dcssblk's rule, registry) is written only through a
+ * writable type; a name already attached takes another name or a detach.
  */
-static const char *remedy(int err, const char *m)
+static const char *remedy(int err)
 {
-	if (err == -EROFS && m && strstr(m, "segment is read-only"))
+	if (err != xip_errcode())
+		return "";	/* the record is about another failure */
+	switch (xip_errreason()) {
+	case XIP_R_SEG_READONLY:
 		return ": attach it with -t sw to write to it";
-	if (err == -EEXIST && m &&
-	    strstr(m, "a segment of that name is already attached"))
+	case XIP_R_NAME_TAKEN:
 		return ": give another with -n OTHER, or detach it first";
-	return "";
+	case XIP_R_NAME_NEEDED:
+		return ": give one with --name";
+	case XIP_R_BUSY:
+		return " (use --force)";
+	case XIP_R_NO_HUGETLBFS:
+		return ": --hugepages needs one (mount -t hugetlbfs none /dev/hugepages)";
+	default:
+		return "";
+	}
 }
 
 int msg_lib_error(int err)
@@ -97,7 +108,7 @@ int msg_lib_error(int err)
 	const char *m = xip_errmsg();
 
 	if (m && *m)
-		msg_error("%s%s", m, remedy(err, m));
+		msg_error("%s%s", m, remedy(err));
 	else
 		msg_error("%s", strerror(-err));
 	return exit_code_for(err);
@@ -118,9 +129,9 @@ int msg_path_error(const char *path, int err)
 		msg_error("%s: %s", path, strerror(-err));
 	else if (obj == XIP_OBJ_FD ||
 		 (obj != XIP_OBJ_NONE && !strcmp(xip_errobj_name(), path)))
-		msg_error("%s%s", m, remedy(err, m));
+		msg_error("%s%s", m, remedy(err));
 	else
-		msg_error("%s: %s%s", path, m, remedy(err, m));
+		msg_error("%s: %s%s", path, m, remedy(err));
 	return exit_code_for(err);
 }
 
@@ -601,3 +612,113 @@ void cmd_args_free(struct cmd_args *args)
 	args->argv = NULL;
 }
 #endif
+
+/* ---- JSON documents ----------------------------------------------------- */
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (const char *p = cmd_json_safe(s); *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+/* The separator and indent of the next value at this depth. */
+static void json_next(struct cmd_json *j)
+{
+	printf("%s\n%*s", j->count[j->depth]++ ? "," : "", 3 * j->depth, "");
+}
+
+static void json_key(struct cmd_json *j, const char *key)
+{
+	json_next(j);
+	json_string(key);
+	fputs(": ", stdout);
+}
+
+/* One level deeper (past the last level: stays, a caller's bug). */
+static void json_push(struct cmd_json *j)
+{
+	if (j->depth + 1 < CMD_JSON_DEPTH)
+		j->depth++;
+	j->count[j->depth] = 0;
+}
+
+void cmd_json_begin(struct cmd_json *j)
+{
+	j->depth = 0;
+	putchar('{');
+	json_push(j);
+}
+
+int cmd_json_end(struct cmd_json *j)
+{
+	(void)j;
+	puts("\n}");
+	return fflush(stdout) || ferror(stdout) ? -EIO : 0;
+}
+
+void cmd_json_str(struct cmd_json *j, const char *key, const char *val)
+{
+	json_key(j, key);
+	if (val)
+		json_string(val);
+	else
+		fputs("null", stdout);
+}
+
+void cmd_json_u64(struct cmd_json *j, const char *key, uint64_t val,
+		  bool present)
+{
+	json_key(j, key);
+	if (present)
+		printf("%" PRIu64, val);
+	else
+		fputs("null", stdout);
+}
+
+void cmd_json_bool(struct cmd_json *j, const char *key, bool val)
+{
+	json_key(j, key);
+	fputs(val ? "true" : "false", stdout);
+}
+
+void cmd_json_array_begin(struct cmd_json *j, const char *key)
+{
+	json_key(j, key);
+	putchar('[');
+	json_push(j);
+}
+
+void cmd_json_array_end(struct cmd_json *j)
+{
+	bool empty = !j->count[j->depth];
+
+	j->depth--;
+	printf("%s\n%*s]", empty ? "\n" : "", 3 * j->depth, "");
+}
+
+void cmd_json_object_begin(struct cmd_json *j)
+{
+	/* "},{" between an array's objects, as libsmartcols writes them */
+	if (j->count[j->depth]++)
+		putchar(',');
+	else
+		printf("\n%*s", 3 * j->depth, "");
+	putchar('{');
+	json_push(j);
+}
+
+void cmd_json_object_end(struct cmd_json *j)
+{
+	j->depth--;
+	printf("\n%*s}", 3 * j->depth, "");
+}

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <libsmartcols.h>
 
 #include "cmd.h"
 
@@ -52,75 +51,34 @@ static void verify_progress(void *arg, const char *phase, uint64_t done,
 	fflush(stderr);
 }
 
-/* The findings object, with the verity and pmem verdicts next to them. */
-static int print_json_pmem(const char *text, const struct xip_check_report *rep)
-{
-	const char *end = strrchr(text, '}');
-
-	if (!end)
-		return -EINVAL;
-	while (end > text && (end[-1] == '\n' || end[-1] == ' '))
-		end--;
-	printf("%.*s", (int)(end - text), text);
-	if (show_pmem)
-		printf(",\n   \"pmem\": %s",
-		       rep->pmem_capable ? "true" : "false");
-	if (rep->verity_checked)
-		printf(",\n   \"verity\": %s",
-		       rep->verity_ok ? "true" : "false");
-	if (show_pmem && !rep->pmem_capable) {
-		fputs(",\n   \"pmem-reason\": \"", stdout);
-		for (const char *p = pmem_reason(rep); *p; p++)
-			printf(*p == '"' || *p == '\\' ? "\\%c" :
-			       (unsigned char)*p < 0x20 ? "\\u%04x" : "%c",
-			       *p);
-		putchar('"');
-	}
-	puts("\n}");
-	return ferror(stdout) ? -EIO : 0;
-}
-
+/* The findings, with the verity and pmem verdicts next to them. */
 static int print_json(const struct xip_check_report *rep)
 {
-	static const struct cmd_json_col cols[] = {
-		{ "severity", SCOLS_JSON_STRING },
-		{ "object", SCOLS_JSON_STRING },
-		{ "inode", SCOLS_JSON_NUMBER },
-		{ "block", SCOLS_JSON_NUMBER },
-		{ "path", SCOLS_JSON_STRING },
-		{ "message", SCOLS_JSON_STRING },
-	};
-	struct libscols_table *tb;
-	char *text = NULL;
-	int ret = -ENOMEM;
+	struct cmd_json j;
 
-	tb = cmd_json_table("findings", cols, sizeof(cols) / sizeof(cols[0]));
-	if (!tb)
-		return ret;
+	cmd_json_begin(&j);
+	cmd_json_array_begin(&j, "findings");
 	for (size_t i = 0; i < rep->nfindings; i++) {
 		const struct xip_finding *f = &rep->findings[i];
-		struct libscols_line *ln = scols_table_new_line(tb, NULL);
-		char num[32];
 
-		if (!ln)
-			goto out;
-		scols_line_set_data(ln, 0, f->severity == XIP_CHECK_ERROR ?
-				    "error" : "warning");
-		scols_line_set_data(ln, 1, cmd_json_safe(f->object));
-		snprintf(num, sizeof(num), "%" PRIu32, f->ino);
-		scols_line_set_data(ln, 2, f->ino ? num : NULL);
-		snprintf(num, sizeof(num), "%" PRIu64, f->block);
-		scols_line_set_data(ln, 3, f->block ? num : NULL);
-		scols_line_set_data(ln, 4, cmd_json_safe(f->path));
-		scols_line_set_data(ln, 5, cmd_json_safe(f->msg));
+		cmd_json_object_begin(&j);
+		cmd_json_str(&j, "severity", f->severity == XIP_CHECK_ERROR ?
+			     "error" : "warning");
+		cmd_json_str(&j, "object", f->object);
+		cmd_json_u64(&j, "inode", f->ino, f->ino);
+		cmd_json_u64(&j, "block", f->block, f->block);
+		cmd_json_str(&j, "path", f->path);
+		cmd_json_str(&j, "message", f->msg);
+		cmd_json_object_end(&j);
 	}
-	ret = scols_print_table_to_string(tb, &text);
-	if (!ret)
-		ret = print_json_pmem(text, rep);
-out:
-	free(text);
-	scols_unref_table(tb);
-	return ret;
+	cmd_json_array_end(&j);
+	if (show_pmem)
+		cmd_json_bool(&j, "pmem", rep->pmem_capable);
+	if (rep->verity_checked)
+		cmd_json_bool(&j, "verity", rep->verity_ok);
+	if (show_pmem && !rep->pmem_capable)
+		cmd_json_str(&j, "pmem-reason", pmem_reason(rep));
+	return cmd_json_end(&j);
 }
 
 static void print_text(const char *spec, const struct xip_check_report *rep)

@@ -313,46 +313,54 @@ static bool verifying(const struct xip_attach_opts *o)
 	return o->root_hash || o->trust;
 }
 
+/* A request that asks for incompatible things: -EINVAL, said so. */
+#define refuse(...) xip_error_reason(-EINVAL, XIP_R_EXCLUSIVE_OPTS, __VA_ARGS__)
+
+/*
+ * What a segment of @type can be asked for, in the library's terms: the
+ * commands word the same rules with their options first (attach.c).
+ */
 static int attach_check(const struct xip_attach_opts *o,
 			enum xip_seg_type type)
 {
 	bool nodata = type == XIP_SEGTYPE_SN || type == XIP_SEGTYPE_EN;
+	const char *t = xip_seg_type_name(type);
 
 	if (nodata && o->image)
-		return xip_error(-EINVAL,
-				 "%s: type %s holds no data: give --size, not an image",
-				 o->image, xip_seg_type_name(type));
+		return refuse("%s: type %s holds no data: it takes a size, not an image",
+			      o->image, t);
 	if (nodata && !o->size)
-		return xip_error(-EINVAL, "type %s needs --size",
-				 xip_seg_type_name(type));
+		return refuse("type %s needs a size", t);
 	if (!nodata && !o->image)
-		return xip_error(-EINVAL, "type %s needs an image",
-				 xip_seg_type_name(type));
+		return refuse("type %s needs an image", t);
 	if (nodata && !o->name)
-		return xip_error(-EINVAL, "type %s needs a name (--name)",
-				 xip_seg_type_name(type));
-	if (nodata && o->file)
-		return xip_error(-EINVAL, "--file needs an image");
-	if (nodata && o->raw)
-		return xip_error(-EINVAL, "--raw needs an image");
+		return refuse("type %s needs a name", t);
+	if (nodata && (o->file || o->raw))
+		return refuse("type %s holds no data: no file to bind, no bytes to take",
+			      t);
 	if (verifying(o) && xip_seg_type_writable(type))
-		return xip_error(-EINVAL,
-				 "type %s is writable: only sr and er segments can be verified",
-				 xip_seg_type_name(type));
+		return refuse("type %s is writable: only sr and er segments can be verified",
+			      t);
 	if (verifying(o) && nodata)
-		return xip_error(-EINVAL, "type %s holds no data to verify",
-				 xip_seg_type_name(type));
+		return refuse("type %s holds no data to verify", t);
 	if (verifying(o) && o->raw)
-		return xip_error(-EINVAL,
-				 "--raw and --root-hash (or --trust) exclude each other (the tree's place is the file system's size)");
-	if (o->lazy && xip_attach_lazy_opts(o, type))
-		return -EINVAL;
+		return refuse("raw bytes cannot be verified (the tree's place is the file system's size)");
 	if (verifying(o) && o->hugepages)
-		return xip_error(-EOPNOTSUPP,
-				 "hugetlbfs cannot seal a verified segment (no immutable flag): attach it without --hugepages");
+		return refuse("hugetlbfs cannot seal a verified segment (no immutable flag)");
 	if (o->root_hash_sig && !o->trust)
-		return xip_error(-EINVAL,
-				 "a detached root hash signature needs a trust store");
+		return refuse("a detached root hash signature needs a trust store");
+	if (o->lazy && !xip_nbd_is_uri(o->image))
+		return refuse("%s: only an NBD export is attached lazily",
+			      o->image ? o->image : "");
+	if (o->lazy && o->trust)
+		return refuse("a lazy segment is checked against a given root hash, not a signed one");
+	if (o->lazy && (o->loop || o->file))
+		return refuse("a loop device needs the whole image: not lazily");
+	if (o->lazy && o->hugepages)
+		return refuse("hugetlbfs files are filled through their mapping: not lazily");
+	if (o->lazy && xip_seg_type_writable(type))
+		return refuse("type %s is writable: only sr and er segments are filled lazily",
+			      t);
 	return 0;
 }
 
@@ -516,9 +524,9 @@ static int name_free(const char *name)
 		ret = 0;
 	} else if (!ret && (state == XIP_ENTRY_LIVE ||
 			    state == XIP_ENTRY_ATTACHING)) {
-		ret = xip_error(-EEXIST,
-				"%s: a segment of that name is already attached",
-				name);
+		ret = xip_error_reason(-EEXIST, XIP_R_NAME_TAKEN,
+				       "%s: a segment of that name is already attached",
+				       name);
 	} else if (!ret) {
 		ret = xip_registry_clean(old);
 		ret = ret < 0 ? ret : 0;

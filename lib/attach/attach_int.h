@@ -75,9 +75,6 @@ int xip_attach_fill_nbd(const struct xip_attach_opts *o, struct segfile *sf,
 void xip_attach_hook_fill(uint64_t done, uint64_t total);
 
 /* lazy.c */
-/* 0, or -EINVAL naming what --lazy excludes (attach_lazy.c) */
-int xip_attach_lazy_opts(const struct xip_attach_opts *o,
-			 enum xip_seg_type type);
 /*
  * attach --lazy: the segment sized, its fill state made, the tree (with
  * @vs) pulled and checked, the filler started (it takes over the

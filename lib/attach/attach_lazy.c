@@ -259,7 +259,7 @@ static int pull_tree(const struct xip_attach_opts *o, struct segfile *sf,
 	if (from % XIP_FILL_BLOCK || vi->hash_block_size != XIP_FILL_BLOCK ||
 	    vi->end > size)
 		return xip_error(-EOPNOTSUPP,
-				 "%s: --lazy needs a tree of 4096-byte blocks after the file system",
+				 "%s: a lazy attach needs a tree of 4096-byte blocks after the file system",
 				 o->image);
 	buf = malloc(len > XIP_FILL_BLOCK ? len : XIP_FILL_BLOCK);
 	if (!buf)
@@ -390,7 +390,7 @@ int xip_attach_lazy(const struct xip_attach_opts *o, struct segfile *sf,
 	bytes = round_up(e->size ? e->size : 1, sf->align);
 	if (sf->huge)
 		return xip_error(-EOPNOTSUPP,
-				 "--lazy: hugetlbfs files are filled through their mapping: attach without --hugepages");
+				 "hugetlbfs files are filled through their mapping: not lazily");
 	if (ftruncate(sf->fd, (off_t)bytes) < 0)
 		return xip_error(-errno, "%s: cannot size the segment: %s",
 				 sf->path, strerror(errno));
@@ -425,25 +425,4 @@ int xip_attach_lazy(const struct xip_attach_opts *o, struct segfile *sf,
 	if (ret)
 		xip_attach_lazy_stop(e);
 	return ret;
-}
-
-/* What --lazy excludes (the options' check of attach.c, for --lazy). */
-int xip_attach_lazy_opts(const struct xip_attach_opts *o,
-			 enum xip_seg_type type)
-{
-	if (!xip_nbd_is_uri(o->image))
-		return xip_error(-EINVAL,
-				 "%s: --lazy needs an NBD URI (nbd://, nbd+unix://)",
-				 o->image ? o->image : "--lazy");
-	if (o->trust)
-		return xip_error(-EINVAL,
-				 "--lazy and --trust exclude each other: a lazy segment is checked against --root-hash");
-	if (o->loop || o->file)
-		return xip_error(-EINVAL,
-				 "--lazy and --loop exclude each other: a loop device needs the whole image (attach without --lazy)");
-	if (xip_seg_type_writable(type))
-		return xip_error(-EINVAL,
-				 "--lazy: type %s is writable: only sr and er segments are filled lazily",
-				 xip_seg_type_name(type));
-	return 0;
 }

@@ -63,8 +63,8 @@ static int detach_entry(const struct xip_seg_entry *e, const char *save,
 	if (serves && !force) {
 		ret = xip_loop_busy(e->loop, why, sizeof(why));
 		if (ret > 0)
-			return xip_error(-EBUSY, "%s: busy: %s (use --force)",
-					 e->name, why);
+			return xip_error_reason(-EBUSY, XIP_R_BUSY,
+						"%s: busy: %s", e->name, why);
 		if (ret < 0)
 			return ret;
 	}
@@ -75,8 +75,8 @@ static int detach_entry(const struct xip_seg_entry *e, const char *save,
 	if (fd == -ENOENT)
 		return detach_stale(e, XIP_ENTRY_GONE);
 	if (fd == -EBUSY && !force)
-		return xip_error(-EBUSY, "%s: busy: %s (use --force)", e->name,
-				 why);
+		return xip_error_reason(-EBUSY, XIP_R_BUSY, "%s: busy: %s",
+					e->name, why);
 	if (fd < 0 && fd != -EBUSY)
 		return fd;
 	if (save)

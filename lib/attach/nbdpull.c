@@ -652,6 +652,24 @@ static int sweeping(const struct xip_nbd *n)
 	return k;
 }
 
+/* The next range still to read in @r, moving the window on; NULL at the end. */
+static int todo_range(struct xip_nbd *n, struct range **r)
+{
+	int ret;
+
+	while (n->todo_next == n->ntodo) {
+		if (n->window_end >= n->size) {
+			*r = NULL;
+			return 0;
+		}
+		ret = next_window(n);
+		if (ret)
+			return ret;
+	}
+	*r = &n->todo[n->todo_next];
+	return 0;
+}
+
 /*
  * A lazy fill's next read: the first run a reader asked for that is not
  * asked for yet, else the next of the sweep; blocks asked for or landed
@@ -692,14 +710,9 @@ static int lazy_pick(struct xip_nbd *n, uint64_t *off, uint32_t *len)
 	for (;;) {
 		struct range *r;
 
-		while (n->todo_next == n->ntodo) {
-			if (n->window_end >= n->size)
-				return 0;
-			ret = next_window(n);
-			if (ret)
-				return ret;
-		}
-		r = &n->todo[n->todo_next];
+		ret = todo_range(n, &r);
+		if (ret || !r)
+			return ret;
 		for (b = r->off / LZ; b * LZ < r->off + r->len && asked(n, b);
 		     b++)
 			;
@@ -744,14 +757,9 @@ static int issue(struct xip_nbd *n, struct slot *s, uint8_t *map,
 		s->demand = n->picked_demand;
 		goto send;
 	}
-	while (n->todo_next == n->ntodo) {
-		if (n->window_end >= n->size)
-			return 0;
-		ret = next_window(n);
-		if (ret)
-			return ret;
-	}
-	r = &n->todo[n->todo_next];
+	ret = todo_range(n, &r);
+	if (ret || !r)
+		return ret;
 	s->off = r->off;
 	s->len = r->len < n->req ? (uint32_t)r->len : n->req;
 	r->off += s->len;
@@ -896,19 +904,29 @@ int xip_nbd_read(struct xip_nbd *n, void *buf, size_t len, uint64_t off)
 	return ret;
 }
 
-int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, uint64_t align,
-		 const char *path, struct xip_verity_stream *vs)
+/* What a pull into @fd (@path), whole or lazy, starts from. */
+static int pull_start(struct xip_nbd *n, int fd, uint64_t align,
+		      const char *path, struct xip_verity_stream *vs)
 {
 	struct stat st;
-	int ret;
 
 	if (fstat(fd, &st) < 0)
 		return xip_error(-errno, "%s: %s", path, strerror(errno));
 	n->fd = fd;
 	n->fd_size = (uint64_t)st.st_size;
 	n->align = align;
-	n->reserved = 0;
 	n->vs = vs;
+	return 0;
+}
+
+int xip_nbd_pull(struct xip_nbd *n, int fd, void *map, uint64_t align,
+		 const char *path, struct xip_verity_stream *vs)
+{
+	int ret = pull_start(n, fd, align, path, vs);
+
+	if (ret)
+		return ret;
+	n->reserved = 0;
 	n->covered = 0;
 	if (vs) {
 		uint32_t bs = xip_verity_stream_info(vs)->hash_block_size;
@@ -954,16 +972,12 @@ int xip_nbd_pull_lazy(struct xip_nbd *n, int fd, uint64_t align,
 		      struct xip_verity_stream *vs, uint64_t *bad_block)
 {
 	uint64_t nblocks = xip_fill_blocks(n->size);
-	struct stat st;
 	int ret;
 
 	*bad_block = UINT64_MAX;
-	if (fstat(fd, &st) < 0)
-		return xip_error(-errno, "%s: %s", path, strerror(errno));
-	n->fd = fd;
-	n->fd_size = (uint64_t)st.st_size;
-	n->align = align;
-	n->vs = vs;
+	ret = pull_start(n, fd, align, path, vs);
+	if (ret)
+		return ret;
 	n->fill = fill;
 	n->sock = sock;
 	n->bad_block = UINT64_MAX;

@@ -66,8 +66,8 @@ static int hugetlbfs_dir(char *buf, size_t len)
 		return xip_error(ret, "/proc/self/mountinfo: %s",
 				 strerror(-ret));
 	if (!ret)
-		return xip_error(-ENOENT,
-				 "--hugepages: no hugetlbfs is mounted (mount -t hugetlbfs none /dev/hugepages)");
+		return xip_error_reason(-ENOENT, XIP_R_NO_HUGETLBFS,
+					"no hugetlbfs is mounted");
 	return 0;
 }
 

@@ -291,16 +291,16 @@ int xip_identify(struct xip_seg *seg, char *type, size_t len)
 
 static void format_uuid(const uint8_t *u, char *out)
 {
-	static const char hex[] = "0123456789abcdef";
-	int j = 0;
+	/* 8-4-4-4-12 digits: the groups of 4, 2, 2, 2 and 6 bytes */
+	static const int group[] = { 4, 2, 2, 2, 6 };
 
-	for (int i = 0; i < 16; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			out[j++] = '-';
-		out[j++] = hex[u[i] >> 4];
-		out[j++] = hex[u[i] & 15];
+	for (int g = 0; g < 5; g++) {
+		if (g)
+			*out++ = '-';
+		xip_hex_encode(u, (size_t)group[g], out);
+		u += group[g];
+		out += 2 * group[g];
 	}
-	out[j] = '\0';
 }
 
 static const char *fs_type(const struct ext2_super_block *sb)

@@ -219,14 +219,15 @@ bad:
 /* The attribute's name: FNV-1a of the path, in hex. */
 static void cache_name(const char *path, char name[64])
 {
-	static const char hex[] = "0123456789abcdef";
 	uint64_t h = xip_fnv1a64(path);
 	size_t n = sizeof(CACHE_PREFIX) - 1;
+	uint8_t be[8];
 
+	/* most significant digit first, as "%016llx" */
+	for (int i = 7; i >= 0; i--, h >>= 8)
+		be[i] = (uint8_t)h;
 	memcpy(name, CACHE_PREFIX, n);
-	for (int i = 15; i >= 0; i--, h >>= 4)
-		name[n + (size_t)i] = hex[h & 15];
-	name[n + 16] = '\0';
+	xip_hex_encode(be, sizeof(be), name + n);
 }
 
 bool xip_exec_cache_usable(const struct xip_seg *seg, bool fresh)

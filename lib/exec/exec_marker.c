@@ -35,8 +35,6 @@ static const char *const interp_names[] = {
 	[XIP_INTERP_IMAGE] = "image",
 };
 
-static const char hex[] = "0123456789ABCDEF";
-
 static bool needs_escape(unsigned char c)
 {
 	return c < 0x20 || c == 0x7f || c == '%' || c == ':';
@@ -49,9 +47,12 @@ static char *escape(char *out, const char *s)
 		unsigned char c = (unsigned char)*s;
 
 		if (needs_escape(c)) {
+			char two[3];
+
+			xip_hex_encode_upper(&c, 1, two);
 			*out++ = '%';
-			*out++ = hex[c >> 4];
-			*out++ = hex[c & 15];
+			*out++ = two[0];
+			*out++ = two[1];
 		} else {
 			*out++ = (char)c;
 		}
@@ -59,11 +60,22 @@ static char *escape(char *out, const char *s)
 	return out;
 }
 
-static int hex_digit(char c)
+/*
+ * The byte of the escape "%XX" whose digits are at @s (@avail bytes
+ * there), in @c: 0, or -EINVAL unless they are two upper-case hex
+ * digits, as escape() writes them.
+ */
+static int unescape_byte(const char *s, size_t avail, unsigned char *c)
 {
-	const char *p = c ? strchr(hex, c) : NULL;
+	char two[3] = "", canon[3];
 
-	return p ? (int)(p - hex) : -1;
+	if (avail < 2)
+		return -EINVAL;
+	memcpy(two, s, 2);
+	if (xip_hex_decode(two, c, 1) != 1)
+		return -EINVAL;
+	xip_hex_encode_upper(c, 1, canon);
+	return strcmp(canon, two) ? -EINVAL : 0;
 }
 
 /*
@@ -80,14 +92,10 @@ static int unescape(const char *s, size_t len, char *out, size_t size,
 		unsigned char c = (unsigned char)s[i];
 
 		if (c == '%') {
-			int hi = i + 2 < len ? hex_digit(s[i + 1]) : -1;
-			int lo = hi >= 0 ? hex_digit(s[i + 2]) : -1;
-
-			if (lo < 0)
+			if (unescape_byte(s + i + 1, len - i - 1, &c))
 				return xip_error(-EINVAL, "%s: %%%.2s: not an"
 						 " escape (%%XX, upper-case"
 						 " hex)", what, s + i + 1);
-			c = (unsigned char)(hi << 4 | lo);
 			if (!needs_escape(c) || !c)
 				return xip_error(-EINVAL, "%s: %%%.2s: escapes"
 						 " a byte that is written as"

@@ -108,16 +108,6 @@ int xip_oci_split(const char *spec, char **dir, char **tag)
 	return 0;
 }
 
-static bool digest_ok(const char *d)
-{
-	if (strncmp(d, "sha256:", 7) || strlen(d) != 7 + 64)
-		return false;
-	for (d += 7; *d; d++)
-		if (!((*d >= '0' && *d <= '9') || (*d >= 'a' && *d <= 'f')))
-			return false;
-	return true;
-}
-
 /* Member @key of the JSON object @o when it has @type, else NULL. */
 static struct json_object *jget(struct json_object *o, const char *key,
 				json_type type)
@@ -254,7 +244,7 @@ static int desc_out(struct json_object *d, const char *what, char **digest,
 {
 	const char *dg = jstr(d, "digest"), *mt = jstr(d, "mediaType");
 
-	if (!dg || !digest_ok(dg))
+	if (!dg || !xip_oci_digest_ok(dg))
 		return xip_error(-EINVAL, "%s: no sha256 digest", what);
 	*digest = strdup(dg);
 	*media = strdup(mt ? mt : MT_MANIFEST);
@@ -456,7 +446,7 @@ static int blob_open(const struct oci_src *s, enum blob_kind k,
 	b->what = what;
 	b->digest = digest;
 	b->size = size;
-	if (!digest_ok(digest))
+	if (!xip_oci_digest_ok(digest))
 		return xip_error(-EINVAL, "%s: digest '%s' is not sha256",
 				 what, digest);
 	if (s->client)
@@ -542,11 +532,29 @@ static int blob_finish(struct blob *b)
 				 (unsigned long long)b->size);
 	if (!EVP_DigestFinal_ex(b->md, md, &mdlen))
 		return -ENOMEM;
-	for (unsigned int i = 0; i < mdlen; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	xip_hex_encode(md, mdlen, hex);
 	if (b->digest && strcmp(hex, b->digest + 7))
 		return xip_error(-EINVAL, "%s: digest mismatch (sha256:%s)",
 				 b->what, hex);
+	return 0;
+}
+
+/*
+ * Close @b; on success the @at bytes read into @s (one more for its NUL)
+ * become the text in *@out, *@len; on failure @s is freed: @ret.
+ */
+static int blob_text_done(struct blob *b, int ret, char *s, size_t at,
+			  char **out, size_t *len)
+{
+	blob_close(b);
+	free(b);
+	if (ret) {
+		free(s);
+		return ret;
+	}
+	s[at] = '\0';
+	*out = s;
+	*len = at;
 	return 0;
 }
 
@@ -576,16 +584,7 @@ static int blob_slurp(const struct oci_src *src, const char *digest,
 	}
 	if (!ret)
 		ret = blob_finish(b);
-	blob_close(b);
-	free(b);
-	if (ret) {
-		free(s);
-		return ret;
-	}
-	s[at] = '\0';
-	*out = s;
-	*len = at;
-	return 0;
+	return blob_text_done(b, ret, s, at, out, len);
 }
 
 /*
@@ -620,7 +619,7 @@ static int top_manifest(const struct oci_src *src,
 	if (!ret) {
 		named = xip_oci_body_digest(b->body);
 		b->digest = ref->digest ? ref->digest :
-			    named && digest_ok(named) ? named : NULL;
+			    named && xip_oci_digest_ok(named) ? named : NULL;
 		*media = strdup(xip_oci_body_type(b->body) ?
 				xip_oci_body_type(b->body) : MT_MANIFEST);
 		s = malloc(JSON_MAX + 1);
@@ -638,16 +637,7 @@ static int top_manifest(const struct oci_src *src,
 		b->size = b->seen;	/* whatever it was: the digest counts */
 		ret = blob_finish(b);
 	}
-	blob_close(b);
-	free(b);
-	if (ret) {
-		free(s);
-		return ret;
-	}
-	s[at] = '\0';
-	*out = s;
-	*len = at;
-	return 0;
+	return blob_text_done(b, ret, s, at, out, len);
 }
 
 /* index.json: not a blob, read up to JSON_MAX. */

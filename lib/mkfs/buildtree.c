@@ -79,24 +79,25 @@ uint32_t xip_idmap_apply(const struct xip_idmap *maps, size_t n, uint32_t id)
 
 int xip_uuid_parse(const char *text, uint8_t uuid[16])
 {
-	int k = 0;
+	/* 8-4-4-4-12 hex digits: the groups of 4, 2, 2, 2 and 6 bytes */
+	static const size_t group[] = { 8, 4, 4, 4, 12 };
+	const char *p = text;
+	char digits[13];
 
-	for (int i = 0; i < 36; i++) {
-		char c = text[i];
-
-		if (i == 8 || i == 13 || i == 18 || i == 23) {
-			if (c != '-')
-				goto bad;
-			continue;
-		}
-		if (!isxdigit((unsigned char)c))
+	for (int g = 0; g < 5; g++) {
+		if (g && *p++ != '-')
 			goto bad;
-		c = (char)tolower((unsigned char)c);
-		uuid[k / 2] = (uint8_t)((uuid[k / 2] << 4) |
-			      (c <= '9' ? c - '0' : c - 'a' + 10));
-		k++;
+		if (strnlen(p, group[g]) < group[g])
+			goto bad;
+		memcpy(digits, p, group[g]);
+		digits[group[g]] = '\0';
+		if (xip_hex_decode(digits, uuid, group[g] / 2) !=
+		    (int)group[g] / 2)
+			goto bad;
+		uuid += group[g] / 2;
+		p += group[g];
 	}
-	if (text[36])
+	if (*p)
 		goto bad;
 	return 0;
 bad:

@@ -100,7 +100,7 @@ static bool tag_ok(const char *t)
 	return true;
 }
 
-static bool digest_ok(const char *d)
+bool xip_oci_digest_ok(const char *d)
 {
 	if (strncmp(d, "sha256:", 7) || strlen(d) != 7 + 64)
 		return false;
@@ -148,7 +148,7 @@ static int split(const char *spec, char *s, struct xip_oci_ref *ref)
 	at = strchr(name, '@');
 	if (at) {
 		*at = '\0';
-		if (!digest_ok(at + 1))
+		if (!xip_oci_digest_ok(at + 1))
 			return bad(spec,
 				   "the digest is not sha256:<64 hex digits>");
 		ref->digest = strdup(at + 1);

@@ -39,6 +39,9 @@ bool xip_oci_is_remote(const char *spec);
  */
 int xip_oci_ref_parse(const char *spec, struct xip_oci_ref *ref);
 void xip_oci_ref_free(struct xip_oci_ref *ref);
+/* Is @d a content digest as OCI writes one: "sha256:" and 64 lower-case
+ * hex digits? */
+bool xip_oci_digest_ok(const char *d);
 /* The manifest reference: the digest when given, else the tag. */
 const char *xip_oci_ref_reference(const struct xip_oci_ref *ref);
 

@@ -56,9 +56,9 @@ int xip_registry_default_name(const char *image, char *buf, size_t len)
 	size_t o = 0;
 
 	if (image[0] == '@')
-		return xip_error(-EINVAL,
-				 "%s: a copy of a segment needs a name (--name)",
-				 image);
+		return xip_error_reason(-EINVAL, XIP_R_NAME_NEEDED,
+					"%s: a copy of a segment needs a name",
+					image);
 	base = base ? base + 1 : image;
 	snprintf(tmp, sizeof(tmp), "%s", base);
 	strip_suffix(tmp, ".gz");
@@ -73,9 +73,9 @@ int xip_registry_default_name(const char *image, char *buf, size_t len)
 	if (len)
 		buf[o < len ? o : len - 1] = '\0';
 	if (o == 0)
-		return xip_error(-EINVAL,
-				 "%s: cannot derive a segment name from the image name: give one with --name",
-				 image);
+		return xip_error_reason(-EINVAL, XIP_R_NAME_NEEDED,
+					"%s: cannot derive a segment name from the image name",
+					image);
 	if (xip_registry_name_check(buf))
 		return xip_error(-EINVAL, "%s: segment name %.70s: %s", image,
 				 buf, xip_errmsg());

@@ -143,8 +143,9 @@ static int registry_open_stat(const char *name, int oflags,
 	/* dcssblk's rule, before the file is opened for writing */
 	if ((oflags & O_ACCMODE) != O_RDONLY &&
 	    !xip_seg_type_writable(e->type))
-		return xip_error(-EROFS, "@%s: segment is read-only (type %s)",
-				 name, xip_seg_type_name(e->type));
+		return xip_error_reason(-EROFS, XIP_R_SEG_READONLY,
+					"@%s: segment is read-only (type %s)",
+					name, xip_seg_type_name(e->type));
 	ret = open_entry_stat(e, oflags, st, lockfd, NULL);
 	if (ret == -ENOENT) {
 		xip_registry_clean(e);	/* gone since: stale */

@@ -532,8 +532,9 @@ int xip_registry_store(const struct xip_seg_entry *e, int flags)
 	if (!ret && (create ? linkat(dfd, tmp, dfd, e->name, 0) :
 			      renameat(dfd, tmp, dfd, e->name)) < 0)
 		ret = create && errno == EEXIST ?
-		      xip_error(-EEXIST, "%s: a segment of that name is already attached",
-				e->name) :
+		      xip_error_reason(-EEXIST, XIP_R_NAME_TAKEN,
+				       "%s: a segment of that name is already attached",
+				       e->name) :
 		      xip_error(-errno, "%s/%s: %s", dir, e->name,
 				strerror(errno));
 	if (!ret)

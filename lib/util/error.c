@@ -22,6 +22,7 @@ static XIP_TLS char err_msg[XIP_ERRMSG_MAX];
 static XIP_TLS int err_code;
 static XIP_TLS enum xip_errobj err_obj;
 static XIP_TLS char err_name[XIP_ERRMSG_MAX];
+static XIP_TLS enum xip_reason err_reason;
 
 const char *xip_errmsg(void)
 {
@@ -43,12 +44,18 @@ const char *xip_errobj_name(void)
 	return err_name;
 }
 
+enum xip_reason xip_errreason(void)
+{
+	return err_reason;
+}
+
 void xip_error_clear(void)
 {
 	err_msg[0] = '\0';
 	err_code = 0;
 	err_obj = XIP_OBJ_NONE;
 	err_name[0] = '\0';
+	err_reason = XIP_R_NONE;
 }
 
 int xip_verror(int err, const char *fmt, va_list ap)
@@ -61,6 +68,24 @@ int xip_verror(int err, const char *fmt, va_list ap)
 	err_code = err;
 	err_obj = XIP_OBJ_NONE;
 	err_name[0] = '\0';
+	err_reason = XIP_R_NONE;	/* a new record: no reason yet */
+	return err;
+}
+
+int xip_error_set_reason(enum xip_reason reason)
+{
+	err_reason = reason;
+	return err_code;
+}
+
+int xip_error_reason(int err, enum xip_reason reason, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	xip_verror(err, fmt, ap);
+	va_end(ap);
+	err_reason = reason;
 	return err;
 }
 
@@ -251,8 +276,10 @@ const char *xip_fs_signature(const unsigned char *head, size_t len)
 int xip_error_not_ext2(int err, const char *what, const char *type)
 {
 	if (type)
-		return xip_error(err, "%s: holds %s, not an ext2 file system",
-				 what, type);
-	return xip_error(err, "%s: not an ext2 file system (no ext2 superblock)",
-			 what);
+		return xip_error_reason(err, XIP_R_NOT_EXT2,
+					"%s: holds %s, not an ext2 file system",
+					what, type);
+	return xip_error_reason(err, XIP_R_NOT_EXT2,
+				"%s: not an ext2 file system (no ext2 superblock)",
+				what);
 }

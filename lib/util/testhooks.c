@@ -72,23 +72,50 @@ void xip_hook_command(const char *var)
 }
 
 /*
+ * Create the file named by the environment variable @var, if set: its
+ * path (NULL when unset), *@made whether this call created it.
+ */
+static const char *hook_file(const char *var, bool *made)
+{
+	const char *path = secure_getenv(var);
+	int fd;
+
+	*made = false;
+	if (!path || !*path)
+		return NULL;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd >= 0) {
+		close(fd);
+		*made = true;
+	}
+	return path;
+}
+
+/* Wait until a stop signal sets the interrupt flag (or @path is gone
+ * when @until_removed), or 60 s. */
+static void hook_wait(const char *path, bool until_removed)
+{
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+
+	for (int i = 0; i < 6000; i++) {
+		if (until_removed ? access(path, F_OK) != 0 : xip_interrupted())
+			return;
+		nanosleep(&tick, NULL);
+	}
+}
+
+/*
  * Create the file named by the environment variable VAR, if set, and wait
  * there until a stop signal sets the interrupt flag, or 60 s.
  */
 void xip_hook_pause(const char *var)
 {
-	const char *path = secure_getenv(var);
-	struct timespec tick = { 0, 10 * 1000 * 1000 };
-	int fd;
+	bool made;
+	const char *path = hook_file(var, &made);
 
-	if (!path || !*path)
-		return;
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
-	if (fd >= 0)
-		close(fd);
-	for (int i = 0; i < 6000 && !xip_interrupted(); i++)
-		nanosleep(&tick, NULL);
+	if (path)
+		hook_wait(path, false);
 }
 
 /*
@@ -97,19 +124,11 @@ void xip_hook_pause(const char *var)
  */
 void xip_hook_pause_until_removed(const char *var)
 {
-	const char *path = secure_getenv(var);
-	struct timespec tick = { 0, 10 * 1000 * 1000 };
-	int fd;
+	bool made;
+	const char *path = hook_file(var, &made);
 
-	if (!path || !*path)
-		return;
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
-	if (fd < 0)
-		return;
-	close(fd);
-	for (int i = 0; i < 6000 && access(path, F_OK) == 0; i++)
-		nanosleep(&tick, NULL);
+	if (path && made)
+		hook_wait(path, true);
 }
 
 #else /* !XIP_TEST_HOOKS */

@@ -246,13 +246,22 @@ int xip_hex_decode(const char *hex, uint8_t *out, size_t max)
 	return (int)(n / 2);
 }
 
-void xip_hex_encode(const uint8_t *in, size_t len, char *buf)
+static void hex_encode(const uint8_t *in, size_t len, char *buf,
+		       const char *digits)
 {
-	static const char digits[] = "0123456789abcdef";
-
 	for (size_t i = 0; i < len; i++) {
 		buf[2 * i] = digits[in[i] >> 4];
 		buf[2 * i + 1] = digits[in[i] & 15];
 	}
 	buf[2 * len] = '\0';
+}
+
+void xip_hex_encode(const uint8_t *in, size_t len, char *buf)
+{
+	hex_encode(in, len, buf, "0123456789abcdef");
+}
+
+void xip_hex_encode_upper(const uint8_t *in, size_t len, char *buf)
+{
+	hex_encode(in, len, buf, "0123456789ABCDEF");
 }

@@ -75,4 +75,29 @@ int xip_error_set_obj(enum xip_errobj obj, const char *name);
 enum xip_errobj xip_errobj(void);
 const char *xip_errobj_name(void);
 
+/*
+ * Why a request failed, when a caller can do something about it: kept in
+ * the record beside the message, so that a caller words its own remedy
+ * (the commands name their options) without reading the text.  Every
+ * xip_error*() call starts a record with XIP_R_NONE; xip_error_reason()
+ * and xip_error_set_reason() give it one.
+ */
+enum xip_reason {
+	XIP_R_NONE = 0,		/* nothing more to say */
+	XIP_R_NOT_EXT2,		/* the image holds no ext2 file system */
+	XIP_R_SEG_READONLY,	/* a write to a segment of a read-only type */
+	XIP_R_NAME_TAKEN,	/* a segment of that name is attached */
+	XIP_R_NAME_NEEDED,	/* no segment name given, none derived */
+	XIP_R_BUSY,		/* in use (mounted, held) and not forced */
+	XIP_R_NO_HUGETLBFS,	/* huge pages asked for, no hugetlbfs */
+	XIP_R_EXCLUSIVE_OPTS,	/* the request asks for incompatible things */
+};
+/* Record a failure for @reason: as xip_error(), then the reason. */
+int xip_error_reason(int err, enum xip_reason reason, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Give the record just made its reason; returns its code. */
+int xip_error_set_reason(enum xip_reason reason);
+/* The reason of this thread's last failure (XIP_R_NONE when none). */
+enum xip_reason xip_errreason(void);
+
 #endif /* XIP_ERROR_H */

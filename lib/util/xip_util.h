@@ -242,6 +242,8 @@ static inline int xip_hexval(char c)
 int xip_hex_decode(const char *hex, uint8_t *out, size_t max);
 /* @len bytes as lower-case hex into @buf (2 * @len + 1 bytes). */
 void xip_hex_encode(const uint8_t *in, size_t len, char *buf);
+/* The same in upper case (the exec marker's %XX escapes). */
+void xip_hex_encode_upper(const uint8_t *in, size_t len, char *buf);
 
 /* ------------------------------------------------------------------ */
 /* The policy file (policy.c, xiptool.conf(5))                        */

@@ -95,16 +95,21 @@ busybox_image() {
 	xiptool detach "$SEG"
 }
 
-@test "another user's file planted where a vanished segment was: root's exec and read refuse it" {
-	require_root
-	require_cmd setpriv
+# shared_segment: busybox's image, readable by all, attached as $SEG in
+# the directory users share (root's default is its own); its file $path.
+shared_segment() {
 	busybox_image
 	chmod 755 "$T"
 	chmod 644 "$T/bb.img"
-	# a segment in the directory users share (root's default is its own)
 	export XIPTOOL_SHMDIR=/dev/shm
 	xiptool attach -n "$SEG" "$T/bb.img"
 	path=$(seg_col "$SEG" PATH)
+}
+
+@test "another user's file planted where a vanished segment was: root's exec and read refuse it" {
+	require_root
+	require_cmd setpriv
+	shared_segment
 	run xiptool exec "@$SEG" /bin/busybox true
 	[ "$status" -eq 0 ]
 	# /dev/shm emptied (a reboot with /run on disk), a user moves in
@@ -137,13 +142,8 @@ user_flock() {
 @test "another user's flock on a readable segment file blocks none of root's commands; xiptool's own lock still coordinates" {
 	require_root
 	require_cmd setpriv flock
-	busybox_image
-	chmod 755 "$T"
-	chmod 644 "$T/bb.img"
-	export XIPTOOL_SHMDIR=/dev/shm
 	# a shared read-only segment, 0444: anyone may open it for reading
-	xiptool attach -n "$SEG" "$T/bb.img"
-	path=$(seg_col "$SEG" PATH)
+	shared_segment
 	[ "$(stat -c %a "$path")" = 444 ]
 	# LOCK_EX by the user: exec, read and verify run all the same
 	user_flock -x "$path"

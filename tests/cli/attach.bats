@@ -359,6 +359,30 @@ bats_require_minimum_version 1.5.0
 	[ "$ok" = 1 ]
 }
 
+@test "attach: options that exclude each other are usage errors, each worded once, nothing left" {
+	u="nbd+unix:///?socket=$T/none.sock"
+	run xiptool attach --lazy --trust "$T/trust" --root-hash-signature "$T/sig" -n "$SEG" "$u"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "xiptool attach: --lazy and --trust exclude each other: a lazy segment is checked against --root-hash" ]
+	run xiptool attach --lazy -t sw -n "$SEG" "$u"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "xiptool attach: --lazy: type sw is writable: only sr and er segments are filled lazily" ]
+	# the default type is sr: no usage error, a server that is not there
+	run xiptool attach --lazy -n "$SEG" "$u"
+	[ "$status" -eq 3 ]
+	[[ "${lines[0]}" == "xiptool attach: $u: cannot connect: "* ]]
+	run xiptool attach --lazy --hugepages -n "$SEG" "$u"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "xiptool attach: --lazy and --hugepages exclude each other: hugetlbfs files are filled through their mapping" ]
+	run xiptool attach --lazy --file /bin/sh -n "$SEG" "$u"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "xiptool attach: --lazy and --loop exclude each other: a loop device needs the whole image" ]
+	run xiptool attach --hugepages --trust "$T/trust" -n "$SEG" "$T/img"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "xiptool attach: --trust and --hugepages exclude each other: hugetlbfs cannot seal a verified segment (no immutable flag)" ]
+	[ -z "$(ls -A "$T/run" 2>/dev/null)" ]
+}
+
 @test "libmount is loaded only to read the mount table: not linked; a broken one is a one-line error of --hugepages" {
 	require_root
 	lib=$(lazy_lib mount)
@@ -400,7 +424,7 @@ bats_require_minimum_version 1.5.0
 	xiptool attach -n "$SEG" "$T/img"
 	run xiptool attach -t sw "@$SEG"
 	[ "$status" -eq 2 ] || [ "$status" -eq 3 ]
-	[[ "$output" == *"needs a name"* ]]
+	[ "$output" = "xiptool attach: @$SEG: a copy of a segment needs a name: give one with --name" ]
 	run xiptool attach -t sw -n "w$SEG" "@$SEG"
 	[ "$status" -eq 0 ]
 	cmp "$(seg_col "w$SEG" PATH)" "$T/img"
@@ -409,13 +433,8 @@ bats_require_minimum_version 1.5.0
 }
 
 @test "sw: a change made to the segment is seen at once through @NAME and the loop device" {
-	require_loop
-	make_tree_image
-	run xiptool attach -t sw --loop -n "$SEG" "$T/img"
-	[ "$status" -eq 0 ]
-	dev=${output##* }
+	attach_tree_loop -t sw
 	[ -b "$dev" ]
-	path=$(seg_col "$SEG" PATH)
 	# the kernel reads the segment through the loop device first (cached)
 	debugfs -R 'cat /hello.txt' "$dev" >/dev/null 2>&1
 	printf 'in place\n' > "$T/data"

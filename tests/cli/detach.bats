@@ -135,11 +135,7 @@ load ../lib/attach
 }
 
 @test "detach refuses while xiptool exec runs a program from the segment" {
-	require_cmd busybox
-	file -L "$(command -v busybox)" 2>/dev/null | grepq 'statically linked' || skip "busybox is not static"
-	mkdir -p "$T/tree/bin"
-	cp "$(command -v busybox)" "$T/tree/bin/busybox"
-	xiptool mkfs -d "$T/tree" "$T/img" >/dev/null
+	static_busybox_image
 	xiptool attach -n "$SEG" "$T/img"
 	"$XIPTOOL" exec "@$SEG" /bin/busybox sleep 30 & prog=$!
 	for i in $(seq 100); do grep -q " $prog " /proc/locks 2>/dev/null && break; sleep 0.05; done

@@ -9,12 +9,6 @@
 load ../lib/common
 use_test_hooks
 
-# as_nobody CMD...: run as uid and gid 65534 without capabilities
-as_nobody() {
-	setpriv --reuid=65534 --regid=65534 --clear-groups \
-		--inh-caps=-all --bounding-set=-all -- "$@"
-}
-
 setup() {
 	common_setup
 	require_root

@@ -15,12 +15,6 @@ mounted_list() {
 	loop_umount
 }
 
-# as_nobody CMD...: run without root (uid and gid 65534, no capabilities)
-as_nobody() {
-	setpriv --reuid=65534 --regid=65534 --clear-groups \
-		--inh-caps=-all --bounding-set=-all -- "$@"
-}
-
 teardown() {
 	if [ -f "$T/shmdir" ]; then
 		umount "$T/mnt" 2>/dev/null || true

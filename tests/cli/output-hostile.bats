@@ -8,12 +8,6 @@
 
 load ../lib/common
 
-# as_nobody CMD...: run as uid and gid 65534 without capabilities
-as_nobody() {
-	setpriv --reuid=65534 --regid=65534 --clear-groups \
-		--inh-caps=-all --bounding-set=-all -- "$@"
-}
-
 setup() {
 	common_setup
 	require_root
@@ -29,6 +23,20 @@ only_files() {
 	local dir=$1
 	shift
 	[ "$(ls -A "$dir" | sort | tr '\n' ' ')" = "$(printf '%s\n' "$@" | sort | tr '\n' ' ')" ]
+}
+
+# plant_theirs NAME: uid 65534's file $T/shared/NAME, writable by all;
+# its inode in $ino.
+plant_theirs() {
+	as_nobody sh -c "echo theirs > '$T/shared/$1'; chmod 666 '$T/shared/$1'"
+	ino=$(stat -c %i "$T/shared/$1")
+}
+
+# still_theirs NAME: the planted file is as it was, the only one there.
+still_theirs() {
+	[ "$(cat "$T/shared/$1")" = theirs ]
+	[ "$(stat -c '%i %u' "$T/shared/$1")" = "$ino 65534" ]
+	only_files "$T/shared" "$1"
 }
 
 @test "mkfs --root-hash-file: another user's symlink is refused, its target untouched" {
@@ -51,15 +59,12 @@ only_files() {
 }
 
 @test "mkfs --root-hash-file: another user's file in a sticky directory is never written" {
-	as_nobody sh -c "echo theirs > '$T/shared/rh'; chmod 666 '$T/shared/rh'"
-	ino=$(stat -c %i "$T/shared/rh")
+	plant_theirs rh
 	run xiptool mkfs -q --verity -d "$T/tree" --root-hash-file "$T/shared/rh" "$T/img"
 	echo "$output"
 	[ "$status" -eq 3 ]
 	[ "$output" = "xiptool mkfs: $T/shared/rh: owned by another user (uid 65534) in a shared directory; refusing to replace it" ]
-	[ "$(cat "$T/shared/rh")" = theirs ]
-	[ "$(stat -c '%i %u' "$T/shared/rh")" = "$ino 65534" ]
-	only_files "$T/shared" rh
+	still_theirs rh
 	# a new name there is fine, private to root, and so is replacing it
 	run xiptool mkfs -f --verity -d "$T/tree" --root-hash-file "$T/shared/mine" "$T/img"
 	[ "$status" -eq 0 ]
@@ -99,15 +104,12 @@ only_files() {
 
 @test "read -o: another user's file in a sticky directory is never written" {
 	xiptool mkfs -q -d "$T/tree" "$T/img"
-	as_nobody sh -c "echo theirs > '$T/shared/out'; chmod 666 '$T/shared/out'"
-	ino=$(stat -c %i "$T/shared/out")
+	plant_theirs out
 	run xiptool read -o "$T/shared/out" "$T/img" /f
 	echo "$output"
 	[ "$status" -eq 3 ]
 	[ "$output" = "xiptool read: $T/shared/out: owned by another user (uid 65534) in a shared directory; refusing to replace it" ]
-	[ "$(cat "$T/shared/out")" = theirs ]
-	[ "$(stat -c '%i %u' "$T/shared/out")" = "$ino 65534" ]
-	only_files "$T/shared" out
+	still_theirs out
 	# the other user may still write their own file there
 	chmod 644 "$T/img"
 	as_nobody "$XIPTOOL" read -o "$T/shared/out" "$T/img" /f

@@ -141,11 +141,7 @@ EOT
 }
 
 @test "a user's segment held by their running program: root's detach refuses it, --force releases it" {
-	require_cmd busybox
-	file -L "$(command -v busybox)" 2>/dev/null | grepq 'statically linked' || skip "busybox is not static"
-	mkdir -p "$T/tree/bin"
-	cp "$(command -v busybox)" "$T/tree/bin/busybox"
-	xiptool mkfs -d "$T/tree" "$T/img" >/dev/null
+	static_busybox_image
 	chmod 644 "$T/img"
 	asuser "$XIPTOOL" attach -n "$SEG" "$T/img"
 	upath=$(sed -n 's/^path=//p' "$UREG/$SEG")
@@ -166,6 +162,19 @@ EOT
 	[ ! -e "$UREG/$SEG" ]
 }
 
+# list_and_detach_refuse COLUMNS LINE WHAT WHY: list --all -o COLUMNS
+# warns WHY and shows LINE alone; detach WHAT fails with WHY.
+list_and_detach_refuse() {
+	run xiptool list --all --noheadings -r -o "$1"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "xiptool list: warning: $4" ]
+	[ "${lines[1]}" = "$2" ]
+	[ "${#lines[@]}" -eq 2 ]
+	run xiptool detach "$3"
+	[ "$status" -eq 3 ]
+	[ "$output" = "xiptool detach: $4" ]
+}
+
 @test "a user's run directory planted as a symlink to root's: list --all warns and leaves it out, detach refuses" {
 	make_tree_image
 	xiptool attach -n "$SEG" "$T/img"
@@ -173,14 +182,8 @@ EOT
 	mkdir -p "$T/users/65533"
 	chown 65533 "$T/users/65533"
 	ln -s "$T/run" "$T/users/65533/xiptool"
-	run xiptool list --all --noheadings -r -o OWNER,NAME
-	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "xiptool list: warning: $T/users/65533/xiptool: run directory is a symbolic link: refusing" ]
-	[ "${lines[1]}" = "0 $SEG" ]
-	[ "${#lines[@]}" -eq 2 ]
-	run xiptool detach "65533:$SEG"
-	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool detach: $T/users/65533/xiptool: run directory is a symbolic link: refusing" ]
+	list_and_detach_refuse OWNER,NAME "0 $SEG" "65533:$SEG" \
+		"$T/users/65533/xiptool: run directory is a symbolic link: refusing"
 	[ -e "$path" ]
 	[ -e "$T/run/$SEG" ]
 	# a real directory, not theirs
@@ -244,14 +247,8 @@ EOT
 	[ "$(cat "$victim")" = root ]
 	# the record says root's: a file of root's is not the user's segment
 	forge_record "w$SEG" "$victim" 0
-	run xiptool list --all --noheadings -r -o NAME
-	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "xiptool list: warning: $UREG/w$SEG: records $victim, not a segment file of uid 65534: refusing" ]
-	[ "${lines[1]}" = "$SEG" ]
-	[ "${#lines[@]}" -eq 2 ]
-	run xiptool detach "65534:w$SEG"
-	[ "$status" -eq 3 ]
-	[ "$output" = "xiptool detach: $UREG/w$SEG: records $victim, not a segment file of uid 65534: refusing" ]
+	list_and_detach_refuse NAME "$SEG" "65534:w$SEG" \
+		"$UREG/w$SEG: records $victim, not a segment file of uid 65534: refusing"
 	[ "$(cat "$victim")" = root ]
 	rm -f "$victim"
 }

@@ -6,11 +6,7 @@ load ../lib/common
 load ../lib/attach
 
 @test "sw: a change made through the loop device is in the saved image, e2fsck clean" {
-	require_loop
-	make_tree_image
-	run xiptool attach -t sw --loop -n "$SEG" "$T/img"
-	[ "$status" -eq 0 ]
-	dev=${output##* }
+	attach_tree_loop -t sw
 	mkdir "$T/mnt"
 	mount -t ext2 "$dev" "$T/mnt"
 	printf 'changed\n' > "$T/mnt/new.txt"
@@ -151,14 +147,20 @@ as() {
 	cmp -n 1048576 "$T/zero.img" /dev/zero
 }
 
-@test "save and detach --save: a symlink at the destination is refused, never followed nor replaced; a failed save leaves the old file whole" {
+# sw_segment_and_pub: as root, the tree image attached as $SEG of type sw
+# and $T/pub, a directory every user may write in (as /tmp).
+sw_segment_and_pub() {
 	require_root
 	require_cmd setpriv
 	make_tree_image
 	chmod 755 "$T"
 	xiptool attach -t sw -n "$SEG" "$T/img"
-	# a shared directory (as /tmp), a symlink another user planted there
 	mkdir -m 1777 "$T/pub"
+}
+
+@test "save and detach --save: a symlink at the destination is refused, never followed nor replaced; a failed save leaves the old file whole" {
+	sw_segment_and_pub
+	# a symlink another user planted in $T/pub
 	printf 'victim\n' > "$T/victim"
 	chmod 666 "$T/victim"
 	as 65534 ln -s "$T/victim" "$T/pub/out.img"
@@ -186,12 +188,7 @@ as() {
 }
 
 @test "save and detach --save: another user's file in a shared sticky directory is never written nor replaced" {
-	require_root
-	require_cmd setpriv
-	make_tree_image
-	chmod 755 "$T"
-	xiptool attach -t sw -n "$SEG" "$T/img"
-	mkdir -m 1777 "$T/pub"
+	sw_segment_and_pub
 	as 65534 sh -c "echo theirs > '$T/pub/out.img'; chmod 666 '$T/pub/out.img'"
 	ino=$(stat -c %i "$T/pub/out.img")
 	run xiptool save "$SEG" "$T/pub/out.img"

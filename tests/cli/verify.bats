@@ -416,6 +416,22 @@ ino_of() {
 	grep -qF "directory has a hole at block 1" <<<"$output"
 }
 
+# verify_swapping SCRIPT: verify --against $T/w/tree $T/img, its output in
+# $T/out (shown) and its exit status in $rc, paused once it has compared
+# the top directory while SCRIPT runs as uid 65534.
+verify_swapping() {
+	XIPTOOL_TEST_VERIFY_PAUSE=$T/paused XIPTOOL_TEST_VERIFY_PAUSE_AT=$T/w/tree \
+		"$XIPTOOL" verify --against "$T/w/tree" "$T/img" > "$T/out" 2>&1 &
+	pid=$!
+	for _ in $(seq 600); do [ -e "$T/paused" ] && break; sleep 0.05; done
+	[ -e "$T/paused" ]
+	setpriv --reuid=65534 --regid=65534 --clear-groups -- sh -c "$1"
+	rm "$T/paused"
+	rc=0
+	wait "$pid" || rc=$?
+	cat "$T/out"
+}
+
 @test "--against: a source directory swapped for a symlink while verify runs is not followed" {
 	require_root
 	require_cmd setpriv python3
@@ -433,18 +449,8 @@ ino_of() {
 	printf 'x\n' > "$T/secret/hidden-name"
 	crc=$(python3 -c 'import sys, zlib; print("%08x" % zlib.crc32(open(sys.argv[1], "rb").read()))' "$T/secret/f")
 	# verify pauses once it has compared the top directory (sub was one)
-	XIPTOOL_TEST_VERIFY_PAUSE=$T/paused XIPTOOL_TEST_VERIFY_PAUSE_AT=$T/w/tree \
-		"$XIPTOOL" verify --against "$T/w/tree" "$T/img" > "$T/out" 2>&1 &
-	pid=$!
-	for _ in $(seq 600); do [ -e "$T/paused" ] && break; sleep 0.05; done
-	[ -e "$T/paused" ]
-	setpriv --reuid=65534 --regid=65534 --clear-groups -- \
-		sh -c "mv '$T/w/tree/sub' '$T/w/tree/old' && ln -s '$T/secret' '$T/w/tree/sub'"
+	verify_swapping "mv '$T/w/tree/sub' '$T/w/tree/old' && ln -s '$T/secret' '$T/w/tree/sub'"
 	[ -L "$T/w/tree/sub" ]
-	rm "$T/paused"
-	rc=0
-	wait "$pid" || rc=$?
-	cat "$T/out"
 	[ "$rc" -eq 1 ]
 	run grep -c -e hidden-name -e "$crc" "$T/out"
 	[ "$output" = 0 ]
@@ -455,17 +461,7 @@ ino_of() {
 	mkdir "$T/w/decoy"
 	printf 'x\n' > "$T/w/decoy/decoy-name"
 	chown -R 65534:65534 "$T/w/decoy"
-	XIPTOOL_TEST_VERIFY_PAUSE=$T/paused XIPTOOL_TEST_VERIFY_PAUSE_AT=$T/w/tree \
-		"$XIPTOOL" verify --against "$T/w/tree" "$T/img" > "$T/out" 2>&1 &
-	pid=$!
-	for _ in $(seq 600); do [ -e "$T/paused" ] && break; sleep 0.05; done
-	[ -e "$T/paused" ]
-	setpriv --reuid=65534 --regid=65534 --clear-groups -- \
-		sh -c "mv '$T/w/tree/sub' '$T/w/old' && mv '$T/w/decoy' '$T/w/tree/sub'"
-	rm "$T/paused"
-	rc=0
-	wait "$pid" || rc=$?
-	cat "$T/out"
+	verify_swapping "mv '$T/w/tree/sub' '$T/w/old' && mv '$T/w/decoy' '$T/w/tree/sub'"
 	[ "$rc" -eq 1 ]
 	run grep -c decoy-name "$T/out"
 	[ "$output" = 0 ]

@@ -321,8 +321,8 @@ attach_bad() {
 	# hugetlbfs has no immutable flag: refused, not left unsealed
 	run xiptool attach --hugepages --root-hash "$ROOT" -n "$SEG" "$T/img"
 	echo "$output"
-	[ "$status" -eq 3 ]
-	grepq 'hugetlbfs cannot seal' <<<"$output"
+	[ "$status" -eq 2 ]
+	grepq -- '--root-hash and --hugepages exclude each other: hugetlbfs cannot seal' <<<"$output"
 	no_segfile "$SEG" "$T/shm"
 	xiptool attach -t er --root-hash "$ROOT" -n "$SEG" "$T/img"
 	xiptool detach "$SEG"

@@ -46,6 +46,16 @@ attach_teardown() {
 setup() { attach_setup; }
 teardown() { attach_teardown; }
 
+# An image of this machine's busybox at $T/img (/bin/busybox); skips
+# unless that busybox is static.
+static_busybox_image() {
+	require_cmd busybox
+	file -L "$(command -v busybox)" 2>/dev/null | grepq 'statically linked' || skip "busybox is not static"
+	mkdir -p "$T/tree/bin"
+	cp "$(command -v busybox)" "$T/tree/bin/busybox"
+	xiptool mkfs -d "$T/tree" "$T/img" >/dev/null
+}
+
 # A small tree and a 16 MiB ext2 image of it (4 KiB blocks) at $T/img.
 make_tree_image() {
 	mkdir -p "$T/tree/dir/sub"
@@ -56,12 +66,18 @@ make_tree_image() {
 	mkimg "$T/img" 16M "$T/tree" -L "l$U" "$@"
 }
 
-# make_tree_image (arguments passed on), attached as $SEG with a loop
-# device: the device in $dev, the segment file in $path.
+# attach_tree_loop [-t TYPE] ARGS...: make_tree_image (ARGS passed on),
+# attached as $SEG (of TYPE, default sr) with a loop device: the device
+# in $dev, the segment file in $path.
 attach_tree_loop() {
+	local type=sr
+	if [ "${1:-}" = -t ]; then
+		type=$2
+		shift 2
+	fi
 	require_loop
 	make_tree_image "$@"
-	run xiptool attach --loop -n "$SEG" "$T/img"
+	run xiptool attach -t "$type" --loop -n "$SEG" "$T/img"
 	[ "$status" -eq 0 ]
 	dev=${output##* }
 	path=$(seg_col "$SEG" PATH)

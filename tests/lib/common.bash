@@ -61,6 +61,13 @@ holder_lock() {
 	echo "${XIPTOOL_RUNDIR:-/run/xiptool}/.lock:$dev:$ino"
 }
 
+# as_nobody CMD...: run as uid and gid 65534 without capabilities
+# (setpriv; the caller requires it)
+as_nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		--inh-caps=-all --bounding-set=-all -- "$@"
+}
+
 # Skip unless we are root and loop devices work.
 require_root() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root"

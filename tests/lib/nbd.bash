@@ -205,6 +205,12 @@ trickle_server() {
 	: >"$T/$1.trickled"
 	python3 -c 'import socket, sys, threading, time
 path, backend, free, count = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+def shut(*socks):
+	for x in socks:
+		try:
+			x.shutdown(socket.SHUT_RDWR)
+		except OSError:
+			pass
 def up(c, b):
 	try:
 		while True:
@@ -214,11 +220,7 @@ def up(c, b):
 			b.sendall(d)
 	except OSError:
 		pass
-	for x in (c, b):
-		try:
-			x.shutdown(socket.SHUT_RDWR)
-		except OSError:
-			pass
+	shut(c, b)
 def down(b, c):
 	sent = 0
 	try:
@@ -238,11 +240,7 @@ def down(b, c):
 				d = d[n:]
 	except OSError:
 		pass
-	for x in (c, b):
-		try:
-			x.shutdown(socket.SHUT_RDWR)
-		except OSError:
-			pass
+	shut(c, b)
 s = socket.socket(socket.AF_UNIX)
 s.bind(path)
 s.listen(4)

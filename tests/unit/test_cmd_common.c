@@ -345,25 +345,56 @@ static void test_msg_remedy(void **state)
 {
 	(void)state;
 	cmd_name = "test";
-	xip_error(-EROFS, "@seg: segment is read-only (type sr)");
+	xip_error_reason(-EROFS, XIP_R_SEG_READONLY,
+			 "@seg: segment is read-only (type sr)");
 	capture_begin();
 	assert_int_equal(msg_lib_error(-EROFS), EXIT_RUNTIME);
 	assert_string_equal(capture_end(), "xiptool test: @seg: segment is"
 			    " read-only (type sr): attach it with -t sw to"
 			    " write to it");
 	/* through msg_path_error too (a write names the file) */
-	xip_error(-EROFS, "@seg: segment is read-only (type er)");
+	xip_error_reason(-EROFS, XIP_R_SEG_READONLY,
+			 "@seg: segment is read-only (type er)");
 	capture_begin();
 	msg_path_error("/f", -EROFS);
 	assert_string_equal(capture_end(), "xiptool test: /f: @seg: segment"
 			    " is read-only (type er): attach it with -t sw to"
 			    " write to it");
-	xip_error(-EEXIST, "seg: a segment of that name is already attached");
+	xip_error_reason(-EEXIST, XIP_R_NAME_TAKEN,
+			 "seg: a segment of that name is already attached");
 	capture_begin();
 	msg_lib_error(-EEXIST);
 	assert_string_equal(capture_end(), "xiptool test: seg: a segment of"
 			    " that name is already attached: give another"
 			    " with -n OTHER, or detach it first");
+	xip_error_reason(-EBUSY, XIP_R_BUSY, "seg: busy: /dev/loop0 is mounted");
+	capture_begin();
+	msg_lib_error(-EBUSY);
+	assert_string_equal(capture_end(), "xiptool test: seg: busy:"
+			    " /dev/loop0 is mounted (use --force)");
+	xip_error_reason(-EINVAL, XIP_R_NAME_NEEDED,
+			 "@a: a copy of a segment needs a name");
+	capture_begin();
+	msg_lib_error(-EINVAL);
+	assert_string_equal(capture_end(), "xiptool test: @a: a copy of a"
+			    " segment needs a name: give one with --name");
+	xip_error_reason(-ENOENT, XIP_R_NO_HUGETLBFS, "no hugetlbfs is mounted");
+	capture_begin();
+	msg_lib_error(-ENOENT);
+	assert_string_equal(capture_end(), "xiptool test: no hugetlbfs is"
+			    " mounted: --hugepages needs one (mount -t"
+			    " hugetlbfs none /dev/hugepages)");
+	/* the reason, not the text: the same words without one get none */
+	xip_error(-EROFS, "@seg: segment is read-only (type sr)");
+	capture_begin();
+	msg_lib_error(-EROFS);
+	assert_string_equal(capture_end(),
+			    "xiptool test: @seg: segment is read-only (type sr)");
+	/* nor a record of another failure than the one reported */
+	xip_error_reason(-EBUSY, XIP_R_BUSY, "seg: busy: held");
+	capture_begin();
+	msg_lib_error(-EIO);
+	assert_string_equal(capture_end(), "xiptool test: seg: busy: held");
 	/* other records get none, even with the same errno */
 	xip_error(-EROFS, "x.img: read-only file system");
 	capture_begin();
@@ -371,6 +402,66 @@ static void test_msg_remedy(void **state)
 	assert_string_equal(capture_end(),
 			    "xiptool test: x.img: read-only file system");
 	xip_error_clear();
+}
+
+/*
+ * A JSON document: libsmartcols' layout, null for what is absent, every
+ * string escaped (quotes, backslashes, controls; bytes that are not UTF-8
+ * as \\xHH text), the verdicts after the array.
+ */
+static void test_json_document(void **state)
+{
+	static char out[2048];
+	struct cmd_json j;
+	int fd, saved;
+	ssize_t n;
+
+	(void)state;
+	fflush(stdout);
+	saved = dup(1);
+	fd = open(unit_path("json"), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
+		  0600);
+	assert_true(saved >= 0 && fd >= 0);
+	assert_int_equal(dup2(fd, 1), 1);
+	cmd_json_begin(&j);
+	cmd_json_array_begin(&j, "none");
+	cmd_json_array_end(&j);
+	cmd_json_array_begin(&j, "two");
+	cmd_json_object_begin(&j);
+	cmd_json_str(&j, "s", "a\"b\\c\n\x01\xff");
+	cmd_json_u64(&j, "n", 18446744073709551615ULL, true);
+	cmd_json_object_end(&j);
+	cmd_json_object_begin(&j);
+	cmd_json_str(&j, "s", NULL);
+	cmd_json_u64(&j, "n", 0, false);
+	cmd_json_object_end(&j);
+	cmd_json_array_end(&j);
+	cmd_json_bool(&j, "t", true);
+	cmd_json_bool(&j, "f", false);
+	assert_int_equal(cmd_json_end(&j), 0);
+	assert_int_equal(dup2(saved, 1), 1);
+	close(saved);
+	n = pread(fd, out, sizeof(out) - 1, 0);
+	close(fd);
+	assert_true(n > 0);
+	out[n] = '\0';
+	assert_string_equal(out,
+			    "{\n"
+			    "   \"none\": [\n"
+			    "\n"
+			    "   ],\n"
+			    "   \"two\": [\n"
+			    "      {\n"
+			    "         \"s\": \"a\\\"b\\\\c\\u000a\\u0001\\\\xff\",\n"
+			    "         \"n\": 18446744073709551615\n"
+			    "      },{\n"
+			    "         \"s\": null,\n"
+			    "         \"n\": null\n"
+			    "      }\n"
+			    "   ],\n"
+			    "   \"t\": true,\n"
+			    "   \"f\": false\n"
+			    "}\n");
 }
 
 int main(void)
@@ -389,6 +480,7 @@ int main(void)
 		cmocka_unit_test(test_msg_path_error),
 		cmocka_unit_test(test_cmd_parse_offset),
 		cmocka_unit_test(test_msg_remedy),
+		cmocka_unit_test(test_json_document),
 	};
 
 	return cmocka_run_group_tests_name("cmd_common", tests, NULL, NULL);

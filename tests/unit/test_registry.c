@@ -846,6 +846,64 @@ static void test_attach_save_detach(void **state)
 	assert_int_equal(xip_detach("empty", NULL, 0), 0);
 }
 
+/*
+ * What a request cannot ask for together: refused before anything is
+ * made, in the library's words (no option names), with the reason.
+ */
+static void test_attach_exclusive(void **state)
+{
+	static const uint8_t root[32];
+	struct xip_attach_opts o;
+	struct xip_seg_entry e;
+	struct xip_seg_entry got;
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	o.image = "nbd+unix:///?socket=/nonexistent.sock";
+	o.name = "lz";
+	o.lazy = true;
+	o.trust = "/nonexistent";
+	assert_int_equal(xip_attach(&o, &e), -EINVAL);
+	assert_int_equal(xip_errreason(), XIP_R_EXCLUSIVE_OPTS);
+	assert_string_equal(xip_errmsg(), "a lazy segment is checked against"
+			    " a given root hash, not a signed one");
+	o.trust = NULL;
+	o.type = XIP_SEGTYPE_SW;
+	assert_int_equal(xip_attach(&o, &e), -EINVAL);
+	assert_int_equal(xip_errreason(), XIP_R_EXCLUSIVE_OPTS);
+	assert_string_equal(xip_errmsg(), "type sw is writable: only sr and"
+			    " er segments are filled lazily");
+	o.type = XIP_SEGTYPE_SR;
+	o.hugepages = true;
+	assert_int_equal(xip_attach(&o, &e), -EINVAL);
+	assert_int_equal(xip_errreason(), XIP_R_EXCLUSIVE_OPTS);
+	o.hugepages = false;
+	o.loop = true;
+	assert_int_equal(xip_attach(&o, &e), -EINVAL);
+	assert_string_equal(xip_errmsg(), "a loop device needs the whole"
+			    " image: not lazily");
+	o.loop = false;
+	o.image = "/nonexistent.img";
+	assert_int_equal(xip_attach(&o, &e), -EINVAL);
+	assert_string_equal(xip_errmsg(), "/nonexistent.img: only an NBD"
+			    " export is attached lazily");
+	/* a verified segment cannot be sealed on hugetlbfs */
+	memset(&o, 0, sizeof(o));
+	o.image = "/nonexistent.img";
+	o.name = "lz";
+	o.root_hash = root;
+	o.root_hash_len = sizeof(root);
+	o.hugepages = true;
+	assert_int_equal(xip_attach(&o, &e), -EINVAL);
+	assert_int_equal(xip_errreason(), XIP_R_EXCLUSIVE_OPTS);
+	assert_null(strstr(xip_errmsg(), "--"));
+	o.hugepages = false;
+	o.raw = true;
+	assert_int_equal(xip_attach(&o, &e), -EINVAL);
+	assert_int_equal(xip_errreason(), XIP_R_EXCLUSIVE_OPTS);
+	assert_null(strstr(xip_errmsg(), "--"));
+	assert_int_equal(xip_registry_get("lz", &got), -ENOENT);
+}
 
 static void test_attach_limits(void **state)
 {
@@ -953,6 +1011,7 @@ int main(void)
 		cmocka_unit_test_setup(test_lock_nests, use_rundir),
 		cmocka_unit_test_setup(test_rundir_symlink, use_rundir),
 		cmocka_unit_test_setup(test_attach_limits, use_rundir),
+		cmocka_unit_test_setup(test_attach_exclusive, use_rundir),
 		cmocka_unit_test(test_holder_after_fork),
 	};
 

@@ -312,6 +312,18 @@ static void test_lock(void **state)
 	xip_seg_close(b);
 }
 
+/* Open @p twice, @a creating the lock file @l, @b opening it after. */
+static void open_two_locked(const char *p, const char *l, struct xip_seg **a,
+			    struct xip_seg **b)
+{
+	assert_int_equal(xip_seg_open_locked(p, 0, open(l, O_RDONLY | O_CREAT |
+							O_CLOEXEC, 0600),
+					     l, a), 0);
+	assert_int_equal(xip_seg_open_locked(p, 0, open(l, O_RDONLY |
+							O_CLOEXEC),
+					     l, b), 0);
+}
+
 /*
  * A plain path's lock file (xip_seg_open_locked): its holders share it,
  * the last one removes it, and a holder that finds it removed locks the
@@ -325,12 +337,7 @@ static void test_lock_file(void **state)
 
 	(void)state;
 	unit_fill_file(p, xip_host_page_size(), 0);
-	assert_int_equal(xip_seg_open_locked(p, 0, open(l, O_RDONLY | O_CREAT |
-							O_CLOEXEC, 0600),
-					     l, &a), 0);
-	assert_int_equal(xip_seg_open_locked(p, 0, open(l, O_RDONLY |
-							O_CLOEXEC),
-					     l, &b), 0);
+	open_two_locked(p, l, &a, &b);
 	assert_int_equal(xip_seg_lock(a, false, 0), 0);
 	assert_int_equal(xip_seg_lock(b, true, 50), -EBUSY);
 	assert_int_equal(xip_seg_lock(b, false, 0), 0);
@@ -340,12 +347,7 @@ static void test_lock_file(void **state)
 	xip_seg_close(b);	/* the last holder removes it */
 	assert_int_equal(stat(l, &st), -1);
 	/* removed while b had it open, unlocked: b locks the new one */
-	assert_int_equal(xip_seg_open_locked(p, 0, open(l, O_RDONLY | O_CREAT |
-							O_CLOEXEC, 0600),
-					     l, &a), 0);
-	assert_int_equal(xip_seg_open_locked(p, 0, open(l, O_RDONLY |
-							O_CLOEXEC),
-					     l, &b), 0);
+	open_two_locked(p, l, &a, &b);
 	xip_seg_close(a);
 	assert_int_equal(stat(l, &st), -1);
 	assert_int_equal(xip_seg_lock(b, true, 0), 0);

@@ -603,6 +603,37 @@ static void test_error_wraps_itself(void **state)
 }
 
 /* what an image holds when it is not ext2, and the one message for it */
+/*
+ * The reason beside the message: set by xip_error_reason() and
+ * xip_error_set_reason(), reset by every new record and by a clear.
+ */
+static void test_error_reason(void **state)
+{
+	(void)state;
+	assert_int_equal(xip_error_reason(-EBUSY, XIP_R_BUSY, "%s: busy: %s",
+					  "seg", "mounted"), -EBUSY);
+	assert_string_equal(xip_errmsg(), "seg: busy: mounted");
+	assert_int_equal(xip_errcode(), -EBUSY);
+	assert_int_equal(xip_errreason(), XIP_R_BUSY);
+	/* a record made from the last one's message has no reason */
+	xip_error(-EIO, "%s", xip_errmsg());
+	assert_string_equal(xip_errmsg(), "seg: busy: mounted");
+	assert_int_equal(xip_errreason(), XIP_R_NONE);
+	xip_error(-EEXIST, "x: exists");
+	assert_int_equal(xip_error_set_reason(XIP_R_NAME_TAKEN), -EEXIST);
+	assert_int_equal(xip_errreason(), XIP_R_NAME_TAKEN);
+	/* an object given after keeps the reason */
+	xip_error_set_obj(XIP_OBJ_IMAGE, "x");
+	assert_int_equal(xip_errreason(), XIP_R_NAME_TAKEN);
+	xip_error_obj(-EROFS, XIP_OBJ_IMAGE, "y", "read-only");
+	assert_int_equal(xip_errreason(), XIP_R_NONE);
+	xip_error_not_ext2(-EMEDIUMTYPE, "x.img", NULL);
+	assert_int_equal(xip_errreason(), XIP_R_NOT_EXT2);
+	xip_error_clear();
+	assert_int_equal(xip_errreason(), XIP_R_NONE);
+	assert_int_equal(xip_errcode(), 0);
+}
+
 static void test_fs_signature(void **state)
 {
 	static unsigned char head[XIP_FS_SIGNATURE_BYTES];
@@ -832,6 +863,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rounding),
 		cmocka_unit_test(test_error_wraps_itself),
+		cmocka_unit_test(test_error_reason),
 		cmocka_unit_test(test_fs_signature),
 		cmocka_unit_test(test_cmp_u64),
 		cmocka_unit_test(test_map_shared),

@@ -87,6 +87,10 @@ static void test_hex(void **state)
 			 -EINVAL);
 	xip_hex_encode(b, 3, s);
 	assert_string_equal(s, "00ffa1");
+	xip_hex_encode_upper(b, 3, s);
+	assert_string_equal(s, "00FFA1");
+	xip_hex_encode_upper(b, 0, s);
+	assert_string_equal(s, "");
 }
 
 static void test_salt(void **state)

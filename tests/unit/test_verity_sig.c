@@ -164,6 +164,23 @@ static uint8_t *slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/*
+ * ROOT_HEX signed by openssl smime with NAME-key.pem and NAME-cert.pem
+ * in @dir (as veritysetup's users sign it): the DER, *@len bytes.
+ */
+static uint8_t *openssl_sign_root(const char *dir, const char *name,
+				  size_t *len)
+{
+	char path[512];
+
+	sh("cd %s && printf %%s %s > hash.txt && openssl smime -sign -nocerts "
+	   "-noattr -binary -in hash.txt -inkey %s-key.pem -signer "
+	   "%s-cert.pem -outform der -out %s.p7s", dir, ROOT_HEX, name, name,
+	   name);
+	snprintf(path, sizeof(path), "%s/%s.p7s", dir, name);
+	return slurp(path, len);
+}
+
 /* A key and self-signed certificate NAME-key.pem, NAME-cert.pem. */
 static void make_cert(const char *dir, const char *name, const char *days)
 {
@@ -175,7 +192,7 @@ static void make_cert(const char *dir, const char *name, const char *days)
 static void test_openssl_signature_checks(void **state)
 {
 	const char *dir = unit_tmpdir();
-	char signer[256], path[512], trust[512];
+	char signer[256], trust[512];
 	uint8_t *der;
 	size_t len;
 
@@ -184,11 +201,7 @@ static void test_openssl_signature_checks(void **state)
 		skip();
 	make_cert(dir, "good", "-days 2");
 	make_cert(dir, "other", "-days 2");
-	sh("cd %s && printf %%s %s > hash.txt && openssl smime -sign -nocerts "
-	   "-noattr -binary -in hash.txt -inkey good-key.pem -signer "
-	   "good-cert.pem -outform der -out good.p7s", dir, ROOT_HEX);
-	snprintf(path, sizeof(path), "%s/good.p7s", dir);
-	der = slurp(path, &len);
+	der = openssl_sign_root(dir, "good", &len);
 	snprintf(trust, sizeof(trust), "%s/good-cert.pem", dir);
 	assert_int_equal(xip_verity_sig_check(der, len, ROOT_HEX, trust,
 					      signer, sizeof(signer)), 0);
@@ -230,7 +243,7 @@ static void test_sign_matches_openssl(void **state)
 {
 	const char *dir = unit_tmpdir();
 	struct xip_verity_signer *s;
-	char key[512], cert[512], path[512], signer[256];
+	char key[512], cert[512], signer[256];
 	uint8_t root[32], *der, *ref;
 	size_t len, ref_len;
 
@@ -245,11 +258,7 @@ static void test_sign_matches_openssl(void **state)
 	assert_int_equal(xip_verity_signer_load(key, cert, &s), 0);
 	assert_int_equal(xip_verity_sign(s, root, 32, &der, &len), 0);
 	xip_verity_signer_free(s);
-	sh("cd %s && printf %%s %s > hash.txt && openssl smime -sign -nocerts "
-	   "-noattr -binary -in hash.txt -inkey mine-key.pem -signer "
-	   "mine-cert.pem -outform der -out mine.p7s", dir, ROOT_HEX);
-	snprintf(path, sizeof(path), "%s/mine.p7s", dir);
-	ref = slurp(path, &ref_len);
+	ref = openssl_sign_root(dir, "mine", &ref_len);
 	assert_int_equal(len, ref_len);
 	assert_memory_equal(der, ref, len);
 	assert_int_equal(xip_verity_sig_check(der, len, ROOT_HEX, cert,
@@ -300,11 +309,7 @@ static void test_expired_certificate(void **state)
 	fputs(expired_py, f);
 	fclose(f);
 	sh("cd %s && python3 expired.py", dir);
-	sh("cd %s && printf %%s %s > hash.txt && openssl smime -sign -nocerts "
-	   "-noattr -binary -in hash.txt -inkey old-key.pem -signer "
-	   "old-cert.pem -outform der -out old.p7s", dir, ROOT_HEX);
-	snprintf(path, sizeof(path), "%s/old.p7s", dir);
-	der = slurp(path, &len);
+	der = openssl_sign_root(dir, "old", &len);
 	snprintf(trust, sizeof(trust), "%s/old-cert.pem", dir);
 	assert_int_equal(xip_verity_sig_check(der, len, ROOT_HEX, trust,
 					      signer, sizeof(signer)),
