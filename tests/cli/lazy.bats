@@ -121,3 +121,80 @@ json_field() {
 	run "$XIPTOOL" attach --lazy --loop -n "$SEG" "nbd+unix:///?socket=$T/x.sock"
 	[ "$status" -eq 2 ]
 }
+
+# The fill state file of the one lazy segment of the test.
+fill_file() {
+	local f
+	for f in "$T"/run/.fill:*; do
+		[ -f "$f" ] && echo "$f" && return 0
+	done
+	return 1
+}
+
+# The header's request counter (struct xip_fill_hdr: requests at byte 48).
+fill_requests() {
+	od -An -tu8 -j48 -N8 "$1" | tr -d ' '
+}
+
+@test "lazy: two readers of the same missing block are served by one request" {
+	require_pull
+	require_cmd busybox
+	lazy_image
+	nbd_start a --filter=delay file "$T/img" delay-read=400ms
+	run "$XIPTOOL" attach --lazy -n "$SEG" "$(nbd_uri a)"
+	[ "$status" -eq 0 ]
+	ff=$(fill_file)
+	before=$(fill_requests "$ff")
+	"$XIPTOOL" read "@$SEG" /far/zz.txt >"$T/r1" 2>&1 &
+	p1=$!
+	"$XIPTOOL" read "@$SEG" /far/zz.txt >"$T/r2" 2>&1 &
+	p2=$!
+	wait "$p1"
+	wait "$p2"
+	[ "$(cat "$T/r1")" = "the far end" ]
+	[ "$(cat "$T/r2")" = "the far end" ]
+	# served by a request, not by the sweep, which is far behind
+	[ "$(json_field "$SEG" state)" = filling ]
+	after=$(fill_requests "$ff")
+	[ $((after - before)) -eq 1 ]
+	run "$XIPTOOL" detach "$SEG"
+	[ "$status" -eq 0 ]
+}
+
+# The filler's pid in the header (struct xip_fill_hdr: pid at byte 56).
+fill_pid() {
+	od -An -td4 -j56 -N4 "$1" | tr -d ' '
+}
+
+filler_known() {
+	local f
+	f=$(fill_file) || return 1
+	[ "$(fill_pid "$f")" -gt 0 ]
+}
+
+@test "lazy: SIGTERM of attach --lazy while it pulls the metadata leaves nothing" {
+	require_pull
+	lazy_image
+	nbd_start a --filter=delay file "$T/img" delay-read=1
+	"$XIPTOOL" attach --lazy -n "$SEG" "$(nbd_uri a)" >"$T/out" 2>&1 &
+	pid=$!
+	# the filler started: the attach is pulling the metadata through it
+	wait_until 20 filler_known
+	fpid=$(fill_pid "$(fill_file)")
+	kill -0 "$fpid"
+	sleep 0.3
+	kill -0 "$pid"
+	kill -TERM "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 143 ] || { cat "$T/out"; false; }
+	[ "$(wc -l <"$T/out")" -le 1 ]
+	wait_until 10 gone "$fpid"
+	run "$XIPTOOL" list --json
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"$SEG"* ]]
+	run ls -A "$T/run"
+	[[ "$output" != *fill* ]] || { echo "$output"; false; }
+	[[ "$output" != *"$SEG"* ]]
+	[ -z "$(ls -A "$T/shm")" ]
+}
