@@ -98,17 +98,23 @@ json_field() {
 	[ -z "$(ls -A "$T/shm")" ]
 }
 
-@test "lazy: SIGTERM of the filler turns the segment failed" {
+@test "lazy: list and ps show the filler; SIGTERM of the filler turns the segment failed" {
 	require_pull
 	lazy_image
 	nbd_start a --filter=rate file "$T/img" rate=4M
 	run "$XIPTOOL" attach --lazy -n "$SEG" "$(nbd_uri a)"
 	[ "$status" -eq 0 ]
-	pid=$(pgrep -x xiptool-fill -s 0 2>/dev/null || pgrep -n -x xiptool-fill)
-	[ -n "$pid" ]
+	pid=$(json_field "$SEG" filler)
+	[ "$pid" -gt 0 ]
+	[ "$(cat "/proc/$pid/comm")" = xiptool-fill ]
+	[ "$pid" = "$(fill_pid "$(fill_file)")" ]
+	run "$XIPTOOL" ps --noheadings "$SEG"
+	[ "$status" -eq 0 ]
+	grep -Eq "^[^ ]*$SEG +$pid +xiptool-fill +- +fill " <<<"$output" || { echo "$output"; false; }
 	kill -TERM "$pid"
 	for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 	[ "$(json_field "$SEG" state)" = failed ]
+	[ "$(json_field "$SEG" filler)" = None ]
 	run "$XIPTOOL" read "@$SEG" /far/big.bin
 	[ "$status" -eq 3 ]
 	run "$XIPTOOL" detach "$SEG"
