@@ -249,3 +249,27 @@ lazy_small() {
 	cmp "$T/copy.img" "$T/img"
 	nbd_stop b
 }
+
+@test "lazy: exec waits for the pages of the program's PT_LOADs, not for the rest of its file" {
+	require_pull
+	require_cmd busybox
+	mkdir -p "$T/tree/bin"
+	# 32 MiB after the ELF file's end: in no PT_LOAD
+	cat "$(command -v busybox)" >"$T/tree/bin/busybox"
+	head -c 32M /dev/urandom >>"$T/tree/bin/busybox"
+	chmod +x "$T/tree/bin/busybox"
+	run "$XIPTOOL" mkfs -q -d "$T/tree" "$T/img"
+	[ "$status" -eq 0 ]
+	nbd_start a --filter=rate file "$T/img" rate=4M
+	run "$XIPTOOL" attach --lazy -n "$SEG" "$(nbd_uri a)"
+	[ "$status" -eq 0 ]
+	SECONDS=0
+	run "$XIPTOOL" exec "@$SEG" /bin/busybox echo hi
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = hi ]
+	# the whole file would take 8 s at 4 MB/s
+	[ "$SECONDS" -le 4 ]
+	[ "$(json_field "$SEG" state)" = filling ]
+	run "$XIPTOOL" detach "$SEG"
+	[ "$status" -eq 0 ]
+}
