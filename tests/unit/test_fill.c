@@ -3,6 +3,7 @@
 
 #include "unit.h"
 #include "segment/xip_fill.h"
+#include "segment/segment_int.h"
 
 /*
  * A filler's state for an image of @size bytes at @name, its lock held
@@ -255,6 +256,38 @@ static void test_damaged(void **state)
 	xip_error_clear();
 }
 
+/* A lazy segment read through windows: never a copy of a missing block */
+static void test_window_waits(void **state)
+{
+	const char *p = unit_path("lazyseg");
+	uint8_t blk[4096], *a;
+	struct xip_fill *f, *r;
+	struct xip_seg *seg;
+	int fd;
+
+	(void)state;
+	if (xip_host_page_size() != 4096)
+		skip();
+	unit_fill_file(p, 16 * 4096, 0);
+	f = filler("lazystate", 16 * 4096, true, &r);
+	xip_fill_land(f, 0, 1);		/* the superblock's block only */
+	assert_int_equal(xip_seg_open(p, XIP_SEG_COPY, &seg), 0);
+	assert_true(seg->copies);
+	seg->fill = r;
+	assert_int_equal(xip_seg_range(seg, 1024, 1024, (void **)&a), 0);
+	/* block 6 arrives after the superblock's range was read */
+	memset(blk, 0xab, sizeof(blk));
+	fd = open(p, O_WRONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, blk, sizeof(blk), 6 * 4096), 4096);
+	close(fd);
+	xip_fill_land(f, 6, 1);
+	assert_int_equal(xip_seg_direct_access(seg, 6 * 8, (void **)&a), 0);
+	assert_memory_equal(a, blk, sizeof(blk));
+	xip_seg_close(seg);		/* closes the reader's state */
+	xip_fill_close(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -265,6 +298,7 @@ int main(void)
 		cmocka_unit_test(test_filler_gone),
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_damaged),
+		cmocka_unit_test(test_window_waits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
