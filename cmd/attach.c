@@ -411,11 +411,12 @@ static const struct column columns[] = {
 	{ "FILLED", COL_NUM, 6, "bytes arrived (and checked) of a lazy attach" },
 	{ "STATE", COL_STR, 8, "filling, complete or failed (attach --lazy)" },
 	{ "SIGNER", COL_STR, 0.2, "subject of the certificate whose signature of the root hash was checked (attach --trust), while sealed" },
+	{ "FILLER", COL_NUM, 6, "pid of the filler of a lazy attach, while it runs" },
 };
 #define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
 #define DEFAULT_COLUMNS "NAME,TYPE,SIZE,FILLED,STATE,LOOP,IMAGE,LABEL,UUID,VERIFIED"
 /* list --json: who signed it too (null when nobody's signature was checked) */
-#define JSON_COLUMNS DEFAULT_COLUMNS ",SIGNER"
+#define JSON_COLUMNS DEFAULT_COLUMNS ",SIGNER,FILLER"
 /* list --all: whose each segment is */
 #define ALL_COLUMNS "OWNER," DEFAULT_COLUMNS
 
@@ -462,6 +463,7 @@ static void cell_text(const struct xip_seg_entry *e, int col, char *buf,
 {
 	const char *state;
 	uint64_t filled;
+	pid_t filler;
 	struct tm tm;
 	time_t t;
 
@@ -469,11 +471,14 @@ static void cell_text(const struct xip_seg_entry *e, int col, char *buf,
 	switch (col) {
 	case 17:
 	case 18:
-		state = xip_registry_fill_status(e, &filled);
+	case 20:
+		state = xip_registry_fill_status(e, &filled, &filler);
 		if (col == 17)
 			snprintf(buf, len, "%llu", (unsigned long long)filled);
-		else
+		else if (col == 18)
 			snprintf(buf, len, "%s", state);
+		else if (filler > 0)
+			snprintf(buf, len, "%d", (int)filler);
 		break;
 	case 0: snprintf(buf, len, "%s", e->name); break;
 	case 1: snprintf(buf, len, "%s", xip_seg_type_name(e->type)); break;

@@ -149,6 +149,12 @@ struct cmd_progress {
 };
 /* A line is due: @final, or 100 ms since the last one (marks it shown). */
 bool cmd_progress_due(struct cmd_progress *p, bool final);
+/*
+ * A lazy segment still filling: wait for the whole fill (its deadline: no
+ * progress for that long), the bytes landed shown on a TTY.  0, or the
+ * library's negative errno (its record holds the reason).
+ */
+int cmd_wait_filled(struct xip_seg *seg);
 #endif
 /* A usage error: one line, then "Try ..."; returns EXIT_USAGE. */
 int cmd_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

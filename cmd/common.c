@@ -602,6 +602,34 @@ bool cmd_progress_due(struct cmd_progress *p, bool final)
 	return true;
 }
 
+struct fill_progress {
+	struct cmd_progress p;
+	const char *label;
+};
+
+static void fill_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct fill_progress *fp = arg;
+
+	if (!cmd_progress_due(&fp->p, done == total))
+		return;
+	fprintf(stderr, "\rxiptool %s: %s: filling %3d%%", cmd_name,
+		fp->label, total ? (int)(done * 100 / total) : 100);
+	fflush(stderr);
+}
+
+int cmd_wait_filled(struct xip_seg *seg)
+{
+	struct fill_progress fp = { .label = xip_seg_label(seg) };
+	bool tty = isatty(STDERR_FILENO) && !opt_quiet;
+	int ret;
+
+	ret = xip_seg_fill_wait_all(seg, tty ? fill_progress : NULL, &fp);
+	if (fp.p.shown)
+		fputs("\r\033[K", stderr);
+	return ret;
+}
+
 void cmd_args_free(struct cmd_args *args)
 {
 	if (args->pc)

@@ -194,6 +194,9 @@ int cmd_info(int argc, const char **argv)
 	info_trust = trust ? trust : xip_verity_trust_default();
 	spec = args.argv[0];
 	ret = xip_spec_open(spec, 0, &seg);
+	/* the verity and signature fields read the tree's raw bytes */
+	if (!ret && (ret = cmd_wait_filled(seg)))
+		xip_seg_close(seg);
 	if (!ret) {
 		ret = xip_identify(seg, fstype, sizeof(fstype));
 		if (ret == -ENODATA)

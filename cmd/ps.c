@@ -60,6 +60,7 @@ static const char *const via_names[] = {
 	[XIP_PS_MOUNT] = "mount",
 	[XIP_PS_MMAP] = "mmap",
 	[XIP_PS_PMEM] = "pmem",
+	[XIP_PS_FILL] = "fill",
 };
 
 /* The PROGRAM column: a path in the image; "-" when the process runs
@@ -68,7 +69,8 @@ static const char *program_text(const struct xip_ps_proc *p, bool json)
 {
 	if (p->program)
 		return json ? cmd_json_safe(p->program) : cmd_esc(p->program);
-	if (p->how == XIP_PS_MMAP || p->how == XIP_PS_PMEM)
+	if (p->how == XIP_PS_MMAP || p->how == XIP_PS_PMEM ||
+	    p->how == XIP_PS_FILL)
 		return json ? NULL : "-";
 	return json ? NULL : "?";
 }

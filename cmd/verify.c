@@ -180,6 +180,9 @@ static int verify_run(const char *spec, const struct verify_trust *trust,
 	if (ret)
 		return msg_lib_error(ret);
 	ret = xip_seg_lock(seg, false, 5000);
+	/* the checker reads the raw structures: the whole image, landed */
+	if (!ret)
+		ret = cmd_wait_filled(seg);
 	/* the default store checks only an image that carries a signature */
 	if (!ret && trust->path &&
 	    (!trust->dflt || trust->der || carries_signature(seg))) {

@@ -4,7 +4,7 @@ libxip_a_SOURCES += lib/attach/xip_attach.h lib/attach/attach_int.h \
 	lib/attach/attach.c lib/attach/segdir.c lib/attach/attach_fill.c \
 	lib/attach/populate.c lib/attach/admit.c \
 	lib/attach/detach.c \
-	lib/attach/save.c lib/attach/nbd_int.h lib/attach/nbdpull.c \
+	lib/attach/save.c lib/attach/nbd_int.h lib/attach/nbdpull.c lib/attach/nbduri.c \
 	lib/attach/attach_lazy.c lib/attach/ocipush.c lib/attach/ocipull.c
 xiptool_main_SOURCES += cmd/attach.c cmd/push.c
 dist_man_MANS += man/xiptool-attach.1 man/xiptool-detach.1 \

@@ -27,6 +27,7 @@ clean-man-tree:
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/unit/test_segment tests/unit/test_xipio tests/unit/test_image
+check_PROGRAMS += tests/unit/test_fill
 check_PROGRAMS += tests/unit/test_fsread tests/unit/test_cmd_common \
 	tests/unit/test_util tests/unit/test_front_alloc
 tests_unit_test_cmd_common_SOURCES = tests/unit/test_cmd_common.c \
@@ -38,7 +39,7 @@ tests_unit_test_front_alloc_SOURCES = tests/unit/test_front_alloc.c
 EXTRA_tests_unit_test_front_alloc_SOURCES = cmd/front_alloc.c
 # util.o's realloc(3) wrapped: xip_grow's requests seen and failed at will
 tests_unit_test_util_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=realloc
-TESTS += tests/unit/test_segment tests/unit/test_xipio tests/unit/test_image tests/unit/test_fsread \
+TESTS += tests/unit/test_segment tests/unit/test_fill tests/unit/test_xipio tests/unit/test_image tests/unit/test_fsread \
 	tests/unit/test_cmd_common tests/unit/test_util \
 	tests/unit/test_front_alloc
 TESTS += tests/cli/cli.bats tests/cli/info.bats tests/cli/manpages.bats \

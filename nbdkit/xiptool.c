@@ -106,6 +106,17 @@ static bool lease_watching;
 static pthread_rwlock_t serve_lock;	/* reads: shared; the end: exclusive */
 static int device_claim = -1;	/* read-only file= of a block device */
 
+/*
+ * A lazy segment still filling (attach --lazy): the plugin holds its fill
+ * state, taken from the segment once the export is ready, so that no
+ * thread of the parallel model closes it under another.  A request whose
+ * blocks have all landed is served at once; one that needs a block waits
+ * for it (one waiter at a time asks the filler: the state's request
+ * socket is not shared between threads).
+ */
+static struct xip_fill *fill;
+static pthread_mutex_t fill_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void lease_end(void);
 static int hold_image(void);
 
@@ -118,6 +129,8 @@ static void release(void)
 	if (device_claim >= 0)
 		close(device_claim);
 	device_claim = -1;
+	xip_fill_close(fill);
+	fill = NULL;
 
 	if (img) {
 		/* writers: flushed and marked clean again */
@@ -592,8 +605,15 @@ static int plugin_get_ready(void)
 
 	if (!ret)
 		ret = file ? ready_file() : ready_whole();
+	/* the check of root-hash= and trust= reads every byte: all landed */
+	if (!ret && (root_hash_len || trust))
+		ret = xip_seg_fill_wait_all(seg, NULL, NULL);
 	if (!ret && (root_hash_len || trust))
 		ret = ready_verify();
+	if (!ret) {
+		fill = seg->fill;
+		seg->fill = NULL;
+	}
 	if (ret) {
 		const char *m = xip_errmsg();
 
@@ -710,10 +730,36 @@ static int seg_failed(int ret, const char *what, uint64_t off)
 		    strerror(-ret));
 }
 
+/*
+ * A lazy segment's bytes [@off, @off + @len) have landed, or this waits
+ * for them: never serve a byte the filler has not brought and checked.
+ */
+static int fill_wait(uint64_t len, uint64_t off)
+{
+	uint64_t first = off / XIP_FILL_BLOCK, n;
+	int ret;
+
+	if (!fill || !len || xip_fill_complete(fill))
+		return 0;
+	n = (off + len - 1) / XIP_FILL_BLOCK + 1 - first;
+	if (xip_fill_missing(fill, first, n) == first + n)
+		return 0;
+	pthread_mutex_lock(&fill_lock);
+	ret = xip_fill_wait(fill, off, len, image);
+	pthread_mutex_unlock(&fill_lock);
+	if (ret)
+		return fail(-ret, "%s", xip_errmsg());
+	return 0;
+}
+
 /* @len bytes at segment offset @off, checked against the segment. */
 static int seg_read(void *buf, uint64_t len, uint64_t off)
 {
-	int ret = xip_seg_pread(seg, off, buf, len);
+	int ret = fill_wait(len, off);
+
+	if (ret)
+		return ret;
+	ret = xip_seg_pread(seg, off, buf, len);
 
 	return ret ? seg_failed(ret, "read", off) : 0;
 }

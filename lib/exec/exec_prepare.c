@@ -239,6 +239,36 @@ static int from_entry(struct xip_exec *ex, struct exec_file *f,
 }
 
 /*
+ * A lazy segment: the program is mapped only once every block its PT_LOADs
+ * map (whole pages, from the file's runs) has landed and been checked;
+ * the rest of the file (symbols, debug sections) is not waited for.
+ */
+static int wait_loads(struct xip_seg *seg, const struct exec_file *f,
+		      unsigned int bs)
+{
+	int ret = 0;
+
+	for (size_t k = 0; !ret && bs && k < f->elf.nload; k++) {
+		const struct xip_elf_load *l = &f->elf.load[k];
+		uint64_t first = l->offset / bs;
+		uint64_t end = (l->offset + l->filesz + bs - 1) / bs;
+
+		for (size_t i = 0; !ret && l->filesz && i < f->nruns; i++) {
+			const struct xip_run *r = &f->runs[i];
+			uint64_t lo = first > r->lblk ? first : r->lblk;
+			uint64_t hi = r->lblk + r->len < end ? r->lblk + r->len :
+							       end;
+
+			if (lo < hi)
+				ret = xip_seg_fill_wait(seg,
+							(r->pblk + lo - r->lblk) * bs,
+							(hi - lo) * bs);
+		}
+	}
+	return ret;
+}
+
+/*
  * Open @path inside the image: from the segment's entry for it when it
  * has one (exec_cache.c), else from the image, keeping an entry for the
  * next start where the segment takes one.  @setid reports ignored
@@ -280,14 +310,8 @@ static int open_in_image(struct xip_exec *ex, struct exec_file *f,
 		xip_exec_cached_free(&e);
 	}
 	free(abs);
-	/*
-	 * A lazy segment: the program is mapped only once every block of
-	 * its runs has landed and been checked (its PT_LOAD pages among them)
-	 */
-	for (size_t i = 0; !ret && seg->fill && i < f->nruns; i++)
-		ret = xip_seg_fill_wait(seg, f->runs[i].pblk * ex->block_size,
-					(uint64_t)f->runs[i].len *
-						ex->block_size);
+	if (!ret && seg->fill)
+		ret = wait_loads(seg, f, ex->block_size);
 	f->fd = seg->fd;
 	f->seg = seg;
 	f->src_pages = ex->block_size ? seg->size / ex->block_size : 0;

@@ -507,6 +507,16 @@ int xip_ps(const char *const *names, size_t nnames, struct xip_ps_report *r)
 		goto out;
 	}
 	ret = c.ret;
+	/* a lazy segment's filler writes into it without mapping it */
+	for (size_t s = 0; !ret && s < nsegs; s++) {
+		struct xip_ps_proc *p;
+		uint64_t filled;
+		pid_t filler;
+
+		xip_registry_fill_status(segs[s].e, &filled, &filler);
+		if (filler > 0)
+			ret = ps_add(r, filler, s, XIP_PS_FILL, &p);
+	}
 	for (size_t i = 0; !ret && i < r->n; i++) {
 		struct xip_ps_proc *p = &r->procs[i];
 

@@ -24,6 +24,7 @@ enum xip_ps_how {
 	XIP_PS_MOUNT,		/* files of a mount of its loop device */
 	XIP_PS_MMAP,		/* maps the segment file (nbdkit, any program) */
 	XIP_PS_PMEM,		/* QEMU's memory backend: a guest's pmem */
+	XIP_PS_FILL,		/* the filler of a lazy attach: writes into it */
 };
 
 /* A process and one segment it maps (one entry per way of mapping). */
@@ -33,7 +34,8 @@ struct xip_ps_proc {
 	size_t seg;			/* index in xip_ps_report.segs */
 	enum xip_ps_how how;
 	char *program;			/* path in the image, NULL: unknown
-					   (always NULL for mmap and pmem) */
+					   (always NULL for mmap, pmem and
+					   fill) */
 	uint64_t mappings;
 	uint64_t shared;		/* resident pages still the segment's */
 	uint64_t copied;		/* pages copied on write (private) */

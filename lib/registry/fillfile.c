@@ -50,7 +50,7 @@ int xip_registry_fill_open(const struct xip_seg_entry *e, bool create)
 }
 
 const char *xip_registry_fill_status(const struct xip_seg_entry *e,
-				     uint64_t *filled)
+				     uint64_t *filled, pid_t *filler)
 {
 	static const char *const names[] = {
 		[XIP_FILL_FILLING] = "filling",
@@ -62,6 +62,7 @@ const char *xip_registry_fill_status(const struct xip_seg_entry *e,
 	int fd;
 
 	*filled = e->size;
+	*filler = 0;
 	if (!e->lazy)
 		return names[XIP_FILL_COMPLETE];
 	*filled = 0;
@@ -74,6 +75,8 @@ const char *xip_registry_fill_status(const struct xip_seg_entry *e,
 	}
 	st = xip_fill_state(f);
 	*filled = st == XIP_FILL_COMPLETE ? e->size : xip_fill_filled(f);
+	if (st == XIP_FILL_FILLING)
+		*filler = xip_fill_header(f)->pid;
 	xip_fill_close(f);
 	return names[st];
 }

@@ -116,10 +116,11 @@ int xip_registry_admits(const struct xip_seg *seg,
  * How much of the segment @e has arrived: "complete" (all of it: every
  * segment but a lazy one still being filled), "filling" or "failed" (a
  * fill that failed, or whose filler or state is gone); the bytes landed
- * (and checked) in *@filled.
+ * (and checked) in *@filled; the filler's pid in *@filler while it runs
+ * (its lock held), else 0.
  */
 const char *xip_registry_fill_status(const struct xip_seg_entry *e,
-				     uint64_t *filled);
+				     uint64_t *filled, pid_t *filler);
 
 /* ------------------------------------------------------------------ */
 /* Records, the registry lock and holder locks, for attach and detach  */

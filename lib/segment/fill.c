@@ -45,6 +45,10 @@
 #define FILL_HDR	4096u
 #define FILL_TICK_MS	200	/* a waiter looks at the filler this often */
 
+_Static_assert(offsetof(struct xip_fill_hdr, requests) == 48 &&
+		       offsetof(struct xip_fill_hdr, pid) == 56,
+	       "the documented offsets of the fill state's header");
+
 struct xip_fill {
 	int fd;
 	struct xip_fill_hdr *hdr;
@@ -419,6 +423,9 @@ int xip_fill_wait(struct xip_fill *f, uint64_t off, uint64_t len,
 			return 0;
 		if (xip_fill_state(f) == XIP_FILL_FAILED)
 			return fill_failed(f, miss, what);
+		if (xip_interrupted())
+			return xip_error(-EINTR, "%s: interrupted waiting for block %" PRIu64,
+					 what, miss);
 		left = deadline - now_ms();
 		if (left <= 0)
 			return xip_error(-ETIMEDOUT,

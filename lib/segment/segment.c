@@ -214,6 +214,20 @@ static int window_read(struct xip_seg *seg, uint64_t off, uint64_t len,
 }
 
 /* [off, off + len), inside the segment: a window holding it, or the map */
+/*
+ * A lazy segment still filling: has every block of [@lo, @hi) landed?  A
+ * window is a copy: one read before its blocks landed would keep serving
+ * what was there then, so a window is read only where all have.
+ */
+static bool window_landed(const struct xip_seg *seg, uint64_t lo, uint64_t hi)
+{
+	uint64_t first = lo / XIP_FILL_BLOCK;
+	uint64_t n = (hi + XIP_FILL_BLOCK - 1) / XIP_FILL_BLOCK - first;
+
+	return !seg->fill || xip_fill_complete(seg->fill) ||
+	       xip_fill_missing(seg->fill, first, n) == first + n;
+}
+
 static int window_range(struct xip_seg *seg, uint64_t off, uint64_t len,
 			void **addr)
 {
@@ -236,7 +250,8 @@ static int window_range(struct xip_seg *seg, uint64_t off, uint64_t len,
 	first = (uint64_t)SEG_FIRST * seg->page_size;
 	lo = off < first ? 0 : off - off % seg->page_size;
 	hi = lo + (off < first ? first : (uint64_t)SEG_AHEAD * seg->page_size);
-	if (seg->nwin == SEG_WINDOWS || off + len > hi) {
+	if (seg->nwin == SEG_WINDOWS || off + len > hi ||
+	    !window_landed(seg, lo, hi)) {
 		ret = segment_map(seg);
 		if (!ret)
 			*addr = seg->base + off;

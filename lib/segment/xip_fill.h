@@ -22,7 +22,10 @@ enum xip_fill_state {
 	XIP_FILL_FAILED = 3,
 };
 
-/* The header page of the state file (its bitmap follows at 4096). */
+/*
+ * The header page of the state file (its bitmap follows at 4096).  Its
+ * layout is fixed: tools read requests at byte 48 and pid at byte 56.
+ */
 struct xip_fill_hdr {
 	char magic[8];		/* "xipfill1" */
 	uint32_t state;		/* enum xip_fill_state */
@@ -66,7 +69,7 @@ uint64_t xip_fill_missing(const struct xip_fill *f, uint64_t first,
  * Wait until every block of [@off, @off + @len) has landed, asking the
  * filler for them: 0; -EIO once the fill failed or its filler is gone,
  * naming the first missing block and @what; -ETIMEDOUT past the
- * segment's deadline.
+ * segment's deadline; -EINTR once a stop signal came (xip_interrupted).
  */
 int xip_fill_wait(struct xip_fill *f, uint64_t off, uint64_t len,
 		  const char *what);
