@@ -32,17 +32,6 @@ struct xip_seg_window {
 int xip_seg_adopt(int fd, const char *path, const char *name,
 		      enum xip_seg_type type, int flags,
 		      struct xip_seg **segp);
-/*
- * Before a writer opens the regular file @path for writing, where its
- * holder lock is the file's own (no lock file, see struct xip_seg): wait,
- * at most @timeout_ms, until no other xiptool holds it (the holder lock,
- * taken through a read-only descriptor and let go at once), else -EBUSY
- * naming @what.  An open for writing breaks the read lease of a read-only NBD
- * file export (the nbdkit plugin) even when the writer then finds the
- * segment busy; this way a refused writer leaves it alone.
- */
-int xip_seg_wait_unheld(const char *path, const char *what,
-			    int timeout_ms);
 
 /* The backing file of a bound loop device (-ENXIO when unbound). */
 int xip_loop_backing_file(const char *dev, char *buf, size_t len);

@@ -264,6 +264,17 @@ int xip_seg_lockfile_take(int *fd, const char *path, int op,
  * another negative errno.  No error record.
  */
 int xip_seg_flock_wait(int fd, int op, int timeout_ms);
+/*
+ * Before a writer opens the regular file @path for writing, where its
+ * holder lock is the file's own (no lock file, see struct xip_seg): wait,
+ * at most @timeout_ms, until no other xiptool holds it (the holder lock,
+ * taken through a read-only descriptor and let go at once), else -EBUSY
+ * naming @what.  An open for writing breaks the read lease of a read-only NBD
+ * file export (the nbdkit plugin) even when the writer then finds the
+ * segment busy; this way a refused writer leaves it alone.
+ */
+int xip_seg_wait_unheld(const char *path, const char *what,
+			    int timeout_ms);
 /* How long writers wait for other holders, as xip_seg_lock does. */
 #define XIP_LOCK_WAIT_MS	5000
 
