@@ -203,14 +203,8 @@ int cmd_attach(int argc, const char **argv)
 	if (!rc && (creds || authfile || tls_verify) &&
 	    !xip_oci_is_remote(o.image))
 		rc = cmd_usage_error("--creds, --authfile and --tls-verify only apply to docker://...");
-	if (!rc && creds && authfile)
-		rc = cmd_usage_error("--creds and --authfile exclude each other");
-	if (!rc && creds && (!strchr(creds, ':') || *creds == ':'))
-		rc = cmd_usage_error("--creds: expected USER:PASSWORD");
-	if (!rc && tls_verify && strcmp(tls_verify, "true") &&
-	    strcmp(tls_verify, "false"))
-		rc = cmd_usage_error("--tls-verify: '%s': expected true or false",
-				     tls_verify);
+	if (!rc)
+		rc = cmd_registry_opts(creds, authfile, tls_verify, NULL, &oci);
 	if (!rc && xip_oci_is_remote(o.image)) {
 		struct xip_oci_ref ref;
 
@@ -218,9 +212,6 @@ int cmd_attach(int argc, const char **argv)
 			rc = cmd_usage_error("%s", xip_errmsg());
 		else
 			xip_oci_ref_free(&ref);
-		oci.creds = creds;
-		oci.authfile = authfile;
-		oci.insecure = tls_verify && !strcmp(tls_verify, "false");
 		o.oci = &oci;
 	}
 	if (!rc && populate) {

@@ -174,6 +174,14 @@ int cmd_parse_count(const char *what, const char *text, uint64_t max,
 int cmd_parse_page_size(const char *text, unsigned int *page_size);
 #ifndef XIP_LIBC_ONLY
 /*
+ * --creds, --authfile, --tls-verify and --timeout (NULL: not taken) of a
+ * command that reaches a registry (mkfs --oci docker://, push, attach
+ * docker://): checked (usage errors) and set in @r.
+ */
+int cmd_registry_opts(const char *creds, const char *authfile,
+		      const char *tls_verify, const char *timeout,
+		      struct xip_oci_client_opts *r);
+/*
  * The root hash of --root-hash HEX or --root-hash-file FILE (hex digits,
  * as mkfs and veritysetup write it; one trailing newline taken), at most
  * @max bytes into @out, its length in @len (0 when neither is given).

@@ -433,6 +433,37 @@ int cmd_parse_count(const char *what, const char *text, uint64_t max,
 	return EXIT_OK;
 }
 
+#ifndef XIP_LIBC_ONLY
+int cmd_registry_opts(const char *creds, const char *authfile,
+		      const char *tls_verify, const char *timeout,
+		      struct xip_oci_client_opts *r)
+{
+	uint64_t secs = 0;
+	int rc;
+
+	if (creds && authfile)
+		return cmd_usage_error("--creds and --authfile exclude each other");
+	if (creds && (!strchr(creds, ':') || *creds == ':'))
+		return cmd_usage_error("--creds: expected USER:PASSWORD");
+	if (tls_verify && strcmp(tls_verify, "true") &&
+	    strcmp(tls_verify, "false"))
+		return cmd_usage_error("--tls-verify: '%s': expected true or false",
+				       tls_verify);
+	if (timeout) {
+		rc = cmd_parse_count("--timeout", timeout, 3600, &secs);
+		if (rc)
+			return rc;
+		if (!secs)
+			return cmd_usage_error("--timeout: must be at least 1 second");
+		r->timeout = (unsigned int)secs;
+	}
+	r->creds = creds;
+	r->authfile = authfile;
+	r->insecure = tls_verify && !strcmp(tls_verify, "false");
+	return EXIT_OK;
+}
+#endif
+
 int cmd_parse_page_size(const char *text, unsigned int *page_size)
 {
 	uint64_t ps;

@@ -259,14 +259,9 @@ static int mkfs_sizes(const struct mkfs_args *a, struct xip_build_opts *o)
 static int mkfs_registry_opts(const struct mkfs_args *a,
 			      struct xip_oci_client_opts *r)
 {
-	uint64_t secs = 0;
-	int rc;
-
 	if ((a->creds || a->authfile || a->tls_verify || a->timeout) &&
 	    !(a->oci && xip_oci_is_remote(a->oci)))
 		return cmd_usage_error("--creds, --authfile, --tls-verify and --timeout only apply to --oci docker://...");
-	if (a->creds && a->authfile)
-		return cmd_usage_error("--creds and --authfile exclude each other");
 	if (a->oci && xip_oci_is_remote(a->oci)) {
 		struct xip_oci_ref ref;
 
@@ -274,24 +269,8 @@ static int mkfs_registry_opts(const struct mkfs_args *a,
 			return cmd_usage_error("%s", xip_errmsg());
 		xip_oci_ref_free(&ref);
 	}
-	if (a->creds && (!strchr(a->creds, ':') || *a->creds == ':'))
-		return cmd_usage_error("--creds: expected USER:PASSWORD");
-	if (a->tls_verify && strcmp(a->tls_verify, "true") &&
-	    strcmp(a->tls_verify, "false"))
-		return cmd_usage_error("--tls-verify: '%s': expected true or false",
-				       a->tls_verify);
-	if (a->timeout) {
-		rc = cmd_parse_count("--timeout", a->timeout, 3600, &secs);
-		if (rc)
-			return rc;
-		if (!secs)
-			return cmd_usage_error("--timeout: must be at least 1 second");
-	}
-	r->creds = a->creds;
-	r->authfile = a->authfile;
-	r->insecure = a->tls_verify && !strcmp(a->tls_verify, "false");
-	r->timeout = (unsigned int)secs;
-	return EXIT_OK;
+	return cmd_registry_opts(a->creds, a->authfile, a->tls_verify,
+				 a->timeout, r);
 }
 
 static int mkfs_opts(struct mkfs_args *a, struct xip_build_opts *o,

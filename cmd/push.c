@@ -21,7 +21,6 @@ static int push_opts(const struct push_args *a, const char *dest,
 		     struct xip_oci_client_opts *r)
 {
 	struct xip_oci_ref ref;
-	uint64_t secs = 0;
 	int rc;
 
 	if (!xip_oci_is_remote(dest))
@@ -35,26 +34,8 @@ static int push_opts(const struct push_args *a, const char *dest,
 	xip_oci_ref_free(&ref);
 	if (rc)
 		return rc;
-	if (a->creds && a->authfile)
-		return cmd_usage_error("--creds and --authfile exclude each other");
-	if (a->creds && (!strchr(a->creds, ':') || *a->creds == ':'))
-		return cmd_usage_error("--creds: expected USER:PASSWORD");
-	if (a->tls_verify && strcmp(a->tls_verify, "true") &&
-	    strcmp(a->tls_verify, "false"))
-		return cmd_usage_error("--tls-verify: '%s': expected true or false",
-				       a->tls_verify);
-	if (a->timeout) {
-		rc = cmd_parse_count("--timeout", a->timeout, 3600, &secs);
-		if (rc)
-			return rc;
-		if (!secs)
-			return cmd_usage_error("--timeout: must be at least 1 second");
-	}
-	r->creds = a->creds;
-	r->authfile = a->authfile;
-	r->insecure = a->tls_verify && !strcmp(a->tls_verify, "false");
-	r->timeout = (unsigned int)secs;
-	return EXIT_OK;
+	return cmd_registry_opts(a->creds, a->authfile, a->tls_verify,
+				 a->timeout, r);
 }
 
 int cmd_push(int argc, const char **argv)

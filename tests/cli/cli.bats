@@ -282,3 +282,26 @@ PY
 	[ "$output" = "xiptool attach: /nope: not found in $T/img" ]
 	[ -z "$(ls "$T/run" 2>/dev/null)" ]
 }
+
+@test "registry options: mkfs --oci docker://, push and attach docker:// hold --creds, --authfile and --tls-verify to one rule" {
+	ref=docker://127.0.0.1:1/a:t
+	for cmd in "mkfs --oci $ref $T/img" "push $T/img $ref" "attach $ref"; do
+		c=${cmd%% *}
+		# shellcheck disable=SC2086
+		fails_with 2 "xiptool $c: --creds: expected USER:PASSWORD
+Try 'xiptool $c --help' for more information." xiptool ${cmd%% *} --creds nopassword ${cmd#* }
+		# shellcheck disable=SC2086
+		fails_with 2 "xiptool $c: --creds and --authfile exclude each other
+Try 'xiptool $c --help' for more information." xiptool $c --creds u:p --authfile "$T/auth.json" ${cmd#* }
+		# shellcheck disable=SC2086
+		fails_with 2 "xiptool $c: --tls-verify: 'maybe': expected true or false
+Try 'xiptool $c --help' for more information." xiptool $c --tls-verify=maybe ${cmd#* }
+	done
+	for cmd in "mkfs --oci $ref $T/img" "push $T/img $ref"; do
+		c=${cmd%% *}
+		# shellcheck disable=SC2086
+		fails_with 2 "xiptool $c: --timeout: must be at least 1 second
+Try 'xiptool $c --help' for more information." xiptool $c --timeout 0 ${cmd#* }
+	done
+	[ ! -e "$T/img" ]
+}
