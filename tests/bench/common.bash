@@ -142,3 +142,27 @@ bench_cc() {
 		;;
 	esac
 }
+
+# bench_registry: Debian's docker-registry on a free port of 127.0.0.1
+# (plain HTTP, its storage in $B/store), up and answering: $reg_port and
+# $reg_pid (the caller kills it); fails when it does not answer in 10 s.
+bench_registry() {
+	reg_port=$(python3 -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])')
+	cat > "$B/reg.yml" <<YML
+version: 0.1
+log: {level: error, accesslog: {disabled: true}}
+storage: {filesystem: {rootdirectory: $B/store}}
+http: {addr: "127.0.0.1:$reg_port", secret: bench}
+YML
+	docker-registry serve "$B/reg.yml" > "$B/reg.log" 2>&1 &
+	reg_pid=$!
+	for _ in $(seq 100); do
+		curl -sf "http://127.0.0.1:$reg_port/v2/" >/dev/null && return 0
+		sleep 0.1
+	done
+	echo "bench: docker-registry did not answer (see $B/reg.log)" >&2
+	return 1
+}

@@ -40,22 +40,8 @@ umoci repack --image "$B/L:t" "$B/b" >/dev/null
 rm -rf "$B/b"
 du -sh "$B/L"
 
-port=$(python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])')
-cat > "$B/reg.yml" <<YML
-version: 0.1
-log: {level: error, accesslog: {disabled: true}}
-storage: {filesystem: {rootdirectory: $B/store}}
-http: {addr: "127.0.0.1:$port", secret: bench}
-YML
-docker-registry serve "$B/reg.yml" > "$B/reg.log" 2>&1 &
-reg_pid=$!
-for _ in $(seq 100); do
-	curl -sf "http://127.0.0.1:$port/v2/" >/dev/null && break
-	sleep 0.1
-done
+bench_registry
+port=$reg_port
 skopeo copy -q --dest-tls-verify=false "oci:$B/L:t" "docker://127.0.0.1:$port/bench/img:t"
 ref="docker://127.0.0.1:$port/bench/img:t"
 

@@ -28,22 +28,8 @@ head -c "$((mb * 1024 * 1024 - 8 * 1024 * 1024))" /dev/urandom > "$B/tree/data"
 rm -rf "$B/tree"
 size=$(stat -c %s "$B/img")
 
-port=$(python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])')
-cat > "$B/reg.yml" <<YML
-version: 0.1
-log: {level: error, accesslog: {disabled: true}}
-storage: {filesystem: {rootdirectory: $B/store}}
-http: {addr: "127.0.0.1:$port", secret: bench}
-YML
-docker-registry serve "$B/reg.yml" > "$B/reg.log" 2>&1 &
-reg_pid=$!
-for _ in $(seq 100); do
-	curl -sf "http://127.0.0.1:$port/v2/" >/dev/null && break
-	sleep 0.1
-done
+bench_registry
+port=$reg_port
 ref="docker://127.0.0.1:$port/bench/img:t"
 "$XIPTOOL" push -q --tls-verify=false "$B/img" "$ref"
 digest=sha256:$(sha256sum "$B/img" | cut -d' ' -f1)
