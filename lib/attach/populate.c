@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -123,29 +122,28 @@ static int cache_read(int dfd, const char *id, bool *pays)
 }
 
 /*
- * Keep @pays for boot @id in the run directory @dfd: a new file of the
- * caller's, 0600, renamed over the name.  Best effort: a verdict not
- * kept is measured again by the next attach.
+ * Keep @pays for boot @id in the run directory @dfd: an unnamed file of
+ * the caller's, 0600, written whole, then named and renamed over the name
+ * (util's xip_temp_name, xip_link_unnamed): a kill while it is written
+ * leaves nothing.  Best effort: a verdict not kept is measured again by
+ * the next attach.
  */
 static void cache_write(int dfd, const char *id, bool pays)
 {
-	char tmp[32], line[CACHE_MAX];
-	uint32_t r = 0;
+	char tmp[64], line[CACHE_MAX];
 	int fd, len;
 	bool ok;
 
-	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
-		r = (uint32_t)getpid();
-	snprintf(tmp, sizeof(tmp), "%s.%08x", CACHE_NAME, r);
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-		    O_NOCTTY | O_CLOEXEC, 0600);
+	fd = openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
 	len = snprintf(line, sizeof(line), "%s %s\n", id, pays ? "yes" : "no");
 	ok = fchmod(fd, 0600) == 0 && xip_write_all(fd, line, (size_t)len) == 0;
-	ok = close(fd) == 0 && ok;
-	if (!ok || renameat(dfd, tmp, dfd, CACHE_NAME) < 0)
+	if (ok && !xip_temp_name(CACHE_NAME, tmp, sizeof(tmp)) &&
+	    !xip_link_unnamed(fd, dfd, tmp) &&
+	    renameat(dfd, tmp, dfd, CACHE_NAME) < 0)
 		unlinkat(dfd, tmp, 0);
+	close(fd);
 }
 
 /* Measure it here: a scratch memfd of bytes, as tmpfs holds a segment. */
