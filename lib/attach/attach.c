@@ -478,7 +478,6 @@ static int entry_init(const struct xip_attach_opts *o, enum xip_seg_type type,
 	char tmp[XIP_PATH_MAX];
 	int ret;
 
-	memset(e, 0, sizeof(*e));
 	e->type = type;
 	if (o->name) {
 		ret = xip_registry_name_check(o->name);
